@@ -1,0 +1,5 @@
+"""``python -m cq``."""
+
+from cq.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,11 @@
+"""Candidate phase: run ripgrep and turn its JSON stream into ``RawMatch`` records.
+
+In: a ``SearchRequest`` plus the list of ``Pattern`` to search. Out: ``Candidates`` (matches in
+rg's per-file order, per-language ``SearchStats``). Knows rg and nothing about parsing. Open
+``collect.py`` first; ``rg_events.py`` decodes the stream, ``limits.py`` enforces the caps.
+"""
+
+from cq.candidates.collect import Candidates, collect_candidates
+from cq.candidates.patterns import detect_mode, pattern_regex, patterns_for_query
+
+__all__ = ["Candidates", "collect_candidates", "detect_mode", "pattern_regex", "patterns_for_query"]

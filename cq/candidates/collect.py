@@ -1,0 +1,263 @@
+"""Run rg as a streaming subprocess and collect ``RawMatch`` records under the caps."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import msgspec
+
+from cq.candidates.limits import CapTracker
+from cq.candidates.locate import find_rg
+from cq.candidates.patterns import pattern_regex
+from cq.candidates.rg_events import (
+    Begin,
+    Match,
+    Summary,
+    char_column,
+    decode_event,
+    strip_terminator,
+)
+from cq.candidates.scope import language_of, languages_for
+from cq.errors import PatternError, SearchFailedError, UsageError
+from cq.model import Language, Pattern, RawMatch, SearchRequest, SearchStats
+
+_LONG_LINE = 1000  # characters; longer lines are shown as a window around the match
+_WINDOW = 160
+
+
+class Candidates(msgspec.Struct, frozen=True):
+    """All matches of one rg run, with overall and per-language statistics."""
+
+    matches: tuple[RawMatch, ...]
+    stats: SearchStats
+    by_language: dict[str, SearchStats]
+
+
+def collect_candidates(request: SearchRequest, patterns: tuple[Pattern, ...]) -> Candidates:
+    """Search ``patterns`` under the request's root, streaming and capping as rg runs.
+
+    A files or total-matches cap stops rg early; since rg's thread order varies, such a run is
+    repeated with ``--sort path`` so identical searches always keep the same matches.
+    """
+    root = _resolve_root(request)
+    started = time.perf_counter()
+    run = _RgRun(request, patterns, root, sort=False)
+    run.execute()
+    if run.tracker.caps_hit in ("files", "total_matches"):
+        run = _RgRun(request, patterns, root, sort=True)
+        run.execute()
+    elapsed = (time.perf_counter() - started) * 1000
+    return run.result(elapsed)
+
+
+def _resolve_root(request: SearchRequest) -> Path:
+    root = Path(request.root)
+    if not root.exists():
+        raise UsageError(f"root does not exist: {request.root}")
+    if not root.is_dir():
+        raise UsageError(f"root is not a directory: {request.root}")
+    if request.in_dir:
+        sub = root / request.in_dir
+        if not sub.is_dir():
+            raise UsageError(f"--in directory does not exist under the root: {request.in_dir}")
+    return root
+
+
+def build_rg_argv(request: SearchRequest, patterns: tuple[Pattern, ...], sort: bool) -> list[str]:
+    """The full rg command line; patterns always follow ``-e``."""
+    limits = request.limits
+    argv = [find_rg(), "--json", "--no-config", "--no-messages"]
+    argv += ["--max-count", str(limits.max_matches_per_file + 1)]
+    argv += ["--max-depth", str(limits.max_depth)]
+    argv += ["--max-filesize", str(limits.max_file_size_bytes)]
+    if request.ignore_case:
+        argv.append("--ignore-case")
+    if request.hidden:
+        argv.append("--hidden")
+    if request.no_ignore:
+        argv.append("--no-ignore")
+    if sort:
+        argv += ["--sort", "path"]
+    argv += ["--type-add", "cqpython:*.{py,pyi}", "--type-add", "cqrust:*.rs"]
+    for lang in languages_for(request.lang):
+        argv += ["--type", f"cq{lang}"]
+    for glob in request.include:
+        argv += ["--glob", glob]
+    for glob in request.exclude:
+        argv += ["--glob", "!" + glob]
+    for pattern in patterns:
+        argv += ["-e", pattern_regex(pattern)]
+    argv += ["--", request.in_dir or "."]
+    return argv
+
+
+class _RgRun:
+    """One rg subprocess, read line by line, stopped as soon as a cap says so."""
+
+    def __init__(
+        self, request: SearchRequest, patterns: tuple[Pattern, ...], root: Path, *, sort: bool
+    ) -> None:
+        self.request = request
+        self.patterns = patterns
+        self.root = root
+        self.sort = sort
+        self.tracker = CapTracker(request.limits)
+        self.matches: list[RawMatch] = []
+        self.dropped_by_scope = 0
+        self.scanned_files: int | None = None
+        self.timed_out = False
+        self.killed = False
+
+    def execute(self) -> None:
+        argv = build_rg_argv(self.request, self.patterns, self.sort)
+        proc = subprocess.Popen(
+            argv,
+            cwd=self.root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=1 << 16,
+            env={**os.environ, "RIPGREP_CONFIG_PATH": ""},
+        )
+        timer = threading.Timer(self.request.limits.timeout_seconds, self._on_timeout, (proc,))
+        timer.daemon = True
+        timer.start()
+        stderr = b""
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                self._handle(decode_event(line))
+                if self.tracker.stopped:
+                    self._kill(proc)
+                    break
+        finally:
+            timer.cancel()
+            if self.tracker.stopped or self.timed_out:
+                proc.stdout.close()  # type: ignore[union-attr]
+            stderr = proc.stderr.read() if proc.stderr else b""
+            rc = proc.wait()
+        if rc == 2 and not self.killed and not self.timed_out:
+            self._raise_rg_error(stderr)
+
+    def _on_timeout(self, proc: subprocess.Popen[bytes]) -> None:
+        self.timed_out = True
+        self._kill(proc)
+
+    def _kill(self, proc: subprocess.Popen[bytes]) -> None:
+        self.killed = True
+        if proc.poll() is None:
+            proc.kill()
+
+    def _raise_rg_error(self, stderr: bytes) -> None:
+        message = " ".join(stderr.decode("utf-8", errors="replace").split())
+        if "regex" in message.lower():
+            raise PatternError(f"invalid pattern: {message}")
+        if self.matches:
+            return  # partial errors with results: rg already skipped what it could not read
+        raise SearchFailedError(f"rg failed: {message or 'exit status 2'}")
+
+    def _handle(self, event: object) -> None:
+        if isinstance(event, Match):
+            self._on_match(event)
+        elif isinstance(event, Summary):
+            self.scanned_files = event.data.stats.searches
+        elif isinstance(event, Begin):
+            return
+
+    def _on_match(self, event: Match) -> None:
+        data = event.data
+        path = _relative(data.path.display())
+        language = language_of(path, self.request.lang)
+        if language is None:
+            self.dropped_by_scope += len(data.submatches)
+            return
+        if not self.tracker.admit_file(path):
+            return
+        raw_line = strip_terminator(data.lines.raw())
+        line_text = raw_line.decode("utf-8", errors="replace")
+        for sub in data.submatches:
+            if not self.tracker.admit_match(path):
+                if self.tracker.stopped:
+                    return
+                continue
+            col = char_column(raw_line, sub.start)
+            text = sub.match.display()
+            self.matches.append(
+                RawMatch(
+                    file=path,
+                    line=data.line_number or 0,
+                    col=col,
+                    end_col=col + len(text),
+                    byte_start=data.absolute_offset + sub.start,
+                    byte_end=data.absolute_offset + sub.end,
+                    text=text,
+                    line_text=_clip(line_text, col, len(text)),
+                    language=language,
+                    patterns=self._attribute(text),
+                )
+            )
+
+    def _attribute(self, text: str) -> tuple[int, ...]:
+        """Which patterns produced this match text (the one pattern when there is only one)."""
+        if len(self.patterns) == 1:
+            return (0,)
+        fold = self.request.ignore_case
+        key = text.casefold() if fold else text
+        hits = tuple(
+            i
+            for i, p in enumerate(self.patterns)
+            if p.kind == "regex" or (p.text.casefold() if fold else p.text) == key
+        )
+        return hits or tuple(range(len(self.patterns)))
+
+    def result(self, elapsed_ms: float) -> Candidates:
+        overall = SearchStats(
+            scanned_files=self.scanned_files,
+            matched_files=self.tracker.matched_files,
+            total_matches=len(self.matches),
+            truncated=self.tracker.caps_hit != "none" or self.timed_out,
+            timed_out=self.timed_out,
+            caps_hit=self.tracker.caps_hit,
+            dropped_by_scope=self.dropped_by_scope,
+            elapsed_ms=round(elapsed_ms, 1),
+        )
+        return Candidates(
+            matches=tuple(self.matches),
+            stats=overall,
+            by_language=_per_language(self.matches, overall, languages_for(self.request.lang)),
+        )
+
+
+def _per_language(
+    matches: list[RawMatch], overall: SearchStats, languages: tuple[Language, ...]
+) -> dict[str, SearchStats]:
+    """Split the overall statistics into one partition per language."""
+    out: dict[str, SearchStats] = {}
+    for lang in languages:
+        own = [m for m in matches if m.language == lang]
+        out[lang] = msgspec.structs.replace(
+            overall,
+            scanned_files=overall.scanned_files if len(languages) == 1 else None,
+            matched_files=len({m.file for m in own}),
+            total_matches=len(own),
+            dropped_by_scope=overall.dropped_by_scope if len(languages) == 1 else 0,
+        )
+    return out
+
+
+def _relative(path: str) -> str:
+    path = path.replace(os.sep, "/") if os.sep != "/" else path
+    return path[2:] if path.startswith("./") else path
+
+
+def _clip(line: str, col: int, length: int) -> str:
+    """A very long line (minified, generated) is shown as a window around the match."""
+    if len(line) <= _LONG_LINE:
+        return line
+    start = max(0, col - _WINDOW)
+    end = min(len(line), col + length + _WINDOW)
+    return ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")

@@ -1,0 +1,132 @@
+"""Command line: ``cq search``, and the other subcommands, on argparse.
+
+Every failure a user can cause ends in one ``cq: ...`` line on stderr and exit 2.
+Exit codes follow rg: 0 results, 1 none, 2 error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from cq.errors import CqError, UsageError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line, not a usage dump."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="cq", description="Code search that understands code.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    _add_search(sub.add_parser("search", help="search code", description=_SEARCH_HELP))
+    return parser
+
+
+_SEARCH_HELP = (
+    "Search Python and Rust code with ripgrep, then classify, rank and report every hit. "
+    "QUERY is an identifier, a literal, a regex (with --regex) or '-' to read it from stdin."
+)
+
+
+def _add_search(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", metavar="QUERY", help="what to search for; '-' reads stdin")
+    where = p.add_argument_group("where")
+    where.add_argument("--root", help="repository root (default: $CQ_ROOT or the current dir)")
+    where.add_argument("--in", dest="in_dir", metavar="DIR", help="only this subtree of the root")
+    where.add_argument("--include", action="append", default=[], metavar="GLOB")
+    where.add_argument("--exclude", action="append", default=[], metavar="GLOB")
+    where.add_argument("--lang", choices=("auto", "python", "rust"), default="auto")
+    where.add_argument("--hidden", action="store_true", help="search hidden files too")
+    where.add_argument("--no-ignore", action="store_true", help="do not respect .gitignore")
+    how = p.add_argument_group("how")
+    mode = how.add_mutually_exclusive_group()
+    mode.add_argument("--regex", dest="mode", action="store_const", const="regex")
+    mode.add_argument("--literal", "-F", dest="mode", action="store_const", const="literal")
+    mode.add_argument("--identifier", "-w", dest="mode", action="store_const", const="identifier")
+    how.add_argument("--ignore-case", "-i", action="store_true")
+    how.add_argument("--profile", default="interactive", help="preset name or TOML file path")
+    how.add_argument("--max-files", type=_positive_int)
+    how.add_argument("--max-matches-per-file", type=_positive_int)
+    how.add_argument("--max-total-matches", type=_positive_int)
+    how.add_argument("--timeout", type=_positive_float, metavar="SECONDS")
+    how.add_argument("--max-depth", type=_positive_int)
+    how.add_argument("--max-filesize", type=_positive_int, metavar="BYTES")
+    out = p.add_argument_group("output")
+    out.add_argument("--format", choices=("md", "json"), default=None)
+    out.add_argument("--limit", type=_non_negative_int, default=30, help="findings shown (0 = all)")
+
+
+def _positive_int(text: str) -> int:
+    value = _non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+        if args.version:
+            from cq import __version__
+
+            print(f"cq {__version__}")
+            return 0
+        if args.command == "search":
+            from cq.cli_search import run_search_command
+
+            return run_search_command(args)
+        build_parser().print_help()
+        return 2
+    except CqError as exc:
+        print(f"cq: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        _silence_broken_pipe()
+        return 0
+    except Exception as exc:  # the last line of defence: never a traceback by default
+        if os.environ.get("CQ_DEBUG"):
+            raise
+        print(
+            f"cq: internal error: {type(exc).__name__}: {exc} (CQ_DEBUG=1 shows more)",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _silence_broken_pipe() -> None:
+    """After the reader went away, make interpreter shutdown not complain about stdout."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass

@@ -1,0 +1,77 @@
+"""``cq search``: turn parsed arguments into a ``SearchRequest``, run it, print the report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import msgspec
+
+from cq.errors import UsageError
+from cq.model import SearchRequest
+
+_LIMIT_FLAGS = {
+    "max_files": "max_files",
+    "max_matches_per_file": "max_matches_per_file",
+    "max_total_matches": "max_total_matches",
+    "timeout": "timeout_seconds",
+    "max_depth": "max_depth",
+    "max_filesize": "max_file_size_bytes",
+}
+
+
+def request_from_args(args: argparse.Namespace) -> SearchRequest:
+    """Profile first, then flags on top; the query from stdin when it is '-'."""
+    from cq.profiles import load_profile
+
+    query = args.query
+    if query == "-":
+        query = sys.stdin.read()
+    if not query.strip():
+        raise UsageError("empty query")
+    limits = load_profile(args.profile)
+    overrides = {
+        field: getattr(args, flag)
+        for flag, field in _LIMIT_FLAGS.items()
+        if getattr(args, flag) is not None
+    }
+    if overrides:
+        limits = msgspec.structs.replace(limits, **overrides)
+    root = args.root or os.environ.get("CQ_ROOT") or "."
+    return SearchRequest(
+        query=query,
+        root=os.path.abspath(root),
+        mode=args.mode,
+        lang=args.lang,
+        profile=args.profile,
+        limits=limits,
+        include=tuple(args.include),
+        exclude=tuple(args.exclude),
+        in_dir=args.in_dir,
+        hidden=args.hidden,
+        no_ignore=args.no_ignore,
+        ignore_case=args.ignore_case,
+        limit=args.limit,
+        progress=True,
+    )
+
+
+def output_format(args: argparse.Namespace) -> str:
+    fmt = args.format or os.environ.get("CQ_FORMAT") or "md"
+    if fmt not in ("md", "json"):
+        raise UsageError(f"unknown format {fmt!r} (CQ_FORMAT must be md or json)")
+    return fmt
+
+
+def run_search_command(args: argparse.Namespace) -> int:
+    from cq.pipeline import run_search
+    from cq.report import render_json, render_markdown
+
+    request = request_from_args(args)
+    fmt = output_format(args)
+    result = run_search(request)
+    text = render_json(result) if fmt == "json" else render_markdown(result)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return 0 if result.findings else 1

@@ -1,0 +1,57 @@
+"""Shared data types: the narrow interface between pipeline stages.
+
+Everything here is a frozen ``msgspec.Struct`` and imports nothing else of cq, so every
+stage (candidates, classify, enrich, rank, report, rewrite) can depend on it. Open
+``request.py`` first: a ``SearchRequest`` goes in, a ``SearchResult`` (``result.py``) comes out.
+"""
+
+from cq.model.classification import Category, Classification, SymbolFlags, Tier
+from cq.model.enrichment import Enrichment
+from cq.model.finding import Finding, ScoreBreakdown
+from cq.model.match import CapHit, Language, RawMatch, SearchStats
+from cq.model.request import (
+    Focus,
+    LangScope,
+    Limits,
+    Pattern,
+    PatternKind,
+    QueryMode,
+    SearchRequest,
+)
+from cq.model.result import (
+    SCHEMA_VERSION,
+    LanguageSummary,
+    RewriteSummary,
+    RunInfo,
+    SearchResult,
+    Section,
+    Summary,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CapHit",
+    "Category",
+    "Classification",
+    "Enrichment",
+    "Finding",
+    "Focus",
+    "LangScope",
+    "Language",
+    "LanguageSummary",
+    "Limits",
+    "Pattern",
+    "PatternKind",
+    "QueryMode",
+    "RawMatch",
+    "RewriteSummary",
+    "RunInfo",
+    "ScoreBreakdown",
+    "SearchRequest",
+    "SearchResult",
+    "SearchStats",
+    "Section",
+    "Summary",
+    "SymbolFlags",
+    "Tier",
+]

@@ -1,0 +1,43 @@
+"""A ranked, reportable hit: the raw match, its classification, enrichment and score."""
+
+from __future__ import annotations
+
+import msgspec
+
+from cq.model.classification import Category, SymbolFlags, Tier
+from cq.model.enrichment import Enrichment
+from cq.model.match import Language
+
+
+class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
+    """Why a finding scored what it did (shown with ``--explain``)."""
+
+    category_weight: float = 1.0
+    role_multiplier: float = 1.0
+    confidence: float = 1.0
+    focus_multiplier: float = 1.0
+    boosts: float = 1.0
+    depth_penalty: float = 0.0
+
+
+class Finding(msgspec.Struct, frozen=True, kw_only=True):
+    """One hit as reported. Field order is the JSON order."""
+
+    file: str
+    line: int
+    col: int
+    end_col: int
+    text: str
+    line_text: str
+    language: Language
+    category: Category
+    confidence: float
+    tier: Tier = "fallback"
+    node_kind: str | None = None
+    containing_scope: str | None = None
+    role: str = "src"
+    score: float = 0.0
+    patterns: tuple[int, ...] = ()
+    symtable: SymbolFlags | None = None
+    enrichment: Enrichment | None = None
+    explain: ScoreBreakdown | None = None

@@ -1,0 +1,38 @@
+"""What rg found: one ``RawMatch`` per submatch, plus per-partition statistics."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+Language = Literal["python", "rust"]
+CapHit = Literal["none", "files", "matches_per_file", "total_matches"]
+
+
+class RawMatch(msgspec.Struct, frozen=True):
+    """One submatch. ``col``/``end_col`` count characters; ``byte_*`` count bytes in the file."""
+
+    file: str  # relative to the search root, POSIX separators
+    line: int  # 1-based
+    col: int  # 0-based character column
+    end_col: int
+    byte_start: int  # absolute byte offset of the match in the file
+    byte_end: int
+    text: str
+    line_text: str  # without the line terminator
+    language: Language
+    patterns: tuple[int, ...] = ()  # indexes into the request's pattern list
+
+
+class SearchStats(msgspec.Struct, frozen=True, kw_only=True):
+    """Counters of one language partition (or of the whole rg run)."""
+
+    scanned_files: int | None = None  # None: rg stopped before it could say
+    matched_files: int = 0
+    total_matches: int = 0
+    truncated: bool = False
+    timed_out: bool = False
+    caps_hit: CapHit = "none"
+    dropped_by_scope: int = 0
+    elapsed_ms: float = 0.0

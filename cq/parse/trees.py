@@ -1,0 +1,78 @@
+"""ast-grep and tree-sitter parses of a ``SourceFile``, cached by content hash (bounded LRU)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from cq.parse.source import SourceFile
+
+if TYPE_CHECKING:
+    from ast_grep_py import SgRoot
+
+_MAX_ENTRIES = 256
+
+
+class _Lru:
+    """A small LRU map; one instance per kind of parse."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[str, Any] = OrderedDict()
+
+    def get(self, key: str) -> Any | None:
+        value = self.items.get(key)
+        if value is not None:
+            self.items.move_to_end(key)
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        self.items[key] = value
+        self.items.move_to_end(key)
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
+
+
+_sg_cache = _Lru(_MAX_ENTRIES)
+_ts_cache = _Lru(_MAX_ENTRIES)
+
+
+def sg_root(source: SourceFile) -> SgRoot | None:
+    """The ast-grep root of a UTF-8 file (None for undecodable files)."""
+    if source.text is None:
+        return None
+    key = f"{source.language}:{source.digest}"
+    root = _sg_cache.get(key)
+    if root is None:
+        from ast_grep_py import SgRoot
+
+        root = SgRoot(source.text, source.language)
+        _sg_cache.put(key, root)
+    return root
+
+
+def ts_tree(source: SourceFile) -> Any:
+    """The tree-sitter tree of the file's bytes (works for non-UTF-8 too)."""
+    key = f"{source.language}:{source.digest}"
+    tree = _ts_cache.get(key)
+    if tree is None:
+        tree = _ts_parser(source.language).parse(source.data)
+        _ts_cache.put(key, tree)
+    return tree
+
+
+_parsers: dict[str, Any] = {}
+
+
+def _ts_parser(language: str) -> Any:
+    parser = _parsers.get(language)
+    if parser is None:
+        import tree_sitter
+
+        if language == "python":
+            import tree_sitter_python as grammar
+        else:
+            import tree_sitter_rust as grammar
+        parser = tree_sitter.Parser(tree_sitter.Language(grammar.language()))
+        _parsers[language] = parser
+    return parser

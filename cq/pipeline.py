@@ -1,0 +1,108 @@
+"""The search pipeline, top to bottom: plan, candidates, classify, rank, enrich, assemble.
+
+``run_search`` is the one entry point the CLI and the MCP server call.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from cq.assemble import SearchFacts, assemble_result
+from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_for_query
+from cq.classify import classify_all
+from cq.model import Classification, Finding, Pattern, RawMatch, SearchRequest, SearchResult
+from cq.progress import Progress
+from cq.rank import rank_findings
+
+
+def run_search(request: SearchRequest) -> SearchResult:
+    """Run one search end to end."""
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    progress = Progress(enabled=request.progress)
+    try:
+        mode = request.mode or detect_mode(request.query)
+        patterns = patterns_for_query(request.query, mode)
+        mode_chain = [mode]
+
+        with _timed(timings, "candidates"):
+            candidates = collect_candidates(request, patterns)
+        fallback_applied = False
+        if mode == "identifier" and not candidates.matches and request.mode is None:
+            literal = patterns_for_query(request.query, "literal")
+            mode_chain.append("literal")
+            with _timed(timings, "candidates_fallback"):
+                retry = collect_candidates(request, literal)
+            fallback_applied = True
+            if retry.matches:
+                candidates, patterns = retry, literal
+        progress.update(
+            f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
+        )
+
+        with _timed(timings, "classify"):
+            classes = classify_all(Path(request.root), candidates.matches)
+        progress.update(f"classified {len(classes)} matches")
+
+        with _timed(timings, "rank"):
+            ranked = rank_findings(_findings(candidates.matches, classes))
+
+        facts = SearchFacts(
+            request=request,
+            mode_requested=request.mode or "auto",
+            mode=mode_chain[-1] if fallback_applied and candidates.matches else mode,
+            mode_chain=tuple(mode_chain),
+            fallback_applied=fallback_applied,
+            patterns=tuple(_describe(p) for p in patterns),
+            by_language=candidates.by_language,
+            focus=request.focus or "all",
+            timings_ms={k: round(v, 1) for k, v in timings.items()},
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+        return assemble_result(ranked, facts)
+    finally:
+        progress.close()
+
+
+def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> list[Finding]:
+    return [
+        Finding(
+            file=m.file,
+            line=m.line,
+            col=m.col,
+            end_col=m.end_col,
+            text=m.text,
+            line_text=m.line_text,
+            language=m.language,
+            category=c.category,
+            confidence=c.confidence,
+            tier=c.tier,
+            node_kind=c.node_kind,
+            containing_scope=c.containing_scope,
+            patterns=m.patterns,
+            symtable=c.symtable,
+        )
+        for m, c in zip(matches, classes, strict=True)
+    ]
+
+
+def _describe(pattern: Pattern) -> str:
+    return f"{pattern.kind}:{pattern.text}"
+
+
+class _timed:
+    """Add the wall time of a block to ``timings[name]`` in milliseconds."""
+
+    def __init__(self, timings: dict[str, float], name: str) -> None:
+        self.timings, self.name = timings, name
+
+    def __enter__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        elapsed = (time.perf_counter() - self.t0) * 1000
+        self.timings[self.name] = self.timings.get(self.name, 0.0) + elapsed
+
+
+__all__ = ["Candidates", "run_search"]

@@ -1,0 +1,42 @@
+"""Progress on stderr for searches that take more than a second, only on a terminal."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+_DELAY = 1.0
+
+
+class Progress:
+    """Keeps the latest status line and shows it once the search has run for ``_DELAY`` s."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._status = "searching"
+        self._shown = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if self.enabled:
+            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread.start()
+
+    def update(self, status: str) -> None:
+        self._status = status
+
+    def _loop(self) -> None:
+        if self._stop.wait(_DELAY):
+            return
+        while not self._stop.is_set():
+            sys.stderr.write(f"\r\x1b[Kcq: {self._status}")
+            sys.stderr.flush()
+            self._shown = True
+            self._stop.wait(0.2)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1)
+        if self._shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()

@@ -1,0 +1,70 @@
+"""Shared test helpers: build small fixture repositories and run the real ``cq`` CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+class CqRun:
+    """The outcome of one ``cq`` subprocess."""
+
+    def __init__(self, proc: subprocess.CompletedProcess[bytes]) -> None:
+        self.returncode = proc.returncode
+        self.stdout_bytes = proc.stdout
+        self.stdout = proc.stdout.decode("utf-8", errors="replace")
+        self.stderr = proc.stderr.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def run_cq(
+    *args: str,
+    cwd: Path | None = None,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> CqRun:
+    """Run ``python -m cq`` (the installed package) as a real subprocess."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("CQ_FORMAT", None) if env is None or "CQ_FORMAT" not in env else None
+    proc = subprocess.run(
+        [sys.executable, "-m", "cq", *args],
+        cwd=cwd,
+        input=stdin.encode() if stdin is not None else None,
+        capture_output=True,
+        env=full_env,
+        timeout=timeout,
+    )
+    return CqRun(proc)
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Create files (text or bytes) under root; returns root."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Every test gets its own cq cache dir, so tests never share or pollute a real cache."""
+    cache = tmp_path_factory.mktemp("cq-cache")
+    monkeypatch.setenv("CQ_CACHE_DIR", str(cache))
+    monkeypatch.delenv("CQ_FORMAT", raising=False)
+    monkeypatch.delenv("CQ_ROOT", raising=False)
+    # No LLM server is reachable in tests unless a test starts one on loopback.
+    monkeypatch.setenv("CQ_LLM_URL", "http://127.0.0.1:9/")
+    yield cache
