@@ -55,6 +55,7 @@ def run_search(request: SearchRequest) -> SearchResult:
             mode_chain=tuple(mode_chain),
             fallback_applied=fallback_applied,
             patterns=tuple(_describe(p) for p in patterns),
+            stats=candidates.stats,
             by_language=candidates.by_language,
             focus=request.focus or "all",
             timings_ms={k: round(v, 1) for k, v in timings.items()},

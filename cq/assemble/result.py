@@ -28,6 +28,7 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     mode_chain: tuple[str, ...]
     fallback_applied: bool
     patterns: tuple[str, ...]
+    stats: SearchStats
     by_language: dict[str, SearchStats]
     focus: str = "all"
     rewrite: RewriteSummary | None = None
@@ -52,6 +53,7 @@ def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
         language_order=tuple(facts.by_language),
         profile=facts.request.profile,
         patterns=facts.patterns,
+        stats=facts.stats,
         languages=tuple(
             LanguageSummary(language=lang, stats=stats) for lang, stats in facts.by_language.items()
         ),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import msgspec
@@ -44,14 +43,12 @@ def collect_candidates(request: SearchRequest, patterns: tuple[Pattern, ...]) ->
     repeated with ``--sort path`` so identical searches always keep the same matches.
     """
     root = _resolve_root(request)
-    started = time.perf_counter()
     run = _RgRun(request, patterns, root, sort=False)
     run.execute()
     if run.tracker.caps_hit in ("files", "total_matches"):
         run = _RgRun(request, patterns, root, sort=True)
         run.execute()
-    elapsed = (time.perf_counter() - started) * 1000
-    return run.result(elapsed)
+    return run.result()
 
 
 def _resolve_root(request: SearchRequest) -> Path:
@@ -214,7 +211,7 @@ class _RgRun:
         )
         return hits or tuple(range(len(self.patterns)))
 
-    def result(self, elapsed_ms: float) -> Candidates:
+    def result(self) -> Candidates:
         overall = SearchStats(
             scanned_files=self.scanned_files,
             matched_files=self.tracker.matched_files,
@@ -223,7 +220,6 @@ class _RgRun:
             timed_out=self.timed_out,
             caps_hit=self.tracker.caps_hit,
             dropped_by_scope=self.dropped_by_scope,
-            elapsed_ms=round(elapsed_ms, 1),
         )
         return Candidates(
             matches=tuple(self.matches),

@@ -26,7 +26,10 @@ class RawMatch(msgspec.Struct, frozen=True):
 
 
 class SearchStats(msgspec.Struct, frozen=True, kw_only=True):
-    """Counters of one language partition (or of the whole rg run)."""
+    """Counters of one language partition (or of the whole rg run).
+
+    Deterministic for identical runs; rg's wall time is in ``RunInfo.timings_ms["candidates"]``.
+    """
 
     scanned_files: int | None = None  # None: rg stopped before it could say
     matched_files: int = 0
@@ -35,4 +38,3 @@ class SearchStats(msgspec.Struct, frozen=True, kw_only=True):
     timed_out: bool = False
     caps_hit: CapHit = "none"
     dropped_by_scope: int = 0
-    elapsed_ms: float = 0.0

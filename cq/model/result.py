@@ -54,6 +54,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     language_order: tuple[str, ...]
     profile: str
     patterns: tuple[str, ...]
+    stats: SearchStats  # the whole rg run; ``languages`` splits it per partition
     languages: tuple[LanguageSummary, ...]
     total_findings: int
     shown_findings: int

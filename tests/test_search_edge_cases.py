@@ -1,0 +1,138 @@
+"""Awkward files and the caps: what rg streams must come out right and bounded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cq, write_tree
+
+
+def _search(root: Path, query: str, *extra: str):
+    run = run_cq("search", query, "--root", str(root), "--format", "json", "--limit", "0", *extra)
+    assert run.returncode in (0, 1), run.stderr
+    return run
+
+
+def test_non_ascii_prefix_gives_character_columns(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a.py": "naïve_ñame = '日本語'; target = 1\n"})
+    (finding,) = _search(tmp_path, "target").json()["findings"]
+    line = "naïve_ñame = '日本語'; target = 1"
+    assert finding["col"] == line.index("target")
+    assert finding["line_text"][finding["col"] : finding["end_col"]] == "target"
+
+
+def test_non_utf8_file_is_searched_without_crashing(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {"latin.py": b"# caf\xe9 \xff\n" + b"value = target_name\n", "ok.py": "target_name = 2\n"},
+    )
+    findings = _search(tmp_path, "target_name").json()["findings"]
+    assert {(f["file"], f["line"]) for f in findings} == {("latin.py", 2), ("ok.py", 1)}
+    both = _search(tmp_path, "caf").json()["findings"]
+    (hit,) = both
+    assert hit["file"] == "latin.py" and hit["col"] == 2
+    assert "\ufffd" in hit["line_text"]  # undecodable bytes shown, never mistaken for text
+
+
+def test_binary_file_is_skipped(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path, {"blob.py": b"target_name\x00\x01\x02 binary\n", "src.py": "target_name\n"}
+    )
+    files = {f["file"] for f in _search(tmp_path, "target_name").json()["findings"]}
+    assert files == {"src.py"}
+
+
+def test_crlf_lines_have_no_carriage_return(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"win.py": b"def target_name():\r\n    return 1\r\n"})
+    (finding,) = _search(tmp_path, "target_name").json()["findings"]
+    assert finding["line_text"] == "def target_name():"
+    assert finding["line"] == 1
+
+
+def test_huge_single_line_file_is_clipped_not_dumped(tmp_path: Path) -> None:
+    payload = "x = [" + "1, " * 1_750_000 + "target_name]\n"  # ~5 MB on one line
+    write_tree(tmp_path, {"big.py": payload})
+    run = _search(tmp_path, "target_name", "--max-filesize", str(10 * 1024 * 1024))
+    (finding,) = run.json()["findings"]
+    assert finding["col"] == payload.index("target_name")
+    assert len(finding["line_text"]) < 1000
+    assert "target_name" in finding["line_text"]
+    assert len(run.stdout_bytes) < 50_000
+    skipped = _search(tmp_path, "target_name")  # default max file size (2 MiB) skips it
+    assert skipped.returncode == 1
+
+
+@pytest.fixture
+def many(tmp_path: Path) -> Path:
+    files = {f"m{i:02d}.py": "hit = 1\nhit = 2\nhit = 3\n" for i in range(12)}
+    return write_tree(tmp_path, files)
+
+
+def test_total_matches_cap(many: Path) -> None:
+    data = _search(many, "hit", "--max-total-matches", "7").json()
+    stats = data["summary"]["stats"]
+    assert len(data["findings"]) == 7
+    assert stats["caps_hit"] == "total_matches" and stats["truncated"] is True
+    again = _search(many, "hit", "--max-total-matches", "7").json()
+    assert [(f["file"], f["line"]) for f in again["findings"]] == [
+        (f["file"], f["line"]) for f in data["findings"]
+    ]
+
+
+def test_files_cap(many: Path) -> None:
+    data = _search(many, "hit", "--max-files", "4").json()
+    assert len({f["file"] for f in data["findings"]}) == 4
+    assert data["summary"]["stats"]["caps_hit"] == "files"
+    # the cap is deterministic: the first files in path order are kept
+    assert sorted({f["file"] for f in data["findings"]}) == ["m00.py", "m01.py", "m02.py", "m03.py"]
+
+
+def test_matches_per_file_cap(many: Path) -> None:
+    data = _search(many, "hit", "--max-matches-per-file", "2").json()
+    assert len(data["findings"]) == 24
+    assert all(f["line"] in (1, 2) for f in data["findings"])
+    stats = data["summary"]["stats"]
+    assert stats["caps_hit"] == "matches_per_file" and stats["truncated"] is True
+
+
+def test_no_cap_reports_none(many: Path) -> None:
+    stats = _search(many, "hit").json()["summary"]["stats"]
+    assert stats == {
+        **stats,
+        "caps_hit": "none",
+        "truncated": False,
+        "timed_out": False,
+        "matched_files": 12,
+        "total_matches": 36,
+        "scanned_files": 12,
+    }
+
+
+def test_timeout_stops_rg_and_says_so(tmp_path: Path) -> None:
+    write_tree(tmp_path, {f"d{i}/f{j}.py": "hit = 1\n" * 50 for i in range(20) for j in range(20)})
+    run = run_cq(
+        "search", "hit", "--root", str(tmp_path), "--format", "json", "--timeout", "0.0001"
+    )
+    assert run.returncode in (0, 1)
+    stats = run.json()["summary"]["stats"]
+    assert stats["timed_out"] is True and stats["truncated"] is True
+
+
+def test_profiles_by_name_and_by_path(many: Path, tmp_path: Path) -> None:
+    audit = _search(many, "hit", "--profile", "audit").json()
+    assert audit["summary"]["profile"] == "audit"
+    custom = tmp_path / "mine.toml"
+    custom.write_text("max_total_matches = 5\n")
+    data = _search(many, "hit", "--profile", str(custom)).json()
+    assert len(data["findings"]) == 5
+    assert data["summary"]["stats"]["caps_hit"] == "total_matches"
+    custom.write_text("max_totl_matches = 5\n")
+    bad = run_cq("search", "hit", "--root", str(many), "--profile", str(custom))
+    assert bad.returncode == 2 and "invalid profile" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_flag_overrides_profile(many: Path) -> None:
+    data = _search(many, "hit", "--profile", "audit", "--max-total-matches", "3").json()
+    assert len(data["findings"]) == 3
