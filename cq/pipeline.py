@@ -27,13 +27,13 @@ def run_search(request: SearchRequest) -> SearchResult:
         mode_chain = [mode]
 
         with _timed(timings, "candidates"):
-            candidates = collect_candidates(request, patterns)
+            candidates = collect_candidates(request, patterns, progress.searching)
         fallback_applied = False
         if mode == "identifier" and not candidates.matches and request.mode is None:
             literal = patterns_for_query(request.query, "literal")
             mode_chain.append("literal")
             with _timed(timings, "candidates_fallback"):
-                retry = collect_candidates(request, literal)
+                retry = collect_candidates(request, literal, progress.searching)
             fallback_applied = True
             if retry.matches:
                 candidates, patterns = retry, literal

@@ -24,13 +24,20 @@ class Progress:
     def update(self, status: str) -> None:
         self._status = status
 
+    def searching(self, matched_files: int, matches: int) -> None:
+        """Candidate-phase callback: rg's progress so far."""
+        self._status = f"searching: {matches} matches in {matched_files} files"
+
     def _loop(self) -> None:
         if self._stop.wait(_DELAY):
             return
+        last = ""
         while not self._stop.is_set():
-            sys.stderr.write(f"\r\x1b[Kcq: {self._status}")
-            sys.stderr.flush()
-            self._shown = True
+            if self._status != last:
+                last = self._status
+                sys.stderr.write(f"\r\x1b[Kcq: {last}")
+                sys.stderr.flush()
+                self._shown = True
             self._stop.wait(0.2)
 
     def close(self) -> None:

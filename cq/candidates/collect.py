@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -36,17 +37,22 @@ class Candidates(msgspec.Struct, frozen=True):
     by_language: dict[str, SearchStats]
 
 
-def collect_candidates(request: SearchRequest, patterns: tuple[Pattern, ...]) -> Candidates:
+def collect_candidates(
+    request: SearchRequest,
+    patterns: tuple[Pattern, ...],
+    on_file: Callable[[int, int], None] | None = None,
+) -> Candidates:
     """Search ``patterns`` under the request's root, streaming and capping as rg runs.
 
     A files or total-matches cap stops rg early; since rg's thread order varies, such a run is
     repeated with ``--sort path`` so identical searches always keep the same matches.
+    ``on_file(matched_files, matches)`` is called as each new matching file arrives.
     """
     root = _resolve_root(request)
-    run = _RgRun(request, patterns, root, sort=False)
+    run = _RgRun(request, patterns, root, sort=False, on_file=on_file)
     run.execute()
     if run.tracker.caps_hit in ("files", "total_matches"):
-        run = _RgRun(request, patterns, root, sort=True)
+        run = _RgRun(request, patterns, root, sort=True, on_file=on_file)
         run.execute()
     return run.result()
 
@@ -96,12 +102,19 @@ class _RgRun:
     """One rg subprocess, read line by line, stopped as soon as a cap says so."""
 
     def __init__(
-        self, request: SearchRequest, patterns: tuple[Pattern, ...], root: Path, *, sort: bool
+        self,
+        request: SearchRequest,
+        patterns: tuple[Pattern, ...],
+        root: Path,
+        *,
+        sort: bool,
+        on_file: Callable[[int, int], None] | None,
     ) -> None:
         self.request = request
         self.patterns = patterns
         self.root = root
         self.sort = sort
+        self.on_file = on_file
         self.tracker = CapTracker(request.limits)
         self.matches: list[RawMatch] = []
         self.dropped_by_scope = 0
@@ -127,7 +140,13 @@ class _RgRun:
         try:
             assert proc.stdout is not None
             for line in proc.stdout:
-                self._handle(decode_event(line))
+                try:
+                    event = decode_event(line)
+                except msgspec.DecodeError:
+                    if self.killed:
+                        break  # the line was cut when rg was stopped
+                    raise SearchFailedError("rg produced unreadable output") from None
+                self._handle(event)
                 if self.tracker.stopped:
                     self._kill(proc)
                     break
@@ -172,8 +191,11 @@ class _RgRun:
         if language is None:
             self.dropped_by_scope += len(data.submatches)
             return
+        known = self.tracker.matched_files
         if not self.tracker.admit_file(path):
             return
+        if self.on_file is not None and self.tracker.matched_files != known:
+            self.on_file(self.tracker.matched_files, len(self.matches))
         raw_line = strip_terminator(data.lines.raw())
         line_text = raw_line.decode("utf-8", errors="replace")
         for sub in data.submatches:
