@@ -26,6 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     _add_search(sub.add_parser("search", help="search code", description=_SEARCH_HELP))
+    from cq.cli_agent import add_agent_parser
+    from cq.cli_mcp import add_mcp_parser
+
+    add_agent_parser(sub)
+    add_mcp_parser(sub)
     return parser
 
 
@@ -103,6 +108,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from cq.cli_search import run_search_command
 
             return run_search_command(args)
+        if args.command == "agent":
+            from cq.cli_agent import run_agent_command
+
+            return run_agent_command(args)
+        if args.command == "mcp":
+            from cq.cli_mcp import run_mcp_command
+
+            return run_mcp_command(args)
         build_parser().print_help()
         return 2
     except CqError as exc:

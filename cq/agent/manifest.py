@@ -1,0 +1,81 @@
+"""What ``cq agent install`` wrote, with content hashes, so uninstall removes exactly that.
+
+The manifest lives in the cq cache dir (``$CQ_CACHE_DIR``, else ``$XDG_CACHE_HOME/cq``, else
+``~/.cache/cq``) under ``agent/``, one JSON file per install base (project root or home),
+so nothing but the command files themselves lands in a project. If the manifest is lost (a
+cleared cache), uninstall still recognises files and blocks identical to what this version
+of cq would write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import msgspec
+
+from cq.agent.targets import Agent, Kind, home_dir
+
+
+class Entry(msgspec.Struct, frozen=True):
+    """One written artifact: its hash when written, and what to undo on uninstall."""
+
+    agent: Agent
+    kind: Kind
+    path: str
+    sha256: str
+    created_file: bool = False  # a block's file did not exist before install
+    created_dirs: tuple[str, ...] = ()  # directories install made, deepest first
+    separator: str = ""  # text inserted before a block appended to an existing file
+
+
+class Manifest(msgspec.Struct):
+    base: str
+    entries: list[Entry] = msgspec.field(default_factory=list)
+
+    def find(self, path: str) -> Entry | None:
+        return next((e for e in self.entries if e.path == path), None)
+
+    def put(self, entry: Entry) -> None:
+        self.entries = [e for e in self.entries if e.path != entry.path] + [entry]
+
+    def drop(self, path: str) -> None:
+        self.entries = [e for e in self.entries if e.path != path]
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def manifest_path(base: Path) -> Path:
+    key = hashlib.sha256(str(base).encode("utf-8")).hexdigest()[:16]
+    return _cache_dir() / "agent" / f"manifest-{key}.json"
+
+
+def load(base: Path) -> Manifest:
+    path = manifest_path(base)
+    try:
+        manifest = msgspec.json.decode(path.read_bytes(), type=Manifest)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return Manifest(base=str(base))
+    return manifest if manifest.base == str(base) else Manifest(base=str(base))
+
+
+def save(manifest: Manifest) -> None:
+    path = manifest_path(Path(manifest.base))
+    if not manifest.entries:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(manifest), indent=2))
+    tmp.replace(path)
+
+
+def _cache_dir() -> Path:
+    if value := os.environ.get("CQ_CACHE_DIR"):
+        return Path(value)
+    if value := os.environ.get("XDG_CACHE_HOME"):
+        return Path(value) / "cq"
+    return home_dir() / ".cache" / "cq"

@@ -1,0 +1,235 @@
+"""``cq mcp``: the search pipeline as an MCP ``search`` tool over stdio (official ``mcp`` SDK).
+
+One long-lived process: module-level parse caches (``cq.parse``) and the classifier's worker
+pool and persistent cache stay warm between calls. Searches run one at a time in a worker
+thread so the event loop keeps answering pings. A search that fails (bad root, invalid
+regex, anything a ``CqError`` reports) comes back as an ``is_error`` tool result with the same
+one-line message the CLI prints; arguments that fail the schema are rejected by the SDK the
+same way; the server keeps serving either way. Only this module imports ``mcp``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Annotated, Literal
+
+import anyio
+import msgspec
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import TextContent, ToolAnnotations
+from pydantic import Field
+
+from cq.agent.budget import MIN_BUDGET, Answer, fit
+from cq.errors import CqError, UsageError
+
+DEFAULT_MAX_TOKENS = 8000
+
+_INSTRUCTIONS = (
+    "cq searches Python and Rust code: ripgrep finds candidates, every hit is classified "
+    "(definition, callsite, import, assignment, reference, annotation, docstring, comment, "
+    "string), ranked best first and reported compactly. Prefer its 'search' tool to grep for "
+    "where a name is defined, called or imported, or for the code a question or issue text is "
+    "about. Answers fit a token budget and end with a note when findings were left out."
+)
+
+_SEARCH_DESCRIPTION = (
+    "Search Python/Rust code and report what each hit is (definition, callsite, import, "
+    "assignment, reference, annotation, docstring/comment/string), best first. The query is an "
+    "identifier (word-bounded; dotted and Type::method paths too), a literal, a regex "
+    "(mode='regex') or a natural-language question. Markdown by default; format='json' returns "
+    "exactly `cq search --format json`. The answer never exceeds max_tokens (default: the "
+    "server's budget) and says what was left out and how to get more."
+)
+
+
+class ServerConfig(msgspec.Struct, frozen=True):
+    """Per-process settings: the default root and the token budget no answer may exceed."""
+
+    root: str
+    max_tokens: int = DEFAULT_MAX_TOKENS
+
+    @classmethod
+    def from_args(cls, root: str | None, max_tokens: int | None) -> ServerConfig:
+        root = os.path.abspath(root or os.environ.get("CQ_ROOT") or ".")
+        if not os.path.isdir(root):
+            raise UsageError(f"root not found: {root}")
+        if max_tokens is None:
+            env = os.environ.get("CQ_MCP_MAX_TOKENS")
+            try:
+                max_tokens = int(env) if env else DEFAULT_MAX_TOKENS
+            except ValueError:
+                raise UsageError(f"CQ_MCP_MAX_TOKENS is not a whole number: {env}") from None
+        if max_tokens < MIN_BUDGET:
+            raise UsageError(f"--max-tokens must be at least {MIN_BUDGET}: {max_tokens}")
+        return cls(root=root, max_tokens=max_tokens)
+
+
+class ServerStats(msgspec.Struct):
+    """Counters of this process, reported by the ``stats`` tool (warm caches show here)."""
+
+    calls: int = 0
+    errors: int = 0
+    budget_reruns: int = 0
+
+
+def build_server(config: ServerConfig) -> MCPServer:
+    """The MCP server with its ``search`` and ``stats`` tools."""
+    from cq import __version__
+
+    server = MCPServer(
+        name="cq", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
+    )
+    stats = ServerStats()
+    one_at_a_time = anyio.CapacityLimiter(1)
+
+    async def search(
+        query: Annotated[str, Field(min_length=1, description="what to search for")],
+        root: Annotated[
+            str | None, Field(description="repository root (default: the server's)")
+        ] = None,
+        lang: Literal["auto", "python", "rust"] = "auto",
+        mode: Annotated[
+            Literal["identifier", "literal", "regex"] | None,
+            Field(description="default: decided from the query"),
+        ] = None,
+        include: Annotated[list[str] | None, Field(description="rg globs to include")] = None,
+        exclude: Annotated[list[str] | None, Field(description="rg globs to exclude")] = None,
+        in_dir: Annotated[str | None, Field(description="only this subtree of the root")] = None,
+        focus: Literal["implementation", "tests", "all"] | None = None,
+        rewrite: Annotated[
+            bool | None,
+            Field(description="rewrite natural language into patterns: true force, false never"),
+        ] = None,
+        ignore_case: bool = False,
+        limit: Annotated[int, Field(ge=0, description="findings shown; 0 = all")] = 30,
+        max_tokens: Annotated[
+            int | None,
+            Field(ge=1, description="token budget of this answer (capped by the server's)"),
+        ] = None,
+        format: Literal["md", "json"] = "md",
+        profile: Annotated[str, Field(description="search-limit preset")] = "interactive",
+    ) -> list[TextContent]:
+        stats.calls += 1
+        budget = max(MIN_BUDGET, min(max_tokens or config.max_tokens, config.max_tokens))
+        args = _SearchArgs(
+            query=query,
+            root=root,
+            lang=lang,
+            mode=mode,
+            include=tuple(include or ()),
+            exclude=tuple(exclude or ()),
+            in_dir=in_dir,
+            focus=focus,
+            rewrite=rewrite,
+            ignore_case=ignore_case,
+            limit=limit,
+            format=format,
+            profile=profile,
+        )
+        try:
+            answer = await anyio.to_thread.run_sync(
+                _answer, args, config, budget, limiter=one_at_a_time
+            )
+        except CqError as exc:
+            stats.errors += 1
+            raise ToolError(str(exc)) from None
+        except Exception as exc:  # a bug in cq must not take the server down
+            stats.errors += 1
+            traceback.print_exc(file=sys.stderr)
+            raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from None
+        stats.budget_reruns += answer.reruns
+        blocks = [TextContent(type="text", text=answer.text)]
+        if answer.note:
+            if format == "md":
+                blocks[0] = TextContent(type="text", text=f"{answer.text}\n> {answer.note}\n")
+            else:
+                blocks.append(TextContent(type="text", text=answer.note))
+        return blocks
+
+    async def stats_tool() -> list[TextContent]:
+        body = {"server": msgspec.to_builtins(stats), "caches": _cache_counters()}
+        return [TextContent(type="text", text=msgspec.json.encode(body).decode())]
+
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    server.add_tool(
+        search,
+        name="search",
+        description=_SEARCH_DESCRIPTION,
+        annotations=read_only,
+        structured_output=False,
+    )
+    server.add_tool(
+        stats_tool,
+        name="stats",
+        description="Counters of this cq server process: calls, errors, cache hits and misses.",
+        annotations=read_only,
+        structured_output=False,
+    )
+    return server
+
+
+class _SearchArgs(msgspec.Struct, frozen=True, kw_only=True):
+    query: str
+    root: str | None
+    lang: Literal["auto", "python", "rust"]
+    mode: Literal["identifier", "literal", "regex"] | None
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    in_dir: str | None
+    focus: Literal["implementation", "tests", "all"] | None
+    rewrite: bool | None
+    ignore_case: bool
+    limit: int
+    format: Literal["md", "json"]
+    profile: str
+
+
+def _answer(args: _SearchArgs, config: ServerConfig, budget: int) -> Answer:
+    """Build the request exactly as the CLI would, run it within the budget, render it."""
+    from cq.model import SearchRequest
+    from cq.pipeline import run_search
+    from cq.profiles import load_profile
+    from cq.report import render_json, render_markdown
+
+    if not args.query.strip():
+        raise UsageError("empty query")
+    root = os.path.join(config.root, args.root) if args.root else config.root
+    request = SearchRequest(
+        query=args.query,
+        root=os.path.abspath(root),
+        mode=args.mode,
+        lang=args.lang,
+        profile=args.profile,
+        limits=load_profile(args.profile),
+        include=args.include,
+        exclude=args.exclude,
+        in_dir=args.in_dir,
+        ignore_case=args.ignore_case,
+        limit=args.limit,
+        max_tokens=budget,
+        focus=args.focus,
+        rewrite=args.rewrite,
+        progress=False,
+    )
+    render = render_json if args.format == "json" else render_markdown
+    is_json = args.format == "json"
+    return fit(request, run_search, render, budget, config.max_tokens, is_json=is_json)
+
+
+def _cache_counters() -> dict[str, dict[str, int]]:
+    """Process-wide cache counters from the stages that keep them (empty when none do)."""
+    counters: dict[str, dict[str, int]] = {}
+    try:
+        from cq.parse import cache_stats
+    except ImportError:
+        return counters
+    counters["parse"] = dict(cache_stats())
+    return counters
+
+
+def serve(config: ServerConfig) -> None:
+    """Serve until stdin closes."""
+    build_server(config).run("stdio")

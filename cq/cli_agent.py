@@ -1,0 +1,85 @@
+"""``cq agent install|uninstall``: put the /cq command files where coding agents find them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from cq.errors import UsageError
+
+
+def add_agent_parser(sub: argparse._SubParsersAction) -> None:
+    agent = sub.add_parser(
+        "agent",
+        help="install the /cq slash command for Claude Code and Codex",
+        description="Install or uninstall cq's command files for coding agents.",
+    )
+    actions = agent.add_subparsers(dest="agent_command", parser_class=type(agent))
+    install = actions.add_parser(
+        "install",
+        help="write the command files (idempotent; edited files are kept)",
+        description=(
+            "Write /cq for Claude Code (.claude/commands/cq.md) and Codex (.agents/skills/cq, "
+            "and $CODEX_HOME/prompts/cq.md with --user). Files you edited are kept unless "
+            "--force. Without --claude/--codex: both."
+        ),
+    )
+    _common(install)
+    install.add_argument(
+        "--guidance",
+        action="store_true",
+        help="also add a short marked block to CLAUDE.md / AGENTS.md",
+    )
+    uninstall = actions.add_parser(
+        "uninstall",
+        help="remove exactly what install wrote",
+        description="Remove what install wrote; files you edited stay unless --force.",
+    )
+    _common(uninstall)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--claude", action="store_true", help="Claude Code")
+    p.add_argument("--codex", action="store_true", help="OpenAI Codex")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--project", action="store_true", help="under the project (default)")
+    where.add_argument("--user", action="store_true", help="under the home directory ($HOME)")
+    p.add_argument("--root", metavar="DIR", help="project directory (default: current dir)")
+    p.add_argument("--force", action="store_true", help="replace or remove edited files too")
+
+
+def run_agent_command(args: argparse.Namespace) -> int:
+    from cq.agent.install import install, uninstall
+    from cq.agent.targets import home_dir
+
+    if args.agent_command is None:
+        raise UsageError("agent needs a subcommand: install or uninstall (see 'cq agent --help')")
+    agents = tuple(a for a in ("claude", "codex") if getattr(args, a)) or ("claude", "codex")
+    if args.user:
+        if args.root:
+            raise UsageError("--root applies to --project installs, not --user")
+        scope, base = "user", home_dir()
+    else:
+        scope, base = "project", Path(os.path.abspath(args.root or "."))
+        if not base.is_dir():
+            raise UsageError(f"project directory not found: {base}")
+    if args.agent_command == "install":
+        actions = install(agents, scope, base, guidance=args.guidance, force=args.force)
+    else:
+        actions = uninstall(agents, scope, base, force=args.force)
+    for action in actions:
+        note = f"  ({action.note})" if action.note else ""
+        print(f"{action.outcome:<12}{_shown(action.path, base)}{note}")
+    if not actions:
+        print("nothing to do")
+    sys.stdout.flush()
+    return 0
+
+
+def _shown(path: str, base: Path) -> str:
+    try:
+        return str(Path(path).relative_to(base))
+    except ValueError:
+        return path

@@ -1,0 +1,199 @@
+"""``cq mcp`` as a real subprocess, driven by the official SDK client over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import run_cq, write_tree
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+FIXTURE = {
+    "pkg/store.py": (
+        "class Store:\n"
+        "    def insert_edge(self, a, b):\n"
+        "        '''Insert an edge.'''\n"
+        "        return (a, b)\n"
+    ),
+    "pkg/use.py": (
+        "from pkg.store import Store\n\n"
+        + "".join(f"def caller_{i}(s: Store):\n    s.insert_edge({i}, {i})\n\n" for i in range(60))
+    ),
+}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return write_tree(tmp_path / "repo", FIXTURE)
+
+
+def server_params(root: Path, *extra: str) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if k.startswith(("CQ_", "PATH", "HOME"))}
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "cq", "mcp", "--root", str(root), *extra], env=env
+    )
+
+
+def session(root: Path, errlog, *extra: str) -> Client:
+    return Client(stdio_client(server_params(root, *extra), errlog=errlog), mode="legacy")
+
+
+def text_of(result: Any) -> str:
+    return "".join(block.text for block in result.content)
+
+
+def without_run(report: str) -> dict:
+    data = json.loads(report)
+    data.pop("run")
+    return data
+
+
+def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
+    errlog_path = tmp_path / "server.err"
+
+    async def scenario() -> None:
+        with errlog_path.open("w") as errlog:
+            async with session(repo, errlog) as client:
+                assert client.server_info is not None and client.server_info.name == "cq"
+                tools = {t.name: t for t in (await client.list_tools()).tools}
+                assert set(tools) == {"search", "stats"}
+                props = set(tools["search"].input_schema["properties"])
+                mirrored = {"query", "root", "lang", "mode", "include", "exclude", "focus"}
+                mirrored |= {"rewrite", "limit", "max_tokens", "format"}
+                assert mirrored <= props
+
+                md = await client.call_tool("search", {"query": "insert_edge", "limit": 5})
+                assert not md.is_error
+                assert "pkg/store.py:2:" in text_of(md)
+
+                js = await client.call_tool("search", {"query": "insert_edge", "format": "json"})
+                cli = run_cq("search", "insert_edge", "--root", str(repo), "--format", "json")
+                assert without_run(md_first(js)) == without_run(cli.stdout)
+
+                bad = await client.call_tool("search", {"query": "insert_edge", "limit": "x"})
+                assert bad.is_error and "limit" in text_of(bad)
+                missing = await client.call_tool("search", {"limit": 3})
+                assert missing.is_error and "query" in text_of(missing)
+                unknown = await client.call_tool("grep", {"query": "x"})
+                assert unknown.is_error
+
+                regex = await client.call_tool("search", {"query": "(", "mode": "regex"})
+                cli_err = run_cq("search", "(", "--regex", "--root", str(repo))
+                assert regex.is_error
+                assert cli_err.stderr.removeprefix("cq: ").strip() in text_of(regex)
+                gone = await client.call_tool("search", {"query": "x", "root": "/no/such/dir"})
+                assert gone.is_error and "/no/such/dir" in text_of(gone)
+
+                for _ in range(10):
+                    again = await client.call_tool("search", {"query": "insert_edge", "limit": 5})
+                    assert text_lines(again) == text_lines(md)
+                stats = json.loads(text_of(await client.call_tool("stats", {})))
+                assert stats["server"]["calls"] == 14 and stats["server"]["errors"] == 2
+
+    anyio.run(scenario)
+    assert "Traceback" not in errlog_path.read_text()
+
+
+def md_first(result: Any) -> str:
+    assert not result.is_error
+    return result.content[0].text
+
+
+def text_lines(result: Any) -> list[str]:
+    """The report without its volatile ``run:`` timing line."""
+    return [line for line in text_of(result).splitlines() if not line.startswith("run:")]
+
+
+def test_no_answer_exceeds_the_token_budget(repo: Path, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(repo, errlog, "--max-tokens", "600") as client:
+                for fmt in ("md", "json"):
+                    r = await client.call_tool(
+                        "search", {"query": "insert_edge", "limit": 0, "format": fmt}
+                    )
+                    assert not r.is_error
+                    assert len(text_of(r)) <= 600 * 4
+                    assert "left out" in text_of(r) and "max_tokens" not in text_of(r)
+                    if fmt == "json":
+                        report = json.loads(r.content[0].text)
+                        assert 0 < report["summary"]["shown_findings"] < 61
+                # Asking for more than the server allows is capped, a smaller budget honoured.
+                big = await client.call_tool(
+                    "search", {"query": "insert_edge", "max_tokens": 10**6}
+                )
+                assert len(text_of(big)) <= 600 * 4
+                small = await client.call_tool(
+                    "search", {"query": "insert_edge", "max_tokens": 300, "limit": 0}
+                )
+                assert len(text_of(small)) <= 300 * 4 and "up to 600" in text_of(small)
+                everything = await client.call_tool(
+                    "search", {"query": "Insert", "limit": 0, "max_tokens": 600}
+                )
+                assert "left out" not in text_of(everything)
+
+    anyio.run(scenario)
+
+
+def test_malformed_protocol_messages_get_errors_and_stdin_eof_exits_cleanly(repo: Path) -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    lines = [
+        init,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        "this is not json",
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"arguments": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cq", "mcp", "--root", str(repo)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin and proc.stdout
+    for line in lines:
+        proc.stdin.write((line if isinstance(line, str) else json.dumps(line)) + "\n")
+    proc.stdin.flush()
+    replies = {}
+    while len(replies) < 3:
+        reply = json.loads(proc.stdout.readline())
+        replies[reply["id"]] = reply
+    _, stderr = proc.communicate(timeout=30)  # closes stdin: EOF ends the session
+    assert proc.returncode == 0 and "Traceback" not in stderr
+    assert replies[2]["error"]["code"] == -32602
+    assert [t["name"] for t in replies[3]["result"]["tools"]] == ["search", "stats"]
+
+
+def test_cq_mcp_rejects_bad_options_in_one_line(tmp_path: Path) -> None:
+    run = run_cq("mcp", "--root", str(tmp_path / "missing"))
+    assert run.returncode == 2 and run.stderr.startswith("cq: ") and run.stderr.count("\n") == 1
+    run = run_cq("mcp", "--max-tokens", "10", "--root", str(tmp_path))
+    assert run.returncode == 2 and "at least" in run.stderr
+
+
+def test_cq_search_does_not_import_the_mcp_sdk(repo: Path) -> None:
+    code = (
+        "import sys; from cq.cli import main; main(['search', 'Store', '--root', sys.argv[1]]);"
+        "print('MCP-LOADED' if any(m.split('.')[0] == 'mcp' for m in sys.modules) else '')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(repo)], capture_output=True, text=True, check=True
+    )
+    assert "MCP-LOADED" not in out.stdout
