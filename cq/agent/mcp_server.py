@@ -231,5 +231,9 @@ def _cache_counters() -> dict[str, dict[str, int]]:
 
 
 def serve(config: ServerConfig) -> None:
-    """Serve until stdin closes."""
+    """Serve until stdin closes. The pipeline is imported up front: the agent starts the server
+    once, and its first search should not pay for imports."""
+    import cq.pipeline
+    import cq.report  # noqa: F401
+
     build_server(config).run("stdio")

@@ -1,0 +1,123 @@
+"""Latency of ``cq mcp``: the first and the tenth ``search`` call, next to one-shot ``cq search``
+and ``rg --json -w`` on the same query and corpus, same run.
+
+Speaks raw JSON-RPC lines to one ``cq mcp`` process (so the timings are the server's, not a
+client library's), calls the same search ``--calls`` times, prints each call's round trip, and
+writes the wire transcript of the first call (request and response) to ``--transcript``.
+
+    python bench/mcp_latency.py                        # 'register' on the stdlib dir, 10 calls
+    python bench/mcp_latency.py -q __init__ --transcript /tmp/mcp.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from _common import cq_command, median, rg_binary, stdlib_dir, time_command
+
+
+class RawSession:
+    """One ``cq mcp`` subprocess and a line-based JSON-RPC conversation with it."""
+
+    def __init__(self, root: str, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [*cq_command(), "mcp", "--root", root],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, **env},
+        )
+        self.next_id = 0
+
+    def request(self, method: str, params: dict) -> tuple[str, str, float]:
+        """Send one request; return (request line, response line, seconds)."""
+        self.next_id += 1
+        line = json.dumps(
+            {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        )
+        start = time.perf_counter()
+        self.send(line)
+        while True:
+            reply = self.proc.stdout.readline()  # type: ignore[union-attr]
+            if not reply:
+                raise SystemExit("cq mcp exited early")
+            if json.loads(reply).get("id") == self.next_id:
+                return line, reply.rstrip("\n"), time.perf_counter() - start
+
+    def send(self, line: str) -> None:
+        self.proc.stdin.write(line + "\n")  # type: ignore[union-attr]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+
+    def close(self) -> int:
+        self.proc.stdin.close()  # type: ignore[union-attr]
+        return self.proc.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-q", "--query", default="register")
+    parser.add_argument("--root", default=stdlib_dir())
+    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--format", choices=("md", "json"), default="md")
+    parser.add_argument("--transcript", help="write the first call's request and response here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"CQ_CACHE_DIR": cache}  # cold: a fresh cache, as for a new user
+        run(args, env)
+
+
+def run(args: argparse.Namespace, env: dict[str, str]) -> None:
+    print(f"corpus: {args.root}  query: {args.query!r}  format: {args.format}  cache: fresh dir")
+    started = time.perf_counter()
+    session = RawSession(args.root, env)
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"},
+    }
+    session.request("initialize", init)
+    session.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    print(f"server start to initialize reply: {time.perf_counter() - started:.3f} s")
+    call = {"name": "search", "arguments": {"query": args.query, "format": args.format}}
+    times = []
+    for n in range(1, args.calls + 1):
+        request, response, seconds = session.request("tools/call", call)
+        times.append(seconds)
+        result = json.loads(response)["result"]
+        size = sum(len(block["text"]) for block in result["content"])
+        print(f"call {n:>2}: {seconds:.3f} s  isError={result.get('isError', False)}  {size} chars")
+        if n == 1 and args.transcript:
+            with open(args.transcript, "w", encoding="utf-8") as out:
+                out.write(request + "\n" + response + "\n")
+            print(f"transcript of call 1 written to {args.transcript}")
+    print(f"server exit code after stdin EOF: {session.close()}")
+    cli = [time_command([*cq_command(), "search", args.query, "--root", args.root], env).seconds]
+    cli += [
+        time_command([*cq_command(), "search", args.query, "--root", args.root], env).seconds
+        for _ in range(2)
+    ]
+    rg = [
+        time_command([rg_binary(), "--json", "-w", "-e", args.query, args.root]).seconds
+        for _ in range(3)
+    ]
+    print(
+        f"first call {times[0]:.3f} s, call {len(times)} {times[-1]:.3f} s, "
+        f"median of calls 2..{len(times)} {median(times[1:]):.3f} s"
+    )
+    rg_s = median(rg)
+    print(f"one-shot `cq search` median of 3: {median(cli):.3f} s;  rg --json -w: {rg_s:.3f} s")
+    print(
+        f"ratio to rg: first call {times[0] / rg_s:.1f}x, call {len(times)} {times[-1] / rg_s:.1f}x"
+    )
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
