@@ -11,6 +11,7 @@ from pathlib import Path
 from cq.assemble import SearchFacts, assemble_result
 from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_for_query
 from cq.classify import classify_all
+from cq.enrich import EnrichSettings, enrich_shown
 from cq.model import Classification, Finding, Pattern, RawMatch, SearchRequest, SearchResult
 from cq.progress import Progress
 from cq.rank import rank_findings
@@ -48,6 +49,10 @@ def run_search(request: SearchRequest) -> SearchResult:
         with _timed(timings, "rank"):
             ranked = rank_findings(_findings(candidates.matches, classes))
 
+        with _timed(timings, "enrich"):
+            settings = EnrichSettings.from_env(use_store=request.use_cache)
+            enriched = enrich_shown(Path(request.root), ranked, request.limit, settings)
+
         facts = SearchFacts(
             request=request,
             mode_requested=request.mode or "auto",
@@ -58,10 +63,12 @@ def run_search(request: SearchRequest) -> SearchResult:
             stats=candidates.stats,
             by_language=candidates.by_language,
             focus=request.focus or "all",
-            timings_ms={k: round(v, 1) for k, v in timings.items()},
+            timings_ms={k: round(v, 1) for k, v in timings.items()} | enriched.timings_ms,
+            telemetry=enriched.telemetry,
+            counters=enriched.counters,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         )
-        return assemble_result(ranked, facts)
+        return assemble_result(enriched.findings, facts)
     finally:
         progress.close()
 

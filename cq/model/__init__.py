@@ -6,7 +6,19 @@ stage (candidates, classify, enrich, rank, report, rewrite) can depend on it. Op
 """
 
 from cq.model.classification import Category, Classification, SymbolFlags, Tier
-from cq.model.enrichment import Enrichment
+from cq.model.enrichment import (
+    Agreement,
+    Binding,
+    CallFacts,
+    Enrichment,
+    FunctionFacts,
+    ImportFacts,
+    ParseQuality,
+    ResolutionFacts,
+    RustFacts,
+    StageName,
+    StageReport,
+)
 from cq.model.finding import Finding, ScoreBreakdown
 from cq.model.match import CapHit, Language, RawMatch, SearchStats
 from cq.model.request import (
@@ -30,27 +42,37 @@ from cq.model.result import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Agreement",
+    "Binding",
+    "CallFacts",
     "CapHit",
     "Category",
     "Classification",
     "Enrichment",
     "Finding",
     "Focus",
+    "FunctionFacts",
+    "ImportFacts",
     "LangScope",
     "Language",
     "LanguageSummary",
     "Limits",
+    "ParseQuality",
     "Pattern",
     "PatternKind",
     "QueryMode",
     "RawMatch",
+    "ResolutionFacts",
     "RewriteSummary",
     "RunInfo",
+    "RustFacts",
     "ScoreBreakdown",
     "SearchRequest",
     "SearchResult",
     "SearchStats",
     "Section",
+    "StageName",
+    "StageReport",
     "Summary",
     "SymbolFlags",
     "Tier",

@@ -1,16 +1,124 @@
-"""Detail added to the hits a report shows. Every field is optional: stages fail open."""
+"""Detail added to the hits a report shows: one typed payload per enriched hit.
+
+Every part is optional because every stage fails open: a stage that raises leaves its part
+empty, records a ``StageReport`` with the reason, and the other stages' parts stay. Python hits
+fill ``function``/``import_``/``resolution``/``agreement``; Rust hits fill ``rust``.
+Nothing here is volatile: stage timings live in ``RunInfo``, never in a finding.
+"""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
+
+EnrichmentStatus = Literal["applied", "degraded", "skipped"]
+StageName = Literal["ast_grep", "python_ast", "imports", "libcst", "tree_sitter"]
+AgreementStatus = Literal["full", "partial", "conflict"]
+
+
+class StageReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How one stage went for this hit; ``reason`` says why it degraded or was skipped."""
+
+    stage: StageName
+    status: EnrichmentStatus
+    reason: str | None = None
+
+
+class CallFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The call the hit is the callee of: ``receiver.method(...)`` or ``target(...)``."""
+
+    target: str | None = None  # callee expression text, whitespace-normalised
+    receiver: str | None = None  # "self.registry" in self.registry.register(...)
+    method: str | None = None  # "register"
+
+
+class FunctionFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """Behaviour of the function the hit defines (Python ``ast``; nested defs not counted)."""
+
+    is_async: bool
+    is_generator: bool
+    awaits: int
+    yields: int
+    returns_value: bool
+
+
+class ImportFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The import statement the hit is part of."""
+
+    module: str | None = None  # "os.path"; None for ``from . import x``
+    names: tuple[str, ...] = ()  # imported names, "name as alias" when aliased
+    alias: str | None = None  # the local name the hit's import binds, when aliased
+    level: int = 0  # relative-import dots
+    type_checking: bool = False  # inside ``if TYPE_CHECKING:``
+
+
+class Binding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One place that may bind the hit's name in its scope (LibCST ``ScopeProvider``)."""
+
+    kind: str  # import | def | class | param | assign | builtin
+    line: int = 0  # 1-based line in the file; 0 for builtins
+
+
+class ResolutionFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What the hit's name resolves to (LibCST metadata)."""
+
+    qualified_names: tuple[str, ...] = ()
+    bindings: tuple[Binding, ...] = ()
+    import_alias_chain: tuple[str, ...] = ()  # local name first: ("np", "numpy")
+
+
+class RustFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The Rust item the hit names (or sits in) and its surroundings (tree-sitter)."""
+
+    item_kind: str | None = None  # function_item, struct_item, trait_item, ...
+    visibility: str | None = None  # "pub", "pub(crate)"
+    generics: str | None = None  # "<T: Clone>"
+    where_clause: str | None = None
+    attributes: tuple[str, ...] = ()  # "#[inline]" etc., derive and cfg included
+    derives: tuple[str, ...] = ()
+    cfg_test: bool = False  # the item or an enclosing module is #[cfg(test)]
+    is_test: bool = False  # #[test] / #[tokio::test] function
+    impl_target: str | None = None
+    impl_trait: str | None = None
+    macro: str | None = None  # name of the macro invocation the hit is in
+    module: str | None = None  # enclosing inline modules, "a::tests"
+
+
+class ParseQuality(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Tree-sitter's error recovery in the hit's file."""
+
+    error_nodes: int = 0
+    missing_nodes: int = 0
+    hit_in_error: bool = False
+
+
+class Agreement(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Whether ast-grep, LibCST and tree-sitter agree on the fields each produced."""
+
+    status: AgreementStatus
+    sources: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()  # "ast_grep vs libcst: call_target"
 
 
 class Enrichment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """Typed payload of one enriched hit (Python or Rust)."""
+    """Typed payload of one enriched hit (Python or Rust). Field order is the JSON order."""
 
-    signature: str | None = None
+    status: EnrichmentStatus = "skipped"
+    construct: str | None = None  # function_def, class_def, call, import, attribute, ...
+    node_kind: str | None = None  # grammar kind of the innermost node at the hit
+    signature: str | None = None  # of the definition the hit names
     decorators: tuple[str, ...] = ()
-    scope_chain: tuple[str, ...] = ()
-    call_target: str | None = None
-    status: str = "skipped"  # applied | degraded | skipped
+    class_context: str | None = None
+    scope_chain: tuple[str, ...] = ()  # outermost first, excluding the hit's own definition
+    structural_context: tuple[str, ...] = ()  # nearest ancestor kinds, innermost first
+    call: CallFacts | None = None
+    function: FunctionFacts | None = None
+    import_: ImportFacts | None = msgspec.field(default=None, name="import")
+    resolution: ResolutionFacts | None = None
+    rust: RustFacts | None = None
+    parse_quality: ParseQuality | None = None
+    agreement: Agreement | None = None
+    stages: tuple[StageReport, ...] = ()
     degrade_reasons: tuple[str, ...] = ()
+    dropped_fields: tuple[str, ...] = ()  # removed by the payload byte budget, least useful first

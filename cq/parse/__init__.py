@@ -1,12 +1,22 @@
 """Parsed files shared by classification and enrichment, parsed once per content.
 
 In: a search root and a relative path. Out: ``SourceFile`` (bytes, text, content hash,
-language) and, on demand, its ast-grep root and tree-sitter tree, kept in bounded LRU caches
+language) and, on demand, its ast-grep root, tree-sitter tree, Python ``ast`` module and
+LibCST metadata, kept in bounded LRU caches
 keyed by content hash so repeated searches in one process (the MCP server) parse nothing twice.
 Heavy libraries are imported only when a parse is first asked for.
 """
 
+from cq.parse.python_trees import CstMetadata, cst_metadata, py_ast
 from cq.parse.source import SourceFile, load_source
 from cq.parse.trees import sg_root, ts_tree
 
-__all__ = ["SourceFile", "load_source", "sg_root", "ts_tree"]
+__all__ = [
+    "CstMetadata",
+    "SourceFile",
+    "cst_metadata",
+    "load_source",
+    "py_ast",
+    "sg_root",
+    "ts_tree",
+]

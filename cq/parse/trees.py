@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 _MAX_ENTRIES = 256
 
 
-class _Lru:
+class Lru:
     """A small LRU map; one instance per kind of parse."""
 
     def __init__(self, size: int) -> None:
@@ -33,8 +33,8 @@ class _Lru:
             self.items.popitem(last=False)
 
 
-_sg_cache = _Lru(_MAX_ENTRIES)
-_ts_cache = _Lru(_MAX_ENTRIES)
+_sg_cache = Lru(_MAX_ENTRIES)
+_ts_cache = Lru(_MAX_ENTRIES)
 
 
 def sg_root(source: SourceFile) -> SgRoot | None:

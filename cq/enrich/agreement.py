@@ -1,0 +1,61 @@
+"""Cross-source agreement: do ast-grep, LibCST and tree-sitter say the same about a hit?
+
+Every field two sources both produced (non-empty) is compared after whitespace
+normalisation; parser-specific fields (node kinds) are not. ``full``: all three sources
+produced fields and none conflict; ``conflict``: some field differs; ``partial``: fewer than
+three sources had anything to say. ``CQ_PY_ENRICHMENT_CROSSCHECK=1`` turns a conflict into a
+degrade reason.
+
+How agreement moves confidence (``adjust_confidence``): a hit whose structure three
+independent parses confirm is a little surer (+0.05, capped at 1.0); a conflict means at
+least one parse misread the code, so the classifier's confidence is scaled by 0.8; partial
+leaves it as it is. Ranking has already ordered the findings, so this changes the reported
+confidence of shown hits, not which hits are shown.
+"""
+
+from __future__ import annotations
+
+import os
+
+from cq.enrich.facts import PARSER_SPECIFIC, StructuralFacts, produced
+from cq.model import Agreement
+
+_FULL_SOURCES = 3
+_FULL_BONUS = 0.05
+_CONFLICT_FACTOR = 0.8
+
+
+def build_agreement(sources: dict[str, StructuralFacts | None]) -> Agreement:
+    """Compare the sources pairwise in the given order (ast_grep, libcst, tree_sitter)."""
+    fields = {
+        name: {k: v for k, v in produced(facts).items() if k not in PARSER_SPECIFIC}
+        for name, facts in sources.items()
+        if facts is not None
+    }
+    present = tuple(name for name, values in fields.items() if values)
+    conflicts: list[str] = []
+    for i, left in enumerate(present):
+        for right in present[i + 1 :]:
+            for field, value in fields[left].items():
+                other = fields[right].get(field)
+                if other is not None and other != value:
+                    conflicts.append(f"{left} vs {right}: {field}")
+    if conflicts:
+        status = "conflict"
+    elif len(present) >= _FULL_SOURCES:
+        status = "full"
+    else:
+        status = "partial"
+    return Agreement(status=status, sources=present, conflicts=tuple(conflicts))
+
+
+def crosscheck_enabled() -> bool:
+    return os.environ.get("CQ_PY_ENRICHMENT_CROSSCHECK", "") in ("1", "true", "yes")
+
+
+def adjust_confidence(confidence: float, agreement: Agreement | None) -> float:
+    if agreement is None or agreement.status == "partial":
+        return confidence
+    if agreement.status == "full":
+        return round(min(1.0, confidence + _FULL_BONUS), 4)
+    return round(confidence * _CONFLICT_FACTOR, 4)

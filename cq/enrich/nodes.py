@@ -1,0 +1,135 @@
+"""One small node interface over ast-grep and tree-sitter, and how to find the node at a hit.
+
+ast-grep (``SgNode``, character offsets) and tree-sitter (``Node``, byte offsets) parse with
+the same grammar, so the structural reading in ``py_structure`` is written once against
+``NodeView`` and run on both; the agreement step then compares what the two parses produced.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import msgspec
+
+
+class HitSpan(msgspec.Struct, frozen=True):
+    """Where a hit is: 0-based row, character columns, and absolute byte offsets."""
+
+    row: int
+    col: int
+    end_col: int
+    byte_start: int
+    byte_end: int
+
+
+class NodeView(Protocol):
+    def kind(self) -> str: ...
+    def text(self) -> str: ...
+    def field(self, name: str) -> NodeView | None: ...
+    def parent(self) -> NodeView | None: ...
+    def children(self) -> list[NodeView]: ...
+    def key(self) -> tuple[int, int, str]: ...
+    def head(self, until: NodeView) -> str: ...
+
+
+class SgView:
+    """``NodeView`` over an ast-grep node (offsets in characters)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+
+    def kind(self) -> str:
+        return self.node.kind()
+
+    def text(self) -> str:
+        return self.node.text()
+
+    def field(self, name: str) -> SgView | None:
+        child = self.node.field(name)
+        return SgView(child) if child is not None else None
+
+    def parent(self) -> SgView | None:
+        up = self.node.parent()
+        return SgView(up) if up is not None else None
+
+    def children(self) -> list[NodeView]:
+        return [SgView(c) for c in self.node.children()]
+
+    def key(self) -> tuple[int, int, str]:
+        r = self.node.range()
+        return (r.start.index, r.end.index, self.node.kind())
+
+    def head(self, until: NodeView) -> str:
+        return self.node.text()[: until.key()[0] - self.key()[0]]
+
+
+class TsView:
+    """``NodeView`` over a tree-sitter node (offsets in bytes)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+
+    def kind(self) -> str:
+        return self.node.type
+
+    def text(self) -> str:
+        return (self.node.text or b"").decode("utf-8", errors="replace")
+
+    def field(self, name: str) -> TsView | None:
+        child = self.node.child_by_field_name(name)
+        return TsView(child) if child is not None else None
+
+    def parent(self) -> TsView | None:
+        up = self.node.parent
+        return TsView(up) if up is not None else None
+
+    def children(self) -> list[NodeView]:
+        return [TsView(c) for c in self.node.children]
+
+    def key(self) -> tuple[int, int, str]:
+        return (self.node.start_byte, self.node.end_byte, self.node.type)
+
+    def head(self, until: NodeView) -> str:
+        data = self.node.text or b""
+        return data[: until.key()[0] - self.node.start_byte].decode("utf-8", errors="replace")
+
+
+def sg_locate(root: Any, span: HitSpan) -> SgView:
+    """Innermost ast-grep node containing the hit (descends by (row, column) positions)."""
+    start, end = (span.row, span.col), (span.row, span.end_col)
+    node = root
+    while True:
+        inner = None
+        for child in node.children():
+            r = child.range()
+            if (r.start.line, r.start.column) > start:
+                break
+            if (r.end.line, r.end.column) >= end:
+                inner = child
+                break
+        if inner is None:
+            return SgView(node)
+        node = inner
+
+
+def ts_locate(tree: Any, span: HitSpan) -> TsView:
+    """Innermost tree-sitter node containing the hit's bytes."""
+    return TsView(tree.root_node.descendant_for_byte_range(span.byte_start, span.byte_end))
+
+
+def ancestors(node: NodeView) -> list[NodeView]:
+    """Parents of ``node``, innermost first."""
+    out = []
+    up = node.parent()
+    while up is not None:
+        out.append(up)
+        up = up.parent()
+    return out
+
+
+def same(a: NodeView | None, b: NodeView | None) -> bool:
+    return a is not None and b is not None and a.key() == b.key()

@@ -1,0 +1,74 @@
+"""Stage 2, Python ``ast``: behaviour of the function the hit defines.
+
+In: the file's ``ast`` module, the hit's 1-based line and text. Out: ``FunctionFacts`` when the
+hit is the name of a ``def``/``async def`` on that line, else None. Nested functions, lambdas
+and classes are not counted: their awaits and yields are theirs.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from cq.model import FunctionFacts
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def function_facts(tree: ast.Module, line: int, name: str) -> FunctionFacts | None:
+    func = _function_at(tree, line, name)
+    if func is None:
+        return None
+    awaits = yields = 0
+    returns_value = False
+    for node in _own_nodes(func):
+        if isinstance(node, ast.Await):
+            awaits += 1
+        elif isinstance(node, ast.Yield | ast.YieldFrom):
+            yields += 1
+        elif isinstance(node, ast.Return) and not _is_none(node.value):
+            returns_value = True
+    return FunctionFacts(
+        is_async=isinstance(func, ast.AsyncFunctionDef),
+        is_generator=yields > 0,
+        awaits=awaits,
+        yields=yields,
+        returns_value=returns_value,
+    )
+
+
+def _function_at(tree: ast.Module, line: int, name: str) -> ast.AST | None:
+    """Descend through the statements whose line span holds ``line``."""
+    body: list[ast.stmt] = tree.body
+    while body:
+        holder = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+        if holder is None:
+            return None
+        if isinstance(holder, _FUNCS) and holder.lineno == line and holder.name == name:
+            return holder
+        body = [s for block in _blocks(holder) for s in block if isinstance(s, ast.stmt)]
+    return None
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.AST]]:
+    blocks = [getattr(stmt, f, None) for f in ("body", "orelse", "finalbody")]
+    out = [b for b in blocks if isinstance(b, list)]
+    for group in ("handlers", "cases"):
+        out.extend(h.body for h in getattr(stmt, group, ()) or ())
+    return out
+
+
+def _own_nodes(func: ast.AST) -> list[ast.AST]:
+    """Nodes of ``func``'s body, not descending into nested scopes."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(getattr(func, "body", []))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, _NESTED):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _is_none(value: ast.expr | None) -> bool:
+    return value is None or (isinstance(value, ast.Constant) and value.value is None)

@@ -1,0 +1,112 @@
+"""Structural reading of a Python hit from a tree-sitter-python parse (ast-grep or tree-sitter).
+
+In: the innermost node at the hit (a ``NodeView``). Out: ``StructuralFacts`` — what construct
+the hit is, the signature and decorators of the definition it names, its scope chain and
+class, nearby ancestor kinds, and the call it is the callee of.
+"""
+
+from __future__ import annotations
+
+from cq.enrich.facts import StructuralFacts, squash
+from cq.enrich.nodes import NodeView, ancestors, same
+
+_DEFS = {"function_definition": "function_def", "class_definition": "class_def"}
+_IMPORTS = {"import_statement", "import_from_statement", "future_import_statement"}
+_PARAMS = {"parameters", "lambda_parameters"}
+_STRINGS = {"string", "string_content", "string_start", "string_end", "escape_sequence"}
+_SKIP_CONTEXT = {"block", "module"}
+_CONTEXT_DEPTH = 4
+
+
+def structural_facts(node: NodeView, *, with_receiver: bool) -> StructuralFacts:
+    """Read the hit at ``node``; ``with_receiver`` also splits a method call's receiver."""
+    ups = ancestors(node)
+    defined = _defined(node)
+    construct, call = _construct(node, ups, defined)
+    scopes = [u for u in ups if u.kind() in _DEFS and not same(u, defined)]
+    classes = [u for u in scopes if u.kind() == "class_definition"]
+    receiver = method = None
+    if call is not None and with_receiver:
+        func = call.field("function")
+        if func is not None and func.kind() == "attribute":
+            receiver, method = _text(func.field("object")), _text(func.field("attribute"))
+    callee = call.field("function") if call is not None else None
+    return StructuralFacts(
+        construct=construct,
+        node_kind=node.kind(),
+        signature=_signature(defined),
+        decorators=_decorators(defined),
+        class_context=_name(classes[0]) if classes else None,
+        scope_chain=tuple(n for u in reversed(scopes) if (n := _name(u))),
+        structural_context=tuple(u.kind() for u in ups if u.kind() not in _SKIP_CONTEXT)[
+            :_CONTEXT_DEPTH
+        ],
+        call_target=squash(callee.text()) if callee is not None else None,
+        call_receiver=receiver,
+        call_method=method,
+    )
+
+
+def _defined(node: NodeView) -> NodeView | None:
+    """The function/class definition whose name the hit is, if any."""
+    up = node.parent()
+    kind_ok = node.kind() == "identifier" and up is not None and up.kind() in _DEFS
+    return up if kind_ok and same(up.field("name"), node) else None
+
+
+def _construct(
+    node: NodeView, ups: list[NodeView], defined: NodeView | None
+) -> tuple[str, NodeView | None]:
+    """What the hit is, and the call whose callee it is (if any)."""
+    if defined is not None:
+        return _DEFS[defined.kind()], None
+    kind = node.kind()
+    if kind == "comment":
+        return "comment", None
+    if kind in _STRINGS or any(u.kind() == "string" for u in ups[:2]):
+        return "string", None
+    if any(u.kind() in _IMPORTS for u in ups):
+        return "import", None
+    if kind != "identifier":
+        return "other", None
+    cur: NodeView = node
+    up = node.parent()
+    while up is not None and up.kind() == "attribute" and same(up.field("attribute"), cur):
+        cur, up = up, up.parent()
+    if up is not None and up.kind() == "call" and same(up.field("function"), cur):
+        return "call", up
+    if any(u.kind() == "decorator" for u in ups[:3]):
+        return "decorator", None
+    if any(u.kind() in _PARAMS for u in ups[:3]):
+        return "parameter", None
+    if any(u.kind() == "type" for u in ups[:4]):
+        return "annotation", None
+    assigns = up is not None and up.kind() in ("assignment", "augmented_assignment")
+    if assigns and same(up.field("left"), cur):
+        return "assignment_target", None
+    if up is not None and up.kind() == "keyword_argument" and same(up.field("name"), cur):
+        return "keyword", None
+    return ("attribute" if cur is not node else "name"), None
+
+
+def _signature(defined: NodeView | None) -> str | None:
+    if defined is None:
+        return None
+    body = defined.field("body")
+    head = defined.head(body) if body is not None else defined.text()
+    return squash(head).removesuffix(":").rstrip() or None
+
+
+def _decorators(defined: NodeView | None) -> tuple[str, ...]:
+    up = defined.parent() if defined is not None else None
+    if up is None or up.kind() != "decorated_definition":
+        return ()
+    return tuple(squash(c.text()).lstrip("@ ") for c in up.children() if c.kind() == "decorator")
+
+
+def _name(node: NodeView) -> str | None:
+    return _text(node.field("name"))
+
+
+def _text(node: NodeView | None) -> str | None:
+    return squash(node.text()) if node is not None else None

@@ -1,0 +1,157 @@
+"""The five Python stages for one hit, in order, each fail-open, merged by gap-fill.
+
+1. ast-grep (cached ``SgRoot``): signature, decorators, class, call target, scope chain,
+   structural context;
+2. ``ast``: async/generator/awaits/yields/returns of the function the hit defines;
+3. import detail of the import statement the hit is in;
+4. LibCST metadata on a skeleton of the file: qualified names, bindings, alias chain, call
+   receiver/method — fills only fields still empty;
+5. tree-sitter: last gap-fill, and parse quality.
+Then agreement across 1, 4 and 5 (see ``agreement``). Open ``enrich_python`` first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cq.enrich.agreement import build_agreement
+from cq.enrich.facts import StructuralFacts, produced
+from cq.enrich.nodes import HitSpan, SgView, sg_locate, ts_locate
+from cq.enrich.parse_quality import parse_quality
+from cq.enrich.py_ast_stage import function_facts
+from cq.enrich.py_import_stage import import_facts
+from cq.enrich.py_libcst_stage import libcst_facts
+from cq.enrich.py_structure import structural_facts
+from cq.enrich.stages import Skip, StageRunner
+from cq.model import CallFacts, Enrichment, ParseQuality, ResolutionFacts
+from cq.parse import SourceFile, py_ast, sg_root, ts_tree
+
+
+class PythonHit:
+    """What the stages need to know about one hit."""
+
+    def __init__(self, source: SourceFile, span: HitSpan, text: str, lines: list[str]) -> None:
+        self.source, self.span, self.text, self.lines = source, span, text, lines
+
+
+# Files larger than this get only the tree-sitter stage: Python-object-per-node parses of
+# multi-megabyte generated files cost seconds and cannot be interrupted once started.
+MAX_DEEP_BYTES = 1024 * 1024
+# LibCST costs ~1 ms per skeleton line; a skeleton larger than this is not worth it.
+MAX_SKELETON_BYTES = 128 * 1024
+
+
+def enrich_python(
+    hit: PythonHit, runner: StageRunner, *, with_libcst: bool, crosscheck: bool
+) -> Enrichment:
+    """Run the five stages for ``hit``; ``runner`` collects reports and timings."""
+    first = runner.run("ast_grep", lambda: _ast_grep(hit))
+    sg_node = first[1] if first else None
+    function = runner.run("python_ast", lambda: _python_ast(hit))
+    imported = runner.run("imports", lambda: _imports(hit, sg_node))
+    construct = first[0].construct if first else None
+    fourth = runner.run("libcst", lambda: _libcst(hit, with_libcst, construct, runner))
+    fifth = runner.run("tree_sitter", lambda: _tree_sitter(hit))
+    sources = {
+        "ast_grep": first[0] if first else None,
+        "libcst": fourth[0] if fourth else None,
+        "tree_sitter": fifth[0] if fifth else None,
+    }
+    merged = _gap_fill([f for f in sources.values() if f is not None])
+    agreement = build_agreement(sources)
+    if crosscheck and agreement.status == "conflict":
+        runner.reasons.append("crosscheck: " + "; ".join(agreement.conflicts))
+    return Enrichment(
+        status=runner.status(),
+        construct=merged.construct,
+        node_kind=merged.node_kind,
+        signature=merged.signature,
+        decorators=merged.decorators,
+        class_context=merged.class_context,
+        scope_chain=merged.scope_chain,
+        structural_context=merged.structural_context,
+        call=_call(merged),
+        function=function,
+        import_=imported,
+        resolution=_nonempty(fourth[1] if fourth else None),
+        parse_quality=fifth[1] if fifth and fifth[1] != ParseQuality() else None,
+        agreement=agreement if agreement.sources else None,
+        stages=tuple(runner.reports),
+        degrade_reasons=tuple(runner.reasons),
+    )
+
+
+def _check_size(hit: PythonHit) -> None:
+    if len(hit.source.data) > MAX_DEEP_BYTES:
+        raise Skip("file over 1 MiB")
+
+
+def _ast_grep(hit: PythonHit) -> tuple[StructuralFacts, SgView]:
+    _check_size(hit)
+    root = sg_root(hit.source)
+    if root is None:
+        raise Skip("file is not UTF-8")
+    node = sg_locate(root.root(), hit.span)
+    return structural_facts(node, with_receiver=False), node
+
+
+def _python_ast(hit: PythonHit) -> Any:
+    _check_size(hit)
+    facts = function_facts(py_ast(hit.source), hit.span.row + 1, hit.text)
+    if facts is None:
+        raise Skip("not a function definition")
+    return facts
+
+
+def _imports(hit: PythonHit, node: SgView | None) -> Any:
+    if node is None:
+        raise Skip("no ast-grep node")
+    facts = import_facts(node, hit.text)
+    if facts is None:
+        raise Skip("not in an import")
+    return facts
+
+
+def _libcst(
+    hit: PythonHit, allowed: bool, construct: str | None, runner: StageRunner
+) -> tuple[StructuralFacts, ResolutionFacts | None]:
+    if construct in ("comment", "string"):
+        raise Skip(f"no name in a {construct}")
+    if not allowed:
+        runner.complete = False
+        raise Skip("time budget")
+    if hit.source.text is None:
+        raise Skip("file is not UTF-8")
+    _check_size(hit)
+    return libcst_facts(
+        hit.lines, py_ast(hit.source), hit.span.row + 1, hit.span.col, MAX_SKELETON_BYTES
+    )
+
+
+def _tree_sitter(hit: PythonHit) -> tuple[StructuralFacts, ParseQuality]:
+    tree = ts_tree(hit.source)
+    node = ts_locate(tree, hit.span)
+    return structural_facts(node, with_receiver=True), parse_quality(tree, node, "python")
+
+
+def _gap_fill(sources: list[StructuralFacts]) -> StructuralFacts:
+    """Earlier sources win; a later source only fills fields still empty."""
+    merged: dict[str, Any] = {}
+    for facts in sources:
+        for name, value in produced(facts).items():
+            merged.setdefault(name, value)
+    return StructuralFacts(**merged)
+
+
+def _call(facts: StructuralFacts) -> CallFacts | None:
+    if not (facts.call_target or facts.call_receiver or facts.call_method):
+        return None
+    return CallFacts(
+        target=facts.call_target, receiver=facts.call_receiver, method=facts.call_method
+    )
+
+
+def _nonempty(resolution: ResolutionFacts | None) -> ResolutionFacts | None:
+    if resolution is None or resolution == ResolutionFacts():
+        return None
+    return resolution

@@ -1,0 +1,206 @@
+"""Rust enrichment from tree-sitter: the item a hit names (or sits in) and its surroundings.
+
+In: the Rust file and the hit's span. Out: an ``Enrichment`` with the shared structural fields
+(construct, signature, scope chain, call) and ``RustFacts``: item kind, visibility, generics,
+where clause, attributes (derive, ``cfg(test)``, ``#[test]``), impl target and trait, macro,
+enclosing inline module. One stage, fail-open like the Python ones.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from cq.enrich.facts import squash
+from cq.enrich.nodes import HitSpan, NodeView, ancestors, same, ts_locate
+from cq.enrich.parse_quality import parse_quality
+from cq.enrich.stages import StageRunner
+from cq.model import CallFacts, Enrichment, ParseQuality, RustFacts
+from cq.parse import SourceFile, ts_tree
+
+_ITEMS = {
+    "function_item": "function_def",
+    "function_signature_item": "function_def",
+    "struct_item": "struct_def",
+    "enum_item": "enum_def",
+    "union_item": "union_def",
+    "trait_item": "trait_def",
+    "mod_item": "mod_def",
+    "const_item": "const_def",
+    "static_item": "static_def",
+    "type_item": "type_def",
+    "macro_definition": "macro_def",
+}
+_SCOPES = {"function_item", "trait_item", "impl_item", "mod_item"}
+_BODY_FIELDS = ("body", "value")
+_CALLEE_PARENTS = {
+    "scoped_identifier": "name",
+    "field_expression": "field",
+    "generic_function": "function",
+}
+_SKIP_CONTEXT = {"block", "declaration_list", "source_file", "token_tree"}
+_TEST_ATTR = re.compile(r"^#\[(?:[A-Za-z_]\w*::)*test\]$")
+_DERIVE = re.compile(r"^#\[derive\((.*)\)\]$")
+
+
+def enrich_rust(source: SourceFile, span: HitSpan, runner: StageRunner) -> Enrichment:
+    found = runner.run("tree_sitter", lambda: _read(source, span))
+    if found is None:
+        return Enrichment(
+            status=runner.status(),
+            stages=tuple(runner.reports),
+            degrade_reasons=tuple(runner.reasons),
+        )
+    enrichment, quality = found
+    return msgspec.structs.replace(
+        enrichment,
+        status=runner.status(),
+        parse_quality=quality if quality != ParseQuality() else None,
+        stages=tuple(runner.reports),
+        degrade_reasons=tuple(runner.reasons),
+    )
+
+
+def _read(source: SourceFile, span: HitSpan) -> tuple[Enrichment, ParseQuality]:
+    tree = ts_tree(source)
+    node = ts_locate(tree, span)
+    ups = ancestors(node)
+    defined = _defined(node)
+    item = defined
+    scopes = [u for u in ups if u.kind() in _SCOPES and not same(u, defined)]
+    functions = [
+        u for u in ([defined] if defined else []) + ups if u and u.kind() == "function_item"
+    ]
+    impl = next((u for u in ups if u.kind() == "impl_item"), None)
+    macro = next((u for u in [node, *ups] if u.kind() == "macro_invocation"), None)
+    call, target = _call(node)
+    attrs = _attributes(item) if item is not None else ()
+    enclosing_attrs = [a for u in [item, *ups] if u is not None for a in _attributes(u)]
+    rust = RustFacts(
+        item_kind=item.kind() if item is not None else None,
+        visibility=_child_text(item, "visibility_modifier"),
+        generics=_field_text(item, "type_parameters"),
+        where_clause=_child_text(item, "where_clause"),
+        attributes=attrs,
+        derives=tuple(d for a in attrs if (m := _DERIVE.match(a)) for d in _split(m.group(1))),
+        cfg_test=any("cfg(test)" in a for a in enclosing_attrs),
+        is_test=bool(functions) and any(_TEST_ATTR.match(a) for a in _attributes(functions[0])),
+        impl_target=_field_text(impl, "type"),
+        impl_trait=_field_text(impl, "trait"),
+        macro=_field_text(macro, "macro"),
+        module="::".join(n for u in reversed(ups) if u.kind() == "mod_item" and (n := _name(u)))
+        or None,
+    )
+    enrichment = Enrichment(
+        construct=_construct(node, ups, defined, call, macro),
+        node_kind=node.kind(),
+        signature=_signature(item),
+        scope_chain=tuple(s for u in reversed(scopes) if (s := _scope_name(u))),
+        structural_context=tuple(u.kind() for u in ups if u.kind() not in _SKIP_CONTEXT)[:4],
+        call=_call_facts(target) if call is not None else None,
+        rust=rust,
+    )
+    return enrichment, parse_quality(tree, node, "rust")
+
+
+def _defined(node: NodeView) -> NodeView | None:
+    up = node.parent()
+    if up is not None and up.kind() in _ITEMS and same(up.field("name"), node):
+        return up
+    return None
+
+
+def _construct(node: NodeView, ups: list[NodeView], defined: Any, call: Any, macro: Any) -> str:
+    if defined is not None:
+        return _ITEMS[defined.kind()]
+    if any(u.kind() == "use_declaration" for u in ups):
+        return "use"
+    if macro is not None and same(macro.field("macro"), node):
+        return "macro_call"
+    if call is not None:
+        return "call"
+    if any(u.kind() == "attribute_item" for u in ups):
+        return "attribute"
+    if node.kind() in ("line_comment", "block_comment", "doc_comment"):
+        return "comment"
+    if node.kind() in ("string_content", "string_literal", "raw_string_literal"):
+        return "string"
+    return "type" if node.kind() == "type_identifier" else "name"
+
+
+def _call(node: NodeView) -> tuple[NodeView | None, NodeView | None]:
+    """The call whose callee ends at the hit, and that callee expression."""
+    cur, up = node, node.parent()
+    while up is not None:
+        field = _CALLEE_PARENTS.get(up.kind())
+        if field is None or not same(up.field(field), cur):
+            break
+        cur, up = up, up.parent()
+    if up is not None and up.kind() == "call_expression" and same(up.field("function"), cur):
+        return up, cur
+    return None, None
+
+
+def _call_facts(target: NodeView | None) -> CallFacts | None:
+    if target is None:
+        return None
+    inner = target.field("function") if target.kind() == "generic_function" else target
+    receiver = method = None
+    if inner is not None and inner.kind() == "field_expression":
+        receiver, method = _text(inner.field("value")), _text(inner.field("field"))
+    return CallFacts(target=squash(target.text()), receiver=receiver, method=method)
+
+
+def _signature(item: NodeView | None) -> str | None:
+    if item is None:
+        return None
+    body = next((b for f in _BODY_FIELDS if (b := item.field(f)) is not None), None)
+    head = item.head(body) if body is not None else item.text()
+    return squash(head).rstrip("=;{ ").strip() or None
+
+
+def _attributes(item: NodeView) -> tuple[str, ...]:
+    """``#[...]`` attributes directly above ``item`` (comments between them are skipped)."""
+    up = item.parent()
+    if up is None:
+        return ()
+    siblings = up.children()
+    index = next((i for i, s in enumerate(siblings) if same(s, item)), 0)
+    found: list[str] = []
+    for sibling in reversed(siblings[:index]):
+        if sibling.kind() == "attribute_item":
+            found.append(squash(sibling.text()))
+        elif sibling.kind() not in ("line_comment", "block_comment"):
+            break
+    return tuple(reversed(found))
+
+
+def _scope_name(node: NodeView) -> str | None:
+    if node.kind() == "impl_item":
+        target, trait = _field_text(node, "type"), _field_text(node, "trait")
+        return f"impl {trait} for {target}" if trait else f"impl {target}"
+    return _name(node)
+
+
+def _split(derives: str) -> list[str]:
+    return [d.strip() for d in derives.split(",") if d.strip()]
+
+
+def _name(node: NodeView) -> str | None:
+    return _text(node.field("name"))
+
+
+def _field_text(node: NodeView | None, field: str) -> str | None:
+    return _text(node.field(field)) if node is not None else None
+
+
+def _child_text(node: NodeView | None, kind: str) -> str | None:
+    if node is None:
+        return None
+    return next((squash(c.text()) for c in node.children() if c.kind() == kind), None)
+
+
+def _text(node: NodeView | None) -> str | None:
+    return squash(node.text()) if node is not None else None

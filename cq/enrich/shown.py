@@ -1,0 +1,182 @@
+"""Enrich the findings a report will show, within a time budget, from the store when warm.
+
+In: the ranked findings and the request's limit. Out: ``EnrichOutcome`` — the findings with
+``enrichment`` set on the shown ones (and confidence moved by agreement), telemetry counts,
+stage timings, counters, and per-hit stage timings for ``bench/``.
+
+Budgets: ``CQ_ENRICH_BUDGET_MS`` (default 2000) of wall time for all shown hits — past half
+of it LibCST is skipped for the remaining hits, past all of it the remaining hits are left
+unenriched (status ``skipped``, reason ``time budget``); ``CQ_ENRICH_MAX_BYTES`` (default
+4096) per hit, see ``budget``. Results that ran every stage are stored (``store``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import msgspec
+
+from cq.enrich.agreement import adjust_confidence, crosscheck_enabled
+from cq.enrich.budget import DEFAULT_MAX_BYTES, enforce_budget
+from cq.enrich.nodes import HitSpan
+from cq.enrich.python import PythonHit, enrich_python
+from cq.enrich.rust import enrich_rust
+from cq.enrich.stages import StageRunner
+from cq.enrich.store import EnrichmentStore
+from cq.enrich.telemetry import EnrichTelemetry
+from cq.model import Enrichment, Finding
+from cq.parse import SourceFile, load_source
+
+DEFAULT_BUDGET_MS = 2000.0
+
+
+class EnrichSettings(msgspec.Struct, frozen=True, kw_only=True):
+    budget_ms: float = DEFAULT_BUDGET_MS
+    max_bytes: int = DEFAULT_MAX_BYTES
+    crosscheck: bool = False
+    use_store: bool = True
+
+    @classmethod
+    def from_env(cls, use_store: bool = True) -> EnrichSettings:
+        return cls(
+            budget_ms=float(os.environ.get("CQ_ENRICH_BUDGET_MS") or DEFAULT_BUDGET_MS),
+            max_bytes=int(os.environ.get("CQ_ENRICH_MAX_BYTES") or DEFAULT_MAX_BYTES),
+            crosscheck=crosscheck_enabled(),
+            use_store=use_store,
+        )
+
+
+class HitTimings(msgspec.Struct, frozen=True):
+    """Stage wall times of one computed (not stored) hit, in milliseconds."""
+
+    language: str
+    stages_ms: dict[str, float]
+
+
+class EnrichOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    findings: list[Finding]
+    telemetry: dict[str, dict[str, int]]
+    timings_ms: dict[str, float]
+    counters: dict[str, int]
+    per_hit: tuple[HitTimings, ...] = ()
+
+
+def enrich_shown(
+    root: Path, ranked: list[Finding], limit: int, settings: EnrichSettings
+) -> EnrichOutcome:
+    """Enrich ``ranked[:limit]`` (all when ``limit`` is 0) in rank order."""
+    shown = len(ranked) if limit <= 0 else min(limit, len(ranked))
+    started = time.perf_counter()
+    files = _Files(root)
+    store = EnrichmentStore.open(settings.use_store)
+    telemetry = EnrichTelemetry()
+    per_hit: list[HitTimings] = []
+    out = list(ranked)
+    for index in range(shown):
+        finding = ranked[index]
+        elapsed = (time.perf_counter() - started) * 1000
+        if elapsed > settings.budget_ms:
+            enrichment = Enrichment(status="skipped", degrade_reasons=("time budget",))
+        else:
+            enrichment = _enrich_one(
+                finding,
+                files,
+                store,
+                settings,
+                telemetry,
+                per_hit,
+                with_libcst=elapsed <= settings.budget_ms / 2,
+            )
+        telemetry.record(finding.language, enrichment)
+        out[index] = msgspec.structs.replace(
+            finding,
+            enrichment=enrichment,
+            confidence=adjust_confidence(finding.confidence, enrichment.agreement),
+        )
+    telemetry.counters["enrich.store_write_failures"] += store.flush()
+    return EnrichOutcome(
+        findings=out,
+        telemetry=telemetry.summary(),
+        timings_ms=telemetry.run_timings(),
+        counters=dict(sorted((k, v) for k, v in telemetry.counters.items() if v)),
+        per_hit=tuple(per_hit),
+    )
+
+
+def _enrich_one(
+    finding: Finding,
+    files: _Files,
+    store: EnrichmentStore,
+    settings: EnrichSettings,
+    telemetry: EnrichTelemetry,
+    per_hit: list[HitTimings],
+    *,
+    with_libcst: bool,
+) -> Enrichment:
+    source = files.source(finding)
+    if source is None:
+        return Enrichment(status="skipped", degrade_reasons=("file unreadable",))
+    key = f"{finding.line}:{finding.col}:{finding.end_col}:{int(settings.crosscheck)}"
+    key += f":{settings.max_bytes}"
+    stored = store.get(source.digest, key)
+    if stored is not None:
+        telemetry.counters["enrich.store_hits"] += 1
+        return stored
+    runner = StageRunner()
+    span = files.span(source, finding)
+    if finding.language == "python":
+        hit = PythonHit(source, span, finding.text, files.lines(source))
+        enrichment = enrich_python(
+            hit, runner, with_libcst=with_libcst, crosscheck=settings.crosscheck
+        )
+    else:
+        enrichment = enrich_rust(source, span, runner)
+    enrichment = enforce_budget(enrichment, settings.max_bytes)
+    telemetry.counters["enrich.computed"] += 1
+    telemetry.time(finding.language, runner.timings_ms)
+    per_hit.append(HitTimings(finding.language, dict(runner.timings_ms)))
+    if runner.complete:
+        store.put(source.digest, key, enrichment)
+    return enrichment
+
+
+class _Files:
+    """Each file of the shown hits read once per search, with its line tables."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.sources: dict[str, SourceFile | None] = {}
+        self.starts: dict[str, list[int]] = {}
+        self.split: dict[str, list[str]] = {}
+
+    def source(self, finding: Finding) -> SourceFile | None:
+        if finding.file not in self.sources:
+            self.sources[finding.file] = load_source(self.root, finding.file, finding.language)
+        return self.sources[finding.file]
+
+    def lines(self, source: SourceFile) -> list[str]:
+        """Lines split on "\\n" only, as rg and ast count them (not ``str.splitlines``)."""
+        if source.path not in self.split:
+            text = source.text or ""
+            self.split[source.path] = [line.removesuffix("\r") for line in text.split("\n")]
+        return self.split[source.path]
+
+    def span(self, source: SourceFile, finding: Finding) -> HitSpan:
+        if source.path not in self.starts:
+            self.starts[source.path] = source.line_starts()
+        starts = self.starts[source.path]
+        line_start = starts[min(finding.line, len(starts)) - 1]
+        # line_text may be clipped around the match, so measure the column in the file's line.
+        line_end = source.data.find(b"\n", line_start)
+        line = source.data[line_start : line_end if line_end >= 0 else len(source.data)]
+        byte_col = len(line.decode("utf-8", errors="replace")[: finding.col].encode("utf-8"))
+        byte_len = len(finding.text.encode("utf-8"))
+        return HitSpan(
+            row=finding.line - 1,
+            col=finding.col,
+            end_col=finding.end_col,
+            byte_start=line_start + byte_col,
+            byte_end=line_start + byte_col + byte_len,
+        )

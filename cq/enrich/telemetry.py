@@ -1,0 +1,43 @@
+"""Counting what enrichment did, per language: deterministic counts for ``Summary.telemetry``
+and volatile stage timings for ``RunInfo``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from cq.model import Enrichment
+
+
+class EnrichTelemetry:
+    """Accumulates one search's counts and timings."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, Counter[str]] = defaultdict(Counter)
+        self.timings_ms: Counter[str] = Counter()
+        self.counters: Counter[str] = Counter()
+
+    def record(self, language: str, enrichment: Enrichment) -> None:
+        counts = self.counts[f"enrichment.{language}"]
+        counts[enrichment.status] += 1
+        for report in enrichment.stages:
+            if report.status == "degraded":
+                counts[f"degraded.{report.stage}"] += 1
+        if any(r.startswith("crosscheck:") for r in enrichment.degrade_reasons):
+            counts["degraded.crosscheck"] += 1
+        if enrichment.agreement is not None:
+            counts[f"agreement.{enrichment.agreement.status}"] += 1
+        if enrichment.dropped_fields:
+            counts["budget_trimmed"] += 1
+        if enrichment.status == "skipped" and "time budget" in enrichment.degrade_reasons:
+            counts["skipped.time_budget"] += 1
+
+    def time(self, language: str, stage_ms: dict[str, float]) -> None:
+        for stage, ms in stage_ms.items():
+            self.timings_ms[f"enrich.{language}.{stage}"] += ms
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        return {lang: dict(sorted(c.items())) for lang, c in sorted(self.counts.items())}
+
+    def run_timings(self) -> dict[str, float]:
+        return {k: round(v, 1) for k, v in sorted(self.timings_ms.items())}
