@@ -73,8 +73,19 @@ def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
                 assert not md.is_error
                 assert "pkg/store.py:2:" in text_of(md)
 
-                js = await client.call_tool("search", {"query": "insert_edge", "format": "json"})
-                cli = run_cq("search", "insert_edge", "--root", str(repo), "--format", "json")
+                # limit 10: thirty enriched findings are more than the default token budget.
+                query = {"query": "insert_edge", "format": "json", "limit": 10}
+                js = await client.call_tool("search", query)
+                cli = run_cq(
+                    "search",
+                    "insert_edge",
+                    "--root",
+                    str(repo),
+                    "--format",
+                    "json",
+                    "--limit",
+                    "10",
+                )
                 assert without_run(md_first(js)) == without_run(cli.stdout)
 
                 bad = await client.call_tool("search", {"query": "insert_edge", "limit": "x"})

@@ -25,14 +25,16 @@ _FULL_BONUS = 0.05
 _CONFLICT_FACTOR = 0.8
 
 
-def build_agreement(sources: dict[str, StructuralFacts | None]) -> Agreement:
-    """Compare the sources pairwise in the given order (ast_grep, libcst, tree_sitter)."""
+def build_agreement(sources: dict[str, StructuralFacts | None]) -> Agreement | None:
+    """Compare the sources pairwise in the given order; None when no source said anything."""
     fields = {
         name: {k: v for k, v in produced(facts).items() if k not in PARSER_SPECIFIC}
         for name, facts in sources.items()
         if facts is not None
     }
     present = tuple(name for name, values in fields.items() if values)
+    if not present:
+        return None
     conflicts: list[str] = []
     for i, left in enumerate(present):
         for right in present[i + 1 :]:
@@ -46,7 +48,8 @@ def build_agreement(sources: dict[str, StructuralFacts | None]) -> Agreement:
         status = "full"
     else:
         status = "partial"
-    return Agreement(status=status, sources=present, conflicts=tuple(conflicts))
+    sources = () if status == "full" else present
+    return Agreement(status=status, sources=sources, conflicts=tuple(conflicts))
 
 
 def crosscheck_enabled() -> bool:

@@ -2,7 +2,7 @@
 
 The size is that of the hit's ``Enrichment`` as msgspec JSON. While it is over the budget the
 least useful part still present is removed whole and its name added to ``dropped_fields``:
-first parser internals (ancestor kinds, node kind, parse quality), then long lists
+first parser internals (ancestor kinds, parse quality), then long lists
 (bindings, decorators, attributes, alias chain, import names, qualified names), then the
 agreement and stage reports, then whole facts, signature last. ``status``, ``construct``,
 ``class_context``, ``degrade_reasons`` and ``dropped_fields`` are never dropped.
@@ -19,7 +19,6 @@ DEFAULT_MAX_BYTES = 4096
 # Least useful first; "a.b" drops field b of the nested struct a.
 DROP_ORDER = (
     "structural_context",
-    "node_kind",
     "parse_quality",
     "resolution.bindings",
     "decorators",

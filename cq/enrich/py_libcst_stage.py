@@ -14,7 +14,7 @@ from typing import Any
 
 from cq.enrich.facts import StructuralFacts, squash
 from cq.enrich.skeleton import Skeleton, build_skeleton
-from cq.enrich.stages import Skip
+from cq.enrich.stages import Limited, Skip
 from cq.model import Binding, ResolutionFacts
 from cq.parse import CstMetadata, cst_metadata
 
@@ -28,7 +28,7 @@ def libcst_facts(
     if skeleton is None:
         raise Skip("no statement at the hit")
     if len(skeleton.text) > max_bytes:
-        raise Skip(f"skeleton over {max_bytes // 1024} KiB")
+        raise Limited(f"skeleton over {max_bytes // 1024} KiB")
     meta = cst_metadata(skeleton.text)
     name = _name_at(meta, skeleton.hit_row, col)
     if name is None:

@@ -15,7 +15,7 @@ _IMPORTS = {"import_statement", "import_from_statement", "future_import_statemen
 _PARAMS = {"parameters", "lambda_parameters"}
 _STRINGS = {"string", "string_content", "string_start", "string_end", "escape_sequence"}
 _SKIP_CONTEXT = {"block", "module"}
-_CONTEXT_DEPTH = 4
+_CONTEXT_DEPTH = 3
 
 
 def structural_facts(node: NodeView, *, with_receiver: bool) -> StructuralFacts:

@@ -22,7 +22,7 @@ from cq.enrich.py_ast_stage import function_facts
 from cq.enrich.py_import_stage import import_facts
 from cq.enrich.py_libcst_stage import libcst_facts
 from cq.enrich.py_structure import structural_facts
-from cq.enrich.stages import Skip, StageRunner
+from cq.enrich.stages import Limited, Skip, StageRunner
 from cq.model import CallFacts, Enrichment, ParseQuality, ResolutionFacts
 from cq.parse import SourceFile, py_ast, sg_root, ts_tree
 
@@ -59,12 +59,11 @@ def enrich_python(
     }
     merged = _gap_fill([f for f in sources.values() if f is not None])
     agreement = build_agreement(sources)
-    if crosscheck and agreement.status == "conflict":
+    if crosscheck and agreement is not None and agreement.status == "conflict":
         runner.reasons.append("crosscheck: " + "; ".join(agreement.conflicts))
     return Enrichment(
         status=runner.status(),
         construct=merged.construct,
-        node_kind=merged.node_kind,
         signature=merged.signature,
         decorators=merged.decorators,
         class_context=merged.class_context,
@@ -75,22 +74,22 @@ def enrich_python(
         import_=imported,
         resolution=_nonempty(fourth[1] if fourth else None),
         parse_quality=fifth[1] if fifth and fifth[1] != ParseQuality() else None,
-        agreement=agreement if agreement.sources else None,
-        stages=tuple(runner.reports),
+        agreement=agreement,
+        stages=runner.stage_status(),
         degrade_reasons=tuple(runner.reasons),
     )
 
 
 def _check_size(hit: PythonHit) -> None:
     if len(hit.source.data) > MAX_DEEP_BYTES:
-        raise Skip("file over 1 MiB")
+        raise Limited("file over 1 MiB")
 
 
 def _ast_grep(hit: PythonHit) -> tuple[StructuralFacts, SgView]:
     _check_size(hit)
     root = sg_root(hit.source)
     if root is None:
-        raise Skip("file is not UTF-8")
+        raise Limited("file is not UTF-8")
     node = sg_locate(root.root(), hit.span)
     return structural_facts(node, with_receiver=False), node
 
@@ -119,9 +118,9 @@ def _libcst(
         raise Skip(f"no name in a {construct}")
     if not allowed:
         runner.complete = False
-        raise Skip("time budget")
+        raise Limited("time budget")
     if hit.source.text is None:
-        raise Skip("file is not UTF-8")
+        raise Limited("file is not UTF-8")
     _check_size(hit)
     return libcst_facts(
         hit.lines, py_ast(hit.source), hit.span.row + 1, hit.span.col, MAX_SKELETON_BYTES

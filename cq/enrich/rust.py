@@ -50,7 +50,7 @@ def enrich_rust(source: SourceFile, span: HitSpan, runner: StageRunner) -> Enric
     if found is None:
         return Enrichment(
             status=runner.status(),
-            stages=tuple(runner.reports),
+            stages=runner.stage_status(),
             degrade_reasons=tuple(runner.reasons),
         )
     enrichment, quality = found
@@ -58,7 +58,7 @@ def enrich_rust(source: SourceFile, span: HitSpan, runner: StageRunner) -> Enric
         enrichment,
         status=runner.status(),
         parse_quality=quality if quality != ParseQuality() else None,
-        stages=tuple(runner.reports),
+        stages=runner.stage_status(),
         degrade_reasons=tuple(runner.reasons),
     )
 
@@ -95,7 +95,6 @@ def _read(source: SourceFile, span: HitSpan) -> tuple[Enrichment, ParseQuality]:
     )
     enrichment = Enrichment(
         construct=_construct(node, ups, defined, call, macro),
-        node_kind=node.kind(),
         signature=_signature(item),
         scope_chain=tuple(s for u in reversed(scopes) if (s := _scope_name(u))),
         structural_context=tuple(u.kind() for u in ups if u.kind() not in _SKIP_CONTEXT)[:4],

@@ -1,9 +1,10 @@
 """Fail-open stage runner: one stage's exception becomes its degrade reason, never the search's.
 
-A stage is a zero-argument callable. It returns its result, raises ``Skip`` when it does not
-apply to the hit (status ``skipped``), or raises anything else (status ``degraded``, reason
-``"<stage>: <ExceptionType>: <first line of the message>"``). Wall time per stage is kept
-apart from the payload: it is volatile and goes to ``RunInfo`` only.
+A stage is a zero-argument callable. It returns its result (status ``applied``), raises
+``Skip`` when it does not apply to the hit (no status recorded), raises ``Limited`` when a
+limit stops it (status ``skipped``, reason kept), or raises anything else (status
+``degraded``, reason ``"<stage>: <ExceptionType>: <first line of the message>"``). Wall time
+per stage is kept apart from the payload: it is volatile and goes to ``RunInfo`` only.
 """
 
 from __future__ import annotations
@@ -12,47 +13,58 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from cq.model import StageName, StageReport
+import msgspec
+
+from cq.model import EnrichmentStatus, StageName, StageStatus
 
 T = TypeVar("T")
 _REASON_CHARS = 160
 
 
 class Skip(Exception):
-    """The stage does not apply to this hit; the message says why."""
+    """The stage does not apply to this hit (not a function, not an import, ...)."""
+
+
+class Limited(Exception):
+    """A limit stopped the stage (time budget, file size, encoding); the message says which."""
 
 
 class StageRunner:
-    """Runs the stages of one hit, collecting reports, degrade reasons and timings."""
+    """Runs the stages of one hit, collecting statuses, degrade reasons and timings."""
 
     def __init__(self) -> None:
-        self.reports: list[StageReport] = []
+        self.statuses: dict[str, EnrichmentStatus] = {}
         self.reasons: list[str] = []
         self.timings_ms: dict[str, float] = {}
-        self.complete = True  # False when a stage was skipped for the time budget
+        self.complete = True  # False when the time budget stopped a stage: not stored
 
     def run(self, stage: StageName, body: Callable[[], T]) -> T | None:
         started = time.perf_counter()
         try:
             value = body()
-        except Skip as skip:
-            self.reports.append(StageReport(stage=stage, status="skipped", reason=str(skip)))
+        except Skip:
+            return None
+        except Limited as limit:
+            self.statuses[stage] = "skipped"
+            self.reasons.append(f"{stage}: {limit}")
             return None
         except Exception as exc:  # fail open: every stage error is data, not a crash
-            reason = f"{stage}: {type(exc).__name__}: {_first_line(str(exc))}"
-            self.reports.append(StageReport(stage=stage, status="degraded", reason=reason))
-            self.reasons.append(reason)
+            self.statuses[stage] = "degraded"
+            self.reasons.append(f"{stage}: {type(exc).__name__}: {_first_line(str(exc))}")
             return None
         finally:
             elapsed = (time.perf_counter() - started) * 1000
             self.timings_ms[stage] = self.timings_ms.get(stage, 0.0) + elapsed
-        self.reports.append(StageReport(stage=stage, status="applied"))
+        self.statuses[stage] = "applied"
         return value
 
-    def status(self) -> str:
+    def stage_status(self) -> StageStatus:
+        return msgspec.convert(self.statuses, StageStatus)
+
+    def status(self) -> EnrichmentStatus:
         if self.reasons:
             return "degraded"
-        if any(r.status == "applied" for r in self.reports):
+        if "applied" in self.statuses.values():
             return "applied"
         return "skipped"
 

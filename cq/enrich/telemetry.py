@@ -20,9 +20,11 @@ class EnrichTelemetry:
     def record(self, language: str, enrichment: Enrichment) -> None:
         counts = self.counts[f"enrichment.{language}"]
         counts[enrichment.status] += 1
-        for report in enrichment.stages:
-            if report.status == "degraded":
-                counts[f"degraded.{report.stage}"] += 1
+        stages = enrichment.stages
+        for stage in stages.__struct_fields__ if stages is not None else ():
+            status = getattr(stages, stage)
+            if status in ("degraded", "skipped"):
+                counts[f"{status}.{stage}"] += 1
         if any(r.startswith("crosscheck:") for r in enrichment.degrade_reasons):
             counts["degraded.crosscheck"] += 1
         if enrichment.agreement is not None:

@@ -11,13 +11,14 @@ from cq.model.enrichment import (
     Binding,
     CallFacts,
     Enrichment,
+    EnrichmentStatus,
     FunctionFacts,
     ImportFacts,
     ParseQuality,
     ResolutionFacts,
     RustFacts,
     StageName,
-    StageReport,
+    StageStatus,
 )
 from cq.model.finding import Finding, ScoreBreakdown
 from cq.model.match import CapHit, Language, RawMatch, SearchStats
@@ -49,6 +50,7 @@ __all__ = [
     "Category",
     "Classification",
     "Enrichment",
+    "EnrichmentStatus",
     "Finding",
     "Focus",
     "FunctionFacts",
@@ -72,7 +74,7 @@ __all__ = [
     "SearchStats",
     "Section",
     "StageName",
-    "StageReport",
+    "StageStatus",
     "Summary",
     "SymbolFlags",
     "Tier",

@@ -17,12 +17,18 @@ StageName = Literal["ast_grep", "python_ast", "imports", "libcst", "tree_sitter"
 AgreementStatus = Literal["full", "partial", "conflict"]
 
 
-class StageReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """How one stage went for this hit; ``reason`` says why it degraded or was skipped."""
+class StageStatus(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How each stage that applies to the hit went; a stage that does not apply is absent.
 
-    stage: StageName
-    status: EnrichmentStatus
-    reason: str | None = None
+    ``skipped`` here means a limit stopped the stage (time budget, file size, encoding); the
+    reason is in ``Enrichment.degrade_reasons`` as for ``degraded``.
+    """
+
+    ast_grep: EnrichmentStatus | None = None
+    python_ast: EnrichmentStatus | None = None
+    imports: EnrichmentStatus | None = None
+    libcst: EnrichmentStatus | None = None
+    tree_sitter: EnrichmentStatus | None = None
 
 
 class CallFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -97,7 +103,7 @@ class Agreement(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Whether ast-grep, LibCST and tree-sitter agree on the fields each produced."""
 
     status: AgreementStatus
-    sources: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()  # omitted when full: all three
     conflicts: tuple[str, ...] = ()  # "ast_grep vs libcst: call_target"
 
 
@@ -106,7 +112,6 @@ class Enrichment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     status: EnrichmentStatus = "skipped"
     construct: str | None = None  # function_def, class_def, call, import, attribute, ...
-    node_kind: str | None = None  # grammar kind of the innermost node at the hit
     signature: str | None = None  # of the definition the hit names
     decorators: tuple[str, ...] = ()
     class_context: str | None = None
@@ -119,6 +124,6 @@ class Enrichment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     rust: RustFacts | None = None
     parse_quality: ParseQuality | None = None
     agreement: Agreement | None = None
-    stages: tuple[StageReport, ...] = ()
+    stages: StageStatus | None = None
     degrade_reasons: tuple[str, ...] = ()
     dropped_fields: tuple[str, ...] = ()  # removed by the payload byte budget, least useful first
