@@ -52,6 +52,13 @@ def build_agreement(sources: dict[str, StructuralFacts | None]) -> Agreement | N
     return Agreement(status=status, sources=sources, conflicts=tuple(conflicts))
 
 
+def crosscheck_reason(agreement: Agreement | None) -> str | None:
+    """The degrade reason a conflict becomes under ``CQ_PY_ENRICHMENT_CROSSCHECK=1``."""
+    if agreement is None or agreement.status != "conflict":
+        return None
+    return "crosscheck: " + "; ".join(agreement.conflicts)
+
+
 def crosscheck_enabled() -> bool:
     return os.environ.get("CQ_PY_ENRICHMENT_CROSSCHECK", "") in ("1", "true", "yes")
 

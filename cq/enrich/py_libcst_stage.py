@@ -98,9 +98,9 @@ def _construct(chain: list[Any], defined: Any, call: Any, top: Any, name: Any) -
         return "call"
     if any(isinstance(p, cst.Decorator) for p in chain[:3]):
         return "decorator"
-    if any(isinstance(p, cst.Param) for p in chain[:2]):
+    if isinstance(chain[0], cst.Param) and chain[0].name is name:
         return "parameter"
-    if any(isinstance(p, cst.Annotation) for p in chain[:4]):
+    if any(isinstance(p, cst.Annotation) for p in chain):
         return "annotation"
     holder = chain[_depth(chain, top)] if _depth(chain, top) < len(chain) else None
     if isinstance(holder, cst.AssignTarget) or (

@@ -13,6 +13,8 @@ from cq.enrich.nodes import NodeView, ancestors, same
 _DEFS = {"function_definition": "function_def", "class_definition": "class_def"}
 _IMPORTS = {"import_statement", "import_from_statement", "future_import_statement"}
 _PARAMS = {"parameters", "lambda_parameters"}
+_NAMED_PARAMS = {"typed_parameter", "default_parameter", "typed_default_parameter"}
+_SPLATS = {"list_splat_pattern", "dictionary_splat_pattern"}
 _STRINGS = {"string", "string_content", "string_start", "string_end", "escape_sequence"}
 _SKIP_CONTEXT = {"block", "module"}
 _CONTEXT_DEPTH = 3
@@ -77,9 +79,9 @@ def _construct(
         return "call", up
     if any(u.kind() == "decorator" for u in ups[:3]):
         return "decorator", None
-    if any(u.kind() in _PARAMS for u in ups[:3]):
+    if _is_parameter_name(node):
         return "parameter", None
-    if any(u.kind() == "type" for u in ups[:4]):
+    if any(u.kind() == "type" for u in ups):
         return "annotation", None
     assigns = up is not None and up.kind() in ("assignment", "augmented_assignment")
     if assigns and same(up.field("left"), cur):
@@ -87,6 +89,18 @@ def _construct(
     if up is not None and up.kind() == "keyword_argument" and same(up.field("name"), cur):
         return "keyword", None
     return ("attribute" if cur is not node else "name"), None
+
+
+def _is_parameter_name(node: NodeView) -> bool:
+    """The identifier names a parameter (not a default value or annotation in it)."""
+    cur, up = node, node.parent()
+    while up is not None and up.kind() in _SPLATS:
+        cur, up = up, up.parent()
+    if up is None:
+        return False
+    if up.kind() in _PARAMS:
+        return True
+    return up.kind() in _NAMED_PARAMS and same(up.children()[0], cur)
 
 
 def _signature(defined: NodeView | None) -> str | None:

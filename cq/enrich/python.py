@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cq.enrich.agreement import build_agreement
+from cq.enrich.agreement import build_agreement, crosscheck_reason
 from cq.enrich.facts import StructuralFacts, produced
 from cq.enrich.nodes import HitSpan, SgView, sg_locate, ts_locate
 from cq.enrich.parse_quality import parse_quality
@@ -59,8 +59,9 @@ def enrich_python(
     }
     merged = _gap_fill([f for f in sources.values() if f is not None])
     agreement = build_agreement(sources)
-    if crosscheck and agreement is not None and agreement.status == "conflict":
-        runner.reasons.append("crosscheck: " + "; ".join(agreement.conflicts))
+    mismatch = crosscheck_reason(agreement) if crosscheck else None
+    if mismatch is not None:
+        runner.reasons.append(mismatch)
     return Enrichment(
         status=runner.status(),
         construct=merged.construct,

@@ -94,6 +94,7 @@ def _read(source: SourceFile, span: HitSpan) -> tuple[Enrichment, ParseQuality]:
         or None,
     )
     enrichment = Enrichment(
+        status="applied",  # replaced by the runner's verdict
         construct=_construct(node, ups, defined, call, macro),
         signature=_signature(item),
         scope_chain=tuple(s for u in reversed(scopes) if (s := _scope_name(u))),

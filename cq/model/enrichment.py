@@ -110,7 +110,7 @@ class Agreement(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 class Enrichment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Typed payload of one enriched hit (Python or Rust). Field order is the JSON order."""
 
-    status: EnrichmentStatus = "skipped"
+    status: EnrichmentStatus  # always present
     construct: str | None = None  # function_def, class_def, call, import, attribute, ...
     signature: str | None = None  # of the definition the hit names
     decorators: tuple[str, ...] = ()

@@ -1,0 +1,158 @@
+"""The five Python enrichment stages on real parses of fixture files, in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import write_tree
+from enrich_hits import enrich_one
+
+from cq.model import Binding, FunctionFacts, ImportFacts
+
+MOD = """\
+from __future__ import annotations
+
+import os.path as osp
+from typing import TYPE_CHECKING
+
+from . import sibling
+from ..core import helper as assist, other
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+else:
+    from typing import Any
+
+
+class Outer:
+    class Inner:
+        @staticmethod
+        @functools.cache
+        async def stream(self, n: int) -> AsyncIterator[int]:
+            await self.ready()
+            for i in range(n):
+                yield i
+            self.registry.register(osp.join("a", "b"))
+
+    def plain(self, value):
+        return assist(value) + other
+"""
+
+BROKEN = """\
+def good(x):
+    return register(x)
+
+
+def broken(:
+    pass
+"""
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tree(
+        tmp_path_factory.mktemp("py"), {"pkg/sub/mod.py": MOD, "pkg/broken.py": BROKEN}
+    )
+
+
+def test_decorated_async_generator_method_in_nested_class(root: Path) -> None:
+    e = enrich_one(root, "pkg/sub/mod.py", "stream", "async def")
+    assert e.status == "applied"
+    assert e.construct == "function_def"
+    assert e.signature == "async def stream(self, n: int) -> AsyncIterator[int]"
+    assert e.decorators == ("staticmethod", "functools.cache")
+    assert e.class_context == "Inner" and e.scope_chain == ("Outer", "Inner")
+    assert e.function == FunctionFacts(
+        is_async=True, is_generator=True, awaits=1, yields=1, returns_value=False
+    )
+    assert e.resolution is not None and e.resolution.qualified_names == ("Outer.Inner.stream",)
+    assert e.agreement is not None and e.agreement.status == "full"
+    assert e.stages is not None
+    assert (e.stages.ast_grep, e.stages.python_ast, e.stages.libcst, e.stages.tree_sitter) == (
+        "applied",
+        "applied",
+        "applied",
+        "applied",
+    )
+    assert e.stages.imports is None  # does not apply to a def
+
+
+def test_method_call_on_attribute(root: Path) -> None:
+    e = enrich_one(root, "pkg/sub/mod.py", "register", "self.registry.register")
+    assert e.construct == "call"
+    assert e.call is not None
+    assert (e.call.target, e.call.receiver, e.call.method) == (
+        "self.registry.register",
+        "self.registry",
+        "register",
+    )
+    assert e.scope_chain == ("Outer", "Inner", "stream") and e.class_context == "Inner"
+    assert e.function is None and e.import_ is None
+    assert e.agreement is not None and e.agreement.status == "full"
+
+
+def test_aliased_import_resolves_through_libcst(root: Path) -> None:
+    use = enrich_one(root, "pkg/sub/mod.py", "osp", "osp.join")
+    assert use.resolution is not None
+    assert use.resolution.import_alias_chain == ("osp", "os.path")
+    assert use.resolution.qualified_names == ("os.path",)
+    assert use.resolution.bindings == (Binding(kind="import", line=3),)
+    joined = enrich_one(root, "pkg/sub/mod.py", "join", "osp.join")
+    assert joined.resolution is not None and joined.resolution.qualified_names == ("os.path.join",)
+    assert joined.call is not None and joined.call.receiver == "osp"
+
+    statement = enrich_one(root, "pkg/sub/mod.py", "osp", "import os.path")
+    assert statement.construct == "import"
+    assert statement.import_ == ImportFacts(
+        module="os.path", names=("os.path as osp",), alias="osp"
+    )
+
+
+def test_relative_imports(root: Path) -> None:
+    dot = enrich_one(root, "pkg/sub/mod.py", "sibling", "import sibling")
+    assert dot.import_ == ImportFacts(module=None, names=("sibling",), level=1)
+    assert dot.resolution is not None and dot.resolution.import_alias_chain == (
+        "sibling",
+        ".sibling",
+    )
+    two = enrich_one(root, "pkg/sub/mod.py", "helper", "import helper")
+    assert two.import_ == ImportFacts(
+        module="core", names=("helper as assist", "other"), alias="assist", level=2
+    )
+    assert two.resolution is not None
+    assert two.resolution.import_alias_chain == ("assist", "..core.helper")
+    use = enrich_one(root, "pkg/sub/mod.py", "assist", "return assist")
+    assert use.resolution is not None
+    assert use.resolution.bindings == (Binding(kind="import", line=7),)
+    assert use.resolution.import_alias_chain == ("assist", "..core.helper")
+
+
+def test_type_checking_imports(root: Path) -> None:
+    guarded = enrich_one(root, "pkg/sub/mod.py", "AsyncIterator", "import AsyncIterator")
+    assert guarded.import_ is not None and guarded.import_.type_checking is True
+    assert guarded.import_.module == "collections.abc"
+    other = enrich_one(root, "pkg/sub/mod.py", "Any", "import Any")
+    assert other.import_ is not None and other.import_.type_checking is False
+    annotation = enrich_one(root, "pkg/sub/mod.py", "AsyncIterator", "-> AsyncIterator")
+    assert annotation.construct == "annotation"
+    assert annotation.resolution is not None
+    assert annotation.resolution.qualified_names == ("collections.abc.AsyncIterator",)
+
+
+def test_failing_stages_degrade_alone(root: Path) -> None:
+    """ast and LibCST cannot parse the file; ast-grep and tree-sitter still give their fields."""
+    e = enrich_one(root, "pkg/broken.py", "register", "return register")
+    assert e.status == "degraded"
+    assert e.stages is not None
+    assert e.stages.ast_grep == "applied" and e.stages.tree_sitter == "applied"
+    assert e.stages.python_ast == "degraded" and e.stages.libcst == "degraded"
+    assert any(r.startswith("libcst: SyntaxError") for r in e.degrade_reasons)
+    assert any(r.startswith("python_ast: SyntaxError") for r in e.degrade_reasons)
+    assert e.construct == "call" and e.call is not None and e.call.target == "register"
+    assert e.scope_chain == ("good",)
+    assert e.parse_quality is not None
+    assert e.parse_quality.error_nodes + e.parse_quality.missing_nodes >= 1
+    assert e.parse_quality.hit_in_error is False
+    assert e.resolution is None and e.agreement is not None
+    assert e.agreement.sources == ("ast_grep", "tree_sitter")
