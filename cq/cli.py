@@ -31,7 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_agent_parser(sub)
     add_mcp_parser(sub)
+    sub.add_parser(
+        "schema", help="print the JSON Schema of the search result", description=_SCHEMA_HELP
+    )
     return parser
+
+
+_SCHEMA_HELP = "Print the JSON Schema of what 'cq search --format json' prints."
 
 
 _SEARCH_HELP = (
@@ -66,6 +72,22 @@ def _add_search(p: argparse.ArgumentParser) -> None:
     out = p.add_argument_group("output")
     out.add_argument("--format", choices=("md", "json"), default=None)
     out.add_argument("--limit", type=_non_negative_int, default=30, help="findings shown (0 = all)")
+    out.add_argument(
+        "--max-tokens",
+        type=_non_negative_int,
+        default=0,
+        metavar="N",
+        help="approximate token budget of the report: lowest-ranked findings are dropped to fit",
+    )
+    out.add_argument(
+        "--focus",
+        choices=("implementation", "tests", "all"),
+        default=None,
+        help="demote (never hide) hits outside the focus: tests, or implementation",
+    )
+    out.add_argument(
+        "-v", "--explain", action="store_true", help="show the score breakdown of every finding"
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -116,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from cq.cli_mcp import run_mcp_command
 
             return run_mcp_command(args)
+        if args.command == "schema":
+            from cq.cli_schema import print_schema
+
+            return print_schema()
         build_parser().print_help()
         return 2
     except CqError as exc:

@@ -53,6 +53,9 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
         no_ignore=args.no_ignore,
         ignore_case=args.ignore_case,
         limit=args.limit,
+        max_tokens=args.max_tokens,
+        focus=args.focus,
+        explain=args.explain,
         progress=True,
     )
 
@@ -65,13 +68,15 @@ def output_format(args: argparse.Namespace) -> str:
 
 
 def run_search_command(args: argparse.Namespace) -> int:
+    from cq.assemble import fit_budget
     from cq.pipeline import run_search
     from cq.report import render_json, render_markdown
 
     request = request_from_args(args)
     fmt = output_format(args)
-    result = run_search(request)
-    text = render_json(result) if fmt == "json" else render_markdown(result)
+    render = render_json if fmt == "json" else render_markdown
+    result = fit_budget(run_search(request), request, render)
+    text = render(result)
     sys.stdout.write(text)
     sys.stdout.flush()
     return 0 if result.findings else 1

@@ -12,9 +12,10 @@ from cq.assemble import SearchFacts, assemble_result
 from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_for_query
 from cq.classify import classify_all
 from cq.enrich import EnrichSettings, enrich_shown
-from cq.model import Classification, Finding, Pattern, RawMatch, SearchRequest, SearchResult
+from cq.model import Classification, Finding, RawMatch, SearchRequest, SearchResult
+from cq.profiles import load_rank_weights
 from cq.progress import Progress
-from cq.rank import rank_findings
+from cq.rank import RankContext, rank_findings
 
 
 def run_search(request: SearchRequest) -> SearchResult:
@@ -46,8 +47,16 @@ def run_search(request: SearchRequest) -> SearchResult:
             classes = classify_all(Path(request.root), candidates.matches)
         progress.update(f"classified {len(classes)} matches")
 
+        focus = request.focus or "all"
         with _timed(timings, "rank"):
-            ranked = rank_findings(_findings(candidates.matches, classes))
+            ranking = RankContext(
+                root=request.root,
+                patterns=patterns,
+                focus=focus,
+                weights=load_rank_weights(request.profile),
+                explain=request.explain,
+            )
+            ranked = rank_findings(_findings(candidates.matches, classes), ranking)
 
         with _timed(timings, "enrich"):
             settings = EnrichSettings.from_env(use_store=request.use_cache)
@@ -59,10 +68,10 @@ def run_search(request: SearchRequest) -> SearchResult:
             mode=mode_chain[-1] if fallback_applied and candidates.matches else mode,
             mode_chain=tuple(mode_chain),
             fallback_applied=fallback_applied,
-            patterns=tuple(_describe(p) for p in patterns),
+            patterns=patterns,
             stats=candidates.stats,
             by_language=candidates.by_language,
-            focus=request.focus or "all",
+            focus=focus,
             timings_ms={k: round(v, 1) for k, v in timings.items()} | enriched.timings_ms,
             telemetry=enriched.telemetry,
             counters=enriched.counters,
@@ -93,10 +102,6 @@ def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> l
         )
         for m, c in zip(matches, classes, strict=True)
     ]
-
-
-def _describe(pattern: Pattern) -> str:
-    return f"{pattern.kind}:{pattern.text}"
 
 
 class _timed:

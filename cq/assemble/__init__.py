@@ -1,9 +1,12 @@
 """Result assembly: ranked findings plus the run's facts become a ``SearchResult``.
 
 In: ranked findings, candidate statistics, the request. Out: ``SearchResult`` with summary and
-sections. Computes the report's content; ``cq.report`` only renders it.
+sections (``result.py``; ``sections.py`` and ``followups.py`` build the parts).
+``fit_budget`` (``budget.py``) trims a result to a token budget by dropping whole lowest-ranked
+findings. Computes the report's content; ``cq.report`` only renders it.
 """
 
+from cq.assemble.budget import estimate_tokens, fit_budget
 from cq.assemble.result import SearchFacts, assemble_result
 
-__all__ = ["SearchFacts", "assemble_result"]
+__all__ = ["SearchFacts", "assemble_result", "estimate_tokens", "fit_budget"]

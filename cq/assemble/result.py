@@ -6,9 +6,22 @@ from collections import Counter
 
 import msgspec
 
+from cq.assemble.followups import follow_ups
+from cq.assemble.sections import (
+    IMPORT_KINDS,
+    NON_CODE_KINDS,
+    finding_list,
+    hot_files,
+    kind_counts,
+    top_contexts,
+)
 from cq.model import (
     Finding,
+    HotFiles,
+    KindCounts,
     LanguageSummary,
+    Omitted,
+    Pattern,
     RewriteSummary,
     RunInfo,
     SearchRequest,
@@ -17,6 +30,7 @@ from cq.model import (
     Section,
     Summary,
 )
+from cq.rank import is_exact_definition, queried_names
 
 
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,7 +41,7 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     mode: str
     mode_chain: tuple[str, ...]
     fallback_applied: bool
-    patterns: tuple[str, ...]
+    patterns: tuple[Pattern, ...]
     stats: SearchStats
     by_language: dict[str, SearchStats]
     focus: str = "all"
@@ -39,42 +53,73 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
-    """Cut to the request's limit and describe the run."""
-    limit = facts.request.limit
-    shown = ranked if limit <= 0 else ranked[:limit]
+    """Cut to the request's limit (never reordering) and describe the run."""
+    request = facts.request
+    shown = tuple(ranked if request.limit <= 0 else ranked[: request.limit])
+    names = queried_names(facts.patterns)
+    primary = _primary(shown, names)
+    omitted = Omitted(by_limit=len(ranked) - len(shown), max_tokens=request.max_tokens)
     summary = Summary(
-        query=facts.request.query,
-        root=facts.request.root,
+        query=request.query,
+        root=request.root,
         mode_requested=facts.mode_requested,
         mode=facts.mode,
         mode_chain=facts.mode_chain,
         fallback_applied=facts.fallback_applied,
-        lang_scope=facts.request.lang,
+        lang_scope=request.lang,
         language_order=tuple(facts.by_language),
-        profile=facts.request.profile,
-        patterns=facts.patterns,
+        profile=request.profile,
+        patterns=tuple(f"{p.kind}:{p.text}" for p in facts.patterns),
         stats=facts.stats,
         languages=tuple(
             LanguageSummary(language=lang, stats=stats) for lang, stats in facts.by_language.items()
         ),
         total_findings=len(ranked),
         shown_findings=len(shown),
+        omitted=omitted,
+        primary=primary,
+        roles=_role_counts(ranked),
         focus=facts.focus,
         rewrite=facts.rewrite,
         telemetry=facts.telemetry,
     )
+    counts = Counter(f.category for f in ranked)
+    sections = build_sections(
+        request, shown, primary, kind_counts(counts), hot_files(ranked), omitted
+    )
     run = RunInfo(elapsed_ms=facts.elapsed_ms, timings_ms=facts.timings_ms, counters=facts.counters)
-    return SearchResult(summary=summary, sections=_sections(shown), findings=tuple(shown), run=run)
+    return SearchResult(summary=summary, sections=sections, findings=shown, run=run)
 
 
-def _sections(shown: list[Finding]) -> tuple[Section, ...]:
-    by_file = Counter(f.file for f in shown)
-    hot = tuple(f"{path} ({count})" for path, count in sorted(by_file.items(), key=_hot_key)[:10])
+def build_sections(
+    request: SearchRequest,
+    shown: tuple[Finding, ...],
+    primary: int | None,
+    kinds: KindCounts,
+    hot: HotFiles,
+    omitted: Omitted,
+) -> tuple[Section, ...]:
+    """The report's sections in reading order."""
+    counts = Counter(kinds.counts)
     return (
-        Section(title="Matches", finding_indexes=tuple(range(len(shown)))),
-        Section(title="Hot Files", lines=hot),
+        top_contexts(shown),
+        finding_list("Definitions", ("definition",), shown, counts),
+        finding_list("Imports", IMPORT_KINDS, shown, counts),
+        finding_list("Callsites", ("callsite",), shown, counts),
+        kinds,
+        finding_list("Non-Code Matches", NON_CODE_KINDS, shown, counts, collapsed=True),
+        hot,
+        follow_ups(request, shown, primary, omitted.by_limit + omitted.by_budget),
     )
 
 
-def _hot_key(item: tuple[str, int]) -> tuple[int, str]:
-    return (-item[1], item[0])
+def _primary(shown: tuple[Finding, ...], names: frozenset[str]) -> int | None:
+    """The answer: the best-ranked definition of the queried name, else of anything."""
+    definitions = [i for i, f in enumerate(shown) if f.category == "definition"]
+    exact = [i for i in definitions if is_exact_definition(shown[i], names)]
+    return (exact or definitions or [None])[0]
+
+
+def _role_counts(ranked: list[Finding]) -> dict[str, int]:
+    counts = Counter(f.role for f in ranked)
+    return {role: counts[role] for role in ("src", "test", "doc", "lib") if counts[role]}

@@ -22,6 +22,7 @@ from cq.model.enrichment import (
 )
 from cq.model.finding import Finding, ScoreBreakdown
 from cq.model.match import CapHit, Language, RawMatch, SearchStats
+from cq.model.ranking import RankWeights, Role, complete_weights
 from cq.model.request import (
     Focus,
     LangScope,
@@ -33,12 +34,21 @@ from cq.model.request import (
 )
 from cq.model.result import (
     SCHEMA_VERSION,
+    FileCount,
+    FindingList,
+    FollowUp,
+    FollowUps,
+    HotFiles,
+    KindCounts,
     LanguageSummary,
+    Omitted,
     RewriteSummary,
     RunInfo,
+    ScopeGroup,
     SearchResult,
     Section,
     Summary,
+    TopContexts,
 )
 
 __all__ = [
@@ -51,23 +61,33 @@ __all__ = [
     "Classification",
     "Enrichment",
     "EnrichmentStatus",
+    "FileCount",
     "Finding",
+    "FindingList",
     "Focus",
+    "FollowUp",
+    "FollowUps",
     "FunctionFacts",
+    "HotFiles",
     "ImportFacts",
+    "KindCounts",
     "LangScope",
     "Language",
     "LanguageSummary",
     "Limits",
+    "Omitted",
     "ParseQuality",
     "Pattern",
     "PatternKind",
     "QueryMode",
+    "RankWeights",
     "RawMatch",
     "ResolutionFacts",
     "RewriteSummary",
+    "Role",
     "RunInfo",
     "RustFacts",
+    "ScopeGroup",
     "ScoreBreakdown",
     "SearchRequest",
     "SearchResult",
@@ -78,4 +98,6 @@ __all__ = [
     "Summary",
     "SymbolFlags",
     "Tier",
+    "TopContexts",
+    "complete_weights",
 ]

@@ -7,16 +7,24 @@ import msgspec
 from cq.model.classification import Category, SymbolFlags, Tier
 from cq.model.enrichment import Enrichment
 from cq.model.match import Language
+from cq.model.ranking import Role
 
 
 class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
-    """Why a finding scored what it did (shown with ``--explain``)."""
+    """Why a finding scored what it did (shown with ``--explain``).
+
+    ``score = category_weight x role_multiplier x confidence x focus_multiplier x boosts -
+    depth_penalty`` (never below 0), where ``boosts = exact_definition x filename x terms``.
+    """
 
     category_weight: float = 1.0
     role_multiplier: float = 1.0
     confidence: float = 1.0
     focus_multiplier: float = 1.0
     boosts: float = 1.0
+    exact_definition: float = 1.0
+    filename: float = 1.0
+    terms: float = 1.0
     depth_penalty: float = 0.0
 
 
@@ -35,7 +43,7 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
     tier: Tier = "fallback"
     node_kind: str | None = None
     containing_scope: str | None = None
-    role: str = "src"
+    role: Role = "src"
     score: float = 0.0
     patterns: tuple[int, ...] = ()
     symtable: SymbolFlags | None = None

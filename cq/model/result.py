@@ -7,7 +7,7 @@ import msgspec
 from cq.model.finding import Finding
 from cq.model.match import SearchStats
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class LanguageSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -41,6 +41,84 @@ class RunInfo(msgspec.Struct, frozen=True, kw_only=True):
     counters: dict[str, int] = {}
 
 
+class FileCount(msgspec.Struct, frozen=True):
+    """How many findings one file holds."""
+
+    file: str
+    count: int
+
+
+class ScopeGroup(msgspec.Struct, frozen=True, kw_only=True):
+    """Shown findings sharing a containing scope in one file (``scope`` None: module level)."""
+
+    scope: str | None
+    file: str
+    finding_indexes: tuple[int, ...]
+    total: int = 0  # shown findings in this group (``finding_indexes`` may list fewer)
+
+
+class FollowUp(msgspec.Struct, frozen=True, kw_only=True):
+    """A next command that cq really has; ``argv`` runs as is, ``command`` is shell-quoted."""
+
+    why: str
+    argv: tuple[str, ...]
+    command: str
+
+
+class TopContexts(msgspec.Struct, frozen=True, kw_only=True, tag="top_contexts"):
+    """The best scope groups, best first (a group ranks by its best finding)."""
+
+    title: str = "Top Contexts"
+    groups: tuple[ScopeGroup, ...] = ()
+    total_groups: int = 0
+
+
+class FindingList(msgspec.Struct, frozen=True, kw_only=True, tag="findings"):
+    """Shown findings of some categories (by index into ``findings``), in rank order.
+
+    ``total`` counts all findings of these categories, shown or not.
+    """
+
+    title: str
+    categories: tuple[str, ...]
+    finding_indexes: tuple[int, ...] = ()
+    total: int = 0
+    collapsed: bool = False
+
+
+class KindCounts(msgspec.Struct, frozen=True, kw_only=True, tag="counts"):
+    """How many findings of each category (all findings, not only the shown ones)."""
+
+    title: str = "Uses by Kind"
+    counts: dict[str, int] = {}
+
+
+class HotFiles(msgspec.Struct, frozen=True, kw_only=True, tag="hot_files"):
+    """Files with the most findings (all findings), most first."""
+
+    title: str = "Hot Files"
+    files: tuple[FileCount, ...] = ()
+    total_files: int = 0
+
+
+class FollowUps(msgspec.Struct, frozen=True, kw_only=True, tag="follow_ups"):
+    """Suggested next searches."""
+
+    title: str = "Suggested Follow-ups"
+    follow_ups: tuple[FollowUp, ...] = ()
+
+
+Section = TopContexts | FindingList | KindCounts | HotFiles | FollowUps
+
+
+class Omitted(msgspec.Struct, frozen=True, kw_only=True):
+    """Findings found but not shown, and why."""
+
+    by_limit: int = 0
+    by_budget: int = 0
+    max_tokens: int = 0
+
+
 class Summary(msgspec.Struct, frozen=True, kw_only=True):
     """Everything about the search that is not a finding."""
 
@@ -58,18 +136,12 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     languages: tuple[LanguageSummary, ...]
     total_findings: int
     shown_findings: int
+    omitted: Omitted = msgspec.field(default_factory=Omitted)
+    primary: int | None = None  # index into ``findings`` of the answer: the best definition
+    roles: dict[str, int] = {}  # all findings per item role
     focus: str = "all"
     rewrite: RewriteSummary | None = None
     telemetry: dict[str, dict[str, int]] = {}
-
-
-class Section(msgspec.Struct, frozen=True, kw_only=True):
-    """A titled group of findings (by index into ``findings``) or of short lines."""
-
-    title: str
-    finding_indexes: tuple[int, ...] = ()
-    lines: tuple[str, ...] = ()
-    collapsed: bool = False
 
 
 class SearchResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,17 +1,101 @@
 """Ranking: score findings and order them best first.
 
-In: findings with classification. Out: the same findings with ``score`` set, sorted by score
-descending, ties broken by (file, line, col).
+In: classified findings and a ``RankContext`` (patterns, focus, weights, root). Out: the same
+findings with ``role`` and ``score`` set (and ``explain`` when asked), sorted by score
+descending, ties broken by (file, line, col). Open ``score.py`` for the formula; ``roles.py``
+(path conventions) and ``rust_tests.py`` (``#[cfg(test)]`` items) decide the item role,
+``signals.py`` holds the query-aware boosts, ``terms.py`` the multi-pattern signal.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 
-from cq.model import Finding
+from cq.model import Finding, Focus, Pattern, RankWeights, Role
+from cq.rank.roles import path_role
+from cq.rank.rust_tests import cfg_test_ranges, in_ranges
+from cq.rank.score import breakdown, total
+from cq.rank.signals import (
+    exact_definition,
+    filename_match,
+    is_exact_definition,
+    nesting_depth,
+    queried_names,
+)
+from cq.rank.terms import file_coverage, terms_multiplier
 
 
-def rank_findings(findings: list[Finding]) -> list[Finding]:
+class RankContext(msgspec.Struct, frozen=True, kw_only=True):
+    """What the score needs besides the findings themselves."""
+
+    root: str
+    patterns: tuple[Pattern, ...]
+    focus: Focus = "all"
+    weights: RankWeights = msgspec.field(default_factory=RankWeights)
+    explain: bool = False
+
+
+def rank_findings(findings: list[Finding], ctx: RankContext) -> list[Finding]:
     """Score and sort; deterministic for identical input."""
-    scored = [msgspec.structs.replace(f, score=round(f.confidence, 4)) for f in findings]
-    return sorted(scored, key=lambda f: (-f.score, f.file, f.line, f.col))
+    names = queried_names(ctx.patterns)
+    coverage = file_coverage(findings, ctx.patterns)
+    roles = _Roles(Path(ctx.root))
+    scored: list[Finding] = []
+    for f in findings:
+        role = roles.of(f)
+        parts = breakdown(
+            category=f.category,
+            role=role,
+            confidence=f.confidence,
+            focus=ctx.focus,
+            depth=nesting_depth(f.containing_scope),
+            exact_definition=exact_definition(f, names, ctx.weights),
+            filename=filename_match(f.file, names, ctx.weights),
+            terms=terms_multiplier(
+                f, ctx.patterns, coverage.get(f.file, 0.0), ctx.weights.coverage
+            ),
+            weights=ctx.weights,
+        )
+        scored.append(
+            msgspec.structs.replace(
+                f, role=role, score=total(parts), explain=parts if ctx.explain else None
+            )
+        )
+    return sorted(scored, key=order_key)
+
+
+def order_key(f: Finding) -> tuple[float, str, int, int]:
+    """Best score first, then path, line, column: the one total order every view keeps."""
+    return (-f.score, f.file, f.line, f.col)
+
+
+class _Roles:
+    """Path roles, refined for Rust hits inside ``#[cfg(test)]`` items (files parsed once)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.by_path: dict[str, Role] = {}
+        self.test_ranges: dict[str, tuple[tuple[int, int], ...]] = {}
+
+    def of(self, f: Finding) -> Role:
+        role = self.by_path.get(f.file)
+        if role is None:
+            role = self.by_path[f.file] = path_role(f.file)
+        if role == "src" and f.language == "rust":
+            ranges = self.test_ranges.get(f.file)
+            if ranges is None:
+                ranges = self.test_ranges[f.file] = cfg_test_ranges(self.root, f.file)
+            if in_ranges(f.line, ranges):
+                return "test"
+        return role
+
+
+__all__ = [
+    "RankContext",
+    "is_exact_definition",
+    "order_key",
+    "queried_names",
+    "rank_findings",
+]

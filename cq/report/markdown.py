@@ -1,32 +1,67 @@
-"""Markdown rendering: compact, readable at a terminal and by an agent."""
+"""Markdown rendering: the answer first, then the sections; readable at a terminal and by an agent.
+
+Snippets are fenced exactly as rg read them; paths are ``file:line:col``; the volatile ``run``
+facts (timings, counters) are the last line, so two identical searches differ only there.
+"""
 
 from __future__ import annotations
 
-from cq.model import Finding, SearchResult
+from cq.model import (
+    FindingList,
+    FollowUps,
+    HotFiles,
+    KindCounts,
+    SearchResult,
+    TopContexts,
+)
+from cq.report.md_sections import (
+    answer,
+    finding_list,
+    follow_ups,
+    hot_files,
+    kind_counts,
+    overview,
+    scores,
+    top_contexts,
+)
+from cq.report.md_text import code
 
 
 def render_markdown(result: SearchResult) -> str:
     """The report as markdown text ending in a newline."""
-    s = result.summary
-    lines = [f"# cq search `{s.query}`", ""]
-    langs = ", ".join(
-        f"{ls.language} {ls.stats.total_matches} in {ls.stats.matched_files} files"
-        for ls in s.languages
-    )
-    lines.append(
-        f"{s.shown_findings} of {s.total_findings} findings · mode {' → '.join(s.mode_chain)}"
-        f" · {langs}"
-    )
+    findings = result.findings
+    lines = [f"# cq search {code(_one_line(result.summary.query))}", ""]
+    lines += answer(result)
+    lines += ["", *overview(result)]
     for section in result.sections:
-        if not (section.finding_indexes or section.lines):
-            continue
-        lines += ["", f"## {section.title}", ""]
-        for index in section.finding_indexes:
-            lines.append(_finding_line(result.findings[index]))
-        lines.extend(f"- {line}" for line in section.lines)
-    lines += ["", f"run: {result.run.elapsed_ms:.0f} ms"]
+        block: list[str] = []
+        if isinstance(section, TopContexts):
+            block = top_contexts(section, findings)
+        elif isinstance(section, FindingList):
+            block = finding_list(section, findings)
+        elif isinstance(section, KindCounts):
+            block = kind_counts(section, findings)
+        elif isinstance(section, HotFiles):
+            block = hot_files(section)
+        elif isinstance(section, FollowUps):
+            block = follow_ups(section)
+        if block:
+            lines += ["", *block]
+    explained = scores(findings)
+    if explained:
+        lines += ["", *explained]
+    lines += ["", _run_line(result)]
     return "\n".join(lines) + "\n"
 
 
-def _finding_line(f: Finding) -> str:
-    return f"- `{f.file}:{f.line}:{f.col}` {f.category}: `{f.line_text.strip()}`"
+def _one_line(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else text
+    return first if len(first) <= 80 and "\n" not in text.strip() else first[:77] + "..."
+
+
+def _run_line(result: SearchResult) -> str:
+    run = result.run
+    parts = [f"run: {run.elapsed_ms:.0f} ms"]
+    parts += [f"{name} {ms:.0f} ms" for name, ms in run.timings_ms.items()]
+    parts += [f"{name} {value}" for name, value in run.counters.items()]
+    return " · ".join(parts)

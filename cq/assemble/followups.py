@@ -1,0 +1,117 @@
+"""Suggested next searches: only ``cq search`` command lines that run as written.
+
+Every suggestion repeats the original search's scope (root, language, globs, ``--in``,
+profile, ...) so it searches the same tree, and takes only identifiers as new queries.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+
+from cq.model import Finding, FollowUp, FollowUps, SearchRequest
+
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+MAX_FOLLOW_UPS = 4
+
+
+def follow_ups(
+    request: SearchRequest,
+    shown: tuple[Finding, ...],
+    primary: int | None,
+    omitted_by_limit: int,
+) -> FollowUps:
+    """At most four useful next commands, most useful first, no duplicates."""
+    query = request.query.strip()
+    again = len(query) <= 100 and "\n" not in query  # worth repeating on a command line
+    found: list[FollowUp] = []
+    if primary is not None:
+        definition = shown[primary]
+        outer = _outer_name(definition.containing_scope)
+        if outer and outer != query:
+            found.append(_make(request, outer, f"where `{outer}`, which defines it, is used"))
+        folder = posixpath.dirname(definition.file)
+        if again and folder and folder != request.in_dir and _spans_dirs(shown):
+            found.append(_make(request, query, "only the defining package", in_dir=folder))
+    caller = _best_caller(shown, query)
+    if caller:
+        found.append(_make(request, caller, f"who calls `{caller}`, the best-ranked caller"))
+    if again and request.focus != "tests" and any(f.role == "test" for f in shown):
+        found.append(_make(request, query, "tests first", focus="tests"))
+    if again and omitted_by_limit:
+        found.append(
+            _make(request, query, f"all {omitted_by_limit + len(shown)} findings", limit=0)
+        )
+    unique: dict[str, FollowUp] = {}
+    for item in found:
+        unique.setdefault(item.command, item)
+    return FollowUps(follow_ups=tuple(unique.values())[:MAX_FOLLOW_UPS])
+
+
+def _outer_name(scope: str | None) -> str | None:
+    """The outermost name of a containing scope (``impl Foo::bar`` -> ``Foo``)."""
+    if not scope:
+        return None
+    head = re.split(r"\.|::", scope)[0].removeprefix("impl ").split(" for ")[-1].strip()
+    head = head.split("<")[0]
+    return head if _IDENTIFIER.fullmatch(head) else None
+
+
+def _best_caller(shown: tuple[Finding, ...], query: str) -> str | None:
+    """The innermost scope name of the best-ranked callsite that sits inside a function."""
+    for f in shown:
+        if f.category == "callsite" and f.containing_scope:
+            name = re.split(r"\.|::", f.containing_scope)[-1].strip()
+            if _IDENTIFIER.fullmatch(name) and name != query:
+                return name
+    return None
+
+
+def _spans_dirs(shown: tuple[Finding, ...]) -> bool:
+    return len({posixpath.dirname(f.file) for f in shown}) > 1
+
+
+def _make(
+    request: SearchRequest,
+    query: str,
+    why: str,
+    *,
+    in_dir: str | None = None,
+    focus: str | None = None,
+    limit: int | None = None,
+) -> FollowUp:
+    argv = ["cq", "search", *_scope_args(request, query, in_dir or request.in_dir)]
+    focus = focus or request.focus
+    if focus and focus != "all":
+        argv += ["--focus", focus]
+    if limit is not None:
+        argv += ["--limit", str(limit)]
+    elif request.limit != 30:
+        argv += ["--limit", str(request.limit)]
+    argv += ["--", query] if query.startswith("-") else [query]
+    return FollowUp(why=why, argv=tuple(argv), command=shlex.join(argv))
+
+
+def _scope_args(request: SearchRequest, query: str, in_dir: str | None) -> list[str]:
+    """Flags that keep the follow-up on the same tree, with the same filters and mode."""
+    args = ["--root", request.root]
+    if in_dir:
+        args += ["--in", in_dir]
+    if request.lang != "auto":
+        args += ["--lang", request.lang]
+    for glob in request.include:
+        args += ["--include", glob]
+    for glob in request.exclude:
+        args += ["--exclude", glob]
+    if request.hidden:
+        args.append("--hidden")
+    if request.no_ignore:
+        args.append("--no-ignore")
+    if request.ignore_case:
+        args.append("-i")
+    if request.profile != "interactive":
+        args += ["--profile", request.profile]
+    if request.mode and query == request.query.strip():
+        args.append(f"--{request.mode}")
+    return args

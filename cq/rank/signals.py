@@ -1,0 +1,56 @@
+"""Query-aware boosts: the queried name's own definition, and files named after the query."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from cq.model import Finding, Pattern, RankWeights
+
+_SEGMENT = re.compile(r"(?:\.|::)")
+_GENERIC_STEMS = frozenset({"__init__", "mod", "lib", "main", "__main__"})
+
+
+def queried_names(patterns: tuple[Pattern, ...]) -> frozenset[str]:
+    """The names an identifier query asks about: the last segment of each identifier pattern."""
+    return frozenset(_last_segment(p.text) for p in patterns if p.kind == "identifier")
+
+
+def is_exact_definition(finding: Finding, names: frozenset[str]) -> bool:
+    """True for a definition whose defined name is one of the queried names."""
+    return finding.category == "definition" and _last_segment(finding.text) in names
+
+
+def exact_definition(finding: Finding, names: frozenset[str], weights: RankWeights) -> float:
+    """Boost a definition of the queried name: the answer to an identifier query."""
+    return weights.exact_definition if is_exact_definition(finding, names) else 1.0
+
+
+def filename_match(path: str, names: frozenset[str], weights: RankWeights) -> float:
+    """Boost files whose stem (or package dir, for ``__init__``/``mod``/``lib``) is the name."""
+    if not names:
+        return 1.0
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    if stem in _GENERIC_STEMS:
+        stem = posixpath.basename(posixpath.dirname(path)) or stem
+    key = _fold(stem)
+    folded = [_fold(n) for n in names]
+    if key in folded:
+        return weights.filename_exact
+    if any(len(n) >= 4 and n in key for n in folded):
+        return weights.filename_partial
+    return 1.0
+
+
+def nesting_depth(scope: str | None) -> int:
+    """Levels of the containing scope: ``A.B.m`` is 3, ``impl T::m`` is 2, module level 0."""
+    return len(_SEGMENT.split(scope)) if scope else 0
+
+
+def _last_segment(text: str) -> str:
+    return _SEGMENT.split(text)[-1]
+
+
+def _fold(name: str) -> str:
+    """Snake/camel/kebab-blind comparison key: ``SearchRequest`` ~ ``search_request``."""
+    return name.replace("_", "").replace("-", "").lower()

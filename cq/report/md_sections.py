@@ -1,0 +1,226 @@
+"""Markdown blocks of the report, one function per section (each returns its lines)."""
+
+from __future__ import annotations
+
+from cq.model import (
+    Finding,
+    FindingList,
+    FollowUps,
+    HotFiles,
+    KindCounts,
+    ScoreBreakdown,
+    SearchResult,
+    TopContexts,
+)
+from cq.report.md_text import code, fence
+
+_SHORT_KIND = {"docstring_match": "docstring", "comment_match": "comment", "string_match": "string"}
+_LISTED = frozenset(
+    {"definition", "callsite", "import", "from_import", *_SHORT_KIND}
+)  # kinds with a section of their own
+
+
+def answer(result: SearchResult) -> list[str]:
+    """The primary definition with its signature and place, or the best hit if none."""
+    findings, summary = result.findings, result.summary
+    if not findings:
+        return [f"No findings for {code(summary.query.strip()[:80])}."]
+    if summary.primary is None:
+        best = findings[0]
+        head = f"**No definition found.** Best hit: {_where(best)} {best.category}"
+        return [head, *fence([best.line_text], best.language)]
+    f = findings[summary.primary]
+    scope = f" in {code(f.containing_scope)}" if f.containing_scope else ""
+    lines = [f"**Answer:** {code(f.text)} defined at {_where(f)}{scope} ({f.role})"]
+    signature = f.enrichment.signature if f.enrichment else None
+    lines += fence((signature or f.line_text).splitlines() or [""], f.language)
+    extra = _enrichment_facts(f)
+    if extra:
+        lines.append(extra)
+    return lines
+
+
+def overview(result: SearchResult) -> list[str]:
+    """One or two lines: counts, what was left out, mode, languages, focus, roles, rewrite."""
+    s = result.summary
+    shown = f"{s.total_findings} findings, {s.shown_findings} shown"
+    left = []
+    if s.omitted.by_limit:
+        left.append(f"{s.omitted.by_limit} beyond --limit")
+    if s.omitted.by_budget:
+        left.append(f"{s.omitted.by_budget} dropped to fit --max-tokens {s.omitted.max_tokens}")
+    if left:
+        shown += f" ({'; '.join(left)})"
+    langs = ", ".join(
+        f"{ls.language} {ls.stats.total_matches} in {ls.stats.matched_files} files"
+        for ls in s.languages
+        if ls.stats.total_matches
+    )
+    mode = " → ".join(s.mode_chain)
+    roles = ", ".join(f"{role} {n}" for role, n in s.roles.items())
+    parts = [shown, f"mode {mode}", langs or "no files matched", f"focus {s.focus}"]
+    if roles:
+        parts.append(f"roles {roles}")
+    if s.stats.caps_hit != "none" or s.stats.timed_out:
+        parts.append(f"caps hit {s.stats.caps_hit}" + (", timed out" if s.stats.timed_out else ""))
+    lines = [" · ".join(parts)]
+    if s.rewrite and s.rewrite.applied:
+        terms = ", ".join(code(t) for t in (*s.rewrite.identifiers, *s.rewrite.literals))
+        lines.append(f"rewritten by {s.rewrite.rewriter} ({s.rewrite.trigger}): {terms}")
+    return lines
+
+
+def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[str]:
+    """Each group: a heading, one bullet per matched line, the lines fenced in that order."""
+    if not section.groups:
+        return []
+    lines = [f"## {section.title} ({len(section.groups)} of {section.total_groups} scopes)"]
+    for group in section.groups:
+        scope = code(group.scope) if group.scope else "module level"
+        more = (
+            f", {len(group.finding_indexes)} of {group.total} shown"
+            if group.total > len(group.finding_indexes)
+            else ""
+        )
+        lines += ["", f"### {scope} ({code(group.file)}{more})"]
+        by_line: dict[int, list[Finding]] = {}
+        for index in group.finding_indexes:
+            by_line.setdefault(findings[index].line, []).append(findings[index])
+        for hits in by_line.values():
+            lines.append("- " + "; ".join(f"{_where(f)} {f.category}" for f in hits))
+        language = findings[group.finding_indexes[0]].language
+        lines += fence([hits[0].line_text for hits in by_line.values()], language)
+    return lines
+
+
+def finding_list(section: FindingList, findings: tuple[Finding, ...]) -> list[str]:
+    """One bullet per shown finding: place, scope, signature or call target when known."""
+    if not section.total:
+        return []
+    shown = len(section.finding_indexes)
+    count = f"{section.total}" if shown == section.total else f"{section.total}, {shown} shown"
+    if section.collapsed:
+        return _collapsed(section, findings, count)
+    lines = [f"## {section.title} ({count})", ""]
+    for index in section.finding_indexes:
+        f = findings[index]
+        kind = "" if len(section.categories) == 1 else f" {f.category}"
+        scope = f" in {code(f.containing_scope)}" if f.containing_scope else ""
+        lines.append(f"- {_where(f)}{kind}{scope}{_detail(f)}{_role(f)}")
+    return lines
+
+
+def kind_counts(section: KindCounts, findings: tuple[Finding, ...]) -> list[str]:
+    """All counts on one line; shown hits of kinds without a section of their own, by kind."""
+    if not section.counts:
+        return []
+    lines = [f"## {section.title}", ""]
+    lines.append(" · ".join(f"{kind} {n}" for kind, n in section.counts.items()))
+    others: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.category not in _LISTED:
+            others.setdefault(f.category, []).append(f)
+    for kind, hits in others.items():
+        lines.append(f"- {kind}: " + ", ".join(_where(f) for f in hits))
+    return lines
+
+
+def hot_files(section: HotFiles) -> list[str]:
+    if not section.files:
+        return []
+    more = f" (top {len(section.files)} of {section.total_files})"
+    body = " · ".join(f"{code(fc.file)} {fc.count}" for fc in section.files)
+    return [f"## {section.title}{more}", "", body]
+
+
+def follow_ups(section: FollowUps) -> list[str]:
+    if not section.follow_ups:
+        return []
+    lines = [f"## {section.title}", ""]
+    lines += [f"- {item.why}: {code(item.command)}" for item in section.follow_ups]
+    return lines
+
+
+def _collapsed(section: FindingList, findings: tuple[Finding, ...], count: str) -> list[str]:
+    """Non-code matches: one line of places, no snippets."""
+    lines = [f"## {section.title} ({count}, collapsed)"]
+    if section.finding_indexes:
+        places = ", ".join(
+            f"{_where(findings[i])} {_SHORT_KIND.get(findings[i].category, findings[i].category)}"
+            for i in section.finding_indexes
+        )
+        lines += ["", places]
+    return lines
+
+
+def _where(f: Finding) -> str:
+    return code(f"{f.file}:{f.line}:{f.col}")
+
+
+def _role(f: Finding) -> str:
+    return "" if f.role == "src" else f" ({f.role})"
+
+
+def _detail(f: Finding) -> str:
+    """A one-line signature for definitions, the call target for callsites, when enriched."""
+    e = f.enrichment
+    if e is None:
+        return ""
+    if e.signature and "\n" not in e.signature:
+        return f" — {code(e.signature)}"
+    if e.call and e.call.target:
+        return f" → {code(e.call.target)}"
+    if e.import_ and e.import_.module:
+        return f" from {code(e.import_.module)}"
+    return ""
+
+
+def _enrichment_facts(f: Finding) -> str:
+    """A few key facts of the answer's enrichment, on one line."""
+    e = f.enrichment
+    if e is None:
+        return ""
+    facts = []
+    if e.decorators:
+        facts.append("decorators " + ", ".join(code(d) for d in e.decorators))
+    if e.function:
+        kinds = [
+            k
+            for k, on in (("async", e.function.is_async), ("generator", e.function.is_generator))
+            if on
+        ]
+        facts.append(
+            " ".join([*kinds, "function"])
+            + (", returns a value" if e.function.returns_value else "")
+        )
+    if e.resolution and e.resolution.qualified_names:
+        facts.append("qualified " + ", ".join(code(q) for q in e.resolution.qualified_names[:2]))
+    if e.rust:
+        rust = [
+            e.rust.visibility,
+            e.rust.item_kind,
+            e.rust.impl_trait and f"impl {e.rust.impl_trait}",
+        ]
+        facts.append(" ".join(x for x in rust if x))
+    if e.status != "applied":
+        facts.append(f"enrichment {e.status}")
+    return " · ".join(x for x in facts if x)
+
+
+def scores(findings: tuple[Finding, ...]) -> list[str]:
+    """With ``--explain``: every shown finding in rank order with its score formula."""
+    lines = [
+        f"{rank}. {_where(f)} {f.category} ({f.role}): {_formula(f.score, f.explain)}"
+        for rank, f in enumerate(findings, 1)
+        if f.explain is not None
+    ]
+    return ["## Scores (rank order)", "", *lines] if lines else []
+
+
+def _formula(score: float, b: ScoreBreakdown) -> str:
+    return (
+        f"score {score:g} = {b.category_weight:g} category × {b.role_multiplier:g} role"
+        f" × {b.confidence:g} confidence × {b.focus_multiplier:g} focus × {b.boosts:g} boosts"
+        f" (definition {b.exact_definition:g}, filename {b.filename:g}, terms {b.terms:g})"
+        f" − {b.depth_penalty:g} depth"
+    )

@@ -1,0 +1,145 @@
+"""The report as users get it: real cq subprocesses on fixture repositories."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from conftest import run_cq, write_tree
+
+TRICKY = '''\
+def register(items: list[int]) -> "dict[str, <T>]":
+    """Register ``items`` [...] and return `them`."""
+    table = {"```": "[...]", "<a href>": "`register`"}  \t
+\treturn register(items) if items else table  # `register` [...] <done>
+'''
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("repo")
+    files: dict[str, str] = {"pkg/tricky.py": TRICKY}
+    for i in range(40):
+        files[f"pkg/mod{i:02}.py"] = (
+            "from pkg.tricky import register\n\n\n"
+            f"def use_{i}(x):\n    return register([x, {i}])\n\n\n"
+            f"class Holder{i}:\n    def go(self):\n        register([])  # register again\n"
+        )
+    files["tests/test_tricky.py"] = "from pkg.tricky import register\n\nregister([1])\n"
+    return write_tree(root, files)
+
+
+def _fences(markdown: str) -> list[list[str]]:
+    """Contents of every fenced block (fences of 3+ backticks, matched by length)."""
+    blocks, current, fence = [], None, None
+    for line in markdown.split("\n"):
+        if current is None:
+            m = re.match(r"^(`{3,})\w*$", line)
+            if m:
+                current, fence = [], m.group(1)
+        elif line == fence:
+            blocks.append(current)
+            current = None
+        else:
+            current.append(line)
+    assert current is None, "unclosed fence"
+    return blocks
+
+
+def test_default_report_is_small_and_starts_with_the_answer(repo: Path) -> None:
+    run = run_cq("search", "register", "--root", str(repo))
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) <= 150
+    assert lines[0].startswith("# cq search")
+    assert re.search(r"`[\w/.]+:\d+:\d+`", run.stdout)  # paths as file:line:col
+
+
+def test_snippets_are_byte_exact(repo: Path) -> None:
+    source_lines = set(TRICKY.split("\n"))
+    run = run_cq("search", "register", "--root", str(repo), "--include", "tricky.py")
+    blocks = _fences(run.stdout)
+    assert blocks
+    snippet_lines = [line for block in blocks for line in block]
+    tricky = [line for line in snippet_lines if "[...]" in line or "<T>" in line]
+    assert len(tricky) >= 3
+    for line in tricky:
+        assert line in source_lines, repr(line)
+
+
+def test_limit_and_token_budget_drop_lowest_ranked_whole_findings(repo: Path) -> None:
+    full = run_cq("search", "register", "--root", str(repo), "--format", "json", "--limit", "0")
+    everything = [(f["file"], f["line"], f["col"]) for f in full.json()["findings"]]
+    budget = 600
+    md = run_cq("search", "register", "--root", str(repo), "--max-tokens", str(budget))
+    assert md.returncode == 0
+    assert len(md.stdout) / 4 <= budget
+    assert "dropped to fit --max-tokens 600" in md.stdout
+    js = run_cq(
+        "search", "register", "--root", str(repo), "--format", "json", "--max-tokens", "2500"
+    )
+    data = js.json()
+    assert len(js.stdout) / 4 <= 2500
+    kept = [(f["file"], f["line"], f["col"]) for f in data["findings"]]
+    assert kept == everything[: len(kept)]  # a prefix: relative order never changes
+    omitted = data["summary"]["omitted"]
+    assert omitted["by_budget"] > 0
+    assert omitted["by_limit"] + omitted["by_budget"] + len(kept) == len(everything)
+    limited = run_cq("search", "register", "--root", str(repo), "--format", "json", "--limit", "7")
+    assert [(f["file"], f["line"], f["col"]) for f in limited.json()["findings"]] == everything[:7]
+
+
+def test_every_follow_up_runs(repo: Path) -> None:
+    run = run_cq("search", "register", "--root", str(repo), "--format", "json", "--limit", "5")
+    sections = run.json()["sections"]
+    follow = [f for s in sections if s["type"] == "follow_ups" for f in s["follow_ups"]]
+    assert follow
+    markdown = run_cq("search", "register", "--root", str(repo), "--limit", "5").stdout
+    for item in follow:
+        argv = item["argv"]
+        assert argv[:2] == ["cq", "search"]
+        assert shlex.split(item["command"]) == argv
+        assert item["command"] in markdown
+        done = run_cq(*argv[1:], cwd=Path("/"))
+        assert done.returncode in (0, 1), (item["command"], done.stderr)
+
+
+def test_identical_runs_differ_only_in_the_run_line(repo: Path) -> None:
+    args = ("search", "register", "--root", str(repo), "-v")
+    first, second = run_cq(*args).stdout, run_cq(*args).stdout
+    assert first.splitlines()[-1].startswith("run: ")
+    assert first.splitlines()[:-1] == second.splitlines()[:-1]
+    one = run_cq(*args, "--format", "json").json()
+    two = run_cq(*args, "--format", "json").json()
+    one.pop("run"), two.pop("run")
+    assert one == two
+
+
+def test_explain_shows_the_score_of_every_shown_finding(repo: Path) -> None:
+    data = run_cq("search", "register", "--root", str(repo), "-v", "--format", "json").json()
+    for f in data["findings"]:
+        parts = f["explain"]
+        product = 1.0
+        for key in ("category_weight", "role_multiplier", "confidence", "focus_multiplier"):
+            product *= parts[key]
+        product *= parts["boosts"]
+        assert f["score"] == pytest.approx(max(product - parts["depth_penalty"], 0), abs=1e-3)
+    md = run_cq("search", "register", "--root", str(repo), "--explain", "--limit", "3").stdout
+    assert md.count("score ") >= 3
+    plain = run_cq("search", "register", "--root", str(repo), "--limit", "3").stdout
+    assert "score " not in plain
+
+
+def test_schema_describes_the_json_output(repo: Path) -> None:
+    schema = run_cq("schema")
+    assert schema.returncode == 0
+    doc = json.loads(schema.stdout)
+    data = run_cq("search", "register", "--root", str(repo), "--format", "json").json()
+    result = doc["$defs"][doc["$ref"].split("/")[-1]]
+    assert set(data) <= set(result["properties"])
+    assert set(result["required"]) <= set(data)
+    kinds = {s["type"] for s in data["sections"]}
+    assert kinds <= set(json.dumps(doc).split('"')), kinds
