@@ -45,7 +45,9 @@ def keep_first(result: SearchResult, request: SearchRequest, keep: int) -> Searc
     summary = result.summary
     dropped = len(result.findings) - len(shown)
     omitted = msgspec.structs.replace(
-        summary.omitted, by_budget=summary.omitted.by_budget + dropped
+        summary.omitted,
+        by_budget=summary.omitted.by_budget + dropped,
+        token_budget=request.max_tokens,
     )
     primary = summary.primary if summary.primary is not None and summary.primary < keep else None
     kinds = next(s for s in result.sections if isinstance(s, KindCounts))

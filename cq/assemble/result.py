@@ -58,7 +58,7 @@ def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
     shown = tuple(ranked if request.limit <= 0 else ranked[: request.limit])
     names = queried_names(facts.patterns)
     primary = _primary(shown, names)
-    omitted = Omitted(by_limit=len(ranked) - len(shown), max_tokens=request.max_tokens)
+    omitted = Omitted(by_limit=len(ranked) - len(shown))
     summary = Summary(
         query=request.query,
         root=request.root,

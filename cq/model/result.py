@@ -116,7 +116,7 @@ class Omitted(msgspec.Struct, frozen=True, kw_only=True):
 
     by_limit: int = 0
     by_budget: int = 0
-    max_tokens: int = 0
+    token_budget: int = 0
 
 
 class Summary(msgspec.Struct, frozen=True, kw_only=True):

@@ -48,7 +48,7 @@ def overview(result: SearchResult) -> list[str]:
     if s.omitted.by_limit:
         left.append(f"{s.omitted.by_limit} beyond --limit")
     if s.omitted.by_budget:
-        left.append(f"{s.omitted.by_budget} dropped to fit --max-tokens {s.omitted.max_tokens}")
+        left.append(f"{s.omitted.by_budget} dropped to fit --max-tokens {s.omitted.token_budget}")
     if left:
         shown += f" ({'; '.join(left)})"
     langs = ", ".join(
