@@ -112,6 +112,37 @@ def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
     assert "Traceback" not in errlog_path.read_text()
 
 
+def test_repeat_calls_are_served_from_warm_caches(repo: Path, tmp_path: Path) -> None:
+    """Warmth shown by counters, not wall time: after the first call nothing is parsed again."""
+
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(repo, errlog) as client:
+
+                async def parse_counters() -> tuple[int, int]:
+                    """Whole-file parses (keyed by content hash): ast-grep and tree-sitter."""
+                    stats = json.loads(text_of(await client.call_tool("stats", {})))
+                    parse = stats["caches"]["parse"]
+                    kinds = ("sg", "tree_sitter")
+                    hits = sum(parse[f"{kind}.hits"] for kind in kinds)
+                    return hits, sum(parse[f"{kind}.misses"] for kind in kinds)
+
+                first = {"query": "insert_edge", "format": "json", "limit": 5}
+                md_first(await client.call_tool("search", first))
+                hits1, misses1 = await parse_counters()
+                assert misses1 > 0  # the first call parsed the files it enriched
+                # Another query over the same files: parsed trees come from the process's caches.
+                md_first(await client.call_tool("search", {"query": "Store", "limit": 5}))
+                hits2, misses2 = await parse_counters()
+                assert misses2 == misses1 and hits2 > hits1
+                again = json.loads(md_first(await client.call_tool("search", first)))
+                assert (await parse_counters())[1] == misses1
+                counters = again["run"]["counters"]
+                assert any(k.endswith("hits") and v > 0 for k, v in counters.items()), counters
+
+    anyio.run(scenario)
+
+
 def md_first(result: Any) -> str:
     assert not result.is_error
     return result.content[0].text

@@ -9,11 +9,12 @@ Heavy libraries are imported only when a parse is first asked for.
 
 from cq.parse.python_trees import CstMetadata, cst_metadata, py_ast
 from cq.parse.source import SourceFile, load_source
-from cq.parse.trees import sg_root, ts_tree
+from cq.parse.trees import cache_stats, sg_root, ts_tree
 
 __all__ = [
     "CstMetadata",
     "SourceFile",
+    "cache_stats",
     "cst_metadata",
     "load_source",
     "py_ast",

@@ -18,8 +18,8 @@ from cq.parse.trees import Lru
 if TYPE_CHECKING:
     import libcst
 
-_ast_cache = Lru(64)
-_cst_cache = Lru(64)
+_ast_cache = Lru(64, "py_ast")
+_cst_cache = Lru(64, "libcst")
 
 
 def py_ast(source: SourceFile) -> ast.Module:

@@ -11,19 +11,25 @@ if TYPE_CHECKING:
     from ast_grep_py import SgRoot
 
 _MAX_ENTRIES = 256
+_registry: dict[str, Lru] = {}
 
 
 class Lru:
-    """A small LRU map; one instance per kind of parse."""
+    """A small LRU map; one instance per kind of parse, counting hits and misses by name."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, name: str) -> None:
         self.size = size
         self.items: OrderedDict[str, Any] = OrderedDict()
+        self.hits = self.misses = 0
+        _registry[name] = self
 
     def get(self, key: str) -> Any | None:
         value = self.items.get(key)
         if value is not None:
             self.items.move_to_end(key)
+            self.hits += 1
+        else:
+            self.misses += 1
         return value
 
     def put(self, key: str, value: Any) -> None:
@@ -33,8 +39,18 @@ class Lru:
             self.items.popitem(last=False)
 
 
-_sg_cache = Lru(_MAX_ENTRIES)
-_ts_cache = Lru(_MAX_ENTRIES)
+_sg_cache = Lru(_MAX_ENTRIES, "sg")
+_ts_cache = Lru(_MAX_ENTRIES, "tree_sitter")
+
+
+def cache_stats() -> dict[str, int]:
+    """Hits, misses and entries of every parse cache of this process (the MCP server's
+    ``stats`` tool shows them: a warm server answers repeat searches from these caches)."""
+    out: dict[str, int] = {}
+    for name, lru in sorted(_registry.items()):
+        out |= {f"{name}.hits": lru.hits, f"{name}.misses": lru.misses}
+        out[f"{name}.entries"] = len(lru.items)
+    return out
 
 
 def sg_root(source: SourceFile) -> SgRoot | None:
