@@ -5,7 +5,11 @@
 2. ``ast``: async/generator/awaits/yields/returns of the function the hit defines;
 3. import detail of the import statement the hit is in;
 4. LibCST metadata on a skeleton of the file: qualified names, bindings, alias chain, call
-   receiver/method — fills only fields still empty;
+   receiver/method — fills only fields still empty. It costs ~15 ms a hit even on a small
+   skeleton, so it runs only where scopes can tell something ast-grep cannot: not for the
+   name of a ``def``/``class`` (its scope chain already is its qualified name), not for
+   ``self.``/``cls.``/``super().`` calls (no binding beyond the parameter), not in strings
+   or comments;
 5. tree-sitter: last gap-fill, and parse quality.
 Then agreement across 1, 4 and 5 (see ``agreement``). Open ``enrich_python`` first.
 """
@@ -34,6 +38,8 @@ class PythonHit:
         self.source, self.span, self.text, self.lines = source, span, text, lines
 
 
+_NOT_RESOLVABLE = frozenset({"function_def", "class_def", "comment", "string"})
+_SELF_CALLS = ("self.", "cls.", "super().")
 # Files larger than this get only the tree-sitter stage: Python-object-per-node parses of
 # multi-megabyte generated files cost seconds and cannot be interrupted once started.
 MAX_DEEP_BYTES = 1024 * 1024
@@ -49,8 +55,7 @@ def enrich_python(
     sg_node = first[1] if first else None
     function = runner.run("python_ast", lambda: _python_ast(hit))
     imported = runner.run("imports", lambda: _imports(hit, sg_node))
-    construct = first[0].construct if first else None
-    fourth = runner.run("libcst", lambda: _libcst(hit, with_libcst, construct, runner))
+    fourth = runner.run("libcst", lambda: _libcst(hit, with_libcst, first, runner))
     fifth = runner.run("tree_sitter", lambda: _tree_sitter(hit))
     sources = {
         "ast_grep": first[0] if first else None,
@@ -113,10 +118,10 @@ def _imports(hit: PythonHit, node: SgView | None) -> Any:
 
 
 def _libcst(
-    hit: PythonHit, allowed: bool, construct: str | None, runner: StageRunner
+    hit: PythonHit, allowed: bool, first: tuple[StructuralFacts, SgView] | None, runner: StageRunner
 ) -> tuple[StructuralFacts, ResolutionFacts | None]:
-    if construct in ("comment", "string"):
-        raise Skip(f"no name in a {construct}")
+    if first is not None and not _resolvable(first[0]):
+        raise Skip("nothing for scopes to resolve")
     if not allowed:
         runner.complete = False
         raise Limited("time budget")
@@ -126,6 +131,14 @@ def _libcst(
     return libcst_facts(
         hit.lines, py_ast(hit.source), hit.span.row + 1, hit.span.col, MAX_SKELETON_BYTES
     )
+
+
+def _resolvable(facts: StructuralFacts) -> bool:
+    """Whether LibCST's scopes can add to what ast-grep read (see stage 4 above)."""
+    if facts.construct in _NOT_RESOLVABLE:
+        return False
+    target = facts.call_target or ""
+    return not target.startswith(_SELF_CALLS)
 
 
 def _tree_sitter(hit: PythonHit) -> tuple[StructuralFacts, ParseQuality]:
