@@ -60,13 +60,17 @@ class EnrichmentStore:
         if self.directory is None:
             return 0
         for digest in sorted(self.changed):
+            tmp_name = None
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 with tempfile.NamedTemporaryFile(dir=self.directory, delete=False) as tmp:
+                    tmp_name = tmp.name
                     tmp.write(_encoder.encode(self.entries[digest]))
-                os.replace(tmp.name, self.directory / f"{digest}.msgpack")
+                os.replace(tmp_name, self.directory / f"{digest}.msgpack")
             except OSError:
                 failures += 1
+                if tmp_name is not None:
+                    Path(tmp_name).unlink(missing_ok=True)
         self.changed.clear()
         return failures
 
