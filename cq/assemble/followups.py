@@ -40,9 +40,10 @@ def follow_ups(
     if again and request.focus != "tests" and any(f.role == "test" for f in shown):
         found.append(_make(request, query, "tests first", focus="tests"))
     if again and omitted_by_limit:
-        found.append(
-            _make(request, query, f"all {omitted_by_limit + len(shown)} findings", limit=0)
-        )
+        total = omitted_by_limit + len(shown)
+        more = len(shown) * 2 if total > len(shown) * 2 > 0 else 0
+        why = f"the top {more} of {total} findings" if more else f"all {total} findings"
+        found.append(_make(request, query, why, limit=more))
     unique: dict[str, FollowUp] = {}
     for item in found:
         unique.setdefault(item.command, item)

@@ -58,12 +58,21 @@ def overview(result: SearchResult) -> list[str]:
     )
     mode = " → ".join(s.mode_chain)
     roles = ", ".join(f"{role} {n}" for role, n in s.roles.items())
-    parts = [shown, f"mode {mode}", langs or "no files matched", f"focus {s.focus}"]
+    scope = "" if s.lang_scope == "auto" else f" (--lang {s.lang_scope})"
+    parts = [shown, f"mode {mode}", (langs or "no files matched") + scope, f"focus {s.focus}"]
     if roles:
         parts.append(f"roles {roles}")
     if s.stats.caps_hit != "none" or s.stats.timed_out:
         parts.append(f"caps hit {s.stats.caps_hit}" + (", timed out" if s.stats.timed_out else ""))
     lines = [" · ".join(parts)]
+    if s.telemetry:
+        lines.append(
+            "telemetry: "
+            + "; ".join(
+                f"{name} " + ", ".join(f"{key} {n}" for key, n in counts.items())
+                for name, counts in s.telemetry.items()
+            )
+        )
     if s.rewrite and s.rewrite.applied:
         terms = ", ".join(code(t) for t in (*s.rewrite.identifiers, *s.rewrite.literals))
         lines.append(f"rewritten by {s.rewrite.rewriter} ({s.rewrite.trigger}): {terms}")
