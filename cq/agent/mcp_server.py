@@ -230,10 +230,24 @@ def _cache_counters() -> dict[str, dict[str, int]]:
     return counters
 
 
+_HEAVY_MODULES = ("ast_grep_py", "tree_sitter_python", "tree_sitter_rust", "libcst")
+
+
 def serve(config: ServerConfig) -> None:
-    """Serve until stdin closes. The pipeline is imported up front: the agent starts the server
-    once, and its first search should not pay for imports."""
+    """Serve until stdin closes. The agent starts the server once, so the libraries a search
+    imports lazily are imported up front, in a background thread (``initialize`` is not
+    delayed; a search that arrives first waits on the import lock, not on a second import)."""
+    import contextlib
+    import importlib
+    import threading
+
     import cq.pipeline
     import cq.report  # noqa: F401
 
+    def warm_up() -> None:
+        for name in _HEAVY_MODULES:  # a missing one is reported by the stage that needs it
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+
+    threading.Thread(target=warm_up, name="cq-warm-up", daemon=True).start()
     build_server(config).run("stdio")
