@@ -156,30 +156,36 @@ def text_lines(result: Any) -> list[str]:
 def test_no_answer_exceeds_the_token_budget(repo: Path, tmp_path: Path) -> None:
     async def scenario() -> None:
         with (tmp_path / "err").open("w") as errlog:
-            async with session(repo, errlog, "--max-tokens", "600") as client:
-                for fmt in ("md", "json"):
-                    r = await client.call_tool(
-                        "search", {"query": "insert_edge", "limit": 0, "format": fmt}
-                    )
-                    assert not r.is_error
-                    assert len(text_of(r)) <= 600 * 4
-                    assert "left out" in text_of(r) and "max_tokens" not in text_of(r)
-                    if fmt == "json":
-                        report = json.loads(r.content[0].text)
-                        assert 0 < report["summary"]["shown_findings"] < 61
-                # Asking for more than the server allows is capped, a smaller budget honoured.
-                big = await client.call_tool(
-                    "search", {"query": "insert_edge", "max_tokens": 10**6}
+            async with session(repo, errlog, "--max-tokens", "1500") as client:
+                # At the server's cap: cut, and the note does not suggest a higher budget.
+                r = await client.call_tool(
+                    "search", {"query": "insert_edge", "limit": 0, "format": "json"}
                 )
-                assert len(text_of(big)) <= 600 * 4
+                assert len(text_of(r)) <= 1500 * 4
+                assert "left out" in text_of(r) and "higher max_tokens" not in text_of(r)
+                report = json.loads(md_first(r))
+                assert 0 < report["summary"]["shown_findings"] < 61
+                assert report["summary"]["omitted"]["by_budget"] > 0
+                # Asking for more than the server allows is capped.
+                big = await client.call_tool(
+                    "search",
+                    {"query": "insert_edge", "limit": 0, "max_tokens": 10**6, "format": "json"},
+                )
+                assert len(text_of(big)) <= 1500 * 4
+                # A smaller budget is honoured, and the note says how to get more.
                 small = await client.call_tool(
                     "search", {"query": "insert_edge", "max_tokens": 300, "limit": 0}
                 )
-                assert len(text_of(small)) <= 300 * 4 and "up to 600" in text_of(small)
-                everything = await client.call_tool(
-                    "search", {"query": "Insert", "limit": 0, "max_tokens": 600}
-                )
+                assert len(text_of(small)) <= 300 * 4
+                assert "left out" in text_of(small) and "up to 1500" in text_of(small)
+                everything = await client.call_tool("search", {"query": "Insert", "limit": 0})
+                assert "Insert an edge" in text_of(everything)
                 assert "left out" not in text_of(everything)
+                # JSON cannot be cut below its summary: an actionable error, not a broken answer.
+                tiny = await client.call_tool(
+                    "search", {"query": "insert_edge", "max_tokens": 300, "format": "json"}
+                )
+                assert tiny.is_error and "raise max_tokens" in text_of(tiny)
 
     anyio.run(scenario)
 
@@ -226,7 +232,7 @@ def test_malformed_protocol_messages_get_errors_and_stdin_eof_exits_cleanly(repo
 def test_cq_mcp_rejects_bad_options_in_one_line(tmp_path: Path) -> None:
     run = run_cq("mcp", "--root", str(tmp_path / "missing"))
     assert run.returncode == 2 and run.stderr.startswith("cq: ") and run.stderr.count("\n") == 1
-    run = run_cq("mcp", "--max-tokens", "10", "--root", str(tmp_path))
+    run = run_cq("mcp", "--max-tokens", "1000", "--root", str(tmp_path))
     assert run.returncode == 2 and "at least" in run.stderr
 
 

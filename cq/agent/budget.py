@@ -1,9 +1,9 @@
-"""Fit one search answer into a token budget, and say what was left out and how to get more.
+"""Fit one MCP answer into a token budget, and say what was left out and how to get more.
 
-The pipeline is asked for the budget (``SearchRequest.max_tokens``); if its rendered answer is
-still over, the search is run again with fewer findings (whole lowest-ranked findings go, the
-order of the rest never changes) until it fits. The process is warm by then, so a re-run costs
-little next to the first run.
+The cut itself is the report's own (``cq.assemble.fit_budget``: whole lowest-ranked findings
+go, the order of the rest never changes, the summary records how many). This module adds the
+note an agent needs to ask for more, in the MCP tool's argument names, and keeps the note
+itself inside the budget.
 """
 
 from __future__ import annotations
@@ -12,86 +12,80 @@ from collections.abc import Callable
 
 import msgspec
 
+from cq.assemble import estimate_tokens, fit_budget
+from cq.errors import UsageError
 from cq.model import SearchRequest, SearchResult
 
-MIN_BUDGET = 300
-_NOTE_RESERVE = 100  # tokens kept free for the note that says what was left out
+MIN_BUDGET = 300  # per call; below this even a markdown summary does not fit
+MIN_SERVER_BUDGET = 1500  # the server's cap: a JSON report's summary alone is ~900 tokens
 
 
 class Answer(msgspec.Struct, frozen=True):
-    """The rendered report (exactly what ``cq search`` prints) plus a note for the agent."""
+    """The rendered report (what ``cq search`` prints with the same budget) plus a note."""
 
     text: str
     note: str | None
     result: SearchResult
     tokens: int
-    reruns: int = 0
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters per token: close for code and English, cheap to compute."""
-    return (len(text) + 3) // 4
 
 
 def fit(
     request: SearchRequest,
-    run: Callable[[SearchRequest], SearchResult],
+    result: SearchResult,
     render: Callable[[SearchResult], str],
-    budget: int,
     cap: int,
     *,
     is_json: bool = False,
 ) -> Answer:
-    """Run the search and cut it down to ``budget`` tokens; ``cap`` is the server's maximum."""
-    target = budget - _NOTE_RESERVE
-    result = run(request)
+    """Cut ``result`` to ``request.max_tokens`` tokens including the note; ``cap`` is the
+    server's maximum, named in the note when the caller asked for less."""
+    budget = request.max_tokens
+    result = fit_budget(result, request, render)
+    note = _note(result, request, cap)
+    if note and estimate_tokens(render(result) + note) > budget:
+        tighter = msgspec.structs.replace(request, max_tokens=budget - estimate_tokens(note) - 4)
+        result = fit_budget(result, tighter, render)
+        note = _note(result, request, cap)
     text = render(result)
-    cut_by_budget = False
-    reruns = 0
-    while estimate_tokens(text) > target and result.summary.shown_findings > 1:
-        shown = result.summary.shown_findings
-        scaled = shown * target * 9 // (estimate_tokens(text) * 10)
-        request = msgspec.structs.replace(request, limit=max(1, min(shown - 1, scaled)))
-        result = run(request)
-        text = render(result)
-        cut_by_budget, reruns = True, reruns + 1
-    if estimate_tokens(text) > target:  # one finding alone is over: keep the text parseable
+    if estimate_tokens(text + (note or "")) > budget:  # the summary alone is over (a long query)
         if is_json:
-            result = msgspec.structs.replace(result, findings=(), sections=())
-            text = render(result)
-        else:
-            text = _hard_cut(text, target)
-        cut_by_budget = True
-    note = _note(result, request, budget, cap, cut_by_budget)
-    tokens = estimate_tokens(text + (note or ""))
-    return Answer(text=text, note=note, result=result, tokens=tokens, reruns=reruns)
+            raise UsageError(
+                f"even without findings the JSON report exceeds max_tokens {budget} "
+                f"(the query is {len(request.query)} characters); raise max_tokens or use format md"
+            )
+        text = _hard_cut(text, budget - estimate_tokens(note or "") - 10)
+    return Answer(text=text, note=note, result=result, tokens=estimate_tokens(text + (note or "")))
 
 
 def _hard_cut(text: str, budget: int) -> str:
-    """Keep whole markdown lines up to the budget."""
+    """Whole markdown lines up to the budget."""
     keep, used = [], 0
     for line in text.splitlines(keepends=True):
-        if (used + len(line)) // 4 >= budget - 40:
+        used += estimate_tokens(line)
+        if used > budget:
             break
         keep.append(line)
-        used += len(line)
     return "".join(keep) + "[... cut to the token budget]\n"
 
 
-def _note(
-    result: SearchResult, request: SearchRequest, budget: int, cap: int, cut_by_budget: bool
-) -> str | None:
-    shown, total = result.summary.shown_findings, result.summary.total_findings
-    if shown >= total and not cut_by_budget:
+def _note(result: SearchResult, request: SearchRequest, cap: int) -> str | None:
+    summary = result.summary
+    by_budget, by_limit = summary.omitted.by_budget, summary.omitted.by_limit
+    if not (by_budget or by_limit):
         return None
-    if cut_by_budget:
-        why = f"the answer was cut to the token budget ({budget} tokens)"
-        more = f"a higher max_tokens (up to {cap}) or " if budget < cap else ""
-    else:
-        why = f"limit is {request.limit}"
-        more = f"limit={min(total, request.limit * 2)} (limit=0 for all) or "
+    why = []
+    if by_budget:
+        why.append(f"{by_budget} to fit max_tokens {request.max_tokens}")
+    if by_limit:
+        why.append(f"{by_limit} beyond limit {request.limit}")
+    more = []
+    if by_budget and request.max_tokens < cap:
+        more.append(f"a higher max_tokens (up to {cap})")
+    if by_limit:
+        more.append(f"limit={request.limit * 2} (0 = all)")
+    more.append("a narrower search (in_dir, include, lang, focus)")
     return (
-        f"cq: showing {shown} of {total} findings; {total - shown} lower-ranked left out because "
-        f"{why}. To see more, call search again with {more}a narrower search "
-        "(in_dir, include, lang, focus)."
+        f"cq: showing {summary.shown_findings} of {summary.total_findings} findings; left out "
+        f"(lowest-ranked): {' and '.join(why)}. For more, call search again with "
+        f"{' or '.join(more)}."
     )

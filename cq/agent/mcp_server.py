@@ -22,7 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import TextContent, ToolAnnotations
 from pydantic import Field
 
-from cq.agent.budget import MIN_BUDGET, Answer, fit
+from cq.agent.budget import MIN_BUDGET, MIN_SERVER_BUDGET, Answer, fit
 from cq.errors import CqError, UsageError
 
 DEFAULT_MAX_TOKENS = 8000
@@ -62,8 +62,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
                 max_tokens = int(env) if env else DEFAULT_MAX_TOKENS
             except ValueError:
                 raise UsageError(f"CQ_MCP_MAX_TOKENS is not a whole number: {env}") from None
-        if max_tokens < MIN_BUDGET:
-            raise UsageError(f"--max-tokens must be at least {MIN_BUDGET}: {max_tokens}")
+        if max_tokens < MIN_SERVER_BUDGET:
+            raise UsageError(f"--max-tokens must be at least {MIN_SERVER_BUDGET}: {max_tokens}")
         return cls(root=root, max_tokens=max_tokens)
 
 
@@ -72,7 +72,7 @@ class ServerStats(msgspec.Struct):
 
     calls: int = 0
     errors: int = 0
-    budget_reruns: int = 0
+    cut_to_budget: int = 0
 
 
 def build_server(config: ServerConfig) -> MCPServer:
@@ -140,7 +140,7 @@ def build_server(config: ServerConfig) -> MCPServer:
             stats.errors += 1
             traceback.print_exc(file=sys.stderr)
             raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from None
-        stats.budget_reruns += answer.reruns
+        stats.cut_to_budget += answer.result.summary.omitted.by_budget > 0
         blocks = [TextContent(type="text", text=answer.text)]
         if answer.note:
             if format == "md":
@@ -215,8 +215,8 @@ def _answer(args: _SearchArgs, config: ServerConfig, budget: int) -> Answer:
         progress=False,
     )
     render = render_json if args.format == "json" else render_markdown
-    is_json = args.format == "json"
-    return fit(request, run_search, render, budget, config.max_tokens, is_json=is_json)
+    result = run_search(request)
+    return fit(request, result, render, config.max_tokens, is_json=args.format == "json")
 
 
 def _cache_counters() -> dict[str, dict[str, int]]:
