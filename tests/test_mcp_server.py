@@ -101,12 +101,16 @@ def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
                 assert cli_err.stderr.removeprefix("cq: ").strip() in text_of(regex)
                 gone = await client.call_tool("search", {"query": "x", "root": "/no/such/dir"})
                 assert gone.is_error and "/no/such/dir" in text_of(gone)
+                blank = await client.call_tool("search", {"query": "   "})
+                assert blank.is_error and "empty query" in text_of(blank)
+                sub = await client.call_tool("search", {"query": "insert_edge", "root": "pkg"})
+                assert "`store.py:2:" in text_of(sub)  # a relative root is under the server's
 
                 for _ in range(10):
                     again = await client.call_tool("search", {"query": "insert_edge", "limit": 5})
                     assert text_lines(again) == text_lines(md)
                 stats = json.loads(text_of(await client.call_tool("stats", {})))
-                assert stats["server"]["calls"] == 14 and stats["server"]["errors"] == 2
+                assert stats["server"]["calls"] == 16 and stats["server"]["errors"] == 3
 
     anyio.run(scenario)
     assert "Traceback" not in errlog_path.read_text()

@@ -24,6 +24,8 @@ from pydantic import Field
 
 from cq.agent.budget import MIN_BUDGET, MIN_SERVER_BUDGET, Answer, fit
 from cq.errors import CqError, UsageError
+from cq.model import SearchRequest
+from cq.profiles import load_profile
 
 DEFAULT_MAX_TOKENS = 8000
 
@@ -104,6 +106,12 @@ def build_server(config: ServerConfig) -> MCPServer:
             Field(description="rewrite natural language into patterns: true force, false never"),
         ] = None,
         ignore_case: bool = False,
+        hidden: Annotated[bool, Field(description="search hidden files too")] = False,
+        no_ignore: Annotated[bool, Field(description="do not respect .gitignore")] = False,
+        context: Annotated[
+            str | None, Field(description="earlier conversation, to resolve 'it' in the query")
+        ] = None,
+        explain: Annotated[bool, Field(description="show each finding's score breakdown")] = False,
         limit: Annotated[int, Field(ge=0, description="findings shown; 0 = all")] = 30,
         max_tokens: Annotated[
             int | None,
@@ -114,24 +122,31 @@ def build_server(config: ServerConfig) -> MCPServer:
     ) -> list[TextContent]:
         stats.calls += 1
         budget = max(MIN_BUDGET, min(max_tokens or config.max_tokens, config.max_tokens))
-        args = _SearchArgs(
-            query=query,
-            root=root,
-            lang=lang,
-            mode=mode,
-            include=tuple(include or ()),
-            exclude=tuple(exclude or ()),
-            in_dir=in_dir,
-            focus=focus,
-            rewrite=rewrite,
-            ignore_case=ignore_case,
-            limit=limit,
-            format=format,
-            profile=profile,
-        )
         try:
+            if not query.strip():
+                raise UsageError("empty query")
+            request = SearchRequest(
+                query=query,
+                root=os.path.abspath(os.path.join(config.root, root or ".")),
+                mode=mode,
+                lang=lang,
+                profile=profile,
+                limits=load_profile(profile),
+                include=tuple(include or ()),
+                exclude=tuple(exclude or ()),
+                in_dir=in_dir,
+                hidden=hidden,
+                no_ignore=no_ignore,
+                ignore_case=ignore_case,
+                limit=limit,
+                max_tokens=budget,
+                focus=focus,
+                rewrite=rewrite,
+                context=context,
+                explain=explain,
+            )
             answer = await anyio.to_thread.run_sync(
-                _answer, args, config, budget, limiter=one_at_a_time
+                _answer, request, format, config.max_tokens, limiter=one_at_a_time
             )
         except CqError as exc:
             stats.errors += 1
@@ -171,52 +186,13 @@ def build_server(config: ServerConfig) -> MCPServer:
     return server
 
 
-class _SearchArgs(msgspec.Struct, frozen=True, kw_only=True):
-    query: str
-    root: str | None
-    lang: Literal["auto", "python", "rust"]
-    mode: Literal["identifier", "literal", "regex"] | None
-    include: tuple[str, ...]
-    exclude: tuple[str, ...]
-    in_dir: str | None
-    focus: Literal["implementation", "tests", "all"] | None
-    rewrite: bool | None
-    ignore_case: bool
-    limit: int
-    format: Literal["md", "json"]
-    profile: str
-
-
-def _answer(args: _SearchArgs, config: ServerConfig, budget: int) -> Answer:
-    """Build the request exactly as the CLI would, run it within the budget, render it."""
-    from cq.model import SearchRequest
+def _answer(request: SearchRequest, fmt: str, cap: int) -> Answer:
+    """Run the search (in a worker thread), then cut and render it within the budget."""
     from cq.pipeline import run_search
-    from cq.profiles import load_profile
     from cq.report import render_json, render_markdown
 
-    if not args.query.strip():
-        raise UsageError("empty query")
-    root = os.path.join(config.root, args.root) if args.root else config.root
-    request = SearchRequest(
-        query=args.query,
-        root=os.path.abspath(root),
-        mode=args.mode,
-        lang=args.lang,
-        profile=args.profile,
-        limits=load_profile(args.profile),
-        include=args.include,
-        exclude=args.exclude,
-        in_dir=args.in_dir,
-        ignore_case=args.ignore_case,
-        limit=args.limit,
-        max_tokens=budget,
-        focus=args.focus,
-        rewrite=args.rewrite,
-        progress=False,
-    )
-    render = render_json if args.format == "json" else render_markdown
-    result = run_search(request)
-    return fit(request, result, render, config.max_tokens, is_json=args.format == "json")
+    render = render_json if fmt == "json" else render_markdown
+    return fit(request, run_search(request), render, cap, is_json=fmt == "json")
 
 
 def _cache_counters() -> dict[str, dict[str, int]]:
