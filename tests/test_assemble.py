@@ -1,0 +1,118 @@
+"""Assembly on hand-made classified findings: sections keep rank order, follow-ups all run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+from conftest import run_cq, write_tree
+
+from cq.assemble import SearchFacts, assemble_result, fit_budget
+from cq.model import (
+    Finding,
+    FindingList,
+    FollowUps,
+    Pattern,
+    SearchRequest,
+    SearchStats,
+    TopContexts,
+)
+from cq.rank import RankContext, rank_findings
+from cq.report import render_markdown
+
+FILES = {
+    "pkg/core.py": "class Registry:\n    def register(self, item):\n        pass\n",
+    "pkg/use.py": "from pkg.core import Registry\n\ndef setup(r):\n    r.register(1)\n",
+    "app/main.py": "def main(r):\n    r.register(2)\n    # register later\n",
+    "tests/test_core.py": "def test_it(r):\n    r.register(3)\n",
+}
+
+
+def f(file: str, line: int, col: int, category: str, scope: str | None = None) -> Finding:
+    text = FILES[file].split("\n")[line - 1]
+    return Finding(
+        file=file,
+        line=line,
+        col=col,
+        end_col=col + 8,
+        text="register",
+        line_text=text,
+        language="python",
+        category=category,  # type: ignore[arg-type]
+        confidence=0.95,
+        containing_scope=scope,
+    )
+
+
+FINDINGS = [
+    f("pkg/core.py", 2, 8, "definition", "Registry"),
+    f("pkg/use.py", 4, 6, "callsite", "setup"),
+    f("app/main.py", 2, 6, "callsite", "main"),
+    f("app/main.py", 3, 6, "comment_match", "main"),
+    f("tests/test_core.py", 2, 6, "callsite", "test_it"),
+]
+
+
+def assemble(root: Path, limit: int = 3, max_tokens: int = 0):
+    request = SearchRequest(
+        query="register", root=str(root), limit=limit, max_tokens=max_tokens, exclude=("*.txt",)
+    )
+    patterns = (Pattern(text="register", kind="identifier"),)
+    ranked = rank_findings(FINDINGS, RankContext(root=str(root), patterns=patterns))
+    facts = SearchFacts(
+        request=request,
+        mode_requested="auto",
+        mode="identifier",
+        mode_chain=("identifier",),
+        fallback_applied=False,
+        patterns=patterns,
+        stats=SearchStats(),
+        by_language={"python": SearchStats()},
+    )
+    return request, ranked, assemble_result(ranked, facts)
+
+
+def test_sections_list_findings_in_rank_order(tmp_path: Path) -> None:
+    write_tree(tmp_path, FILES)
+    _, ranked, result = assemble(tmp_path, limit=0)
+    assert result.findings == tuple(ranked)
+    assert result.summary.primary == 0
+    top = next(s for s in result.sections if isinstance(s, TopContexts))
+    firsts = [g.finding_indexes[0] for g in top.groups]
+    assert firsts == sorted(firsts)
+    for group in top.groups:
+        assert list(group.finding_indexes) == sorted(group.finding_indexes)
+    lists = {s.title: s for s in result.sections if isinstance(s, FindingList)}
+    assert list(lists["Callsites"].finding_indexes) == sorted(lists["Callsites"].finding_indexes)
+    assert lists["Callsites"].total == 3
+    assert lists["Non-Code Matches"].collapsed
+
+
+def test_every_follow_up_of_a_classified_result_runs(tmp_path: Path) -> None:
+    write_tree(tmp_path, FILES)
+    _, _, result = assemble(tmp_path, limit=3)
+    follow = next(s for s in result.sections if isinstance(s, FollowUps)).follow_ups
+    whys = " | ".join(item.why for item in follow)
+    assert "Registry" in whys and "defining package" in whys and "calls" in whys, whys
+    markdown = render_markdown(result)
+    for item in follow:
+        assert item.command in markdown
+        assert "--exclude" in item.argv  # the follow-up searches the same tree
+        done = run_cq(*item.argv[1:], cwd=Path("/"))
+        assert done.returncode in (0, 1), (item.command, done.stderr)
+
+
+def test_budget_keeps_a_prefix_and_says_so(tmp_path: Path) -> None:
+    write_tree(tmp_path, FILES)
+    request, _, result = assemble(tmp_path, limit=0)
+    full = render_markdown(result)
+    budget = len(full) // 4 - 60
+    fitted = fit_budget(
+        result, msgspec.structs.replace(request, max_tokens=budget), render_markdown
+    )
+    assert 0 < len(fitted.findings) < len(result.findings)
+    assert fitted.findings == result.findings[: len(fitted.findings)]
+    text = render_markdown(fitted)
+    assert len(text) / 4 <= budget
+    dropped = len(result.findings) - len(fitted.findings)
+    assert f"{dropped} dropped to fit --max-tokens {budget}" in text
