@@ -163,3 +163,12 @@ def test_failing_stages_degrade_alone(root: Path) -> None:
     assert e.parse_quality.hit_in_error is False
     assert e.resolution is None and e.agreement is not None
     assert e.agreement.sources == ("ast_grep", "tree_sitter")
+
+
+def test_decorator_is_outside_the_function_it_decorates(root: Path) -> None:
+    """Found by a stdlib sweep: LibCST nests decorators in the def, tree-sitter does not."""
+    e = enrich_one(root, "pkg/sub/mod.py", "cache", "@functools.cache")
+    assert e.construct == "decorator"
+    assert e.scope_chain == ("Outer", "Inner")
+    assert e.stages is not None and e.stages.libcst == "applied"
+    assert e.agreement is not None and e.agreement.status == "full"

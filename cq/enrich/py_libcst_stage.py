@@ -37,9 +37,7 @@ def libcst_facts(
     defined = chain[0] if isinstance(chain[0], cst.FunctionDef | cst.ClassDef) else None
     if defined is not None and defined.name is not name:
         defined = None
-    scopes = [
-        p for p in chain if isinstance(p, cst.FunctionDef | cst.ClassDef) and p is not defined
-    ]
+    scopes = _enclosing_defs(chain, defined)
     classes = [p for p in scopes if isinstance(p, cst.ClassDef)]
     top, call = _callee(meta, name)
     receiver = method = None
@@ -54,6 +52,19 @@ def libcst_facts(
         call_method=method,
     )
     return facts, _resolution(meta, skeleton, name, top)
+
+
+def _enclosing_defs(chain: list[Any], defined: Any) -> list[Any]:
+    """Defs and classes around the hit, innermost first; a def's decorators are outside it."""
+    import libcst as cst
+
+    out = []
+    for below, node in zip([None, *chain], chain, strict=False):
+        if not isinstance(node, cst.FunctionDef | cst.ClassDef) or node is defined:
+            continue
+        if not isinstance(below, cst.Decorator):
+            out.append(node)
+    return out
 
 
 def _name_at(meta: CstMetadata, row: int, col: int) -> Any:
