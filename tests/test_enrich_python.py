@@ -37,6 +37,9 @@ class Outer:
 
     def plain(self, value):
         return assist(value) + other
+
+
+Outer.plain(None, osp.sep)
 """
 
 BROKEN = """\
@@ -172,3 +175,12 @@ def test_decorator_is_outside_the_function_it_decorates(root: Path) -> None:
     assert e.scope_chain == ("Outer", "Inner")
     assert e.stages is not None and e.stages.libcst == "applied"
     assert e.agreement is not None and e.agreement.status == "full"
+
+
+def test_libcst_runs_only_where_scopes_resolve_something(root: Path) -> None:
+    local = enrich_one(root, "pkg/sub/mod.py", "plain", "Outer.plain(None")
+    assert local.construct == "call" and local.call is not None
+    assert local.call.receiver == "Outer"  # from tree-sitter's gap-fill
+    assert local.stages is not None and local.stages.libcst is None
+    imported = enrich_one(root, "pkg/sub/mod.py", "join", "osp.join")
+    assert imported.stages is not None and imported.stages.libcst == "applied"

@@ -6,10 +6,10 @@
 3. import detail of the import statement the hit is in;
 4. LibCST metadata on a skeleton of the file: qualified names, bindings, alias chain, call
    receiver/method — fills only fields still empty. It costs ~15 ms a hit even on a small
-   skeleton, so it runs only where scopes can tell something ast-grep cannot: not for the
-   name of a ``def``/``class`` (its scope chain already is its qualified name), not for
-   ``self.``/``cls.``/``super().`` calls (no binding beyond the parameter), not in strings
-   or comments;
+   skeleton (and 0.3 s to import), so it runs only where scopes can tell something ast-grep
+   cannot: not for the name of a ``def``/``class`` (its scope chain already is its qualified
+   name), not in strings or comments, and for ``a.b.method(...)`` calls only when ``a`` is
+   bound by an import (``self.x.y()``, ``Local.register()`` resolve to nothing new);
 5. tree-sitter: last gap-fill, and parse quality.
 Then agreement across 1, 4 and 5 (see ``agreement``). Open ``enrich_python`` first.
 """
@@ -28,7 +28,7 @@ from cq.enrich.py_libcst_stage import libcst_facts
 from cq.enrich.py_structure import structural_facts
 from cq.enrich.stages import Limited, Skip, StageRunner
 from cq.model import CallFacts, Enrichment, ParseQuality, ResolutionFacts
-from cq.parse import SourceFile, py_ast, sg_root, ts_tree
+from cq.parse import SourceFile, imported_names, py_ast, sg_root, ts_tree
 
 
 class PythonHit:
@@ -39,7 +39,6 @@ class PythonHit:
 
 
 _NOT_RESOLVABLE = frozenset({"function_def", "class_def", "comment", "string"})
-_SELF_CALLS = ("self.", "cls.", "super().")
 # Files larger than this get only the tree-sitter stage: Python-object-per-node parses of
 # multi-megabyte generated files cost seconds and cannot be interrupted once started.
 MAX_DEEP_BYTES = 1024 * 1024
@@ -120,7 +119,7 @@ def _imports(hit: PythonHit, node: SgView | None) -> Any:
 def _libcst(
     hit: PythonHit, allowed: bool, first: tuple[StructuralFacts, SgView] | None, runner: StageRunner
 ) -> tuple[StructuralFacts, ResolutionFacts | None]:
-    if first is not None and not _resolvable(first[0]):
+    if first is not None and not _resolvable(first[0], hit):
         raise Skip("nothing for scopes to resolve")
     if not allowed:
         runner.complete = False
@@ -133,12 +132,12 @@ def _libcst(
     )
 
 
-def _resolvable(facts: StructuralFacts) -> bool:
+def _resolvable(facts: StructuralFacts, hit: PythonHit) -> bool:
     """Whether LibCST's scopes can add to what ast-grep read (see stage 4 above)."""
     if facts.construct in _NOT_RESOLVABLE:
         return False
-    target = facts.call_target or ""
-    return not target.startswith(_SELF_CALLS)
+    root, dot, _ = (facts.call_target or "").partition(".")
+    return not dot or root in imported_names(hit.source)
 
 
 def _tree_sitter(hit: PythonHit) -> tuple[StructuralFacts, ParseQuality]:

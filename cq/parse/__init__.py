@@ -7,7 +7,7 @@ keyed by content hash so repeated searches in one process (the MCP server) parse
 Heavy libraries are imported only when a parse is first asked for.
 """
 
-from cq.parse.python_trees import CstMetadata, cst_metadata, py_ast
+from cq.parse.python_trees import CstMetadata, cst_metadata, imported_names, py_ast
 from cq.parse.source import SourceFile, load_source
 from cq.parse.trees import cache_stats, sg_root, ts_tree
 
@@ -16,6 +16,7 @@ __all__ = [
     "SourceFile",
     "cache_stats",
     "cst_metadata",
+    "imported_names",
     "load_source",
     "py_ast",
     "sg_root",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import libcst
 
 _ast_cache = Lru(64, "py_ast")
+_imports_cache = Lru(64, "py_imports")
 _cst_cache = Lru(64, "libcst")
 
 
@@ -33,6 +34,20 @@ def py_ast(source: SourceFile) -> ast.Module:
         _ast_cache.put(source.digest, cached)
     if isinstance(cached, Exception):
         raise cached
+    return cached
+
+
+def imported_names(source: SourceFile) -> frozenset[str]:
+    """Every local name an import statement anywhere in the file binds (from ``py_ast``)."""
+    cached = _imports_cache.get(source.digest)
+    if cached is None:
+        cached = frozenset(
+            (alias.asname or alias.name).split(".")[0]
+            for node in ast.walk(py_ast(source))
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+        )
+        _imports_cache.put(source.digest, cached)
     return cached
 
 
