@@ -1,17 +1,16 @@
-"""Classification: what each hit *is* (definition, callsite, import, ...).
+"""Classification: what each hit *is* (definition, callsite, import, assignment, ...).
 
-In: ``RawMatch`` records and the search root. Out: one ``Classification`` per match, in order.
-Knows parsing, nothing about output. Open ``classify_all`` below first.
+In: ``RawMatch`` records and the search root. Out: ``ClassifyOutcome`` with one
+``Classification`` per match (same order) and the run's counters. Knows parsing, nothing
+about output.
+
+Open ``engine.py`` first. Tiers: ``heuristic.py`` (tier 1, a line-level guess where no parse
+is possible or needed), ``node_tier.py`` (tier 2, the live syntax node), ``lookup.py`` over
+``records.py`` (tier 3, per-file records built by ``python_records.py`` / ``rust_records.py``
+and kept in the persistent cache, so a repeat search parses nothing). ``pool.py`` runs
+``analyze.py`` in spawned workers when the work is large enough.
 """
 
-from __future__ import annotations
+from cq.classify.engine import ClassifyOutcome, classify_all
 
-from pathlib import Path
-
-from cq.model import Classification, RawMatch
-
-
-def classify_all(root: Path, matches: tuple[RawMatch, ...]) -> list[Classification]:
-    """One classification per match, same order."""
-    del root
-    return [Classification() for _ in matches]
+__all__ = ["ClassifyOutcome", "classify_all"]

@@ -72,7 +72,7 @@ def ts_tree(source: SourceFile) -> Any:
     key = f"{source.language}:{source.digest}"
     tree = _ts_cache.get(key)
     if tree is None:
-        tree = _ts_parser(source.language).parse(source.data)
+        tree = ts_parser(source.language).parse(source.data)
         _ts_cache.put(key, tree)
     return tree
 
@@ -80,7 +80,7 @@ def ts_tree(source: SourceFile) -> Any:
 _parsers: dict[str, Any] = {}
 
 
-def _ts_parser(language: str) -> Any:
+def ts_parser(language: str) -> Any:
     parser = _parsers.get(language)
     if parser is None:
         import tree_sitter

@@ -1,0 +1,79 @@
+"""Parse one file and build its records: the unit of work a pool worker runs.
+
+Pure of any cache or pool concern: bytes in, ``FileRecords`` (and tier-2 verdicts for the
+hits records cannot decide) out. Safe to run in a spawned worker.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from cq.classify.node_tier import classify_from_node
+from cq.classify.records import FileRecords, unparsed
+from cq.model import Classification
+
+MAX_PARSE_BYTES = 4 * 1024 * 1024
+
+
+class FileTask(msgspec.Struct, frozen=True, array_like=True):
+    """One file to analyze; ``open_hits`` are (start, end) spans that need the node tier."""
+
+    path: str  # absolute
+    rel: str
+    language: str
+    open_hits: list[tuple[int, int]] = []
+
+
+class FileAnalysis(msgspec.Struct, frozen=True, array_like=True):
+    records: FileRecords
+    node_verdicts: list[Classification]
+
+
+def analyze_file(task: FileTask, data: bytes | None = None) -> FileAnalysis:
+    """Records of one file plus node-tier verdicts for ``task.open_hits``."""
+    if data is None:
+        try:
+            with open(task.path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            return FileAnalysis(unparsed(task.language, f"unreadable: {exc.strerror}"), [])
+    if len(data) > MAX_PARSE_BYTES:
+        return FileAnalysis(unparsed(task.language, "file too large to parse"), [])
+    try:
+        tree = _parse(task.language, data)
+        records = _build(task, tree, data)
+    except RecursionError:
+        return FileAnalysis(unparsed(task.language, "nesting too deep to parse"), [])
+    verdicts = [
+        classify_from_node(tree, start, end, records.scope_at(start))
+        for start, end in task.open_hits
+    ]
+    return FileAnalysis(records, verdicts)
+
+
+def _parse(language: str, data: bytes):
+    from cq.parse.trees import ts_parser
+
+    return ts_parser(language).parse(data)
+
+
+def _build(task: FileTask, tree, data: bytes) -> FileRecords:
+    if task.language == "python":
+        from cq.classify.python_records import build_python_records
+        from cq.classify.symbols import python_symbols
+
+        records = build_python_records(tree)
+        text = data.decode("utf-8", errors="replace")
+        return msgspec.structs.replace(records, symbols=python_symbols(text, task.rel))
+    from cq.classify.rust_records import build_rust_records
+
+    return build_rust_records(tree)
+
+
+def analyze_batch(tasks: list[FileTask]) -> list[bytes]:
+    """Pool entry point: analyses encoded as msgpack (cheap to send back)."""
+    from cq.classify.pool import maybe_inject_fault
+
+    maybe_inject_fault()
+    encoder = msgspec.msgpack.Encoder()
+    return [encoder.encode(analyze_file(task)) for task in tasks]

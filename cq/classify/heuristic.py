@@ -1,0 +1,94 @@
+"""Tier 1: a line-level guess, used where no parse is possible (or needed).
+
+``certain`` is only set where the line alone decides: a Python comment or one-line string
+in a file that has no triple-quoted strings and no backslash continuations, so no string can
+span lines and a line lexer sees exactly what the parser would.
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from cq.model import Category
+
+_PY_DEF = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+$")
+_RS_DEF = re.compile(
+    r"\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+|const\s+|unsafe\s+|extern\s+\"[^\"]*\"\s+)*"
+    r"(?:fn|struct|enum|trait|type|mod|const|static|union|macro_rules!)\s+$"
+)
+
+
+class Guess(msgspec.Struct, frozen=True):
+    category: Category
+    confidence: float
+    certain: bool = False
+
+
+def python_lexer_is_exact(data: bytes) -> bool:
+    """True when no Python string in the file can span lines."""
+    return b'"""' not in data and b"'''" not in data and b"\\\n" not in data
+
+
+def guess(language: str, line: str, col: int, length: int, exact_lexer: bool) -> Guess:
+    """Best line-level guess for a hit at ``col`` of ``line``."""
+    context = _python_context(line, col) if language == "python" else _rust_context(line, col)
+    if context == "comment":
+        return Guess("comment_match", 0.95 if exact_lexer else 0.6, certain=exact_lexer)
+    if context == "string":
+        return Guess("string_match", 0.95 if exact_lexer else 0.55, certain=exact_lexer)
+    before, after = line[:col], line[col + length :].lstrip()
+    def_re = _PY_DEF if language == "python" else _RS_DEF
+    if def_re.fullmatch(before):
+        return Guess("definition", 0.7)
+    stripped = before.lstrip()
+    if language == "python" and stripped.startswith(("import ", "from ")):
+        return Guess("from_import" if stripped.startswith("from ") else "import", 0.7)
+    if language == "rust" and stripped.startswith(("use ", "pub use ")):
+        return Guess("import", 0.7)
+    if after.startswith("(") or (language == "rust" and after.startswith("!")):
+        return Guess("callsite", 0.6)
+    if after.startswith("=") and not after.startswith("=="):
+        return Guess("assignment", 0.55)
+    return Guess("reference", 0.4)
+
+
+def _python_context(line: str, col: int) -> str:
+    """'comment', 'string' or 'code' at ``col``, lexing quotes and ``#`` on one line."""
+    quote = ""
+    i = 0
+    while i < col:
+        ch = line[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#":
+            return "comment"
+        i += 1
+    return "string" if quote else "code"
+
+
+def _rust_context(line: str, col: int) -> str:
+    """Like ``_python_context`` for Rust: ``//`` comments, double-quoted strings."""
+    in_string = False
+    i = 0
+    while i < col:
+        ch = line[i]
+        if in_string:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif line.startswith("//", i):
+            return "comment"
+        i += 1
+    return "string" if in_string else "code"

@@ -1,0 +1,54 @@
+"""Tier 2: classify a hit from the live syntax node at its position.
+
+Used for what records leave open: text in code that is not one identifier (a literal such as
+``x + 1`` or a regex hit). Walks from the smallest node covering the hit to the first
+meaningful parent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cq.model import Category, Classification
+
+_PARENT_CATEGORY: dict[str, Category] = {
+    "call": "callsite",
+    "call_expression": "callsite",
+    "macro_invocation": "callsite",
+    "decorator": "callsite",
+    "function_definition": "definition",
+    "class_definition": "definition",
+    "function_item": "definition",
+    "struct_item": "definition",
+    "enum_item": "definition",
+    "trait_item": "definition",
+    "assignment": "assignment",
+    "augmented_assignment": "assignment",
+    "let_declaration": "assignment",
+    "assignment_expression": "assignment",
+    "import_statement": "import",
+    "import_from_statement": "from_import",
+    "use_declaration": "import",
+}
+_MAX_HOPS = 6
+
+
+def classify_from_node(tree: Any, start: int, end: int, scope: str | None) -> Classification:
+    """Category of the construct around [start, end); text_match when nothing fits."""
+    node = tree.root_node.descendant_for_byte_range(start, max(start, end - 1))
+    hops = 0
+    while node is not None and hops < _MAX_HOPS:
+        category = _PARENT_CATEGORY.get(node.type)
+        if category is not None:
+            return Classification(
+                category=category,
+                confidence=round(0.8 * 0.95**hops, 3),
+                tier="node",
+                node_kind=node.type,
+                containing_scope=scope,
+            )
+        node = node.parent
+        hops += 1
+    return Classification(
+        category="text_match", confidence=0.5, tier="node", node_kind=None, containing_scope=scope
+    )

@@ -1,0 +1,164 @@
+"""Build ``FileRecords`` for Python from a tree-sitter tree (one query, one pass).
+
+Roles follow CPython's ``ast`` contexts: a name in Store context is an assignment (targets of
+=, augmented and annotated assignment, for, with-as, except-as, walrus, comprehensions), a
+parameter name is an assignment of kind ``parameter``, the callee of a call (the last name in
+``a.b.c()``) and a decorator name are callsites, the name of def/class is a definition.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from cq.classify.records import FileRecords, RecordsBuilder
+
+_QUERY = """
+(function_definition name: (identifier) @def) @scope
+(class_definition name: (identifier) @def) @scope
+(call function: (identifier) @call)
+(call function: (attribute attribute: (identifier) @call))
+(decorator (identifier) @decorator)
+(decorator (attribute attribute: (identifier) @decorator))
+(assignment left: (_) @store)
+(augmented_assignment left: (_) @store)
+(for_statement left: (_) @store)
+(for_in_clause left: (_) @store)
+(as_pattern_target) @store
+(named_expression name: (identifier) @store)
+(parameters) @params
+(lambda_parameters) @params
+(type) @annotation
+(import_statement) @import
+(future_import_statement) @from_import
+(import_from_statement) @from_import
+(expression_statement (string) @string_stmt)
+(string) @string
+(interpolation) @hole
+(comment) @comment
+(ERROR) @error
+"""
+
+
+@cache
+def _query() -> Any:
+    import tree_sitter
+    import tree_sitter_python
+
+    return tree_sitter.Query(tree_sitter.Language(tree_sitter_python.language()), _QUERY)
+
+
+def build_python_records(tree: Any) -> FileRecords:
+    """Records of a Python file from its tree-sitter tree."""
+    from tree_sitter import QueryCursor
+
+    captures: dict[str, list[Any]] = QueryCursor(_query()).captures(tree.root_node)
+    b = RecordsBuilder("python")
+    for node in captures.get("def", ()):
+        b.token(node.start_byte, node.end_byte, "definition", node.parent.type)
+    for node in captures.get("scope", ()):
+        name = node.child_by_field_name("name")
+        if name is not None:
+            b.scope(node.start_byte, node.end_byte, name.text.decode("utf-8", "replace"))
+    for node in captures.get("call", ()):
+        b.token(node.start_byte, node.end_byte, "callsite", "call")
+    for node in captures.get("decorator", ()):
+        b.token(node.start_byte, node.end_byte, "callsite", "decorator")
+    for node in captures.get("store", ()):
+        _store_targets(b, node)
+    for node in captures.get("params", ()):
+        _parameters(b, node)
+    for node in captures.get("annotation", ()):
+        b.region(node.start_byte, node.end_byte, "annotation", "type")
+    for node in captures.get("import", ()):
+        b.region(node.start_byte, node.end_byte, "import", node.type)
+    for node in captures.get("from_import", ()):
+        b.region(node.start_byte, node.end_byte, "from_import", node.type)
+    docstrings = {n.start_byte for n in captures.get("string_stmt", ()) if _is_docstring(n)}
+    for node in captures.get("string", ()):
+        if node.start_byte in docstrings:
+            b.region(node.start_byte, node.end_byte, "docstring_match", "docstring")
+        else:
+            b.region(node.start_byte, node.end_byte, "string_match", "string")
+    for node in captures.get("hole", ()):
+        b.region(node.start_byte, node.end_byte, None, "interpolation")
+    for node in captures.get("comment", ()):
+        b.region(node.start_byte, node.end_byte, "comment_match", "comment")
+    b.error_nodes = len(captures.get("error", ()))
+    return b.build(".")
+
+
+def _store_targets(b: RecordsBuilder, node: Any) -> None:
+    """Names bound by an assignment target: not the object of ``a.x`` nor of ``a[i]``."""
+    kind = node.type
+    if kind == "identifier":
+        b.token(node.start_byte, node.end_byte, "assignment", "assignment")
+    elif kind == "attribute":
+        attr = node.child_by_field_name("attribute")
+        if attr is not None:
+            b.token(attr.start_byte, attr.end_byte, "assignment", "attribute_assignment")
+    elif kind in (
+        "pattern_list",
+        "tuple_pattern",
+        "list_pattern",
+        "tuple",
+        "list",
+        "list_splat_pattern",
+        "list_splat",
+        "parenthesized_expression",
+        "as_pattern_target",
+    ):
+        for child in node.named_children:
+            _store_targets(b, child)
+
+
+_PARAM_WRAPPERS = (
+    "default_parameter",
+    "typed_parameter",
+    "typed_default_parameter",
+    "list_splat_pattern",
+    "dictionary_splat_pattern",
+)
+
+
+def _parameters(b: RecordsBuilder, params: Any) -> None:
+    for child in params.named_children:
+        node = child
+        if node.type in _PARAM_WRAPPERS:
+            name = node.child_by_field_name("name")
+            node = name if name is not None else _first_identifier(node)
+        if node is not None and node.type == "identifier":
+            b.token(node.start_byte, node.end_byte, "assignment", "parameter")
+
+
+def _first_identifier(node: Any) -> Any:
+    for child in node.named_children:
+        if child.type == "identifier":
+            return child
+        if child.type in _PARAM_WRAPPERS:
+            return _first_identifier(child)
+    return None
+
+
+def _is_docstring(string_node: Any) -> bool:
+    """First statement of a module, class or function body, as CPython's ``ast`` defines it."""
+    start = string_node.child(0)
+    if start is not None and b"f" in start.text.lower():
+        return False  # an f-string is never a docstring
+    stmt = string_node.parent
+    if stmt is None or stmt.named_child_count != 1:
+        return False
+    body = stmt.parent
+    if body is None:
+        return False
+    if body.type == "block":
+        owner = body.parent
+        if owner is None or owner.type not in ("function_definition", "class_definition"):
+            return False
+    elif body.type != "module":
+        return False
+    for child in body.named_children:
+        if child.type == "comment":
+            continue
+        return child.id == stmt.id
+    return False

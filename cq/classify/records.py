@@ -1,0 +1,198 @@
+"""Per-file records: everything needed to classify any hit in a file without parsing it again.
+
+A ``FileRecords`` holds, as parallel sorted arrays of byte offsets:
+- *tokens*: identifier spans with a definite role (definition name, callee, assignment target,
+  parameter, decorator);
+- *segments*: the file cut into disjoint pieces labelled by the innermost region around them
+  (comment, docstring, string, annotation, import, attribute), code holes such as f-string
+  interpolations being unlabelled;
+- *scopes*: the file cut into disjoint pieces labelled by the innermost enclosing
+  def/class/fn/impl/mod, as a qualified name.
+Records are msgspec-encoded into the persistent cache, keyed by content hash.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+import msgspec
+
+from cq.model import Category
+
+# Category codes stored in records (small ints keep the cache compact).
+CATEGORIES: tuple[Category, ...] = (
+    "definition",
+    "callsite",
+    "import",
+    "from_import",
+    "assignment",
+    "reference",
+    "annotation",
+    "docstring_match",
+    "comment_match",
+    "string_match",
+    "text_match",
+)
+CODE = {name: i for i, name in enumerate(CATEGORIES)}
+NO_REGION = -1
+
+
+class FileRecords(msgspec.Struct, frozen=True, array_like=True):
+    """Classification data of one file (see module docstring)."""
+
+    language: str
+    reason: str | None  # set when the file could not be parsed; lookups then return nothing
+    kinds: list[str]  # node-kind name table; tokens and segments index into it
+    token_starts: list[int]
+    token_ends: list[int]
+    token_cats: list[int]
+    token_kinds: list[int]
+    seg_starts: list[int]  # disjoint, sorted; seg_cats[i] == NO_REGION means plain code
+    seg_ends: list[int]
+    seg_cats: list[int]
+    seg_kinds: list[int]
+    scope_starts: list[int]
+    scope_ends: list[int]
+    scope_ids: list[int]  # index into scope_names, NO_REGION at module level
+    scope_names: list[str]
+    symbols: dict[str, dict[str, int]]  # scope qualname ("" = module) -> name -> flag bits
+    error_nodes: int = 0
+
+    def token_at(self, start: int) -> int | None:
+        """Index of the role token starting exactly at ``start``."""
+        i = bisect_right(self.token_starts, start) - 1
+        if i >= 0 and self.token_starts[i] == start:
+            return i
+        return None
+
+    def token_ending_at(self, end: int, not_before: int) -> int | None:
+        """Index of the role token ending at ``end`` and starting at or after ``not_before``."""
+        i = bisect_right(self.token_starts, end) - 1
+        while i >= 0 and self.token_starts[i] >= not_before:
+            if self.token_ends[i] == end:
+                return i
+            i -= 1
+        return None
+
+    def segment_at(self, pos: int) -> int | None:
+        """Index of the labelled segment containing byte ``pos``, if any."""
+        i = bisect_right(self.seg_starts, pos) - 1
+        if i >= 0 and pos < self.seg_ends[i] and self.seg_cats[i] != NO_REGION:
+            return i
+        return None
+
+    def scope_at(self, pos: int) -> str | None:
+        """Qualified name of the innermost scope containing ``pos`` (None at module level)."""
+        i = bisect_right(self.scope_starts, pos) - 1
+        if i >= 0 and pos < self.scope_ends[i] and self.scope_ids[i] != NO_REGION:
+            return self.scope_names[self.scope_ids[i]]
+        return None
+
+
+def unparsed(language: str, reason: str) -> FileRecords:
+    """Records of a file that could not be parsed: every lookup misses."""
+    return FileRecords(language, reason, [], [], [], [], [], [], [], [], [], [], [], [], [], {})
+
+
+def flatten(regions: list[tuple[int, int, int]]) -> tuple[list[int], list[int], list[int]]:
+    """Cut properly nested (start, end, label) regions into disjoint innermost-label pieces.
+
+    Gaps between regions are omitted; a gap inside a region takes the enclosing label.
+    Labels may be NO_REGION (a code hole inside a string, for example).
+    """
+    starts: list[int] = []
+    ends: list[int] = []
+    labels: list[int] = []
+
+    def emit(a: int, b: int, label: int) -> None:
+        if a < b:
+            starts.append(a)
+            ends.append(b)
+            labels.append(label)
+
+    stack: list[tuple[int, int]] = []  # (end, label)
+    pos = 0
+    for start, end, label in sorted(regions, key=lambda r: (r[0], -r[1])):
+        while stack and stack[-1][0] <= start:
+            top_end, top_label = stack.pop()
+            emit(pos, top_end, top_label)
+            pos = max(pos, top_end)
+        if stack:
+            emit(pos, start, stack[-1][1])
+        pos = max(pos, start)
+        if stack and end > stack[-1][0]:
+            end = stack[-1][0]  # malformed overlap (error recovery): clip to the parent
+        stack.append((end, label))
+    while stack:
+        top_end, top_label = stack.pop()
+        emit(pos, top_end, top_label)
+        pos = max(pos, top_end)
+    return starts, ends, labels
+
+
+class RecordsBuilder:
+    """Collects tokens, regions and scopes while a language module walks a tree."""
+
+    def __init__(self, language: str) -> None:
+        self.language = language
+        self.kinds: list[str] = []
+        self._kind_index: dict[str, int] = {}
+        self.tokens: dict[int, tuple[int, int, int]] = {}  # start -> (end, cat, kind)
+        self.regions: list[tuple[int, int, int]] = []  # (start, end, packed cat/kind)
+        self.scopes: list[tuple[int, int, str]] = []  # (start, end, simple name)
+        self.symbols: dict[str, dict[str, int]] = {}
+        self.error_nodes = 0
+
+    def kind(self, name: str) -> int:
+        index = self._kind_index.get(name)
+        if index is None:
+            index = self._kind_index[name] = len(self.kinds)
+            self.kinds.append(name)
+        return index
+
+    def token(self, start: int, end: int, category: Category, kind: str) -> None:
+        """A role token; the first role recorded for a span wins."""
+        self.tokens.setdefault(start, (end, CODE[category], self.kind(kind)))
+
+    def region(self, start: int, end: int, category: Category | None, kind: str) -> None:
+        """A labelled region; ``category`` None marks a code hole (f-string interpolation)."""
+        label = NO_REGION if category is None else CODE[category] * 4096 + self.kind(kind)
+        self.regions.append((start, end, label))
+
+    def scope(self, start: int, end: int, name: str) -> None:
+        self.scopes.append((start, end, name))
+
+    def build(self, qualify: str) -> FileRecords:
+        """Freeze into ``FileRecords``; ``qualify`` joins nested scope names ("." or "::")."""
+        token_starts = sorted(self.tokens)
+        seg_starts, seg_ends, seg_labels = flatten(self.regions)
+        names: list[str] = []
+        scope_regions: list[tuple[int, int, int]] = []
+        stack: list[tuple[int, str]] = []  # (end, qualified)
+        for start, end, name in sorted(self.scopes, key=lambda s: (s[0], -s[1])):
+            while stack and stack[-1][0] <= start:
+                stack.pop()
+            qualified = f"{stack[-1][1]}{qualify}{name}" if stack else name
+            stack.append((end, qualified))
+            scope_regions.append((start, end, len(names)))
+            names.append(qualified)
+        scope_starts, scope_ends, scope_ids = flatten(scope_regions)
+        return FileRecords(
+            language=self.language,
+            reason=None,
+            kinds=self.kinds,
+            token_starts=token_starts,
+            token_ends=[self.tokens[s][0] for s in token_starts],
+            token_cats=[self.tokens[s][1] for s in token_starts],
+            token_kinds=[self.tokens[s][2] for s in token_starts],
+            seg_starts=seg_starts,
+            seg_ends=seg_ends,
+            seg_cats=[NO_REGION if lab == NO_REGION else lab // 4096 for lab in seg_labels],
+            seg_kinds=[NO_REGION if lab == NO_REGION else lab % 4096 for lab in seg_labels],
+            scope_starts=scope_starts,
+            scope_ends=scope_ends,
+            scope_ids=scope_ids,
+            scope_names=names,
+            symbols=self.symbols,
+            error_nodes=self.error_nodes,
+        )
