@@ -27,10 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     _add_search(sub.add_parser("search", help="search code", description=_SEARCH_HELP))
     from cq.cli_agent import add_agent_parser
+    from cq.cli_cache import add_cache_parser
     from cq.cli_mcp import add_mcp_parser
 
     add_agent_parser(sub)
     add_mcp_parser(sub)
+    add_cache_parser(sub)
     sub.add_parser(
         "schema", help="print the JSON Schema of the search result", description=_SCHEMA_HELP
     )
@@ -69,6 +71,9 @@ def _add_search(p: argparse.ArgumentParser) -> None:
     how.add_argument("--timeout", type=_positive_float, metavar="SECONDS")
     how.add_argument("--max-depth", type=_positive_int)
     how.add_argument("--max-filesize", type=_positive_int, metavar="BYTES")
+    how.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the persistent cache"
+    )
     out = p.add_argument_group("output")
     out.add_argument("--format", choices=("md", "json"), default=None)
     out.add_argument("--limit", type=_non_negative_int, default=30, help="findings shown (0 = all)")
@@ -138,6 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from cq.cli_mcp import run_mcp_command
 
             return run_mcp_command(args)
+        if args.command == "cache":
+            from cq.cli_cache import run_cache_command
+
+            return run_cache_command(args)
         if args.command == "schema":
             from cq.cli_schema import print_schema
 

@@ -40,6 +40,7 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
         limits = msgspec.structs.replace(limits, **overrides)
     root = args.root or os.environ.get("CQ_ROOT") or "."
     return SearchRequest(
+        use_cache=not args.no_cache,
         query=query,
         root=os.path.abspath(root),
         mode=args.mode,

@@ -44,8 +44,10 @@ def run_search(request: SearchRequest) -> SearchResult:
         )
 
         with _timed(timings, "classify"):
-            classes = classify_all(Path(request.root), candidates.matches)
-        progress.update(f"classified {len(classes)} matches")
+            classified = classify_all(
+                Path(request.root), candidates.matches, use_cache=request.use_cache
+            )
+        progress.update(f"classified {len(classified.classifications)} matches")
 
         focus = request.focus or "all"
         with _timed(timings, "rank"):
@@ -56,7 +58,9 @@ def run_search(request: SearchRequest) -> SearchResult:
                 weights=load_rank_weights(request.profile),
                 explain=request.explain,
             )
-            ranked = rank_findings(_findings(candidates.matches, classes), ranking)
+            ranked = rank_findings(
+                _findings(candidates.matches, classified.classifications), ranking
+            )
 
         with _timed(timings, "enrich"):
             settings = EnrichSettings.from_env(use_store=request.use_cache)
@@ -73,13 +77,17 @@ def run_search(request: SearchRequest) -> SearchResult:
             by_language=candidates.by_language,
             focus=focus,
             timings_ms={k: round(v, 1) for k, v in timings.items()} | enriched.timings_ms,
-            telemetry=enriched.telemetry,
-            counters=enriched.counters,
+            telemetry=enriched.telemetry | _classify_telemetry(classified.reasons),
+            counters=classified.counters | enriched.counters,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         )
         return assemble_result(enriched.findings, facts)
     finally:
         progress.close()
+
+
+def _classify_telemetry(reasons: dict[str, int]) -> dict[str, dict[str, int]]:
+    return {"classification_fallbacks": reasons} if reasons else {}
 
 
 def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> list[Finding]:

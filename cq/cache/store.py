@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -105,10 +106,8 @@ class Store:
             self._db.execute("COMMIT")
             self._evict()
         except sqlite3.Error:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 self._db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
 
     def _evict(self) -> None:
         assert self._db is not None
@@ -127,10 +126,10 @@ class Store:
 
     def delete(self, namespace: str, key: str) -> None:
         if self._db is not None:
-            try:
-                self._db.execute("DELETE FROM entries WHERE namespace=? AND key=?", (namespace, key))
-            except sqlite3.Error:
-                pass
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute(
+                    "DELETE FROM entries WHERE namespace=? AND key=?", (namespace, key)
+                )
 
     def info(self) -> dict[str, tuple[int, int]]:
         """namespace -> (entries, bytes)."""
@@ -159,6 +158,6 @@ def open_store() -> Store:
     """The process's store for the current cache dir (one connection per path)."""
     path = cache_dir() / "cq.sqlite3"
     store = _open.get(path)
-    if store is None:
+    if store is None or not store.available:
         store = _open[path] = Store(path)
     return store

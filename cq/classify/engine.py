@@ -17,6 +17,7 @@ from cq.parse import SourceFile, load_source
 
 RECORDS_VERSION = 1
 _SYMTABLE_MIN_CONFIDENCE = 0.7
+_NON_CODE = ("docstring_match", "comment_match", "string_match", "text_match")
 
 
 class ClassifyOutcome(msgspec.Struct, frozen=True):
@@ -25,7 +26,9 @@ class ClassifyOutcome(msgspec.Struct, frozen=True):
     reasons: dict[str, int]  # stable: why hits stayed text_match / fell to the heuristic
 
 
-def classify_all(root: Path, matches: tuple[RawMatch, ...], *, use_cache: bool = True) -> ClassifyOutcome:
+def classify_all(
+    root: Path, matches: tuple[RawMatch, ...], *, use_cache: bool = True
+) -> ClassifyOutcome:
     """One classification per match, same order."""
     by_file: dict[str, list[int]] = defaultdict(list)
     for i, match in enumerate(matches):
@@ -34,7 +37,9 @@ def classify_all(root: Path, matches: tuple[RawMatch, ...], *, use_cache: bool =
     reasons: Counter[str] = Counter()
     out: list[Classification | None] = [None] * len(matches)
 
-    sources = {rel: load_source(root, rel, matches[ids[0]].language) for rel, ids in by_file.items()}
+    sources = {
+        rel: load_source(root, rel, matches[ids[0]].language) for rel, ids in by_file.items()
+    }
     records = _cached_records(sources, use_cache, counters)
     todo: list[str] = []
     for rel, ids in by_file.items():
@@ -139,7 +144,11 @@ def _classify(match: RawMatch, rec: FileRecords, reasons: Counter[str]) -> Class
     verdict = classify_from_records(rec, match.byte_start, match.byte_end, match.text)
     if verdict is None:
         return None  # needs the node tier
-    if rec.language == "python" and verdict.confidence >= _SYMTABLE_MIN_CONFIDENCE:
+    if (
+        rec.language == "python"
+        and verdict.confidence >= _SYMTABLE_MIN_CONFIDENCE
+        and verdict.category not in _NON_CODE
+    ):
         scope = verdict.containing_scope
         if verdict.category == "definition" and scope:
             scope = scope.rpartition(".")[0] or None  # a def's name is bound in its parent
@@ -180,15 +189,18 @@ def _all_certain(source: SourceFile, hits: list[RawMatch]) -> bool:
     if source.language != "python" or not python_lexer_is_exact(source.data):
         return False
     return all(
-        not h.line_text.startswith("…") and guess("python", h.line_text, h.col, len(h.text), True).certain
+        not h.line_text.startswith("…")
+        and guess("python", h.line_text, h.col, len(h.text), True).certain
         for h in hits
     )
 
 
 def _heuristic(match: RawMatch, *, exact: bool, reason: str | None) -> Classification:
+    if match.line_text.startswith("…"):  # a clipped long line: its columns do not line up
+        return Classification(
+            category="text_match", confidence=0.3, tier="heuristic", reason=reason
+        )
     g = guess(match.language, match.line_text, match.col, len(match.text), exact)
-    if match.line_text.startswith("…"):  # clipped long line: columns do not line up
-        g = msgspec.structs.replace(g, category="text_match", confidence=0.3)
     return Classification(
         category=g.category, confidence=g.confidence, tier="heuristic", reason=reason
     )

@@ -33,6 +33,7 @@ def python_lexer_is_exact(data: bytes) -> bool:
 
 def guess(language: str, line: str, col: int, length: int, exact_lexer: bool) -> Guess:
     """Best line-level guess for a hit at ``col`` of ``line``."""
+    col = min(col, len(line))
     context = _python_context(line, col) if language == "python" else _rust_context(line, col)
     if context == "comment":
         return Guess("comment_match", 0.95 if exact_lexer else 0.6, certain=exact_lexer)

@@ -22,7 +22,9 @@ def classify_from_records(
         category = CATEGORIES[records.seg_cats[seg]]
         if category in _NON_CODE:
             inside = end <= records.seg_ends[seg]
-            return _verdict(records, category, 0.95 if inside else 0.7, records.seg_kinds[seg], scope)
+            return _verdict(
+                records, category, 0.95 if inside else 0.7, records.seg_kinds[seg], scope
+            )
     identifier = _IDENTIFIER.fullmatch(text) is not None
     token = records.token_at(start)
     if token is not None and records.token_ends[token] == end:
@@ -33,7 +35,9 @@ def classify_from_records(
             return _token_verdict(records, last, 0.9, scope)
     if seg is not None:
         category = CATEGORIES[records.seg_cats[seg]]
-        return _verdict(records, category, 0.9 if identifier else 0.75, records.seg_kinds[seg], scope)
+        return _verdict(
+            records, category, 0.9 if identifier else 0.75, records.seg_kinds[seg], scope
+        )
     if identifier:
         return Classification(
             category="reference",
@@ -48,8 +52,13 @@ def classify_from_records(
 
 
 def _token_verdict(records: FileRecords, token: int, confidence: float, scope: str | None):
-    return _verdict(records, CATEGORIES[records.token_cats[token]], confidence,
-                    records.token_kinds[token], scope)
+    return _verdict(
+        records,
+        CATEGORIES[records.token_cats[token]],
+        confidence,
+        records.token_kinds[token],
+        scope,
+    )
 
 
 def _verdict(records: FileRecords, category, confidence: float, kind: int, scope: str | None):

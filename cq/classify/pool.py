@@ -35,7 +35,9 @@ def worker_count(total_bytes: int) -> int:
     return max(0, min(cpus, MAX_WORKERS, total_bytes // (MIN_POOL_BYTES // 2)))
 
 
-def analyze_all(tasks: list[FileTask], sizes: list[int], counters: dict[str, int]) -> list[FileAnalysis]:
+def analyze_all(
+    tasks: list[FileTask], sizes: list[int], counters: dict[str, int]
+) -> list[FileAnalysis]:
     """Analyses of ``tasks`` in order; uses the pool when the bytes justify it."""
     workers = worker_count(sum(sizes))
     if workers < 2:

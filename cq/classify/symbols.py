@@ -43,7 +43,9 @@ def python_symbols(text: str, path: str) -> dict[str, dict[str, int]]:
     return out
 
 
-def flags_for(symbols: dict[str, dict[str, int]], scope: str | None, name: str) -> SymbolFlags | None:
+def flags_for(
+    symbols: dict[str, dict[str, int]], scope: str | None, name: str
+) -> SymbolFlags | None:
     """Flags of ``name`` in ``scope`` (the module when None)."""
     table = symbols.get(scope or "")
     if table is None or name not in table:

@@ -13,7 +13,11 @@ def grammar_versions() -> str:
     from cq import __version__
 
     parts = [f"cq{__version__}"]
-    for short, dist in (("ts", "tree-sitter"), ("tsp", "tree-sitter-python"), ("tsr", "tree-sitter-rust")):
+    for short, dist in (
+        ("ts", "tree-sitter"),
+        ("tsp", "tree-sitter-python"),
+        ("tsr", "tree-sitter-rust"),
+    ):
         try:
             parts.append(f"{short}{version(dist)}")
         except PackageNotFoundError:
