@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from cq.model import (
     Finding,
     FindingList,
@@ -30,10 +32,12 @@ def answer(result: SearchResult) -> list[str]:
         head = f"**No definition found.** Best hit: {_where(best)} {best.category}"
         return [head, *fence([best.line_text], best.language)]
     f = findings[summary.primary]
-    scope = f" in {code(f.containing_scope)}" if f.containing_scope else ""
-    lines = [f"**Answer:** {code(f.text)} defined at {_where(f)}{scope} ({f.role})"]
+    scope = _scope(f)
+    where = f" in {code(scope)}" if scope else ""
     signature = f.enrichment.signature if f.enrichment else None
-    lines += fence((signature or f.line_text).splitlines() or [""], f.language)
+    what = f"{code(f.text)} — {code(signature)}" if signature else code(f.text)
+    lines = [f"**Answer:** {what} defined at {_where(f)}{where} ({f.role})"]
+    lines += fence([f.line_text], f.language)
     extra = _enrichment_facts(f)
     if extra:
         lines.append(extra)
@@ -110,12 +114,15 @@ def finding_list(section: FindingList, findings: tuple[Finding, ...]) -> list[st
     count = f"{section.total}" if shown == section.total else f"{section.total}, {shown} shown"
     if section.collapsed:
         return _collapsed(section, findings, count)
+    if not shown:
+        return [f"## {section.title} ({count})"]
     lines = [f"## {section.title} ({count})", ""]
     for index in section.finding_indexes:
         f = findings[index]
         kind = "" if len(section.categories) == 1 else f" {f.category}"
-        scope = f" in {code(f.containing_scope)}" if f.containing_scope else ""
-        lines.append(f"- {_where(f)}{kind}{scope}{_detail(f)}{_role(f)}")
+        scope = _scope(f)
+        where = f" in {code(scope)}" if scope else ""
+        lines.append(f"- {_where(f)}{kind}{where}{_detail(f)}{_role(f)}")
     return lines
 
 
@@ -162,6 +169,16 @@ def _collapsed(section: FindingList, findings: tuple[Finding, ...], count: str) 
     return lines
 
 
+def _scope(f: Finding) -> str | None:
+    """The scope a hit sits in; a definition's own name is not its scope."""
+    scope = f.containing_scope
+    if scope and f.category == "definition":
+        parts = re.split(r"(\.|::)", scope)
+        if parts[-1] == re.split(r"\.|::", f.text)[-1]:
+            return "".join(parts[:-2]) or None
+    return scope
+
+
 def _where(f: Finding) -> str:
     return code(f"{f.file}:{f.line}:{f.col}")
 
@@ -202,8 +219,9 @@ def _enrichment_facts(f: Finding) -> str:
             " ".join([*kinds, "function"])
             + (", returns a value" if e.function.returns_value else "")
         )
-    if e.resolution and e.resolution.qualified_names:
-        facts.append("qualified " + ", ".join(code(q) for q in e.resolution.qualified_names[:2]))
+    qualified = [q for q in (e.resolution.qualified_names if e.resolution else ()) if q != f.text]
+    if qualified:
+        facts.append("qualified " + ", ".join(code(q) for q in qualified[:2]))
     if e.rust:
         rust = [
             e.rust.visibility,
