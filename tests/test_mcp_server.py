@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 from conftest import run_cq, write_tree
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+from cq.model import SearchResult
 
 FIXTURE = {
     "pkg/store.py": (
@@ -87,6 +90,9 @@ def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
                     "10",
                 )
                 assert without_run(md_first(js)) == without_run(cli.stdout)
+                # What `cq schema` describes: the JSON decodes strictly into the result type.
+                decoded = msgspec.json.decode(md_first(js), type=SearchResult)
+                assert decoded.summary.query == "insert_edge"
 
                 bad = await client.call_tool("search", {"query": "insert_edge", "limit": "x"})
                 assert bad.is_error and "limit" in text_of(bad)
