@@ -17,7 +17,7 @@ from cq.errors import UsageError
 from cq.model import SearchRequest, SearchResult
 
 MIN_BUDGET = 300  # per call; below this even a markdown summary does not fit
-MIN_SERVER_BUDGET = 1500  # the server's cap: a JSON report's summary alone is ~900 tokens
+MIN_SERVER_BUDGET = 2000  # the server's cap: a JSON summary is ~900 tokens, a finding up to ~900
 
 
 class Answer(msgspec.Struct, frozen=True):
