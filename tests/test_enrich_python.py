@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_tree
-from enrich_hits import enrich_one
+from enrich_hits import enrich, enrich_one, finding_at
 
 from cq.model import Binding, FunctionFacts, ImportFacts
 
@@ -184,3 +184,13 @@ def test_libcst_runs_only_where_scopes_resolve_something(root: Path) -> None:
     assert local.stages is not None and local.stages.libcst is None
     imported = enrich_one(root, "pkg/sub/mod.py", "join", "osp.join")
     assert imported.stages is not None and imported.stages.libcst == "applied"
+
+
+def test_libcst_hit_quota_is_a_count(root: Path) -> None:
+    first = finding_at(root, "pkg/sub/mod.py", "osp", "osp.join")
+    second = finding_at(root, "pkg/sub/mod.py", "assist", "return assist")
+    one, two = enrich(root, first, second, libcst_hits=1)
+    assert one.stages is not None and one.stages.libcst == "applied"
+    assert two.stages is not None and two.stages.libcst == "skipped"
+    assert two.status == "degraded" and two.degrade_reasons == ("libcst: hit quota",)
+    assert two.call is not None and two.call.target == "assist"  # other stages unaffected

@@ -47,14 +47,14 @@ MAX_SKELETON_BYTES = 128 * 1024
 
 
 def enrich_python(
-    hit: PythonHit, runner: StageRunner, *, with_libcst: bool, crosscheck: bool
+    hit: PythonHit, runner: StageRunner, *, libcst_limit: str | None, crosscheck: bool
 ) -> Enrichment:
-    """Run the five stages for ``hit``; ``runner`` collects reports and timings."""
+    """Run the five stages for ``hit``; ``libcst_limit`` names a limit that stops stage 4."""
     first = runner.run("ast_grep", lambda: _ast_grep(hit))
     sg_node = first[1] if first else None
     function = runner.run("python_ast", lambda: _python_ast(hit))
     imported = runner.run("imports", lambda: _imports(hit, sg_node))
-    fourth = runner.run("libcst", lambda: _libcst(hit, with_libcst, first, runner))
+    fourth = runner.run("libcst", lambda: _libcst(hit, libcst_limit, first, runner))
     fifth = runner.run("tree_sitter", lambda: _tree_sitter(hit))
     sources = {
         "ast_grep": first[0] if first else None,
@@ -117,13 +117,16 @@ def _imports(hit: PythonHit, node: SgView | None) -> Any:
 
 
 def _libcst(
-    hit: PythonHit, allowed: bool, first: tuple[StructuralFacts, SgView] | None, runner: StageRunner
+    hit: PythonHit,
+    limit: str | None,
+    first: tuple[StructuralFacts, SgView] | None,
+    runner: StageRunner,
 ) -> tuple[StructuralFacts, ResolutionFacts | None]:
     if first is not None and not _resolvable(first[0], hit):
         raise Skip("nothing for scopes to resolve")
-    if not allowed:
+    if limit is not None:
         runner.complete = False
-        raise Limited("time budget")
+        raise Limited(limit)
     if hit.source.text is None:
         raise Limited("file is not UTF-8")
     _check_size(hit)

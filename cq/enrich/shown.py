@@ -4,8 +4,10 @@ In: the ranked findings and the request's limit. Out: ``EnrichOutcome`` — the 
 ``enrichment`` set on the shown ones (and confidence moved by agreement), telemetry counts,
 stage timings, counters, and per-hit stage timings for ``bench/``.
 
-Budgets: ``CQ_ENRICH_BUDGET_MS`` (default 2000) of wall time for all shown hits — past half
-of it LibCST is skipped for the remaining hits, past all of it the remaining hits are left
+Budgets: LibCST runs for at most ``CQ_ENRICH_LIBCST_HITS`` hits (default 40, more than the
+default limit) — a count, so identical searches get identical output; ``CQ_ENRICH_BUDGET_MS``
+(default 5000) of wall time is the safety net for huge ``--limit 0`` searches and overloaded
+machines — past half of it LibCST is skipped, past all of it the remaining hits are left
 unenriched (status ``skipped``, reason ``time budget``); ``CQ_ENRICH_MAX_BYTES`` (default
 4096) per hit, see ``budget``. Results that ran every stage are stored (``store``).
 """
@@ -29,11 +31,13 @@ from cq.enrich.telemetry import EnrichTelemetry
 from cq.model import Enrichment, Finding
 from cq.parse import SourceFile, load_source
 
-DEFAULT_BUDGET_MS = 2000.0
+DEFAULT_BUDGET_MS = 5000.0
+DEFAULT_LIBCST_HITS = 40
 
 
 class EnrichSettings(msgspec.Struct, frozen=True, kw_only=True):
     budget_ms: float = DEFAULT_BUDGET_MS
+    libcst_hits: int = DEFAULT_LIBCST_HITS
     max_bytes: int = DEFAULT_MAX_BYTES
     crosscheck: bool = False
     use_store: bool = True
@@ -42,6 +46,7 @@ class EnrichSettings(msgspec.Struct, frozen=True, kw_only=True):
     def from_env(cls, use_store: bool = True) -> EnrichSettings:
         return cls(
             budget_ms=float(os.environ.get("CQ_ENRICH_BUDGET_MS") or DEFAULT_BUDGET_MS),
+            libcst_hits=int(os.environ.get("CQ_ENRICH_LIBCST_HITS") or DEFAULT_LIBCST_HITS),
             max_bytes=int(os.environ.get("CQ_ENRICH_MAX_BYTES") or DEFAULT_MAX_BYTES),
             crosscheck=crosscheck_enabled(),
             use_store=use_store,
@@ -74,6 +79,7 @@ def enrich_shown(
     telemetry = EnrichTelemetry()
     per_hit: list[HitTimings] = []
     out = list(ranked)
+    libcst_runs = 0
     for index in range(shown):
         finding = ranked[index]
         elapsed = (time.perf_counter() - started) * 1000
@@ -87,8 +93,9 @@ def enrich_shown(
                 settings,
                 telemetry,
                 per_hit,
-                with_libcst=elapsed <= settings.budget_ms / 2,
+                libcst_limit=_libcst_limit(settings, elapsed, libcst_runs),
             )
+            libcst_runs += _ran_libcst(enrichment)
         telemetry.record(finding.language, enrichment)
         out[index] = msgspec.structs.replace(
             finding,
@@ -113,7 +120,7 @@ def _enrich_one(
     telemetry: EnrichTelemetry,
     per_hit: list[HitTimings],
     *,
-    with_libcst: bool,
+    libcst_limit: str | None,
 ) -> Enrichment:
     source = files.source(finding)
     if source is None:
@@ -129,7 +136,7 @@ def _enrich_one(
     if finding.language == "python":
         hit = PythonHit(source, span, finding.text, files.lines(source))
         enrichment = enrich_python(
-            hit, runner, with_libcst=with_libcst, crosscheck=settings.crosscheck
+            hit, runner, libcst_limit=libcst_limit, crosscheck=settings.crosscheck
         )
     else:
         enrichment = enrich_rust(source, span, runner)
@@ -140,6 +147,18 @@ def _enrich_one(
     if runner.complete:
         store.put(source.digest, key, enrichment)
     return enrichment
+
+
+def _libcst_limit(settings: EnrichSettings, elapsed_ms: float, runs: int) -> str | None:
+    if runs >= settings.libcst_hits:
+        return "hit quota"
+    return "time budget" if elapsed_ms > settings.budget_ms / 2 else None
+
+
+def _ran_libcst(enrichment: Enrichment) -> int:
+    """1 when LibCST ran for this hit (now or in the run that stored it)."""
+    stages = enrichment.stages
+    return int(stages is not None and stages.libcst in ("applied", "degraded"))
 
 
 class _Files:
