@@ -42,7 +42,7 @@ def test_oversized_payload_keeps_high_priority_fields(tmp_path: Path) -> None:
 def test_payload_within_budget_is_untouched(tmp_path: Path) -> None:
     write_tree(tmp_path, {"small.py": "def small(a):\n    return a\n"})
     (e,) = enrich(tmp_path, finding_at(tmp_path, "small.py", "small", "def small"))
-    assert e.dropped_fields == () and e.signature == "def small(a)"
+    assert e.dropped_fields == () and e.signature == "def small(a):"
 
 
 def _facts(code: str, word: str, use_tree_sitter: bool):

@@ -63,7 +63,7 @@ def test_decorated_async_generator_method_in_nested_class(root: Path) -> None:
     e = enrich_one(root, "pkg/sub/mod.py", "stream", "async def")
     assert e.status == "applied"
     assert e.construct == "function_def"
-    assert e.signature == "async def stream(self, n: int) -> AsyncIterator[int]"
+    assert e.signature == "async def stream(self, n: int) -> AsyncIterator[int]:"
     assert e.decorators == ("staticmethod", "functools.cache")
     assert e.class_context == "Inner" and e.scope_chain == ("Outer", "Inner")
     assert e.function == FunctionFacts(

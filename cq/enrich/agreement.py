@@ -1,10 +1,10 @@
 """Cross-source agreement: do ast-grep, LibCST and tree-sitter say the same about a hit?
 
 Every field two sources both produced (non-empty) is compared after whitespace
-normalisation; parser-specific fields (node kinds) are not. ``full``: all three sources
-produced fields and none conflict; ``conflict``: some field differs; ``partial``: fewer than
-three sources had anything to say. ``CQ_PY_ENRICHMENT_CROSSCHECK=1`` turns a conflict into a
-degrade reason.
+normalisation (``facts.squash``); parser-specific fields (node kinds) are not. ``full``: all
+three sources produced fields and none conflict; ``conflict``: some field differs;
+``partial``: fewer than three sources had anything to say. ``CQ_PY_ENRICHMENT_CROSSCHECK=1``
+turns a conflict into a degrade reason.
 
 How agreement moves confidence (``adjust_confidence``): a hit whose structure three
 independent parses confirm is a little surer (+0.05, capped at 1.0); a conflict means at
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from cq.enrich.facts import PARSER_SPECIFIC, StructuralFacts, produced
+from cq.enrich.facts import PARSER_SPECIFIC, StructuralFacts, produced, squash
 from cq.model import Agreement
 
 _FULL_SOURCES = 3
@@ -28,7 +28,7 @@ _CONFLICT_FACTOR = 0.8
 def build_agreement(sources: dict[str, StructuralFacts | None]) -> Agreement | None:
     """Compare the sources pairwise in the given order; None when no source said anything."""
     fields = {
-        name: {k: v for k, v in produced(facts).items() if k not in PARSER_SPECIFIC}
+        name: {k: _normal(v) for k, v in produced(facts).items() if k not in PARSER_SPECIFIC}
         for name, facts in sources.items()
         if facts is not None
     }
@@ -50,6 +50,15 @@ def build_agreement(sources: dict[str, StructuralFacts | None]) -> Agreement | N
         status = "partial"
     sources = () if status == "full" else present
     return Agreement(status=status, sources=sources, conflicts=tuple(conflicts))
+
+
+def _normal(value: object) -> object:
+    """Compare code text whitespace-insensitively (signatures keep their own layout)."""
+    if isinstance(value, str):
+        return squash(value)
+    if isinstance(value, tuple):
+        return tuple(squash(v) if isinstance(v, str) else v for v in value)
+    return value
 
 
 def crosscheck_reason(agreement: Agreement | None) -> str | None:

@@ -104,11 +104,12 @@ def _is_parameter_name(node: NodeView) -> bool:
 
 
 def _signature(defined: NodeView | None) -> str | None:
+    """The definition's header as written, ``def`` to the colon (lines keep their indent)."""
     if defined is None:
         return None
     body = defined.field("body")
     head = defined.head(body) if body is not None else defined.text()
-    return squash(head).removesuffix(":").rstrip() or None
+    return head.rstrip() or None
 
 
 def _decorators(defined: NodeView | None) -> tuple[str, ...]:

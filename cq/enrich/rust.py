@@ -154,11 +154,12 @@ def _call_facts(target: NodeView | None) -> CallFacts | None:
 
 
 def _signature(item: NodeView | None) -> str | None:
+    """The item's header as written, up to its body or value (lines keep their indent)."""
     if item is None:
         return None
     body = next((b for f in _BODY_FIELDS if (b := item.field(f)) is not None), None)
     head = item.head(body) if body is not None else item.text()
-    return squash(head).rstrip("=;{ ").strip() or None
+    return head.rstrip().removesuffix("=").removesuffix(";").rstrip() or None
 
 
 def _attributes(item: NodeView) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ import msgspec
 from cq.model import Enrichment
 
 # Bump when enrichment output changes for the same input, so old entries are never served.
-STORE_VERSION = 1
+STORE_VERSION = 2
 
 _decoder = msgspec.msgpack.Decoder(dict[str, Enrichment])
 _encoder = msgspec.msgpack.Encoder()

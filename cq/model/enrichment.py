@@ -39,14 +39,17 @@ class CallFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     method: str | None = None  # "register"
 
 
-class FunctionFacts(msgspec.Struct, frozen=True, kw_only=True):
-    """Behaviour of the function the hit defines (Python ``ast``; nested defs not counted)."""
+class FunctionFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Behaviour of the function the hit defines (Python ``ast``; nested defs not counted).
 
-    is_async: bool
-    is_generator: bool
-    awaits: int
-    yields: int
-    returns_value: bool
+    False and zero are left out of the JSON: ``{}`` is a plain function returning nothing.
+    """
+
+    is_async: bool = False
+    is_generator: bool = False
+    awaits: int = 0
+    yields: int = 0
+    returns_value: bool = False
 
 
 class ImportFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -112,7 +115,7 @@ class Enrichment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     status: EnrichmentStatus  # always present
     construct: str | None = None  # function_def, class_def, call, import, attribute, ...
-    signature: str | None = None  # of the definition the hit names
+    signature: str | None = None  # header of the definition the hit names, as written
     decorators: tuple[str, ...] = ()
     class_context: str | None = None
     scope_chain: tuple[str, ...] = ()  # outermost first, excluding the hit's own definition
