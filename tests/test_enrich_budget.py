@@ -16,7 +16,7 @@ from cq.enrich.shown import EnrichSettings
 from cq.parse import SourceFile, sg_root, ts_tree
 
 PARAMS = ", ".join(f"parameter_number_{i}: int = {i}" for i in range(60))
-DECORATORS = "".join(f"@decorator_with_a_long_name_{i}(option_{i}=True)\n" for i in range(40))
+DECORATORS = "".join(f"@decorator_with_a_long_name_{i}(option_{i}=True)\n" for i in range(60))
 BIG = f"{DECORATORS}def huge({PARAMS}) -> None:\n    return None\n"
 
 
@@ -24,7 +24,7 @@ def test_oversized_payload_keeps_high_priority_fields(tmp_path: Path) -> None:
     write_tree(tmp_path, {"big.py": BIG})
     hit = finding_at(tmp_path, "big.py", "huge", "def huge")
     (full,) = enrich(tmp_path, hit, max_bytes=1_000_000)
-    assert len(full.decorators) == 40 and payload_size(full) > 4096
+    assert len(full.decorators) == 60 and payload_size(full) > 4096
 
     (trimmed,) = enrich(tmp_path, hit)  # default budget: 4096 bytes
     assert payload_size(trimmed) <= 4096
