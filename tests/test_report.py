@@ -11,7 +11,9 @@ import pytest
 from conftest import run_cq, write_tree
 
 TRICKY = '''\
-def register(items: list[int]) -> "dict[str, <T>]":
+def register(
+    items: list[int],  # `register` [...]
+) -> "dict[str, <T>]":
     """Register ``items`` [...] and return `them`."""
     table = {"```": "[...]", "<a href>": "`register`"}  \t
 \treturn register(items) if items else table  # `register` [...] <done>
@@ -55,6 +57,7 @@ def test_default_report_is_small_and_starts_with_the_answer(repo: Path) -> None:
     lines = run.stdout.splitlines()
     assert len(lines) <= 150
     assert lines[0].startswith("# cq search")
+    assert lines[2].startswith("**Answer:**") and "`pkg/tricky.py:1:4`" in lines[2]
     assert re.search(r"`[\w/.]+:\d+:\d+`", run.stdout)  # paths as file:line:col
 
 
@@ -66,8 +69,9 @@ def test_snippets_are_byte_exact(repo: Path) -> None:
     snippet_lines = [line for block in blocks for line in block]
     tricky = [line for line in snippet_lines if "[...]" in line or "<T>" in line]
     assert len(tricky) >= 3
-    for line in tricky:
+    for line in snippet_lines:
         assert line in source_lines, repr(line)
+    assert blocks[0][0] == "def register(" and "<T>" in blocks[0][-1]  # the answer's header
 
 
 def test_limit_and_token_budget_drop_lowest_ranked_whole_findings(repo: Path) -> None:

@@ -35,12 +35,24 @@ def answer(result: SearchResult) -> list[str]:
     scope = _scope(f)
     where = f" in {code(scope)}" if scope else ""
     signature = f.enrichment.signature if f.enrichment else None
-    what = f"{code(f.text)} — {code(signature)}" if signature else code(f.text)
+    one_line = signature if signature and "\n" not in signature else None
+    what = f"{code(f.text)} — {code(one_line)}" if one_line else code(f.text)
     lines = [f"**Answer:** {what} defined at {_where(f)}{where} ({f.role})"]
-    lines += fence([f.line_text], f.language)
+    # A header spanning lines is fenced as written; otherwise the definition's own line.
+    source = _header_lines(signature, f.line_text) if signature and not one_line else [f.line_text]
+    lines += fence(source, f.language)
     extra = _enrichment_facts(f)
     if extra:
         lines.append(extra)
+    return lines
+
+
+def _header_lines(signature: str, line_text: str) -> list[str]:
+    """A multi-line header's lines, the first one given back the indentation it has in the file."""
+    lines = signature.split("\n")
+    start = line_text.find(lines[0])
+    if start > 0 and not line_text[:start].strip():
+        lines[0] = line_text[:start] + lines[0]
     return lines
 
 
@@ -215,10 +227,10 @@ def _enrichment_facts(f: Finding) -> str:
             for k, on in (("async", e.function.is_async), ("generator", e.function.is_generator))
             if on
         ]
-        facts.append(
-            " ".join([*kinds, "function"])
-            + (", returns a value" if e.function.returns_value else "")
-        )
+        if e.function.returns_value:
+            kinds.append("returns a value")
+        if kinds:
+            facts.append(", ".join(kinds))
     qualified = [q for q in (e.resolution.qualified_names if e.resolution else ()) if q != f.text]
     if qualified:
         facts.append("qualified " + ", ".join(code(q) for q in qualified[:2]))

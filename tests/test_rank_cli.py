@@ -1,0 +1,68 @@
+"""Ranking end to end: real cq, real classification, on a fixture repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cq, write_tree
+
+FILES = {
+    "pkg/store.py": (
+        "# insert_edge keeps the graph acyclic\n"
+        "from pkg.graph import insert_edge\n"
+        "\n"
+        "\n"
+        "def rebuild(graph, edges):\n"
+        "    for a, b in edges:\n"
+        "        insert_edge(graph, a, b)\n"
+    ),
+    "pkg/graph.py": (
+        "def insert_edge(graph, a, b):\n"
+        '    """Add an edge; see insert_edge docs."""\n'
+        "    graph.setdefault(a, set()).add(b)\n"
+    ),
+    "tests/test_graph.py": (
+        "from pkg.graph import insert_edge\n"
+        "\n"
+        "\n"
+        "def test_insert():\n"
+        "    g = {}\n"
+        "    insert_edge(g, 1, 2)\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tree(tmp_path_factory.mktemp("rank"), FILES)
+
+
+def _order(repo: Path, *extra: str) -> list[tuple[str, str]]:
+    run = run_cq("search", "insert_edge", "--root", str(repo), "--format", "json", *extra)
+    assert run.returncode == 0, run.stderr
+    return [(f["file"], f["category"]) for f in run.json()["findings"]]
+
+
+def test_definition_then_callsites_then_imports_then_comments(repo: Path) -> None:
+    src = [cat for file, cat in _order(repo) if file.startswith("pkg/")]
+    kinds = ["definition", "callsite", "from_import", "docstring_match", "comment_match"]
+    assert [k for k in src if k in kinds] == [k for k in kinds if k in src]
+    assert src[0] == "definition"
+    assert {"callsite", "from_import", "comment_match"} <= set(src)
+
+
+def test_source_before_tests_and_focus_tests_flips_it(repo: Path) -> None:
+    calls = [file for file, cat in _order(repo) if cat == "callsite"]
+    assert calls == ["pkg/store.py", "tests/test_graph.py"]
+    focused = [file for file, cat in _order(repo, "--focus", "tests") if cat == "callsite"]
+    assert focused == ["tests/test_graph.py", "pkg/store.py"]
+    everything = _order(repo, "--focus", "tests")
+    assert len(everything) == len(_order(repo))  # demoted, never hidden
+
+
+def test_markdown_answer_is_the_definition(repo: Path) -> None:
+    run = run_cq("search", "insert_edge", "--root", str(repo))
+    head = run.stdout.splitlines()[:6]
+    assert head[2].startswith("**Answer:**") and "`pkg/graph.py:1:4`" in head[2]
+    assert "def insert_edge(graph, a, b):" in head  # the line itself, fenced exactly
