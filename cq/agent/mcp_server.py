@@ -10,12 +10,13 @@ same way; the server keeps serving either way. Only this module imports ``mcp``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Literal
 
-import anyio
 import msgspec
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -85,7 +86,10 @@ def build_server(config: ServerConfig) -> MCPServer:
         name="cq", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
     )
     stats = ServerStats()
-    one_at_a_time = anyio.CapacityLimiter(1)
+    # Every search runs on this one thread, one at a time: the stages' process-wide state
+    # (parse caches, the classifier's pool, the sqlite cache connection, which sqlite ties
+    # to the thread that opened it) is then used exactly as in a one-shot ``cq search``.
+    search_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cq-search")
 
     async def search(
         query: Annotated[str, Field(min_length=1, description="what to search for")],
@@ -145,9 +149,8 @@ def build_server(config: ServerConfig) -> MCPServer:
                 context=context,
                 explain=explain,
             )
-            answer = await anyio.to_thread.run_sync(
-                _answer, request, format, config.max_tokens, limiter=one_at_a_time
-            )
+            job = search_thread.submit(_answer, request, format, config.max_tokens)
+            answer = await asyncio.wrap_future(job)
         except CqError as exc:
             stats.errors += 1
             raise ToolError(str(exc)) from None
