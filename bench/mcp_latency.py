@@ -7,6 +7,7 @@ writes the wire transcript of the first call (request and response) to ``--trans
 
     python bench/mcp_latency.py                        # 'register' on the stdlib dir, 10 calls
     python bench/mcp_latency.py -q __init__ --transcript /tmp/mcp.jsonl
+    python bench/mcp_latency.py --filled-cache         # the cache dir already holds the corpus
 """
 
 from __future__ import annotations
@@ -67,14 +68,22 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--format", choices=("md", "json"), default="md")
     parser.add_argument("--transcript", help="write the first call's request and response here")
+    parser.add_argument(
+        "--filled-cache",
+        action="store_true",
+        help="fill the cache dir with one `cq search` first (a user who searched before)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as cache:
-        env = {"CQ_CACHE_DIR": cache}  # cold: a fresh cache, as for a new user
+        env = {"CQ_CACHE_DIR": cache}  # a fresh cache dir, as for a new user
+        if args.filled_cache:
+            time_command([*cq_command(), "search", args.query, "--root", args.root], env)
         run(args, env)
 
 
 def run(args: argparse.Namespace, env: dict[str, str]) -> None:
-    print(f"corpus: {args.root}  query: {args.query!r}  format: {args.format}  cache: fresh dir")
+    cache = "filled by one cq search" if args.filled_cache else "empty"
+    print(f"corpus: {args.root}  query: {args.query!r}  format: {args.format}  cache: {cache}")
     started = time.perf_counter()
     session = RawSession(args.root, env)
     init = {
