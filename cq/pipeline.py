@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cq.assemble import SearchFacts, assemble_result
 from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_for_query
-from cq.classify import classify_all
+from cq.classify import attach_bindings, classify_all
 from cq.enrich import EnrichSettings, enrich_shown
 from cq.model import Classification, Finding, RawMatch, SearchRequest, SearchResult
 from cq.profiles import load_rank_weights
@@ -62,6 +62,12 @@ def run_search(request: SearchRequest) -> SearchResult:
                 _findings(candidates.matches, classified.classifications), ranking
             )
 
+        counters = dict(classified.counters)
+        with _timed(timings, "bindings"):
+            ranked = attach_bindings(
+                Path(request.root), ranked, request.limit, request.use_cache, counters
+            )
+
         with _timed(timings, "enrich"):
             settings = EnrichSettings.from_env(use_store=request.use_cache)
             enriched = enrich_shown(Path(request.root), ranked, request.limit, settings)
@@ -78,7 +84,7 @@ def run_search(request: SearchRequest) -> SearchResult:
             focus=focus,
             timings_ms={k: round(v, 1) for k, v in timings.items()} | enriched.timings_ms,
             telemetry=enriched.telemetry | _classify_telemetry(classified.reasons),
-            counters=classified.counters | enriched.counters,
+            counters=counters | enriched.counters,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         )
         return assemble_result(enriched.findings, facts)

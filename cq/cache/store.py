@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 _DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+_TOUCH_AFTER_SECONDS = 3600
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
     namespace TEXT NOT NULL,
@@ -73,20 +74,25 @@ class Store:
             return {}
         wanted = list(dict.fromkeys(keys))
         found: dict[str, bytes] = {}
+        stale: list[str] = []
+        refresh_before = time.time() - _TOUCH_AFTER_SECONDS
         try:
             for i in range(0, len(wanted), 500):
                 chunk = wanted[i : i + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = self._db.execute(
-                    f"SELECT key, value FROM entries WHERE namespace=? AND key IN ({marks})",
+                    f"SELECT key, value, used FROM entries WHERE namespace=? AND key IN ({marks})",
                     (namespace, *chunk),
                 )
-                found.update((key, bytes(value)) for key, value in rows)
-            if found:
+                for key, value, used in rows:
+                    found[key] = bytes(value)
+                    if used < refresh_before:
+                        stale.append(key)
+            if stale:  # LRU order only needs coarse timestamps: touch rarely
                 now = time.time()
                 self._db.executemany(
                     "UPDATE entries SET used=? WHERE namespace=? AND key=?",
-                    [(now, namespace, key) for key in found],
+                    [(now, namespace, key) for key in stale],
                 )
         except sqlite3.Error:
             return found

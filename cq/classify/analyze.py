@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 
 from cq.classify.node_tier import classify_from_node
-from cq.classify.records import FileRecords, unparsed
+from cq.classify.records import FileRecords, StoredRecords, unparsed
 from cq.model import Classification
 
 MAX_PARSE_BYTES = 4 * 1024 * 1024
@@ -25,7 +25,7 @@ class FileTask(msgspec.Struct, frozen=True, array_like=True):
 
 
 class FileAnalysis(msgspec.Struct, frozen=True, array_like=True):
-    records: FileRecords
+    records: StoredRecords
     node_verdicts: list[Classification]
 
 
@@ -36,19 +36,19 @@ def analyze_file(task: FileTask, data: bytes | None = None) -> FileAnalysis:
             with open(task.path, "rb") as fh:
                 data = fh.read()
         except OSError as exc:
-            return FileAnalysis(unparsed(task.language, f"unreadable: {exc.strerror}"), [])
+            return FileAnalysis(unparsed(task.language, f"unreadable: {exc.strerror}").stored(), [])
     if len(data) > MAX_PARSE_BYTES:
-        return FileAnalysis(unparsed(task.language, "file too large to parse"), [])
+        return FileAnalysis(unparsed(task.language, "file too large to parse").stored(), [])
     try:
         tree = _parse(task.language, data)
-        records = _build(task, tree, data)
+        records = _build(task, tree)
     except RecursionError:
-        return FileAnalysis(unparsed(task.language, "nesting too deep to parse"), [])
+        return FileAnalysis(unparsed(task.language, "nesting too deep to parse").stored(), [])
     verdicts = [
         classify_from_node(tree, start, end, records.scope_at(start))
         for start, end in task.open_hits
     ]
-    return FileAnalysis(records, verdicts)
+    return FileAnalysis(records.stored(), verdicts)
 
 
 def _parse(language: str, data: bytes):
@@ -57,14 +57,11 @@ def _parse(language: str, data: bytes):
     return ts_parser(language).parse(data)
 
 
-def _build(task: FileTask, tree, data: bytes) -> FileRecords:
+def _build(task: FileTask, tree) -> FileRecords:
     if task.language == "python":
         from cq.classify.python_records import build_python_records
-        from cq.classify.symbols import python_symbols
 
-        records = build_python_records(tree)
-        text = data.decode("utf-8", errors="replace")
-        return msgspec.structs.replace(records, symbols=python_symbols(text, task.rel))
+        return build_python_records(tree)
     from cq.classify.rust_records import build_rust_records
 
     return build_rust_records(tree)

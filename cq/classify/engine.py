@@ -10,14 +10,11 @@ import msgspec
 from cq.classify.analyze import FileAnalysis, FileTask
 from cq.classify.heuristic import guess, python_lexer_is_exact
 from cq.classify.lookup import classify_from_records
-from cq.classify.records import FileRecords
-from cq.classify.symbols import flags_for
+from cq.classify.records import FileRecords, StoredRecords
 from cq.model import Classification, RawMatch
 from cq.parse import SourceFile, load_source
 
-RECORDS_VERSION = 1
-_SYMTABLE_MIN_CONFIDENCE = 0.7
-_NON_CODE = ("docstring_match", "comment_match", "string_match", "text_match")
+RECORDS_VERSION = 3
 
 
 class ClassifyOutcome(msgspec.Struct, frozen=True):
@@ -57,7 +54,7 @@ def classify_all(
                 todo.append(rel)
     fresh = _analyze(root, todo, sources, counters)
     for rel, analysis in fresh.items():
-        records[rel] = analysis.records
+        records[rel] = FileRecords.from_stored(analysis.records)
     if use_cache and fresh:
         _store(sources, fresh)
 
@@ -89,7 +86,7 @@ def _cached_records(
     from cq.cache import open_store
 
     store = open_store()
-    decoder = msgspec.msgpack.Decoder(FileRecords)
+    decoder = msgspec.msgpack.Decoder(StoredRecords)
     found: dict[str, FileRecords] = {}
     for language in ("python", "rust"):
         wanted = {s.digest: rel for rel, s in sources.items() if s and s.language == language}
@@ -98,7 +95,7 @@ def _cached_records(
         namespace = _namespace(language)
         for digest, blob in store.get_many(namespace, wanted).items():
             try:
-                found[wanted[digest]] = decoder.decode(blob)
+                found[wanted[digest]] = FileRecords.from_stored(decoder.decode(blob))
             except (msgspec.DecodeError, msgspec.ValidationError):
                 store.delete(namespace, digest)  # corrupt entry: rebuild it
                 counters["cache_corrupt"] += 1
@@ -141,22 +138,7 @@ def _classify(match: RawMatch, rec: FileRecords, reasons: Counter[str]) -> Class
     if rec.reason is not None:
         reasons[rec.reason] += 1
         return _heuristic(match, exact=False, reason=rec.reason)
-    verdict = classify_from_records(rec, match.byte_start, match.byte_end, match.text)
-    if verdict is None:
-        return None  # needs the node tier
-    if (
-        rec.language == "python"
-        and verdict.confidence >= _SYMTABLE_MIN_CONFIDENCE
-        and verdict.category not in _NON_CODE
-    ):
-        scope = verdict.containing_scope
-        if verdict.category == "definition" and scope:
-            scope = scope.rpartition(".")[0] or None  # a def's name is bound in its parent
-        name = match.text.rpartition(".")[2]
-        flags = flags_for(rec.symbols, scope, name)
-        if flags is not None:
-            verdict = msgspec.structs.replace(verdict, symtable=flags)
-    return verdict
+    return classify_from_records(rec, match.byte_start, match.byte_end, match.text)
 
 
 def _resolve_open_hits(

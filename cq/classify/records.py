@@ -8,11 +8,13 @@ A ``FileRecords`` holds, as parallel sorted arrays of byte offsets:
   interpolations being unlabelled;
 - *scopes*: the file cut into disjoint pieces labelled by the innermost enclosing
   def/class/fn/impl/mod, as a qualified name.
-Records are msgspec-encoded into the persistent cache, keyed by content hash.
+Records go into the persistent cache as ``StoredRecords`` (arrays packed as int32 bytes, so
+loading one is a few memcpys), keyed by content hash.
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 
 import msgspec
@@ -37,26 +39,75 @@ CODE = {name: i for i, name in enumerate(CATEGORIES)}
 NO_REGION = -1
 
 
-class FileRecords(msgspec.Struct, frozen=True, array_like=True):
-    """Classification data of one file (see module docstring)."""
+_INT_FIELDS = (
+    "token_starts",
+    "token_ends",
+    "token_cats",
+    "token_kinds",
+    "seg_starts",
+    "seg_ends",
+    "seg_cats",
+    "seg_kinds",
+    "scope_starts",
+    "scope_ends",
+    "scope_ids",
+)
+
+
+class StoredRecords(msgspec.Struct, frozen=True, array_like=True):
+    """``FileRecords`` as cached: the int arrays packed as int32 bytes (fast to load)."""
 
     language: str
-    reason: str | None  # set when the file could not be parsed; lookups then return nothing
-    kinds: list[str]  # node-kind name table; tokens and segments index into it
-    token_starts: list[int]
-    token_ends: list[int]
-    token_cats: list[int]
-    token_kinds: list[int]
-    seg_starts: list[int]  # disjoint, sorted; seg_cats[i] == NO_REGION means plain code
-    seg_ends: list[int]
-    seg_cats: list[int]
-    seg_kinds: list[int]
-    scope_starts: list[int]
-    scope_ends: list[int]
-    scope_ids: list[int]  # index into scope_names, NO_REGION at module level
+    reason: str | None
+    kinds: list[str]
     scope_names: list[str]
-    symbols: dict[str, dict[str, int]]  # scope qualname ("" = module) -> name -> flag bits
+    arrays: list[bytes]  # in _INT_FIELDS order
     error_nodes: int = 0
+
+
+class FileRecords:
+    """Classification data of one file (see module docstring); lookups are bisections."""
+
+    __slots__ = ("error_nodes", "kinds", "language", "reason", "scope_names", *_INT_FIELDS)
+
+    def __init__(
+        self,
+        language: str,
+        reason: str | None,
+        kinds: list[str],
+        scope_names: list[str],
+        arrays: list[array[int]],
+        error_nodes: int = 0,
+    ) -> None:
+        self.language = language
+        self.reason = reason  # set when the file could not be parsed: lookups then miss
+        self.kinds = kinds  # node-kind names; tokens and segments index into it
+        self.scope_names = scope_names
+        self.error_nodes = error_nodes
+        for name, values in zip(_INT_FIELDS, arrays, strict=True):
+            setattr(self, name, values)
+
+    def stored(self) -> StoredRecords:
+        packed = [getattr(self, name).tobytes() for name in _INT_FIELDS]
+        return StoredRecords(
+            self.language, self.reason, self.kinds, self.scope_names, packed, self.error_nodes
+        )
+
+    @classmethod
+    def from_stored(cls, stored: StoredRecords) -> FileRecords:
+        arrays = []
+        for blob in stored.arrays:
+            values = array("i")
+            values.frombytes(blob)
+            arrays.append(values)
+        return cls(
+            stored.language,
+            stored.reason,
+            stored.kinds,
+            stored.scope_names,
+            arrays,
+            stored.error_nodes,
+        )
 
     def token_at(self, start: int) -> int | None:
         """Index of the role token starting exactly at ``start``."""
@@ -91,7 +142,7 @@ class FileRecords(msgspec.Struct, frozen=True, array_like=True):
 
 def unparsed(language: str, reason: str) -> FileRecords:
     """Records of a file that could not be parsed: every lookup misses."""
-    return FileRecords(language, reason, [], [], [], [], [], [], [], [], [], [], [], [], [], {})
+    return FileRecords(language, reason, [], [], [array("i") for _ in _INT_FIELDS])
 
 
 def flatten(regions: list[tuple[int, int, int]]) -> tuple[list[int], list[int], list[int]]:
@@ -140,7 +191,6 @@ class RecordsBuilder:
         self.tokens: dict[int, tuple[int, int, int]] = {}  # start -> (end, cat, kind)
         self.regions: list[tuple[int, int, int]] = []  # (start, end, packed cat/kind)
         self.scopes: list[tuple[int, int, str]] = []  # (start, end, simple name)
-        self.symbols: dict[str, dict[str, int]] = {}
         self.error_nodes = 0
 
     def kind(self, name: str) -> int:
@@ -177,22 +227,24 @@ class RecordsBuilder:
             scope_regions.append((start, end, len(names)))
             names.append(qualified)
         scope_starts, scope_ends, scope_ids = flatten(scope_regions)
+        ints = [
+            token_starts,
+            [self.tokens[s][0] for s in token_starts],
+            [self.tokens[s][1] for s in token_starts],
+            [self.tokens[s][2] for s in token_starts],
+            seg_starts,
+            seg_ends,
+            [NO_REGION if lab == NO_REGION else lab // 4096 for lab in seg_labels],
+            [NO_REGION if lab == NO_REGION else lab % 4096 for lab in seg_labels],
+            scope_starts,
+            scope_ends,
+            scope_ids,
+        ]
         return FileRecords(
-            language=self.language,
-            reason=None,
-            kinds=self.kinds,
-            token_starts=token_starts,
-            token_ends=[self.tokens[s][0] for s in token_starts],
-            token_cats=[self.tokens[s][1] for s in token_starts],
-            token_kinds=[self.tokens[s][2] for s in token_starts],
-            seg_starts=seg_starts,
-            seg_ends=seg_ends,
-            seg_cats=[NO_REGION if lab == NO_REGION else lab // 4096 for lab in seg_labels],
-            seg_kinds=[NO_REGION if lab == NO_REGION else lab % 4096 for lab in seg_labels],
-            scope_starts=scope_starts,
-            scope_ends=scope_ends,
-            scope_ids=scope_ids,
-            scope_names=names,
-            symbols=self.symbols,
-            error_nodes=self.error_nodes,
+            self.language,
+            None,
+            self.kinds,
+            names,
+            [array("i", values) for values in ints],
+            self.error_nodes,
         )
