@@ -5,9 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import wraps
 from pathlib import Path
+from typing import Any, TypeVar
 
 _DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _TOUCH_AFTER_SECONDS = 3600
@@ -22,6 +25,20 @@ CREATE TABLE IF NOT EXISTS entries (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_used ON entries(used);
 """
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _locked(method: _F) -> _F:
+    """Serialise a method on the store's lock (one sqlite connection shared by threads)."""
+
+    @wraps(method)
+    def run(self: Store, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
 
 
 def cache_dir() -> Path:
@@ -40,6 +57,7 @@ class Store:
         self.path = path
         self.max_bytes = max_bytes
         self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
         try:
             self._db = self._connect()
         except sqlite3.DatabaseError:
@@ -51,7 +69,8 @@ class Store:
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+        # One connection per process, usable from any thread (the MCP server's workers).
+        db = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)
@@ -68,6 +87,7 @@ class Store:
     def available(self) -> bool:
         return self._db is not None
 
+    @_locked
     def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
         """The stored blobs among ``keys``; missing and unreadable ones are simply absent."""
         if self._db is None:
@@ -98,6 +118,7 @@ class Store:
             return found
         return found
 
+    @_locked
     def put_many(self, namespace: str, items: dict[str, bytes]) -> None:
         """Store blobs (replacing old ones), then evict the least recently used past the bound."""
         if self._db is None or not items:
@@ -130,6 +151,7 @@ class Store:
                 break
         self._db.executemany("DELETE FROM entries WHERE namespace=? AND key=?", victims)
 
+    @_locked
     def delete(self, namespace: str, key: str) -> None:
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
@@ -137,6 +159,7 @@ class Store:
                     "DELETE FROM entries WHERE namespace=? AND key=?", (namespace, key)
                 )
 
+    @_locked
     def info(self) -> dict[str, tuple[int, int]]:
         """namespace -> (entries, bytes)."""
         if self._db is None:
@@ -146,11 +169,13 @@ class Store:
         )
         return {ns: (count, size) for ns, count, size in rows}
 
+    @_locked
     def clear(self) -> None:
         if self._db is not None:
             self._db.execute("DELETE FROM entries")
             self._db.execute("VACUUM")
 
+    @_locked
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
