@@ -116,6 +116,17 @@ def test_user_scope_writes_under_home_only(project, home):
     assert list(home.iterdir()) == []
 
 
+def test_codex_home_is_honoured_for_user_prompts(project, home, tmp_path):
+    codex_home = tmp_path / "codex-home"
+    env = {"HOME": str(home), "CODEX_HOME": str(codex_home)}
+    run = run_cq("agent", "install", "--codex", "--user", cwd=project, env=env)
+    assert run.returncode == 0, run.stderr
+    assert (codex_home / "prompts" / "cq.md").is_file()
+    assert not (home / ".codex").exists() and (home / CODEX_SKILL).is_file()
+    assert run_cq("agent", "uninstall", "--user", cwd=project, env=env).returncode == 0
+    assert list(codex_home.rglob("*.md")) == [] and list(home.iterdir()) == []
+
+
 def test_uninstall_without_a_manifest_removes_only_pristine_files(project, home, tmp_path):
     agent("install", "--claude", cwd=project, home=home)
     # A different cache dir: the manifest is gone, as after clearing the cache.

@@ -45,7 +45,8 @@ def server_params(root: Path, *extra: str) -> StdioServerParameters:
 
 
 def session(root: Path, errlog, *extra: str) -> Client:
-    return Client(stdio_client(server_params(root, *extra), errlog=errlog), mode="legacy")
+    transport = stdio_client(server_params(root, *extra), errlog=errlog)
+    return Client(transport, mode="legacy", read_timeout_seconds=120)
 
 
 def text_of(result: Any) -> str:
