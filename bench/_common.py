@@ -35,11 +35,17 @@ class Timing:
         self.stdout = stdout
 
 
-def time_command(argv: list[str], env: dict[str, str] | None = None) -> Timing:
+def time_command(
+    argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None
+) -> Timing:
     """Run argv to completion, capturing stdout; wall time and the child's peak RSS."""
     start = time.perf_counter()
     proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})}
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
     )
     out = proc.stdout.read() if proc.stdout else b""
     _, status, usage = os.wait4(proc.pid, 0)

@@ -4,8 +4,11 @@ Runs are interleaved (cq, rg, cq, rg, ...) so machine noise hits both alike. Pri
 the ratio cq/rg, peak RSS of cq, and the markdown report's line count.
 
     python bench/latency.py                      # 'register' on the stdlib dir, 5 runs
-    python bench/latency.py -q register -q __init__ --runs 5 -- --exclude 'site-packages/**'
+    python bench/latency.py -q register -q __init__ --runs 5 --exclude 'site-packages/**'
     python bench/latency.py --cold               # every cq run with an empty cache dir
+
+``--exclude GLOB`` applies to both tools (cq ``--exclude``, rg ``-g '!GLOB'``); both run from the
+root so globs mean the same. Extra cq-only arguments go after ``--``.
 """
 
 from __future__ import annotations
@@ -22,24 +25,29 @@ def main() -> None:
     parser.add_argument("--root", default=stdlib_dir())
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--cold", action="store_true", help="empty cq cache for every run")
+    parser.add_argument("--exclude", action="append", default=[], help="glob, for both tools")
     parser.add_argument("extra", nargs="*", help="extra cq arguments, after --")
     args = parser.parse_args()
     queries = args.query or ["register"]
     print(f"corpus: {args.root}  runs: {args.runs}  cache: {'cold' if args.cold else 'warm'}")
-    print(f"cq extra args: {args.extra}")
+    print(f"excluded: {args.exclude}  cq extra args: {args.extra}")
     header = f"{'query':<14}{'cq s':>8}{'rg s':>8}{'ratio':>8}{'cq RSS MB':>11}{'md lines':>10}"
     print(header)
     for query in queries:
-        row = measure(query, args.root, args.runs, args.cold, args.extra)
+        row = measure(query, args.root, args.runs, args.cold, args.exclude, args.extra)
         print(
             f"{query:<14}{row['cq']:>8.3f}{row['rg']:>8.3f}{row['cq'] / row['rg']:>8.1f}"
             f"{row['rss']:>11.0f}{row['lines']:>10d}"
         )
 
 
-def measure(query: str, root: str, runs: int, cold: bool, extra: list[str]) -> dict:
-    cq_argv = [*cq_command(), "search", query, "--root", root, *extra]
-    rg_argv = [rg_binary(), "--json", "-w", "-e", query, root]
+def measure(
+    query: str, root: str, runs: int, cold: bool, exclude: list[str], extra: list[str]
+) -> dict:
+    cq_excludes = [arg for glob in exclude for arg in ("--exclude", glob)]
+    rg_excludes = [arg for glob in exclude for arg in ("-g", "!" + glob)]
+    cq_argv = [*cq_command(), "search", query, "--root", root, *cq_excludes, *extra]
+    rg_argv = [rg_binary(), "--json", "-w", *rg_excludes, "-e", query, "."]
     with tempfile.TemporaryDirectory() as warm_cache:
         if not cold:
             time_command(cq_argv, env={"CQ_CACHE_DIR": warm_cache})  # fill the cache
@@ -49,7 +57,7 @@ def measure(query: str, root: str, runs: int, cold: bool, extra: list[str]) -> d
             with tempfile.TemporaryDirectory() as cold_cache:
                 env = {"CQ_CACHE_DIR": cold_cache if cold else warm_cache}
                 cq = time_command(cq_argv, env=env)
-            rg = time_command(rg_argv)
+            rg = time_command(rg_argv, cwd=root)
             cq_times.append(cq.seconds)
             rg_times.append(rg.seconds)
             rss.append(cq.max_rss_mb)

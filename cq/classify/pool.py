@@ -32,7 +32,7 @@ def worker_count(total_bytes: int) -> int:
     if total_bytes < MIN_POOL_BYTES:
         return 0
     cpus = os.cpu_count() or 1
-    return max(0, min(cpus, MAX_WORKERS, total_bytes // (MIN_POOL_BYTES // 2)))
+    return max(0, min(cpus, MAX_WORKERS, total_bytes // max(1, MIN_POOL_BYTES // 2)))
 
 
 def analyze_all(
