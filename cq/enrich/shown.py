@@ -9,7 +9,7 @@ default limit) — a count, so identical searches get identical output; ``CQ_ENR
 (default 5000) of wall time is the safety net for huge ``--limit 0`` searches and overloaded
 machines — past half of it LibCST is skipped, past all of it the remaining hits are left
 unenriched (status ``skipped``, reason ``time budget``); ``CQ_ENRICH_MAX_BYTES`` (default
-4096) per hit, see ``budget``. Results that ran every stage are stored (``store``).
+4096) per hit, see ``budget``. Results that ran every stage are kept in cq's cache (``store``).
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def enrich_shown(
     per_hit: list[HitTimings] = []
     out = list(ranked)
     libcst_runs = 0
+    store.prefetch([k for f in ranked[:shown] if (k := _store_key(f, files, settings))])
     for index in range(shown):
         finding = ranked[index]
         elapsed = (time.perf_counter() - started) * 1000
@@ -102,7 +103,7 @@ def enrich_shown(
             enrichment=enrichment,
             confidence=adjust_confidence(finding.confidence, enrichment.agreement),
         )
-    telemetry.counters["enrich.store_write_failures"] += store.flush()
+    store.flush()
     return EnrichOutcome(
         findings=out,
         telemetry=telemetry.summary(),
@@ -123,11 +124,10 @@ def _enrich_one(
     libcst_limit: str | None,
 ) -> Enrichment:
     source = files.source(finding)
-    if source is None:
+    key = _store_key(finding, files, settings)
+    if source is None or key is None:
         return Enrichment(status="skipped", degrade_reasons=("file unreadable",))
-    key = f"{finding.line}:{finding.col}:{finding.end_col}:{int(settings.crosscheck)}"
-    key += f":{settings.max_bytes}"
-    stored = store.get(source.digest, key)
+    stored = store.get(key)
     if stored is not None:
         telemetry.counters["enrich.store_hits"] += 1
         return stored
@@ -145,8 +145,17 @@ def _enrich_one(
     telemetry.time(finding.language, runner.timings_ms)
     per_hit.append(HitTimings(finding.language, dict(runner.timings_ms)))
     if runner.complete:
-        store.put(source.digest, key, enrichment)
+        store.put(key, enrichment)
     return enrichment
+
+
+def _store_key(finding: Finding, files: _Files, settings: EnrichSettings) -> str | None:
+    """Content hash, position and the settings that change the payload."""
+    source = files.source(finding)
+    if source is None:
+        return None
+    place = f"{finding.line}:{finding.col}:{finding.end_col}"
+    return f"{source.digest}:{place}:{int(settings.crosscheck)}:{settings.max_bytes}"
 
 
 def _libcst_limit(settings: EnrichSettings, elapsed_ms: float, runs: int) -> str | None:
