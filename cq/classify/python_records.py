@@ -60,30 +60,22 @@ def build_python_records(tree: Any) -> FileRecords:
         name = node.child_by_field_name("name")
         if name is not None:
             b.scope(node.start_byte, node.end_byte, name.text.decode("utf-8", "replace"))
-    for node in captures.get("call", ()):
-        b.token(node.start_byte, node.end_byte, "callsite", "call")
-    for node in captures.get("decorator", ()):
-        b.token(node.start_byte, node.end_byte, "callsite", "decorator")
+    b.tokens_of(captures.get("call", []), "callsite", "call")
+    b.tokens_of(captures.get("decorator", []), "callsite", "decorator")
     for node in captures.get("store", ()):
         _store_targets(b, node)
     for node in captures.get("params", ()):
         _parameters(b, node)
-    for node in captures.get("annotation", ()):
-        b.region(node.start_byte, node.end_byte, "annotation", "type")
-    for node in captures.get("import", ()):
-        b.region(node.start_byte, node.end_byte, "import", node.type)
-    for node in captures.get("from_import", ()):
-        b.region(node.start_byte, node.end_byte, "from_import", node.type)
-    docstrings = {n.start_byte for n in captures.get("string_stmt", ()) if _is_docstring(n)}
-    for node in captures.get("string", ()):
-        if node.start_byte in docstrings:
-            b.region(node.start_byte, node.end_byte, "docstring_match", "docstring")
-        else:
-            b.region(node.start_byte, node.end_byte, "string_match", "string")
-    for node in captures.get("hole", ()):
-        b.region(node.start_byte, node.end_byte, None, "interpolation")
-    for node in captures.get("comment", ()):
-        b.region(node.start_byte, node.end_byte, "comment_match", "comment")
+    b.regions_of(captures.get("annotation", []), "annotation", "type")
+    b.regions_of(captures.get("import", []), "import", "import_statement")
+    b.regions_of(captures.get("from_import", []), "from_import", "import_from_statement")
+    docstrings = [n for n in captures.get("string_stmt", ()) if _is_docstring(n)]
+    doc_starts = {n.start_byte for n in docstrings}
+    b.regions_of(docstrings, "docstring_match", "docstring")
+    strings = [n for n in captures.get("string", ()) if n.start_byte not in doc_starts]
+    b.regions_of(strings, "string_match", "string")
+    b.regions_of(captures.get("hole", []), None, "interpolation")
+    b.regions_of(captures.get("comment", []), "comment_match", "comment")
     b.error_nodes = len(captures.get("error", ()))
     return b.build(".")
 

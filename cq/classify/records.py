@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from typing import Any
 
 import msgspec
 
@@ -154,30 +155,34 @@ def flatten(regions: list[tuple[int, int, int]]) -> tuple[list[int], list[int], 
     starts: list[int] = []
     ends: list[int] = []
     labels: list[int] = []
-
-    def emit(a: int, b: int, label: int) -> None:
-        if a < b:
-            starts.append(a)
-            ends.append(b)
-            labels.append(label)
-
     stack: list[tuple[int, int]] = []  # (end, label)
     pos = 0
-    for start, end, label in sorted(regions, key=lambda r: (r[0], -r[1])):
+    regions.sort(key=lambda r: (r[0], -r[1]))
+    for start, end, label in regions:
         while stack and stack[-1][0] <= start:
             top_end, top_label = stack.pop()
-            emit(pos, top_end, top_label)
-            pos = max(pos, top_end)
+            if pos < top_end:
+                starts.append(pos)
+                ends.append(top_end)
+                labels.append(top_label)
+                pos = top_end
         if stack:
-            emit(pos, start, stack[-1][1])
-        pos = max(pos, start)
-        if stack and end > stack[-1][0]:
-            end = stack[-1][0]  # malformed overlap (error recovery): clip to the parent
+            if pos < start:
+                starts.append(pos)
+                ends.append(start)
+                labels.append(stack[-1][1])
+            if end > stack[-1][0]:
+                end = stack[-1][0]  # malformed overlap (error recovery): clip to the parent
+        if start > pos:
+            pos = start
         stack.append((end, label))
     while stack:
         top_end, top_label = stack.pop()
-        emit(pos, top_end, top_label)
-        pos = max(pos, top_end)
+        if pos < top_end:
+            starts.append(pos)
+            ends.append(top_end)
+            labels.append(top_label)
+            pos = top_end
     return starts, ends, labels
 
 
@@ -204,10 +209,24 @@ class RecordsBuilder:
         """A role token; the first role recorded for a span wins."""
         self.tokens.setdefault(start, (end, CODE[category], self.kind(kind)))
 
+    def tokens_of(self, nodes: list[Any], category: Category, kind: str) -> None:
+        """``token`` for many syntax nodes of one kind (the hot path of a build)."""
+        value_cat, value_kind = CODE[category], self.kind(kind)
+        tokens = self.tokens
+        for node in nodes:
+            start = node.start_byte
+            if start not in tokens:
+                tokens[start] = (node.end_byte, value_cat, value_kind)
+
     def region(self, start: int, end: int, category: Category | None, kind: str) -> None:
         """A labelled region; ``category`` None marks a code hole (f-string interpolation)."""
         label = NO_REGION if category is None else CODE[category] * 4096 + self.kind(kind)
         self.regions.append((start, end, label))
+
+    def regions_of(self, nodes: list[Any], category: Category | None, kind: str) -> None:
+        """``region`` for many syntax nodes of one kind."""
+        label = NO_REGION if category is None else CODE[category] * 4096 + self.kind(kind)
+        self.regions.extend([(node.start_byte, node.end_byte, label) for node in nodes])
 
     def scope(self, start: int, end: int, name: str) -> None:
         self.scopes.append((start, end, name))
