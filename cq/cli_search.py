@@ -27,7 +27,7 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
 
     query = args.query
     if query == "-":
-        query = sys.stdin.read()
+        query = sys.stdin.read().rstrip("\r\n")
     if not query.strip():
         raise UsageError("empty query")
     limits = load_profile(args.profile)

@@ -135,6 +135,8 @@ def _analyze(
 
 
 def _classify(match: RawMatch, rec: FileRecords, reasons: Counter[str]) -> Classification | None:
+    if not match.text:  # an empty regex match (``^``, ``x*``) is a position, not a construct
+        return Classification(category="text_match", confidence=0.5, tier="fallback")
     if rec.reason is not None:
         reasons[rec.reason] += 1
         return _heuristic(match, exact=False, reason=rec.reason)
