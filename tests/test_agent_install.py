@@ -154,3 +154,13 @@ def test_templates_only_mention_flags_cq_search_accepts():
     flags = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", "\n".join(texts)))
     assert flags, "templates should teach some flags"
     assert sorted(f for f in flags if f not in helptext) == []
+
+
+def test_project_and_user_installs_in_the_home_dir_stay_separate(home):
+    agent("install", "--user", cwd=home, home=home)
+    agent("install", "--project", "--guidance", cwd=home, home=home)
+    agent("uninstall", "--project", cwd=home, home=home)
+    assert not (home / "CLAUDE.md").exists() and not (home / "AGENTS.md").exists()
+    assert (home / ".codex" / "prompts" / "cq.md").is_file()  # user scope untouched
+    agent("uninstall", "--user", cwd=home, home=home)
+    assert list(home.iterdir()) == []

@@ -35,7 +35,7 @@ class Action(msgspec.Struct, frozen=True):
 def install(
     agents: tuple[Agent, ...], scope: Scope, base: Path, *, guidance: bool, force: bool
 ) -> list[Action]:
-    manifest = mf.load(base)
+    manifest = mf.load(base, scope)
     actions = []
     try:
         for art in artifacts(agents, scope, base, guidance):
@@ -51,7 +51,7 @@ def install(
 
 
 def uninstall(agents: tuple[Agent, ...], scope: Scope, base: Path, *, force: bool) -> list[Action]:
-    manifest = mf.load(base)
+    manifest = mf.load(base, scope)
     current = {a.path: a for a in artifacts(agents, scope, base, guidance=True)}
     paths = [e.path for e in reversed(manifest.entries) if e.agent in agents]
     paths += [p for p in current if manifest.find(p) is None]
@@ -133,7 +133,8 @@ def _install_block(
 
 def _remove_file(path: str, entry: mf.Entry | None, art: Artifact | None, force: bool) -> Action:
     p = Path(path)
-    if not p.exists():
+    if not p.exists():  # removed by hand or by the other scope (project == home)
+        _remove_dirs(entry.created_dirs if entry else ())
         return Action(path, "absent")
     text = _read(p)
     if not (force or _is_ours(text, entry, art)):

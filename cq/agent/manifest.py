@@ -1,7 +1,7 @@
 """What ``cq agent install`` wrote, with content hashes, so uninstall removes exactly that.
 
 The manifest lives in the cq cache dir (``$CQ_CACHE_DIR``, else ``$XDG_CACHE_HOME/cq``, else
-``~/.cache/cq``) under ``agent/``, one JSON file per install base (project root or home),
+``~/.cache/cq``) under ``agent/``, one JSON file per scope and install base (project root or home),
 so nothing but the command files themselves lands in a project. If the manifest is lost (a
 cleared cache), uninstall still recognises files and blocks identical to what this version
 of cq would write.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from cq.agent.targets import Agent, Kind, home_dir
+from cq.agent.targets import Agent, Kind, Scope, home_dir
 
 
 class Entry(msgspec.Struct, frozen=True):
@@ -32,6 +32,7 @@ class Entry(msgspec.Struct, frozen=True):
 
 class Manifest(msgspec.Struct):
     base: str
+    scope: Scope
     entries: list[Entry] = msgspec.field(default_factory=list)
 
     def find(self, path: str) -> Entry | None:
@@ -48,22 +49,23 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def manifest_path(base: Path) -> Path:
-    key = hashlib.sha256(str(base).encode("utf-8")).hexdigest()[:16]
-    return _cache_dir() / "agent" / f"manifest-{key}.json"
+def manifest_path(base: Path, scope: Scope) -> Path:
+    key = hashlib.sha256(f"{scope}:{base}".encode()).hexdigest()[:16]
+    return _cache_dir() / "agent" / f"manifest-{scope}-{key}.json"
 
 
-def load(base: Path) -> Manifest:
-    path = manifest_path(base)
+def load(base: Path, scope: Scope) -> Manifest:
+    path = manifest_path(base, scope)
+    fresh = Manifest(base=str(base), scope=scope)
     try:
         manifest = msgspec.json.decode(path.read_bytes(), type=Manifest)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return Manifest(base=str(base))
-    return manifest if manifest.base == str(base) else Manifest(base=str(base))
+        return fresh
+    return manifest if (manifest.base, manifest.scope) == (fresh.base, scope) else fresh
 
 
 def save(manifest: Manifest) -> None:
-    path = manifest_path(Path(manifest.base))
+    path = manifest_path(Path(manifest.base), manifest.scope)
     if not manifest.entries:
         path.unlink(missing_ok=True)
         return
