@@ -115,6 +115,9 @@ def build_server(config: ServerConfig) -> MCPServer:
         context: Annotated[
             str | None, Field(description="earlier conversation, to resolve 'it' in the query")
         ] = None,
+        follow_up: Annotated[
+            bool, Field(description="remember this answer per root; resolve 'it' from the last one")
+        ] = False,
         explain: Annotated[bool, Field(description="show each finding's score breakdown")] = False,
         limit: Annotated[int, Field(ge=0, description="findings shown; 0 = all")] = 30,
         max_tokens: Annotated[
@@ -147,6 +150,7 @@ def build_server(config: ServerConfig) -> MCPServer:
                 focus=focus,
                 rewrite=rewrite,
                 context=context,
+                follow_up=follow_up,
                 explain=explain,
             )
             job = search_thread.submit(_answer, request, format, config.max_tokens)
