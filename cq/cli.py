@@ -64,6 +64,26 @@ def _add_search(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--literal", "-F", dest="mode", action="store_const", const="literal")
     mode.add_argument("--identifier", "-w", dest="mode", action="store_const", const="identifier")
     how.add_argument("--ignore-case", "-i", action="store_true")
+    nl = how.add_mutually_exclusive_group()
+    nl.add_argument(
+        "--rewrite",
+        dest="rewrite",
+        action="store_const",
+        const=True,
+        default=None,
+        help="rewrite the query into identifier/literal patterns (LLM if reachable, else offline)",
+    )
+    nl.add_argument(
+        "--no-rewrite", dest="rewrite", action="store_const", const=False, help="never rewrite"
+    )
+    how.add_argument(
+        "--context", metavar="TEXT", help="earlier conversation: what 'it' or 'that' refers to"
+    )
+    how.add_argument(
+        "--follow-up",
+        action="store_true",
+        help="remember this search's answer per root; resolve 'it' from the previous one",
+    )
     how.add_argument("--profile", default="interactive", help="preset name or TOML file path")
     how.add_argument("--max-files", type=_positive_int)
     how.add_argument("--max-matches-per-file", type=_positive_int)

@@ -56,6 +56,9 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
         limit=args.limit,
         max_tokens=args.max_tokens,
         focus=args.focus,
+        rewrite=args.rewrite,
+        context=args.context,
+        follow_up=args.follow_up,
         explain=args.explain,
         progress=True,
     )

@@ -1,4 +1,4 @@
-"""The search pipeline, top to bottom: plan, candidates, classify, rank, enrich, assemble.
+"""The search pipeline, top to bottom: rewrite, candidates, classify, rank, enrich, assemble.
 
 ``run_search`` is the one entry point the CLI and the MCP server call.
 """
@@ -12,10 +12,19 @@ from cq.assemble import SearchFacts, assemble_result
 from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_for_query
 from cq.classify import attach_bindings, classify_all
 from cq.enrich import EnrichSettings, enrich_shown
-from cq.model import Classification, Finding, RawMatch, SearchRequest, SearchResult
+from cq.model import (
+    Classification,
+    Finding,
+    Pattern,
+    RawMatch,
+    SearchRequest,
+    SearchResult,
+    SearchStats,
+)
 from cq.profiles import load_rank_weights
 from cq.progress import Progress
 from cq.rank import RankContext, rank_findings
+from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
 
 
 def run_search(request: SearchRequest) -> SearchResult:
@@ -25,11 +34,18 @@ def run_search(request: SearchRequest) -> SearchResult:
     progress = Progress(enabled=request.progress)
     try:
         mode = request.mode or detect_mode(request.query)
-        patterns = patterns_for_query(request.query, mode)
+        own = _own_patterns(request.query, mode)
         mode_chain = [mode]
 
+        rewrite: Rewrite | None = None
+        trigger = rewrite_trigger(request)
+        if trigger is not None:
+            with _timed(timings, "rewrite"):
+                rewrite = rewrite_query(request, trigger)
+        patterns = own + (rewrite.plan.patterns if rewrite else ())
+
         with _timed(timings, "candidates"):
-            candidates = collect_candidates(request, patterns, progress.searching)
+            candidates = _collect(request, patterns, progress.searching)
         fallback_applied = False
         if mode == "identifier" and not candidates.matches and request.mode is None:
             literal = patterns_for_query(request.query, "literal")
@@ -39,6 +55,13 @@ def run_search(request: SearchRequest) -> SearchResult:
             fallback_applied = True
             if retry.matches:
                 candidates, patterns = retry, literal
+        if not candidates.matches and rewrite is None and request.rewrite is None:
+            with _timed(timings, "rewrite"):
+                rewrite = rewrite_query(request, "zero_results")
+            if rewrite.plan.patterns:
+                patterns = own + rewrite.plan.patterns
+                with _timed(timings, "candidates_rewritten"):
+                    candidates = collect_candidates(request, patterns, progress.searching)
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
@@ -49,7 +72,7 @@ def run_search(request: SearchRequest) -> SearchResult:
             )
         progress.update(f"classified {len(classified.classifications)} matches")
 
-        focus = request.focus or "all"
+        focus = request.focus or (rewrite.plan.focus if rewrite else "all")
         with _timed(timings, "rank"):
             ranking = RankContext(
                 root=request.root,
@@ -57,6 +80,7 @@ def run_search(request: SearchRequest) -> SearchResult:
                 focus=focus,
                 weights=load_rank_weights(request.profile),
                 explain=request.explain,
+                path_hints=rewrite.plan.path_hints if rewrite else {},
             )
             ranked = rank_findings(
                 _findings(candidates.matches, classified.classifications), ranking
@@ -82,14 +106,31 @@ def run_search(request: SearchRequest) -> SearchResult:
             stats=candidates.stats,
             by_language=candidates.by_language,
             focus=focus,
+            rewrite=rewrite.summary if rewrite else None,
             timings_ms={k: round(v, 1) for k, v in timings.items()} | enriched.timings_ms,
             telemetry=enriched.telemetry | _classify_telemetry(classified.reasons),
             counters=counters | enriched.counters,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         )
-        return assemble_result(enriched.findings, facts)
+        result = assemble_result(enriched.findings, facts)
+        remember_primary(request, result.findings, result.summary.primary)
+        return result
     finally:
         progress.close()
+
+
+def _collect(request: SearchRequest, patterns: tuple[Pattern, ...], on_file) -> Candidates:  # type: ignore[no-untyped-def]
+    """rg over the patterns; no patterns (a bare multi-line text, not rewritten) finds nothing."""
+    if not patterns:
+        return Candidates(matches=(), stats=SearchStats(), by_language={})
+    return collect_candidates(request, patterns, on_file)
+
+
+def _own_patterns(query: str, mode: str) -> tuple[Pattern, ...]:
+    """The query as typed; a multi-line text (a pasted issue) is no single-line rg pattern."""
+    if mode != "regex" and "\n" in query.strip():
+        return ()
+    return patterns_for_query(query, mode)  # type: ignore[arg-type]
 
 
 def _classify_telemetry(reasons: dict[str, int]) -> dict[str, dict[str, int]]:

@@ -44,6 +44,7 @@ class RankWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     filename_exact: float = 1.25  # the file's stem is the queried name (snake/camel-blind)
     filename_partial: float = 1.1  # the file's stem contains the queried name
     coverage: float = 0.5  # up to +50% for hits in files that cover every weighted term
+    evidence: float = 4.0  # rewritten queries: up to 5x for hits in the best-evidenced file
 
 
 def complete_weights(partial: RankWeights) -> RankWeights:

@@ -24,7 +24,7 @@ from cq.rank.signals import (
     nesting_depth,
     queried_names,
 )
-from cq.rank.terms import file_coverage, terms_multiplier
+from cq.rank.terms import file_coverage, file_evidence, is_rewritten, terms_multiplier
 
 
 class RankContext(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,12 +35,19 @@ class RankContext(msgspec.Struct, frozen=True, kw_only=True):
     focus: Focus = "all"
     weights: RankWeights = msgspec.field(default_factory=RankWeights)
     explain: bool = False
+    path_hints: dict[str, float] = {}  # files a rewritten query's text points at, by weight
 
 
 def rank_findings(findings: list[Finding], ctx: RankContext) -> list[Finding]:
     """Score and sort; deterministic for identical input."""
     names = queried_names(ctx.patterns)
-    coverage = file_coverage(findings, ctx.patterns)
+    rewritten = is_rewritten(ctx.patterns)
+    coverage = (
+        file_evidence(findings, ctx.patterns, ctx.path_hints)
+        if rewritten
+        else file_coverage(findings, ctx.patterns)
+    )
+    boost = ctx.weights.evidence if rewritten else ctx.weights.coverage
     roles = _Roles(Path(ctx.root))
     scored: list[Finding] = []
     for f in findings:
@@ -53,9 +60,7 @@ def rank_findings(findings: list[Finding], ctx: RankContext) -> list[Finding]:
             depth=nesting_depth(f.containing_scope),
             exact_definition=exact_definition(f, names, ctx.weights),
             filename=filename_match(f.file, names, ctx.weights),
-            terms=terms_multiplier(
-                f, ctx.patterns, coverage.get(f.file, 0.0), ctx.weights.coverage
-            ),
+            terms=terms_multiplier(f, ctx.patterns, coverage.get(f.file, 0.0), boost),
             weights=ctx.weights,
         )
         scored.append(

@@ -2,14 +2,28 @@
 
 A rewritten query searches several patterns at once (``Pattern.weight`` says what a hit on each
 is worth; ``RawMatch.patterns`` says which ones a hit matched). A single-pattern query gets a
-multiplier of exactly 1. The numbers here are the rewriter's to tune.
+multiplier of exactly 1. For a rewritten query (any pattern whose ``source`` is a rewriter) the
+per-file signal is *evidence* instead of plain coverage: the distinct patterns a file matches,
+each worth its weight times its rarity among the matched files (an idf), doubled where the file
+defines the name, plus the files the text pointed at (``path_hints``: traceback frames,
+imports). That lets the files an issue talks about rise above files that merely share a word.
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Iterable
 
 from cq.model import Finding, Pattern
+
+_DEFINES = 2.0  # a file defining a pattern's name is stronger evidence than one using it
+_HINT = 1.5  # a path hint of weight 1 is worth this many average-rarity pattern hits
+
+
+def is_rewritten(patterns: tuple[Pattern, ...]) -> bool:
+    """True when some pattern came from a rewriter rather than the user's own text."""
+    return any(p.source != "query" for p in patterns)
 
 
 def file_coverage(findings: Iterable[Finding], patterns: tuple[Pattern, ...]) -> dict[str, float]:
@@ -24,6 +38,33 @@ def file_coverage(findings: Iterable[Finding], patterns: tuple[Pattern, ...]) ->
         path: sum(patterns[i].weight for i in hits if 0 <= i < len(patterns)) / total
         for path, hits in seen.items()
     }
+
+
+def file_evidence(
+    findings: Iterable[Finding], patterns: tuple[Pattern, ...], hints: dict[str, float]
+) -> dict[str, float]:
+    """Per file, in [0, 1]: rarity-weighted distinct patterns, definitions and path hints."""
+    matched: dict[str, set[int]] = {}
+    defined: dict[str, set[int]] = {}
+    for f in findings:
+        own = {i for i in f.patterns if 0 <= i < len(patterns)}
+        matched.setdefault(f.file, set()).update(own)
+        if f.category == "definition":
+            defined.setdefault(f.file, set()).update(own)
+    if not matched:
+        return {}
+    n_files = len(matched)
+    df = Counter(i for hits in matched.values() for i in hits)
+    idf = {i: math.log(1 + n_files / n) for i, n in df.items()}
+    mean_idf = sum(idf.values()) / len(idf) if idf else 1.0
+    raw: dict[str, float] = {}
+    for path, hits in matched.items():
+        mine = defined.get(path, set())
+        raw[path] = sum(
+            patterns[i].weight * idf[i] * (_DEFINES if i in mine else 1.0) for i in hits
+        ) + _HINT * mean_idf * hints.get(path, 0.0)
+    top = max(raw.values())
+    return {path: score / top for path, score in raw.items()} if top > 0 else {}
 
 
 def terms_multiplier(

@@ -1,0 +1,40 @@
+"""Conversation context: what "it" refers to.
+
+With ``--follow-up`` the primary symbol of each search is kept per root in the cq cache
+(never in the searched tree), and the next follow-up question that refers back ("where is it
+called?") searches that symbol. ``--context TEXT`` supplies the referent explicitly: the
+first name the text mentions that the repository defines (else the first code-like name).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cq.cache import open_store
+from cq.rewrite.extract import extract_mentions, split_dotted
+from cq.rewrite.vocabulary import Vocabulary
+from cq.rewrite.words import PRONOUNS, words
+
+_NAMESPACE = "rewrite-follow-up"
+
+
+def refers_back(query: str) -> bool:
+    """True when the query uses a pronoun that needs an antecedent."""
+    return bool(PRONOUNS & {w.lower() for w in words(query)})
+
+
+def subject_from_context(context: str, vocabulary: Vocabulary) -> str | None:
+    mentions = extract_mentions(context)
+    names = [split_dotted(n)[-1] for n in (*mentions.prose_names, *mentions.code_names)]
+    defined = [n for n in names if vocabulary.defines(n)]
+    return (defined or names or [None])[0]
+
+
+def recall_subject(root: Path) -> str | None:
+    blob = open_store().get_many(_NAMESPACE, [str(root.resolve())]).get(str(root.resolve()))
+    return blob.decode("utf-8", errors="replace") if blob else None
+
+
+def remember_subject(root: Path, symbol: str) -> None:
+    if symbol.isidentifier():
+        open_store().put_many(_NAMESPACE, {str(root.resolve()): symbol.encode()})

@@ -1,0 +1,218 @@
+"""The offline rewriter: explicit code mentions plus the repository's own vocabulary.
+
+No server needed. Names the text mentions (traceback frames, code blocks, backticks, dotted
+paths, code-like prose tokens) become identifier patterns, weighted higher when the repository
+defines them; the remaining prose words are mapped onto defined names through subwords, stems
+and a small synonym table, ranked by how many query words a name covers and how rare those
+words are in the vocabulary. File names the text mentions become path hints for the ranking.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from cq.model import Focus, Pattern
+from cq.rewrite.extract import COMMON_NAMES, Mentions, split_dotted
+from cq.rewrite.plan import RewritePlan, cap_patterns
+from cq.rewrite.vocabulary import Vocabulary
+from cq.rewrite.words import GENERIC_WORDS, STOP_WORDS, SYNONYMS, stem, subwords, words
+
+SOURCE = "offline"
+_MAX_MAPPED = 8
+_TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "fixture", "fixtures", "pytest"})
+_IMPL_WORDS = frozenset({"how", "where", "why", "implement", "implemented", "implementation"})
+
+
+def offline_rewrite(
+    query: str, mentions: Mentions, vocabulary: Vocabulary, subject: str | None = None
+) -> RewritePlan:
+    """Patterns, focus and path hints for ``query``; deterministic for identical input."""
+    weights: dict[str, float] = {}
+    if subject:
+        _add(weights, subject, 1.0)
+    frames = mentions.frame_functions
+    for depth, name in enumerate(reversed(frames)):
+        if vocabulary.defines(name) and name not in COMMON_NAMES:
+            _add(weights, name, 1.0 if depth < 3 else 0.7)
+    for name in (*mentions.prose_names, *mentions.code_names):
+        for part, strength in _name_parts(name):
+            if vocabulary.defines(part):
+                _add(weights, part, strength * (1.0 if _distinctive(part) else 0.6))
+            elif _distinctive(part):
+                _add(weights, part, strength * 0.4)  # keyword arguments, attributes, ...
+    for name, score in map_words(mentions.prose, vocabulary, exclude=weights):
+        _add(weights, name, 0.25 + 0.45 * score)
+    patterns = [
+        Pattern(text=n, kind="identifier", source=SOURCE, weight=round(w, 3))
+        for n, w in weights.items()
+    ]
+    patterns += [
+        Pattern(text=m, kind="literal", source=SOURCE, weight=0.5) for m in mentions.messages[:3]
+    ]
+    return RewritePlan(
+        patterns=cap_patterns(patterns),
+        focus=guess_focus(query),
+        path_hints=path_hints(mentions, vocabulary, tuple(weights)),
+        rewriter=SOURCE,
+    )
+
+
+def map_words(
+    prose: str, vocabulary: Vocabulary, exclude: dict[str, float] | None = None
+) -> list[tuple[str, float]]:
+    """Defined names covering the prose's content words, best first, scores in (0, 1]."""
+    wanted = _content_stems(prose)
+    if not wanted or not vocabulary.names:
+        return []
+    index = _subword_index(vocabulary)
+    n_names = len(vocabulary.names)
+    idf = {s: math.log(1 + n_names / (1 + len(index.get(s, ())))) for s in wanted}
+    expansions = {s: {stem(x) for x in SYNONYMS.get(s, ())} for s in wanted}
+    scores: dict[str, float] = {}
+    for s in wanted:
+        for name in index.get(s, ()):
+            scores[name] = scores.get(name, 0.0) + idf[s] * wanted[s]
+        for alt in expansions[s]:
+            for name in index.get(alt, ()):
+                scores[name] = scores.get(name, 0.0) + 0.5 * idf[s] * wanted[s]
+    ranked: list[tuple[str, float]] = []
+    for name, score in scores.items():
+        if (exclude and name in exclude) or name in COMMON_NAMES or len(name) < 3:
+            continue
+        if _only_tests(vocabulary.names.get(name, ())):
+            score *= 0.3  # the question is about the code, not about its tests
+        parts = [stem(p) for p in subwords(name)]
+        covered = sum(1 for p in set(parts) if p in wanted)
+        if covered < min(2, len(set(parts))):
+            continue  # a long name sharing one common word with the query says little
+        ranked.append((name, score / math.sqrt(len(parts))))
+    ranked.sort(key=lambda item: (-item[1], item[0]))
+    top = ranked[:_MAX_MAPPED]
+    best = top[0][1] if top else 1.0
+    return [(name, round(score / best, 4)) for name, score in top]
+
+
+def guess_focus(query: str) -> Focus:
+    """Tests when the text asks about tests, implementation for questions and reports."""
+    lowered = {w.lower() for w in words(query[:400])}
+    if lowered & _TEST_WORDS and len(query) < 400:
+        return "tests"
+    if lowered & _IMPL_WORDS or len(query) >= 200:
+        return "implementation"
+    return "all"
+
+
+def path_hints(
+    mentions: Mentions, vocabulary: Vocabulary, names: tuple[str, ...]
+) -> dict[str, float]:
+    """Repository files the text points at: traceback and import paths, stems it names."""
+    hints: dict[str, float] = {}
+    by_suffix = _suffix_index(vocabulary.files)
+    for rank, path in enumerate(reversed(mentions.paths)):
+        for rel in _resolve(path, by_suffix):
+            hints[rel] = max(hints.get(rel, 0.0), 1.0 if rank < 2 else 0.6)
+    stems = _stem_index(vocabulary.files)
+    for name in names:
+        for rel in stems.get(name.lower(), ()):
+            hints[rel] = max(hints.get(rel, 0.0), 0.5)
+    return dict(sorted(hints.items()))
+
+
+def _name_parts(name: str) -> list[tuple[str, float]]:
+    """``pkg.mod.Class.meth`` -> the method (1.0) and the class (0.8); plain names as they are."""
+    parts = [p for p in split_dotted(name) if p.isidentifier()]
+    if not parts:
+        return []
+    out = [(parts[-1], 1.0)]
+    if len(parts) > 1 and parts[-2][:1].isupper():
+        out.append((parts[-2], 0.8))
+    return [(p, s) for p, s in out if len(p) >= 3 and p not in COMMON_NAMES]
+
+
+def _distinctive(name: str) -> bool:
+    """snake_case, CamelCase, digits: a name no sentence uses by accident."""
+    return "_" in name.strip("_") or any(c.isdigit() for c in name) or name[1:] != name[1:].lower()
+
+
+def _only_tests(files: tuple[str, ...]) -> bool:
+    return bool(files) and all(_is_test_path(rel) for rel in files)
+
+
+def _is_test_path(rel: str) -> bool:
+    parts = rel.lower().split("/")
+    name = parts[-1].rsplit(".", 1)[0]
+    in_tests = any(p in ("test", "tests", "testing") for p in parts[:-1])
+    return in_tests or name.startswith("test_") or name.endswith("_test") or name == "conftest"
+
+
+def _add(weights: dict[str, float], name: str, weight: float) -> None:
+    if name.isidentifier():
+        weights[name] = max(weights.get(name, 0.0), weight)
+
+
+def _content_stems(prose: str) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for word in words(prose):
+        lower = word.lower()
+        if lower in STOP_WORDS or lower in GENERIC_WORDS or len(lower) < 3 or lower.isdigit():
+            continue
+        for part in subwords(word):
+            if len(part) >= 3 and part not in STOP_WORDS:
+                counts[stem(part)] += 1
+    return Counter({s: 1 + math.log(c) for s, c in counts.items()})
+
+
+_INDEX_CACHE: dict[str, dict[str, tuple[str, ...]]] = {}
+
+
+def _subword_index(vocabulary: Vocabulary) -> dict[str, tuple[str, ...]]:
+    """Stemmed subword -> defined names containing it (built once per vocabulary)."""
+    cached = _INDEX_CACHE.get(vocabulary.digest)
+    if cached is not None:
+        return cached
+    index: dict[str, list[str]] = {}
+    for name in vocabulary.names:
+        for part in {stem(p) for p in subwords(name) if len(p) >= 2}:
+            index.setdefault(part, []).append(name)
+    _INDEX_CACHE.clear()
+    _INDEX_CACHE[vocabulary.digest] = built = {k: tuple(v) for k, v in index.items()}
+    return built
+
+
+def _suffix_index(files: tuple[str, ...]) -> dict[str, list[str]]:
+    index: dict[str, list[str]] = {}
+    for rel in files:
+        index.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    return index
+
+
+def _resolve(path: str, by_basename: dict[str, list[str]]) -> list[str]:
+    """Repo files a mentioned path denotes: same basename, longest shared directory suffix."""
+    clean = re.sub(r"^[A-Za-z]:", "", path.replace("\\", "/"))
+    parts = [p for p in clean.split("/") if p not in ("", ".")]
+    if not parts:
+        return []
+    candidates = by_basename.get(parts[-1], [])
+    if len(parts) == 1:
+        return candidates if len(candidates) == 1 else []
+    scored = [(_shared_suffix(parts, rel.split("/")), rel) for rel in candidates]
+    best = max((s for s, _ in scored), default=0)
+    return [rel for s, rel in scored if s == best and s >= 2]
+
+
+def _shared_suffix(a: list[str], b: list[str]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def _stem_index(files: tuple[str, ...]) -> dict[str, list[str]]:
+    index: dict[str, list[str]] = {}
+    for rel in files:
+        base = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+        if base not in ("__init__", "mod", "lib", "main", "__main__", "conftest"):
+            index.setdefault(base, []).append(rel)
+    return index

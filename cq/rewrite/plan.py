@@ -1,0 +1,36 @@
+"""What a rewriter hands the pipeline: patterns, focus and path hints, under hard caps."""
+
+from __future__ import annotations
+
+import msgspec
+
+from cq.model import Focus, Pattern
+
+MAX_IDENTIFIERS = 24
+MAX_LITERALS = 4
+
+
+class RewritePlan(msgspec.Struct, frozen=True, kw_only=True):
+    """One rewrite. ``path_hints`` maps repository files the text points at to a weight."""
+
+    patterns: tuple[Pattern, ...] = ()
+    focus: Focus = "all"
+    path_hints: dict[str, float] = {}
+    rewriter: str = "offline"
+    fallback_reason: str | None = None
+
+
+def cap_patterns(patterns: list[Pattern]) -> tuple[Pattern, ...]:
+    """Heaviest first (ties keep their order), deduplicated, at most the caps per kind."""
+    seen: set[tuple[str, str]] = set()
+    kept: list[Pattern] = []
+    counts = {"identifier": 0, "literal": 0}
+    caps = {"identifier": MAX_IDENTIFIERS, "literal": MAX_LITERALS}
+    for p in sorted(patterns, key=lambda p: -p.weight):
+        key = (p.kind, p.text)
+        if key in seen or p.kind not in caps or counts[p.kind] >= caps[p.kind]:
+            continue
+        seen.add(key)
+        counts[p.kind] += 1
+        kept.append(p)
+    return tuple(kept)

@@ -1,0 +1,143 @@
+"""Decide, rewrite, summarise: the one call the pipeline makes before searching.
+
+The LLM is tried when enabled; any failure falls back to the offline rewriter and the summary
+says why. The explicit mentions in the text (traceback frames, names in code) are searched
+either way: the model adds names, it does not replace what the text says.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import msgspec
+
+from cq.cache import open_store
+from cq.model import Finding, Pattern, RewriteSummary, SearchRequest
+from cq.rewrite.config import LlmConfig, load_config
+from cq.rewrite.extract import COMMON_NAMES, extract_mentions
+from cq.rewrite.heuristic import should_rewrite
+from cq.rewrite.llm import LlmUnavailable, llm_rewrite
+from cq.rewrite.memory import recall_subject, refers_back, remember_subject, subject_from_context
+from cq.rewrite.offline import map_words, offline_rewrite
+from cq.rewrite.plan import RewritePlan, cap_patterns
+from cq.rewrite.validate import ModelAnswer
+from cq.rewrite.vocabulary import Vocabulary, load_vocabulary
+
+_CACHE_NAMESPACE = "rewrite-llm"
+
+
+class Rewrite(msgspec.Struct, frozen=True, kw_only=True):
+    plan: RewritePlan
+    summary: RewriteSummary
+
+
+def rewrite_trigger(request: SearchRequest) -> str | None:
+    """ "forced", "heuristic", or None (search the query as typed)."""
+    if request.rewrite is False:
+        return None
+    if request.rewrite is True:
+        return "forced"
+    has_context = bool(request.context) or request.follow_up
+    return "heuristic" if should_rewrite(request.query, has_context=has_context) else None
+
+
+def rewrite_query(request: SearchRequest, trigger: str) -> Rewrite:
+    """Rewrite the request's query into patterns; never raises for LLM trouble."""
+    started = time.perf_counter()
+    root = Path(request.root)
+    vocabulary = load_vocabulary(root, use_cache=request.use_cache)
+    subject = _subject(request, root, vocabulary)
+    mentions = extract_mentions(request.query)
+    plan = offline_rewrite(request.query, mentions, vocabulary, subject)
+    config = load_config(root)
+    if config.enabled:
+        plan = _with_llm(request, config, vocabulary, plan)
+    else:
+        plan = msgspec.structs.replace(plan, fallback_reason="llm disabled by config")
+    summary = RewriteSummary(
+        applied=bool(plan.patterns),
+        trigger=trigger,
+        rewriter=plan.rewriter,
+        identifiers=tuple(p.text for p in plan.patterns if p.kind == "identifier"),
+        literals=tuple(p.text for p in plan.patterns if p.kind == "literal"),
+        focus=plan.focus,
+        fallback_reason=plan.fallback_reason,
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+    )
+    return Rewrite(plan=plan, summary=summary)
+
+
+def remember_primary(request: SearchRequest, findings: tuple[Finding, ...], primary: int | None):
+    """With ``--follow-up``, keep this search's answer for the next question's "it"."""
+    if request.follow_up and primary is not None:
+        remember_subject(Path(request.root), findings[primary].text.split(".")[-1])
+
+
+def _subject(request: SearchRequest, root: Path, vocabulary: Vocabulary) -> str | None:
+    if not refers_back(request.query):
+        return None
+    if request.context:
+        found = subject_from_context(request.context, vocabulary)
+        if found:
+            return found
+    return recall_subject(root) if request.follow_up else None
+
+
+def _with_llm(
+    request: SearchRequest, config: LlmConfig, vocabulary: Vocabulary, offline: RewritePlan
+) -> RewritePlan:
+    names = _prompt_vocabulary(request.query, vocabulary)
+    key = msgspec.json.encode([request.query, request.context, config.model, vocabulary.digest])
+    store = open_store() if request.use_cache else None
+    answer = _cached(store, key)
+    if answer is None:
+        query = request.query if not request.context else f"{request.context}\n\n{request.query}"
+        try:
+            answer = llm_rewrite(query, config, names)
+        except LlmUnavailable as exc:
+            reason = f"llm {config.provider} at {config.url}: {exc}"
+            return msgspec.structs.replace(offline, fallback_reason=reason)
+        if store is not None:
+            store.put_many(_CACHE_NAMESPACE, {key.decode(): msgspec.json.encode(answer)})
+    return _merge(answer, offline, vocabulary, f"llm:{config.provider}:{config.model}")
+
+
+def _cached(store, key: bytes) -> ModelAnswer | None:  # type: ignore[no-untyped-def]
+    if store is None:
+        return None
+    blob = store.get_many(_CACHE_NAMESPACE, [key.decode()]).get(key.decode())
+    try:
+        return msgspec.json.decode(blob, type=ModelAnswer) if blob else None
+    except msgspec.DecodeError:
+        return None
+
+
+def _merge(answer: ModelAnswer, offline: RewritePlan, vocabulary: Vocabulary, name: str):
+    """The model's names first (defined ones weigh more), then the text's explicit mentions."""
+    patterns = [
+        Pattern(
+            text=text,
+            kind="identifier",
+            source=name,
+            weight=1.0 if vocabulary.defines(text.split(".")[-1]) else 0.6,
+        )
+        for text in answer.identifiers
+        if text.split(".")[-1] not in COMMON_NAMES
+    ]
+    patterns += [Pattern(text=t, kind="literal", source=name, weight=0.7) for t in answer.literals]
+    patterns += [p for p in offline.patterns if p.weight >= 0.9]
+    focus = answer.focus if answer.focus != "all" else offline.focus
+    return RewritePlan(
+        patterns=cap_patterns(patterns),
+        focus=focus,
+        path_hints=offline.path_hints,
+        rewriter=name,
+    )
+
+
+def _prompt_vocabulary(query: str, vocabulary: Vocabulary) -> list[str]:
+    """Names covering the query's words first, then the rest by how widely they are defined."""
+    relevant = [name for name, _ in map_words(query, vocabulary)]
+    rest = sorted(vocabulary.names, key=lambda n: (-len(vocabulary.names[n]), n))
+    return list(dict.fromkeys([*relevant, *rest]))

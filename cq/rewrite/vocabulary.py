@@ -1,0 +1,118 @@
+"""The repository's vocabulary: every defined name and the files defining it.
+
+One rg run extracts ``def``/``class`` (Python) and ``fn``/``struct``/``enum``/``trait``/... (Rust)
+names plus module-level UPPER_CASE constants. The result is cached in the cq store, keyed by a
+fingerprint of the file list (paths, sizes, mtimes), so a warm search pays one ``rg --files``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import msgspec
+
+from cq.cache import open_store
+from cq.candidates.locate import find_rg
+
+_NAMESPACE = "rewrite-vocabulary"
+_VERSION = "1"
+_DEFINITIONS = (
+    r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
+    r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?(?:(?:async|unsafe|const|extern)[ \t]+)*"
+    r"(?:fn|struct|enum|trait|type|union|mod|static|const)[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
+    r"^([A-Z][A-Z0-9_]{2,})[ \t]*(?::[^=\n]*)?=[^=]",
+)
+_TYPES = ("--type-add", "cqpython:*.{py,pyi}", "--type-add", "cqrust:*.rs")
+_TYPE_SELECT = ("--type", "cqpython", "--type", "cqrust")
+_MAX_NAMES = 200_000
+
+
+class Vocabulary(msgspec.Struct, frozen=True):
+    """Defined names -> relative paths of the files defining them; all files; a content hash."""
+
+    names: dict[str, tuple[str, ...]]
+    files: tuple[str, ...]
+    digest: str
+
+    def defines(self, name: str) -> bool:
+        return name in self.names
+
+
+def load_vocabulary(root: Path, *, use_cache: bool = True) -> Vocabulary:
+    """The vocabulary of ``root`` (Python and Rust files), from the cache when unchanged."""
+    files = _list_files(root)
+    fingerprint = _fingerprint(root, files)
+    key = f"{_VERSION}:{root.resolve()}:{fingerprint}"
+    store = open_store() if use_cache else None
+    if store is not None:
+        blob = store.get_many(_NAMESPACE, [key]).get(key)
+        if blob is not None:
+            try:
+                return msgspec.msgpack.decode(blob, type=Vocabulary)
+            except msgspec.DecodeError:
+                pass
+    vocabulary = _extract(root, files, fingerprint)
+    if store is not None:
+        store.put_many(_NAMESPACE, {key: msgspec.msgpack.encode(vocabulary)})
+    return vocabulary
+
+
+def _list_files(root: Path) -> tuple[str, ...]:
+    out = _rg(root, ["--files", *_TYPES, *_TYPE_SELECT])
+    return tuple(sorted(_relative(line) for line in out.splitlines() if line))
+
+
+def _fingerprint(root: Path, files: tuple[str, ...]) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for rel in files:
+        try:
+            st = os.stat(root / rel)
+        except OSError:
+            continue
+        digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _extract(root: Path, files: tuple[str, ...], fingerprint: str) -> Vocabulary:
+    argv = ["--no-heading", "--with-filename", "--no-line-number", "--only-matching"]
+    argv += ["--replace", "$1", *_TYPES, *_TYPE_SELECT]
+    for pattern in _DEFINITIONS:
+        argv += ["-e", pattern]
+    names: dict[str, list[str]] = {}
+    for line in _rg(root, argv).splitlines()[:_MAX_NAMES]:
+        path, sep, name = line.rpartition(":")
+        if not sep or not name.isidentifier():
+            continue
+        where = names.setdefault(name, [])
+        rel = _relative(path)
+        if rel not in where:
+            where.append(rel)
+    return Vocabulary(
+        names={n: tuple(sorted(p)) for n, p in sorted(names.items())},
+        files=files,
+        digest=fingerprint,
+    )
+
+
+def _rg(root: Path, args: list[str]) -> str:
+    argv = [find_rg(), "--no-config", "--no-messages", *args, "--", "."]
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+            env={**os.environ, "RIPGREP_CONFIG_PATH": ""},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return proc.stdout.decode("utf-8", errors="replace")
+
+
+def _relative(path: str) -> str:
+    path = path.replace(os.sep, "/")
+    return path[2:] if path.startswith("./") else path

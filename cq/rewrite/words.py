@@ -1,0 +1,137 @@
+"""Word handling shared by the heuristic and the offline rewriter: tokens, subwords, stems.
+
+No I/O, no cq imports beyond the standard library: pure functions over strings.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOP_WORDS = _wordset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing done down during each
+    else even ever every few for from further get gets getting got had has have having he her
+    here hers him his how i if in into is it its itself just let lets like may me might more
+    most much must my no nor not now of off on once one only or other our out over own same
+    see seems she should since so some such than that the their them then there these they
+    this those though through to too under until up upon us use used uses using very via was
+    we well were what when where whether which while who whom why will with within without
+    would yet you your yours"""
+)
+QUESTION_WORDS = frozenset({"how", "what", "where", "why", "which", "who", "when", "does", "is"})
+PRONOUNS = frozenset({"it", "its", "this", "that", "these", "those", "them", "they"})
+
+# Words an issue or question uses about code that say nothing about *which* code.
+GENERIC_WORDS = _wordset(
+    """bug issue error errors problem problems fix fixed fixes expected actual behavior
+    behaviour result results output outputs input example examples code file files function
+    functions method methods class classes module modules value values call called calls
+    calling work works working worked case cases version versions please thanks thank hi hello
+    would think want need needs seem seems way thing things new old true false none self cls
+    return returns returned instead currently however following below above run running
+    raise raises raised exception traceback line lines python reproduce steps environment
+    install installed pip import imports get set make makes made something anything also
+    still just really actually maybe possible possibly correct correctly wrong default
+    defaults support supported test tests testing"""
+)
+
+# Code synonyms: a word on the left also looks for names containing any word on the right.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "insert": ("add", "put", "append", "store", "push"),
+    "add": ("insert", "append", "put", "register"),
+    "store": ("save", "put", "write", "persist"),
+    "save": ("store", "write", "persist", "dump"),
+    "remove": ("delete", "drop", "discard", "pop", "clear"),
+    "delete": ("remove", "drop", "discard"),
+    "find": ("search", "lookup", "locate", "get"),
+    "search": ("find", "lookup", "query"),
+    "load": ("read", "parse", "open", "fetch"),
+    "read": ("load", "parse"),
+    "write": ("save", "dump", "emit", "store"),
+    "convert": ("to", "from", "transform", "cast", "coerce"),
+    "create": ("make", "build", "new", "init"),
+    "build": ("make", "create", "construct"),
+    "check": ("validate", "verify", "is"),
+    "validate": ("check", "verify", "validator"),
+    "start": ("begin", "init", "open", "launch"),
+    "stop": ("end", "close", "shutdown", "halt"),
+    "error": ("exception", "raise", "fail"),
+    "config": ("settings", "options", "configuration", "conf"),
+    "settings": ("config", "options"),
+    "print": ("display", "show", "render", "format"),
+    "show": ("display", "render", "print"),
+    "update": ("modify", "change", "set"),
+    "compare": ("equal", "eq", "cmp"),
+    "copy": ("clone", "duplicate"),
+    "sort": ("order", "rank"),
+    "parse": ("load", "read", "decode"),
+    "serialize": ("dump", "encode", "serialise"),
+    "deserialize": ("load", "decode", "deserialise"),
+}
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_SUFFIXES = (
+    "ization",
+    "isation",
+    "ations",
+    "ation",
+    "ments",
+    "ment",
+    "ings",
+    "ing",
+    "ies",
+    "ied",
+    "ers",
+    "er",
+    "ed",
+    "es",
+    "s",
+    "ly",
+)
+
+
+def words(text: str) -> list[str]:
+    """Alphanumeric words in order, as written."""
+    return _WORD.findall(text)
+
+
+def subwords(name: str) -> list[str]:
+    """``parse_HTTPHeader2`` -> ``["parse", "http", "header", "2"]`` (lower case)."""
+    out: list[str] = []
+    for part in name.split("_"):
+        out += [piece.lower() for piece in _CAMEL.findall(part)]
+    return out
+
+
+def stem(word: str) -> str:
+    """A crude, deterministic suffix stripper: good enough to join ``inserted``/``insert``."""
+    w = word.lower()
+    for suffix in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]  # "mapp" (from mapping) -> "map"
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]  # "conve" never happens; "validate" -> "validat" joins "validation"
+    return w
+
+
+def is_code_like(token: str) -> bool:
+    """snake_case, camelCase, CamelCase with inner capitals, dotted names, calls, ``::`` paths."""
+    core = token.strip("`'\",;:!?()[]{}<>")
+    if not core:
+        return False
+    if "_" in core.strip("_") and _WORD.search(core):
+        return True
+    if re.search(r"[a-z][A-Z]", core) or re.fullmatch(r"[A-Z][a-z]+[A-Z]\w*", core):
+        return True
+    if re.fullmatch(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+(?:\(\))?", core):
+        return not re.fullmatch(r"[a-z]+\.[a-z]+", core) or "(" in core or "::" in core
+    return token.endswith("()") and len(token) > 2
