@@ -1,11 +1,12 @@
 """``cq mcp``: the search pipeline as an MCP ``search`` tool over stdio (official ``mcp`` SDK).
 
 One long-lived process: module-level parse caches (``cq.parse``) and the classifier's worker
-pool and persistent cache stay warm between calls. Searches run one at a time in a worker
-thread so the event loop keeps answering pings. A search that fails (bad root, invalid
-regex, anything a ``CqError`` reports) comes back as an ``is_error`` tool result with the same
-one-line message the CLI prints; arguments that fail the schema are rejected by the SDK the
-same way; the server keeps serving either way. Only this module imports ``mcp``.
+pool and persistent cache stay warm between calls. Searches run one at a time on one
+dedicated thread (thread-bound state is reused), so the event loop keeps answering pings.
+A search that fails (bad root, invalid regex, anything a ``CqError`` reports) comes back as an
+``is_error`` tool result with the same one-line message the CLI prints; arguments that fail
+the schema are rejected by the SDK the same way; the server keeps serving either way. Only
+this module imports ``mcp``.
 """
 
 from __future__ import annotations
