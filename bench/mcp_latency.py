@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--root", default=stdlib_dir())
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--format", choices=("md", "json"), default="md")
+    parser.add_argument("--limit", type=int, default=30, help="the tool's limit argument")
     parser.add_argument("--transcript", help="write the first call's request and response here")
     parser.add_argument(
         "--filled-cache",
@@ -84,6 +85,7 @@ def main() -> None:
 def run(args: argparse.Namespace, env: dict[str, str]) -> None:
     cache = "filled by one cq search" if args.filled_cache else "empty"
     print(f"corpus: {args.root}  query: {args.query!r}  format: {args.format}  cache: {cache}")
+    print(f"limit: {args.limit}")
     started = time.perf_counter()
     session = RawSession(args.root, env)
     init = {
@@ -94,7 +96,8 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> None:
     session.request("initialize", init)
     session.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
     print(f"server start to initialize reply: {time.perf_counter() - started:.3f} s")
-    call = {"name": "search", "arguments": {"query": args.query, "format": args.format}}
+    arguments = {"query": args.query, "format": args.format, "limit": args.limit}
+    call = {"name": "search", "arguments": arguments}
     times = []
     for n in range(1, args.calls + 1):
         request, response, seconds = session.request("tools/call", call)
