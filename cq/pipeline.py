@@ -23,7 +23,7 @@ from cq.model import (
 )
 from cq.profiles import load_rank_weights
 from cq.progress import Progress
-from cq.rank import RankContext, rank_findings
+from cq.rank import RankContext, rank_findings, rerank_shown
 from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
 
 
@@ -96,6 +96,9 @@ def run_search(request: SearchRequest) -> SearchResult:
             settings = EnrichSettings.from_env(use_store=request.use_cache)
             enriched = enrich_shown(Path(request.root), ranked, request.limit, settings)
 
+        with _timed(timings, "rank"):
+            shown_first = rerank_shown(enriched.findings, ranking, request.limit)
+
         facts = SearchFacts(
             request=request,
             mode_requested=request.mode or "auto",
@@ -112,7 +115,7 @@ def run_search(request: SearchRequest) -> SearchResult:
             counters=counters | enriched.counters,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         )
-        result = assemble_result(enriched.findings, facts)
+        result = assemble_result(shown_first, facts)
         remember_primary(request, result.findings, result.summary.primary)
         return result
     finally:

@@ -199,3 +199,19 @@ def test_profile_rank_table_overrides_some_weights(tmp_path: Path) -> None:
     assert weights.out_of_focus == 0.7
     assert weights.category["import"] == 0.9
     assert weights.category["definition"] == 1.0  # untouched keys keep their defaults
+
+
+def test_rerank_after_enrichment_reorders_only_the_shown_prefix(tmp_path: Path) -> None:
+    import msgspec
+
+    from cq.rank import rerank_shown
+
+    context = RankContext(root=str(tmp_path), patterns=QUERY)
+    first = rank_findings([hit(f"m{i}.py", 1, "callsite") for i in range(5)], context)
+    # Enrichment lowered the confidence of the best shown hit (a conflict) and raised an
+    # unshown one: only the shown three are re-sorted, and their scores follow.
+    moved = [msgspec.structs.replace(first[0], confidence=0.5), *first[1:]]
+    moved[4] = msgspec.structs.replace(moved[4], confidence=1.0)
+    again = rerank_shown(moved, context, limit=3)
+    assert [f.file for f in again] == ["m1.py", "m2.py", "m0.py", "m3.py", "m4.py"]
+    assert again[2].score < again[1].score

@@ -40,14 +40,21 @@ class RankContext(msgspec.Struct, frozen=True, kw_only=True):
 
 def rank_findings(findings: list[Finding], ctx: RankContext) -> list[Finding]:
     """Score and sort; deterministic for identical input."""
+    return _score_and_sort(findings, ctx, _file_signal(findings, ctx))
+
+
+def _file_signal(findings: list[Finding], ctx: RankContext) -> dict[str, float]:
+    """Per-file multi-term signal: evidence for a rewritten query, plain coverage otherwise."""
+    if is_rewritten(ctx.patterns):
+        return file_evidence(findings, ctx.patterns, ctx.path_hints)
+    return file_coverage(findings, ctx.patterns)
+
+
+def _score_and_sort(
+    findings: list[Finding], ctx: RankContext, coverage: dict[str, float]
+) -> list[Finding]:
     names = queried_names(ctx.patterns)
-    rewritten = is_rewritten(ctx.patterns)
-    coverage = (
-        file_evidence(findings, ctx.patterns, ctx.path_hints)
-        if rewritten
-        else file_coverage(findings, ctx.patterns)
-    )
-    boost = ctx.weights.evidence if rewritten else ctx.weights.coverage
+    boost = ctx.weights.evidence if is_rewritten(ctx.patterns) else ctx.weights.coverage
     roles = _Roles(Path(ctx.root))
     scored: list[Finding] = []
     for f in findings:
@@ -69,6 +76,17 @@ def rank_findings(findings: list[Finding], ctx: RankContext) -> list[Finding]:
             )
         )
     return sorted(scored, key=order_key)
+
+
+def rerank_shown(findings: list[Finding], ctx: RankContext, limit: int) -> list[Finding]:
+    """Score the shown prefix again after enrichment moved confidences; the rest stays put.
+
+    Only the first ``limit`` findings (all when ``limit`` is 0) are re-sorted among themselves,
+    so nothing unshown moves into the report and scores match the confidences printed.
+    """
+    cut = len(findings) if limit <= 0 else min(limit, len(findings))
+    signal = _file_signal(findings, ctx)  # over all findings, as in the first pass
+    return _score_and_sort(findings[:cut], ctx, signal) + findings[cut:]
 
 
 def order_key(f: Finding) -> tuple[float, str, int, int]:
@@ -103,4 +121,5 @@ __all__ = [
     "order_key",
     "queried_names",
     "rank_findings",
+    "rerank_shown",
 ]
