@@ -156,9 +156,9 @@ def test_failing_stages_degrade_alone(root: Path) -> None:
     assert e.status == "degraded"
     assert e.stages is not None
     assert e.stages.ast_grep == "applied" and e.stages.tree_sitter == "applied"
-    assert e.stages.python_ast == "degraded" and e.stages.libcst == "degraded"
-    assert any(r.startswith("libcst: SyntaxError") for r in e.degrade_reasons)
-    assert any(r.startswith("python_ast: SyntaxError") for r in e.degrade_reasons)
+    assert e.stages.libcst == "degraded" and e.stages.python_ast is None  # not a def
+    assert [r.split(":")[0] for r in e.degrade_reasons] == ["libcst"]
+    assert e.degrade_reasons[0].startswith("libcst: SyntaxError")
     assert e.construct == "call" and e.call is not None and e.call.target == "register"
     assert e.scope_chain == ("good",)
     assert e.parse_quality is not None
@@ -166,6 +166,11 @@ def test_failing_stages_degrade_alone(root: Path) -> None:
     assert e.parse_quality.hit_in_error is False
     assert e.resolution is None and e.agreement is not None
     assert e.agreement.sources == ("ast_grep", "tree_sitter")
+
+    definition = enrich_one(root, "pkg/broken.py", "good", "def good")
+    assert definition.stages is not None and definition.stages.python_ast == "degraded"
+    assert definition.degrade_reasons[0].startswith("python_ast: SyntaxError")
+    assert definition.signature == "def good(x):" and definition.function is None
 
 
 def test_decorator_is_outside_the_function_it_decorates(root: Path) -> None:

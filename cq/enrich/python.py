@@ -2,7 +2,8 @@
 
 1. ast-grep (cached ``SgRoot``): signature, decorators, class, call target, scope chain,
    structural context;
-2. ``ast``: async/generator/awaits/yields/returns of the function the hit defines;
+2. ``ast``: async/generator/awaits/yields/returns of the function the hit defines (parsed
+   only when ast-grep read a ``def``, or could not read the hit);
 3. import detail of the import statement the hit is in;
 4. LibCST metadata on a skeleton of the file: qualified names, bindings, alias chain, call
    receiver/method — fills only fields still empty. It costs ~15 ms a hit even on a small
@@ -52,7 +53,7 @@ def enrich_python(
     """Run the five stages for ``hit``; ``libcst_limit`` names a limit that stops stage 4."""
     first = runner.run("ast_grep", lambda: _ast_grep(hit))
     sg_node = first[1] if first else None
-    function = runner.run("python_ast", lambda: _python_ast(hit))
+    function = runner.run("python_ast", lambda: _python_ast(hit, first))
     imported = runner.run("imports", lambda: _imports(hit, sg_node))
     fourth = runner.run("libcst", lambda: _libcst(hit, libcst_limit, first, runner))
     fifth = runner.run("tree_sitter", lambda: _tree_sitter(hit))
@@ -99,7 +100,9 @@ def _ast_grep(hit: PythonHit) -> tuple[StructuralFacts, SgView]:
     return structural_facts(node, with_receiver=False), node
 
 
-def _python_ast(hit: PythonHit) -> Any:
+def _python_ast(hit: PythonHit, first: tuple[StructuralFacts, SgView] | None) -> Any:
+    if first is not None and first[0].construct != "function_def":
+        raise Skip("not a function definition")  # no need to parse the file
     _check_size(hit)
     facts = function_facts(py_ast(hit.source), hit.span.row + 1, hit.text)
     if facts is None:
