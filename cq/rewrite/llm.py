@@ -8,7 +8,9 @@ falls back to the offline rewriter. httpx is imported here only, when a rewrite 
 
 from __future__ import annotations
 
+import socket
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -44,6 +46,24 @@ class LlmUnavailable(Exception):
     """The model could not give a usable answer; the message says why, in a few words."""
 
 
+def probe(config: LlmConfig) -> None:
+    """Raise ``LlmUnavailable`` unless something accepts TCP connections at the URL.
+
+    A plain socket, so an absent server costs a refused connect, not an httpx import.
+    """
+    parts = urlsplit(config.url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise LlmUnavailable(f"unusable URL {config.url!r}")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=config.connect_timeout):
+            pass
+    except TimeoutError:
+        raise LlmUnavailable("connect timed out") from None
+    except OSError as exc:
+        raise LlmUnavailable(f"unreachable ({exc.strerror or type(exc).__name__})") from None
+
+
 def llm_rewrite(query: str, config: LlmConfig, vocabulary: list[str]) -> ModelAnswer:
     """Ask the model; raise ``LlmUnavailable`` on any failure."""
     import httpx
@@ -56,7 +76,8 @@ def llm_rewrite(query: str, config: LlmConfig, vocabulary: list[str]) -> ModelAn
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     timeout = httpx.Timeout(config.timeout, connect=min(config.connect_timeout, config.timeout))
     try:
-        with httpx.Client(timeout=timeout, trust_env=False) as client:
+        plain = config.url.startswith("http://")  # no TLS: skip loading the CA bundle
+        with httpx.Client(timeout=timeout, trust_env=False, verify=not plain) as client:
             response = client.post(url, json=body, headers=headers)
     except httpx.TimeoutException:
         raise LlmUnavailable(f"timed out after {config.timeout:g} s") from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from functools import cache
 
 from cq.model import Focus, Pattern
 from cq.rewrite.extract import COMMON_NAMES, Mentions, split_dotted
@@ -62,36 +63,46 @@ def offline_rewrite(
 def map_words(
     prose: str, vocabulary: Vocabulary, exclude: dict[str, float] | None = None
 ) -> list[tuple[str, float]]:
-    """Defined names covering the prose's content words, best first, scores in (0, 1]."""
+    """Defined names covering the prose's content words, best first, scores in (0, 1].
+
+    A name earns each query word it contains (a synonym's match counts half) times the word's
+    rarity among the defined names; it must cover two query words, or all of its own parts.
+    """
     wanted = _content_stems(prose)
     if not wanted or not vocabulary.names:
         return []
     index = _subword_index(vocabulary)
     n_names = len(vocabulary.names)
     idf = {s: math.log(1 + n_names / (1 + len(index.get(s, ())))) for s in wanted}
-    expansions = {s: {stem(x) for x in SYNONYMS.get(s, ())} for s in wanted}
-    scores: dict[str, float] = {}
+    credit: dict[str, dict[str, float]] = {}  # name -> query stem -> best credit
     for s in wanted:
-        for name in index.get(s, ()):
-            scores[name] = scores.get(name, 0.0) + idf[s] * wanted[s]
-        for alt in expansions[s]:
+        for alt, share in ((s, 1.0), *((x, 0.5) for x in _synonym_stems().get(s, ()))):
             for name in index.get(alt, ()):
-                scores[name] = scores.get(name, 0.0) + 0.5 * idf[s] * wanted[s]
+                got = credit.setdefault(name, {})
+                got[s] = max(got.get(s, 0.0), share)
     ranked: list[tuple[str, float]] = []
-    for name, score in scores.items():
+    for name, got in credit.items():
         if (exclude and name in exclude) or name in COMMON_NAMES or len(name) < 3:
             continue
+        parts = {stem(p) for p in subwords(name)}
+        if len(got) < min(2, len(parts)):
+            continue  # a long name sharing one word with the query says little
+        score = sum(idf[s] * wanted[s] * share for s, share in got.items())
         if _only_tests(vocabulary.names.get(name, ())):
             score *= 0.3  # the question is about the code, not about its tests
-        parts = [stem(p) for p in subwords(name)]
-        covered = sum(1 for p in set(parts) if p in wanted)
-        if covered < min(2, len(set(parts))):
-            continue  # a long name sharing one common word with the query says little
         ranked.append((name, score / math.sqrt(len(parts))))
     ranked.sort(key=lambda item: (-item[1], item[0]))
     top = ranked[:_MAX_MAPPED]
     best = top[0][1] if top else 1.0
     return [(name, round(score / best, 4)) for name, score in top]
+
+
+@cache
+def _synonym_stems() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for word, alternatives in SYNONYMS.items():
+        table.setdefault(stem(word), set()).update(stem(a) for a in alternatives)
+    return {k: frozenset(v - {k}) for k, v in table.items()}
 
 
 def guess_focus(query: str) -> Focus:

@@ -17,7 +17,7 @@ from cq.model import Finding, Pattern, RewriteSummary, SearchRequest
 from cq.rewrite.config import LlmConfig, load_config
 from cq.rewrite.extract import COMMON_NAMES, extract_mentions
 from cq.rewrite.heuristic import should_rewrite
-from cq.rewrite.llm import LlmUnavailable, llm_rewrite
+from cq.rewrite.llm import LlmUnavailable, llm_rewrite, probe
 from cq.rewrite.memory import recall_subject, refers_back, remember_subject, subject_from_context
 from cq.rewrite.offline import map_words, offline_rewrite
 from cq.rewrite.plan import RewritePlan, cap_patterns
@@ -87,14 +87,14 @@ def _subject(request: SearchRequest, root: Path, vocabulary: Vocabulary) -> str 
 def _with_llm(
     request: SearchRequest, config: LlmConfig, vocabulary: Vocabulary, offline: RewritePlan
 ) -> RewritePlan:
-    names = _prompt_vocabulary(request.query, vocabulary)
     key = msgspec.json.encode([request.query, request.context, config.model, vocabulary.digest])
     store = open_store() if request.use_cache else None
     answer = _cached(store, key)
     if answer is None:
         query = request.query if not request.context else f"{request.context}\n\n{request.query}"
         try:
-            answer = llm_rewrite(query, config, names)
+            probe(config)
+            answer = llm_rewrite(query, config, _prompt_vocabulary(request.query, vocabulary))
         except LlmUnavailable as exc:
             reason = f"llm {config.provider} at {config.url}: {exc}"
             return msgspec.structs.replace(offline, fallback_reason=reason)
@@ -120,9 +120,11 @@ def _merge(answer: ModelAnswer, offline: RewritePlan, vocabulary: Vocabulary, na
             text=text,
             kind="identifier",
             source=name,
-            weight=1.0 if vocabulary.defines(text.split(".")[-1]) else 0.6,
+            weight=round(
+                (1.0 if vocabulary.defines(text.split(".")[-1]) else 0.6) * (1 - 0.04 * rank), 3
+            ),
         )
-        for text in answer.identifiers
+        for rank, text in enumerate(answer.identifiers)  # the model lists the best first
         if text.split(".")[-1] not in COMMON_NAMES
     ]
     patterns += [Pattern(text=t, kind="literal", source=name, weight=0.7) for t in answer.literals]

@@ -6,6 +6,7 @@ No I/O, no cq imports beyond the standard library: pure functions over strings.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -77,22 +78,23 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _SUFFIXES = (
-    "ization",
-    "isation",
-    "ations",
-    "ation",
-    "ments",
-    "ment",
-    "ings",
-    "ing",
-    "ies",
-    "ied",
-    "ers",
-    "er",
-    "ed",
-    "es",
-    "s",
-    "ly",
+    ("izations", "iz"),
+    ("ization", "iz"),
+    ("isation", "is"),
+    ("ations", "at"),
+    ("ation", "at"),
+    ("ments", ""),
+    ("ment", ""),
+    ("ings", ""),
+    ("ing", ""),
+    ("ies", "y"),
+    ("ied", "y"),
+    ("ers", ""),
+    ("er", ""),
+    ("ed", ""),
+    ("es", ""),
+    ("s", ""),
+    ("ly", ""),
 )
 
 
@@ -109,17 +111,18 @@ def subwords(name: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A crude, deterministic suffix stripper: good enough to join ``inserted``/``insert``."""
+    """A crude, deterministic suffix stripper: ``inserted``/``insert``, ``edges``/``edge``."""
     w = word.lower()
-    for suffix in _SUFFIXES:
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)]
+    for suffix, replacement in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+            w = w[: -len(suffix)] + replacement
             break
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
         w = w[:-1]  # "mapp" (from mapping) -> "map"
-    if len(w) > 4 and w.endswith("e"):
-        w = w[:-1]  # "conve" never happens; "validate" -> "validat" joins "validation"
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]  # "validate" and "validation" both end as "validat"
     return w
 
 

@@ -1,0 +1,69 @@
+"""When to rewrite: code-like queries pass through, questions and issue texts are rewritten."""
+
+from __future__ import annotations
+
+import pytest
+
+from cq.rewrite import should_rewrite
+
+ISSUE = """DateTime fields break inside List
+
+```python
+from marshmallow import fields, Schema
+
+class MySchema(Schema):
+    times = fields.List(fields.DateTime())
+```
+
+```
+Traceback (most recent call last):
+  File "test-mm.py", line 8, in <module>
+    s = MySchema()
+  File "/site-packages/marshmallow/fields.py", line 1117, in _bind_to_schema
+    or getattr(schema.opts, self.SCHEMA_OPTS_VAR_NAME)
+AttributeError: 'List' object has no attribute 'opts'
+```
+"""
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "how are edges inserted into the graph?",
+        "what function handles authentication",
+        "where does the config file get loaded",
+        "how does the system handle errors in the pipeline",
+        "how are spans converted to byte offsets",
+        "find the code that retries failed uploads",
+        ISSUE,
+        "Schema.load crashes on nested fields\n\nWhen I load a nested schema it fails.\n",
+    ],
+)
+def test_natural_language_is_rewritten(query: str) -> None:
+    assert should_rewrite(query) is True
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "insert_call",
+        "insertCall",
+        "InsertCall",
+        "store.insert_call",
+        "graph edges",
+        "search",
+        "",
+        "   ",
+        "Vec::new",
+        "foo()",
+        "store.insert_call(edge)",
+        "def insert_call",
+    ],
+)
+def test_code_like_queries_are_not(query: str) -> None:
+    assert should_rewrite(query) is False
+
+
+def test_a_reference_back_needs_context() -> None:
+    assert should_rewrite("where is it called?", has_context=True) is True
+    assert should_rewrite("it", has_context=True) is False

@@ -1,0 +1,145 @@
+"""The offline rewriter: no server, the repository's own vocabulary, the text's own mentions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cq
+from rewrite_fixture import graph_repo
+
+from cq.model import SearchRequest, SearchResult
+from cq.pipeline import run_search
+from cq.rewrite.extract import extract_mentions
+from cq.rewrite.offline import offline_rewrite
+from cq.rewrite.vocabulary import load_vocabulary
+
+
+def search(root: Path, query: str, **kw: object) -> SearchResult:
+    return run_search(SearchRequest(query=query, root=str(root), **kw))  # type: ignore[arg-type]
+
+
+def top_scopes(result: SearchResult, n: int = 3) -> list[str]:
+    seen: list[str] = []
+    for f in result.findings:
+        name = f.text if f.category == "definition" else (f.containing_scope or "")
+        if name and name not in seen:
+            seen.append(name)
+    return seen[:n]
+
+
+@pytest.mark.parametrize(
+    ("question", "implementation"),
+    [
+        ("how are edges inserted into the graph?", "insert_edge"),
+        ("how are spans converted to byte offsets", "span_to_byte_offset"),
+        ("where are nodes removed from the graph?", "remove_node"),
+        ("where does the settings file get read", "load_config"),
+    ],
+)
+def test_a_question_finds_the_implementing_function(
+    tmp_path: Path, question: str, implementation: str
+) -> None:
+    result = search(graph_repo(tmp_path), question)
+    rw = result.summary.rewrite
+    assert rw is not None and rw.rewriter == "offline" and rw.trigger == "heuristic"
+    assert "unreachable" in (rw.fallback_reason or "")  # conftest points CQ_LLM_URL nowhere
+    assert implementation in top_scopes(result)
+
+
+def test_without_rewriting_the_question_finds_nothing(tmp_path: Path) -> None:
+    root = graph_repo(tmp_path)
+    run = run_cq(
+        "search",
+        "how are spans converted to byte offsets",
+        "--root",
+        str(root),
+        "--no-rewrite",
+        "--format",
+        "json",
+    )
+    assert run.returncode == 1 and run.json()["findings"] == []
+    forced = run_cq("search", "spans offsets", "--root", str(root), "--rewrite", "--format", "json")
+    data = forced.json()
+    assert data["summary"]["rewrite"]["trigger"] == "forced"
+    assert data["findings"][0]["text"] == "span_to_byte_offset"
+
+
+def test_zero_results_fall_back_to_a_rewrite(tmp_path: Path) -> None:
+    result = search(graph_repo(tmp_path), "spans offsets")  # two words: not rewritten up front
+    rw = result.summary.rewrite
+    assert rw is not None and rw.trigger == "zero_results"
+    assert result.findings[0].text == "span_to_byte_offset"
+
+
+def test_code_like_queries_are_searched_as_typed(tmp_path: Path) -> None:
+    result = search(graph_repo(tmp_path), "insert_edge")
+    assert result.summary.rewrite is None
+    assert {f.text for f in result.findings} == {"insert_edge"}
+
+
+ISSUE = """GraphStore forgets edges after a node is removed twice
+
+Calling remove_node on a node that is already gone raises.
+
+```
+Traceback (most recent call last):
+  File "/home/me/app.py", line 3, in <module>
+    s.remove_node(1)
+  File "/venv/lib/python3.11/site-packages/graphstore/store.py", line 15, in remove_node
+    self.edges.pop(node, None)
+KeyError: 1
+```
+"""
+
+
+def test_an_issue_text_points_at_the_frames_file_and_function(tmp_path: Path) -> None:
+    root = graph_repo(tmp_path)
+    mentions = extract_mentions(ISSUE)
+    assert mentions.frame_functions == ("remove_node",)
+    plan = offline_rewrite(ISSUE, mentions, load_vocabulary(root))
+    assert plan.path_hints.get("graphstore/store.py") == 1.0
+    assert plan.focus == "implementation"
+    run = run_cq("search", "-", "--root", str(root), "--format", "json", stdin=ISSUE)
+    data = run.json()
+    assert data["findings"][0]["file"] == "graphstore/store.py"
+    assert "remove_node" in top_scopes(_decode(run.stdout))
+
+
+def _decode(text: str) -> SearchResult:
+    import msgspec
+
+    return msgspec.json.decode(text.encode(), type=SearchResult)
+
+
+def test_context_and_follow_up_resolve_it(tmp_path: Path) -> None:
+    root = graph_repo(tmp_path)
+    with_context = search(
+        root, "where is it called?", context="We looked at GraphStore.insert_edge before."
+    )
+    rw = with_context.summary.rewrite
+    assert rw is not None and rw.identifiers[0] == "insert_edge"
+    assert any(f.category == "callsite" and f.text == "insert_edge" for f in with_context.findings)
+    first = run_cq(
+        "search",
+        "how are spans converted to byte offsets",
+        "--root",
+        str(root),
+        "--follow-up",
+        "--format",
+        "json",
+    )
+    assert first.json()["findings"][0]["text"] == "span_to_byte_offset"
+    again = run_cq(
+        "search", "where is it used?", "--root", str(root), "--follow-up", "--format", "json"
+    ).json()
+    assert again["summary"]["rewrite"]["identifiers"][0] == "span_to_byte_offset"
+    plain = run_cq("search", "where is it used?", "--root", str(root), "--format", "json").json()
+    assert "span_to_byte_offset" not in (plain["summary"]["rewrite"] or {}).get("identifiers", [])
+
+
+def test_vocabulary_is_cached_and_follows_edits(tmp_path: Path) -> None:
+    root = graph_repo(tmp_path)
+    assert load_vocabulary(root).defines("insert_edge")
+    (root / "graphstore" / "extra.py").write_text("def merge_graphs(a, b):\n    return a\n")
+    assert load_vocabulary(root).defines("merge_graphs")
