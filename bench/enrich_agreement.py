@@ -1,8 +1,8 @@
 """Agreement and degradation over every hit of some queries: a robustness sweep.
 
-Enriches all hits (no limit, no time budget, nothing stored) of each query on the stdlib and
-counts statuses, agreement (full/partial/conflict), conflicting fields and degrade reasons,
-with one example location each. A conflict is a place where ast-grep, LibCST and tree-sitter
+Enriches all hits (no limit, no time budget, no LibCST quota, nothing stored) of each query
+on the stdlib and counts statuses, agreement (full/partial/conflict), conflicting fields and
+degrade reasons, with one example location each. A conflict is a place where ast-grep, LibCST and tree-sitter
 read the same code differently: either a parser quirk or a bug in a stage.
 
     python bench/enrich_agreement.py -q name -q cls --max-matches 1500
@@ -48,7 +48,7 @@ def main() -> None:
             limits=Limits(max_total_matches=args.max_matches),
         )
         plain = [msgspec.structs.replace(f, enrichment=None) for f in run_search(request).findings]
-        settings = EnrichSettings(use_store=False, budget_ms=float("inf"))
+        settings = EnrichSettings(use_store=False, budget_ms=float("inf"), libcst_hits=10**9)
         for finding in enrich_shown(Path(args.root), plain, 0, settings).findings:
             e = finding.enrichment
             if e is None:

@@ -143,7 +143,11 @@ def _resolvable(facts: StructuralFacts, hit: PythonHit) -> bool:
     if facts.construct in _NOT_RESOLVABLE:
         return False
     root, dot, _ = (facts.call_target or "").partition(".")
-    return not dot or root in imported_names(hit.source)
+    if not dot:
+        return True
+    if not root.isidentifier() or root in ("self", "cls"):  # f().x(), self.x(): no import
+        return False
+    return root in imported_names(hit.source)
 
 
 def _tree_sitter(hit: PythonHit) -> tuple[StructuralFacts, ParseQuality]:
