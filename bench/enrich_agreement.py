@@ -2,8 +2,8 @@
 
 Enriches all hits (no limit, no time budget, no LibCST quota, nothing stored) of each query
 on the stdlib and counts statuses, agreement (full/partial/conflict), conflicting fields and
-degrade reasons, with one example location each. A conflict is a place where ast-grep, LibCST and tree-sitter
-read the same code differently: either a parser quirk or a bug in a stage.
+degrade reasons, with one example location each. A conflict is a place where ast-grep,
+LibCST and tree-sitter read the same code differently: a parser quirk or a bug in a stage.
 
     python bench/enrich_agreement.py -q name -q cls --max-matches 1500
 """
