@@ -96,12 +96,13 @@ def test_limit_and_token_budget_drop_lowest_ranked_whole_findings(repo: Path) ->
     assert [(f["file"], f["line"], f["col"]) for f in limited.json()["findings"]] == everything[:7]
 
 
-def test_every_follow_up_runs(repo: Path) -> None:
-    run = run_cq("search", "register", "--root", str(repo), "--format", "json", "--limit", "5")
+@pytest.mark.parametrize("query", ["register", "how do we register the items in a table"])
+def test_every_follow_up_runs(repo: Path, query: str) -> None:
+    run = run_cq("search", query, "--root", str(repo), "--format", "json", "--limit", "5")
     sections = run.json()["sections"]
     follow = [f for s in sections if s["type"] == "follow_ups" for f in s["follow_ups"]]
     assert follow
-    markdown = run_cq("search", "register", "--root", str(repo), "--limit", "5").stdout
+    markdown = run_cq("search", query, "--root", str(repo), "--limit", "5").stdout
     for item in follow:
         argv = item["argv"]
         assert argv[:2] == ["cq", "search"]

@@ -21,15 +21,23 @@ def follow_ups(
     shown: tuple[Finding, ...],
     primary: int | None,
     omitted_by_limit: int,
+    *,
+    rewritten: bool = False,
 ) -> FollowUps:
-    """At most four useful next commands, most useful first, no duplicates."""
+    """At most four useful next commands, most useful first, no duplicates.
+
+    After a rewrite, the first suggestion is a plain search for the answer's name.
+    """
     query = request.query.strip()
     again = len(query) <= 100 and "\n" not in query  # worth repeating on a command line
     found: list[FollowUp] = []
     if primary is not None:
         definition = shown[primary]
+        name = re.split(r"\.|::", definition.text)[-1]
+        if rewritten and _IDENTIFIER.fullmatch(name):
+            found.append(_make(request, name, f"every use of `{name}`, the answer"))
         outer = _outer_name(definition.containing_scope)
-        if outer and outer != query:
+        if outer and outer not in (query, name):
             found.append(_make(request, outer, f"where `{outer}`, which defines it, is used"))
         folder = posixpath.dirname(definition.file)
         if again and folder and folder != request.in_dir and _spans_dirs(shown):

@@ -85,7 +85,7 @@ def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
     )
     counts = Counter(f.category for f in ranked)
     sections = build_sections(
-        request, shown, primary, kind_counts(counts), hot_files(ranked), omitted
+        request, shown, primary, kind_counts(counts), hot_files(ranked), omitted, facts.rewrite
     )
     run = RunInfo(elapsed_ms=facts.elapsed_ms, timings_ms=facts.timings_ms, counters=facts.counters)
     return SearchResult(summary=summary, sections=sections, findings=shown, run=run)
@@ -98,6 +98,7 @@ def build_sections(
     kinds: KindCounts,
     hot: HotFiles,
     omitted: Omitted,
+    rewrite: RewriteSummary | None,
 ) -> tuple[Section, ...]:
     """The report's sections in reading order."""
     counts = Counter(kinds.counts)
@@ -109,7 +110,13 @@ def build_sections(
         kinds,
         finding_list("Non-Code Matches", NON_CODE_KINDS, shown, counts, collapsed=True),
         hot,
-        follow_ups(request, shown, primary, omitted.by_limit + omitted.by_budget),
+        follow_ups(
+            request,
+            shown,
+            primary,
+            omitted.by_limit + omitted.by_budget,
+            rewritten=bool(rewrite and rewrite.applied),
+        ),
     )
 
 
