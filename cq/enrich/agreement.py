@@ -1,7 +1,7 @@
 """Cross-source agreement: do ast-grep, LibCST and tree-sitter say the same about a hit?
 
 Every field two sources both produced (non-empty) is compared after whitespace
-normalisation (``facts.squash``); parser-specific fields (node kinds) are not. ``full``: all
+normalisation (``facts.squash``); ancestor node kinds are not. ``full``: all
 three sources produced fields and none conflict; ``conflict``: some field differs;
 ``partial``: fewer than three sources had anything to say. ``CQ_PY_ENRICHMENT_CROSSCHECK=1``
 turns a conflict into a degrade reason.

@@ -15,7 +15,6 @@ class StructuralFacts(msgspec.Struct, frozen=True, kw_only=True):
     """Structural reading of one hit; empty values mean "this source did not say"."""
 
     construct: str | None = None
-    node_kind: str | None = None
     signature: str | None = None
     decorators: tuple[str, ...] = ()
     class_context: str | None = None
@@ -27,7 +26,7 @@ class StructuralFacts(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # Fields whose value depends on the parser's own node names: never compared across sources.
-PARSER_SPECIFIC = frozenset({"node_kind", "structural_context"})
+PARSER_SPECIFIC = frozenset({"structural_context"})
 
 _SPACE = re.compile(r"\s+")
 

@@ -35,7 +35,6 @@ def structural_facts(node: NodeView, *, with_receiver: bool) -> StructuralFacts:
     callee = call.field("function") if call is not None else None
     return StructuralFacts(
         construct=construct,
-        node_kind=node.kind(),
         signature=_signature(defined),
         decorators=_decorators(defined),
         class_context=_name(classes[0]) if classes else None,
