@@ -110,6 +110,10 @@ def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
                 assert gone.is_error and "/no/such/dir" in text_of(gone)
                 blank = await client.call_tool("search", {"query": "   "})
                 assert blank.is_error and "empty query" in text_of(blank)
+                question = await client.call_tool(
+                    "search", {"query": "how are edges inserted", "limit": 3}
+                )
+                assert "defined at `pkg/store.py:2:" in text_of(question)  # rewritten, found
                 sub = await client.call_tool("search", {"query": "insert_edge", "root": "pkg"})
                 assert "`store.py:2:" in text_of(sub)  # a relative root is under the server's
 
@@ -117,7 +121,7 @@ def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
                     again = await client.call_tool("search", {"query": "insert_edge", "limit": 5})
                     assert text_lines(again) == text_lines(md)
                 stats = json.loads(text_of(await client.call_tool("stats", {})))
-                assert stats["server"]["calls"] == 16 and stats["server"]["errors"] == 3
+                assert stats["server"]["calls"] == 17 and stats["server"]["errors"] == 3
 
     anyio.run(scenario)
     assert "Traceback" not in errlog_path.read_text()
