@@ -237,7 +237,7 @@ def _enrichment_facts(f: Finding) -> str:
     if e.rust:
         rust = [
             e.rust.visibility,
-            e.rust.item_kind,
+            e.rust.item_kind.removesuffix("_item") if e.rust.item_kind else None,
             e.rust.impl_trait and f"impl {e.rust.impl_trait}",
         ]
         facts.append(" ".join(x for x in rust if x))
