@@ -55,5 +55,5 @@ def keep_first(result: SearchResult, request: SearchRequest, keep: int) -> Searc
     summary = msgspec.structs.replace(
         summary, shown_findings=len(shown), omitted=omitted, primary=primary
     )
-    sections = build_sections(request, shown, primary, kinds, hot, omitted, summary.rewrite)
+    sections = build_sections(request, shown, summary, kinds, hot)
     return msgspec.structs.replace(result, summary=summary, sections=sections, findings=shown)

@@ -23,6 +23,7 @@ def follow_ups(
     omitted_by_limit: int,
     *,
     rewritten: bool = False,
+    tests_exist: bool = False,
 ) -> FollowUps:
     """At most four useful next commands, most useful first, no duplicates.
 
@@ -45,7 +46,7 @@ def follow_ups(
     caller = _best_caller(shown, query)
     if caller:
         found.append(_make(request, caller, f"who calls `{caller}`, the best-ranked caller"))
-    if again and request.focus != "tests" and any(f.role == "test" for f in shown):
+    if again and request.focus != "tests" and tests_exist:
         found.append(_make(request, query, "tests first", focus="tests"))
     if again and omitted_by_limit:
         total = omitted_by_limit + len(shown)

@@ -84,9 +84,7 @@ def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
         telemetry=facts.telemetry,
     )
     counts = Counter(f.category for f in ranked)
-    sections = build_sections(
-        request, shown, primary, kind_counts(counts), hot_files(ranked), omitted, facts.rewrite
-    )
+    sections = build_sections(request, shown, summary, kind_counts(counts), hot_files(ranked))
     run = RunInfo(elapsed_ms=facts.elapsed_ms, timings_ms=facts.timings_ms, counters=facts.counters)
     return SearchResult(summary=summary, sections=sections, findings=shown, run=run)
 
@@ -94,14 +92,13 @@ def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
 def build_sections(
     request: SearchRequest,
     shown: tuple[Finding, ...],
-    primary: int | None,
+    summary: Summary,
     kinds: KindCounts,
     hot: HotFiles,
-    omitted: Omitted,
-    rewrite: RewriteSummary | None,
 ) -> tuple[Section, ...]:
-    """The report's sections in reading order."""
+    """The report's sections in reading order (``summary`` says what was left out and why)."""
     counts = Counter(kinds.counts)
+    omitted = summary.omitted
     return (
         top_contexts(shown),
         finding_list("Definitions", ("definition",), shown, counts),
@@ -113,9 +110,10 @@ def build_sections(
         follow_ups(
             request,
             shown,
-            primary,
+            summary.primary,
             omitted.by_limit + omitted.by_budget,
-            rewritten=bool(rewrite and rewrite.applied),
+            rewritten=bool(summary.rewrite and summary.rewrite.applied),
+            tests_exist=summary.roles.get("test", 0) > 0,
         ),
     )
 
