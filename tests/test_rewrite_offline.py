@@ -143,3 +143,20 @@ def test_vocabulary_is_cached_and_follows_edits(tmp_path: Path) -> None:
     assert load_vocabulary(root).defines("insert_edge")
     (root / "graphstore" / "extra.py").write_text("def merge_graphs(a, b):\n    return a\n")
     assert load_vocabulary(root).defines("merge_graphs")
+
+
+def test_mentions_in_an_issue_text() -> None:
+    text = (
+        "Calling `pkg.util.do_thing()` breaks.\n\n```python\nfrom pkg.core import Engine\n"
+        "Engine().run_all(fast=True)\n```\n\n```\nTraceback (most recent call last):\n"
+        '  File "/x/site-packages/pkg/core.py", line 9, in run_all\n'
+        '  File "/x/site-packages/pkg/steps.py", line 3, in _step\n'
+        "ValueError: step 'a' failed: no handler registered for kind\n```\n"
+    )
+    m = extract_mentions(text)
+    assert m.frame_functions == ("run_all", "_step")
+    assert m.frame_paths[-1].endswith("pkg/steps.py")  # innermost last
+    assert {"pkg/util.py", "pkg/core.py"} <= set(m.paths)
+    assert {"Engine", "run_all", "pkg.util.do_thing"} <= set(m.code_names)
+    assert "most" not in m.code_names and "recent" not in m.code_names
+    assert m.messages == ("no handler registered for kind",)  # the constant part

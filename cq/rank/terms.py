@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from cq.model import Finding, Pattern
 
 _DEFINES = 2.0  # a file defining a pattern's name is stronger evidence than one using it
-_HINT = 1.5  # a path hint of weight 1 is worth this many average-rarity pattern hits
+_HINT = 2.0  # a path hint of weight 1 is worth this many average-rarity pattern hits
 
 
 def is_rewritten(patterns: tuple[Pattern, ...]) -> bool:

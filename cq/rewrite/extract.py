@@ -123,7 +123,8 @@ class Mentions(msgspec.Struct, frozen=True, kw_only=True):
     """What a text names explicitly, strongest evidence first within each field."""
 
     frame_functions: tuple[str, ...] = ()  # function names of traceback frames, innermost last
-    paths: tuple[str, ...] = ()  # file paths from frames, imports and prose
+    frame_paths: tuple[str, ...] = ()  # file paths of traceback frames, innermost last
+    paths: tuple[str, ...] = ()  # file paths from imports, dotted names and prose
     code_names: tuple[str, ...] = ()  # names from code blocks and backticks
     prose_names: tuple[str, ...] = ()  # code-like tokens written in the prose
     messages: tuple[str, ...] = ()  # exception messages (searched as literals)
@@ -135,7 +136,7 @@ def extract_mentions(text: str) -> Mentions:
     blocks = _FENCE.findall(text)
     prose = _FENCE.sub(" ", text)
     frames = _FRAME.findall(text)
-    paths = [p for p, _ in frames]
+    paths: list[str] = []
     frame_functions = [f for _, f in frames if f and _keep(f)]
     code_text = "\n".join(blocks)
     code_names: list[str] = []
@@ -147,16 +148,35 @@ def extract_mentions(text: str) -> Mentions:
     code_names += [n for tick in _TICKS.findall(prose) for n in _NAME.findall(tick)]
     code_names += _NAME.findall(_without_frames(code_text))
     paths += _PATH.findall(prose)
+    paths += [
+        "/".join(parts[:k]) + ".py"
+        for name in (*_NAME.findall(code_text), *_TICKS.findall(prose), *prose.split())
+        if "." in name and (parts := split_dotted(name.strip("`'\",;:()[]")))
+        for k in range(2, len(parts) + 1)
+        if all(p.isidentifier() for p in parts[:k])
+    ]  # pkg.mod.func names a module file: pkg/mod.py
     prose_names = [_NAME.findall(t)[0] for t in _TICKS.sub(" ", prose).split() if is_code_like(t)]
-    messages = [m.strip() for _, m in _ERROR_LINE.findall(text) if 8 <= len(m.strip()) <= 120]
+    messages = [piece for _, m in _ERROR_LINE.findall(text) for piece in _message_pieces(m)]
     return Mentions(
         frame_functions=_unique(frame_functions),
+        frame_paths=tuple(dict.fromkeys(reversed([p for p, _ in frames])))[::-1],
         paths=_unique(paths),
         code_names=_unique(n for n in code_names if _keep(n)),
         prose_names=_unique(n for n in prose_names if _keep(n)),
         messages=_unique(messages),
         prose=_TICKS.sub(" ", prose),
     )
+
+
+def _message_pieces(message: str) -> list[str]:
+    """The constant text of an exception message: the runs between quoted or numeric values.
+
+    Messages are usually formatted (``f"... {value!r} ..."``), so the whole message rarely
+    occurs in the source, but its longest constant run often does.
+    """
+    runs = [r.strip(" :,.") for r in re.split(r"'[^']*'|\"[^\"]*\"|\S*\d\S*", message)]
+    best = max(runs, key=len, default="")
+    return [best] if 12 <= len(best) <= 120 and " " in best else []
 
 
 def split_dotted(name: str) -> list[str]:

@@ -36,7 +36,7 @@ def offline_rewrite(
     frames = mentions.frame_functions
     for depth, name in enumerate(reversed(frames)):
         if vocabulary.defines(name) and name not in COMMON_NAMES:
-            _add(weights, name, 1.0 if depth < 3 else 0.7)
+            _add(weights, name, 1.2 if depth == 0 else 1.0 if depth < 3 else 0.7)
     for name in (*mentions.prose_names, *mentions.code_names):
         for part, strength in _name_parts(name):
             if vocabulary.defines(part):
@@ -44,7 +44,7 @@ def offline_rewrite(
             elif _distinctive(part):
                 _add(weights, part, strength * 0.4)  # keyword arguments, attributes, ...
     for name, score in map_words(mentions.prose, vocabulary, exclude=weights):
-        _add(weights, name, 0.25 + 0.45 * score)
+        _add(weights, name, 0.25 + 0.45 * score)  # a guess: below anything the text names
     patterns = [
         Pattern(text=n, kind="identifier", source=SOURCE, weight=round(w, 3))
         for n, w in weights.items()
@@ -121,9 +121,12 @@ def path_hints(
     """Repository files the text points at: traceback and import paths, stems it names."""
     hints: dict[str, float] = {}
     by_suffix = _suffix_index(vocabulary.files)
-    for rank, path in enumerate(reversed(mentions.paths)):
+    for depth, path in enumerate(reversed(mentions.frame_paths)):
         for rel in _resolve(path, by_suffix):
-            hints[rel] = max(hints.get(rel, 0.0), 1.0 if rank < 2 else 0.6)
+            hints[rel] = max(hints.get(rel, 0.0), (1.0, 0.8)[depth] if depth < 2 else 0.6)
+    for path in mentions.paths:
+        for rel in _resolve(path, by_suffix):
+            hints[rel] = max(hints.get(rel, 0.0), 0.8)
     stems = _stem_index(vocabulary.files)
     for name in names:
         for rel in stems.get(name.lower(), ()):
