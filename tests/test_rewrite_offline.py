@@ -159,4 +159,4 @@ def test_mentions_in_an_issue_text() -> None:
     assert {"pkg/util.py", "pkg/core.py"} <= set(m.paths)
     assert {"Engine", "run_all", "pkg.util.do_thing"} <= set(m.code_names)
     assert "most" not in m.code_names and "recent" not in m.code_names
-    assert m.messages == ("no handler registered for kind",)  # the constant part
+    assert m.messages == ("failed: no handler registered for kind",)  # after the value
