@@ -160,3 +160,14 @@ def test_mentions_in_an_issue_text() -> None:
     assert {"Engine", "run_all", "pkg.util.do_thing"} <= set(m.code_names)
     assert "most" not in m.code_names and "recent" not in m.code_names
     assert m.messages == ("failed: no handler registered for kind",)  # after the value
+
+
+def test_identical_rewritten_searches_give_identical_summaries(tmp_path: Path) -> None:
+    root = graph_repo(tmp_path)
+    runs = [
+        run_cq("search", "-", "--root", str(root), "--format", "json", stdin=ISSUE).json()
+        for _ in range(2)
+    ]
+    for data in runs:
+        data.pop("run")
+    assert runs[0] == runs[1] and runs[0]["summary"]["rewrite"]["rewriter"] == "offline"

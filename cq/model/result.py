@@ -26,8 +26,7 @@ class RewriteSummary(msgspec.Struct, frozen=True, kw_only=True):
     identifiers: tuple[str, ...] = ()
     literals: tuple[str, ...] = ()
     focus: str = "all"
-    fallback_reason: str | None = None
-    elapsed_ms: float = 0.0
+    fallback_reason: str | None = None  # why the LLM was not used (its time: run.timings_ms)
 
 
 class RunInfo(msgspec.Struct, frozen=True, kw_only=True):

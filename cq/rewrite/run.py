@@ -7,7 +7,6 @@ either way: the model adds names, it does not replace what the text says.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import msgspec
@@ -44,7 +43,6 @@ def rewrite_trigger(request: SearchRequest) -> str | None:
 
 def rewrite_query(request: SearchRequest, trigger: str) -> Rewrite:
     """Rewrite the request's query into patterns; never raises for LLM trouble."""
-    started = time.perf_counter()
     root = Path(request.root)
     vocabulary = load_vocabulary(root, use_cache=request.use_cache)
     subject = _subject(request, root, vocabulary)
@@ -63,7 +61,6 @@ def rewrite_query(request: SearchRequest, trigger: str) -> Rewrite:
         literals=tuple(p.text for p in plan.patterns if p.kind == "literal"),
         focus=plan.focus,
         fallback_reason=plan.fallback_reason,
-        elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
     )
     return Rewrite(plan=plan, summary=summary)
 
