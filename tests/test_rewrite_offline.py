@@ -171,3 +171,14 @@ def test_identical_rewritten_searches_give_identical_summaries(tmp_path: Path) -
     for data in runs:
         data.pop("run")
     assert runs[0] == runs[1] and runs[0]["summary"]["rewrite"]["rewriter"] == "offline"
+
+
+def test_excluded_trees_do_not_steer_the_rewrite(tmp_path: Path) -> None:
+    root = graph_repo(tmp_path)
+    (root / "vendor").mkdir()
+    (root / "vendor" / "other.py").write_text("def insert_edge_fast(a, b):\n    pass\n")
+    assert load_vocabulary(root).defines("insert_edge_fast")
+    assert not load_vocabulary(root, globs=("!vendor/**",)).defines("insert_edge_fast")
+    result = search(root, "how are edges inserted fast?", exclude=("vendor/**",))
+    rw = result.summary.rewrite
+    assert rw is not None and "insert_edge_fast" not in rw.identifiers

@@ -44,7 +44,8 @@ def rewrite_trigger(request: SearchRequest) -> str | None:
 def rewrite_query(request: SearchRequest, trigger: str) -> Rewrite:
     """Rewrite the request's query into patterns; never raises for LLM trouble."""
     root = Path(request.root)
-    vocabulary = load_vocabulary(root, use_cache=request.use_cache)
+    globs = (*request.include, *("!" + g for g in request.exclude))
+    vocabulary = load_vocabulary(root, globs=globs, use_cache=request.use_cache)
     subject = _subject(request, root, vocabulary)
     mentions = extract_mentions(request.query)
     plan = offline_rewrite(request.query, mentions, vocabulary, subject)

@@ -41,9 +41,16 @@ class Vocabulary(msgspec.Struct, frozen=True):
         return name in self.names
 
 
-def load_vocabulary(root: Path, *, use_cache: bool = True) -> Vocabulary:
-    """The vocabulary of ``root`` (Python and Rust files), from the cache when unchanged."""
-    files = _list_files(root)
+def load_vocabulary(
+    root: Path, *, globs: tuple[str, ...] = (), use_cache: bool = True
+) -> Vocabulary:
+    """The vocabulary of ``root`` (Python and Rust files), from the cache when unchanged.
+
+    ``globs`` are rg ``--glob`` filters (the search's ``--include``/``--exclude``), so names
+    from excluded trees (vendored or installed packages) do not steer the rewrite.
+    """
+    filters = [arg for glob in globs for arg in ("--glob", glob)]
+    files = _list_files(root, filters)
     fingerprint = _fingerprint(root, files)
     key = f"{_VERSION}:{root.resolve()}:{fingerprint}"
     store = open_store() if use_cache else None
@@ -54,31 +61,34 @@ def load_vocabulary(root: Path, *, use_cache: bool = True) -> Vocabulary:
                 return msgspec.msgpack.decode(blob, type=Vocabulary)
             except msgspec.DecodeError:
                 pass
-    vocabulary = _extract(root, files, fingerprint)
+    vocabulary = _extract(root, files, fingerprint, filters)
     if store is not None:
         store.put_many(_NAMESPACE, {key: msgspec.msgpack.encode(vocabulary)})
     return vocabulary
 
 
-def _list_files(root: Path) -> tuple[str, ...]:
-    out = _rg(root, ["--files", *_TYPES, *_TYPE_SELECT])
+def _list_files(root: Path, filters: list[str]) -> tuple[str, ...]:
+    out = _rg(root, ["--files", *_TYPES, *_TYPE_SELECT, *filters])
     return tuple(sorted(_relative(line) for line in out.splitlines() if line))
 
 
 def _fingerprint(root: Path, files: tuple[str, ...]) -> str:
     digest = hashlib.blake2b(digest_size=16)
+    base = str(root)
     for rel in files:
         try:
-            st = os.stat(root / rel)
+            st = os.stat(f"{base}/{rel}")
         except OSError:
             continue
         digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
     return digest.hexdigest()
 
 
-def _extract(root: Path, files: tuple[str, ...], fingerprint: str) -> Vocabulary:
+def _extract(
+    root: Path, files: tuple[str, ...], fingerprint: str, filters: list[str]
+) -> Vocabulary:
     argv = ["--no-heading", "--with-filename", "--no-line-number", "--only-matching"]
-    argv += ["--replace", "$1", *_TYPES, *_TYPE_SELECT]
+    argv += ["--replace", "$1", *_TYPES, *_TYPE_SELECT, *filters]
     for pattern in _DEFINITIONS:
         argv += ["-e", pattern]
     names: dict[str, list[str]] = {}
