@@ -20,6 +20,9 @@ _RS_DEF = re.compile(
 )
 
 
+_STRING_PREFIX = re.compile(r"(?:(?<!\w)[rRbBuUfF]{1,2})?$")
+
+
 class Guess(msgspec.Struct, frozen=True):
     category: Category
     confidence: float
@@ -39,6 +42,8 @@ def guess(language: str, line: str, col: int, length: int, exact_lexer: bool) ->
         return Guess("comment_match", 0.95 if exact_lexer else 0.6, certain=exact_lexer)
     if context == "string":
         return Guess("string_match", 0.95 if exact_lexer else 0.55, certain=exact_lexer)
+    if context == "string?":  # f-string hole or a possible one-line docstring: parse decides
+        return Guess("string_match", 0.55)
     before, after = line[:col], line[col + length :].lstrip()
     def_re = _PY_DEF if language == "python" else _RS_DEF
     if def_re.fullmatch(before):
@@ -56,8 +61,11 @@ def guess(language: str, line: str, col: int, length: int, exact_lexer: bool) ->
 
 
 def _python_context(line: str, col: int) -> str:
-    """'comment', 'string' or 'code' at ``col``, lexing quotes and ``#`` on one line."""
+    """'comment', 'string' or 'code' at ``col``, lexing quotes and ``#`` on one line;
+    'string?' inside an f-string (its ``{...}`` is code) or a string opening the line (a
+    docstring, if it is the first statement of a body)."""
     quote = ""
+    unsure = False
     i = 0
     while i < col:
         ch = line[i]
@@ -69,10 +77,14 @@ def _python_context(line: str, col: int) -> str:
                 quote = ""
         elif ch in "\"'":
             quote = ch
+            prefix = _STRING_PREFIX.search(line, 0, i).group()
+            unsure = "f" in prefix.lower() or not line[: i - len(prefix)].strip()
         elif ch == "#":
             return "comment"
         i += 1
-    return "string" if quote else "code"
+    if quote:
+        return "string?" if unsure else "string"
+    return "code"
 
 
 def _rust_context(line: str, col: int) -> str:

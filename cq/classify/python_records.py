@@ -18,6 +18,8 @@ _QUERY = """
 (class_definition name: (identifier) @def) @scope
 (call function: (identifier) @call)
 (call function: (attribute attribute: (identifier) @call))
+(call function: (list_splat (identifier) @call))
+(call function: (list_splat (attribute attribute: (identifier) @call)))
 (decorator (identifier) @decorator)
 (decorator (attribute attribute: (identifier) @decorator))
 (assignment left: (_) @store)
@@ -26,6 +28,10 @@ _QUERY = """
 (for_in_clause left: (_) @store)
 (as_pattern_target) @store
 (named_expression name: (identifier) @store)
+(case_pattern . (dotted_name . (identifier) @capture .) .)
+(keyword_pattern (dotted_name . (identifier) @capture .))
+(splat_pattern (identifier) @capture)
+(as_pattern (case_pattern) (identifier) @capture)
 (parameters) @params
 (lambda_parameters) @params
 (type) @annotation
@@ -33,6 +39,7 @@ _QUERY = """
 (future_import_statement) @from_import
 (import_from_statement) @from_import
 (expression_statement (string) @string_stmt)
+(expression_statement (concatenated_string) @string_stmt)
 (string) @string
 (interpolation) @hole
 (comment) @comment
@@ -62,6 +69,7 @@ def build_python_records(tree: Any) -> FileRecords:
             b.scope(node.start_byte, node.end_byte, name.text.decode("utf-8", "replace"))
     b.tokens_of(captures.get("call", []), "callsite", "call")
     b.tokens_of(captures.get("decorator", []), "callsite", "decorator")
+    b.tokens_of([n for n in captures.get("capture", ()) if n.text != b"_"], "assignment", "capture")
     for node in captures.get("store", ()):
         _store_targets(b, node)
     for node in captures.get("params", ()):
@@ -70,9 +78,13 @@ def build_python_records(tree: Any) -> FileRecords:
     b.regions_of(captures.get("import", []), "import", "import_statement")
     b.regions_of(captures.get("from_import", []), "from_import", "import_from_statement")
     docstrings = [n for n in captures.get("string_stmt", ()) if _is_docstring(n)]
-    doc_starts = {n.start_byte for n in docstrings}
+    doc_spans = [(n.start_byte, n.end_byte) for n in docstrings]
     b.regions_of(docstrings, "docstring_match", "docstring")
-    strings = [n for n in captures.get("string", ()) if n.start_byte not in doc_starts]
+    strings = [
+        n
+        for n in captures.get("string", ())
+        if not any(a <= n.start_byte < z for a, z in doc_spans)
+    ]
     b.regions_of(strings, "string_match", "string")
     b.regions_of(captures.get("hole", []), None, "interpolation")
     b.regions_of(captures.get("comment", []), "comment_match", "comment")
@@ -133,10 +145,15 @@ def _first_identifier(node: Any) -> Any:
 
 
 def _is_docstring(string_node: Any) -> bool:
-    """First statement of a module, class or function body, as CPython's ``ast`` defines it."""
-    start = string_node.child(0)
-    if start is not None and b"f" in start.text.lower():
-        return False  # an f-string is never a docstring
+    """First statement of a module, class or function body, as CPython's ``ast`` defines it
+    (implicitly concatenated strings count, unless a part is an f-string)."""
+    parts = (
+        string_node.named_children if string_node.type == "concatenated_string" else [string_node]
+    )
+    for part in parts:
+        start = part.child(0)
+        if start is not None and b"f" in start.text.lower():
+            return False  # an f-string is never a docstring
     stmt = string_node.parent
     if stmt is None or stmt.named_child_count != 1:
         return False
