@@ -74,11 +74,9 @@ def _label_text(tok: tokenize.TokenInfo, word: re.Pattern[str], walker: _Walker,
         pos = (line + nl, (col + len(before)) if nl == 0 else len(before) - before.rfind("\n") - 1)
         out.words[pos] = m.group()
         if any(a <= m.start() < b for a, b in holes):
+            # Code, unless no node is there: a string nested in the hole or a format spec.
             label = walker.labels.get(pos)
-            if label is None:
-                out.unsure.add(pos)
-            else:
-                out.labels[pos] = walker.annotated(pos, label)
+            out.labels[pos] = kind if label is None else walker.annotated(pos, label)
         else:
             out.labels[pos] = kind
 

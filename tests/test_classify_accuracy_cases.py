@@ -38,6 +38,7 @@ match items:
         pass
     case _:
         pass
+print(f"{items:>{needle}} {items:needle}")
 '''
 
 EXPECTED = {
@@ -55,6 +56,8 @@ EXPECTED = {
     ("b.py", 15, 25): "assignment",
     ("b.py", 17, 15): "assignment",
     ("b.py", 19, 13): "reference",  # a dotted value pattern compares, it does not bind
+    ("b.py", 23, 17): "reference",  # a nested field in a format spec is code
+    ("b.py", 23, 33): "string_match",  # the format spec itself is text
 }
 
 

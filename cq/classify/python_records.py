@@ -42,6 +42,8 @@ _QUERY = """
 (expression_statement (concatenated_string) @string_stmt)
 (string) @string
 (interpolation) @hole
+(format_expression) @hole
+(format_specifier) @format_spec
 (comment) @comment
 (ERROR) @error
 """
@@ -87,6 +89,7 @@ def build_python_records(tree: Any) -> FileRecords:
     ]
     b.regions_of(strings, "string_match", "string")
     b.regions_of(captures.get("hole", []), None, "interpolation")
+    b.regions_of(captures.get("format_spec", []), "string_match", "format_specifier")
     b.regions_of(captures.get("comment", []), "comment_match", "comment")
     b.error_nodes = len(captures.get("error", ()))
     return b.build(".")
