@@ -1,13 +1,19 @@
-"""Versions that key the persistent records cache: cq and the grammars."""
+"""What keys the persistent records cache: cq, the grammars, and the record builders' code."""
 
 from __future__ import annotations
 
+import hashlib
 from functools import cache
+from pathlib import Path
+
+# The modules whose code decides what a file's records contain. Hashing their source means a
+# fixed classifier never serves records built by the old one, with no version bump to forget.
+_BUILDERS = ("records.py", "python_records.py", "rust_records.py", "analyze.py")
 
 
 @cache
 def grammar_versions() -> str:
-    """``cq<ver>-tsp<ver>-tsr<ver>-ts<ver>``: a change in any of them invalidates records."""
+    """``cq<ver>-ts<ver>-tsp<ver>-tsr<ver>-<code hash>``: any change invalidates records."""
     from importlib.metadata import PackageNotFoundError, version
 
     from cq import __version__
@@ -22,4 +28,9 @@ def grammar_versions() -> str:
             parts.append(f"{short}{version(dist)}")
         except PackageNotFoundError:
             parts.append(f"{short}?")
+    digest = hashlib.blake2b(digest_size=6)
+    here = Path(__file__).parent
+    for name in _BUILDERS:
+        digest.update((here / name).read_bytes())
+    parts.append(digest.hexdigest())
     return "-".join(parts)
