@@ -157,7 +157,8 @@ def test_mentions_in_an_issue_text() -> None:
     assert m.frame_functions == ("run_all", "_step")
     assert m.frame_paths[-1].endswith("pkg/steps.py")  # innermost last
     assert {"pkg/util.py", "pkg/core.py"} <= set(m.paths)
-    assert {"Engine", "run_all", "pkg.util.do_thing"} <= set(m.code_names)
+    assert {"Engine", "run_all"} <= set(m.code_names)
+    assert "pkg.util.do_thing" in m.prose_names  # the reporter's own words
     assert "most" not in m.code_names and "recent" not in m.code_names
     assert m.messages == ("failed: no handler registered for kind",)  # after the value
 
@@ -182,3 +183,34 @@ def test_excluded_trees_do_not_steer_the_rewrite(tmp_path: Path) -> None:
     result = search(root, "how are edges inserted fast?", exclude=("vendor/**",))
     rw = result.summary.rewrite
     assert rw is not None and "insert_edge_fast" not in rw.identifiers
+
+
+WARNING_ISSUE = (
+    "Spurious warning when describing a store\r\n\r\nRunning my script prints:\r\n```\r\n"
+    "/home/me/venv/lib/python3.11/site-packages/graphstore/report.py:8: DeprecationWarning: "
+    "the 'edges' mapping will become read-only\r\n"
+    '    return ", ".join(f"{a}->{b}" for a, bs in store.edges.items() for b in bs)\r\n```\r\n'
+)
+
+
+def test_a_printed_warning_location_and_its_source_line_lead_to_the_function(
+    tmp_path: Path,
+) -> None:
+    root = graph_repo(tmp_path)
+    mentions = extract_mentions(WARNING_ISSUE)
+    assert mentions.frame_paths == (
+        "/home/me/venv/lib/python3.11/site-packages/graphstore/report.py",
+    )
+    assert mentions.messages == ("mapping will become read-only",)  # no stray \r
+    plan = offline_rewrite(WARNING_ISSUE, mentions, load_vocabulary(root))
+    assert plan.path_hints.get("graphstore/report.py") == 1.0
+    source = 'return ", ".join(f"{a}->{b}" for a, bs in store.edges.items() for b in bs)'
+    assert any(p.kind == "literal" and p.text == source for p in plan.patterns)
+    result = search(root, WARNING_ISSUE)
+    assert result.findings[0].file == "graphstore/report.py"
+    assert "describe" in top_scopes(result)
+
+
+def test_absolute_and_windows_paths_in_prose_are_mentions() -> None:
+    m = extract_mentions("It fails in /opt/app/graphstore/store.py and in src\\pkg\\mod.py too")
+    assert {"/opt/app/graphstore/store.py", "src\\pkg\\mod.py"} <= set(m.paths)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
+from itertools import pairwise
 
 import msgspec
 
@@ -17,12 +18,18 @@ from cq.rewrite.words import is_code_like
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _TICKS = re.compile(r"`([^`\n]{1,200})`")
 _FRAME = re.compile(r'File "([^"\n]+)", line \d+(?:, in (\w+))?')
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|pyi|rs))\b")
+# ``path.py:12`` as warnings, pytest (``path.py:12: in func``) and linters print locations.
+_LOCATION = re.compile(
+    r"(?<![\w.])((?:[A-Za-z]:)?[\w./\\-]*?[\w-]+\.(?:py|pyi|rs)):\d+(?::\d+)?(?::\s+in\s+(\w+))?"
+)
+_PATH = re.compile(r"(?<![\w/\\.-])((?:[A-Za-z]:)?[/\\]?(?:[\w.-]+[/\\])*[\w-]+\.(?:py|pyi|rs))\b")
 _NAME = re.compile(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*")
 _FROM_IMPORT = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+([\w\s,()]+)", re.M)
 _IMPORT = re.compile(r"^\s*import\s+([\w.]+)", re.M)
 _TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\):")
-_ERROR_LINE = re.compile(r"^(\w+(?:Error|Exception|Warning)): (.+)$", re.M)
+_ERROR_LINE = re.compile(
+    r"^(?:\S+\.(?:py|pyi|rs):\d+:\s*)?(\w+(?:Error|Exception|Warning)): (.+)$", re.M
+)
 
 # Names so common in any Python or Rust code that searching them finds everything.
 COMMON_NAMES = frozenset(
@@ -125,17 +132,19 @@ class Mentions(msgspec.Struct, frozen=True, kw_only=True):
     frame_functions: tuple[str, ...] = ()  # function names of traceback frames, innermost last
     frame_paths: tuple[str, ...] = ()  # file paths of traceback frames, innermost last
     paths: tuple[str, ...] = ()  # file paths from imports, dotted names and prose
-    code_names: tuple[str, ...] = ()  # names from code blocks and backticks
-    prose_names: tuple[str, ...] = ()  # code-like tokens written in the prose
+    code_names: tuple[str, ...] = ()  # names from code blocks and imports
+    prose_names: tuple[str, ...] = ()  # names in backticks and code-like tokens in the prose
     messages: tuple[str, ...] = ()  # exception messages (searched as literals)
+    frame_lines: tuple[tuple[str, str], ...] = ()  # (path, source line) of frames, innermost last
     prose: str = ""  # the text without code blocks, for word mapping
 
 
 def extract_mentions(text: str) -> Mentions:
     """Every explicit code reference in ``text``, deduplicated, in order of appearance."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     blocks = _FENCE.findall(text)
     prose = _FENCE.sub(" ", text)
-    frames = _FRAME.findall(text)
+    frames = _frames(text)
     paths: list[str] = []
     frame_functions = [f for _, f in frames if f and _keep(f)]
     code_text = "\n".join(blocks)
@@ -145,7 +154,6 @@ def extract_mentions(text: str) -> Mentions:
         code_names += re.findall(r"\w+", names)
     for module in _IMPORT.findall(text):
         paths.append(module.replace(".", "/") + ".py")
-    code_names += [n for tick in _TICKS.findall(prose) for n in _NAME.findall(tick)]
     code_names += _NAME.findall(_without_frames(code_text))
     paths += _PATH.findall(prose)
     paths += [
@@ -155,7 +163,8 @@ def extract_mentions(text: str) -> Mentions:
         for k in range(2, len(parts) + 1)
         if all(p.isidentifier() for p in parts[:k])
     ]  # pkg.mod.func names a module file: pkg/mod.py
-    prose_names = [_NAME.findall(t)[0] for t in _TICKS.sub(" ", prose).split() if is_code_like(t)]
+    prose_names = [n for tick in _TICKS.findall(prose) for n in _NAME.findall(tick)]
+    prose_names += [_NAME.findall(t)[0] for t in _TICKS.sub(" ", prose).split() if is_code_like(t)]
     messages = [piece for _, m in _ERROR_LINE.findall(text) for piece in _message_pieces(m)]
     return Mentions(
         frame_functions=_unique(frame_functions),
@@ -164,6 +173,7 @@ def extract_mentions(text: str) -> Mentions:
         code_names=_unique(n for n in code_names if _keep(n)),
         prose_names=_unique(n for n in prose_names if _keep(n)),
         messages=_unique(messages),
+        frame_lines=_unique(_frame_lines(text)),
         prose=_TICKS.sub(" ", prose),
     )
 
@@ -184,9 +194,31 @@ def split_dotted(name: str) -> list[str]:
     return [part for part in re.split(r"\.|::", name) if part]
 
 
+def _frames(text: str) -> list[tuple[str, str]]:
+    """(path, function) of traceback frames and printed locations, in order of appearance."""
+    found = [(m.start(), m.group(1), m.group(2) or "") for m in _FRAME.finditer(text)]
+    found += [(m.start(), m.group(1), m.group(2) or "") for m in _LOCATION.finditer(text)]
+    return [(path, function) for _, path, function in sorted(found)]
+
+
+def _frame_lines(text: str) -> list[tuple[str, str]]:
+    """The source line a traceback or a warning prints under a frame: verbatim repo code."""
+    lines = text.splitlines()
+    out: list[tuple[str, str]] = []
+    for here, after in pairwise(lines):
+        frame = _FRAME.search(here) or _LOCATION.search(here)
+        code = after.strip()
+        if not frame or not after[:1].isspace() or _FRAME.search(after) or _LOCATION.search(after):
+            continue
+        names = [n for n in _NAME.findall(code) if split_dotted(n)[-1] not in COMMON_NAMES]
+        if 12 <= len(code) <= 120 and code[0] not in "^~" and names:
+            out.append((frame.group(1), code))
+    return out
+
+
 def _without_frames(code: str) -> str:
-    """Traceback lines inside a code block carry paths, not names to search."""
-    return _TRACEBACK_HEAD.sub(" ", _FRAME.sub(" ", code))
+    """Traceback lines and printed locations inside a code block carry paths, not names."""
+    return _TRACEBACK_HEAD.sub(" ", _LOCATION.sub(" ", _FRAME.sub(" ", code)))
 
 
 def _keep(name: str) -> bool:

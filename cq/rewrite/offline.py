@@ -37,12 +37,14 @@ def offline_rewrite(
     for depth, name in enumerate(reversed(frames)):
         if vocabulary.defines(name) and name not in COMMON_NAMES:
             _add(weights, name, 1.2 if depth == 0 else 1.0 if depth < 3 else 0.7)
-    for name in (*mentions.prose_names, *mentions.code_names):
-        for part, strength in _name_parts(name):
-            if vocabulary.defines(part):
-                _add(weights, part, strength * (1.0 if _distinctive(part) else 0.6))
-            elif _distinctive(part):
-                _add(weights, part, strength * 0.4)  # keyword arguments, attributes, ...
+    # What the reporter names in their own words outweighs what the code they pasted calls.
+    for names, own in ((mentions.prose_names, 1.2), (mentions.code_names, 1.0)):
+        for name in names:
+            for part, strength in _name_parts(name):
+                if vocabulary.defines(part):
+                    _add(weights, part, strength * (own if _distinctive(part) else 0.6))
+                elif _distinctive(part):
+                    _add(weights, part, strength * 0.4)  # keyword arguments, attributes, ...
     for name, score in map_words(mentions.prose, vocabulary, exclude=weights):
         _add(weights, name, 0.25 + 0.45 * score)  # a guess: below anything the text names
     patterns = [
@@ -52,12 +54,24 @@ def offline_rewrite(
     patterns += [
         Pattern(text=m, kind="literal", source=SOURCE, weight=0.5) for m in mentions.messages[:3]
     ]
+    patterns += frame_literals(mentions, vocabulary)
     return RewritePlan(
         patterns=cap_patterns(patterns),
         focus=guess_focus(query),
         path_hints=path_hints(mentions, vocabulary, tuple(weights)),
         rewriter=SOURCE,
     )
+
+
+def frame_literals(mentions: Mentions, vocabulary: Vocabulary) -> list[Pattern]:
+    """The source lines of the innermost frames in this repository, as fixed strings."""
+    by_basename = _suffix_index(vocabulary.files)
+    ours = [line for path, line in mentions.frame_lines if _resolve(path, by_basename)]
+    innermost = list(dict.fromkeys(reversed(ours)))[:2]
+    return [
+        Pattern(text=line, kind="literal", source=SOURCE, weight=(0.8, 0.6)[depth])
+        for depth, line in enumerate(innermost)
+    ]
 
 
 def map_words(
