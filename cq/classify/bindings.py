@@ -7,7 +7,10 @@ categories with confidence >= 0.7, and kept in the persistent cache per content 
 
 from __future__ import annotations
 
+import hashlib
+import sys
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 import msgspec
@@ -18,8 +21,15 @@ from cq.parse import load_source
 
 MIN_CONFIDENCE = 0.7
 _CODE = {"definition", "callsite", "import", "from_import", "assignment", "reference", "annotation"}
-_NAMESPACE = "symbols-v1"
 _Symbols = dict[str, dict[str, int]]
+
+
+@cache
+def _namespace() -> str:
+    """``symbols-py<X.Y>-<hash of the table code>``: symtable differs between Pythons."""
+    code = (Path(__file__).parent / "symbols.py").read_bytes()
+    digest = hashlib.blake2b(code, digest_size=6).hexdigest()
+    return f"symbols-py{sys.version_info[0]}.{sys.version_info[1]}-{digest}"
 
 
 def attach_bindings(
@@ -63,11 +73,11 @@ def _symbol_tables(
         from cq.cache import open_store
 
         store = open_store()
-        for digest, blob in store.get_many(_NAMESPACE, digests).items():
+        for digest, blob in store.get_many(_namespace(), digests).items():
             try:
                 tables[digests[digest]] = decoder.decode(blob)
             except (msgspec.DecodeError, msgspec.ValidationError):
-                store.delete(_NAMESPACE, digest)
+                store.delete(_namespace(), digest)
     fresh: dict[str, bytes] = {}
     for digest, rel in digests.items():
         if rel in tables:
@@ -79,5 +89,5 @@ def _symbol_tables(
         fresh[digest] = msgspec.msgpack.encode(tables[rel])
     counters["symtable_compiled"] = counters.get("symtable_compiled", 0) + len(fresh)
     if store is not None and fresh:
-        store.put_many(_NAMESPACE, fresh)
+        store.put_many(_namespace(), fresh)
     return tables

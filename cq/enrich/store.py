@@ -2,13 +2,16 @@
 
 An enrichment is a pure function of the file's bytes, the hit's position and the settings, so
 it is stored under ``"<content hash>:<line>:<col>:<end_col>:<settings>"`` in the
-``enrich-v<N>`` namespace of ``cq.cache`` (the sqlite store classification uses; ``cq cache
+``enrich-<code hash>`` namespace of ``cq.cache`` (the sqlite store classification uses; ``cq cache
 info`` shows it, ``cq cache clear`` empties it). All shown hits are looked up in one query and
 written in one transaction. A cache failure is a miss, never an error.
 """
 
 from __future__ import annotations
 
+import hashlib
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -18,9 +21,28 @@ from cq.model import Enrichment
 if TYPE_CHECKING:
     from cq.cache import Store
 
-# Bump when enrichment output changes for the same input, so old entries are never served.
-STORE_VERSION = 2
-NAMESPACE = f"enrich-v{STORE_VERSION}"
+
+@cache
+def namespace() -> str:
+    """``enrich-<hash>`` of the enrichment code, the payload model and the parser versions.
+
+    A changed stage never serves payloads built by the old one, with no version to bump by
+    hand; entries of old namespaces age out of the store's LRU.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    digest = hashlib.blake2b(digest_size=6)
+    package = Path(__file__).parent.parent
+    for path in sorted((package / "enrich").glob("*.py")):
+        digest.update(path.read_bytes())
+    digest.update((package / "model" / "enrichment.py").read_bytes())
+    for dist in ("ast-grep-py", "libcst", "tree-sitter", "tree-sitter-python", "tree-sitter-rust"):
+        try:
+            digest.update(f"{dist}={version(dist)};".encode())
+        except PackageNotFoundError:
+            digest.update(f"{dist}=?;".encode())
+    return f"enrich-{digest.hexdigest()}"
+
 
 _decoder = msgspec.msgpack.Decoder(Enrichment)
 _encoder = msgspec.msgpack.Encoder()
@@ -45,7 +67,7 @@ class EnrichmentStore:
     def prefetch(self, keys: list[str]) -> None:
         if self.store is None or not keys:
             return
-        for key, blob in self.store.get_many(NAMESPACE, keys).items():
+        for key, blob in self.store.get_many(namespace(), keys).items():
             try:
                 self.found[key] = _decoder.decode(blob)
             except msgspec.DecodeError:
@@ -60,5 +82,5 @@ class EnrichmentStore:
 
     def flush(self) -> None:
         if self.store is not None and self.pending:
-            self.store.put_many(NAMESPACE, self.pending)
+            self.store.put_many(namespace(), self.pending)
         self.pending = {}
