@@ -47,6 +47,10 @@ def good(x):
     return register(x)
 
 
+def bad(x):
+    return x +
+
+
 def broken(:
     pass
 """
@@ -167,10 +171,16 @@ def test_failing_stages_degrade_alone(root: Path) -> None:
     assert e.resolution is None and e.agreement is not None
     assert e.agreement.sources == ("ast_grep", "tree_sitter")
 
-    definition = enrich_one(root, "pkg/broken.py", "good", "def good")
+    # A sound def in a broken file: its own source parses, so the ast stage still applies.
+    good = enrich_one(root, "pkg/broken.py", "good", "def good")
+    assert good.stages is not None and good.stages.python_ast == "applied"
+    assert good.function is not None and good.function.returns_value is True
+
+    definition = enrich_one(root, "pkg/broken.py", "bad", "def bad")
     assert definition.stages is not None and definition.stages.python_ast == "degraded"
     assert definition.degrade_reasons[0].startswith("python_ast: SyntaxError")
-    assert definition.signature == "def good(x):" and definition.function is None
+    assert definition.signature is not None and definition.signature.startswith("def bad(x):")
+    assert definition.function is None
 
 
 def test_decorator_is_outside_the_function_it_decorates(root: Path) -> None:

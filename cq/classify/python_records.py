@@ -8,6 +8,8 @@ parameter name is an assignment of kind ``parameter``, the callee of a call (the
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -80,19 +82,28 @@ def build_python_records(tree: Any) -> FileRecords:
     b.regions_of(captures.get("import", []), "import", "import_statement")
     b.regions_of(captures.get("from_import", []), "from_import", "import_from_statement")
     docstrings = [n for n in captures.get("string_stmt", ()) if _is_docstring(n)]
-    doc_spans = [(n.start_byte, n.end_byte) for n in docstrings]
     b.regions_of(docstrings, "docstring_match", "docstring")
-    strings = [
-        n
-        for n in captures.get("string", ())
-        if not any(a <= n.start_byte < z for a, z in doc_spans)
-    ]
+    in_docstring = _span_test([(n.start_byte, n.end_byte) for n in docstrings])
+    strings = [n for n in captures.get("string", ()) if not in_docstring(n.start_byte)]
     b.regions_of(strings, "string_match", "string")
     b.regions_of(captures.get("hole", []), None, "interpolation")
     b.regions_of(captures.get("format_spec", []), "string_match", "format_specifier")
     b.regions_of(captures.get("comment", []), "comment_match", "comment")
     b.error_nodes = len(captures.get("error", ()))
     return b.build(".")
+
+
+def _span_test(spans: list[tuple[int, int]]) -> Callable[[int], bool]:
+    """Whether a byte offset falls in one of ``spans`` (disjoint), by bisection: a file has
+    thousands of strings and hundreds of docstrings."""
+    spans.sort()
+    starts = [a for a, _ in spans]
+
+    def inside(offset: int) -> bool:
+        i = bisect_right(starts, offset) - 1
+        return i >= 0 and offset < spans[i][1]
+
+    return inside
 
 
 def _store_targets(b: RecordsBuilder, node: Any) -> None:

@@ -1,8 +1,9 @@
 """Stage 2, Python ``ast``: behaviour of the function the hit defines.
 
-In: the file's ``ast`` module, the hit's 1-based line and text. Out: ``FunctionFacts`` when the
-hit is the name of a ``def``/``async def`` on that line, else None. Nested functions, lambdas
-and classes are not counted: their awaits and yields are theirs.
+In: the source of the ``def`` (``facts_of_def``, cheap: only that function is parsed) or the
+file's ``ast`` module (``function_facts``), the hit's 1-based line and text. Out:
+``FunctionFacts`` when the hit is the name of a ``def``/``async def`` on that line, else None.
+Nested functions, lambdas and classes are not counted: their awaits and yields are theirs.
 """
 
 from __future__ import annotations
@@ -13,6 +14,21 @@ from cq.model import FunctionFacts
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def facts_of_def(def_text: str, col: int, name: str) -> FunctionFacts | None:
+    """Facts of the function whose ``def`` source (from its first keyword) starts at ``col``.
+
+    An indented ``def`` is parsed under ``if 1:``, which accepts any indentation deeper than
+    its own; lines that look less indented sit inside strings or brackets. None when the
+    segment does not parse alone (the caller then parses the whole file).
+    """
+    segment = f"if 1:\n{' ' * col}{def_text}" if col else def_text
+    try:
+        tree = ast.parse(segment)
+    except (SyntaxError, ValueError):
+        return None
+    return function_facts(tree, 2 if col else 1, name)
 
 
 def function_facts(tree: ast.Module, line: int, name: str) -> FunctionFacts | None:

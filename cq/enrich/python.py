@@ -2,8 +2,9 @@
 
 1. ast-grep (cached ``SgRoot``): signature, decorators, class, call target, scope chain,
    structural context;
-2. ``ast``: async/generator/awaits/yields/returns of the function the hit defines (parsed
-   only when ast-grep read a ``def``, or could not read the hit);
+2. ``ast``: async/generator/awaits/yields/returns of the function the hit defines (only
+   when ast-grep read a ``def``, whose source alone is parsed; the whole file only when
+   ast-grep could not read the hit);
 3. import detail of the import statement the hit is in;
 4. LibCST metadata on a skeleton of the file: qualified names, bindings, alias chain, call
    receiver/method — fills only fields still empty. It costs ~15 ms a hit even on a small
@@ -23,7 +24,7 @@ from cq.enrich.agreement import build_agreement, crosscheck_reason
 from cq.enrich.facts import StructuralFacts, produced
 from cq.enrich.nodes import HitSpan, SgView, sg_locate, ts_locate
 from cq.enrich.parse_quality import parse_quality
-from cq.enrich.py_ast_stage import function_facts
+from cq.enrich.py_ast_stage import facts_of_def, function_facts
 from cq.enrich.py_import_stage import import_facts
 from cq.enrich.py_libcst_stage import libcst_facts
 from cq.enrich.py_structure import structural_facts
@@ -104,10 +105,20 @@ def _python_ast(hit: PythonHit, first: tuple[StructuralFacts, SgView] | None) ->
     if first is not None and first[0].construct != "function_def":
         raise Skip("not a function definition")  # no need to parse the file
     _check_size(hit)
-    facts = function_facts(py_ast(hit.source), hit.span.row + 1, hit.text)
+    facts = _facts_of_own_def(first[1]) if first is not None else None
+    if facts is None:
+        facts = function_facts(py_ast(hit.source), hit.span.row + 1, hit.text)
     if facts is None:
         raise Skip("not a function definition")
     return facts
+
+
+def _facts_of_own_def(name: SgView) -> Any:
+    """Stage 2 on the ``def`` alone: parsing one function instead of its whole file."""
+    func = name.parent()
+    if func is None or func.kind() != "function_definition":
+        return None
+    return facts_of_def(func.text(), func.node.range().start.column, name.text())
 
 
 def _imports(hit: PythonHit, node: SgView | None) -> Any:
