@@ -205,3 +205,31 @@ def test_cli_reports_the_rewrite_in_markdown_and_json(tmp_path: Path, model: Fak
         "search", QUESTION, "--root", str(root), "--no-rewrite", "--format", "json", env=env
     )
     assert off.json()["summary"]["rewrite"] is None
+
+
+def test_markdown_says_why_the_llm_was_not_used(tmp_path: Path, model: FakeModel) -> None:
+    """A person reading the report learns that their model failed, not only the JSON reader."""
+    model.behaviour = "error"
+    env = {k: v for k, v in os.environ.items() if k.startswith("CQ_")}
+    md = run_cq("search", QUESTION, "--root", str(graph_repo(tmp_path)), env=env)
+    assert md.returncode == 0, md.stderr
+    assert "rewritten by offline (heuristic): `insert_edge`" in md.stdout
+    fallback = [line for line in md.stdout.splitlines() if line.startswith("offline fallback:")]
+    assert len(fallback) == 1 and "HTTP 500" in fallback[0]
+
+
+def test_env_switch_overrides_the_repository(
+    tmp_path: Path, model: FakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``CQ_LLM=off`` keeps a machine offline quietly; ``on`` beats ``enabled = false``."""
+    root = graph_repo(tmp_path)
+    monkeypatch.setenv("CQ_LLM", "off")
+    env = {k: v for k, v in os.environ.items() if k.startswith("CQ_")}
+    md = run_cq("search", QUESTION, "--root", str(root), env=env)
+    assert md.returncode == 0 and model.requests == []
+    assert "rewritten by offline" in md.stdout and "offline fallback:" not in md.stdout
+
+    (root / "pyproject.toml").write_text("[tool.cq.rewrite]\nenabled = false\n")
+    monkeypatch.setenv("CQ_LLM", "on")
+    rw = search(root).summary.rewrite
+    assert rw is not None and rw.rewriter == "llm:ollama:test-model" and len(model.requests) == 1

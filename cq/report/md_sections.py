@@ -92,6 +92,9 @@ def overview(result: SearchResult) -> list[str]:
     if s.rewrite and s.rewrite.applied:
         terms = ", ".join(code(t) for t in (*s.rewrite.identifiers, *s.rewrite.literals))
         lines.append(f"rewritten by {s.rewrite.rewriter} ({s.rewrite.trigger}): {terms}")
+        reason = s.rewrite.fallback_reason
+        if reason and reason != "llm disabled by config":
+            lines.append(f"offline fallback: {reason}")
     return lines
 
 

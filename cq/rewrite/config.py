@@ -27,6 +27,19 @@ class LlmConfig(msgspec.Struct, frozen=True, kw_only=True):
     api_key: str | None = None
 
 
+# ``CQ_LLM=off`` turns the LLM off on this machine whatever the repository says; ``on``
+# turns it on over a repository's ``enabled = false``.
+_SWITCH = {
+    "off": False,
+    "0": False,
+    "false": False,
+    "no": False,
+    "on": True,
+    "1": True,
+    "true": True,
+}
+
+
 def load_config(root: Path) -> LlmConfig:
     """File settings under env overrides; unreadable or invalid settings mean the defaults."""
     table = _file_table(root)
@@ -36,8 +49,10 @@ def load_config(root: Path) -> LlmConfig:
         provider = "ollama"
     url = env.get("CQ_LLM_URL") or table.get("url")
     default_url = "http://localhost:11434" if provider == "ollama" else "http://localhost:8000/v1"
+    switch = env.get("CQ_LLM", "").strip().lower()
+    enabled = bool(table.get("enabled", True)) if switch not in _SWITCH else _SWITCH[switch]
     return LlmConfig(
-        enabled=bool(table.get("enabled", True)),
+        enabled=enabled,
         provider=provider,  # type: ignore[arg-type]
         url=str(url or default_url),
         model=str(env.get("CQ_LLM_MODEL") or table.get("model") or "qwen2.5:3b"),
