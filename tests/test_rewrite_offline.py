@@ -214,3 +214,54 @@ def test_a_printed_warning_location_and_its_source_line_lead_to_the_function(
 def test_absolute_and_windows_paths_in_prose_are_mentions() -> None:
     m = extract_mentions("It fails in /opt/app/graphstore/store.py and in src\\pkg\\mod.py too")
     assert {"/opt/app/graphstore/store.py", "src\\pkg\\mod.py"} <= set(m.paths)
+
+
+def _two_cli_libraries(tmp_path: Path) -> Path:
+    """Two modules defining the same names (like argparse and optparse), one richer in them,
+    a log package with a rotating handler beside an unrelated ``rotate``, and a one-word
+    class name."""
+    from conftest import write_tree
+
+    formatter = "class HelpFormatter:\n    def format_help(self):\n        return ''\n"
+    return write_tree(
+        tmp_path / "repo",
+        {
+            "clilib/optcli.py": formatter
+            + "class IndentedHelpFormatter(HelpFormatter):\n    pass\n"
+            + "class TitledHelpFormatter(HelpFormatter):\n    pass\n"
+            + "def format_option_help():\n    pass\n",
+            "clilib/argcli.py": formatter
+            + "class RawTextHelpFormatter(HelpFormatter):\n    pass\n"
+            + "def parse_args():\n    pass\n",
+            "applog/handlers.py": "class RotatingFileHandler:\n"
+            "    def do_rollover(self):\n        pass\n",
+            "geometry/vectors.py": "def rotate(v, angle):\n    return v\n",
+            "archives/tarball.py": "class TarBall:\n    def open_member(self):\n        pass\n",
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "file", "name", "pattern"),
+    [
+        # the module the question names wins over one defining more of the same words
+        ("where does argcli format the help", "clilib/argcli.py", "HelpFormatter", "format_help"),
+        # a generic word ("files") as a name's second word, and the package named
+        (
+            "how does applog rotate files",
+            "applog/handlers.py",
+            "RotatingFileHandler",
+            "RotatingFileHandler",
+        ),
+        # one prose word spelling a whole CamelCase name
+        ("where is a tarball member opened", "archives/tarball.py", "open_member", "TarBall"),
+    ],
+)
+def test_question_words_that_name_modules_and_whole_names(
+    tmp_path: Path, question: str, file: str, name: str, pattern: str
+) -> None:
+    result = search(_two_cli_libraries(tmp_path), question)
+    first = next(f for f in result.findings if f.category == "definition")
+    assert (first.file, first.text) == (file, name)
+    rw = result.summary.rewrite
+    assert rw is not None and pattern in rw.identifiers

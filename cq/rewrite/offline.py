@@ -22,6 +22,8 @@ from cq.rewrite.words import GENERIC_WORDS, STOP_WORDS, SYNONYMS, stem, subwords
 
 SOURCE = "offline"
 _MAX_MAPPED = 8
+_SHORT = 200  # characters: a question, not a pasted report (``guess_focus`` agrees)
+_MAX_PACKAGE_FILES = 30  # a package hint spreads over at most this many files
 _TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "fixture", "fixtures", "pytest"})
 _IMPL_WORDS = frozenset({"how", "where", "why", "implement", "implemented", "implementation"})
 
@@ -45,7 +47,8 @@ def offline_rewrite(
                     _add(weights, part, strength * (own if _distinctive(part) else 0.6))
                 elif _distinctive(part):
                     _add(weights, part, strength * 0.4)  # keyword arguments, attributes, ...
-    for name, score in map_words(mentions.prose, vocabulary, exclude=weights):
+    modules = module_hints(mentions.prose, vocabulary)
+    for name, score in map_words(mentions.prose, vocabulary, exclude=weights, prefer=modules):
         _add(weights, name, 0.25 + 0.45 * score)  # a guess: below anything the text names
     patterns = [
         Pattern(text=n, kind="identifier", source=SOURCE, weight=round(w, 3))
@@ -58,7 +61,7 @@ def offline_rewrite(
     return RewritePlan(
         patterns=cap_patterns(patterns),
         focus=guess_focus(query),
-        path_hints=path_hints(mentions, vocabulary, tuple(weights)),
+        path_hints=path_hints(mentions, vocabulary, tuple(weights), modules),
         rewriter=SOURCE,
     )
 
@@ -75,35 +78,59 @@ def frame_literals(mentions: Mentions, vocabulary: Vocabulary) -> list[Pattern]:
 
 
 def map_words(
-    prose: str, vocabulary: Vocabulary, exclude: dict[str, float] | None = None
+    prose: str,
+    vocabulary: Vocabulary,
+    exclude: dict[str, float] | None = None,
+    prefer: dict[str, float] | None = None,
 ) -> list[tuple[str, float]]:
     """Defined names covering the prose's content words, best first, scores in (0, 1].
 
     A name earns each query word it contains (a synonym's match counts half) times the word's
-    rarity among the defined names; it must cover two query words, or all of its own parts.
+    rarity among the defined names; it must cover two query words, or all of its own parts
+    (``tarfile`` covers ``TarFile`` whole). Generic words (``file``, ``error``) never select a
+    name alone but, in a short question, count at a third as a name's second word: ``rotate
+    ... files`` prefers ``RotatingFileHandler`` to a bare ``rotate``. Names defined in the
+    files of ``prefer`` (modules the prose names: "where does argparse format help") count up
+    to double, and in a short question names defined elsewhere half.
     """
     wanted = _content_stems(prose)
     if not wanted or not vocabulary.names:
         return []
-    index = _subword_index(vocabulary)
+    weak: dict[str, float] = {}
+    short = len(prose) < _SHORT
+    if short:  # in a long report generic words are many, and mostly noise
+        weak = {s: w for s, w in _content_stems(prose, generic=True).items() if s not in wanted}
+    index, joined = _subword_index(vocabulary)
     n_names = len(vocabulary.names)
-    idf = {s: math.log(1 + n_names / (1 + len(index.get(s, ())))) for s in wanted}
+    idf = {s: math.log(1 + n_names / (1 + len(index.get(s, ())))) for s in (*wanted, *weak)}
     credit: dict[str, dict[str, float]] = {}  # name -> query stem -> best credit
+    whole: set[str] = set()  # names a single query word spells out entirely
     for s in wanted:
         for alt, share in ((s, 1.0), *((x, 0.5) for x in _synonym_stems().get(s, ()))):
             for name in index.get(alt, ()):
                 got = credit.setdefault(name, {})
                 got[s] = max(got.get(s, 0.0), share)
+        for name in joined.get(s, ()):
+            credit.setdefault(name, {})[s] = 1.0
+            whole.add(name)
+    for s in weak:
+        for name in index.get(s, ()):
+            if name in credit:
+                credit[name].setdefault(s, 1 / 3)
     ranked: list[tuple[str, float]] = []
     for name, got in credit.items():
         if (exclude and name in exclude) or name in COMMON_NAMES or len(name) < 3:
             continue
         parts = {stem(p) for p in subwords(name)}
-        if len(got) < min(2, len(parts)):
+        if name not in whole and len(got) < min(2, len(parts)):
             continue  # a long name sharing one word with the query says little
-        score = sum(idf[s] * wanted[s] * share for s, share in got.items())
-        if _only_tests(vocabulary.names.get(name, ())):
+        score = sum(idf[s] * (wanted.get(s) or weak[s]) * share for s, share in got.items())
+        files = vocabulary.names.get(name, ())
+        if _only_tests(files):
             score *= 0.3  # the question is about the code, not about its tests
+        if prefer:  # named modules' own names up; in a short question, the others' down
+            named = max((prefer.get(rel, 0.0) for rel in files), default=0.0)
+            score *= 1.0 + named if named else 0.5 if short else 1.0
         ranked.append((name, score / math.sqrt(len(parts))))
     ranked.sort(key=lambda item: (-item[1], item[0]))
     top = ranked[:_MAX_MAPPED]
@@ -124,16 +151,19 @@ def guess_focus(query: str) -> Focus:
     lowered = {w.lower() for w in words(query[:400])}
     if lowered & _TEST_WORDS and len(query) < 400:
         return "tests"
-    if lowered & _IMPL_WORDS or len(query) >= 200:
+    if lowered & _IMPL_WORDS or len(query) >= _SHORT:
         return "implementation"
     return "all"
 
 
 def path_hints(
-    mentions: Mentions, vocabulary: Vocabulary, names: tuple[str, ...]
+    mentions: Mentions,
+    vocabulary: Vocabulary,
+    names: tuple[str, ...],
+    modules: dict[str, float],
 ) -> dict[str, float]:
     """Repository files the text points at: traceback and import paths, stems it names."""
-    hints: dict[str, float] = {}
+    hints: dict[str, float] = dict(modules)
     by_suffix = _suffix_index(vocabulary.files)
     for depth, path in enumerate(reversed(mentions.frame_paths)):
         for rel in _resolve(path, by_suffix):
@@ -146,6 +176,39 @@ def path_hints(
         for rel in stems.get(name.lower(), ()):
             hints[rel] = max(hints.get(rel, 0.0), 0.5)
     return dict(sorted(hints.items()))
+
+
+def module_hints(prose: str, vocabulary: Vocabulary) -> dict[str, float]:
+    """Files a prose word names as a module, as explicit as a traceback frame (1.0: "the
+    tarfile module", "json encoder"), or as their package (0.3: "logging" ->
+    ``logging/handlers.py``)."""
+    stems = _stem_index(vocabulary.files)
+    packages = _package_index(vocabulary.files)
+    hints: dict[str, float] = {}
+    for word in sorted(_module_words(prose)):
+        for rel in packages.get(word, ()):
+            hints[rel] = max(hints.get(rel, 0.0), 0.3)
+        for rel in stems.get(word, ()):
+            hints[rel] = 1.0
+    return hints
+
+
+def _module_words(prose: str) -> set[str]:
+    """Prose words that can name a module or package: not stop or generic words."""
+    lowered = {w.lower() for w in words(prose)}
+    return {w for w in lowered if len(w) >= 4 and w not in STOP_WORDS and w not in GENERIC_WORDS}
+
+
+def _package_index(files: tuple[str, ...]) -> dict[str, list[str]]:
+    """Directory name -> the files directly inside it, for small packages only: naming the
+    project's own top-level package (in every issue about it) points at nothing."""
+    index: dict[str, list[str]] = {}
+    for rel in files:
+        parts = rel.split("/")
+        if len(parts) > 1:
+            index.setdefault(parts[-2].lower(), []).append(rel)
+    most = min(_MAX_PACKAGE_FILES, max(1, len(files) // 20))
+    return {name: rels for name, rels in index.items() if len(rels) <= most}
 
 
 def _name_parts(name: str) -> list[tuple[str, float]]:
@@ -180,11 +243,14 @@ def _add(weights: dict[str, float], name: str, weight: float) -> None:
         weights[name] = max(weights.get(name, 0.0), weight)
 
 
-def _content_stems(prose: str) -> Counter[str]:
+def _content_stems(prose: str, *, generic: bool = False) -> Counter[str]:
+    """Stems of the prose's content words (``generic``: of its generic words instead)."""
     counts: Counter[str] = Counter()
     for word in words(prose):
         lower = word.lower()
-        if lower in STOP_WORDS or lower in GENERIC_WORDS or len(lower) < 3 or lower.isdigit():
+        if lower in STOP_WORDS or len(lower) < 3 or lower.isdigit():
+            continue
+        if (lower in GENERIC_WORDS) != generic:
             continue
         for part in subwords(word):
             if len(part) >= 3 and part not in STOP_WORDS:
@@ -192,20 +258,27 @@ def _content_stems(prose: str) -> Counter[str]:
     return Counter({s: 1 + math.log(c) for s, c in counts.items()})
 
 
-_INDEX_CACHE: dict[str, dict[str, tuple[str, ...]]] = {}
+_Index = dict[str, tuple[str, ...]]
+_INDEX_CACHE: dict[str, tuple[_Index, _Index]] = {}
 
 
-def _subword_index(vocabulary: Vocabulary) -> dict[str, tuple[str, ...]]:
-    """Stemmed subword -> defined names containing it (built once per vocabulary)."""
+def _subword_index(vocabulary: Vocabulary) -> tuple[_Index, _Index]:
+    """Stemmed subword -> defined names containing it, and stemmed whole name written as one
+    word (``tarfile`` for ``TarFile``, ``filename`` for ``file_name``) -> names; built once."""
     cached = _INDEX_CACHE.get(vocabulary.digest)
     if cached is not None:
         return cached
     index: dict[str, list[str]] = {}
+    joined: dict[str, list[str]] = {}
     for name in vocabulary.names:
-        for part in {stem(p) for p in subwords(name) if len(p) >= 2}:
+        pieces = subwords(name)
+        for part in {stem(p) for p in pieces if len(p) >= 2}:
             index.setdefault(part, []).append(name)
+        if len(pieces) > 1:
+            joined.setdefault(stem("".join(pieces)), []).append(name)
+    built = ({k: tuple(v) for k, v in index.items()}, {k: tuple(v) for k, v in joined.items()})
     _INDEX_CACHE.clear()
-    _INDEX_CACHE[vocabulary.digest] = built = {k: tuple(v) for k, v in index.items()}
+    _INDEX_CACHE[vocabulary.digest] = built
     return built
 
 
