@@ -53,17 +53,42 @@ def _add_search(p: argparse.ArgumentParser) -> None:
     where = p.add_argument_group("where")
     where.add_argument("--root", help="repository root (default: $CQ_ROOT or the current dir)")
     where.add_argument("--in", dest="in_dir", metavar="DIR", help="only this subtree of the root")
-    where.add_argument("--include", action="append", default=[], metavar="GLOB")
-    where.add_argument("--exclude", action="append", default=[], metavar="GLOB")
-    where.add_argument("--lang", choices=("auto", "python", "rust"), default="auto")
+    where.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only paths matching (repeatable)",
+    )
+    where.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip paths matching (repeatable)",
+    )
+    where.add_argument(
+        "--lang", choices=("auto", "python", "rust"), default="auto", help="auto: both (default)"
+    )
     where.add_argument("--hidden", action="store_true", help="search hidden files too")
     where.add_argument("--no-ignore", action="store_true", help="do not respect .gitignore")
     how = p.add_argument_group("how")
     mode = how.add_mutually_exclusive_group()
-    mode.add_argument("--regex", dest="mode", action="store_const", const="regex")
-    mode.add_argument("--literal", "-F", dest="mode", action="store_const", const="literal")
-    mode.add_argument("--identifier", "-w", dest="mode", action="store_const", const="identifier")
-    how.add_argument("--ignore-case", "-i", action="store_true")
+    mode.add_argument(
+        "--regex", dest="mode", action="store_const", const="regex", help="QUERY is a regex"
+    )
+    mode.add_argument(
+        "--literal", "-F", dest="mode", action="store_const", const="literal", help="fixed string"
+    )
+    mode.add_argument(
+        "--identifier",
+        "-w",
+        dest="mode",
+        action="store_const",
+        const="identifier",
+        help="whole word (default for names; otherwise the mode is detected)",
+    )
+    how.add_argument("--ignore-case", "-i", action="store_true", help="case-insensitive match")
     nl = how.add_mutually_exclusive_group()
     nl.add_argument(
         "--rewrite",
@@ -84,19 +109,27 @@ def _add_search(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="remember this search's answer per root; resolve 'it' from the previous one",
     )
-    how.add_argument("--profile", default="interactive", help="preset name or TOML file path")
-    how.add_argument("--max-files", type=_positive_int)
-    how.add_argument("--max-matches-per-file", type=_positive_int)
-    how.add_argument("--max-total-matches", type=_positive_int)
+    how.add_argument(
+        "--profile",
+        default="interactive",
+        help="interactive (default), default, audit, literal, or a TOML file path",
+    )
+    how.add_argument("--max-files", type=_positive_int, metavar="N", help="override the profile")
+    how.add_argument("--max-matches-per-file", type=_positive_int, metavar="N")
+    how.add_argument("--max-total-matches", type=_positive_int, metavar="N")
     how.add_argument("--timeout", type=_positive_float, metavar="SECONDS")
-    how.add_argument("--max-depth", type=_positive_int)
+    how.add_argument("--max-depth", type=_positive_int, metavar="N", help="directory depth")
     how.add_argument("--max-filesize", type=_positive_int, metavar="BYTES")
     how.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the persistent cache"
     )
     out = p.add_argument_group("output")
-    out.add_argument("--format", choices=("md", "json"), default=None)
-    out.add_argument("--limit", type=_non_negative_int, default=30, help="findings shown (0 = all)")
+    out.add_argument(
+        "--format", choices=("md", "json"), default=None, help="default md (or $CQ_FORMAT)"
+    )
+    out.add_argument(
+        "--limit", type=_non_negative_int, default=30, help="findings shown (default 30; 0 = all)"
+    )
     out.add_argument(
         "--max-tokens",
         type=_non_negative_int,
