@@ -265,3 +265,17 @@ def test_question_words_that_name_modules_and_whole_names(
     assert (first.file, first.text) == (file, name)
     rw = result.summary.rewrite
     assert rw is not None and pattern in rw.identifiers
+
+
+def test_a_question_lists_relevant_files_in_rank_order(tmp_path: Path) -> None:
+    """An issue or question is answered by files: the report names them where to look first,
+    while an identifier search keeps its count-ordered hot files."""
+    root = _two_cli_libraries(tmp_path)
+    md = run_cq("search", "how does applog rotate files", "--root", str(root)).stdout
+    heading = next(i for i, line in enumerate(md.splitlines()) if line.startswith("## Relevant"))
+    first = md.splitlines()[heading + 2].split(" · ")[0]
+    assert first.startswith("`applog/handlers.py`")
+    plain = run_cq("search", "HelpFormatter", "--root", str(root), "--format", "json").json()
+    hot = next(s for s in plain["sections"] if s["type"] == "hot_files")
+    assert hot["title"] == "Hot Files" and hot["order"] == "count"
+    assert hot["files"][0]["file"] == "clilib/optcli.py"  # 3 findings against 2

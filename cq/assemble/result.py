@@ -84,7 +84,9 @@ def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
         telemetry=facts.telemetry,
     )
     counts = Counter(f.category for f in ranked)
-    sections = build_sections(request, shown, summary, kind_counts(counts), hot_files(ranked))
+    rewritten = facts.rewrite is not None and facts.rewrite.applied
+    hot = hot_files(ranked, by_rank=rewritten)
+    sections = build_sections(request, shown, summary, kind_counts(counts), hot)
     run = RunInfo(elapsed_ms=facts.elapsed_ms, timings_ms=facts.timings_ms, counters=facts.counters)
     return SearchResult(summary=summary, sections=sections, findings=shown, run=run)
 

@@ -35,6 +35,7 @@ NON_CODE_KINDS = ("docstring_match", "comment_match", "string_match")
 TOP_GROUPS = 5
 GROUP_MEMBERS = 4
 HOT_FILES = 5
+RELEVANT_FILES = 10  # a question or issue is answered by files; the first ten, in rank order
 
 
 def top_contexts(shown: tuple[Finding, ...]) -> TopContexts:
@@ -84,9 +85,18 @@ def kind_counts(counts: Counter[str]) -> KindCounts:
     return KindCounts(counts={c: counts[c] for c in known + extra})
 
 
-def hot_files(ranked: list[Finding]) -> HotFiles:
-    """Files with the most findings; ties by path."""
+def hot_files(ranked: list[Finding], *, by_rank: bool) -> HotFiles:
+    """Files with the most findings, ties by path; or (``by_rank``) in the order of their
+    best-ranked finding, which is what a rewritten question or issue asks: where to look."""
     by_file = Counter(f.file for f in ranked)
+    if by_rank:
+        order = list(dict.fromkeys(f.file for f in ranked))[:RELEVANT_FILES]
+        return HotFiles(
+            title="Relevant Files",
+            order="rank",
+            files=tuple(FileCount(file=path, count=by_file[path]) for path in order),
+            total_files=len(by_file),
+        )
     best = sorted(by_file.items(), key=lambda item: (-item[1], item[0]))[:HOT_FILES]
     return HotFiles(
         files=tuple(FileCount(file=path, count=n) for path, n in best), total_files=len(by_file)

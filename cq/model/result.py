@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 from cq.model.finding import Finding
@@ -93,9 +95,11 @@ class KindCounts(msgspec.Struct, frozen=True, kw_only=True, tag="counts"):
 
 
 class HotFiles(msgspec.Struct, frozen=True, kw_only=True, tag="hot_files"):
-    """Files with the most findings (all findings), most first."""
+    """Files of all findings: most findings first ("Hot Files"), or, for a rewritten query,
+    in the order of their best-ranked finding ("Relevant Files": where to look first)."""
 
     title: str = "Hot Files"
+    order: Literal["count", "rank"] = "count"
     files: tuple[FileCount, ...] = ()
     total_files: int = 0
 
