@@ -16,26 +16,15 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 
 from cq.model import Category
 
-# Category codes stored in records (small ints keep the cache compact).
-CATEGORIES: tuple[Category, ...] = (
-    "definition",
-    "callsite",
-    "import",
-    "from_import",
-    "assignment",
-    "reference",
-    "annotation",
-    "docstring_match",
-    "comment_match",
-    "string_match",
-    "text_match",
-)
+# Category codes stored in records (small ints keep the cache compact): positions in the
+# ``Category`` literal, so the model is the one list of categories.
+CATEGORIES: tuple[Category, ...] = get_args(Category)
 CODE = {name: i for i, name in enumerate(CATEGORIES)}
 NO_REGION = -1
 
