@@ -26,3 +26,7 @@ class PatternError(CqError):
 
 class SearchFailedError(CqError):
     """rg or another stage failed in a way a user must hear about."""
+
+
+class SearchCancelledError(CqError):
+    """The caller cancelled the search (MCP ``notifications/cancelled``)."""

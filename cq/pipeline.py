@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from cq.assemble import SearchFacts, assemble_result
+from cq.cancel import CancelToken, never
 from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_for_query
 from cq.classify import attach_bindings, classify_all
 from cq.enrich import EnrichSettings, enrich_shown
@@ -27,11 +28,13 @@ from cq.rank import RankContext, rank_findings, rerank_shown
 from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
 
 
-def run_search(request: SearchRequest) -> SearchResult:
-    """Run one search end to end."""
+def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> SearchResult:
+    """Run one search end to end; a ``cancel``led one raises ``SearchCancelledError`` at the
+    next checkpoint (between files, batches, stages and enriched hits)."""
     started = time.perf_counter()
     timings: dict[str, float] = {}
-    progress = Progress(enabled=request.progress)
+    check = cancel.check if cancel is not None else never
+    progress = Progress(enabled=request.progress, check=check)
     try:
         mode = request.mode or detect_mode(request.query)
         own = _own_patterns(request.query, mode)
@@ -68,7 +71,7 @@ def run_search(request: SearchRequest) -> SearchResult:
 
         with _timed(timings, "classify"):
             classified = classify_all(
-                Path(request.root), candidates.matches, use_cache=request.use_cache
+                Path(request.root), candidates.matches, use_cache=request.use_cache, check=check
             )
         progress.update(f"classified {len(classified.classifications)} matches")
 
@@ -92,9 +95,10 @@ def run_search(request: SearchRequest) -> SearchResult:
                 Path(request.root), ranked, request.limit, request.use_cache, counters
             )
 
+        progress.update("enriching the shown findings")
         with _timed(timings, "enrich"):
             settings = EnrichSettings.from_env(use_store=request.use_cache)
-            enriched = enrich_shown(Path(request.root), ranked, request.limit, settings)
+            enriched = enrich_shown(Path(request.root), ranked, request.limit, settings, check)
 
         with _timed(timings, "rank"):
             shown_first = rerank_shown(enriched.findings, ranking, request.limit)

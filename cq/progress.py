@@ -5,14 +5,17 @@ from __future__ import annotations
 import sys
 import threading
 
+from cq.cancel import Check, never
+
 _DELAY = 1.0
 
 
 class Progress:
     """Keeps the latest status line and shows it once the search has run for ``_DELAY`` s."""
 
-    def __init__(self, *, enabled: bool) -> None:
+    def __init__(self, *, enabled: bool, check: Check = never) -> None:
         self.enabled = enabled and sys.stderr.isatty()
+        self.check = check  # status updates are checkpoints of a cancellable search too
         self._status = "searching"
         self._shown = False
         self._stop = threading.Event()
@@ -22,10 +25,12 @@ class Progress:
             self._thread.start()
 
     def update(self, status: str) -> None:
+        self.check()
         self._status = status
 
     def searching(self, matched_files: int, matches: int) -> None:
         """Candidate-phase callback: rg's progress so far."""
+        self.check()
         self._status = f"searching: {matches} matches in {matched_files} files"
 
     def _loop(self) -> None:

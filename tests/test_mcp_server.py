@@ -263,3 +263,30 @@ def test_cq_search_does_not_import_the_mcp_sdk(repo: Path) -> None:
         [sys.executable, "-c", code, str(repo)], capture_output=True, text=True, check=True
     )
     assert "MCP-LOADED" not in out.stdout
+
+
+def test_a_cancelled_search_stops_early_and_the_server_serves_on(tmp_path: Path) -> None:
+    """The client gives up on a slow search: the server stops that search's work instead of
+    finishing it, then answers the next call."""
+    body = "".join(
+        f"def target_{i}(x):\n    '''Doc.'''\n    return target_{i}(x) + {i}\n" for i in range(400)
+    )
+    root = write_tree(tmp_path / "big", {f"m{i:03d}.py": body for i in range(300)})  # ~10 MB
+
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(root, errlog) as client:
+                with anyio.move_on_after(0.3) as scope:  # cold: seconds of classification
+                    await client.call_tool("search", {"query": "x", "limit": 0})
+                assert scope.cancelled_caught
+                counters: dict[str, int] = {}
+                with anyio.fail_after(60):
+                    while counters.get("stopped_early", 0) == 0:
+                        stats = json.loads(text_of(await client.call_tool("stats", {})))
+                        counters = stats["server"]
+                        await anyio.sleep(0.1)
+                assert counters["cancelled"] == 1 and counters["stopped_early"] == 1
+                after = await client.call_tool("search", {"query": "target_7", "limit": 3})
+                assert not after.is_error and "m000.py" in text_of(after)
+
+    anyio.run(scenario)

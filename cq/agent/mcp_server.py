@@ -5,7 +5,8 @@ pool and persistent cache stay warm between calls. Searches run one at a time on
 dedicated thread (thread-bound state is reused), so the event loop keeps answering pings.
 A search that fails (bad root, invalid regex, anything a ``CqError`` reports) comes back as an
 ``is_error`` tool result with the same one-line message the CLI prints; arguments that fail
-the schema are rejected by the SDK the same way; the server keeps serving either way. Only
+the schema are rejected by the SDK the same way; the server keeps serving either way. A search
+the client cancels stops at its next checkpoint (``cq.cancel``), freeing the search thread. Only
 this module imports ``mcp``.
 """
 
@@ -25,7 +26,8 @@ from mcp.types import TextContent, ToolAnnotations
 from pydantic import Field
 
 from cq.agent.budget import MIN_BUDGET, MIN_SERVER_BUDGET, Answer, fit
-from cq.errors import CqError, UsageError
+from cq.cancel import CancelToken
+from cq.errors import CqError, SearchCancelledError, UsageError
 from cq.model import SearchRequest
 from cq.profiles import load_profile
 
@@ -77,6 +79,8 @@ class ServerStats(msgspec.Struct):
     calls: int = 0
     errors: int = 0
     cut_to_budget: int = 0
+    cancelled: int = 0  # searches whose client sent notifications/cancelled
+    stopped_early: int = 0  # of those, searches that stopped before finishing their work
 
 
 def build_server(config: ServerConfig) -> MCPServer:
@@ -91,6 +95,13 @@ def build_server(config: ServerConfig) -> MCPServer:
     # (parse caches, the classifier's pool, the sqlite cache connection, which sqlite ties
     # to the thread that opened it) is then used exactly as in a one-shot ``cq search``.
     search_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cq-search")
+
+    def run(request: SearchRequest, fmt: str, token: CancelToken) -> Answer:
+        try:
+            return _answer(request, fmt, config.max_tokens, token)
+        except SearchCancelledError:
+            stats.stopped_early += 1
+            raise
 
     async def search(
         query: Annotated[str, Field(min_length=1, description="what to search for")],
@@ -154,8 +165,14 @@ def build_server(config: ServerConfig) -> MCPServer:
                 follow_up=follow_up,
                 explain=explain,
             )
-            job = search_thread.submit(_answer, request, format, config.max_tokens)
-            answer = await asyncio.wrap_future(job)
+            token = CancelToken()
+            job = search_thread.submit(run, request, format, token)
+            try:
+                answer = await asyncio.wrap_future(job)
+            except asyncio.CancelledError:  # the client sent notifications/cancelled
+                stats.cancelled += 1
+                token.cancel()  # the search thread stops at its next checkpoint
+                raise
         except CqError as exc:
             stats.errors += 1
             raise ToolError(str(exc)) from None
@@ -194,13 +211,13 @@ def build_server(config: ServerConfig) -> MCPServer:
     return server
 
 
-def _answer(request: SearchRequest, fmt: str, cap: int) -> Answer:
+def _answer(request: SearchRequest, fmt: str, cap: int, token: CancelToken) -> Answer:
     """Run the search (in a worker thread), then cut and render it within the budget."""
     from cq.pipeline import run_search
     from cq.report import render_json, render_markdown
 
     render = render_json if fmt == "json" else render_markdown
-    return fit(request, run_search(request), render, cap, is_json=fmt == "json")
+    return fit(request, run_search(request, cancel=token), render, cap, is_json=fmt == "json")
 
 
 def _cache_counters() -> dict[str, dict[str, int]]:

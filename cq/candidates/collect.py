@@ -150,9 +150,12 @@ class _RgRun:
                 if self.tracker.stopped:
                     self._kill(proc)
                     break
+        except BaseException:  # a cancelled search (raised by on_file), a decode error, ^C
+            self._kill(proc)
+            raise
         finally:
             timer.cancel()
-            if self.tracker.stopped or self.timed_out:
+            if self.killed:
                 proc.stdout.close()  # type: ignore[union-attr]
             stderr = proc.stderr.read() if proc.stderr else b""
             rc = proc.wait()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import msgspec
 
+from cq.cancel import Check, never
 from cq.classify.analyze import FileAnalysis, FileTask
 from cq.classify.heuristic import guess, python_lexer_is_exact
 from cq.classify.lookup import classify_from_records
@@ -24,9 +25,9 @@ class ClassifyOutcome(msgspec.Struct, frozen=True):
 
 
 def classify_all(
-    root: Path, matches: tuple[RawMatch, ...], *, use_cache: bool = True
+    root: Path, matches: tuple[RawMatch, ...], *, use_cache: bool = True, check: Check = never
 ) -> ClassifyOutcome:
-    """One classification per match, same order."""
+    """One classification per match, same order (``check`` may raise to cancel)."""
     by_file: dict[str, list[int]] = defaultdict(list)
     for i, match in enumerate(matches):
         by_file[match.file].append(i)
@@ -52,7 +53,7 @@ def classify_all(
                     out[i] = _heuristic(matches[i], exact=True, reason=None)
             else:
                 todo.append(rel)
-    fresh = _analyze(root, todo, sources, counters)
+    fresh = _analyze(root, todo, sources, counters, check)
     for rel, analysis in fresh.items():
         records[rel] = FileRecords.from_stored(analysis.records)
     if use_cache and fresh:
@@ -119,7 +120,11 @@ def _store(sources: dict[str, SourceFile | None], fresh: dict[str, FileAnalysis]
 
 
 def _analyze(
-    root: Path, todo: list[str], sources: dict[str, SourceFile | None], counters: Counter[str]
+    root: Path,
+    todo: list[str],
+    sources: dict[str, SourceFile | None],
+    counters: Counter[str],
+    check: Check,
 ) -> dict[str, FileAnalysis]:
     if not todo:
         return {}
@@ -128,7 +133,7 @@ def _analyze(
     tasks = [FileTask(str(root / rel), rel, sources[rel].language) for rel in todo]  # type: ignore[union-attr]
     sizes = [len(sources[rel].data) for rel in todo]  # type: ignore[union-attr]
     extra: dict[str, int] = {}
-    analyses = analyze_all(tasks, sizes, extra)
+    analyses = analyze_all(tasks, sizes, extra, check)
     counters.update(extra)
     counters["files_parsed"] += len(todo)
     return dict(zip(todo, analyses, strict=True))

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import atexit
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 import msgspec
 
+from cq.cancel import Check, never
 from cq.classify.analyze import FileAnalysis, FileTask, analyze_batch, analyze_file
+from cq.errors import SearchCancelledError
 
 _decoder = msgspec.msgpack.Decoder(FileAnalysis)
 _pool: ProcessPoolExecutor | None = None
@@ -36,27 +38,42 @@ def worker_count(total_bytes: int) -> int:
 
 
 def analyze_all(
-    tasks: list[FileTask], sizes: list[int], counters: dict[str, int]
+    tasks: list[FileTask], sizes: list[int], counters: dict[str, int], check: Check = never
 ) -> list[FileAnalysis]:
-    """Analyses of ``tasks`` in order; uses the pool when the bytes justify it."""
+    """Analyses of ``tasks`` in order; uses the pool when the bytes justify it.
+
+    ``check`` runs between files (in-process) or batches (pool) and may raise to cancel;
+    batches not yet started are then dropped from the pool's queue.
+    """
     workers = worker_count(sum(sizes))
     if workers < 2:
-        return [analyze_file(task) for task in tasks]
+        return [_checked(check, task) for task in tasks]
     batches = _batches(tasks, sizes, workers * 3)
     results: list[list[FileAnalysis] | None] = [None] * len(batches)
+    futures: list[Future[list[bytes]]] = []
     try:
         pool = _get_pool(workers)
         futures = [pool.submit(analyze_batch, batch) for batch in batches]
         for i, future in enumerate(futures):
+            check()
             results[i] = [_decoder.decode(blob) for blob in future.result()]
         counters["pool_workers"] = workers
+    except SearchCancelledError:
+        for future in futures:
+            future.cancel()
+        raise
     except Exception:  # a dead worker or a pool that cannot start: finish in-process
         shutdown_pool()
         counters["pool_failures"] = counters.get("pool_failures", 0) + 1
     out: list[FileAnalysis] = []
     for batch, done in zip(batches, results, strict=True):
-        out.extend(done if done is not None else [analyze_file(task) for task in batch])
+        out.extend(done if done is not None else [_checked(check, task) for task in batch])
     return out
+
+
+def _checked(check: Check, task: FileTask) -> FileAnalysis:
+    check()
+    return analyze_file(task)
 
 
 def _batches(tasks: list[FileTask], sizes: list[int], count: int) -> list[list[FileTask]]:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import msgspec
 
+from cq.cancel import Check, never
 from cq.enrich.agreement import adjust_confidence, crosscheck_enabled
 from cq.enrich.budget import DEFAULT_MAX_BYTES, enforce_budget
 from cq.enrich.nodes import HitSpan
@@ -69,9 +70,14 @@ class EnrichOutcome(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def enrich_shown(
-    root: Path, ranked: list[Finding], limit: int, settings: EnrichSettings
+    root: Path,
+    ranked: list[Finding],
+    limit: int,
+    settings: EnrichSettings,
+    check: Check = never,
 ) -> EnrichOutcome:
-    """Enrich ``ranked[:limit]`` (all when ``limit`` is 0) in rank order."""
+    """Enrich ``ranked[:limit]`` (all when ``limit`` is 0) in rank order; ``check`` runs
+    before each hit and may raise to cancel."""
     shown = len(ranked) if limit <= 0 else min(limit, len(ranked))
     started = time.perf_counter()
     files = _Files(root)
@@ -82,6 +88,7 @@ def enrich_shown(
     libcst_runs = 0
     store.prefetch([k for f in ranked[:shown] if (k := _store_key(f, files, settings))])
     for index in range(shown):
+        check()
         finding = ranked[index]
         elapsed = (time.perf_counter() - started) * 1000
         if elapsed > settings.budget_ms:
