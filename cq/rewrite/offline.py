@@ -100,21 +100,21 @@ def map_words(
     short = len(prose) < _SHORT
     if short:  # in a long report generic words are many, and mostly noise
         weak = {s: w for s, w in _content_stems(prose, generic=True).items() if s not in wanted}
-    index, joined = _subword_index(vocabulary)
+    lookup = _Names(vocabulary)
     n_names = len(vocabulary.names)
-    idf = {s: math.log(1 + n_names / (1 + len(index.get(s, ())))) for s in (*wanted, *weak)}
+    idf = {s: math.log(1 + n_names / (1 + lookup.count(s))) for s in (*wanted, *weak)}
     credit: dict[str, dict[str, float]] = {}  # name -> query stem -> best credit
     whole: set[str] = set()  # names a single query word spells out entirely
     for s in wanted:
         for alt, share in ((s, 1.0), *((x, 0.5) for x in _synonym_stems().get(s, ()))):
-            for name in index.get(alt, ()):
+            for name in lookup.containing(alt):
                 got = credit.setdefault(name, {})
                 got[s] = max(got.get(s, 0.0), share)
-        for name in joined.get(s, ()):
+        for name in lookup.spelled(s):
             credit.setdefault(name, {})[s] = 1.0
             whole.add(name)
     for s in weak:
-        for name in index.get(s, ()):
+        for name in lookup.containing(s):
             if name in credit:
                 credit[name].setdefault(s, 1 / 3)
     ranked: list[tuple[str, float]] = []
@@ -258,28 +258,32 @@ def _content_stems(prose: str, *, generic: bool = False) -> Counter[str]:
     return Counter({s: 1 + math.log(c) for s, c in counts.items()})
 
 
-_Index = dict[str, tuple[str, ...]]
-_INDEX_CACHE: dict[str, tuple[_Index, _Index]] = {}
+class _Names:
+    """Name lookups over the vocabulary's position indexes, resolved per query stem."""
+
+    def __init__(self, vocabulary: Vocabulary) -> None:
+        self.vocabulary = vocabulary
+        self.names = _name_list(vocabulary)
+
+    def count(self, stem_: str) -> int:
+        return len(self.vocabulary.subwords.get(stem_, ()))
+
+    def containing(self, stem_: str) -> list[str]:
+        return [self.names[i] for i in self.vocabulary.subwords.get(stem_, ())]
+
+    def spelled(self, stem_: str) -> list[str]:
+        return [self.names[i] for i in self.vocabulary.joined.get(stem_, ())]
 
 
-def _subword_index(vocabulary: Vocabulary) -> tuple[_Index, _Index]:
-    """Stemmed subword -> defined names containing it, and stemmed whole name written as one
-    word (``tarfile`` for ``TarFile``, ``filename`` for ``file_name``) -> names; built once."""
-    cached = _INDEX_CACHE.get(vocabulary.digest)
-    if cached is not None:
-        return cached
-    index: dict[str, list[str]] = {}
-    joined: dict[str, list[str]] = {}
-    for name in vocabulary.names:
-        pieces = subwords(name)
-        for part in {stem(p) for p in pieces if len(p) >= 2}:
-            index.setdefault(part, []).append(name)
-        if len(pieces) > 1:
-            joined.setdefault(stem("".join(pieces)), []).append(name)
-    built = ({k: tuple(v) for k, v in index.items()}, {k: tuple(v) for k, v in joined.items()})
-    _INDEX_CACHE.clear()
-    _INDEX_CACHE[vocabulary.digest] = built
-    return built
+_NAME_LISTS: dict[str, list[str]] = {}
+
+
+def _name_list(vocabulary: Vocabulary) -> list[str]:
+    """``list(vocabulary.names)``, once per vocabulary (the MCP server asks many searches)."""
+    if vocabulary.digest not in _NAME_LISTS:
+        _NAME_LISTS.clear()
+        _NAME_LISTS[vocabulary.digest] = list(vocabulary.names)
+    return _NAME_LISTS[vocabulary.digest]
 
 
 def _suffix_index(files: tuple[str, ...]) -> dict[str, list[str]]:

@@ -16,9 +16,10 @@ import msgspec
 
 from cq.cache import open_store
 from cq.candidates.locate import find_rg
+from cq.rewrite.words import stem, subwords
 
 _NAMESPACE = "rewrite-vocabulary"
-_VERSION = "1"
+_VERSION = "2"
 _DEFINITIONS = (
     r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
     r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?(?:(?:async|unsafe|const|extern)[ \t]+)*"
@@ -31,11 +32,19 @@ _MAX_NAMES = 200_000
 
 
 class Vocabulary(msgspec.Struct, frozen=True):
-    """Defined names -> relative paths of the files defining them; all files; a content hash."""
+    """Defined names -> relative paths of the files defining them; all files; a content hash.
+
+    ``subwords`` maps each stemmed subword to the positions (in ``names``) of the names
+    containing it, ``joined`` each name written as one stemmed word (``tarfil`` for
+    ``TarFile``) to its positions. Built with the vocabulary and cached with it: stemming
+    every name of a large tree costs ~0.3 s, more than the rest of a warm search.
+    """
 
     names: dict[str, tuple[str, ...]]
     files: tuple[str, ...]
     digest: str
+    subwords: dict[str, tuple[int, ...]] = {}
+    joined: dict[str, tuple[int, ...]] = {}
 
     def defines(self, name: str) -> bool:
         return name in self.names
@@ -100,10 +109,33 @@ def _extract(
         rel = _relative(path)
         if rel not in where:
             where.append(rel)
+    ordered = {n: tuple(sorted(p)) for n, p in sorted(names.items())}
+    subword_index, joined_index = _word_index(list(ordered))
     return Vocabulary(
-        names={n: tuple(sorted(p)) for n, p in sorted(names.items())},
+        names=ordered,
         files=files,
         digest=fingerprint,
+        subwords=subword_index,
+        joined=joined_index,
+    )
+
+
+def _word_index(
+    names: list[str],
+) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
+    """Stemmed subword -> positions of the names containing it; stemmed joined name ->
+    positions (only names of two or more subwords)."""
+    index: dict[str, list[int]] = {}
+    joined: dict[str, list[int]] = {}
+    for position, name in enumerate(names):
+        pieces = subwords(name)
+        for part in {stem(p) for p in pieces if len(p) >= 2}:
+            index.setdefault(part, []).append(position)
+        if len(pieces) > 1:
+            joined.setdefault(stem("".join(pieces)), []).append(position)
+    return (
+        {k: tuple(v) for k, v in sorted(index.items())},
+        {k: tuple(v) for k, v in sorted(joined.items())},
     )
 
 
