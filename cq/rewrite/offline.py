@@ -10,12 +10,12 @@ words are in the vocabulary. File names the text mentions become path hints for 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from functools import cache
 
 from cq.model import Focus, Pattern
 from cq.rewrite.extract import COMMON_NAMES, Mentions, split_dotted
+from cq.rewrite.paths import frame_literals, module_hints, path_hints
 from cq.rewrite.plan import RewritePlan, cap_patterns
 from cq.rewrite.vocabulary import Vocabulary
 from cq.rewrite.words import GENERIC_WORDS, STOP_WORDS, SYNONYMS, stem, subwords, words
@@ -23,7 +23,6 @@ from cq.rewrite.words import GENERIC_WORDS, STOP_WORDS, SYNONYMS, stem, subwords
 SOURCE = "offline"
 _MAX_MAPPED = 8
 _SHORT = 200  # characters: a question, not a pasted report (``guess_focus`` agrees)
-_MAX_PACKAGE_FILES = 30  # a package hint spreads over at most this many files
 _TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "fixture", "fixtures", "pytest"})
 _IMPL_WORDS = frozenset({"how", "where", "why", "implement", "implemented", "implementation"})
 
@@ -57,24 +56,13 @@ def offline_rewrite(
     patterns += [
         Pattern(text=m, kind="literal", source=SOURCE, weight=0.5) for m in mentions.messages[:3]
     ]
-    patterns += frame_literals(mentions, vocabulary)
+    patterns += frame_literals(mentions, vocabulary, SOURCE)
     return RewritePlan(
         patterns=cap_patterns(patterns),
         focus=guess_focus(query),
         path_hints=path_hints(mentions, vocabulary, tuple(weights), modules),
         rewriter=SOURCE,
     )
-
-
-def frame_literals(mentions: Mentions, vocabulary: Vocabulary) -> list[Pattern]:
-    """The source lines of the innermost frames in this repository, as fixed strings."""
-    by_basename = _suffix_index(vocabulary.files)
-    ours = [line for path, line in mentions.frame_lines if _resolve(path, by_basename)]
-    innermost = list(dict.fromkeys(reversed(ours)))[:2]
-    return [
-        Pattern(text=line, kind="literal", source=SOURCE, weight=(0.8, 0.6)[depth])
-        for depth, line in enumerate(innermost)
-    ]
 
 
 def map_words(
@@ -156,61 +144,6 @@ def guess_focus(query: str) -> Focus:
     return "all"
 
 
-def path_hints(
-    mentions: Mentions,
-    vocabulary: Vocabulary,
-    names: tuple[str, ...],
-    modules: dict[str, float],
-) -> dict[str, float]:
-    """Repository files the text points at: traceback and import paths, stems it names."""
-    hints: dict[str, float] = dict(modules)
-    by_suffix = _suffix_index(vocabulary.files)
-    for depth, path in enumerate(reversed(mentions.frame_paths)):
-        for rel in _resolve(path, by_suffix):
-            hints[rel] = max(hints.get(rel, 0.0), (1.0, 0.8)[depth] if depth < 2 else 0.6)
-    for path in mentions.paths:
-        for rel in _resolve(path, by_suffix):
-            hints[rel] = max(hints.get(rel, 0.0), 0.8)
-    stems = _stem_index(vocabulary.files)
-    for name in names:
-        for rel in stems.get(name.lower(), ()):
-            hints[rel] = max(hints.get(rel, 0.0), 0.5)
-    return dict(sorted(hints.items()))
-
-
-def module_hints(prose: str, vocabulary: Vocabulary) -> dict[str, float]:
-    """Files a prose word names as a module, as explicit as a traceback frame (1.0: "the
-    tarfile module", "json encoder"), or as their package (0.3: "logging" ->
-    ``logging/handlers.py``)."""
-    stems = _stem_index(vocabulary.files)
-    packages = _package_index(vocabulary.files)
-    hints: dict[str, float] = {}
-    for word in sorted(_module_words(prose)):
-        for rel in packages.get(word, ()):
-            hints[rel] = max(hints.get(rel, 0.0), 0.3)
-        for rel in stems.get(word, ()):
-            hints[rel] = 1.0
-    return hints
-
-
-def _module_words(prose: str) -> set[str]:
-    """Prose words that can name a module or package: not stop or generic words."""
-    lowered = {w.lower() for w in words(prose)}
-    return {w for w in lowered if len(w) >= 4 and w not in STOP_WORDS and w not in GENERIC_WORDS}
-
-
-def _package_index(files: tuple[str, ...]) -> dict[str, list[str]]:
-    """Directory name -> the files directly inside it, for small packages only: naming the
-    project's own top-level package (in every issue about it) points at nothing."""
-    index: dict[str, list[str]] = {}
-    for rel in files:
-        parts = rel.split("/")
-        if len(parts) > 1:
-            index.setdefault(parts[-2].lower(), []).append(rel)
-    most = min(_MAX_PACKAGE_FILES, max(1, len(files) // 20))
-    return {name: rels for name, rels in index.items() if len(rels) <= most}
-
-
 def _name_parts(name: str) -> list[tuple[str, float]]:
     """``pkg.mod.Class.meth`` -> the method (1.0) and the class (0.8); plain names as they are."""
     parts = [p for p in split_dotted(name) if p.isidentifier()]
@@ -284,40 +217,3 @@ def _name_list(vocabulary: Vocabulary) -> list[str]:
         _NAME_LISTS.clear()
         _NAME_LISTS[vocabulary.digest] = list(vocabulary.names)
     return _NAME_LISTS[vocabulary.digest]
-
-
-def _suffix_index(files: tuple[str, ...]) -> dict[str, list[str]]:
-    index: dict[str, list[str]] = {}
-    for rel in files:
-        index.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
-    return index
-
-
-def _resolve(path: str, by_basename: dict[str, list[str]]) -> list[str]:
-    """Repo files a mentioned path denotes: same basename, longest shared directory suffix."""
-    clean = re.sub(r"^[A-Za-z]:", "", path.replace("\\", "/"))
-    parts = [p for p in clean.split("/") if p not in ("", ".")]
-    if not parts:
-        return []
-    candidates = by_basename.get(parts[-1], [])
-    if len(parts) == 1:
-        return candidates if len(candidates) == 1 else []
-    scored = [(_shared_suffix(parts, rel.split("/")), rel) for rel in candidates]
-    best = max((s for s, _ in scored), default=0)
-    return [rel for s, rel in scored if s == best and s >= 2]
-
-
-def _shared_suffix(a: list[str], b: list[str]) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
-        n += 1
-    return n
-
-
-def _stem_index(files: tuple[str, ...]) -> dict[str, list[str]]:
-    index: dict[str, list[str]] = {}
-    for rel in files:
-        base = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
-        if base not in ("__init__", "mod", "lib", "main", "__main__", "conftest"):
-            index.setdefault(base, []).append(rel)
-    return index

@@ -1,0 +1,120 @@
+"""Which repository files a text points at: traceback frames, printed and imported paths,
+module and package names in the prose, and the files defining the names it mentions.
+
+Pure functions over the vocabulary's file list: the offline rewriter turns them into path
+hints (a ranking signal) and fixed-string patterns (the source lines of the frames).
+"""
+
+from __future__ import annotations
+
+import re
+
+from cq.model import Pattern
+from cq.rewrite.extract import Mentions
+from cq.rewrite.vocabulary import Vocabulary
+from cq.rewrite.words import GENERIC_WORDS, STOP_WORDS, words
+
+_MAX_PACKAGE_FILES = 30  # a package hint spreads over at most this many files
+
+
+def frame_literals(mentions: Mentions, vocabulary: Vocabulary, source: str) -> list[Pattern]:
+    """The source lines of the innermost frames in this repository, as fixed strings."""
+    by_basename = _suffix_index(vocabulary.files)
+    ours = [line for path, line in mentions.frame_lines if _resolve(path, by_basename)]
+    innermost = list(dict.fromkeys(reversed(ours)))[:2]
+    return [
+        Pattern(text=line, kind="literal", source=source, weight=(0.8, 0.6)[depth])
+        for depth, line in enumerate(innermost)
+    ]
+
+
+def path_hints(
+    mentions: Mentions,
+    vocabulary: Vocabulary,
+    names: tuple[str, ...],
+    modules: dict[str, float],
+) -> dict[str, float]:
+    """Repository files the text points at: traceback and import paths, stems it names."""
+    hints: dict[str, float] = dict(modules)
+    by_suffix = _suffix_index(vocabulary.files)
+    for depth, path in enumerate(reversed(mentions.frame_paths)):
+        for rel in _resolve(path, by_suffix):
+            hints[rel] = max(hints.get(rel, 0.0), (1.0, 0.8)[depth] if depth < 2 else 0.6)
+    for path in mentions.paths:
+        for rel in _resolve(path, by_suffix):
+            hints[rel] = max(hints.get(rel, 0.0), 0.8)
+    stems = _stem_index(vocabulary.files)
+    for name in names:
+        for rel in stems.get(name.lower(), ()):
+            hints[rel] = max(hints.get(rel, 0.0), 0.5)
+    return dict(sorted(hints.items()))
+
+
+def module_hints(prose: str, vocabulary: Vocabulary) -> dict[str, float]:
+    """Files a prose word names as a module, as explicit as a traceback frame (1.0: "the
+    tarfile module", "json encoder"), or as their package (0.3: "logging" ->
+    ``logging/handlers.py``)."""
+    stems = _stem_index(vocabulary.files)
+    packages = _package_index(vocabulary.files)
+    hints: dict[str, float] = {}
+    for word in sorted(_module_words(prose)):
+        for rel in packages.get(word, ()):
+            hints[rel] = max(hints.get(rel, 0.0), 0.3)
+        for rel in stems.get(word, ()):
+            hints[rel] = 1.0
+    return hints
+
+
+def _module_words(prose: str) -> set[str]:
+    """Prose words that can name a module or package: not stop or generic words."""
+    lowered = {w.lower() for w in words(prose)}
+    return {w for w in lowered if len(w) >= 4 and w not in STOP_WORDS and w not in GENERIC_WORDS}
+
+
+def _package_index(files: tuple[str, ...]) -> dict[str, list[str]]:
+    """Directory name -> the files directly inside it, for small packages only: naming the
+    project's own top-level package (in every issue about it) points at nothing."""
+    index: dict[str, list[str]] = {}
+    for rel in files:
+        parts = rel.split("/")
+        if len(parts) > 1:
+            index.setdefault(parts[-2].lower(), []).append(rel)
+    most = min(_MAX_PACKAGE_FILES, max(1, len(files) // 20))
+    return {name: rels for name, rels in index.items() if len(rels) <= most}
+
+
+def _suffix_index(files: tuple[str, ...]) -> dict[str, list[str]]:
+    index: dict[str, list[str]] = {}
+    for rel in files:
+        index.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    return index
+
+
+def _resolve(path: str, by_basename: dict[str, list[str]]) -> list[str]:
+    """Repo files a mentioned path denotes: same basename, longest shared directory suffix."""
+    clean = re.sub(r"^[A-Za-z]:", "", path.replace("\\", "/"))
+    parts = [p for p in clean.split("/") if p not in ("", ".")]
+    if not parts:
+        return []
+    candidates = by_basename.get(parts[-1], [])
+    if len(parts) == 1:
+        return candidates if len(candidates) == 1 else []
+    scored = [(_shared_suffix(parts, rel.split("/")), rel) for rel in candidates]
+    best = max((s for s, _ in scored), default=0)
+    return [rel for s, rel in scored if s == best and s >= 2]
+
+
+def _shared_suffix(a: list[str], b: list[str]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def _stem_index(files: tuple[str, ...]) -> dict[str, list[str]]:
+    index: dict[str, list[str]] = {}
+    for rel in files:
+        base = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+        if base not in ("__init__", "mod", "lib", "main", "__main__", "conftest"):
+            index.setdefault(base, []).append(rel)
+    return index
