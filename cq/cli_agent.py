@@ -1,4 +1,5 @@
-"""``cq agent install|uninstall``: put the /cq command files where coding agents find them."""
+"""``cq agent install|uninstall``: put the /cq command files where coding agents find them and
+register ``cq mcp`` with them."""
 
 from __future__ import annotations
 
@@ -13,17 +14,22 @@ from cq.errors import UsageError
 def add_agent_parser(sub: argparse._SubParsersAction) -> None:
     agent = sub.add_parser(
         "agent",
-        help="install the /cq slash command for Claude Code and Codex",
-        description="Install or uninstall cq's command files for coding agents.",
+        help="install the /cq slash command and the MCP server for Claude Code and Codex",
+        description="Install or uninstall cq's command files and MCP server for coding agents.",
     )
     actions = agent.add_subparsers(dest="agent_command", parser_class=type(agent))
     install = actions.add_parser(
         "install",
-        help="write the command files (idempotent; edited files are kept)",
+        help="write the command files and register the MCP server (idempotent)",
         description=(
             "Write /cq for Claude Code (.claude/commands/cq.md) and Codex (.agents/skills/cq, "
-            "and $CODEX_HOME/prompts/cq.md with --user). Files you edited are kept unless "
-            "--force. Without --claude/--codex: both."
+            "and $CODEX_HOME/prompts/cq.md with --user), and register 'cq mcp' as the MCP "
+            "server 'cq': Claude Code's .mcp.json (--user: ~/.claude.json), Codex's "
+            ".codex/config.toml, read in trusted projects (--user: $CODEX_HOME/config.toml). "
+            "The server is started by the absolute path of this cq. Config files are edited in "
+            "place: other servers and settings stay as they are, a file that does not parse is "
+            "left alone. Files and entries you edited are kept unless --force. Without "
+            "--claude/--codex: both."
         ),
     )
     _common(install)
@@ -32,10 +38,19 @@ def add_agent_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also add a short marked block to CLAUDE.md / AGENTS.md",
     )
+    install.add_argument(
+        "--no-mcp",
+        dest="mcp",
+        action="store_false",
+        help="do not register the MCP server (uninstall removes it either way)",
+    )
     uninstall = actions.add_parser(
         "uninstall",
         help="remove exactly what install wrote",
-        description="Remove what install wrote; files you edited stay unless --force.",
+        description=(
+            "Remove what install wrote, the MCP server registration included; files and "
+            "entries you edited stay unless --force."
+        ),
     )
     _common(uninstall)
 
@@ -66,7 +81,9 @@ def run_agent_command(args: argparse.Namespace) -> int:
         if not base.is_dir():
             raise UsageError(f"project directory not found: {base}")
     if args.agent_command == "install":
-        actions = install(agents, scope, base, guidance=args.guidance, force=args.force)
+        actions = install(
+            agents, scope, base, guidance=args.guidance, mcp=args.mcp, force=args.force
+        )
     else:
         actions = uninstall(agents, scope, base, force=args.force)
     for action in actions:

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import tomllib
 from pathlib import Path
 
+import anyio
 import pytest
 from conftest import run_cq
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 CLAUDE_CMD = Path(".claude/commands/cq.md")
 CODEX_SKILL = Path(".agents/skills/cq/SKILL.md")
@@ -40,6 +46,11 @@ def agent(*args: str, cwd: Path, home: Path) -> str:
     return run.stdout
 
 
+def outcomes(out: str) -> dict[str, str]:
+    """The report of install or uninstall: the outcome for each path shown."""
+    return {line.split()[1]: line.split()[0] for line in out.splitlines()}
+
+
 def test_project_install_is_idempotent_and_uninstall_restores_the_tree(project, home):
     (project / "CLAUDE.md").write_text("# House rules\n\nTabs, never spaces.\n")
     before = snapshot(project)
@@ -71,12 +82,13 @@ def test_edited_files_are_kept_unless_forced(project, home):
     cmd.write_text(edited)
 
     out = agent("install", "--claude", cwd=project, home=home)
-    assert out.startswith("kept") and cmd.read_text() == edited
+    assert outcomes(out)[str(CLAUDE_CMD)] == "kept" and cmd.read_text() == edited
     out = agent("uninstall", "--claude", cwd=project, home=home)
-    assert out.startswith("kept") and cmd.read_text() == edited
+    assert outcomes(out)[str(CLAUDE_CMD)] == "kept" and cmd.read_text() == edited
 
     out = agent("install", "--claude", "--force", cwd=project, home=home)
-    assert out.startswith("overwritten") and "Always pass" not in cmd.read_text()
+    assert outcomes(out)[str(CLAUDE_CMD)] == "overwritten"
+    assert "Always pass" not in cmd.read_text()
     agent("uninstall", "--claude", cwd=project, home=home)
     assert not (project / ".claude").exists()
 
@@ -133,8 +145,8 @@ def test_uninstall_without_a_manifest_removes_only_pristine_files(project, home,
     run = run_cq(
         "agent", "uninstall", cwd=project, env={"HOME": str(home), "CQ_CACHE_DIR": str(tmp_path)}
     )
-    assert run.returncode == 0 and run.stdout.startswith("removed")
-    assert not (project / CLAUDE_CMD).exists()
+    assert run.returncode == 0 and set(outcomes(run.stdout).values()) == {"removed"}
+    assert not (project / CLAUDE_CMD).exists() and not (project / ".mcp.json").exists()
 
 
 def test_bad_invocations_are_one_line_errors(project, home):
@@ -150,7 +162,10 @@ def test_templates_only_mention_flags_cq_search_accepts():
     from cq.agent.targets import artifacts
 
     helptext = run_cq("search", "--help").stdout
-    texts = [a.content for a in artifacts(("claude", "codex"), "user", Path("/h"), True)]
+    texts = [
+        a.content
+        for a in artifacts(("claude", "codex"), "user", Path("/h"), guidance=True, mcp=False)
+    ]
     flags = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", "\n".join(texts)))
     assert flags, "templates should teach some flags"
     assert sorted(f for f in flags if f not in helptext) == []
@@ -164,3 +179,137 @@ def test_project_and_user_installs_in_the_home_dir_stay_separate(home):
     assert (home / ".codex" / "prompts" / "cq.md").is_file()  # user scope untouched
     agent("uninstall", "--user", cwd=home, home=home)
     assert list(home.iterdir()) == []
+
+
+MCP_JSON = Path(".mcp.json")
+CODEX_TOML = Path(".codex/config.toml")
+THEIRS = '{\n    "mcpServers": {\n        "docs": {"command": "docs-server", "args": []}\n    },\n'
+THEIRS += '    "note": "kept as written"\n}\n'
+
+
+def cq_server(config: dict) -> dict:
+    """The ``cq`` server an agent would start from this config (JSON or TOML, as parsed)."""
+    return (config.get("mcpServers") or config["mcp_servers"])["cq"]
+
+
+def test_mcp_server_is_merged_into_existing_configs_and_uninstall_restores_them(project, home):
+    (project / MCP_JSON).write_text(THEIRS)
+    (project / ".codex").mkdir()
+    (project / CODEX_TOML).write_text('model = "o3"\n\n[mcp_servers.docs]\ncommand = "docs"\n')
+    before = snapshot(project)
+
+    out = agent("install", cwd=project, home=home)
+    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "written"
+    claude = json.loads((project / MCP_JSON).read_text())
+    assert claude["note"] == "kept as written"
+    assert claude["mcpServers"]["docs"] == {"command": "docs-server", "args": []}
+    server = cq_server(claude)
+    assert Path(server["command"]).is_absolute() and os.access(server["command"], os.X_OK)
+    assert server["args"] == ["mcp"]
+    codex = tomllib.loads((project / CODEX_TOML).read_text())
+    assert codex["model"] == "o3" and codex["mcp_servers"]["docs"] == {"command": "docs"}
+    assert cq_server(codex) == server
+    installed = snapshot(project)
+
+    again = agent("install", cwd=project, home=home)
+    assert set(outcomes(again).values()) == {"unchanged"} and snapshot(project) == installed
+
+    out = agent("uninstall", cwd=project, home=home)
+    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "removed"
+    assert snapshot(project) == before
+
+
+def test_config_files_cq_created_are_removed_with_its_server(project, home):
+    agent("install", cwd=project, home=home)
+    assert set(json.loads((project / MCP_JSON).read_text())["mcpServers"]) == {"cq"}
+    agent("uninstall", cwd=project, home=home)
+    assert sorted(p.name for p in project.iterdir()) == ["app.py"]
+
+    # User scope: Claude Code keeps its state in ~/.claude.json and rewrites it as it runs.
+    agent("install", "--user", cwd=project, home=home)
+    state = json.loads((home / ".claude.json").read_text())
+    assert cq_server(state)["args"] == ["mcp"]
+    assert cq_server(tomllib.loads((home / ".codex/config.toml").read_text()))["args"] == ["mcp"]
+    rewritten = {"numStartups": 3, **state, "projects": {str(project): {}}}
+    (home / ".claude.json").write_text(json.dumps(rewritten, indent=2))
+    agent("uninstall", "--user", cwd=project, home=home)
+    assert json.loads((home / ".claude.json").read_text()) == {
+        "numStartups": 3,
+        "projects": {str(project): {}},
+    }
+    (home / ".claude.json").unlink()
+    assert list(home.iterdir()) == []
+
+
+def test_edited_mcp_entries_are_kept_unless_forced(project, home):
+    agent("install", cwd=project, home=home)
+    claude = json.loads((project / MCP_JSON).read_text())
+    cq_server(claude)["env"] = {"CQ_LLM": "off"}
+    (project / MCP_JSON).write_text(json.dumps(claude))
+    toml = (project / CODEX_TOML).read_text().replace('args = ["mcp"]', 'args = ["mcp", "-h"]')
+    (project / CODEX_TOML).write_text(toml)
+    edited = [(project / MCP_JSON).read_bytes(), (project / CODEX_TOML).read_bytes()]
+
+    out = agent("install", cwd=project, home=home)
+    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "kept"
+    out = agent("uninstall", cwd=project, home=home)
+    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "kept"
+    assert [(project / MCP_JSON).read_bytes(), (project / CODEX_TOML).read_bytes()] == edited
+
+    out = agent("install", "--force", cwd=project, home=home)
+    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "overwritten"
+    assert "env" not in cq_server(json.loads((project / MCP_JSON).read_text()))
+    assert cq_server(tomllib.loads((project / CODEX_TOML).read_text()))["args"] == ["mcp"]
+    agent("uninstall", cwd=project, home=home)
+    assert sorted(p.name for p in project.iterdir()) == ["app.py"]  # cq made those files
+
+
+def test_configs_that_do_not_parse_or_have_their_own_cq_server_are_left_alone(project, home):
+    (project / MCP_JSON).write_text('{"mcpServers": {"docs": {"command": "d"},}}\n')  # comma
+    (project / ".codex").mkdir()
+    (project / CODEX_TOML).write_text('[mcp_servers.cq]\ncommand = "my-own-cq"\n')
+    before = snapshot(project)
+    out = agent("install", "--force", cwd=project, home=home)
+    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "kept"
+    assert "not valid JSON" in out and "defined outside cq's block" in out
+    agent("uninstall", "--force", cwd=project, home=home)
+    assert snapshot(project) == before
+
+    (project / CODEX_TOML).write_text("model = \n")  # not TOML
+    out = agent("install", cwd=project, home=home)
+    assert outcomes(out)[str(CODEX_TOML)] == "kept" and "not valid TOML" in out
+    assert (project / CODEX_TOML).read_text() == "model = \n"
+
+
+def test_no_mcp_registers_nothing(project, home):
+    out = agent("install", "--no-mcp", cwd=project, home=home)
+    assert "MCP" not in out
+    assert not (project / MCP_JSON).exists() and not (project / ".codex").exists()
+    assert "--no-mcp" in run_cq("agent", "install", "--help").stdout
+
+
+def test_registered_command_starts_a_working_mcp_server(project, home, tmp_path):
+    """Start cq's server as the agents would, from the configs install wrote, with an
+    environment that does not put this venv on PATH."""
+    agent("install", cwd=project, home=home)
+    servers = [
+        cq_server(json.loads((project / MCP_JSON).read_text())),
+        cq_server(tomllib.loads((project / CODEX_TOML).read_text())),
+    ]
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "CQ_CACHE_DIR": str(tmp_path / "c")}
+
+    async def tools_and_answer(server: dict) -> tuple[set[str], str]:
+        params = StdioServerParameters(
+            command=server["command"], args=server["args"], env=env, cwd=project
+        )
+        with (tmp_path / "server.err").open("w") as errlog:
+            transport = stdio_client(params, errlog=errlog)
+            async with Client(transport, mode="legacy", read_timeout_seconds=120) as client:
+                tools = {t.name for t in (await client.list_tools()).tools}
+                found = await client.call_tool("search", {"query": "main", "limit": 3})
+                return tools, "".join(block.text for block in found.content)
+
+    for server in servers:
+        tools, answer = anyio.run(tools_and_answer, server)
+        assert tools == {"search", "stats"}
+        assert "app.py:1:" in answer

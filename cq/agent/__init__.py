@@ -1,9 +1,10 @@
 """cq for coding agents: the /cq command files and their installer, and the MCP server.
 
 In: an agent choice and a scope (``cq agent install``), or MCP requests on stdin (``cq mcp``).
-Out: command files, skills and guidance blocks on disk (recorded in a manifest so uninstall
-removes exactly them), or MCP tool results rendered by ``cq.report``. Open ``targets.py`` for
-where each agent looks, ``install.py`` for the write/remove rules, ``mcp_server.py`` for the
-server. Nothing here is imported on the ``cq search`` path; the ``mcp`` SDK is imported only
-by ``mcp_server``.
+Out: command files, skills, guidance blocks and the MCP server's registration in each agent's
+config on disk (recorded in a manifest so uninstall removes exactly them), or MCP tool results
+rendered by ``cq.report``. Open ``targets.py`` for where each agent looks, ``install.py`` for
+the write/remove rules (``jsonedit.py`` edits one member of a JSON file in place),
+``mcp_server.py`` for the server. Nothing here is imported on the ``cq search`` path; the
+``mcp`` SDK is imported only by ``mcp_server``.
 """

@@ -1,13 +1,17 @@
 """Install and uninstall the agent files, idempotently and without clobbering user edits.
 
-A file or block is cq's to replace or remove only while its content hash equals the hash
-recorded when cq wrote it (or it is identical to what cq would write now); anything else is a
-user edit and is kept unless ``force``. Blocks live between markers in a file the user owns
-(CLAUDE.md, AGENTS.md); uninstall removes the block and leaves every other byte as it was.
+A file, block or JSON member is cq's to replace or remove only while its content hash equals
+the hash recorded when cq wrote it (or it is identical to what cq would write now); anything
+else is a user edit and is kept unless ``force``. Blocks live between markers in a file the user
+owns (CLAUDE.md, AGENTS.md, Codex's config.toml); the ``mcpServers.cq`` member lives in a JSON
+file the user or the agent also writes (.mcp.json, ~/.claude.json). Uninstall removes the block
+or member and leaves every other byte as it was. A file that does not parse is never touched.
 """
 
 from __future__ import annotations
 
+import json
+import tomllib
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -15,12 +19,24 @@ from typing import Literal, TypeVar
 
 import msgspec
 
+from cq.agent import jsonedit
 from cq.agent import manifest as mf
-from cq.agent.targets import BLOCK_END, Agent, Artifact, Scope, artifacts
+from cq.agent.targets import (
+    CLAUDE_SERVERS,
+    CODEX_SERVERS,
+    SERVER_NAME,
+    Agent,
+    Artifact,
+    Kind,
+    Markers,
+    Scope,
+    artifacts,
+    label,
+    markers,
+)
 from cq.errors import CqError
 
 Outcome = Literal["written", "updated", "overwritten", "unchanged", "kept", "removed", "absent"]
-_BEGIN_PREFIX = "<!-- cq:agent:begin"
 _T = TypeVar("_T")
 
 
@@ -33,14 +49,20 @@ class Action(msgspec.Struct, frozen=True):
 
 
 def install(
-    agents: tuple[Agent, ...], scope: Scope, base: Path, *, guidance: bool, force: bool
+    agents: tuple[Agent, ...],
+    scope: Scope,
+    base: Path,
+    *,
+    guidance: bool,
+    mcp: bool,
+    force: bool,
 ) -> list[Action]:
     manifest = mf.load(base, scope)
     actions = []
     try:
-        for art in artifacts(agents, scope, base, guidance):
+        for art in artifacts(agents, scope, base, guidance=guidance, mcp=mcp):
             old = manifest.find(art.path)
-            step = _install_block if art.kind == "block" else _install_file
+            step = _INSTALL[art.kind]
             entry, action = _guard(art.path, partial(step, art, old, force))
             if entry is not None:
                 manifest.put(entry)
@@ -52,7 +74,7 @@ def install(
 
 def uninstall(agents: tuple[Agent, ...], scope: Scope, base: Path, *, force: bool) -> list[Action]:
     manifest = mf.load(base, scope)
-    current = {a.path: a for a in artifacts(agents, scope, base, guidance=True)}
+    current = {a.path: a for a in artifacts(agents, scope, base, guidance=True, mcp=True)}
     paths = [e.path for e in reversed(manifest.entries) if e.agent in agents]
     paths += [p for p in current if manifest.find(p) is None]
     actions = []
@@ -60,8 +82,7 @@ def uninstall(agents: tuple[Agent, ...], scope: Scope, base: Path, *, force: boo
         for path in paths:
             entry, art = manifest.find(path), current.get(path)
             kind = entry.kind if entry else art.kind  # type: ignore[union-attr]
-            step = _remove_block if kind == "block" else _remove_file
-            action = _guard(path, partial(step, path, entry, art, force))
+            action = _guard(path, partial(_REMOVE[kind], path, entry, art, force))
             if action.outcome != "absent" or entry is not None:
                 actions.append(action)
             if action.outcome in ("removed", "absent"):
@@ -96,16 +117,17 @@ def _install_block(
     art: Artifact, old: mf.Entry | None, force: bool
 ) -> tuple[mf.Entry | None, Action]:
     path = Path(art.path)
+    what, mark = label(art.kind, art.path), markers(art.path)
     entry = _entry(art, old)
     if not path.exists():
         created = _make_dirs(path.parent)
         _write(path, art.content + "\n")
         entry = msgspec.structs.replace(entry, created_file=True, created_dirs=created)
-        return entry, Action(art.path, "written", "guidance block")
+        return entry, Action(art.path, "written", what)
     text = _read(path)
-    span = _find_block(text)
+    span = _find_block(text, mark)
     if span is None:
-        if _BEGIN_PREFIX in text:
+        if mark.begin_prefix in text:
             return old, Action(art.path, "kept", "cq block has no end marker; fix it by hand")
         sep = (
             ""
@@ -114,21 +136,61 @@ def _install_block(
             if text.endswith("\n")
             else "\n\n"
         )
-        _write(path, text + sep + art.content + "\n")
-        return msgspec.structs.replace(entry, separator=sep), Action(
-            art.path, "written", "guidance block appended"
-        )
+        new = text + sep + art.content + "\n"
+        if problem := _toml_conflict(art.path, text, new):
+            return old, Action(art.path, "kept", problem)
+        _write(path, new)
+        entry = msgspec.structs.replace(entry, separator=sep)
+        return entry, Action(art.path, "written", f"{what} appended")
     start, end = span
     block = text[start:end]
     if block == art.content:
-        return entry, Action(art.path, "unchanged", "guidance block")
+        return entry, Action(art.path, "unchanged", what)
     ours = old is not None and mf.digest(block) == old.sha256
     if ours or force:
-        _write(path, text[:start] + art.content + text[end:])
-        return entry, Action(art.path, "updated" if ours else "overwritten", "guidance block")
-    return old, Action(
-        art.path, "kept", "guidance block edited since cq wrote it; --force replaces it"
-    )
+        new = text[:start] + art.content + text[end:]
+        if problem := _toml_conflict(art.path, text[:start] + text[end:], new):
+            return old, Action(art.path, "kept", problem)
+        _write(path, new)
+        return entry, Action(art.path, "updated" if ours else "overwritten", what)
+    return old, Action(art.path, "kept", f"{what} edited since cq wrote it; --force replaces it")
+
+
+def _install_json(
+    art: Artifact, old: mf.Entry | None, force: bool
+) -> tuple[mf.Entry | None, Action]:
+    path, value = Path(art.path), _content(art)
+    what = label(art.kind, art.path)
+    entry = _entry(art, old)
+    if not path.exists():
+        created = _make_dirs(path.parent)
+        _write(path, _fresh_json(art))
+        entry = msgspec.structs.replace(
+            entry, created_file=True, created_key=True, created_dirs=created
+        )
+        return entry, Action(art.path, "written", what)
+    text = _read(path)
+    try:
+        doc = jsonedit.document(text)
+        servers = _servers(text, doc)
+    except jsonedit.NotAnObject as exc:
+        return old, Action(art.path, "kept", f"{exc}; left alone")
+    if servers is None:
+        _write(path, jsonedit.add(text, doc, CLAUDE_SERVERS, {SERVER_NAME: value}))
+        entry = msgspec.structs.replace(entry, created_key=True)
+        return entry, Action(art.path, "written", f"{what} added")
+    member = servers.find(SERVER_NAME)
+    if member is None:
+        _write(path, jsonedit.add(text, servers, SERVER_NAME, value))
+        return entry, Action(art.path, "written", f"{what} added")
+    found = json.loads(text[member.value_start : member.value_end])
+    if found == value:
+        return entry, Action(art.path, "unchanged", what)
+    ours = old is not None and _digest("json", found) == old.sha256
+    if ours or force:
+        _write(path, jsonedit.replace(text, servers, member, value))
+        return entry, Action(art.path, "updated" if ours else "overwritten", what)
+    return old, Action(art.path, "kept", f"{what} edited since cq wrote it; --force replaces it")
 
 
 def _remove_file(path: str, entry: mf.Entry | None, art: Artifact | None, force: bool) -> Action:
@@ -137,7 +199,7 @@ def _remove_file(path: str, entry: mf.Entry | None, art: Artifact | None, force:
         _remove_dirs(entry.created_dirs if entry else ())
         return Action(path, "absent")
     text = _read(p)
-    if not (force or _is_ours(text, entry, art)):
+    if not (force or _is_ours("file", text, entry, art)):
         return Action(path, "kept", "edited since cq wrote it; --force removes it")
     p.unlink()
     _remove_dirs(entry.created_dirs if entry else ())
@@ -146,13 +208,17 @@ def _remove_file(path: str, entry: mf.Entry | None, art: Artifact | None, force:
 
 def _remove_block(path: str, entry: mf.Entry | None, art: Artifact | None, force: bool) -> Action:
     p = Path(path)
+    what = label("block", path)
     text = _read(p) if p.exists() else ""
-    span = _find_block(text)
+    span = _find_block(text, markers(path))
     if span is None:
-        return Action(path, "absent", "guidance block")
+        if entry is not None and entry.created_file and p.exists() and not text.strip():
+            p.unlink()  # emptied by the other scope's uninstall (project == home)
+            _remove_dirs(entry.created_dirs)
+        return Action(path, "absent", what)
     start, end = span
-    if not (force or _is_ours(text[start:end], entry, art)):
-        return Action(path, "kept", "guidance block edited since cq wrote it; --force removes it")
+    if not (force or _is_ours("block", text[start:end], entry, art)):
+        return Action(path, "kept", f"{what} edited since cq wrote it; --force removes it")
     before, after = text[:start], text[end:]
     after = after.removeprefix("\n")
     if entry is not None and entry.separator and before.endswith(entry.separator):
@@ -163,31 +229,111 @@ def _remove_block(path: str, entry: mf.Entry | None, art: Artifact | None, force
         _remove_dirs(entry.created_dirs)
     else:
         _write(p, rest)
-    return Action(path, "removed", "guidance block")
+    return Action(path, "removed", what)
 
 
-def _is_ours(text: str, entry: mf.Entry | None, art: Artifact | None) -> bool:
-    if entry is not None and mf.digest(text) == entry.sha256:
+def _remove_json(path: str, entry: mf.Entry | None, art: Artifact | None, force: bool) -> Action:
+    p = Path(path)
+    what = label("json", path)
+    if not p.exists():
+        return Action(path, "absent", what)
+    text = _read(p)
+    if entry is None and art is not None and text == _fresh_json(art):
+        p.unlink()  # exactly the file install creates (its manifest is gone)
+        return Action(path, "removed", what)
+    try:
+        doc = jsonedit.document(text)
+        servers = _servers(text, doc)
+    except jsonedit.NotAnObject as exc:
+        return Action(path, "kept", f"{exc}; left alone")
+    member = servers.find(SERVER_NAME) if servers else None
+    if servers is None or member is None:
+        return Action(path, "absent", what)
+    found = json.loads(text[member.value_start : member.value_end])
+    if not (force or _is_ours("json", found, entry, art)):
+        return Action(path, "kept", f"{what} edited since cq wrote it; --force removes it")
+    if entry is not None and entry.created_key and len(servers.members) == 1:
+        rest = jsonedit.remove(text, doc, doc.find(CLAUDE_SERVERS))  # type: ignore[arg-type]
+    else:
+        rest = jsonedit.remove(text, servers, member)
+    if entry is not None and entry.created_file and json.loads(rest) == {}:
+        p.unlink()
+        _remove_dirs(entry.created_dirs)
+    else:
+        _write(p, rest)
+    return Action(path, "removed", what)
+
+
+def _servers(text: str, doc: jsonedit.Obj) -> jsonedit.Obj | None:
+    """The ``mcpServers`` object of a JSON document, None if it has none."""
+    member = doc.find(CLAUDE_SERVERS)
+    if member is None:
+        return None
+    if text[member.value_start] != "{":
+        raise jsonedit.NotAnObject(f"its {CLAUDE_SERVERS} is not a JSON object")
+    return jsonedit.members(text, member.value_start)
+
+
+def _fresh_json(art: Artifact) -> str:
+    """The whole file install writes where there was none."""
+    document = {CLAUDE_SERVERS: {SERVER_NAME: _content(art)}}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _toml_conflict(path: str, rest: str, new: str) -> str | None:
+    """Why cq's block must not go into this TOML file (``rest`` is the file without it)."""
+    if not path.endswith(".toml"):
+        return None
+    try:
+        servers = tomllib.loads(rest).get(CODEX_SERVERS)
+    except tomllib.TOMLDecodeError as exc:
+        return f"not valid TOML ({exc}); left alone"
+    if isinstance(servers, dict) and SERVER_NAME in servers:
+        return f"[{CODEX_SERVERS}.{SERVER_NAME}] is defined outside cq's block; left alone"
+    try:
+        tomllib.loads(new)
+    except tomllib.TOMLDecodeError as exc:
+        return f"cq's block would make it invalid TOML ({exc}); left alone"
+    return None
+
+
+def _is_ours(kind: Kind, content: object, entry: mf.Entry | None, art: Artifact | None) -> bool:
+    if entry is not None and _digest(kind, content) == entry.sha256:
         return True
-    return art is not None and text == art.content
+    return art is not None and content == _content(art)
 
 
 def _entry(art: Artifact, old: mf.Entry | None) -> mf.Entry:
     """The manifest entry for what is being written now, keeping what the first install made."""
-    fresh = mf.Entry(agent=art.agent, kind=art.kind, path=art.path, sha256=mf.digest(art.content))
+    sha = _digest(art.kind, _content(art))
+    fresh = mf.Entry(agent=art.agent, kind=art.kind, path=art.path, sha256=sha)
     if old is None:
         return fresh
     return msgspec.structs.replace(
-        fresh, created_file=old.created_file, created_dirs=old.created_dirs, separator=old.separator
+        fresh,
+        created_file=old.created_file,
+        created_dirs=old.created_dirs,
+        separator=old.separator,
+        created_key=old.created_key,
     )
 
 
-def _find_block(text: str) -> tuple[int, int] | None:
-    start = text.find(_BEGIN_PREFIX)
+def _content(art: Artifact) -> object:
+    """What is compared and hashed: a JSON member's value as data, anything else as text."""
+    return json.loads(art.content) if art.kind == "json" else art.content
+
+
+def _digest(kind: Kind, content: object) -> str:
+    """A JSON value is hashed in canonical form: the agent may re-indent or reorder its file."""
+    return mf.digest(jsonedit.canonical(content) if kind == "json" else str(content))
+
+
+def _find_block(text: str, mark: Markers) -> tuple[int, int] | None:
+    start = text.find(mark.begin_prefix)
     if start < 0:
         return None
-    end = text.find(BLOCK_END, start)
-    return None if end < 0 else (start, end + len(BLOCK_END))
+    end = text.find(mark.end, start)
+    return None if end < 0 else (start, end + len(mark.end))
 
 
 def _make_dirs(directory: Path) -> tuple[str, ...]:
@@ -210,11 +356,17 @@ def _remove_dirs(dirs: tuple[str, ...]) -> None:
 
 
 def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="surrogateescape")
+    """The text as stored: CRLF stays CRLF, so writing it back changes nothing but cq's part."""
+    with path.open(encoding="utf-8", errors="surrogateescape", newline="") as f:
+        return f.read()
 
 
 def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8", errors="surrogateescape", newline="\n")
+
+
+_INSTALL = {"file": _install_file, "block": _install_block, "json": _install_json}
+_REMOVE = {"file": _remove_file, "block": _remove_block, "json": _remove_json}
 
 
 def _guard(path: str, step: Callable[[], _T]) -> _T:

@@ -28,6 +28,7 @@ class Entry(msgspec.Struct, frozen=True):
     created_file: bool = False  # a block's file did not exist before install
     created_dirs: tuple[str, ...] = ()  # directories install made, deepest first
     separator: str = ""  # text inserted before a block appended to an existing file
+    created_key: bool = False  # a JSON member's parent object (mcpServers) was made by install
 
 
 class Manifest(msgspec.Struct):

@@ -6,10 +6,16 @@ line is ``$ARGUMENTS``), the guidance block in ``CLAUDE.md`` (project root) or
 a custom prompt ``$CODEX_HOME/prompts/cq.md`` (``/prompts:cq search <query>``; Codex reads
 prompts only from ``CODEX_HOME``, default ``~/.codex``, so only with ``--user``) and the guidance
 block in ``AGENTS.md`` (project root) or ``$CODEX_HOME/AGENTS.md``.
+
+The MCP server (``cq mcp``) is registered as ``mcpServers.cq`` in Claude Code's ``.mcp.json``
+(project root) or ``~/.claude.json`` (user scope), and as a marked ``[mcp_servers.cq]`` block in
+Codex's ``.codex/config.toml`` (project root; Codex reads it in trusted projects) or
+``$CODEX_HOME/config.toml``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -21,21 +27,59 @@ import msgspec
 
 Agent = Literal["claude", "codex"]
 Scope = Literal["project", "user"]
-Kind = Literal["file", "block"]
+Kind = Literal["file", "block", "json"]
 
-BLOCK_BEGIN = (
-    "<!-- cq:agent:begin (written by `cq agent install`; `cq agent uninstall` removes it) -->"
-)
-BLOCK_END = "<!-- cq:agent:end -->"
+CLAUDE_SERVERS = "mcpServers"  # the JSON object of MCP servers in Claude Code's configs
+CODEX_SERVERS = "mcp_servers"  # the TOML table of MCP servers in Codex's config
+SERVER_NAME = "cq"
+_BLOCK_NOTE = "(written by `cq agent install`; `cq agent uninstall` removes it)"
 
 
 class Artifact(msgspec.Struct, frozen=True):
-    """One thing the installer writes: a whole file, or a marked block inside a file."""
+    """One thing the installer writes: a whole file, a marked block inside a file, or the
+    ``mcpServers.cq`` member of a JSON file."""
 
     agent: Agent
     kind: Kind
     path: str  # absolute
-    content: str  # the file's text, or the block's text including both markers
+    content: str  # the file's text, the block's text with both markers, or the member's JSON
+
+
+class McpServer(msgspec.Struct, frozen=True):
+    """How an agent starts cq's MCP server over stdio; both agents' configs take these keys."""
+
+    command: str
+    args: tuple[str, ...]
+
+
+class Markers(msgspec.Struct, frozen=True):
+    """The lines around cq's block, in the comment syntax of the file they sit in."""
+
+    opening: str
+    closing: str
+
+    @property
+    def begin_prefix(self) -> str:
+        return f"{self.opening}cq:agent:begin"
+
+    @property
+    def begin(self) -> str:
+        return f"{self.begin_prefix} {_BLOCK_NOTE}{self.closing}"
+
+    @property
+    def end(self) -> str:
+        return f"{self.opening}cq:agent:end{self.closing}"
+
+
+def markers(path: str) -> Markers:
+    return Markers("# ", "") if path.endswith(".toml") else Markers("<!-- ", " -->")
+
+
+def label(kind: Kind, path: str) -> str:
+    """What a block or JSON entry is, for the report line (a whole file needs no label)."""
+    if kind == "json" or path.endswith(".toml"):
+        return f"MCP server {SERVER_NAME}"
+    return "guidance block" if kind == "block" else ""
 
 
 def home_dir() -> Path:
@@ -52,36 +96,53 @@ def codex_home() -> Path:
 def cq_command() -> str:
     """How an agent should invoke this cq: ``cq`` when PATH finds this very install, else the
     absolute path of its script (another tool named ``cq`` may come first on PATH)."""
-    beside = Path(sys.executable).parent / "cq"
+    beside = _script()
     on_path = shutil.which("cq")
-    if not beside.exists():
+    if beside is None:
         return "cq" if on_path else f"{sys.executable} -m cq"
     if on_path and Path(on_path).resolve() == beside.resolve():
         return "cq"
     return str(beside)
 
 
+def mcp_server() -> McpServer:
+    """How an agent starts ``cq mcp``: by absolute path, since an agent's PATH is not the
+    shell's (a GUI launch, an unactivated venv); the interpreter itself if no script exists."""
+    beside = _script()
+    if beside is None:
+        return McpServer(os.path.abspath(sys.executable), ("-m", "cq", "mcp"))
+    return McpServer(str(beside), ("mcp",))
+
+
 def artifacts(
-    agents: tuple[Agent, ...], scope: Scope, base: Path, guidance: bool
+    agents: tuple[Agent, ...], scope: Scope, base: Path, *, guidance: bool, mcp: bool
 ) -> list[Artifact]:
     """Everything ``install`` writes for these agents in this scope; ``base`` is the project
     root for ``project`` and the home directory for ``user``."""
-    cq = cq_command()
+    cq, server = cq_command(), mcp_server()
+    project = scope == "project"
     out: list[Artifact] = []
     if "claude" in agents:
         out.append(_file("claude", base / ".claude" / "commands" / "cq.md", "claude_command", cq))
         if guidance:
-            md = base / "CLAUDE.md" if scope == "project" else base / ".claude" / "CLAUDE.md"
-            out.append(_block("claude", md, cq))
+            md = base / "CLAUDE.md" if project else base / ".claude" / "CLAUDE.md"
+            out.append(_block("claude", md, _render(_template("guidance"), cq)))
+        if mcp:
+            config = base / ".mcp.json" if project else base / ".claude.json"
+            entry = msgspec.json.encode(server).decode()
+            out.append(Artifact(agent="claude", kind="json", path=str(config), content=entry))
     if "codex" in agents:
         out.append(
             _file("codex", base / ".agents" / "skills" / "cq" / "SKILL.md", "codex_skill", cq)
         )
-        if scope == "user":
+        if not project:
             out.append(_file("codex", codex_home() / "prompts" / "cq.md", "codex_prompt", cq))
         if guidance:
-            md = base / "AGENTS.md" if scope == "project" else codex_home() / "AGENTS.md"
-            out.append(_block("codex", md, cq))
+            md = base / "AGENTS.md" if project else codex_home() / "AGENTS.md"
+            out.append(_block("codex", md, _render(_template("guidance"), cq)))
+        if mcp:
+            toml = (base / ".codex" if project else codex_home()) / "config.toml"
+            out.append(_block("codex", toml, _codex_table(server)))
     return out
 
 
@@ -90,11 +151,28 @@ def _file(agent: Agent, path: Path, template: str, cq: str) -> Artifact:
     return Artifact(agent=agent, kind="file", path=str(path), content=text)
 
 
-def _block(agent: Agent, path: Path, cq: str) -> Artifact:
-    body = _render(_template("guidance"), cq).strip("\n")
-    return Artifact(
-        agent=agent, kind="block", path=str(path), content=f"{BLOCK_BEGIN}\n{body}\n{BLOCK_END}"
-    )
+def _block(agent: Agent, path: Path, body: str) -> Artifact:
+    mark, body = markers(str(path)), body.strip("\n")
+    content = f"{mark.begin}\n{body}\n{mark.end}"
+    return Artifact(agent=agent, kind="block", path=str(path), content=content)
+
+
+def _codex_table(server: McpServer) -> str:
+    args = ", ".join(_toml_string(a) for a in server.args)
+    command = _toml_string(server.command)
+    return f"[{CODEX_SERVERS}.{SERVER_NAME}]\ncommand = {command}\nargs = [{args}]"
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string. JSON's escapes are TOML's, but TOML also escapes DEL."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _script() -> Path | None:
+    """This installation's ``cq`` script, beside the running interpreter (``cq.exe`` on
+    Windows), if there is one."""
+    found = shutil.which("cq", path=str(Path(sys.executable).parent))
+    return Path(os.path.abspath(found)) if found else None
 
 
 def _render(text: str, cq: str) -> str:
