@@ -313,3 +313,28 @@ def test_registered_command_starts_a_working_mcp_server(project, home, tmp_path)
         tools, answer = anyio.run(tools_and_answer, server)
         assert tools == {"search", "stats"}
         assert "app.py:1:" in answer
+
+
+@pytest.mark.parametrize(
+    "theirs",
+    [
+        '{"mcpServers":{"docs":{"command":"d"}},"n":1}',  # minified
+        '{\r\n\t"mcpServers": {\r\n\t\t"docs": {"command": "d"}\r\n\t}\r\n}\r\n',  # CRLF, tabs
+        '{\n    "theme": "dark",\n    "mcpServers": {}\n}\n',  # no server yet
+        '{\n  "theme": "dark"\n}',  # no mcpServers at all
+    ],
+)
+def test_cq_entry_is_laid_out_like_its_neighbours(project, home, theirs):
+    (project / MCP_JSON).write_bytes(theirs.encode())
+    agent("install", "--claude", cwd=project, home=home)
+    ours = (project / MCP_JSON).read_bytes().decode()
+    assert cq_server(json.loads(ours))["args"] == ["mcp"]
+    assert json.loads(ours) | {"mcpServers": {}} == json.loads(theirs) | {"mcpServers": {}}
+    if "\r\n" in theirs:
+        assert ours.count("\n") == ours.count("\r\n")
+    if "\t" in theirs:
+        assert "\n " not in ours
+    if "\n" not in theirs:
+        assert "\n" not in ours and '"cq":{"command":' in ours
+    agent("uninstall", "--claude", cwd=project, home=home)
+    assert (project / MCP_JSON).read_bytes() == theirs.encode()
