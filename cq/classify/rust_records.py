@@ -11,9 +11,11 @@ sides. Annotations: type positions. Doc comments (``///``, ``//!``, ``/** */``) 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from cq.classify.records import FileRecords, RecordsBuilder
+from cq.model import Category
+from cq.parse.rust_macros import MAX_DEPTH, MacroBody, reparse
 
 _QUERY = """
 (function_item name: (identifier) @def) @fn_scope
@@ -39,6 +41,7 @@ _QUERY = """
 (generic_function function: (scoped_identifier name: (identifier) @call))
 (macro_invocation macro: (identifier) @macro)
 (macro_invocation macro: (scoped_identifier name: (identifier) @macro))
+(macro_invocation (token_tree) @macro_body)
 (let_declaration pattern: (_) @store)
 (for_expression pattern: (_) @store)
 (parameter pattern: (_) @param)
@@ -78,48 +81,91 @@ def _query() -> Any:
 
 
 def build_rust_records(tree: Any) -> FileRecords:
-    """Records of a Rust file from its tree-sitter tree."""
+    """Records of a Rust file from its tree-sitter tree (macro bodies included)."""
+    b = RecordsBuilder("rust")
+    _collect(b, tree.root_node, None, 0)
+    return b.build("::")
+
+
+class _Recorder(Protocol):
+    """Where records go: the ``RecordsBuilder``, or a view of it at a macro body's offset."""
+
+    def token(self, start: int, end: int, category: Category, kind: str) -> None: ...
+    def region(self, start: int, end: int, category: Category | None, kind: str) -> None: ...
+    def scope(self, start: int, end: int, name: str) -> None: ...
+
+
+class _Shifted:
+    """A ``RecordsBuilder`` seen through a reparsed macro body's offset shift."""
+
+    def __init__(self, builder: RecordsBuilder, shift: int) -> None:
+        self._b = builder
+        self._shift = shift
+
+    def token(self, start: int, end: int, category: Category, kind: str) -> None:
+        self._b.token(start + self._shift, end + self._shift, category, kind)
+
+    def region(self, start: int, end: int, category: Category | None, kind: str) -> None:
+        self._b.region(start + self._shift, end + self._shift, category, kind)
+
+    def scope(self, start: int, end: int, name: str) -> None:
+        self._b.scope(start + self._shift, end + self._shift, name)
+
+
+def _collect(b: RecordsBuilder, root: Any, body: MacroBody | None, depth: int) -> None:
+    """Record the nodes under ``root``; in a reparsed macro ``body``, only its own nodes, at
+    file offsets."""
     from tree_sitter import QueryCursor
 
-    captures: dict[str, list[Any]] = QueryCursor(_query()).captures(tree.root_node)
-    b = RecordsBuilder("rust")
+    captures: dict[str, list[Any]] = QueryCursor(_query()).captures(root)
+    if body is not None:
+        captures = {k: [n for n in v if body.owns(n)] for k, v in captures.items()}
+        out: _Recorder = _Shifted(b, body.shift)
+    else:
+        out = b
     for node in captures.get("def", ()):
-        b.token(node.start_byte, node.end_byte, "definition", node.parent.type)
+        out.token(node.start_byte, node.end_byte, "definition", node.parent.type)
     for label in ("fn_scope", "trait_scope", "mod_scope"):
         for node in captures.get(label, ()):
             name = node.child_by_field_name("name")
             if name is not None:
-                b.scope(node.start_byte, node.end_byte, _text(name))
+                out.scope(node.start_byte, node.end_byte, _text(name))
     for node in captures.get("impl_scope", ()):
-        _impl(b, node)
+        _impl(out, node)
     for node in captures.get("call", ()):
-        b.token(node.start_byte, node.end_byte, "callsite", "call_expression")
+        out.token(node.start_byte, node.end_byte, "callsite", "call_expression")
     for node in captures.get("macro", ()):
-        b.token(node.start_byte, node.end_byte, "callsite", "macro_invocation")
+        out.token(node.start_byte, node.end_byte, "callsite", "macro_invocation")
     for node in captures.get("store", ()):
-        _pattern(b, node, "assignment")
+        _pattern(out, node, "assignment")
     for node in captures.get("param", ()):
-        _pattern(b, node, "parameter")
+        _pattern(out, node, "parameter")
     for node in captures.get("closure_params", ()):
         for child in node.named_children:
-            _pattern(b, child.child_by_field_name("pattern") or child, "parameter")
+            _pattern(out, child.child_by_field_name("pattern") or child, "parameter")
     for node in captures.get("annotation", ()):
-        b.region(node.start_byte, node.end_byte, "annotation", "type")
+        out.region(node.start_byte, node.end_byte, "annotation", "type")
     for node in captures.get("import", ()):
-        b.region(node.start_byte, node.end_byte, "import", node.type)
+        out.region(node.start_byte, node.end_byte, "import", node.type)
     for node in captures.get("attribute", ()):
-        b.region(node.start_byte, node.end_byte, "reference", node.type)
+        out.region(node.start_byte, node.end_byte, "reference", node.type)
     for node in captures.get("string", ()):
-        b.region(node.start_byte, node.end_byte, "string_match", node.type)
+        out.region(node.start_byte, node.end_byte, "string_match", node.type)
     for node in captures.get("comment", ()):
         doc = node.child_by_field_name("doc") is not None or _is_doc_comment(node)
         category = "docstring_match" if doc else "comment_match"
-        b.region(node.start_byte, node.end_byte, category, "doc_comment" if doc else node.type)
-    b.error_nodes = len(captures.get("error", ()))
-    return b.build("::")
+        out.region(node.start_byte, node.end_byte, category, "doc_comment" if doc else node.type)
+    if body is None:
+        b.error_nodes = len(captures.get("error", ()))
+    if depth < MAX_DEPTH:
+        shift = body.shift if body is not None else 0
+        for node in captures.get("macro_body", ()):
+            inner = reparse(node, shift)
+            if inner is not None:
+                _collect(b, inner.tree.root_node, inner, depth + 1)
 
 
-def _impl(b: RecordsBuilder, node: Any) -> None:
+def _impl(b: _Recorder, node: Any) -> None:
     """``impl Type`` / ``impl Trait for Type`` scope; the self type's name is a definition."""
     self_type = node.child_by_field_name("type")
     trait = node.child_by_field_name("trait")
@@ -133,7 +179,7 @@ def _impl(b: RecordsBuilder, node: Any) -> None:
     b.scope(node.start_byte, node.end_byte, label)
 
 
-def _pattern(b: RecordsBuilder, node: Any, kind: str) -> None:
+def _pattern(b: _Recorder, node: Any, kind: str) -> None:
     """Identifiers bound by a pattern (let, for, parameters) or an assignment's left side."""
     if node is None:
         return

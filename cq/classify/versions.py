@@ -8,7 +8,13 @@ from pathlib import Path
 
 # The modules whose code decides what a file's records contain. Hashing their source means a
 # fixed classifier never serves records built by the old one, with no version bump to forget.
-_BUILDERS = ("records.py", "python_records.py", "rust_records.py", "analyze.py")
+_BUILDERS = (
+    "classify/records.py",
+    "classify/python_records.py",
+    "classify/rust_records.py",
+    "classify/analyze.py",
+    "parse/rust_macros.py",
+)
 
 
 @cache
@@ -29,8 +35,8 @@ def grammar_versions() -> str:
         except PackageNotFoundError:
             parts.append(f"{short}?")
     digest = hashlib.blake2b(digest_size=6)
-    here = Path(__file__).parent
+    package = Path(__file__).parent.parent
     for name in _BUILDERS:
-        digest.update((here / name).read_bytes())
+        digest.update((package / name).read_bytes())
     parts.append(digest.hexdigest())
     return "-".join(parts)

@@ -14,11 +14,12 @@ from typing import Any
 import msgspec
 
 from cq.enrich.facts import squash
-from cq.enrich.nodes import HitSpan, NodeView, ancestors, same, ts_locate
+from cq.enrich.nodes import HitSpan, NodeView, TsView, same
 from cq.enrich.parse_quality import parse_quality
 from cq.enrich.stages import StageRunner
 from cq.model import CallFacts, Enrichment, ParseQuality, RustFacts
 from cq.parse import SourceFile, ts_tree
+from cq.parse.rust_macros import MAX_DEPTH, reparse
 
 _ITEMS = {
     "function_item": "function_def",
@@ -65,8 +66,7 @@ def enrich_rust(source: SourceFile, span: HitSpan, runner: StageRunner) -> Enric
 
 def _read(source: SourceFile, span: HitSpan) -> tuple[Enrichment, ParseQuality]:
     tree = ts_tree(source)
-    node = ts_locate(tree, span)
-    ups = ancestors(node)
+    node, ups = _locate(tree, span)
     defined = _defined(node)
     item = defined
     scopes = [u for u in ups if u.kind() in _SCOPES and not same(u, defined)]
@@ -103,6 +103,34 @@ def _read(source: SourceFile, span: HitSpan) -> tuple[Enrichment, ParseQuality]:
         rust=rust,
     )
     return enrichment, parse_quality(tree, node, "rust")
+
+
+def _locate(tree: Any, span: HitSpan) -> tuple[NodeView, list[NodeView]]:
+    """The hit's node and its ancestors (innermost first), read inside the bodies of the
+    macros around it that parse as Rust (``cq.parse.rust_macros``)."""
+    node = tree.root_node.descendant_for_byte_range(span.byte_start, span.byte_end)
+    ups = _parents(node)
+    own, shift = len(ups), 0  # ancestors in the innermost tree read so far; its offset
+    for _ in range(MAX_DEPTH):
+        i = next((i for i, u in enumerate(ups[:own]) if u.type == "macro_invocation"), 0)
+        body = reparse(ups[i - 1], shift) if i and ups[i - 1].type == "token_tree" else None
+        if body is None:
+            break
+        inner = body.tree.root_node.descendant_for_byte_range(
+            span.byte_start - body.shift, span.byte_end - body.shift
+        )
+        if inner is None or not body.owns(inner):
+            break
+        inner_ups = [u for u in _parents(inner) if body.owns(u)]
+        node, ups, own, shift = inner, inner_ups + ups[i:], len(inner_ups), body.shift
+    return TsView(node), [TsView(u) for u in ups]
+
+
+def _parents(node: Any) -> list[Any]:
+    out = []
+    while (node := node.parent) is not None:
+        out.append(node)
+    return out
 
 
 def _defined(node: NodeView) -> NodeView | None:

@@ -36,6 +36,7 @@ def namespace() -> str:
     for path in sorted((package / "enrich").glob("*.py")):
         digest.update(path.read_bytes())
     digest.update((package / "model" / "enrichment.py").read_bytes())
+    digest.update((package / "parse" / "rust_macros.py").read_bytes())  # Rust macro bodies
     for dist in ("ast-grep-py", "libcst", "tree-sitter", "tree-sitter-python", "tree-sitter-rust"):
         try:
             digest.update(f"{dist}={version(dist)};".encode())
