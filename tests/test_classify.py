@@ -139,8 +139,8 @@ def test_python_categories(found: dict, line: int, nth: int, category: str, scop
         (1, 0, "import", None),
         (2, 0, "docstring_match", None),
         (3, 0, "reference", None),  # inside #[derive(...)]: code, never a comment
-        (4, 0, "definition", None),  # struct name
-        (4, 1, "definition", None),  # field name
+        (4, 0, "definition", "target"),  # struct name (like a Python class's)
+        (4, 1, "definition", "target"),  # field name, in its struct
         (6, 0, "definition", "impl Tr for target"),  # impl self type
         (7, 0, "definition", "impl Tr for target::target"),
         (7, 1, "annotation", "impl Tr for target::target"),

@@ -105,3 +105,48 @@ def test_macro_call_and_method_call(root: Path) -> None:
     )
     scoped = enrich_one(root, "src/lib.rs", "new", "Vec::new()")
     assert scoped.call is not None and scoped.call.target == "Vec::new"
+
+
+ITEMS = """\
+pub trait Store {
+    type Key;
+}
+pub enum Shape {
+    Circle(f64),
+    Rect { w: f64, h: f64 },
+}
+pub struct Pair<T>(pub T, T);
+pub struct Named {
+    pub(crate) width: u32,
+}
+macro_rules! square {
+    ($x:expr) => {
+        $x * $x
+    };
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def items(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tree(tmp_path_factory.mktemp("rs-items"), {"src/items.rs": ITEMS})
+
+
+@pytest.mark.parametrize(
+    "word, line_has, construct, kind, signature, scope",
+    [
+        ("Key", "type Key", "type_def", "associated_type", "type Key", ("Store",)),
+        ("Circle", "Circle(", "variant_def", "enum_variant", "Circle(f64)", ("Shape",)),
+        ("Rect", "Rect {", "variant_def", "enum_variant", "Rect", ("Shape",)),
+        ("width", "width", "field_def", "field_declaration", "pub(crate) width: u32", ("Named",)),
+        ("Pair", "struct Pair", "struct_def", "struct_item", "pub struct Pair<T>(pub T, T)", ()),
+        ("square", "macro_rules!", "macro_def", "macro_definition", "macro_rules! square", ()),
+    ],
+)
+def test_every_defined_item_has_kind_and_signature(
+    items: Path, word: str, line_has: str, construct: str, kind: str, signature: str, scope
+) -> None:
+    e = enrich_one(items, "src/items.rs", word, line_has)
+    assert e.construct == construct and e.signature == signature
+    assert e.rust is not None and e.rust.item_kind == kind
+    assert e.scope_chain == scope

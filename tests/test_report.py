@@ -151,3 +151,10 @@ def test_schema_describes_the_json_output(repo: Path) -> None:
     assert set(result["required"]) <= set(data)
     kinds = {s["type"] for s in data["sections"]}
     assert kinds <= set(json.dumps(doc).split('"')), kinds
+
+
+def test_answer_names_a_rust_item_kind_in_words(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"src/lib.rs": "pub struct S {\n    pub(crate) width_px: u32,\n}\n"})
+    run = run_cq("search", "width_px", "--root", str(tmp_path))
+    assert "`pub(crate) width_px: u32` defined at `src/lib.rs:2:15`" in run.stdout
+    assert "\npub(crate) field\n" in run.stdout

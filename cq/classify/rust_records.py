@@ -3,9 +3,12 @@
 Definitions: names of fn/struct/enum/union/trait/type/const/static/mod/macro_rules, enum
 variants, struct fields, and the self type of an ``impl``. Callsites: the callee of a call
 (last path segment or method name) and macro names. Imports: everything in ``use`` and
-``extern crate``. Assignments: let/for patterns, closure and fn parameters, assignment left
-sides. Annotations: type positions. Doc comments (``///``, ``//!``, ``/** */``) are docstrings;
-``#[...]`` attributes are code (references), never comments.
+``extern crate``. Assignments: names bound by let, if/while let, match arm and for patterns
+(not ``None`` or ``MAX``: an upper-case name in a pattern is a constant or variant), closure
+and fn parameters, assignment left sides. Annotations: type positions, tuple struct fields
+included. Scopes: fn, trait, impl, mod, and struct/enum/union (around their fields). Doc
+comments (``///``, ``//!``, ``/** */``) are docstrings; ``#[...]`` attributes are code
+(references), never comments.
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ from cq.parse.rust_macros import MAX_DEPTH, MacroBody, reparse
 _QUERY = """
 (function_item name: (identifier) @def) @fn_scope
 (function_signature_item name: (identifier) @def) @fn_scope
-(struct_item name: (type_identifier) @def)
-(enum_item name: (type_identifier) @def)
-(union_item name: (type_identifier) @def)
+(struct_item name: (type_identifier) @def) @type_scope
+(enum_item name: (type_identifier) @def) @type_scope
+(union_item name: (type_identifier) @def) @type_scope
 (trait_item name: (type_identifier) @def) @trait_scope
 (type_item name: (type_identifier) @def)
 (associated_type name: (type_identifier) @def)
@@ -44,6 +47,8 @@ _QUERY = """
 (macro_invocation (token_tree) @macro_body)
 (let_declaration pattern: (_) @store)
 (for_expression pattern: (_) @store)
+(let_condition pattern: (_) @store)
+(match_pattern . (_) @store)
 (parameter pattern: (_) @param)
 (closure_parameters) @closure_params
 (assignment_expression left: (_) @store)
@@ -53,6 +58,7 @@ _QUERY = """
 (function_signature_item return_type: (_) @annotation)
 (let_declaration type: (_) @annotation)
 (field_declaration type: (_) @annotation)
+(ordered_field_declaration_list type: (_) @annotation)
 (const_item type: (_) @annotation)
 (static_item type: (_) @annotation)
 (type_item type: (_) @annotation)
@@ -125,7 +131,7 @@ def _collect(b: RecordsBuilder, root: Any, body: MacroBody | None, depth: int) -
         out = b
     for node in captures.get("def", ()):
         out.token(node.start_byte, node.end_byte, "definition", node.parent.type)
-    for label in ("fn_scope", "trait_scope", "mod_scope"):
+    for label in ("fn_scope", "trait_scope", "mod_scope", "type_scope"):
         for node in captures.get(label, ()):
             name = node.child_by_field_name("name")
             if name is not None:
@@ -184,7 +190,8 @@ def _pattern(b: _Recorder, node: Any, kind: str) -> None:
     if node is None:
         return
     if node.type == "identifier":
-        b.token(node.start_byte, node.end_byte, "assignment", kind)
+        if not node.text[:1].isupper():  # ``None``, ``MAX``: a constant or variant, no binding
+            b.token(node.start_byte, node.end_byte, "assignment", kind)
     elif node.type == "field_expression":
         field = node.child_by_field_name("field")
         if field is not None:

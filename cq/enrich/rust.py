@@ -33,8 +33,19 @@ _ITEMS = {
     "static_item": "static_def",
     "type_item": "type_def",
     "macro_definition": "macro_def",
+    "associated_type": "type_def",
+    "enum_variant": "variant_def",
+    "field_declaration": "field_def",
 }
-_SCOPES = {"function_item", "trait_item", "impl_item", "mod_item"}
+_SCOPES = {
+    "function_item",
+    "trait_item",
+    "impl_item",
+    "mod_item",
+    "struct_item",
+    "enum_item",
+    "union_item",
+}
 _BODY_FIELDS = ("body", "value")
 _CALLEE_PARENTS = {
     "scoped_identifier": "name",
@@ -182,10 +193,15 @@ def _call_facts(target: NodeView | None) -> CallFacts | None:
 
 
 def _signature(item: NodeView | None) -> str | None:
-    """The item's header as written, up to its body or value (lines keep their indent)."""
+    """The item's header as written, up to its body or value (lines keep their indent); a
+    tuple struct or variant keeps its fields."""
     if item is None:
         return None
+    if item.kind() == "macro_definition":  # its rules are its body
+        return f"macro_rules! {_name(item)}"
     body = next((b for f in _BODY_FIELDS if (b := item.field(f)) is not None), None)
+    if body is not None and body.kind() == "ordered_field_declaration_list":
+        body = item.field("value")  # a tuple struct's or variant's fields are its signature
     head = item.head(body) if body is not None else item.text()
     return head.rstrip().removesuffix("=").removesuffix(";").rstrip() or None
 

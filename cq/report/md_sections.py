@@ -240,13 +240,19 @@ def _enrichment_facts(f: Finding) -> str:
     if e.rust:
         rust = [
             e.rust.visibility,
-            e.rust.item_kind.removesuffix("_item") if e.rust.item_kind else None,
+            _kind_words(e.rust.item_kind) if e.rust.item_kind else None,
             e.rust.impl_trait and f"impl {e.rust.impl_trait}",
         ]
         facts.append(" ".join(x for x in rust if x))
     if e.status != "applied":
         facts.append(f"enrichment {e.status}")
     return " · ".join(x for x in facts if x)
+
+
+def _kind_words(item_kind: str) -> str:
+    """``function_item`` -> function, ``field_declaration`` -> field, ``enum_variant`` ->
+    enum variant."""
+    return item_kind.removesuffix("_item").removesuffix("_declaration").replace("_", " ")
 
 
 def scores(findings: tuple[Finding, ...]) -> list[str]:
