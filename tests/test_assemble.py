@@ -116,3 +116,25 @@ def test_budget_keeps_a_prefix_and_says_so(tmp_path: Path) -> None:
     assert len(text) / 4 <= budget
     dropped = len(result.findings) - len(fitted.findings)
     assert f"{dropped} dropped to fit --max-tokens {budget}" in text
+
+
+def test_no_follow_up_asks_who_calls_a_test(tmp_path: Path) -> None:
+    write_tree(tmp_path, FILES)
+    request = SearchRequest(query="register", root=str(tmp_path), limit=3)
+    patterns = (Pattern(text="register", kind="identifier"),)
+    only_test_caller = [FINDINGS[0], FINDINGS[4]]
+    ranked = rank_findings(only_test_caller, RankContext(root=str(tmp_path), patterns=patterns))
+    facts = SearchFacts(
+        request=request,
+        mode_requested="auto",
+        mode="identifier",
+        mode_chain=("identifier",),
+        fallback_applied=False,
+        patterns=patterns,
+        stats=SearchStats(),
+        by_language={"python": SearchStats()},
+    )
+    follow = next(
+        s for s in assemble_result(ranked, facts).sections if isinstance(s, FollowUps)
+    ).follow_ups
+    assert not any("test_it" in item.argv for item in follow), follow

@@ -215,3 +215,31 @@ def test_rerank_after_enrichment_reorders_only_the_shown_prefix(tmp_path: Path) 
     again = rerank_shown(moved, context, limit=3)
     assert [f.file for f in again] == ["m1.py", "m2.py", "m0.py", "m3.py", "m4.py"]
     assert again[2].score < again[1].score
+
+
+def test_rust_module_files_declared_under_cfg_test_are_tests(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "src/fs/mod.rs": "mod real;\n#[cfg(test)]\nmod mocks;\n#[cfg(all(test, unix))]\n"
+            "pub(crate) mod helpers;\n#[cfg(not(test))]\nmod prod;\n",
+            "src/fs/mocks.rs": "pub fn register() {}\n",
+            "src/fs/helpers/mod.rs": "pub fn register() {}\n",
+            "src/fs/real.rs": "pub fn register() {}\n",
+            "src/fs/prod.rs": "pub fn register() {}\n",
+            "src/lib.rs": "#[cfg(test)]\nmod fixtures;\n",
+            "src/fixtures.rs": "pub fn register() {}\n",
+        },
+    )
+    files = ["src/fs/mocks.rs", "src/fs/helpers/mod.rs", "src/fs/real.rs", "src/fs/prod.rs"]
+    findings = [hit(rel, 1, "definition", language="rust", col=7) for rel in files]
+    findings.append(hit("src/fixtures.rs", 1, "definition", language="rust", col=7))
+    context = RankContext(root=str(tmp_path), patterns=QUERY)
+    roles = {f.file: f.role for f in rank_findings(findings, context)}
+    assert roles == {
+        "src/fs/mocks.rs": "test",
+        "src/fs/helpers/mod.rs": "test",
+        "src/fs/real.rs": "src",
+        "src/fs/prod.rs": "src",
+        "src/fixtures.rs": "test",
+    }

@@ -69,9 +69,10 @@ def _outer_name(scope: str | None) -> str | None:
 
 
 def _best_caller(shown: tuple[Finding, ...], query: str) -> str | None:
-    """The innermost scope name of the best-ranked callsite that sits inside a function."""
+    """The innermost scope name of the best-ranked callsite that sits inside a function (not a
+    test: nothing calls a test)."""
     for f in shown:
-        if f.category == "callsite" and f.containing_scope:
+        if f.category == "callsite" and f.containing_scope and f.role != "test":
             name = re.split(r"\.|::", f.containing_scope)[-1].strip()
             if _IDENTIFIER.fullmatch(name) and name != query:
                 return name

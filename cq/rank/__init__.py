@@ -15,7 +15,7 @@ import msgspec
 
 from cq.model import Finding, Focus, Pattern, RankWeights, Role
 from cq.rank.roles import path_role
-from cq.rank.rust_tests import cfg_test_ranges, in_ranges
+from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
 from cq.rank.score import breakdown, total
 from cq.rank.signals import (
     exact_definition,
@@ -105,7 +105,10 @@ class _Roles:
     def of(self, f: Finding) -> Role:
         role = self.by_path.get(f.file)
         if role is None:
-            role = self.by_path[f.file] = path_role(f.file)
+            role = path_role(f.file)
+            if role == "src" and f.language == "rust":
+                role = "test" if declared_under_cfg_test(self.root, f.file) else role
+            self.by_path[f.file] = role
         if role == "src" and f.language == "rust":
             ranges = self.test_ranges.get(f.file)
             if ranges is None:

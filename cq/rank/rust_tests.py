@@ -1,11 +1,14 @@
-"""Rust items under ``#[cfg(test)]``: their line ranges, so hits inside them count as tests.
+"""Rust items under ``#[cfg(test)]``: their line ranges, so hits inside them count as tests,
+and module files their parent declares ``#[cfg(test)] mod name;`` (mocks, fixtures).
 
-Only files that contain the text ``cfg(test)`` are parsed (tree-sitter, via ``cq.parse``).
+Only files that contain the text ``cfg(test)`` are parsed (tree-sitter, via ``cq.parse``);
+a parent module is read as text.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cq.parse import load_source, ts_tree
@@ -46,6 +49,32 @@ def _collect(node: Any, ranges: list[tuple[int, int]]) -> None:
 def _is_cfg_test(text: bytes) -> bool:
     compact = b"".join(text.split())
     return compact.startswith(b"#[cfg(") and b"test" in compact and b"not(test" not in compact
+
+
+def declared_under_cfg_test(root: Path, rel: str) -> bool:
+    """Whether the module in file ``rel`` is declared ``#[cfg(test)] mod name;`` by its parent
+    (``mod.rs``, ``lib.rs`` or ``main.rs`` beside it, or ``dir.rs`` for ``dir/name.rs``)."""
+    path = PurePosixPath(rel)
+    if path.stem in ("lib", "main"):
+        return False
+    own = path.parent if path.stem == "mod" else path
+    name, folder = own.stem, own.parent
+    parents = [folder / f for f in ("mod.rs", "lib.rs", "main.rs")]
+    if folder.name:
+        parents.append(folder.with_suffix(".rs"))
+    declaration = re.compile(
+        rb"(#\[cfg\([^\]]*\)\])\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+"
+        + re.escape(name.encode())
+        + rb"\s*;"
+    )
+    for parent in parents:
+        try:
+            data = (root / parent).read_bytes()
+        except OSError:
+            continue
+        if b"test" in data and any(_is_cfg_test(m[1]) for m in declaration.finditer(data)):
+            return True
+    return False
 
 
 def in_ranges(line: int, ranges: tuple[tuple[int, int], ...]) -> bool:
