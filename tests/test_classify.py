@@ -284,3 +284,13 @@ def test_a_dead_worker_still_gives_complete_results(tmp_path: Path) -> None:
     assert killed.json()["run"]["counters"]["pool_failures"] == 1
     assert _verdicts(killed) == _verdicts(serial)
     assert len(serial.json()["findings"]) == 40 * 100 * 2
+
+
+def test_python_type_alias_statement_defines_its_name(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path, {"types.py": "type target = int\ntype target[T] = list[T]\nx: target = 1\n"}
+    )
+    found = _by_position(tmp_path)
+    assert found[("types.py", 1, 5)]["category"] == "definition"
+    assert found[("types.py", 2, 5)]["category"] == "definition"
+    assert found[("types.py", 3, 3)]["category"] == "annotation"

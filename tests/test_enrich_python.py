@@ -209,3 +209,9 @@ def test_libcst_hit_quota_is_a_count(root: Path) -> None:
     assert two.stages is not None and two.stages.libcst == "skipped"
     assert two.status == "degraded" and two.degrade_reasons == ("libcst: hit quota",)
     assert two.call is not None and two.call.target == "assist"  # other stages unaffected
+
+
+def test_type_alias_statement_is_a_definition(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"aliases.py": "type Pairs[T] = list[tuple[T, T]]\n"})
+    e = enrich_one(tmp_path, "aliases.py", "Pairs", "type Pairs")
+    assert (e.construct, e.signature) == ("type_alias", "type Pairs[T] = list[tuple[T, T]]")

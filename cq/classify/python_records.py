@@ -3,7 +3,8 @@
 Roles follow CPython's ``ast`` contexts: a name in Store context is an assignment (targets of
 =, augmented and annotated assignment, for, with-as, except-as, walrus, comprehensions), a
 parameter name is an assignment of kind ``parameter``, the callee of a call (the last name in
-``a.b.c()``) and a decorator name are callsites, the name of def/class is a definition.
+``a.b.c()``) and a decorator name are callsites, the name of def/class and of a ``type X = ...``
+alias is a definition.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from cq.classify.records import FileRecords, RecordsBuilder
 _QUERY = """
 (function_definition name: (identifier) @def) @scope
 (class_definition name: (identifier) @def) @scope
+(type_alias_statement left: (type (identifier) @def))
+(type_alias_statement left: (type (generic_type . (identifier) @def)))
 (call function: (identifier) @call)
 (call function: (attribute attribute: (identifier) @call))
 (call function: (list_splat (identifier) @call))

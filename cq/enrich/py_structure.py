@@ -49,10 +49,18 @@ def structural_facts(node: NodeView, *, with_receiver: bool) -> StructuralFacts:
 
 
 def _defined(node: NodeView) -> NodeView | None:
-    """The function/class definition whose name the hit is, if any."""
+    """The function/class definition or ``type`` alias statement whose name the hit is."""
     up = node.parent()
-    kind_ok = node.kind() == "identifier" and up is not None and up.kind() in _DEFS
-    return up if kind_ok and same(up.field("name"), node) else None
+    if node.kind() != "identifier" or up is None:
+        return None
+    if up.kind() in _DEFS:
+        return up if same(up.field("name"), node) else None
+    if up.kind() == "generic_type" and same(up.children()[0], node):
+        up = up.parent()  # ``type Name[T] = ...``
+    alias = up.parent() if up is not None and up.kind() == "type" else None
+    if alias is not None and alias.kind() == "type_alias_statement":
+        return alias if same(alias.field("left"), up) else None
+    return None
 
 
 def _construct(
@@ -60,7 +68,7 @@ def _construct(
 ) -> tuple[str, NodeView | None]:
     """What the hit is, and the call whose callee it is (if any)."""
     if defined is not None:
-        return _DEFS[defined.kind()], None
+        return _DEFS.get(defined.kind(), "type_alias"), None
     kind = node.kind()
     if kind == "comment":
         return "comment", None
@@ -103,7 +111,8 @@ def _is_parameter_name(node: NodeView) -> bool:
 
 
 def _signature(defined: NodeView | None) -> str | None:
-    """The definition's header as written, ``def`` to the colon (lines keep their indent)."""
+    """The definition's header as written, ``def`` to the colon (lines keep their indent); a
+    type alias whole."""
     if defined is None:
         return None
     body = defined.field("body")
