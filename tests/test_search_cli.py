@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -267,3 +269,22 @@ def test_python_module_entry_point(repo: Path) -> None:
     run = run_cq("--version")
     assert run.returncode == 0 and run.stdout.startswith("cq ")
     assert os.path.isdir(repo)
+
+
+def test_a_repeated_identifier_search_loads_no_heavy_module(repo: Path, tmp_path: Path) -> None:
+    """Start-up is most of a warm search: the second search of a name must not import LibCST,
+    the LLM client, the rewriters, the MCP SDK or importlib.metadata (~0.4 s between them)."""
+    heavy = ("libcst", "httpx", "mcp", "importlib.metadata", "cq.rewrite.run", "cq.rewrite.llm")
+    code = (
+        "import sys; from cq.cli import main; main(['search', 'register', '--root', sys.argv[1]]);"
+        f"print('LOADED', *sorted(m for m in sys.modules if m.startswith({heavy!r})))"
+    )
+    env = {**os.environ, "CQ_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code, str(repo)], capture_output=True, text=True, env=env
+        )
+        for _ in range(2)
+    ]
+    assert "libcst" in runs[0].stdout.split("LOADED")[1]  # cold: the LibCST stage ran
+    assert runs[1].stdout.split("LOADED")[1].split() == []

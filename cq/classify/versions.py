@@ -20,9 +20,8 @@ _BUILDERS = (
 @cache
 def grammar_versions() -> str:
     """``cq<ver>-ts<ver>-tsp<ver>-tsr<ver>-<code hash>``: any change invalidates records."""
-    from importlib.metadata import PackageNotFoundError, version
-
     from cq import __version__
+    from cq.dists import dist_version
 
     parts = [f"cq{__version__}"]
     for short, dist in (
@@ -30,10 +29,7 @@ def grammar_versions() -> str:
         ("tsp", "tree-sitter-python"),
         ("tsr", "tree-sitter-rust"),
     ):
-        try:
-            parts.append(f"{short}{version(dist)}")
-        except PackageNotFoundError:
-            parts.append(f"{short}?")
+        parts.append(f"{short}{dist_version(dist)}")
     digest = hashlib.blake2b(digest_size=6)
     package = Path(__file__).parent.parent
     for name in _BUILDERS:

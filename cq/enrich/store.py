@@ -29,7 +29,7 @@ def namespace() -> str:
     A changed stage never serves payloads built by the old one, with no version to bump by
     hand; entries of old namespaces age out of the store's LRU.
     """
-    from importlib.metadata import PackageNotFoundError, version
+    from cq.dists import dist_version
 
     digest = hashlib.blake2b(digest_size=6)
     package = Path(__file__).parent.parent
@@ -38,10 +38,7 @@ def namespace() -> str:
     digest.update((package / "model" / "enrichment.py").read_bytes())
     digest.update((package / "parse" / "rust_macros.py").read_bytes())  # Rust macro bodies
     for dist in ("ast-grep-py", "libcst", "tree-sitter", "tree-sitter-python", "tree-sitter-rust"):
-        try:
-            digest.update(f"{dist}={version(dist)};".encode())
-        except PackageNotFoundError:
-            digest.update(f"{dist}=?;".encode())
+        digest.update(f"{dist}={dist_version(dist)};".encode())
     return f"enrich-{digest.hexdigest()}"
 
 

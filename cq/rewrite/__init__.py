@@ -2,12 +2,25 @@
 
 In: a ``SearchRequest`` whose query reads as English or is a pasted issue. Out: a ``Rewrite``
 (patterns for the one rg run, a focus, path hints for the ranking, a ``RewriteSummary``).
-Open ``run.py`` first; ``heuristic.py`` decides whether to rewrite, ``extract.py`` finds the
+Open ``trigger.py`` and ``run.py`` first (``run`` loads lazily: a plain identifier search
+never imports it); ``heuristic.py`` decides whether to rewrite, ``extract.py`` finds the
 code the text names, ``offline.py`` maps the rest onto ``vocabulary.py``'s defined names,
 ``llm.py`` asks a model (``config.py``, ``validate.py``), ``memory.py`` resolves "it".
 """
 
+from __future__ import annotations
+
+from cq.model import SearchRequest
 from cq.rewrite.heuristic import should_rewrite
-from cq.rewrite.run import Rewrite, remember_primary, rewrite_query, rewrite_trigger
+from cq.rewrite.plan import Rewrite
+from cq.rewrite.trigger import remember_primary, rewrite_trigger
 
 __all__ = ["Rewrite", "remember_primary", "rewrite_query", "rewrite_trigger", "should_rewrite"]
+
+
+def rewrite_query(request: SearchRequest, trigger: str) -> Rewrite:
+    """``run.rewrite_query``, imported on first use (the LLM client, TOML and the vocabulary
+    cost ~15 ms to import, wasted on a search that does not rewrite)."""
+    from cq.rewrite.run import rewrite_query as run
+
+    return run(request, trigger)

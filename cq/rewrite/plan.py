@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from cq.model import Focus, Pattern
+from cq.model import Focus, Pattern, RewriteSummary
 
 MAX_IDENTIFIERS = 24
 MAX_LITERALS = 4
@@ -18,6 +18,13 @@ class RewritePlan(msgspec.Struct, frozen=True, kw_only=True):
     path_hints: dict[str, float] = {}
     rewriter: str = "offline"
     fallback_reason: str | None = None
+
+
+class Rewrite(msgspec.Struct, frozen=True, kw_only=True):
+    """A rewrite as the pipeline uses it: the plan to search, the summary to report."""
+
+    plan: RewritePlan
+    summary: RewriteSummary
 
 
 def cap_patterns(patterns: list[Pattern]) -> tuple[Pattern, ...]:

@@ -1,4 +1,4 @@
-"""Decide, rewrite, summarise: the one call the pipeline makes before searching.
+"""Rewrite and summarise: what the pipeline runs once ``trigger.py`` said to rewrite.
 
 The LLM is tried when enabled; any failure falls back to the offline rewriter and the summary
 says why. The explicit mentions in the text (traceback frames, names in code) are searched
@@ -12,33 +12,17 @@ from pathlib import Path
 import msgspec
 
 from cq.cache import open_store
-from cq.model import Finding, Pattern, RewriteSummary, SearchRequest
+from cq.model import Pattern, RewriteSummary, SearchRequest
 from cq.rewrite.config import LlmConfig, load_config
 from cq.rewrite.extract import COMMON_NAMES, extract_mentions
-from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.llm import LlmUnavailable, llm_rewrite, probe
-from cq.rewrite.memory import recall_subject, refers_back, remember_subject, subject_from_context
+from cq.rewrite.memory import recall_subject, refers_back, subject_from_context
 from cq.rewrite.offline import map_words, offline_rewrite
-from cq.rewrite.plan import RewritePlan, cap_patterns
+from cq.rewrite.plan import Rewrite, RewritePlan, cap_patterns
 from cq.rewrite.validate import ModelAnswer
 from cq.rewrite.vocabulary import Vocabulary, load_vocabulary
 
 _CACHE_NAMESPACE = "rewrite-llm"
-
-
-class Rewrite(msgspec.Struct, frozen=True, kw_only=True):
-    plan: RewritePlan
-    summary: RewriteSummary
-
-
-def rewrite_trigger(request: SearchRequest) -> str | None:
-    """ "forced", "heuristic", or None (search the query as typed)."""
-    if request.rewrite is False:
-        return None
-    if request.rewrite is True:
-        return "forced"
-    has_context = bool(request.context) or request.follow_up
-    return "heuristic" if should_rewrite(request.query, has_context=has_context) else None
 
 
 def rewrite_query(request: SearchRequest, trigger: str) -> Rewrite:
@@ -64,12 +48,6 @@ def rewrite_query(request: SearchRequest, trigger: str) -> Rewrite:
         fallback_reason=plan.fallback_reason,
     )
     return Rewrite(plan=plan, summary=summary)
-
-
-def remember_primary(request: SearchRequest, findings: tuple[Finding, ...], primary: int | None):
-    """With ``--follow-up``, keep this search's answer for the next question's "it"."""
-    if request.follow_up and primary is not None:
-        remember_subject(Path(request.root), findings[primary].text.split(".")[-1])
 
 
 def _subject(request: SearchRequest, root: Path, vocabulary: Vocabulary) -> str | None:

@@ -1,0 +1,29 @@
+"""Whether to rewrite, and what to remember afterwards: all a search without a rewrite loads.
+
+The rewriters themselves (vocabulary, LLM client, TOML config) load only when one runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cq.model import Finding, SearchRequest
+from cq.rewrite.heuristic import should_rewrite
+
+
+def rewrite_trigger(request: SearchRequest) -> str | None:
+    """ "forced", "heuristic", or None (search the query as typed)."""
+    if request.rewrite is False:
+        return None
+    if request.rewrite is True:
+        return "forced"
+    has_context = bool(request.context) or request.follow_up
+    return "heuristic" if should_rewrite(request.query, has_context=has_context) else None
+
+
+def remember_primary(request: SearchRequest, findings: tuple[Finding, ...], primary: int | None):
+    """With ``--follow-up``, keep this search's answer for the next question's "it"."""
+    if request.follow_up and primary is not None:
+        from cq.rewrite.memory import remember_subject
+
+        remember_subject(Path(request.root), findings[primary].text.split(".")[-1])
