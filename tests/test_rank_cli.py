@@ -66,3 +66,15 @@ def test_markdown_answer_is_the_definition(repo: Path) -> None:
     head = run.stdout.splitlines()[:6]
     assert head[2].startswith("**Answer:**") and "`pkg/graph.py:1:4`" in head[2]
     assert "def insert_edge(graph, a, b):" in head  # the line itself, fenced exactly
+
+
+def test_a_vendored_copy_named_after_the_query_ranks_below_the_own_definition(
+    tmp_path: Path,
+) -> None:
+    """site-packages/setuptools/command/register.py must not outrank the project's own
+    ``def register`` on the strength of its file name."""
+    body = "def register(name):\n    return name\n"
+    root = write_tree(tmp_path, {"app/plugins.py": body, "third_party/tool/register.py": body})
+    run = run_cq("search", "register", "--root", str(root), "--format", "json")
+    files = [f["file"] for f in run.json()["findings"] if f["category"] == "definition"]
+    assert files == ["app/plugins.py", "third_party/tool/register.py"]
