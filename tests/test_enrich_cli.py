@@ -63,3 +63,25 @@ def test_time_budget_leaves_hits_unenriched_not_failed(tmp_path: Path) -> None:
     assert all(f["enrichment"]["status"] == "skipped" for f in data["findings"])
     assert all(f["enrichment"]["degrade_reasons"] == ["time budget"] for f in data["findings"])
     assert data["summary"]["telemetry"]["enrichment.python"]["skipped.time_budget"] == 3
+
+
+def test_hits_past_the_libcst_quota_are_stored_too(tmp_path: Path) -> None:
+    """A wide --limit: LibCST runs for the first N hits only, and a repeat search serves every
+    hit from the store (the quota, unlike the clock, decides the same way every time)."""
+    calls = "".join(f"\n\ndef f{i}():\n    return osp.join({i})\n" for i in range(3))
+    root = write_tree(tmp_path / "repo", {"pkg/j.py": "import os.path as osp\n" + calls})
+
+    def libcst_stages(run) -> list[str]:  # type: ignore[no-untyped-def]
+        return [f["enrichment"]["stages"]["libcst"] for f in run.json()["findings"]]
+
+    def search(env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+        return run_cq("search", "join", "--root", str(root), "--format", "json", env=env)
+
+    quota = {"CQ_ENRICH_LIBCST_HITS": "1"}
+    cold = search(quota)
+    assert libcst_stages(cold) == ["applied", "skipped", "skipped"]
+    warm = search(quota)
+    assert warm.json()["run"]["counters"].get("enrich.store_hits") == 3
+    assert "enrich.computed" not in warm.json()["run"]["counters"]
+    assert warm.json()["findings"] == cold.json()["findings"]
+    assert libcst_stages(search()) == ["applied"] * 3  # no quota: full payloads, not the stored

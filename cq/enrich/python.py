@@ -28,7 +28,7 @@ from cq.enrich.py_ast_stage import facts_of_def, function_facts
 from cq.enrich.py_import_stage import import_facts
 from cq.enrich.py_libcst_stage import libcst_facts
 from cq.enrich.py_structure import structural_facts
-from cq.enrich.stages import Limited, Skip, StageRunner
+from cq.enrich.stages import QUOTA, Limited, Skip, StageRunner
 from cq.model import CallFacts, Enrichment, ParseQuality, ResolutionFacts
 from cq.parse import SourceFile, imported_names, py_ast, sg_root, ts_tree
 
@@ -139,7 +139,7 @@ def _libcst(
     if first is not None and not _resolvable(first[0], hit):
         raise Skip("nothing for scopes to resolve")
     if limit is not None:
-        runner.complete = False
+        runner.complete = limit == QUOTA  # the quota is deterministic, the clock is not
         raise Limited(limit)
     if hit.source.text is None:
         raise Limited("file is not UTF-8")

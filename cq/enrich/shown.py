@@ -26,7 +26,7 @@ from cq.enrich.budget import DEFAULT_MAX_BYTES, enforce_budget
 from cq.enrich.nodes import HitSpan
 from cq.enrich.python import PythonHit, enrich_python
 from cq.enrich.rust import enrich_rust
-from cq.enrich.stages import StageRunner
+from cq.enrich.stages import QUOTA, StageRunner
 from cq.enrich.store import EnrichmentStore
 from cq.enrich.telemetry import EnrichTelemetry
 from cq.model import Enrichment, Finding
@@ -34,6 +34,11 @@ from cq.parse import SourceFile, load_source
 
 DEFAULT_BUDGET_MS = 5000.0
 DEFAULT_LIBCST_HITS = 40
+
+
+# A payload LibCST's hit quota left without stage 4 is stored apart from the full one: each
+# search reads exactly the variant its own (deterministic) quota decision asks for.
+_QUOTA_SUFFIX = ":libcst-quota"
 
 
 class EnrichSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -86,7 +91,8 @@ def enrich_shown(
     per_hit: list[HitTimings] = []
     out = list(ranked)
     libcst_runs = 0
-    store.prefetch([k for f in ranked[:shown] if (k := _store_key(f, files, settings))])
+    keys = [k for f in ranked[:shown] if (k := _store_key(f, files, settings))]
+    store.prefetch(keys + [k + _QUOTA_SUFFIX for k in keys])
     for index in range(shown):
         check()
         finding = ranked[index]
@@ -132,6 +138,8 @@ def _enrich_one(
 ) -> Enrichment:
     source = files.source(finding)
     key = _store_key(finding, files, settings)
+    if key is not None and libcst_limit == QUOTA:
+        key += _QUOTA_SUFFIX
     if source is None or key is None:
         return Enrichment(status="skipped", degrade_reasons=("file unreadable",))
     stored = store.get(key)
@@ -167,7 +175,7 @@ def _store_key(finding: Finding, files: _Files, settings: EnrichSettings) -> str
 
 def _libcst_limit(settings: EnrichSettings, elapsed_ms: float, runs: int) -> str | None:
     if runs >= settings.libcst_hits:
-        return "hit quota"
+        return QUOTA
     return "time budget" if elapsed_ms > settings.budget_ms / 2 else None
 
 

@@ -25,6 +25,9 @@ class Skip(Exception):
     """The stage does not apply to this hit (not a function, not an import, ...)."""
 
 
+QUOTA = "hit quota"  # LibCST's per-search hit quota: a limit that does not depend on the clock
+
+
 class Limited(Exception):
     """A limit stopped the stage (time budget, file size, encoding); the message says which."""
 
@@ -36,7 +39,7 @@ class StageRunner:
         self.statuses: dict[str, EnrichmentStatus] = {}
         self.reasons: list[str] = []
         self.timings_ms: dict[str, float] = {}
-        self.complete = True  # False when the time budget stopped a stage: not stored
+        self.complete = True  # False when the clock stopped a stage: then nothing is stored
 
     def run(self, stage: StageName, body: Callable[[], T]) -> T | None:
         started = time.perf_counter()
