@@ -10,18 +10,22 @@ import msgspec
 
 from cq.classify.node_tier import classify_from_node
 from cq.classify.records import FileRecords, StoredRecords, unparsed
+from cq.classify.slices import Slice
 from cq.model import Classification
 
 MAX_PARSE_BYTES = 4 * 1024 * 1024
+SLICE_FAILED = "slice does not parse"  # the engine then parses the whole file
 
 
 class FileTask(msgspec.Struct, frozen=True, array_like=True):
-    """One file to analyze; ``open_hits`` are (start, end) spans that need the node tier."""
+    """One file (or one ``slice`` of it) to analyze; ``open_hits`` are (start, end) spans
+    that need the node tier."""
 
     path: str  # absolute
     rel: str
     language: str
     open_hits: list[tuple[int, int]] = []
+    slice: Slice | None = None
 
 
 class FileAnalysis(msgspec.Struct, frozen=True, array_like=True):
@@ -40,7 +44,12 @@ def analyze_file(task: FileTask, data: bytes | None = None) -> FileAnalysis:
     if len(data) > MAX_PARSE_BYTES:
         return FileAnalysis(unparsed(task.language, "file too large to parse").stored(), [])
     try:
-        tree = _parse(task.language, data)
+        if task.slice is not None:
+            tree = _parse(task.language, task.slice.padded(data))
+            if tree.root_node.has_error:
+                return FileAnalysis(unparsed(task.language, SLICE_FAILED).stored(), [])
+        else:
+            tree = _parse(task.language, data)
         records = _build(task, tree)
     except RecursionError:
         return FileAnalysis(unparsed(task.language, "nesting too deep to parse").stored(), [])

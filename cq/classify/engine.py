@@ -12,6 +12,8 @@ from cq.classify.analyze import FileAnalysis, FileTask
 from cq.classify.heuristic import guess, python_lexer_is_exact
 from cq.classify.lookup import classify_from_records
 from cq.classify.records import FileRecords, StoredRecords
+from cq.classify.sliced import Pieces, SlicedRecords, assemble, hits_key, slice_tasks
+from cq.classify.slices import SlicePlan
 from cq.model import Classification, RawMatch
 from cq.parse import SourceFile, load_source
 
@@ -25,9 +27,19 @@ class ClassifyOutcome(msgspec.Struct, frozen=True):
 
 
 def classify_all(
-    root: Path, matches: tuple[RawMatch, ...], *, use_cache: bool = True, check: Check = never
+    root: Path,
+    matches: tuple[RawMatch, ...],
+    *,
+    use_cache: bool = True,
+    use_slices: bool = True,
+    check: Check = never,
 ) -> ClassifyOutcome:
-    """One classification per match, same order (``check`` may raise to cancel)."""
+    """One classification per match, same order (``check`` may raise to cancel).
+
+    Files with cached records are not read past their hash. Of the others, a Python file
+    whose hits sit in a small part of it is parsed as slices (``slices.py``, cached per file
+    and hit spans by ``sliced.py``); the rest are parsed whole, all in one pool round.
+    """
     by_file: dict[str, list[int]] = defaultdict(list)
     for i, match in enumerate(matches):
         by_file[match.file].append(i)
@@ -53,19 +65,33 @@ def classify_all(
                     out[i] = _heuristic(matches[i], exact=True, reason=None)
             else:
                 todo.append(rel)
-    fresh = _analyze(root, todo, sources, counters, check)
-    for rel, analysis in fresh.items():
-        records[rel] = FileRecords.from_stored(analysis.records)
-    if use_cache and fresh:
-        _store(sources, fresh)
+
+    spans = {
+        rel: [(matches[i].byte_start, matches[i].byte_end) for i in by_file[rel]]
+        for rel in todo
+        if use_slices and sources[rel].language == "python"  # type: ignore[union-attr]
+    }
+    keys = {rel: hits_key(sources[rel].digest, s) for rel, s in spans.items()}  # type: ignore[union-attr]
+    sliced = _cached_sliced(keys, use_cache, counters)
+    fresh, fresh_sliced = _parse(
+        root, [rel for rel in todo if rel not in sliced], spans, sources, counters, check
+    )
+    if use_cache:
+        _store_fresh(fresh, {keys[rel]: s for rel, s in fresh_sliced.items()}, sources)
+    records.update({rel: FileRecords.from_stored(r) for rel, r in fresh.items()})
+    sliced.update({rel: Pieces(s) for rel, s in fresh_sliced.items()})
+    counters["files_sliced"] += len(sliced)
 
     for rel, ids in by_file.items():
-        if rel not in records:
-            continue
-        rec = records[rel]
-        for i in ids:
-            out[i] = _classify(matches[i], rec, reasons)
-    _resolve_open_hits(root, matches, by_file, sources, records, out, counters)
+        if rel in records:
+            rec = records[rel]
+            for i in ids:
+                out[i] = _classify(matches[i], rec, reasons)
+        elif rel in sliced:
+            pieces = sliced[rel]
+            for i, owner in zip(ids, pieces.owners, strict=True):
+                out[i] = _classify(matches[i], pieces.records[owner], reasons)
+    _resolve_open_hits(root, matches, by_file, sources, out, counters)
     return ClassifyOutcome(
         classifications=[c or Classification() for c in out],
         counters=dict(sorted(counters.items())),
@@ -105,38 +131,119 @@ def _cached_records(
     return found
 
 
-def _store(sources: dict[str, SourceFile | None], fresh: dict[str, FileAnalysis]) -> None:
+def _cached_sliced(
+    keys: dict[str, str], use_cache: bool, counters: Counter[str]
+) -> dict[str, Pieces]:
+    """Sliced records a search with the same hits in the same files stored."""
+    if not use_cache or not keys:
+        return {}
+    from cq.cache import open_store
+
+    store = open_store()
+    namespace = _namespace("python")
+    decoder = msgspec.msgpack.Decoder(SlicedRecords)
+    wanted = {key: rel for rel, key in keys.items()}
+    found: dict[str, Pieces] = {}
+    for key, blob in store.get_many(namespace, wanted).items():
+        try:
+            found[wanted[key]] = Pieces(decoder.decode(blob))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            store.delete(namespace, key)  # corrupt entry: rebuild it
+            counters["cache_corrupt"] += 1
+    counters["slice_cache_hits"] += len(found)
+    return found
+
+
+def _store_fresh(
+    fresh: dict[str, StoredRecords],
+    fresh_sliced: dict[str, SlicedRecords],
+    sources: dict[str, SourceFile | None],
+) -> None:
+    """Whole-file records under the file's hash, sliced ones under their ``hits_key``."""
     from cq.cache import open_store
 
     encoder = msgspec.msgpack.Encoder()
     store = open_store()
     for language in ("python", "rust"):
-        items = {
-            sources[rel].digest: encoder.encode(a.records)  # type: ignore[union-attr]
-            for rel, a in fresh.items()
-            if a.records.language == language
+        blobs = {
+            sources[rel].digest: encoder.encode(r)  # type: ignore[union-attr]
+            for rel, r in fresh.items()
+            if r.language == language
         }
-        store.put_many(_namespace(language), items)
+        if language == "python":
+            blobs.update({key: encoder.encode(s) for key, s in fresh_sliced.items()})
+        if blobs:
+            store.put_many(_namespace(language), blobs)
 
 
-def _analyze(
+def _parse(
     root: Path,
     todo: list[str],
+    spans: dict[str, list[tuple[int, int]]],
     sources: dict[str, SourceFile | None],
     counters: Counter[str],
     check: Check,
-) -> dict[str, FileAnalysis]:
-    if not todo:
-        return {}
+) -> tuple[dict[str, StoredRecords], dict[str, SlicedRecords]]:
+    """Records of the ``todo`` files: sliced where ``spans`` allow a plan, else whole, in
+    one round of parsing; a file whose slice did not parse is parsed whole after it."""
+    plans = _slice_plans({rel: spans[rel] for rel in todo if rel in spans}, sources)
+    whole = [rel for rel in todo if rel not in plans]
+    tasks = slice_tasks(root, plans) + _whole_tasks(root, whole, sources)
+    analyses = _analyze(tasks, sources, counters, check)
+    cut = len(analyses) - len(whole)
+    sliced = assemble(plans, analyses[:cut])
+    fresh = {rel: a.records for rel, a in zip(whole, analyses[cut:], strict=True)}
+    retry = [rel for rel in plans if rel not in sliced]
+    counters["slices_failed"] += len(retry)
+    again = _analyze(_whole_tasks(root, retry, sources), sources, counters, check)
+    fresh.update({rel: a.records for rel, a in zip(retry, again, strict=True)})
+    return fresh, sliced
+
+
+def _slice_plans(
+    spans: dict[str, list[tuple[int, int]]], sources: dict[str, SourceFile | None]
+) -> dict[str, SlicePlan]:
+    """The files worth parsing as slices, with their slices."""
+    from cq.classify.slices import python_slices
+
+    plans: dict[str, SlicePlan] = {}
+    for rel, hits in spans.items():
+        plan = python_slices(sources[rel].data, hits)  # type: ignore[union-attr]
+        if plan is not None:
+            plans[rel] = plan
+    return plans
+
+
+def _whole_tasks(
+    root: Path, todo: list[str], sources: dict[str, SourceFile | None]
+) -> list[FileTask]:
+    return [FileTask(str(root / rel), rel, sources[rel].language) for rel in todo]  # type: ignore[union-attr]
+
+
+def _analyze(
+    tasks: list[FileTask],
+    sources: dict[str, SourceFile | None],
+    counters: Counter[str],
+    check: Check,
+) -> list[FileAnalysis]:
+    """Each task's analysis, in order (a pool when the bytes justify one)."""
+    if not tasks:
+        return []
     from cq.classify.pool import analyze_all
 
-    tasks = [FileTask(str(root / rel), rel, sources[rel].language) for rel in todo]  # type: ignore[union-attr]
-    sizes = [len(sources[rel].data) for rel in todo]  # type: ignore[union-attr]
+    sizes = [
+        t.slice.end - t.slice.start if t.slice else len(sources[t.rel].data)  # type: ignore[union-attr]
+        for t in tasks
+    ]
     extra: dict[str, int] = {}
     analyses = analyze_all(tasks, sizes, extra, check)
-    counters.update(extra)
-    counters["files_parsed"] += len(todo)
-    return dict(zip(todo, analyses, strict=True))
+    for key, value in extra.items():  # a retry round may use the pool again
+        counters[key] = (
+            max(counters[key], value) if key == "pool_workers" else counters[key] + value
+        )
+    counters["slices_parsed"] += sum(1 for t in tasks if t.slice is not None)
+    counters["files_parsed"] += sum(1 for t in tasks if t.slice is None)
+    return analyses
 
 
 def _classify(match: RawMatch, rec: FileRecords, reasons: Counter[str]) -> Classification | None:
@@ -153,7 +260,6 @@ def _resolve_open_hits(
     matches: tuple[RawMatch, ...],
     by_file: dict[str, list[int]],
     sources: dict[str, SourceFile | None],
-    records: dict[str, FileRecords],
     out: list[Classification | None],
     counters: Counter[str],
 ) -> None:
@@ -166,7 +272,7 @@ def _resolve_open_hits(
             continue
         source = sources[rel]
         spans = [(matches[i].byte_start, matches[i].byte_end) for i in open_ids]
-        task = FileTask(str(root / rel), rel, records[rel].language, spans)
+        task = FileTask(str(root / rel), rel, matches[ids[0]].language, spans)
         analysis = analyze_file(task, source.data if source else None)
         counters["node_tier_files"] += 1
         for i, verdict in zip(open_ids, analysis.node_verdicts, strict=True):

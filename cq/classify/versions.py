@@ -13,6 +13,8 @@ _BUILDERS = (
     "classify/python_records.py",
     "classify/rust_records.py",
     "classify/analyze.py",
+    "classify/slices.py",
+    "classify/sliced.py",
     "parse/rust_macros.py",
 )
 

@@ -1,0 +1,304 @@
+"""Cut a Python file down to the statements around its hits, so a cold search parses those.
+
+Parsing is most of a cold search, and most of a file's bytes are nowhere near its hits: for
+``register`` on the stdlib, the methods holding the hits are 6% of the bytes of the files
+holding them. A *slice* is a run of whole statements: from a top-level ``def``/``class``
+(with its decorators) through to the next top-level statement after the hit; inside a
+class, from the member ``def``/``class`` around the hit to the class's next statement,
+parsed under a stand-in ``class Name:`` header.
+
+A slice is parsed as the file's own bytes at their own offsets: everything before it is
+replaced by newlines (the stand-in header ending exactly where the slice starts), so records
+built from it need no offset arithmetic and scopes come out as ``Name.method``.
+
+Boundaries are found by regex over lines, after one pass that finds the strings spanning
+lines (so ``def`` at column 0 inside a triple-quoted string never starts a slice). What the
+scan gets wrong the parse catches: a slice whose parse has an error sends the whole file to
+a full parse.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from functools import cache
+
+import msgspec
+
+# One match per string that spans lines, everything before it skipped in the same match
+# (comments, one-line strings, escapes) without backtracking; a stray quote or the end of
+# the file also ends a match, so every match makes progress.
+_ONE_LINE = rb'"(?!"")[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"' rb"|'(?!'')[^'\\\n]*(?:\\[^\n][^'\\\n]*)*'"
+_TRIPLE = (
+    rb'"""[^"\\]*+(?:(?:\\.|"(?!""))[^"\\]*+)*+"""'
+    rb"|'''[^'\\]*+(?:(?:\\.|'(?!''))[^'\\]*+)*+'''"
+)
+_CONTINUED = rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"' rb"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
+_MULTILINE = re.compile(
+    rb"(?>(?:[^\"'#\\]++|\\.|#[^\n]*+|" + _ONE_LINE + rb")*+)"
+    rb"(?:(?P<string>" + _TRIPLE + rb"|" + _CONTINUED + rb")|[\"'\\]|\Z)",
+    re.DOTALL,
+)
+_TOP_HEADER = re.compile(rb"\n(?:@|(?:async[ \t]+)?def\b|class\b)")
+_HEADER = re.compile(rb"(?:@|(?:async[ \t]+)?def\b|class\b)")
+# A line that starts a statement (the match starts at the newline before); clauses that go
+# on with the statement above (else, except, ...) do not.
+_CLAUSE = rb"(?!(?:else|elif|except|finally)\b)"
+_TOP_STATEMENT = re.compile(rb"\n" + _CLAUSE + rb"[^\s#)\]}]")
+_LOOKAHEAD = 10  # bytes a search must see past its last line start to rule out a clause
+_INDENTED_STATEMENT = re.compile(rb"^([ \t]+)[^\s#)\]}]", re.MULTILINE)
+_CLASS_NAME = re.compile(rb"class[ \t]+([^\s(:\[]+)")
+_PLAIN_START = re.compile(rb"(?![rRbBuUfFtT]{1,2}[\"'])[A-Za-z_]")  # not a string's prefix
+_CONTINUING = tuple(bytes([c]) for c in b",([{\\+-*/%&|^=<>.@~:")
+
+_MAX_HEADER_LINES = 30
+
+# Slicing pays while the slices are a small part of the file; past this, parse it whole.
+MAX_SLICED_FRACTION = 0.5
+MAX_HITS = 256  # a file with more hits is parsed whole
+
+
+class Slice(msgspec.Struct, frozen=True, array_like=True):
+    """Bytes ``[start, end)`` of a file, parsed after ``header`` (a stand-in class line)."""
+
+    start: int
+    end: int
+    header: bytes = b""
+    trailer: bytes = b""
+
+    def padded(self, data: bytes) -> bytes:
+        """The source to parse: newlines, the header, the slice at its own offsets, then
+        the trailer (a stand-in for the members after it, so a comment at the slice's end
+        stays in the class body, as it does in the file)."""
+        lead = b"\n" * (self.start - len(self.header)) + self.header
+        return lead + data[self.start : self.end] + self.trailer
+
+
+class SlicePlan(msgspec.Struct, frozen=True):
+    """Distinct slices of one file, and for each hit (in order) the index of its slice."""
+
+    slices: list[Slice]
+    owners: list[int]
+
+
+def python_slices(data: bytes, hits: list[tuple[int, int]]) -> SlicePlan | None:
+    """The slices holding ``hits`` (byte spans), or None: parse the whole file."""
+    if not hits or len(hits) > MAX_HITS:
+        return None
+    scan = _Scan(data)
+    found: dict[tuple[int, int], int] = {}
+    slices: list[Slice] = []
+    owners: list[int] = []
+    for hit_start, hit_end in hits:
+        piece = scan.slice_for(hit_start)
+        if piece is None or not (piece.start <= hit_start and hit_end <= piece.end):
+            return None
+        index = found.setdefault((piece.start, piece.end), len(slices))
+        if index == len(slices):
+            slices.append(piece)
+        owners.append(index)
+    if sum(s.end - s.start for s in slices) > MAX_SLICED_FRACTION * len(data):
+        return None
+    return SlicePlan(slices, owners)
+
+
+class _Scan:
+    """One file's strings that span lines and its top-level headers; the other statement
+    lines are looked up on demand, near the hits."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        spans = [m.span("string") for m in _MULTILINE.finditer(data) if m.start("string") >= 0]
+        self.string_starts = [a for a, _ in spans]
+        self.string_ends = [b for _, b in spans]
+        found = [m.start() + 1 for m in _TOP_HEADER.finditer(data)]
+        if _HEADER.match(data):
+            found.insert(0, 0)
+        self.headers = [pos for pos in found if self.is_code(pos)]
+        self.bodies: dict[int, tuple[bytes, list[int]] | None] = {}
+
+    def is_code(self, pos: int) -> bool:
+        """Whether a line start lies outside every string that spans lines."""
+        i = bisect_right(self.string_starts, pos) - 1
+        return i < 0 or self.string_ends[i] <= pos
+
+    def next_top(self, pos: int, stop: int | None = None) -> int | None:
+        """The first top-level statement line starting in ``[pos, stop)``."""
+        stop = len(self.data) if stop is None else stop
+        for m in _TOP_STATEMENT.finditer(self.data, max(0, pos - 1), stop + _LOOKAHEAD):
+            if m.start() + 1 >= stop:
+                break
+            if m.start() + 1 >= pos and self.is_code(m.start() + 1):
+                return m.start() + 1
+        return None
+
+    def slice_for(self, hit: int) -> Slice | None:
+        line = self.data.rfind(b"\n", 0, hit) + 1
+        anchor = bisect_right(self.headers, line) - 1  # the nearest header at or above
+        floor = self.headers[anchor] if anchor >= 0 else 0
+        later = self._plain_start(floor, line)
+        if later is not None:  # the hit is in an ordinary top-level statement
+            return Slice(later, self._end(line))
+        if anchor < 0:
+            return Slice(0, self._end(line))  # module-level code above every def: the top
+        if not self._top_between(floor, line):  # the hit is in this def, class or decorator
+            member = self._member(floor, line, self._end(line))
+            if member is not None:
+                return member
+            return Slice(self._decorated_from(anchor), self._end(max(line, self._past(floor))))
+        return Slice(self._decorated_from(anchor), self._end(line))
+
+    def _end(self, line: int) -> int:
+        """Where the top-level statement holding ``line`` ends: the next one's line."""
+        line_end = self.data.find(b"\n", line)
+        after = self.next_top(line_end + 1) if line_end >= 0 else None
+        return after if after is not None else len(self.data)
+
+    def _past(self, header: int) -> int:
+        """The ``def``/``class`` line a run of decorators starting at ``header`` decorates."""
+        while self.data.startswith(b"@", header):
+            following = self.next_top(header + 1)
+            if following is None:
+                break
+            header = following
+        return header
+
+    def _decorated_from(self, anchor: int) -> int:
+        """The first of the headers (decorators) directly above ``headers[anchor]``."""
+        while (
+            anchor > 0
+            and self.data.startswith(b"@", self.headers[anchor - 1])
+            and self._adjacent(self.headers[anchor - 1], self.headers[anchor])
+        ):
+            anchor -= 1
+        return self.headers[anchor]
+
+    def _top_between(self, floor: int, line: int) -> bool:
+        """Whether a top-level statement starts in ``(floor, line]``."""
+        return self.next_top(floor + 1, line + 1) is not None
+
+    def _plain_start(self, floor: int, line: int) -> int | None:
+        """The last top-level line in ``(floor, line]`` that surely starts a statement
+        other than a def or class (see ``_plain_start_at``)."""
+        starts = [
+            m.start() + 1
+            for m in _TOP_STATEMENT.finditer(self.data, max(0, floor - 1), line + _LOOKAHEAD)
+            if floor < m.start() + 1 <= line
+        ]
+        for pos in reversed(starts):
+            if not self.is_code(pos) or _HEADER.match(self.data, pos):
+                continue
+            if self._plain_start_at(pos):
+                return pos
+        return None
+
+    def _plain_start_at(self, pos: int) -> bool:
+        """A statement surely starts at ``pos``: a plain word (not a string, which as a
+        slice's first statement would turn into a docstring) after a line that does not
+        continue (no trailing comma, open bracket, operator or comment)."""
+        return _PLAIN_START.match(self.data, pos) is not None and not self._continues_before(pos)
+
+    def _continues_before(self, pos: int) -> bool:
+        before = self.data[max(0, pos - 400) : pos].rstrip()
+        last = before[before.rfind(b"\n") + 1 :]
+        return b"#" in last or last.endswith(_CONTINUING)
+
+    def _adjacent(self, earlier: int, later: int) -> bool:
+        """No top-level statement between two top-level header lines."""
+        return self.next_top(earlier + 1, later) is None
+
+    def _member(self, class_line: int, line: int, end: int) -> Slice | None:
+        """The member of the class at ``class_line`` around the hit's ``line``, if it is in
+        one (not in the class header, docstring or attributes above the first member)."""
+        name = _CLASS_NAME.match(self.data, class_line)
+        if name is None or line <= class_line:
+            return None
+        body = self._body_lines(class_line, end)
+        if body is None:
+            return None
+        body_indent, lines = body
+        width = len(body_indent)
+        here = bisect_right(lines, line) - 1
+        while here >= 0 and not (
+            self._is_header(lines[here], width) or self._plain_start_at(lines[here] + width)
+        ):
+            here -= 1  # a string or a continuation line: whole statements start higher up
+        if here < 0:
+            return None
+        while here > 0 and self.data.startswith(b"@", lines[here - 1] + width):
+            here -= 1  # its decorators
+        start = lines[here]
+        after = bisect_right(lines, line)
+        while 0 < after < len(lines) and self.data.startswith(b"@", lines[after - 1] + width):
+            after += 1  # the hit is in a decorator: the member ends after what it decorates
+        stop = lines[after] if after < len(lines) else end
+        header = b"class " + name.group(1) + b":\n"
+        trailer = body_indent + b"pass\n" if after < len(lines) else b""
+        return Slice(start, stop, header, trailer) if start >= len(header) else None
+
+    def _body_lines(self, class_line: int, end: int) -> tuple[bytes, list[int]] | None:
+        """The class body's indentation and its statement lines at that indentation
+        (computed once per class: a class often holds several hits)."""
+        if class_line not in self.bodies:
+            self.bodies[class_line] = self._find_body_lines(class_line, end)
+        return self.bodies[class_line]
+
+    def _find_body_lines(self, class_line: int, end: int) -> tuple[bytes, list[int]] | None:
+        body = self._body_start(class_line, end)
+        if body is None:
+            return None
+        indent = next(
+            (
+                m.group(1)
+                for m in _INDENTED_STATEMENT.finditer(self.data, body, end)
+                if self.is_code(m.start())
+            ),
+            None,
+        )
+        if indent is None:
+            return None
+        lines = [
+            m.start()
+            for m in _at_indent(indent).finditer(self.data, body, end)
+            if self.is_code(m.start())
+        ]
+        return indent, lines
+
+    def _body_start(self, class_line: int, end: int) -> int | None:
+        """The line after the header's closing ``:`` (looked for over a few lines)."""
+        pos = class_line
+        for _ in range(_MAX_HEADER_LINES):
+            line_end = self.data.find(b"\n", pos, end)
+            if line_end < 0:
+                return None
+            if _code_part(self.data[pos:line_end]).rstrip().endswith(b":"):
+                return line_end + 1
+            pos = line_end + 1
+        return None
+
+    def _is_header(self, pos: int, width: int) -> bool:
+        return _HEADER.match(self.data, pos + width) is not None
+
+
+@cache
+def _at_indent(indent: bytes) -> re.Pattern[bytes]:
+    """Statement lines at exactly ``indent``."""
+    return re.compile(rb"^" + re.escape(indent) + _CLAUSE + rb"[^\s#)\]}]", re.MULTILINE)
+
+
+def _code_part(line: bytes) -> bytes:
+    """A line without its trailing comment (a ``#`` outside quotes)."""
+    quote = 0
+    escaped = False
+    for i, c in enumerate(line):
+        if escaped:
+            escaped = False
+        elif c == 92:  # backslash
+            escaped = True
+        elif quote:
+            quote = 0 if c == quote else quote
+        elif c in (34, 39):  # " '
+            quote = c
+        elif c == 35:  # #
+            return line[:i]
+    return line

@@ -1,0 +1,114 @@
+"""A cold search parses a Python file as slices around its hits when they sit in a small part
+of it. The verdicts must be the ones a whole-file parse gives, on the traps a line-based cut
+could fall into, and a repeat search must find the sliced records in the cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cq, write_tree
+
+FILLER = "".join(f"def filler_{i}(a, b):\n    return a + b * {i}\n\n\n" for i in range(60))
+
+SLICED = (
+    '"""Module docstring: target."""\n'  # 1
+    "import os\n"  # 2
+    "\n"  # 3
+    'TEMPLATE = """\n'  # 4
+    "def target():\n"  # 5: code inside a string, at column 0
+    '    return 1\n"""\n'  # 6-7
+    "SETTING = 1\n"  # 8
+    'r"An attribute docstring is a plain string: target."\n'  # 9
+    "\n\n"  # 10-11
+    "class Holder(Base,\n"  # 12
+    "             Mixin):\n"  # 13
+    '    """Holder docstring: target."""\n'  # 14
+    "\n"  # 15
+    "    limit = target\n"  # 16
+    "\n"  # 17
+    "    @register(target)\n"  # 18
+    "    @other\n"  # 19
+    "    def first(self):\n"  # 20
+    "        return target(self)\n"  # 21
+    "# a comment at column 0 inside the class: target\n"  # 22
+    "    def second(self):\n"  # 23
+    "        value = 2\n"  # 24
+    "        return value\n"  # 25
+    "\n\n"  # 26-27
+    "try:\n"  # 28
+    "    import fast\n"  # 29
+    "except ImportError:\n"  # 30
+    "    target = None\n"  # 31
+    "\n\n" + FILLER
+)
+
+EXPECTED = [
+    (1, "docstring_match", None),
+    (5, "string_match", None),
+    (9, "string_match", None),
+    (14, "docstring_match", "Holder"),
+    (16, "reference", "Holder"),
+    (18, "reference", "Holder"),
+    (21, "callsite", "Holder.first"),
+    (22, "comment_match", "Holder"),
+    (31, "assignment", None),
+]
+
+# ``@`` at column 0 continuing an expression: the scan takes it for a decorator, the slice
+# does not parse, and the file is parsed whole.
+MISCUT = "product = (left\n@ target)\n\n\n" + FILLER
+
+
+def _search(root: Path):
+    run = run_cq("search", "target", "--root", str(root), "--format", "json", "--limit", "0")
+    assert run.returncode == 0, run.stderr
+    return run
+
+
+def _verdicts(run) -> dict[int, tuple[str, str | None]]:
+    return {f["line"]: (f["category"], f["containing_scope"]) for f in run.json()["findings"]}
+
+
+@pytest.fixture(scope="module")
+def sliced_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tree(tmp_path_factory.mktemp("sliced"), {"mod.py": SLICED})
+
+
+def test_sliced_verdicts_match_the_whole_file(sliced_repo: Path) -> None:
+    run = _search(sliced_repo)
+    counters = run.json()["run"]["counters"]
+    assert counters["files_sliced"] == 1 and counters["slices_parsed"] >= 3
+    assert counters.get("files_parsed", 0) == 0
+    found = _verdicts(run)
+    assert found == {line: (category, scope) for line, category, scope in EXPECTED}
+
+
+def test_a_repeat_search_reads_the_slices_from_the_cache(sliced_repo: Path) -> None:
+    first = _search(sliced_repo)
+    again = _search(sliced_repo)
+    counters = again.json()["run"]["counters"]
+    assert counters["slice_cache_hits"] == 1
+    assert counters.get("slices_parsed", 0) == 0 and counters.get("files_parsed", 0) == 0
+    assert _verdicts(again) == _verdicts(first)
+
+
+def test_other_hits_in_the_same_file_get_their_own_slices(sliced_repo: Path) -> None:
+    _search(sliced_repo)
+    run = run_cq("search", "second", "--root", str(sliced_repo), "--format", "json")
+    counters = run.json()["run"]["counters"]
+    assert counters.get("slice_cache_hits", 0) == 0 and counters["slices_parsed"] == 1
+    (hit,) = run.json()["findings"]
+    assert (hit["line"], hit["category"], hit["containing_scope"]) == (
+        23,
+        "definition",
+        "Holder.second",
+    )
+
+
+def test_a_slice_that_does_not_parse_falls_back_to_the_whole_file(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": MISCUT})
+    run = _search(tmp_path)
+    counters = run.json()["run"]["counters"]
+    assert counters["slices_failed"] == 1 and counters["files_parsed"] == 1
+    assert _verdicts(run) == {2: ("reference", None)}
