@@ -45,11 +45,11 @@ def analyze_file(task: FileTask, data: bytes | None = None) -> FileAnalysis:
         return FileAnalysis(unparsed(task.language, "file too large to parse").stored(), [])
     try:
         if task.slice is not None:
-            tree = _parse(task.language, task.slice.padded(data))
+            tree = _parse(task.language, task.slice.source(data))
             if tree.root_node.has_error:
                 return FileAnalysis(unparsed(task.language, SLICE_FAILED).stored(), [])
-        else:
-            tree = _parse(task.language, data)
+            return FileAnalysis(_build(task, tree).shifted(task.slice.shift).stored(), [])
+        tree = _parse(task.language, data)
         records = _build(task, tree)
     except RecursionError:
         return FileAnalysis(unparsed(task.language, "nesting too deep to parse").stored(), [])

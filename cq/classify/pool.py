@@ -24,7 +24,7 @@ _pool: ProcessPoolExecutor | None = None
 _pool_size = 0
 
 # Parsing ~2 MB of source takes about a second on one core here; below that, a spawn costs
-# more than it saves (see bench/classify_latency.py for the measurement).
+# more than it saves (bench/pool_breakeven.py measures it).
 MIN_POOL_BYTES = int(os.environ.get("CQ_POOL_MIN_BYTES", 3 * 1024 * 1024))
 MAX_WORKERS = int(os.environ.get("CQ_MAX_WORKERS", 4))
 

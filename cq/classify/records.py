@@ -42,6 +42,9 @@ _INT_FIELDS = (
     "scope_ends",
     "scope_ids",
 )
+_OFFSET_FIELDS = frozenset(
+    ("token_starts", "token_ends", "seg_starts", "seg_ends", "scope_starts", "scope_ends")
+)
 
 
 class StoredRecords(msgspec.Struct, frozen=True, array_like=True):
@@ -81,6 +84,18 @@ class FileRecords:
         packed = [getattr(self, name).tobytes() for name in _INT_FIELDS]
         return StoredRecords(
             self.language, self.reason, self.kinds, self.scope_names, packed, self.error_nodes
+        )
+
+    def shifted(self, delta: int) -> FileRecords:
+        """The same records ``delta`` bytes further into the file (a slice parsed alone)."""
+        arrays = [
+            array("i", [v + delta for v in getattr(self, name)])
+            if name in _OFFSET_FIELDS
+            else getattr(self, name)
+            for name in _INT_FIELDS
+        ]
+        return FileRecords(
+            self.language, self.reason, self.kinds, self.scope_names, arrays, self.error_nodes
         )
 
     @classmethod

@@ -7,9 +7,10 @@ holding them. A *slice* is a run of whole statements: from a top-level ``def``/`
 class, from the member ``def``/``class`` around the hit to the class's next statement,
 parsed under a stand-in ``class Name:`` header.
 
-A slice is parsed as the file's own bytes at their own offsets: everything before it is
-replaced by newlines (the stand-in header ending exactly where the slice starts), so records
-built from it need no offset arithmetic and scopes come out as ``Name.method``.
+A slice is parsed on its own, after the stand-in header (parsing it in place, after newlines
+standing for the bytes before it, would cost as much as the whole file: the lexer walks every
+newline), and its records are shifted to the slice's offsets in the file; scopes come out as
+``Name.method``.
 
 Boundaries are found by regex over lines, after one pass that finds the strings spanning
 lines (so ``def`` at column 0 inside a triple-quoted string never starts a slice). What the
@@ -20,7 +21,7 @@ a full parse.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from functools import cache
 
 import msgspec
@@ -39,14 +40,12 @@ _MULTILINE = re.compile(
     rb"(?:(?P<string>" + _TRIPLE + rb"|" + _CONTINUED + rb")|[\"'\\]|\Z)",
     re.DOTALL,
 )
-_TOP_HEADER = re.compile(rb"\n(?:@|(?:async[ \t]+)?def\b|class\b)")
 _HEADER = re.compile(rb"(?:@|(?:async[ \t]+)?def\b|class\b)")
 # A line that starts a statement (the match starts at the newline before); clauses that go
 # on with the statement above (else, except, ...) do not.
 _CLAUSE = rb"(?!(?:else|elif|except|finally)\b)"
 _TOP_STATEMENT = re.compile(rb"\n" + _CLAUSE + rb"[^\s#)\]}]")
-_LOOKAHEAD = 10  # bytes a search must see past its last line start to rule out a clause
-_INDENTED_STATEMENT = re.compile(rb"^([ \t]+)[^\s#)\]}]", re.MULTILINE)
+_INDENTED_STATEMENT = re.compile(rb"\n([ \t]+)[^\s#)\]}]")
 _CLASS_NAME = re.compile(rb"class[ \t]+([^\s(:\[]+)")
 _PLAIN_START = re.compile(rb"(?![rRbBuUfFtT]{1,2}[\"'])[A-Za-z_]")  # not a string's prefix
 _CONTINUING = tuple(bytes([c]) for c in b",([{\\+-*/%&|^=<>.@~:")
@@ -66,12 +65,15 @@ class Slice(msgspec.Struct, frozen=True, array_like=True):
     header: bytes = b""
     trailer: bytes = b""
 
-    def padded(self, data: bytes) -> bytes:
-        """The source to parse: newlines, the header, the slice at its own offsets, then
-        the trailer (a stand-in for the members after it, so a comment at the slice's end
-        stays in the class body, as it does in the file)."""
-        lead = b"\n" * (self.start - len(self.header)) + self.header
-        return lead + data[self.start : self.end] + self.trailer
+    def source(self, data: bytes) -> bytes:
+        """What to parse: the header, the slice, then the trailer (a stand-in for the
+        members after it, so a comment at the slice's end stays in the class body, as it
+        does in the file). Records of it are ``shift`` bytes off the file's offsets."""
+        return self.header + data[self.start : self.end] + self.trailer
+
+    @property
+    def shift(self) -> int:
+        return self.start - len(self.header)
 
 
 class SlicePlan(msgspec.Struct, frozen=True):
@@ -103,18 +105,19 @@ def python_slices(data: bytes, hits: list[tuple[int, int]]) -> SlicePlan | None:
 
 
 class _Scan:
-    """One file's strings that span lines and its top-level headers; the other statement
-    lines are looked up on demand, near the hits."""
+    """One file's strings that span lines and its top-level statement lines (headers among
+    them); a class's member lines are found when a hit needs them."""
 
     def __init__(self, data: bytes) -> None:
         self.data = data
         spans = [m.span("string") for m in _MULTILINE.finditer(data) if m.start("string") >= 0]
         self.string_starts = [a for a, _ in spans]
         self.string_ends = [b for _, b in spans]
-        found = [m.start() + 1 for m in _TOP_HEADER.finditer(data)]
+        found = [m.start() + 1 for m in _TOP_STATEMENT.finditer(data)]
+        self.tops = [pos for pos in found if self.is_code(pos)]
+        self.headers = [pos for pos in self.tops if _HEADER.match(data, pos)]
         if _HEADER.match(data):
-            found.insert(0, 0)
-        self.headers = [pos for pos in found if self.is_code(pos)]
+            self.headers.insert(0, 0)
         self.bodies: dict[int, tuple[bytes, list[int]] | None] = {}
 
     def is_code(self, pos: int) -> bool:
@@ -123,13 +126,10 @@ class _Scan:
         return i < 0 or self.string_ends[i] <= pos
 
     def next_top(self, pos: int, stop: int | None = None) -> int | None:
-        """The first top-level statement line starting in ``[pos, stop)``."""
-        stop = len(self.data) if stop is None else stop
-        for m in _TOP_STATEMENT.finditer(self.data, max(0, pos - 1), stop + _LOOKAHEAD):
-            if m.start() + 1 >= stop:
-                break
-            if m.start() + 1 >= pos and self.is_code(m.start() + 1):
-                return m.start() + 1
+        """The first top-level statement line starting in ``[pos, stop)`` (never 0)."""
+        i = bisect_left(self.tops, pos)
+        if i < len(self.tops) and (stop is None or self.tops[i] < stop):
+            return self.tops[i]
         return None
 
     def slice_for(self, hit: int) -> Slice | None:
@@ -180,13 +180,9 @@ class _Scan:
     def _plain_start(self, floor: int, line: int) -> int | None:
         """The last top-level line in ``(floor, line]`` that surely starts a statement
         other than a def or class (see ``_plain_start_at``)."""
-        starts = [
-            m.start() + 1
-            for m in _TOP_STATEMENT.finditer(self.data, max(0, floor - 1), line + _LOOKAHEAD)
-            if floor < m.start() + 1 <= line
-        ]
+        starts = self.tops[bisect_right(self.tops, floor) : bisect_right(self.tops, line)]
         for pos in reversed(starts):
-            if not self.is_code(pos) or _HEADER.match(self.data, pos):
+            if _HEADER.match(self.data, pos):
                 continue
             if self._plain_start_at(pos):
                 return pos
@@ -234,7 +230,7 @@ class _Scan:
         stop = lines[after] if after < len(lines) else end
         header = b"class " + name.group(1) + b":\n"
         trailer = body_indent + b"pass\n" if after < len(lines) else b""
-        return Slice(start, stop, header, trailer) if start >= len(header) else None
+        return Slice(start, stop, header, trailer)
 
     def _body_lines(self, class_line: int, end: int) -> tuple[bytes, list[int]] | None:
         """The class body's indentation and its statement lines at that indentation
@@ -250,17 +246,17 @@ class _Scan:
         indent = next(
             (
                 m.group(1)
-                for m in _INDENTED_STATEMENT.finditer(self.data, body, end)
-                if self.is_code(m.start())
+                for m in _INDENTED_STATEMENT.finditer(self.data, body - 1, end)
+                if self.is_code(m.start() + 1)
             ),
             None,
         )
         if indent is None:
             return None
         lines = [
-            m.start()
-            for m in _at_indent(indent).finditer(self.data, body, end)
-            if self.is_code(m.start())
+            m.start() + 1
+            for m in _at_indent(indent).finditer(self.data, body - 1, end)
+            if self.is_code(m.start() + 1)
         ]
         return indent, lines
 
@@ -283,7 +279,7 @@ class _Scan:
 @cache
 def _at_indent(indent: bytes) -> re.Pattern[bytes]:
     """Statement lines at exactly ``indent``."""
-    return re.compile(rb"^" + re.escape(indent) + _CLAUSE + rb"[^\s#)\]}]", re.MULTILINE)
+    return re.compile(rb"\n" + re.escape(indent) + _CLAUSE + rb"[^\s#)\]}]")
 
 
 def _code_part(line: bytes) -> bytes:
