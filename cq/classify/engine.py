@@ -31,7 +31,6 @@ def classify_all(
     matches: tuple[RawMatch, ...],
     *,
     use_cache: bool = True,
-    use_slices: bool = True,
     check: Check = never,
 ) -> ClassifyOutcome:
     """One classification per match, same order (``check`` may raise to cancel).
@@ -69,7 +68,7 @@ def classify_all(
     spans = {
         rel: [(matches[i].byte_start, matches[i].byte_end) for i in by_file[rel]]
         for rel in todo
-        if use_slices and sources[rel].language == "python"  # type: ignore[union-attr]
+        if sources[rel].language == "python"  # type: ignore[union-attr]
     }
     keys = {rel: hits_key(sources[rel].digest, s) for rel, s in spans.items()}  # type: ignore[union-attr]
     sliced = _cached_sliced(keys, use_cache, counters)
