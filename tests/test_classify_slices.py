@@ -112,3 +112,10 @@ def test_a_slice_that_does_not_parse_falls_back_to_the_whole_file(tmp_path: Path
     counters = run.json()["run"]["counters"]
     assert counters["slices_failed"] == 1 and counters["files_parsed"] == 1
     assert _verdicts(run) == {2: ("reference", None)}
+
+
+def test_crlf_line_endings_slice_the_same(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": SLICED.replace("\n", "\r\n").encode()})
+    run = _search(tmp_path)
+    assert run.json()["run"]["counters"]["files_sliced"] == 1
+    assert _verdicts(run) == {line: (category, scope) for line, category, scope in EXPECTED}
