@@ -158,3 +158,27 @@ def test_answer_names_a_rust_item_kind_in_words(tmp_path: Path) -> None:
     run = run_cq("search", "width_px", "--root", str(tmp_path))
     assert "`pub(crate) width_px: u32` defined at `src/lib.rs:2:15`" in run.stdout
     assert "\npub(crate) field\n" in run.stdout
+
+
+def test_a_multi_line_signature_is_one_line_in_lists(repo: Path) -> None:
+    run = run_cq("search", "register", "--root", str(repo))
+    assert run.returncode == 0, run.stderr
+    listed = [
+        line for line in run.stdout.split("\n") if line.startswith("- `pkg/tricky.py:1:4` — ")
+    ]
+    assert listed == [
+        '- `pkg/tricky.py:1:4` — `def register(items: list[int]) -> "dict[str, <T>]":`'
+    ]
+
+
+def test_a_rust_signature_over_lines_is_one_line_in_lists(tmp_path: Path) -> None:
+    source = (
+        "pub fn build<T>(\n    width: u32, // pixels\n    tag: T,\n) -> Grid<T>\n"
+        "where\n    T: Clone,\n{\n    todo!()\n}\n"
+    )
+    write_tree(tmp_path, {"src/lib.rs": source, "src/use.rs": "fn f() { build(1, 2); }\n"})
+    run = run_cq("search", "build", "--root", str(tmp_path))
+    listed = [line for line in run.stdout.split("\n") if line.startswith("- `src/lib.rs:1:7` — ")]
+    assert listed == [
+        "- `src/lib.rs:1:7` — `pub fn build<T>(width: u32, tag: T) -> Grid<T> where T: Clone`"
+    ]

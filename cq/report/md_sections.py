@@ -207,8 +207,12 @@ def _detail(f: Finding) -> str:
     e = f.enrichment
     if e is None:
         return ""
-    if e.signature and "\n" not in e.signature:
-        return f" — {code(e.signature)}"
+    if e.signature:
+        if "\n" not in e.signature:
+            return f" — {code(e.signature)}"
+        from cq.report.one_line import one_line_signature
+
+        return f" — {code(one_line_signature(e.signature, f.language))}"
     if e.call and e.call.target:
         return f" → {code(e.call.target)}"
     if e.import_ and e.import_.module:
