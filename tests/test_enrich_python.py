@@ -142,6 +142,16 @@ def test_relative_imports(root: Path) -> None:
     assert use.resolution.import_alias_chain == ("assist", "..core.helper")
 
 
+def test_a_module_path_in_a_from_import_skips_libcst(root: Path) -> None:
+    """``abc`` in ``from collections.abc import X`` binds nothing: no LibCST parse for it."""
+    path = enrich_one(root, "pkg/sub/mod.py", "abc", "collections.abc import")
+    assert path.import_ is not None and path.import_.module == "collections.abc"
+    assert path.stages is not None and path.stages.libcst is None
+    assert path.resolution is None
+    name = enrich_one(root, "pkg/sub/mod.py", "AsyncIterator", "import AsyncIterator")
+    assert name.stages is not None and name.stages.libcst == "applied"
+
+
 def test_type_checking_imports(root: Path) -> None:
     guarded = enrich_one(root, "pkg/sub/mod.py", "AsyncIterator", "import AsyncIterator")
     assert guarded.import_ is not None and guarded.import_.type_checking is True

@@ -18,6 +18,7 @@ Then agreement across 1, 4 and 5 (see ``agreement``). Open ``enrich_python`` fir
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cq.enrich.agreement import build_agreement, crosscheck_reason
@@ -41,6 +42,9 @@ class PythonHit:
 
 
 _NOT_RESOLVABLE = frozenset({"function_def", "class_def", "comment", "string"})
+# The hit is in the module path of ``from a.b import c`` (``a`` or ``b``): the statement binds
+# none of those names, so LibCST's scopes have nothing to say (its parse would be wasted).
+_FROM_MODULE = re.compile(r"[ \t]*from[ \t]+[\w.]*$")
 # Files larger than this get only the tree-sitter stage: Python-object-per-node parses of
 # multi-megabyte generated files cost seconds and cannot be interrupted once started.
 MAX_DEEP_BYTES = 1024 * 1024
@@ -138,6 +142,8 @@ def _libcst(
 ) -> tuple[StructuralFacts, ResolutionFacts | None]:
     if first is not None and not _resolvable(first[0], hit):
         raise Skip("nothing for scopes to resolve")
+    if _FROM_MODULE.match(hit.lines[hit.span.row], 0, hit.span.col):
+        raise Skip("a module path: nothing for scopes to resolve")
     if limit is not None:
         runner.complete = limit == QUOTA  # the quota is deterministic, the clock is not
         raise Limited(limit)
