@@ -119,3 +119,24 @@ def test_crlf_line_endings_slice_the_same(tmp_path: Path) -> None:
     run = _search(tmp_path)
     assert run.json()["run"]["counters"]["files_sliced"] == 1
     assert _verdicts(run) == {line: (category, scope) for line, category, scope in EXPECTED}
+
+
+def test_a_hit_in_a_file_too_large_to_parse_whole_is_classified_from_its_slice(
+    tmp_path: Path,
+) -> None:
+    table = "".join(f"ENTRY_{i} = {i}\n" for i in range(300_000))  # ~5 MB of assignments
+    write_tree(tmp_path, {"big.py": table + "\n\ndef lookup():\n    return target(1)\n"})
+    run = run_cq(
+        "search", "target", "--root", str(tmp_path), "--format", "json",
+        "--max-filesize", str(16 * 1024 * 1024),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    (hit,) = run.json()["findings"]
+    assert (hit["category"], hit["containing_scope"], hit["tier"]) == (
+        "callsite",
+        "lookup",
+        "records",
+    )
+    # Whole-file work is bounded too: no whole parse for enrichment, no symtable compile.
+    assert "tree_sitter: file over 4 MiB" in hit["enrichment"]["degrade_reasons"]
+    assert hit.get("symtable") is None

@@ -41,15 +41,15 @@ def analyze_file(task: FileTask, data: bytes | None = None) -> FileAnalysis:
                 data = fh.read()
         except OSError as exc:
             return FileAnalysis(unparsed(task.language, f"unreadable: {exc.strerror}").stored(), [])
-    if len(data) > MAX_PARSE_BYTES:
+    source = data if task.slice is None else task.slice.source(data)
+    if len(source) > MAX_PARSE_BYTES:  # a small slice of a huge file is parsed all the same
         return FileAnalysis(unparsed(task.language, "file too large to parse").stored(), [])
     try:
+        tree = _parse(task.language, source)
         if task.slice is not None:
-            tree = _parse(task.language, task.slice.source(data))
             if tree.root_node.has_error:
                 return FileAnalysis(unparsed(task.language, SLICE_FAILED).stored(), [])
             return FileAnalysis(_build(task, tree).shifted(task.slice.shift).stored(), [])
-        tree = _parse(task.language, data)
         records = _build(task, tree)
     except RecursionError:
         return FileAnalysis(unparsed(task.language, "nesting too deep to parse").stored(), [])

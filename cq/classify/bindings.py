@@ -20,6 +20,8 @@ from cq.model import Finding
 from cq.parse import load_source
 
 MIN_CONFIDENCE = 0.7
+# A compile costs about half a second per MiB; a bigger (generated) file gets no flags.
+MAX_SYMTABLE_BYTES = 1024 * 1024
 _CODE = {"definition", "callsite", "import", "from_import", "assignment", "reference", "annotation"}
 _Symbols = dict[str, dict[str, int]]
 
@@ -65,7 +67,11 @@ def _symbol_tables(
     root: Path, files: list[str], use_cache: bool, counters: dict[str, int]
 ) -> dict[str, _Symbols]:
     sources = {rel: load_source(root, rel, "python") for rel in files}
-    digests = {s.digest: rel for rel, s in sources.items() if s is not None}
+    digests = {
+        s.digest: rel
+        for rel, s in sources.items()
+        if s is not None and len(s.data) <= MAX_SYMTABLE_BYTES
+    }
     tables: dict[str, _Symbols] = {}
     decoder = msgspec.msgpack.Decoder(_Symbols)
     store = None

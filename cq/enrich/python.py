@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from cq.classify.analyze import MAX_PARSE_BYTES
 from cq.enrich.agreement import build_agreement, crosscheck_reason
 from cq.enrich.facts import StructuralFacts, produced
 from cq.enrich.nodes import HitSpan, SgView, sg_locate, ts_locate
@@ -168,6 +169,8 @@ def _resolvable(facts: StructuralFacts, hit: PythonHit) -> bool:
 
 
 def _tree_sitter(hit: PythonHit) -> tuple[StructuralFacts, ParseQuality]:
+    if len(hit.source.data) > MAX_PARSE_BYTES:
+        raise Limited("file over 4 MiB")
     tree = ts_tree(hit.source)
     node = ts_locate(tree, hit.span)
     return structural_facts(node, with_receiver=True), parse_quality(tree, node, "python")
