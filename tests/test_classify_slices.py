@@ -4,6 +4,7 @@ could fall into, and a repeat search must find the sliced records in the cache."
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,20 @@ def test_a_repeat_search_reads_the_slices_from_the_cache(sliced_repo: Path) -> N
     assert counters["slice_cache_hits"] == 1
     assert counters.get("slices_parsed", 0) == 0 and counters.get("files_parsed", 0) == 0
     assert _verdicts(again) == _verdicts(first)
+
+
+def test_a_corrupt_sliced_entry_is_rebuilt(sliced_repo: Path, _isolated_cache: Path) -> None:
+    good = _search(sliced_repo)
+    db = sqlite3.connect(_isolated_cache / "cq.sqlite3")
+    db.execute("UPDATE entries SET value = x'c1ff00' WHERE namespace LIKE 'records-%'")
+    db.commit()
+    db.close()
+    again = _search(sliced_repo)
+    counters = again.json()["run"]["counters"]
+    assert counters["cache_corrupt"] == 1 and counters["slices_parsed"] >= 3
+    assert _verdicts(again) == _verdicts(good)
+    third = _search(sliced_repo)
+    assert third.json()["run"]["counters"]["slice_cache_hits"] == 1
 
 
 def test_other_hits_in_the_same_file_get_their_own_slices(sliced_repo: Path) -> None:
