@@ -33,13 +33,14 @@ def libcst_facts(
     name = _name_at(meta, skeleton.hit_row, col)
     if name is None:
         return StructuralFacts(), None
-    chain = _parents(meta, name)
+    parents = meta.parents_of(name)
+    chain = _parents(parents, name)
     defined = chain[0] if isinstance(chain[0], cst.FunctionDef | cst.ClassDef) else None
     if defined is not None and defined.name is not name:
         defined = None
     scopes = _enclosing_defs(chain, defined)
     classes = [p for p in scopes if isinstance(p, cst.ClassDef)]
-    top, call = _callee(meta, name)
+    top, call = _callee(parents, name)
     receiver = method = None
     if call is not None and isinstance(call.func, cst.Attribute):
         receiver, method = _code(meta, call.func.value), call.func.attr.value
@@ -51,7 +52,7 @@ def libcst_facts(
         call_receiver=receiver,
         call_method=method,
     )
-    return facts, _resolution(meta, skeleton, name, top)
+    return facts, _resolution(meta, parents, skeleton, name, top)
 
 
 def _enclosing_defs(chain: list[Any], defined: Any) -> list[Any]:
@@ -76,23 +77,23 @@ def _name_at(meta: CstMetadata, row: int, col: int) -> Any:
     return None
 
 
-def _parents(meta: CstMetadata, node: Any) -> list[Any]:
+def _parents(parents: dict[Any, Any], node: Any) -> list[Any]:
     out = []
-    up = meta.parents.get(node)
+    up = parents.get(node)
     while up is not None:
         out.append(up)
-        up = meta.parents.get(up)
+        up = parents.get(up)
     return out
 
 
-def _callee(meta: CstMetadata, name: Any) -> tuple[Any, Any]:
+def _callee(parents: dict[Any, Any], name: Any) -> tuple[Any, Any]:
     """The attribute chain ending at the hit, and the call it is the callee of (if any)."""
     import libcst as cst
 
     top = name
-    up = meta.parents.get(top)
+    up = parents.get(top)
     while isinstance(up, cst.Attribute) and up.attr is top:
-        top, up = up, meta.parents.get(up)
+        top, up = up, parents.get(up)
     call = up if isinstance(up, cst.Call) and up.func is top else None
     return top, call
 
@@ -131,15 +132,16 @@ def _depth(chain: list[Any], top: Any) -> int:
     return 0
 
 
-def _resolution(meta: CstMetadata, skeleton: Skeleton, name: Any, top: Any) -> ResolutionFacts:
-    qualified = meta.qualified_names.get(top)
-    qualified = qualified() if callable(qualified) else qualified or set()
+def _resolution(
+    meta: CstMetadata, parents: dict[Any, Any], skeleton: Skeleton, name: Any, top: Any
+) -> ResolutionFacts:
+    qualified = meta.qualified_names(top)
     bindings: list[Binding] = []
     chain: tuple[str, ...] = ()
     scope = meta.scopes.get(name) if top is name else None
-    statement = next((p for p in _parents(meta, name) if _is_import(p)), None)
+    statement = next((p for p in _parents(parents, name) if _is_import(p)), None)
     if statement is not None:
-        chain = _alias_chain(meta, statement, _bound_by(meta, statement, name))
+        chain = _alias_chain(meta, statement, _bound_by(meta, parents, name))
         scope = None
     if scope is not None:
         for assignment in scope[name.value]:
@@ -195,11 +197,11 @@ def _is_import(node: Any) -> bool:
     return isinstance(node, cst.Import | cst.ImportFrom)
 
 
-def _bound_by(meta: CstMetadata, statement: Any, name: Any) -> str:
+def _bound_by(meta: CstMetadata, parents: dict[Any, Any], name: Any) -> str:
     """The local name that the import clause holding ``name`` binds."""
     import libcst as cst
 
-    alias = next((p for p in _parents(meta, name) if isinstance(p, cst.ImportAlias)), None)
+    alias = next((p for p in _parents(parents, name) if isinstance(p, cst.ImportAlias)), None)
     if alias is None:
         return name.value
     return alias.evaluated_alias or _code(meta, alias.name).split(".")[0]

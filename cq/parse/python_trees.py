@@ -52,35 +52,54 @@ def imported_names(source: SourceFile) -> frozenset[str]:
 
 
 class CstMetadata:
-    """A parsed LibCST module with the metadata enrichment reads, resolved once."""
+    """A parsed LibCST module with the metadata enrichment reads, resolved once: positions and
+    scopes. Parents and qualified names are derived for the one node a hit needs (LibCST's
+    providers for them walk every node and cost as much again as both of these)."""
 
     def __init__(self, module: libcst.Module, resolved: Any, providers: tuple[Any, ...]) -> None:
         self.module = module
-        positions, parents, scopes, qualified_names = providers
+        positions, scopes = providers
         self.positions = resolved[positions]
-        self.parents = resolved[parents]
         self.scopes = resolved[scopes]
-        self.qualified_names = resolved[qualified_names]
+
+    def parents_of(self, target: libcst.CSTNode) -> dict[libcst.CSTNode, libcst.CSTNode]:
+        """Each ancestor of ``target`` (and ``target``) mapped to its parent, found by descending
+        from the module through the children whose positions contain ``target``'s (a def's
+        or class's range starts after its decorators: theirs counts), else by a full search."""
+        goal = self.positions[target]
+        low, high = (goal.start.line, goal.start.column), (goal.end.line, goal.end.column)
+
+        def may_hold(node: libcst.CSTNode) -> bool:
+            where = self.positions.get(node)
+            if where is None:
+                return False
+            decorators = getattr(node, "decorators", None)
+            start = self.positions[decorators[0]].start if decorators else where.start
+            return (start.line, start.column) <= low and (where.end.line, where.end.column) >= high
+
+        path = _path_to(self.module, target, may_hold) or _path_to(
+            self.module, target, lambda _: True
+        )
+        return dict(zip(path[1:], path, strict=False))
+
+    def qualified_names(self, node: libcst.CSTNode) -> set[Any]:
+        """What ``QualifiedNameProvider`` would give for ``node``, computed for it alone."""
+        scope = self.scopes.get(node)
+        return set(scope.get_qualified_names_for(node)) if scope is not None else set()
 
 
 def cst_metadata(text: str) -> CstMetadata:
-    """LibCST module + position/parent/scope/qualified-name metadata of ``text`` (cached)."""
+    """LibCST module + position and scope metadata of ``text`` (cached)."""
     key = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
     cached = _cst_cache.get(key)
     if cached is None:
         import libcst
-        from libcst.metadata import (
-            MetadataWrapper,
-            ParentNodeProvider,
-            PositionProvider,
-            QualifiedNameProvider,
-            ScopeProvider,
-        )
+        from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
         try:
             module = libcst.parse_module(text)
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            providers = (PositionProvider, ParentNodeProvider, ScopeProvider, QualifiedNameProvider)
+            providers = (PositionProvider, ScopeProvider)
             cached = CstMetadata(module, wrapper.resolve_many(providers), providers)
         except Exception as exc:  # LibCST's parser and providers raise several types
             cached = exc
@@ -88,3 +107,21 @@ def cst_metadata(text: str) -> CstMetadata:
     if isinstance(cached, Exception):
         raise cached
     return cached
+
+
+def _path_to(root: Any, target: Any, may_hold: Any) -> list[Any]:
+    """Nodes from ``root`` down to ``target`` (identity), entering only ``may_hold`` nodes;
+    empty when ``target`` was not reached."""
+    path = [root]
+
+    def descend(node: Any) -> bool:
+        for child in node.children:
+            if child is not target and not may_hold(child):
+                continue
+            path.append(child)
+            if child is target or descend(child):
+                return True
+            path.pop()
+        return False
+
+    return path if descend(root) else []
