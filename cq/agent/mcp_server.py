@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Literal
@@ -83,8 +84,9 @@ class ServerStats(msgspec.Struct):
     stopped_early: int = 0  # of those, searches that stopped before finishing their work
 
 
-def build_server(config: ServerConfig) -> MCPServer:
-    """The MCP server with its ``search`` and ``stats`` tools."""
+def build_server(config: ServerConfig, searching: threading.Event | None = None) -> MCPServer:
+    """The MCP server with its ``search`` and ``stats`` tools; ``searching`` is set when the
+    first search starts."""
     from cq import __version__
 
     server = MCPServer(
@@ -97,6 +99,8 @@ def build_server(config: ServerConfig) -> MCPServer:
     search_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cq-search")
 
     def run(request: SearchRequest, fmt: str, token: CancelToken) -> Answer:
+        if searching is not None:
+            searching.set()
         try:
             return _answer(request, fmt, config.max_tokens, token)
         except SearchCancelledError:
@@ -237,18 +241,22 @@ _HEAVY_MODULES = ("ast_grep_py", "tree_sitter_python", "tree_sitter_rust", "libc
 def serve(config: ServerConfig) -> None:
     """Serve until stdin closes. The agent starts the server once, so the libraries a search
     imports lazily are imported up front, in a background thread (``initialize`` is not
-    delayed; a search that arrives first waits on the import lock, not on a second import)."""
+    delayed). Once a search starts, the warm-up stops after the import under way: the search
+    imports what it needs itself, and a second thread importing would only slow it down."""
     import contextlib
     import importlib
-    import threading
 
     import cq.pipeline
     import cq.report  # noqa: F401
 
+    searching = threading.Event()
+
     def warm_up() -> None:
         for name in _HEAVY_MODULES:  # a missing one is reported by the stage that needs it
+            if searching.is_set():
+                return
             with contextlib.suppress(ImportError):
                 importlib.import_module(name)
 
     threading.Thread(target=warm_up, name="cq-warm-up", daemon=True).start()
-    build_server(config).run("stdio")
+    build_server(config, searching).run("stdio")
