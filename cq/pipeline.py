@@ -84,6 +84,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 weights=load_rank_weights(request.profile),
                 explain=request.explain,
                 path_hints=rewrite.plan.path_hints if rewrite else {},
+                use_cache=request.use_cache,
             )
             ranked = rank_findings(
                 _findings(candidates.matches, classified.classifications), ranking

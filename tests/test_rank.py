@@ -180,7 +180,7 @@ fn real() { register(); }
 
 def test_rust_cfg_test_items_are_tests(tmp_path: Path) -> None:
     write_tree(tmp_path, {"src/lib.rs": RUST})
-    assert cfg_test_ranges(tmp_path, "src/lib.rs") == ((3, 9),)
+    assert cfg_test_ranges(tmp_path, ["src/lib.rs"], use_cache=False) == {"src/lib.rs": ((3, 9),)}
     findings = [
         hit("src/lib.rs", 8, "callsite", language="rust", col=17),
         hit("src/lib.rs", 12, "callsite", language="rust", col=12),

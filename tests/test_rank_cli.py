@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +82,39 @@ def test_a_vendored_copy_named_after_the_query_ranks_below_the_own_definition(
     run = run_cq("search", "register", "--root", str(root), "--format", "json")
     files = [f["file"] for f in run.json()["findings"] if f["category"] == "definition"]
     assert files == ["app/plugins.py", "third_party/tool/register.py"]
+
+
+RUST_LIB = """\
+pub fn register() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls() { register(); }
+}
+"""
+
+
+def test_rust_cfg_test_roles_are_cached_with_the_records(tmp_path: Path) -> None:
+    """A repeat Rust search reads the ``#[cfg(test)]`` ranges from the cache: no parse, not
+    even an import of the Rust grammar, and the same roles."""
+    root = write_tree(tmp_path / "crate", {"src/lib.rs": RUST_LIB})
+    code = (
+        "import sys, json, io, contextlib; from cq.cli import main; out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    main(['search', 'register', '--root', sys.argv[1], '--format', 'json'])\n"
+        "roles = {f['line']: f['role'] for f in json.loads(out.getvalue())['findings']}\n"
+        "print(json.dumps([roles, 'tree_sitter_rust' in sys.modules]))"
+    )
+    env = {**os.environ, "CQ_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code, str(root)], capture_output=True, text=True, env=env
+        )
+        for _ in range(2)
+    ]
+    first, second = (json.loads(r.stdout.strip().splitlines()[-1]) for r in runs)
+    assert first == [{"1": "src", "8": "test"}, True]
+    assert second == [{"1": "src", "8": "test"}, False]

@@ -36,6 +36,7 @@ class RankContext(msgspec.Struct, frozen=True, kw_only=True):
     weights: RankWeights = msgspec.field(default_factory=RankWeights)
     explain: bool = False
     path_hints: dict[str, float] = {}  # files a rewritten query's text points at, by weight
+    use_cache: bool = True  # read and fill cq's cache (Rust ``#[cfg(test)]`` ranges)
 
 
 def rank_findings(findings: list[Finding], ctx: RankContext) -> list[Finding]:
@@ -55,7 +56,7 @@ def _score_and_sort(
 ) -> list[Finding]:
     names = queried_names(ctx.patterns)
     boost = ctx.weights.evidence if is_rewritten(ctx.patterns) else ctx.weights.coverage
-    roles = _Roles(Path(ctx.root))
+    roles = _Roles(Path(ctx.root), findings, ctx.use_cache)
     scored: list[Finding] = []
     for f in findings:
         role = roles.of(f)
@@ -95,12 +96,13 @@ def order_key(f: Finding) -> tuple[float, str, int, int]:
 
 
 class _Roles:
-    """Path roles, refined for Rust hits inside ``#[cfg(test)]`` items (files parsed once)."""
+    """Path roles, refined for Rust hits inside ``#[cfg(test)]`` items."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, findings: list[Finding], use_cache: bool) -> None:
         self.root = root
         self.by_path: dict[str, Role] = {}
-        self.test_ranges: dict[str, tuple[tuple[int, int], ...]] = {}
+        rust = sorted({f.file for f in findings if f.language == "rust"})
+        self.test_ranges = cfg_test_ranges(root, rust, use_cache) if rust else {}
 
     def of(self, f: Finding) -> Role:
         role = self.by_path.get(f.file)
@@ -109,12 +111,8 @@ class _Roles:
             if role == "src" and f.language == "rust":
                 role = "test" if declared_under_cfg_test(self.root, f.file) else role
             self.by_path[f.file] = role
-        if role == "src" and f.language == "rust":
-            ranges = self.test_ranges.get(f.file)
-            if ranges is None:
-                ranges = self.test_ranges[f.file] = cfg_test_ranges(self.root, f.file)
-            if in_ranges(f.line, ranges):
-                return "test"
+        if role == "src" and f.language == "rust" and in_ranges(f.line, self.test_ranges[f.file]):
+            return "test"
         return role
 
 

@@ -1,15 +1,19 @@
 """Rust items under ``#[cfg(test)]``: their line ranges, so hits inside them count as tests,
 and module files their parent declares ``#[cfg(test)] mod name;`` (mocks, fixtures).
 
-Only files that contain the text ``cfg(test)`` are parsed (tree-sitter, via ``cq.parse``);
-a parent module is read as text.
+Only files that contain the text ``cfg(test)`` are parsed (tree-sitter, via ``cq.parse``), once
+per content (the ranges are cached); a parent module is read as text.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+import msgspec
 
 from cq.parse import load_source, ts_tree
 
@@ -17,14 +21,46 @@ _CONTAINERS = frozenset({"source_file", "declaration_list"})
 _COMMENTS = frozenset({"line_comment", "block_comment"})
 
 
-def cfg_test_ranges(root: Path, rel: str) -> tuple[tuple[int, int], ...]:
-    """1-based inclusive (first, last) line ranges of the items marked ``#[cfg(test)]``."""
-    source = load_source(root, rel, "rust")
-    if source is None or b"cfg(test)" not in source.data:
-        return ()
-    ranges: list[tuple[int, int]] = []
-    _collect(ts_tree(source).root_node, ranges)
-    return tuple(ranges)
+Ranges = tuple[tuple[int, int], ...]
+
+
+def cfg_test_ranges(root: Path, rels: list[str], use_cache: bool) -> dict[str, Ranges]:
+    """For each file, the 1-based inclusive (first, last) line ranges of its items marked
+    ``#[cfg(test)]``. Kept in cq's cache by content hash: a warm search parses nothing."""
+    sources = {rel: load_source(root, rel, "rust") for rel in rels}
+    wanted = {
+        s.digest: rel for rel, s in sources.items() if s is not None and b"cfg(test)" in s.data
+    }
+    out: dict[str, Ranges] = {rel: () for rel in rels}
+    store = None
+    if use_cache and wanted:
+        from cq.cache import open_store
+
+        store = open_store()
+        decoder = msgspec.msgpack.Decoder(Ranges)
+        for digest, blob in store.get_many(_namespace(), wanted).items():
+            try:
+                out[wanted.pop(digest)] = decoder.decode(blob)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue  # recomputed and overwritten below
+    fresh: dict[str, bytes] = {}
+    for digest, rel in wanted.items():
+        ranges: list[tuple[int, int]] = []
+        _collect(ts_tree(sources[rel]).root_node, ranges)  # type: ignore[arg-type]
+        out[rel] = tuple(ranges)
+        fresh[digest] = msgspec.msgpack.encode(out[rel])
+    if store is not None and fresh:
+        store.put_many(_namespace(), fresh)
+    return out
+
+
+@cache
+def _namespace() -> str:
+    """``cfgtest-<grammar versions and record builders' hash>-<hash of this module>``."""
+    from cq.classify.versions import grammar_versions
+
+    digest = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=6).hexdigest()
+    return f"cfgtest-{grammar_versions()}-{digest}"
 
 
 def _collect(node: Any, ranges: list[tuple[int, int]]) -> None:
