@@ -1,23 +1,45 @@
-"""Read a file once: bytes, UTF-8 text (or None), and a content hash for cache keys."""
+"""Read a file once: bytes, a content hash for cache keys, and UTF-8 text (or None) on demand."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
-import msgspec
-
 from cq.model import Language
 
 
-class SourceFile(msgspec.Struct, frozen=True):
-    """One file's content. ``text`` is None when the bytes are not valid UTF-8."""
+class _Undecoded:
+    """``text`` not computed yet (``None`` means the bytes are not UTF-8)."""
 
-    path: str  # relative to the root, as in RawMatch.file
-    language: Language
-    data: bytes
-    text: str | None
-    digest: str  # blake2b of the bytes, hex
+
+UNDECODED = _Undecoded()
+
+
+class SourceFile:
+    """One file's content. ``text`` is None when the bytes are not valid UTF-8; it is decoded
+    on first use (a warm search reads hashes and cached records, never the text)."""
+
+    __slots__ = ("_text", "data", "digest", "language", "path")
+
+    def __init__(
+        self,
+        path: str,  # relative to the root, as in RawMatch.file
+        language: Language,
+        data: bytes,
+        text: str | _Undecoded | None,
+        digest: str,  # blake2b of the bytes, hex
+    ) -> None:
+        self.path, self.language, self.data, self.digest = path, language, data, digest
+        self._text = text
+
+    @property
+    def text(self) -> str | None:
+        if isinstance(self._text, _Undecoded):
+            try:
+                self._text = self.data.decode("utf-8")
+            except UnicodeDecodeError:
+                self._text = None
+        return self._text
 
     def line_starts(self) -> list[int]:
         """Byte offset of the start of each line (index 0 is line 1)."""
@@ -36,9 +58,5 @@ def load_source(root: Path, rel: str, language: Language) -> SourceFile | None:
         data = (root / rel).read_bytes()
     except OSError:
         return None
-    try:
-        text: str | None = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    return SourceFile(path=rel, language=language, data=data, text=text, digest=digest)
+    return SourceFile(rel, language, data, UNDECODED, digest)
