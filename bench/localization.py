@@ -12,7 +12,9 @@ the top k files) and Hit@k (any of them), k = 1, 3, 5, 10; function Hit@5 (any g
 among the top 5 distinct ``path::Scope``); median wall time per query.
 
 ``--json-out`` keeps every issue's gold ranks and top files, for ``loc_compare.py`` (diff two
-runs, fuse with BM25). ``--sample N`` runs a fixed subsample (``_loc.sample``). ``--no-cache``
+runs, fuse with BM25). ``--sample N`` runs a fixed subsample (``_loc.sample``).
+``--cq-checkout DIR`` measures the cq package of another source tree (``python -m cq`` runs in
+DIR), so a before/after pair needs no branch switch. ``--no-cache``
 is not passed: run once to warm the caches and read the second run's latency, or ``--cold``.
 """
 
@@ -45,6 +47,11 @@ def main() -> int:
     ap.add_argument("--json-out", help="write per-issue ranks and top files here")
     ap.add_argument("--keep-files", type=int, default=20, help="top files kept in --json-out")
     ap.add_argument("--cold", action="store_true", help="a fresh CQ_CACHE_DIR for every query")
+    ap.add_argument(
+        "--cq-checkout",
+        default=str(Path(__file__).resolve().parent.parent),
+        help="run the cq package of this source tree (e.g. a `git archive` of the base commit)",
+    )
     ap.add_argument("--verbose", "-v", action="store_true", help="per-instance ranks")
     args = ap.parse_args()
     rows = _loc.load_rows(args.data)
@@ -57,7 +64,8 @@ def main() -> int:
             instances = _loc.run_all(
                 rows, lambda row, m=mode, t=text: run_one(row, m, t, args), args.jobs
             )
-            options = [f"--limit={args.limit}", *shlex.split(args.extra_args)]
+            options = [f"--limit={args.limit}", f"--cq-checkout={args.cq_checkout}"]
+            options += shlex.split(args.extra_args)
             options += [f"--sample={args.sample}"] if args.sample else []
             run = _loc.Run("cq", mode, text, args.data, options, instances)
             runs.append(run)
@@ -71,7 +79,7 @@ def main() -> int:
 
 
 def run_one(row: dict, mode: str, text: str, args: argparse.Namespace) -> _loc.Instance:
-    tree = Path(args.trees) / row["instance_id"]
+    tree = Path(args.trees).resolve() / row["instance_id"]
     argv = [sys.executable, "-m", "cq", "search", "-", "--format", "json"]
     argv += ["--limit", str(args.limit), "--root", str(tree)]
     if mode == "no-rewrite":
@@ -82,7 +90,9 @@ def run_one(row: dict, mode: str, text: str, args: argparse.Namespace) -> _loc.I
         env["CQ_CACHE_DIR"] = tempfile.mkdtemp(prefix="cq-bench-")
     start = time.perf_counter()
     query = _loc.query_text(row, text)
-    proc = subprocess.run(argv, input=query.encode(), capture_output=True, env=env)
+    proc = subprocess.run(
+        argv, input=query.encode(), capture_output=True, env=env, cwd=args.cq_checkout
+    )
     seconds = time.perf_counter() - start
     files: list[str] = []
     scopes: list[str] = []
