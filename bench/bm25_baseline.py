@@ -9,7 +9,7 @@ lowercased (``FileUploadHandler`` -> file upload handler fileuploadhandler). A q
 issue text's tokens as SHOULD term clauses, a repeated word counting once per occurrence (as
 Lucene's query parser would build it). Nothing is tuned.
 
-tantivy (PyPI, bench extra: ``pip install -e '.[bench]'``) is the real search engine the issue
+tantivy (PyPI, in the test extra) is the real search engine the issue
 names for the index; using it here keeps the baseline's BM25 (k1 = 1.2, b = 0.75) the same as
 the index's. Output, metrics and ``--json-out`` format are ``localization.py``'s, so
 ``loc_compare.py`` can diff or fuse the two.
