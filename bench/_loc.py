@@ -241,7 +241,8 @@ def verbose_lines(run: Run) -> Iterable[str]:
 
 
 def write(path: str, runs: list[Run]) -> None:
-    Path(path).write_bytes(msgspec.json.format(msgspec.json.encode(RunFile(runs)), indent=1))
+    """Compact JSON: the full tuning sets' files stay small enough to commit."""
+    Path(path).write_bytes(msgspec.json.encode(RunFile(runs)) + b"\n")
 
 
 def read(path: str) -> list[Run]:

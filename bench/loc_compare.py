@@ -3,6 +3,7 @@
 Reads the ``--json-out`` files of ``localization.py`` and ``bm25_baseline.py``:
 
 - ``table A.json ...``: the per-repository and pooled tables of every run in the files.
+- ``summary A.json ...``: one pooled row per run (and per run without flagged issues).
 - ``diff A.json B.json``: for each pair of runs with the same query text (``full``/``title``;
   ``--a-run``/``--b-run`` pick others by ``mode/text`` key), which issues got better or worse
   (the k from which all gold files are in the top k: the worst gold rank), Acc@5 gained/lost.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import _loc
 
@@ -27,6 +29,8 @@ def main() -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     tab = sub.add_parser("table", help="print every run's tables")
     tab.add_argument("files", nargs="+")
+    summ = sub.add_parser("summary", help="one pooled row per run")
+    summ.add_argument("files", nargs="+")
     for name in ("diff", "fuse"):
         p = sub.add_parser(name)
         p.add_argument("a")
@@ -41,6 +45,9 @@ def main() -> int:
         for path in args.files:
             for run in _loc.read(path):
                 print(_loc.table(run) + "\n")
+        return 0
+    if args.command == "summary":
+        print(summary([run for path in args.files for run in _loc.read(path)]))
         return 0
     pairs = pair_runs(_loc.read(args.a), _loc.read(args.b), args.a_run, args.b_run)
     if not pairs:
@@ -58,6 +65,24 @@ def main() -> int:
     if args.command == "fuse" and args.json_out:
         _loc.write(args.json_out, fused)
     return 0
+
+
+def summary(runs: list[_loc.Run]) -> str:
+    head = ["run", "set", "n", *[f"Acc@{k}" for k in _loc.KS], "Hit@5", "fn Hit@5 (n)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for run in runs:
+        groups = [("", run.instances)]
+        clean = [i for i in run.instances if not i.flagged]
+        if len(clean) < len(run.instances):
+            groups.append((f" without {_loc.FLAG}", clean))
+        for suffix, group in groups:
+            row = _loc.metric_row(f"{run.tool} {run.key}", group, True, False).split(" | ")
+            data = Path(run.data).stem.replace("_tuning", "").replace("swebench_", "")
+            hit5 = row[2 + len(_loc.KS) + _loc.KS.index(5)]
+            row = [*row[: 2 + len(_loc.KS)], hit5, row[-1]]
+            row.insert(1, data + suffix)
+            lines.append(" | ".join(row))
+    return "\n".join(lines)
 
 
 def pair_runs(

@@ -13,6 +13,7 @@ among the top 5 distinct ``path::Scope``); median wall time per query.
 
 ``--json-out`` keeps every issue's gold ranks and top files, for ``loc_compare.py`` (diff two
 runs, fuse with BM25). ``--sample N`` runs a fixed subsample (``_loc.sample``).
+The offline rewriter is measured (``CQ_LLM=off``) unless ``--llm``.
 ``--cq-checkout DIR`` measures the cq package of another source tree (``python -m cq`` runs in
 DIR), so a before/after pair needs no branch switch. ``--no-cache``
 is not passed: run once to warm the caches and read the second run's latency, or ``--cold``.
@@ -47,6 +48,7 @@ def main() -> int:
     ap.add_argument("--json-out", help="write per-issue ranks and top files here")
     ap.add_argument("--keep-files", type=int, default=20, help="top files kept in --json-out")
     ap.add_argument("--cold", action="store_true", help="a fresh CQ_CACHE_DIR for every query")
+    ap.add_argument("--llm", action="store_true", help="let cq ask an LLM (default CQ_LLM=off)")
     ap.add_argument(
         "--cq-checkout",
         default=str(Path(__file__).resolve().parent.parent),
@@ -67,6 +69,7 @@ def main() -> int:
             options = [f"--limit={args.limit}", f"--cq-checkout={args.cq_checkout}"]
             options += shlex.split(args.extra_args)
             options += [f"--sample={args.sample}"] if args.sample else []
+            options += ["--llm"] if args.llm else []
             run = _loc.Run("cq", mode, text, args.data, options, instances)
             runs.append(run)
             print(_loc.table(run) + "\n")
@@ -86,6 +89,8 @@ def run_one(row: dict, mode: str, text: str, args: argparse.Namespace) -> _loc.I
         argv.append("--no-rewrite")
     argv += shlex.split(args.extra_args)
     env = dict(os.environ)
+    if not args.llm:
+        env["CQ_LLM"] = "off"  # the offline rewriter's figures, whatever runs on this machine
     if args.cold:
         env["CQ_CACHE_DIR"] = tempfile.mkdtemp(prefix="cq-bench-")
     start = time.perf_counter()

@@ -193,6 +193,9 @@ def test_rrf_fuses_two_runs_issue_by_issue(cq_json: Path, bm25_json: Path, tmp_p
         assert set(inst.files) <= set(cq[inst.id].files) | set(bm[inst.id].files)
     diff = _run("loc_compare.py", "diff", cq_json, out).stdout
     assert "2 common issues" in diff and "Acc@5:" in diff
+    rows = _run("loc_compare.py", "summary", cq_json, bm25_json, out).stdout.splitlines()
+    assert [r.split(" | ")[0] for r in rows[2:]].count("| rrf rrf(k=5)/full") == 2
+    assert sum("without inline_code_maybe_dropped | 1 |" in r for r in rows) == 6
 
 
 def test_title_is_the_first_non_blank_line() -> None:
