@@ -202,7 +202,8 @@ def metric_row(label: str, group: list[Instance], with_fn: bool, timed: bool) ->
     cells += [_pct(sum(hit(i, k) for i in group), n) for k in KS]
     if with_fn:
         scored = [i for i in group if i.fn is not None]
-        cells.append(_pct(sum(bool(i.fn) for i in scored), len(scored)) + f" ({len(scored)})")
+        score = _pct(sum(bool(i.fn) for i in scored), len(scored))
+        cells.append(f"{score} ({len(scored)})" if scored else "-")
     if timed:
         cells.append(f"{statistics.median(i.seconds for i in group):.2f}" if group else "-")
     return "| " + " | ".join(cells) + " |"
