@@ -48,6 +48,7 @@ def main() -> int:
     ap.add_argument("--json-out", help="write per-issue ranks and top files here")
     ap.add_argument("--keep-files", type=int, default=20, help="top files kept in --json-out")
     ap.add_argument("--cold", action="store_true", help="a fresh CQ_CACHE_DIR for every query")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per query (then: none)")
     ap.add_argument("--llm", action="store_true", help="let cq ask an LLM (default CQ_LLM=off)")
     ap.add_argument(
         "--cq-checkout",
@@ -95,14 +96,25 @@ def run_one(row: dict, mode: str, text: str, args: argparse.Namespace) -> _loc.I
         env["CQ_CACHE_DIR"] = tempfile.mkdtemp(prefix="cq-bench-")
     start = time.perf_counter()
     query = _loc.query_text(row, text)
-    proc = subprocess.run(
-        argv, input=query.encode(), capture_output=True, env=env, cwd=args.cq_checkout
-    )
+    try:
+        proc = subprocess.run(
+            argv,
+            input=query.encode(),
+            capture_output=True,
+            env=env,
+            cwd=args.cq_checkout,
+            timeout=args.timeout,
+        )
+    except subprocess.TimeoutExpired:
+        proc = subprocess.CompletedProcess(argv, -1, b"", b"timed out")
     seconds = time.perf_counter() - start
     files: list[str] = []
     scopes: list[str] = []
     rewriter = "-"
-    if proc.stdout:
+    if proc.returncode == -1:
+        rewriter = "timeout"
+        print(f"{row['instance_id']}: timed out after {args.timeout:.0f} s", file=sys.stderr)
+    elif proc.stdout:
         data = json.loads(proc.stdout)
         rw = data["summary"].get("rewrite") or {}
         rewriter = rw.get("rewriter", "-") if rw.get("applied") else "-"

@@ -219,3 +219,12 @@ def test_rust_function_hit_reads_impl_headers_and_modules() -> None:
     assert _loc.function_hit(["src/a.rs::serde::impl<'de> Decode for DateTime<Tz>::decode"], gold)
     assert not _loc.function_hit(["src/a.rs::impl Date::decode"], gold)
     assert _loc.function_hit(["src/a.rs::tests::test_x"], ["src/a.rs::test_x"])
+
+
+def test_a_query_past_its_timeout_counts_as_not_found(bench_env) -> None:
+    args = ["--data", bench_env["data"], "--trees", bench_env["trees"], "--modes", "rewrite"]
+    out = bench_env["base"] / "slow.json"
+    proc = _run("localization.py", *args, "--timeout", "0.01", "--json-out", out)
+    (run,) = _loc.read(str(out))
+    assert all(i.note == "timeout" and i.ranks == [None] for i in run.instances)
+    assert "| **pooled** | 2 | 0.0 |" in proc.stdout
