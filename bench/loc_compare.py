@@ -3,7 +3,8 @@
 Reads the ``--json-out`` files of ``localization.py`` and ``bm25_baseline.py``:
 
 - ``table A.json ...``: the per-repository and pooled tables of every run in the files.
-- ``summary A.json ...``: one pooled row per run (and per run without flagged issues).
+- ``summary A.json ...``: one pooled row per run (and per run without flagged issues), with
+  the number of issues the run returned no file for.
 - ``diff A.json B.json``: for each pair of runs with the same query text (``full``/``title``;
   ``--a-run``/``--b-run`` pick others by ``mode/text`` key), which issues got better or worse
   (the k from which all gold files are in the top k: the worst gold rank), Acc@5 gained/lost.
@@ -69,6 +70,7 @@ def main() -> int:
 
 def summary(runs: list[_loc.Run]) -> str:
     head = ["run", "set", "n", *[f"Acc@{k}" for k in _loc.KS], "Hit@5", "fn Hit@5 (n)"]
+    head.append("no file")  # issues the tool returned no file for: recall, not order
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for run in runs:
         groups = [("", run.instances)]
@@ -79,7 +81,8 @@ def summary(runs: list[_loc.Run]) -> str:
             row = _loc.metric_row(f"{run.tool} {run.key}", group, True, False).split(" | ")
             data = Path(run.data).stem.replace("_tuning", "").replace("swebench_", "")
             hit5 = row[2 + len(_loc.KS) + _loc.KS.index(5)]
-            row = [*row[: 2 + len(_loc.KS)], hit5, row[-1]]
+            row = [*row[: 2 + len(_loc.KS)], hit5, row[-1].rstrip(" |")]
+            row.append(f"{sum(not i.files for i in group)} |")
             row.insert(1, data + suffix)
             lines.append(" | ".join(row))
     return "\n".join(lines)
