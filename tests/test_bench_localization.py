@@ -228,3 +228,5 @@ def test_a_query_past_its_timeout_counts_as_not_found(bench_env) -> None:
     (run,) = _loc.read(str(out))
     assert all(i.note == "timeout" and i.ranks == [None] for i in run.instances)
     assert "| **pooled** | 2 | 0.0 |" in proc.stdout
+    summary = _run("loc_compare.py", "summary", out).stdout.splitlines()
+    assert summary[0].endswith("| no file |") and summary[2].endswith("| 2 |")
