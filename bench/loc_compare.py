@@ -140,7 +140,7 @@ def fuse(a: _loc.Run, b: _loc.Run, k: int) -> _loc.Run:
                 repo=x.repo,
                 gold=x.gold,
                 ranks=_loc.ranks_of(x.gold, order),
-                files=order[: len(x.files)],
+                files=order[: max(len(x.files), len(y.files))],
                 flagged=x.flagged,
                 note=f"{a.tool}+{b.tool}",
             )
