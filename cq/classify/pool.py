@@ -4,12 +4,24 @@ Spawning a worker costs a fresh interpreter plus tree-sitter imports (~0.2-0.3 s
 small searches stay in-process. The pool is created lazily, kept for the life of the process
 (the MCP server reuses it across calls) and shut down at exit. Any pool failure (a worker
 dies, the pool cannot start) falls back to in-process analysis of whatever is unfinished.
+
+Workers die with their parent, however it ends (``worker_init``): a thread in each worker
+waits on multiprocessing's parent sentinel, a pipe that reaches end-of-file when the parent
+is gone, even by SIGKILL; on Linux, when the pool was started from the main thread,
+``prctl(PR_SET_PDEATHSIG)`` has the kernel kill them at once as well (the signal follows the
+thread that spawned them, so not from a worker thread of the MCP server). Workers ignore
+SIGINT and write to /dev/null, so a dying worker never holds cq's stdout or stderr open; the
+parent kills them on SIGTERM and on ^C before it exits, instead of waiting for running
+batches. The resource tracker exits by itself once the parent and the workers are gone.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import signal
+import sys
+import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
@@ -62,7 +74,10 @@ def analyze_all(
         for future in futures:
             future.cancel()
         raise
-    except Exception:  # a dead worker or a pool that cannot start: finish in-process
+    except BaseException as exc:
+        if not isinstance(exc, Exception):  # ^C or exit: running batches are not waited for
+            kill_workers()
+            raise
         shutdown_pool()
         counters["pool_failures"] = counters.get("pool_failures", 0) + 1
     out: list[FileAnalysis] = []
@@ -96,8 +111,16 @@ def _get_pool(workers: int) -> ProcessPoolExecutor:
         shutdown_pool()
         import multiprocessing
 
-        _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        main = threading.current_thread() is threading.main_thread()
+        _pool = ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=worker_init,
+            initargs=(os.getpid(), main),
+        )
         _pool_size = workers
+        if main:
+            _kill_workers_on_sigterm()
     return _pool
 
 
@@ -109,6 +132,64 @@ def shutdown_pool() -> None:
         _pool, _pool_size = None, 0
 
 
+def kill_workers() -> None:
+    """SIGKILL every worker now and drop the pool (their work is of no more use)."""
+    global _pool, _pool_size
+    if _pool is not None:
+        # ``_processes`` is the executor's pid -> Process map (no public way before 3.14).
+        for process in list((getattr(_pool, "_processes", None) or {}).values()):
+            process.kill()
+        # Waiting lets the executor's own thread see the dead workers and close its queues
+        # (closing them under its feet makes a feeder thread print a traceback).
+        _pool.shutdown(wait=True, cancel_futures=True)
+        _pool, _pool_size = None, 0
+
+
+def _kill_workers_on_sigterm() -> None:
+    """On SIGTERM, kill the workers and exit with status 143 (128 + SIGTERM) through the
+    normal exit path, which also frees the pool's semaphores (dying of the signal would leave
+    the resource tracker to warn about them). Only where SIGTERM still has its default
+    action: a host that handles it keeps its handler."""
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it at once
+        kill_workers()
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def worker_init(parent_pid: int, pdeathsig: bool) -> None:
+    """Run in each worker before any batch: tie its life to the parent's (module docstring)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    if pdeathsig and sys.platform == "linux":
+        import ctypes
+
+        pr_set_pdeathsig = 1  # <linux/prctl.h>
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before the line above took effect
+        os._exit(0)
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
+
+
+def _exit_with(parent_sentinel: int) -> None:
+    """Block until the parent is gone (its sentinel pipe reads end-of-file), then exit."""
+    from multiprocessing.connection import wait
+
+    wait([parent_sentinel])
+    os._exit(0)
+
+
 atexit.register(shutdown_pool)
 
 
@@ -118,4 +199,4 @@ def maybe_inject_fault() -> None:
         os._exit(3)
 
 
-__all__: list[Any] = ["analyze_all", "shutdown_pool", "worker_count"]
+__all__: list[Any] = ["analyze_all", "kill_workers", "shutdown_pool", "worker_count"]
