@@ -85,6 +85,8 @@ def build_rg_argv(request: SearchRequest, patterns: tuple[Pattern, ...], sort: b
     for glob in request.exclude:
         argv += ["--glob", "!" + glob]
     for pattern in patterns:
+        if "\0" in pattern.text:  # no argv can carry it, and rg never matches NUL in text
+            raise UsageError("the query holds a NUL character, which no text file matches")
         argv += ["-e", pattern_regex(pattern)]
     argv += ["--", request.in_dir or "."]
     return argv
