@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from cq.candidates.scope import language_of, languages_for
 from cq.errors import PatternError, SearchFailedError, UsageError
 from cq.model import Language, Pattern, RawMatch, SearchRequest, SearchStats
 from cq.terminal import warn
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Candidates(msgspec.Struct, frozen=True):
@@ -87,6 +90,8 @@ def build_rg_argv(request: SearchRequest, patterns: tuple[Pattern, ...], sort: b
     for pattern in patterns:
         if "\0" in pattern.text:  # no argv can carry it, and rg never matches NUL in text
             raise UsageError("the query holds a NUL character, which no text file matches")
+        if _SURROGATE.search(pattern.text):  # bytes of a command line that were not UTF-8
+            raise UsageError("the query is not valid UTF-8")
         argv += ["-e", pattern_regex(pattern)]
     argv += ["--", request.in_dir or "."]
     return argv

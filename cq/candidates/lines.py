@@ -40,7 +40,10 @@ class Placed(msgspec.Struct, frozen=True):
 
 
 def place(raw_line: bytes, spans: list[tuple[int, int]]) -> list[Placed]:
-    """Each ``(start, end)`` byte span of ``raw_line`` (no terminator), placed, in order."""
+    """Each ``(start, end)`` byte span of ``raw_line`` (no terminator), placed, in order; a
+    span that runs into the terminator (``\\s`` matches the CR of a CRLF) ends at the line."""
+    size = len(raw_line)
+    spans = [(min(start, size), min(end, size)) for start, end in spans]
     if b"\r" not in raw_line:
         return _in_line(raw_line, 0, 0, spans)
     cuts = [i for i, byte in enumerate(raw_line) if byte == 13]  # lone CRs end lines
