@@ -22,6 +22,7 @@ from cq.model import Language, Pattern, RawMatch, SearchRequest, SearchStats
 from cq.terminal import warn
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_MAX_WARNINGS = 5  # unreadable files named on stderr; the rest are counted
 
 
 class Candidates(msgspec.Struct, frozen=True):
@@ -175,8 +176,10 @@ class _RgRun:
         """Exit status 2 after a finished search (rg printed its summary) means some files
         could not be read: warn and go on. Without a summary rg failed as a whole."""
         if self.scanned_files is not None:
-            for message in messages:
+            for message in messages[:_MAX_WARNINGS]:
                 warn(f"{message.removeprefix('rg: ').removeprefix('./')} (skipped)")
+            if len(messages) > _MAX_WARNINGS:
+                warn(f"{len(messages) - _MAX_WARNINGS} more files or folders could not be read")
             return
         message = " ".join(" ".join(messages).split())
         if "regex" in message.lower():

@@ -43,7 +43,11 @@ def place(raw_line: bytes, spans: list[tuple[int, int]]) -> list[Placed]:
     """Each ``(start, end)`` byte span of ``raw_line`` (no terminator), placed, in order; a
     span that runs into the terminator (``\\s`` matches the CR of a CRLF) ends at the line."""
     size = len(raw_line)
-    spans = [(min(start, size), min(end, size)) for start, end in spans]
+    if spans and spans[-1][1] > size:  # rg gives them in order: only the last can run over
+        spans = [(min(start, size), min(end, size)) for start, end in spans]
+    if size <= LONG_LINE and raw_line.isascii() and b"\r" not in raw_line:
+        text = raw_line.decode("ascii")  # most lines: bytes are columns
+        return [Placed(0, start, end, start, end, text[start:end], text) for start, end in spans]
     if b"\r" not in raw_line:
         return _in_line(raw_line, 0, 0, spans)
     cuts = [i for i, byte in enumerate(raw_line) if byte == 13]  # lone CRs end lines
