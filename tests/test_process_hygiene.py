@@ -46,6 +46,14 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+def _working(pid: int) -> bool:
+    """The worker has started up: its set-up pointed its stderr at /dev/null."""
+    try:
+        return os.readlink(f"/proc/{pid}/fd/2") == os.devnull
+    except OSError:
+        return False
+
+
 def _identity(pid: int) -> tuple[int, str] | None:
     """``(pid, start time)``: a pid alone may be reused by another process once freed."""
     try:
@@ -103,7 +111,7 @@ def test_killing_cq_during_a_pool_run_leaves_nothing(
         workers: list[tuple[int, str]] = []
         while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
             seen |= {i for i in map(_identity, _children(proc.pid)) if i is not None}
-            workers = [i for i in seen if "spawn_main" in _cmdline(i[0])]
+            workers = [i for i in seen if "spawn_main" in _cmdline(i[0]) and _working(i[0])]
             time.sleep(0.02)
         assert len(workers) == 2, f"the pool never started: {proc.poll()}"
         assert any("resource_tracker" in _cmdline(pid) for pid, _ in seen)

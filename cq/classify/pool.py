@@ -22,7 +22,9 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import msgspec
@@ -64,8 +66,10 @@ def analyze_all(
     results: list[list[FileAnalysis] | None] = [None] * len(batches)
     futures: list[Future[list[bytes]]] = []
     try:
-        pool = _get_pool(workers)
-        futures = [pool.submit(analyze_batch, batch) for batch in batches]
+        _kill_workers_on_sigterm()
+        with _signals_held():
+            pool = _get_pool(workers)
+            futures = [pool.submit(analyze_batch, batch) for batch in batches]
         for i, future in enumerate(futures):
             check()
             results[i] = [_decoder.decode(blob) for blob in future.result()]
@@ -119,8 +123,6 @@ def _get_pool(workers: int) -> ProcessPoolExecutor:
             initargs=(os.getpid(), main),
         )
         _pool_size = workers
-        if main:
-            _kill_workers_on_sigterm()
     return _pool
 
 
@@ -149,8 +151,10 @@ def _kill_workers_on_sigterm() -> None:
     """On SIGTERM, kill the workers and exit with status 143 (128 + SIGTERM) through the
     normal exit path, which also frees the pool's semaphores (dying of the signal would leave
     the resource tracker to warn about them). Only where SIGTERM still has its default
-    action: a host that handles it keeps its handler."""
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+    action (and in the main thread, where handlers run): a host that handles it keeps its
+    handler."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         return
 
     def on_sigterm(signum: int, frame: object) -> None:
@@ -159,6 +163,29 @@ def _kill_workers_on_sigterm() -> None:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_sigterm)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait while workers are spawned (submitting spawns them): a worker
+    cut off before it has read its start-up data prints multiprocessing's traceback on cq's
+    stderr, and is not yet in the executor's list of processes to kill."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Python runs signal handlers in the main thread only
+        return
+    held: list[int] = []
+    previous = {
+        signum: signal.signal(signum, lambda signum, frame: held.append(signum))
+        for signum in (signal.SIGINT, signal.SIGTERM)
+        if signal.getsignal(signum) is not signal.SIG_IGN
+    }
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if held:
+            signal.raise_signal(held[0])  # delivered now, to the handler it was meant for
 
 
 def worker_init(parent_pid: int, pdeathsig: bool) -> None:
