@@ -287,3 +287,26 @@ def test_a_valid_profile_with_rank_weights_still_searches(tmp_path: Path) -> Non
         "search", "register", "--root", str(tmp_path), "--profile", str(tmp_path / "p.toml")
     )
     assert run.returncode == 0, run.stderr
+
+
+def test_sliced_parse_of_bom_and_cr_files_matches_the_plain_file(tmp_path: Path) -> None:
+    """Big files with a hit in one member are parsed as slices: the slice scanner and the
+    stand-in class header see the same bytes as for the plain file."""
+    members = "".join(
+        f"class C{i}:\n    '''doc'''\n    def m{i}(self, x):\n        return x + {i}\n\n"
+        for i in range(200)
+    )
+    code = f"import os\n\n{members}class Reg:\n    def register(self):\n        return register()\n"
+    write_tree(
+        tmp_path,
+        {
+            "plain.py": code,
+            "bom.py": b"\xef\xbb\xbf" + code.encode(),
+            "cr.py": code.replace("\n", "\r").encode(),
+        },
+    )
+    data = _json(tmp_path, "register", "--no-cache")
+    assert data["run"]["counters"]["files_sliced"] == 3
+    plain = _placed(data, "plain.py")
+    assert [f[5:] for f in plain] == [("definition", "Reg.register"), ("callsite", "Reg.register")]
+    assert _placed(data, "bom.py") == plain and _placed(data, "cr.py") == plain
