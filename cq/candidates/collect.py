@@ -19,7 +19,7 @@ from cq.candidates.rg_events import Begin, Match, Summary, decode_event, strip_t
 from cq.candidates.scope import language_of, languages_for
 from cq.errors import PatternError, SearchFailedError, UsageError
 from cq.model import Language, Pattern, RawMatch, SearchRequest, SearchStats
-from cq.terminal import warn
+from cq.terminal import visible, warn
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_WARNINGS = 5  # unreadable files named on stderr; the rest are counted
@@ -181,7 +181,7 @@ class _RgRun:
             if len(messages) > _MAX_WARNINGS:
                 warn(f"{len(messages) - _MAX_WARNINGS} more files or folders could not be read")
             return
-        message = " ".join(" ".join(messages).split())
+        message = visible(" ".join(" ".join(messages).split()))
         if "regex" in message.lower():
             raise PatternError(f"invalid pattern: {message}")
         raise SearchFailedError(f"rg failed: {message or 'exit status 2'}")

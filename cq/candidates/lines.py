@@ -24,6 +24,7 @@ from cq.parse.source import searched_bytes
 LONG_LINE = 1000  # characters
 WINDOW = 160  # characters kept on each side of the match
 _LF = re.compile(rb"\n")
+_CR = re.compile(rb"\r")
 
 
 class Placed(msgspec.Struct, frozen=True):
@@ -50,13 +51,13 @@ def place(raw_line: bytes, spans: list[tuple[int, int]]) -> list[Placed]:
         return [Placed(0, start, end, start, end, text[start:end], text) for start, end in spans]
     if b"\r" not in raw_line:
         return _in_line(raw_line, 0, 0, spans)
-    cuts = [i for i, byte in enumerate(raw_line) if byte == 13]  # lone CRs end lines
+    cuts = [m.start() for m in _CR.finditer(raw_line)]  # lone CRs end lines
     by_row: dict[int, list[tuple[int, int]]] = {}
     order: list[tuple[int, int]] = []  # (row, index within the row) of each span
     for start, end in spans:
         while start < end and raw_line[start] == 13:
             start += 1  # a match never starts on a line end
-        row = raw_line.count(b"\r", 0, start)
+        row = bisect_left(cuts, start)  # CRs before the match
         line_end = cuts[row] if row < len(cuts) else len(raw_line)
         order.append((row, len(by_row.setdefault(row, []))))
         by_row[row].append((start, min(end, line_end)))  # nor runs past one
