@@ -5,32 +5,22 @@ small searches stay in-process. The pool is created lazily, kept for the life of
 (the MCP server reuses it across calls) and shut down at exit. Any pool failure (a worker
 dies, the pool cannot start) falls back to in-process analysis of whatever is unfinished.
 
-Workers die with their parent, however it ends (``worker_init``): a thread in each worker
-waits on multiprocessing's parent sentinel, a pipe that reaches end-of-file when the parent
-is gone, even by SIGKILL; on Linux, when the pool was started from the main thread,
-``prctl(PR_SET_PDEATHSIG)`` has the kernel kill them at once as well (the signal follows the
-thread that spawned them, so not from a worker thread of the MCP server). Workers ignore
-SIGINT and write to /dev/null, so a dying worker never holds cq's stdout or stderr open; the
-parent kills them on SIGTERM and on ^C before it exits, instead of waiting for running
-batches. The resource tracker exits by itself once the parent and the workers are gone.
+Workers live and die with cq (``workers.py``): killed at once on SIGTERM and ^C, gone on their
+own when cq is killed outright, never holding its stdout or stderr.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
-import signal
-import sys
-import threading
-from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
 from typing import Any
 
 import msgspec
 
 from cq.cancel import Check, never
 from cq.classify.analyze import FileAnalysis, FileTask, analyze_batch, analyze_file
+from cq.classify.workers import kill_on_sigterm, signals_held, worker_init, worker_init_args
 from cq.errors import SearchCancelledError
 
 _decoder = msgspec.msgpack.Decoder(FileAnalysis)
@@ -66,8 +56,8 @@ def analyze_all(
     results: list[list[FileAnalysis] | None] = [None] * len(batches)
     futures: list[Future[list[bytes]]] = []
     try:
-        _kill_workers_on_sigterm()
-        with _signals_held():
+        kill_on_sigterm(kill_workers)
+        with signals_held():
             pool = _get_pool(workers)
             futures = [pool.submit(analyze_batch, batch) for batch in batches]
         for i, future in enumerate(futures):
@@ -115,12 +105,11 @@ def _get_pool(workers: int) -> ProcessPoolExecutor:
         shutdown_pool()
         import multiprocessing
 
-        main = threading.current_thread() is threading.main_thread()
         _pool = ProcessPoolExecutor(
             workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=worker_init,
-            initargs=(os.getpid(), main),
+            initargs=worker_init_args(),
         )
         _pool_size = workers
     return _pool
@@ -145,76 +134,6 @@ def kill_workers() -> None:
         # (closing them under its feet makes a feeder thread print a traceback).
         _pool.shutdown(wait=True, cancel_futures=True)
         _pool, _pool_size = None, 0
-
-
-def _kill_workers_on_sigterm() -> None:
-    """On SIGTERM, kill the workers and exit with status 143 (128 + SIGTERM) through the
-    normal exit path, which also frees the pool's semaphores (dying of the signal would leave
-    the resource tracker to warn about them). Only where SIGTERM still has its default
-    action (and in the main thread, where handlers run): a host that handles it keeps its
-    handler."""
-    main = threading.current_thread() is threading.main_thread()
-    if not main or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return
-
-    def on_sigterm(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it at once
-        kill_workers()
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, on_sigterm)
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM wait while workers are spawned (submitting spawns them): a worker
-    cut off before it has read its start-up data prints multiprocessing's traceback on cq's
-    stderr, and is not yet in the executor's list of processes to kill."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # Python runs signal handlers in the main thread only
-        return
-    held: list[int] = []
-    previous = {
-        signum: signal.signal(signum, lambda signum, frame: held.append(signum))
-        for signum in (signal.SIGINT, signal.SIGTERM)
-        if signal.getsignal(signum) is not signal.SIG_IGN
-    }
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        if held:
-            signal.raise_signal(held[0])  # delivered now, to the handler it was meant for
-
-
-def worker_init(parent_pid: int, pdeathsig: bool) -> None:
-    """Run in each worker before any batch: tie its life to the parent's (module docstring)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-    os.close(devnull)
-    if pdeathsig and sys.platform == "linux":
-        import ctypes
-
-        pr_set_pdeathsig = 1  # <linux/prctl.h>
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent_pid:  # the parent died before the line above took effect
-        os._exit(0)
-    import multiprocessing
-
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
-
-
-def _exit_with(parent_sentinel: int) -> None:
-    """Block until the parent is gone (its sentinel pipe reads end-of-file), then exit."""
-    from multiprocessing.connection import wait
-
-    wait([parent_sentinel])
-    os._exit(0)
 
 
 atexit.register(shutdown_pool)
