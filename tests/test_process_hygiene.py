@@ -131,3 +131,46 @@ def test_killing_cq_during_a_pool_run_leaves_nothing(
             if _running((pid, started)):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
+
+
+_SERVER_LIKE = """
+import sys, threading, time
+from cq.model import SearchRequest
+from cq.pipeline import run_search
+
+request = SearchRequest(query="result", root=sys.argv[1], use_cache=False)
+searcher = threading.Thread(target=run_search, args=(request,))
+searcher.start()
+searcher.join()
+print("searched", flush=True)
+time.sleep(600)
+"""
+
+
+def test_workers_of_a_pool_started_off_the_main_thread_die_with_it(big_tree: Path) -> None:
+    """The MCP server searches on a worker thread and keeps its pool between calls: no
+    kernel parent-death signal there (it follows the spawning thread), the workers watch
+    their parent instead."""
+    env = {**os.environ, "CQ_POOL_MIN_BYTES": "1", "CQ_MAX_WORKERS": "2"}
+    argv = [sys.executable, "-c", _SERVER_LIKE, str(big_tree)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    seen: set[tuple[int, str]] = set()
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"searched\n"
+        seen = {i for i in map(_identity, _children(proc.pid)) if i is not None}
+        assert len([i for i in seen if "spawn_main" in _cmdline(i[0])]) == 2  # kept, idle
+        proc.kill()
+        _out, err = proc.communicate(timeout=_GRACE)
+        assert b"Traceback" not in err
+        end = time.monotonic() + _GRACE
+        while any(map(_running, seen)) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert not [_cmdline(pid) for pid, started in seen if _running((pid, started))]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for pid, started in seen:
+            if _running((pid, started)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
