@@ -245,6 +245,14 @@ def test_nul_in_the_query_is_a_clean_error(tmp_path: Path) -> None:
     assert len(run.stderr.splitlines()) == 1
 
 
+@pytest.mark.parametrize("query", [b"caf\xe9", b"how is register\n\xff called"])
+def test_undecodable_query_bytes_are_a_clean_error(tmp_path: Path, query: bytes) -> None:
+    write_tree(tmp_path, {"a.py": "register = 1\n"})
+    argv = [os.fsencode(sys.executable), b"-m", b"cq", b"search", query, b"--root"]
+    run = subprocess.run([*argv, os.fsencode(tmp_path)], capture_output=True, check=False)
+    assert run.returncode == 2 and run.stderr == b"cq: the query is not valid UTF-8\n"
+
+
 @pytest.mark.parametrize(
     ("toml", "key"),
     [

@@ -15,7 +15,10 @@ so CI runs the same examples every time, in well under a minute.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -208,3 +211,23 @@ def test_fuzzed_queries_through_the_cli(query: str, fmt: str) -> None:
         run.json()
     else:
         assert _RAW_CONTROL.search(run.stdout) is None
+
+
+@settings(_FUZZ, max_examples=6)
+@given(query=st.binary(min_size=1, max_size=30).filter(lambda b: b"\0" not in b))
+def test_fuzzed_query_bytes_on_the_command_line(query: bytes) -> None:
+    """Any bytes as the query argument: undecodable ones arrive surrogate-escaped."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = write_tree(Path(tmp), _TREE)
+        argv = [os.fsencode(sys.executable), b"-m", b"cq", b"search", query]
+        argv += [b"--root", os.fsencode(root)]
+        run = subprocess.run(
+            argv, capture_output=True, env={**os.environ}, timeout=120, check=False
+        )
+    stderr = run.stderr.decode("utf-8", "replace")
+    assert run.returncode in (0, 1, 2)
+    assert "Traceback" not in stderr and "internal error" not in stderr
+    if run.returncode == 2:
+        assert stderr.startswith("cq: ") and len(stderr.splitlines()) == 1
+    else:
+        assert _RAW_CONTROL.search(run.stdout.decode("utf-8")) is None
