@@ -26,10 +26,14 @@ def cq_command() -> list[str]:
 
 
 class Timing:
-    """Wall time and peak RSS of one child process."""
+    """Wall time, CPU time (user + system, with the children it waited for: rg, workers) and
+    peak RSS of one child process. CPU time barely moves when other work shares the cores."""
 
-    def __init__(self, seconds: float, max_rss_mb: float, returncode: int, stdout: bytes) -> None:
+    def __init__(
+        self, seconds: float, max_rss_mb: float, returncode: int, stdout: bytes, cpu: float = 0.0
+    ) -> None:
         self.seconds = seconds
+        self.cpu_seconds = cpu
         self.max_rss_mb = max_rss_mb
         self.returncode = returncode
         self.stdout = stdout
@@ -51,7 +55,8 @@ def time_command(
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return Timing(seconds, usage.ru_maxrss / 1024, proc.returncode, out)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Timing(seconds, usage.ru_maxrss / 1024, proc.returncode, out, cpu)
 
 
 def median(values: list[float]) -> float:

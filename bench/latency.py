@@ -1,7 +1,9 @@
 """Latency of ``cq search`` against ``rg --json -w`` on the same query and corpus, same run.
 
-Runs are interleaved (cq, rg, cq, rg, ...) so machine noise hits both alike. Prints medians,
-the ratio cq/rg, peak RSS of cq, and the markdown report's line count.
+Runs are interleaved (cq, rg, cq, rg, ...) so machine noise hits both alike. Prints medians of
+wall time and of CPU time (user + system, children included: on a shared, loaded machine the
+CPU seconds stay put while wall times swing), the ratio cq/rg, peak RSS of cq, and the markdown
+report's line count.
 
     python bench/latency.py                      # 'register' on the stdlib dir, 5 runs
     python bench/latency.py -q register -q __init__ --runs 5 --exclude 'site-packages/**'
@@ -31,13 +33,16 @@ def main() -> None:
     queries = args.query or ["register"]
     print(f"corpus: {args.root}  runs: {args.runs}  cache: {'cold' if args.cold else 'warm'}")
     print(f"excluded: {args.exclude}  cq extra args: {args.extra}")
-    header = f"{'query':<14}{'cq s':>8}{'rg s':>8}{'ratio':>8}{'cq RSS MB':>11}{'md lines':>10}"
+    header = (
+        f"{'query':<14}{'cq s':>8}{'rg s':>8}{'ratio':>8}{'cq cpu':>8}{'rg cpu':>8}"
+        f"{'cq RSS MB':>11}{'md lines':>10}"
+    )
     print(header)
     for query in queries:
         row = measure(query, args.root, args.runs, args.cold, args.exclude, args.extra)
         print(
             f"{query:<14}{row['cq']:>8.3f}{row['rg']:>8.3f}{row['cq'] / row['rg']:>8.1f}"
-            f"{row['rss']:>11.0f}{row['lines']:>10d}"
+            f"{row['cq_cpu']:>8.3f}{row['rg_cpu']:>8.3f}{row['rss']:>11.0f}{row['lines']:>10d}"
         )
 
 
@@ -51,7 +56,7 @@ def measure(
     with tempfile.TemporaryDirectory() as warm_cache:
         if not cold:
             time_command(cq_argv, env={"CQ_CACHE_DIR": warm_cache})  # fill the cache
-        cq_times, rg_times, rss = [], [], []
+        cq_times, rg_times, cq_cpu, rg_cpu, rss = [], [], [], [], []
         lines = 0
         for _ in range(runs):
             with tempfile.TemporaryDirectory() as cold_cache:
@@ -60,9 +65,18 @@ def measure(
             rg = time_command(rg_argv, cwd=root)
             cq_times.append(cq.seconds)
             rg_times.append(rg.seconds)
+            cq_cpu.append(cq.cpu_seconds)
+            rg_cpu.append(rg.cpu_seconds)
             rss.append(cq.max_rss_mb)
             lines = cq.stdout.decode("utf-8", errors="replace").count("\n")
-    return {"cq": median(cq_times), "rg": median(rg_times), "rss": max(rss), "lines": lines}
+    return {
+        "cq": median(cq_times),
+        "rg": median(rg_times),
+        "cq_cpu": median(cq_cpu),
+        "rg_cpu": median(rg_cpu),
+        "rss": max(rss),
+        "lines": lines,
+    }
 
 
 if __name__ == "__main__":

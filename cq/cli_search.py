@@ -30,6 +30,8 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
         query = sys.stdin.read().rstrip("\r\n")
     if not query.strip():
         raise UsageError("empty query")
+    if any("\ud800" <= ch <= "\udfff" for ch in query):  # undecodable bytes, surrogate-escaped
+        raise UsageError("the query is not valid UTF-8")
     limits = load_profile(args.profile)
     overrides = {
         field: getattr(args, flag)

@@ -162,6 +162,7 @@ def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> l
             containing_scope=c.containing_scope,
             patterns=m.patterns,
             symtable=c.symtable,
+            line_window=m.line_window,
         )
         for m, c in zip(matches, classes, strict=True)
     ]

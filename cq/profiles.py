@@ -1,14 +1,22 @@
-"""Search-limit presets: TOML files shipped in the wheel (``cq/_profiles``) or by path."""
+"""Search-limit presets: TOML files shipped in the wheel (``cq/_profiles``) or by path.
+
+Every value is checked here, not where it is used: a limit of 0 or below, a timeout that is
+not a positive finite number, a negative rank weight or a key cq does not know would
+otherwise give a search that silently finds nothing. Errors read ``profile NAME: KEY: ...``.
+"""
 
 from __future__ import annotations
 
+import math
+import re
+import threading
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar, get_args
 
 import msgspec
 
 from cq.errors import UsageError
-from cq.model import Limits, RankWeights, complete_weights
+from cq.model import Category, Limits, RankWeights, Role, complete_weights
 
 _T = TypeVar("_T")
 
@@ -29,13 +37,38 @@ def load_profile(name_or_path: str) -> Limits:
     """Limits from a named preset or from a TOML file path; a clear error otherwise."""
     table = _profile_table(name_or_path)
     table.pop("rank", None)
-    return _convert(table, Limits, name_or_path)
+    limits = _convert(table, Limits, name_or_path, "")
+    for field in msgspec.structs.fields(Limits):
+        value = getattr(limits, field.name)
+        if field.name == "timeout_seconds":
+            if not (math.isfinite(value) and 0 < value <= threading.TIMEOUT_MAX):
+                problem = f"must be a positive number of seconds, not {value}"
+                _invalid(name_or_path, field.name, problem)
+        elif value < 1:
+            _invalid(name_or_path, field.name, f"must be a positive integer, not {value}")
+    return limits
 
 
 def load_rank_weights(name_or_path: str) -> RankWeights:
     """The ranking table: defaults, with the profile's optional ``[rank]`` table on top."""
     table = _profile_table(name_or_path).get("rank", {})
-    return complete_weights(_convert(table, RankWeights, name_or_path))
+    weights = _convert(table, RankWeights, name_or_path, "rank.")
+    for kind, allowed in (("category", get_args(Category)), ("role", get_args(Role))):
+        for key, value in getattr(weights, kind).items():
+            if key not in allowed:
+                known = ", ".join(allowed)
+                _invalid(name_or_path, f"rank.{kind}.{key}", f"unknown {kind} (known: {known})")
+            _check_weight(name_or_path, f"rank.{kind}.{key}", value)
+    for field in msgspec.structs.fields(RankWeights):
+        value = getattr(weights, field.name)
+        if isinstance(value, int | float):
+            _check_weight(name_or_path, f"rank.{field.name}", value)
+    return complete_weights(weights)
+
+
+def _check_weight(name_or_path: str, key: str, value: float) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        _invalid(name_or_path, key, f"must be a finite number of 0 or more, not {value}")
 
 
 def _profile_table(name_or_path: str) -> dict[str, Any]:
@@ -49,15 +82,34 @@ def _profile_table(name_or_path: str) -> dict[str, Any]:
         table = msgspec.toml.decode(path.read_bytes())
     except FileNotFoundError:
         raise UsageError(f"profile file not found: {name_or_path}") from None
+    except OSError as exc:
+        raise UsageError(f"profile {name_or_path}: cannot read: {exc.strerror}") from None
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise UsageError(f"invalid profile {name_or_path}: {exc}") from None
+        raise UsageError(f"profile {name_or_path}: not valid TOML: {exc}") from None
     if not isinstance(table, dict):
-        raise UsageError(f"invalid profile {name_or_path}: not a table")
+        raise UsageError(f"profile {name_or_path}: not a table")
     return table
 
 
-def _convert(table: object, kind: type[_T], name_or_path: str) -> _T:
+def _convert(table: object, kind: type[_T], name_or_path: str, prefix: str) -> _T:
+    """``table`` as ``kind``; msgspec's error rephrased to name the key at fault."""
     try:
         return msgspec.convert(table, kind)
     except msgspec.ValidationError as exc:
-        raise UsageError(f"invalid profile {name_or_path}: {exc}") from None
+        message = str(exc)
+        unknown = _UNKNOWN.fullmatch(message)
+        if unknown is not None:
+            known = ", ".join(f.name for f in msgspec.structs.fields(kind))
+            _invalid(name_or_path, prefix + unknown[1], f"unknown key (known: {known})")
+        where = _AT.search(message)
+        key = prefix + where[1].lstrip(".") if where else prefix.rstrip(".") or "table"
+        problem = message[: where.start()] if where else message
+        _invalid(name_or_path, key.replace("[...]", ".*"), problem[:1].lower() + problem[1:])
+
+
+_UNKNOWN = re.compile(r"Object contains unknown field `([^`]*)`(?: - at `\$[^`]*`)?")
+_AT = re.compile(r" - at `\$([^`]*)`$")
+
+
+def _invalid(name_or_path: str, key: str, problem: str) -> NoReturn:
+    raise UsageError(f"profile {name_or_path}: {key}: {problem}")

@@ -2,7 +2,8 @@
 
 In: a ``SearchRequest`` plus the list of ``Pattern`` to search. Out: ``Candidates`` (matches in
 rg's per-file order, per-language ``SearchStats``). Knows rg and nothing about parsing. Open
-``collect.py`` first; ``rg_events.py`` decodes the stream, ``limits.py`` enforces the caps.
+``collect.py`` first; ``rg_events.py`` decodes the stream, ``lines.py`` places each match in
+its line (lone CRs, undecodable bytes, long lines), ``limits.py`` enforces the caps.
 """
 
 from cq.candidates.collect import Candidates, collect_candidates

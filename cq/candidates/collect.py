@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Callable
@@ -11,22 +12,17 @@ from pathlib import Path
 import msgspec
 
 from cq.candidates.limits import CapTracker
+from cq.candidates.lines import CrLines, place
 from cq.candidates.locate import find_rg
 from cq.candidates.patterns import pattern_regex
-from cq.candidates.rg_events import (
-    Begin,
-    Match,
-    Summary,
-    char_column,
-    decode_event,
-    strip_terminator,
-)
+from cq.candidates.rg_events import Begin, Match, Summary, decode_event, strip_terminator
 from cq.candidates.scope import language_of, languages_for
 from cq.errors import PatternError, SearchFailedError, UsageError
 from cq.model import Language, Pattern, RawMatch, SearchRequest, SearchStats
+from cq.terminal import visible, warn
 
-_LONG_LINE = 1000  # characters; longer lines are shown as a window around the match
-_WINDOW = 160
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_MAX_WARNINGS = 5  # unreadable files named on stderr; the rest are counted
 
 
 class Candidates(msgspec.Struct, frozen=True):
@@ -73,7 +69,7 @@ def _resolve_root(request: SearchRequest) -> Path:
 def build_rg_argv(request: SearchRequest, patterns: tuple[Pattern, ...], sort: bool) -> list[str]:
     """The full rg command line; patterns always follow ``-e``."""
     limits = request.limits
-    argv = [find_rg(), "--json", "--no-config", "--no-messages"]
+    argv = [find_rg(), "--json", "--no-config", "--no-ignore-messages"]
     argv += ["--max-count", str(limits.max_matches_per_file + 1)]
     argv += ["--max-depth", str(limits.max_depth)]
     argv += ["--max-filesize", str(limits.max_file_size_bytes)]
@@ -93,6 +89,10 @@ def build_rg_argv(request: SearchRequest, patterns: tuple[Pattern, ...], sort: b
     for glob in request.exclude:
         argv += ["--glob", "!" + glob]
     for pattern in patterns:
+        if "\0" in pattern.text:  # no argv can carry it, and rg never matches NUL in text
+            raise UsageError("the query holds a NUL character, which no text file matches")
+        if _SURROGATE.search(pattern.text):  # bytes of a command line that were not UTF-8
+            raise UsageError("the query is not valid UTF-8")
         argv += ["-e", pattern_regex(pattern)]
     argv += ["--", request.in_dir or "."]
     return argv
@@ -121,6 +121,7 @@ class _RgRun:
         self.scanned_files: int | None = None
         self.timed_out = False
         self.killed = False
+        self._cr_lines = CrLines(root)
 
     def execute(self) -> None:
         argv = build_rg_argv(self.request, self.patterns, self.sort)
@@ -136,7 +137,7 @@ class _RgRun:
         timer = threading.Timer(self.request.limits.timeout_seconds, self._on_timeout, (proc,))
         timer.daemon = True
         timer.start()
-        stderr = b""
+        stderr = _Drain(proc)  # read as rg runs: a full stderr pipe would stall rg
         try:
             assert proc.stdout is not None
             for line in proc.stdout:
@@ -157,10 +158,10 @@ class _RgRun:
             timer.cancel()
             if self.killed:
                 proc.stdout.close()  # type: ignore[union-attr]
-            stderr = proc.stderr.read() if proc.stderr else b""
             rc = proc.wait()
+            messages = stderr.text()
         if rc == 2 and not self.killed and not self.timed_out:
-            self._raise_rg_error(stderr)
+            self._rg_errors(messages)
 
     def _on_timeout(self, proc: subprocess.Popen[bytes]) -> None:
         self.timed_out = True
@@ -171,12 +172,18 @@ class _RgRun:
         if proc.poll() is None:
             proc.kill()
 
-    def _raise_rg_error(self, stderr: bytes) -> None:
-        message = " ".join(stderr.decode("utf-8", errors="replace").split())
+    def _rg_errors(self, messages: list[str]) -> None:
+        """Exit status 2 after a finished search (rg printed its summary) means some files
+        could not be read: warn and go on. Without a summary rg failed as a whole."""
+        if self.scanned_files is not None:
+            for message in messages[:_MAX_WARNINGS]:
+                warn(f"{message.removeprefix('rg: ').removeprefix('./')} (skipped)")
+            if len(messages) > _MAX_WARNINGS:
+                warn(f"{len(messages) - _MAX_WARNINGS} more files or folders could not be read")
+            return
+        message = visible(" ".join(" ".join(messages).split()))
         if "regex" in message.lower():
             raise PatternError(f"invalid pattern: {message}")
-        if self.matches:
-            return  # partial errors with results: rg already skipped what it could not read
         raise SearchFailedError(f"rg failed: {message or 'exit status 2'}")
 
     def _handle(self, event: object) -> None:
@@ -200,26 +207,29 @@ class _RgRun:
         if self.on_file is not None and self.tracker.matched_files != known:
             self.on_file(self.tracker.matched_files, len(self.matches))
         raw_line = strip_terminator(data.lines.raw())
-        line_text = raw_line.decode("utf-8", errors="replace")
-        for sub in data.submatches:
+        placed = place(raw_line, [(sub.start, sub.end) for sub in data.submatches])
+        line = data.line_number or 0
+        if b"\r" in raw_line:
+            self._cr_lines.learn(path, self.matches)
+        for spot in placed:
             if not self.tracker.admit_match(path):
                 if self.tracker.stopped:
                     return
                 continue
-            col = char_column(raw_line, sub.start)
-            text = sub.match.display()
+            byte_start = data.absolute_offset + spot.start
             self.matches.append(
                 RawMatch(
                     file=path,
-                    line=data.line_number or 0,
-                    col=col,
-                    end_col=col + len(text),
-                    byte_start=data.absolute_offset + sub.start,
-                    byte_end=data.absolute_offset + sub.end,
-                    text=text,
-                    line_text=_clip(line_text, col, len(text)),
+                    line=self._cr_lines.line(path, byte_start) or line + spot.row,
+                    col=spot.col,
+                    end_col=spot.end_col,
+                    byte_start=byte_start,
+                    byte_end=data.absolute_offset + spot.end,
+                    text=spot.text,
+                    line_text=spot.line_text,
                     language=language,
-                    patterns=self._attribute(text),
+                    patterns=self._attribute(spot.text),
+                    line_window=spot.window,
                 )
             )
 
@@ -270,15 +280,29 @@ def _per_language(
     return out
 
 
+class _Drain:
+    """rg's stderr, read by a thread while stdout streams; the first lines are kept."""
+
+    _KEEP = 64 * 1024  # bytes: a tree of unreadable files must not fill memory
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self._stream = proc.stderr
+        self._kept = b""
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        assert self._stream is not None
+        for chunk in iter(lambda: self._stream.read(1 << 16), b""):  # type: ignore[union-attr]
+            if len(self._kept) < self._KEEP:
+                self._kept += chunk[: self._KEEP - len(self._kept)]
+
+    def text(self) -> list[str]:
+        """The lines rg wrote to stderr (after it exited)."""
+        self._thread.join()
+        return [line for line in self._kept.decode("utf-8", "replace").splitlines() if line]
+
+
 def _relative(path: str) -> str:
     path = path.replace(os.sep, "/") if os.sep != "/" else path
     return path[2:] if path.startswith("./") else path
-
-
-def _clip(line: str, col: int, length: int) -> str:
-    """A very long line (minified, generated) is shown as a window around the match."""
-    if len(line) <= _LONG_LINE:
-        return line
-    start = max(0, col - _WINDOW)
-    end = min(len(line), col + length + _WINDOW)
-    return ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")

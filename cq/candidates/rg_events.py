@@ -86,13 +86,6 @@ def decode_event(line: bytes) -> Event:
     return _decoder.decode(line)
 
 
-def char_column(line: bytes, byte_offset: int) -> int:
-    """Character column of a byte offset within a line (invalid bytes count as one char)."""
-    if line.isascii():
-        return byte_offset
-    return len(line[:byte_offset].decode("utf-8", errors="replace"))
-
-
 def strip_terminator(line: bytes) -> bytes:
     """Drop a trailing LF or CRLF."""
     if line.endswith(b"\r\n"):

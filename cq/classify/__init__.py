@@ -8,8 +8,9 @@ Open ``engine.py`` first. Tiers: ``heuristic.py`` (tier 1, a line-level guess wh
 is possible or needed), ``node_tier.py`` (tier 2, the live syntax node), ``lookup.py`` over
 ``records.py`` (tier 3, per-file records built by ``python_records.py`` / ``rust_records.py``
 and kept in the persistent cache, so a repeat search parses nothing). ``pool.py`` runs
-``analyze.py`` in spawned workers when the work is large enough. ``bindings.py`` adds
-``symtable`` flags to the findings a report shows, after ranking.
+``analyze.py`` in spawned workers when the work is large enough (``workers.py`` ties their
+life to cq's). ``bindings.py`` adds ``symtable`` flags to the findings a report shows, after
+ranking.
 """
 
 from cq.classify.bindings import attach_bindings

@@ -12,6 +12,7 @@ from cq.classify.node_tier import classify_from_node
 from cq.classify.records import FileRecords, StoredRecords, unparsed
 from cq.classify.slices import Slice
 from cq.model import Classification
+from cq.parse.source import searched_bytes
 
 MAX_PARSE_BYTES = 4 * 1024 * 1024
 SLICE_FAILED = "slice does not parse"  # the engine then parses the whole file
@@ -38,7 +39,7 @@ def analyze_file(task: FileTask, data: bytes | None = None) -> FileAnalysis:
     if data is None:
         try:
             with open(task.path, "rb") as fh:
-                data = fh.read()
+                data = searched_bytes(fh.read())
         except OSError as exc:
             return FileAnalysis(unparsed(task.language, f"unreadable: {exc.strerror}").stored(), [])
     source = data if task.slice is None else task.slice.source(data)

@@ -283,14 +283,13 @@ def _all_certain(source: SourceFile, hits: list[RawMatch]) -> bool:
     if source.language != "python" or not python_lexer_is_exact(source.data):
         return False
     return all(
-        not h.line_text.startswith("…")
-        and guess("python", h.line_text, h.col, len(h.text), True).certain
+        not _shortened(h) and guess("python", h.line_text, h.col, len(h.text), True).certain
         for h in hits
     )
 
 
 def _heuristic(match: RawMatch, *, exact: bool, reason: str | None) -> Classification:
-    if match.line_text.startswith("…"):  # a clipped long line: its columns do not line up
+    if _shortened(match):  # a window of a long line: the lexer cannot see its start
         return Classification(
             category="text_match", confidence=0.3, tier="heuristic", reason=reason
         )
@@ -298,3 +297,7 @@ def _heuristic(match: RawMatch, *, exact: bool, reason: str | None) -> Classific
     return Classification(
         category=g.category, confidence=g.confidence, tier="heuristic", reason=reason
     )
+
+
+def _shortened(match: RawMatch) -> bool:
+    return match.line_window is not msgspec.UNSET

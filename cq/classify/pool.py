@@ -4,6 +4,9 @@ Spawning a worker costs a fresh interpreter plus tree-sitter imports (~0.2-0.3 s
 small searches stay in-process. The pool is created lazily, kept for the life of the process
 (the MCP server reuses it across calls) and shut down at exit. Any pool failure (a worker
 dies, the pool cannot start) falls back to in-process analysis of whatever is unfinished.
+
+Workers live and die with cq (``workers.py``): killed at once on SIGTERM and ^C, gone on their
+own when cq is killed outright, never holding its stdout or stderr.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import msgspec
 
 from cq.cancel import Check, never
 from cq.classify.analyze import FileAnalysis, FileTask, analyze_batch, analyze_file
+from cq.classify.workers import kill_on_sigterm, signals_held, worker_init, worker_init_args
 from cq.errors import SearchCancelledError
 
 _decoder = msgspec.msgpack.Decoder(FileAnalysis)
@@ -52,8 +56,10 @@ def analyze_all(
     results: list[list[FileAnalysis] | None] = [None] * len(batches)
     futures: list[Future[list[bytes]]] = []
     try:
-        pool = _get_pool(workers)
-        futures = [pool.submit(analyze_batch, batch) for batch in batches]
+        kill_on_sigterm(kill_workers)
+        with signals_held():
+            pool = _get_pool(workers)
+            futures = [pool.submit(analyze_batch, batch) for batch in batches]
         for i, future in enumerate(futures):
             check()
             results[i] = [_decoder.decode(blob) for blob in future.result()]
@@ -62,7 +68,10 @@ def analyze_all(
         for future in futures:
             future.cancel()
         raise
-    except Exception:  # a dead worker or a pool that cannot start: finish in-process
+    except BaseException as exc:
+        if not isinstance(exc, Exception):  # ^C or exit: running batches are not waited for
+            kill_workers()
+            raise
         shutdown_pool()
         counters["pool_failures"] = counters.get("pool_failures", 0) + 1
     out: list[FileAnalysis] = []
@@ -96,7 +105,12 @@ def _get_pool(workers: int) -> ProcessPoolExecutor:
         shutdown_pool()
         import multiprocessing
 
-        _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        _pool = ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=worker_init,
+            initargs=worker_init_args(),
+        )
         _pool_size = workers
     return _pool
 
@@ -109,6 +123,19 @@ def shutdown_pool() -> None:
         _pool, _pool_size = None, 0
 
 
+def kill_workers() -> None:
+    """SIGKILL every worker now and drop the pool (their work is of no more use)."""
+    global _pool, _pool_size
+    if _pool is not None:
+        # ``_processes`` is the executor's pid -> Process map (no public way before 3.14).
+        for process in list((getattr(_pool, "_processes", None) or {}).values()):
+            process.kill()
+        # Waiting lets the executor's own thread see the dead workers and close its queues
+        # (closing them under its feet makes a feeder thread print a traceback).
+        _pool.shutdown(wait=True, cancel_futures=True)
+        _pool, _pool_size = None, 0
+
+
 atexit.register(shutdown_pool)
 
 
@@ -118,4 +145,4 @@ def maybe_inject_fault() -> None:
         os._exit(3)
 
 
-__all__: list[Any] = ["analyze_all", "shutdown_pool", "worker_count"]
+__all__: list[Any] = ["analyze_all", "kill_workers", "shutdown_pool", "worker_count"]

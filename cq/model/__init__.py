@@ -21,7 +21,7 @@ from cq.model.enrichment import (
     StageStatus,
 )
 from cq.model.finding import Finding, ScoreBreakdown
-from cq.model.match import CapHit, Language, RawMatch, SearchStats
+from cq.model.match import CapHit, Language, LineWindow, RawMatch, SearchStats
 from cq.model.ranking import RankWeights, Role, complete_weights
 from cq.model.request import (
     Focus,
@@ -75,6 +75,7 @@ __all__ = [
     "Language",
     "LanguageSummary",
     "Limits",
+    "LineWindow",
     "Omitted",
     "ParseQuality",
     "Pattern",

@@ -6,7 +6,7 @@ import msgspec
 
 from cq.model.classification import Category, SymbolFlags, Tier
 from cq.model.enrichment import Enrichment
-from cq.model.match import Language
+from cq.model.match import Language, LineWindow
 from cq.model.ranking import Role
 
 
@@ -29,7 +29,8 @@ class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
-    """One hit as reported. Field order is the JSON order."""
+    """One hit as reported. Field order is the JSON order; ``line_window`` appears only for
+    a long line shortened to a window around the match (see ``LineWindow``)."""
 
     file: str
     line: int
@@ -37,6 +38,7 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
     end_col: int
     text: str
     line_text: str
+    line_window: LineWindow | msgspec.UnsetType = msgspec.UNSET
     language: Language
     category: Category
     confidence: float

@@ -10,8 +10,19 @@ Language = Literal["python", "rust"]
 CapHit = Literal["none", "files", "matches_per_file", "total_matches"]
 
 
+class LineWindow(msgspec.Struct, frozen=True):
+    """How a long line was shortened: ``line_text`` holds only its characters
+    ``[start, end)`` of ``length``, so ``line_text[col - start : end_col - start] == text``."""
+
+    start: int
+    end: int
+    length: int
+
+
 class RawMatch(msgspec.Struct, frozen=True):
-    """One submatch. ``col``/``end_col`` count characters; ``byte_*`` count bytes in the file."""
+    """One submatch. ``col``/``end_col`` count characters; ``byte_*`` count bytes of the file
+    as rg searched it (after a byte order mark). ``line_text[col:end_col] == text``, unless
+    ``line_window`` says the line was shortened (then relative to the window)."""
 
     file: str  # relative to the search root, POSIX separators
     line: int  # 1-based
@@ -23,6 +34,7 @@ class RawMatch(msgspec.Struct, frozen=True):
     line_text: str  # without the line terminator
     language: Language
     patterns: tuple[int, ...] = ()  # indexes into the request's pattern list
+    line_window: LineWindow | msgspec.UnsetType = msgspec.UNSET  # set for shortened lines
 
 
 class SearchStats(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,8 +1,16 @@
-"""Read a file once: bytes, a content hash for cache keys, and UTF-8 text (or None) on demand."""
+"""Read a file once: bytes, a content hash for cache keys, and UTF-8 text (or None) on demand.
+
+The bytes every stage analyses are the bytes rg searched (``searched_bytes``): rg drops a
+UTF-8 byte order mark and transcodes UTF-16 behind one, and reports offsets in what is left,
+so the parses must see the same bytes for rg's offsets to land on the same characters. A lone
+CR (old Mac line ends) becomes LF, one byte for one, so offsets stay put while tree-sitter,
+which takes only LF and CRLF for line ends, reads the lines Python and editors see.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 from cq.model import Language
@@ -14,10 +22,27 @@ class _Undecoded:
 
 UNDECODED = _Undecoded()
 
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+def searched_bytes(raw: bytes) -> bytes:
+    """A file's bytes as rg searched them (see the module docstring), lone CRs as LFs."""
+    data = raw
+    if raw.startswith(_UTF8_BOM):
+        data = raw[3:]
+    elif raw[:2] in _UTF16_BOMS:
+        data = raw[2:].decode(_UTF16_BOMS[raw[:2]], errors="replace").encode("utf-8")
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        data = _LONE_CR.sub(b"\n", data)
+    return data
+
 
 class SourceFile:
-    """One file's content. ``text`` is None when the bytes are not valid UTF-8; it is decoded
-    on first use (a warm search reads hashes and cached records, never the text)."""
+    """One file's content as ``searched_bytes`` gives it (``digest`` hashes those bytes).
+    ``text`` is None when they are not valid UTF-8; it is decoded on first use (a warm search
+    reads hashes and cached records, never the text)."""
 
     __slots__ = ("_text", "data", "digest", "language", "path")
 
@@ -55,7 +80,7 @@ class SourceFile:
 def load_source(root: Path, rel: str, language: Language) -> SourceFile | None:
     """The file's content, or None when it cannot be read."""
     try:
-        data = (root / rel).read_bytes()
+        data = searched_bytes((root / rel).read_bytes())
     except OSError:
         return None
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()

@@ -1,7 +1,10 @@
 """Markdown rendering: the answer first, then the sections; readable at a terminal and by an agent.
 
-Snippets are fenced exactly as rg read them; paths are ``file:line:col``; the volatile ``run``
+Snippets are fenced as rg read them; paths are ``file:line:col``; the volatile ``run``
 facts (timings, counters) are the last line, so two identical searches differ only there.
+Every line goes through ``cq.terminal.visible`` on the way out: text from the searched tree
+(lines, names, scopes, signatures, paths) never prints a control character, and a newline in
+a file name cannot start a line of its own.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from cq.report.md_sections import (
     top_contexts,
 )
 from cq.report.md_text import code
+from cq.terminal import visible
 
 
 def render_markdown(result: SearchResult) -> str:
@@ -51,7 +55,7 @@ def render_markdown(result: SearchResult) -> str:
     if explained:
         lines += ["", *explained]
     lines += ["", _run_line(result)]
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(visible, lines)) + "\n"
 
 
 def _one_line(text: str) -> str:

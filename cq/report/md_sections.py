@@ -14,7 +14,7 @@ from cq.model import (
     SearchResult,
     TopContexts,
 )
-from cq.report.md_text import code, fence
+from cq.report.md_text import code, fence, shown_line
 
 _SHORT_KIND = {"docstring_match": "docstring", "comment_match": "comment", "string_match": "string"}
 _LISTED = frozenset(
@@ -30,7 +30,7 @@ def answer(result: SearchResult) -> list[str]:
     if summary.primary is None:
         best = findings[0]
         head = f"**No definition found.** Best hit: {_where(best)} {best.category}"
-        return [head, *fence([best.line_text], best.language)]
+        return [head, *fence([_line(best)], best.language)]
     f = findings[summary.primary]
     scope = _scope(f)
     where = f" in {code(scope)}" if scope else ""
@@ -39,7 +39,7 @@ def answer(result: SearchResult) -> list[str]:
     what = f"{code(f.text)} — {code(one_line)}" if one_line else code(f.text)
     lines = [f"**Answer:** {what} defined at {_where(f)}{where} ({f.role})"]
     # A header spanning lines is fenced as written; otherwise the definition's own line.
-    source = _header_lines(signature, f.line_text) if signature and not one_line else [f.line_text]
+    source = _header_lines(signature, _line(f)) if signature and not one_line else [_line(f)]
     lines += fence(source, f.language)
     extra = _enrichment_facts(f)
     if extra:
@@ -117,7 +117,7 @@ def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[st
         for hits in by_line.values():
             lines.append("- " + "; ".join(f"{_where(f)} {f.category}" for f in hits))
         language = findings[group.finding_indexes[0]].language
-        lines += fence([hits[0].line_text for hits in by_line.values()], language)
+        lines += fence([_line(hits[0]) for hits in by_line.values()], language)
     return lines
 
 
@@ -192,6 +192,10 @@ def _scope(f: Finding) -> str | None:
         if parts[-1] == re.split(r"\.|::", f.text)[-1]:
             return "".join(parts[:-2]) or None
     return scope
+
+
+def _line(f: Finding) -> str:
+    return shown_line(f.line_text, f.line_window)
 
 
 def _where(f: Finding) -> str:

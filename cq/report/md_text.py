@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+import msgspec
+
+from cq.model import LineWindow
+
 _BACKTICK_RUNS = re.compile(r"`+")
 
 
@@ -23,3 +27,12 @@ def code(text: str) -> str:
     ticks = "`" * (longest_run(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def shown_line(line_text: str, window: LineWindow | msgspec.UnsetType) -> str:
+    """A finding's line; a window of a long line gets "…" where the line goes on."""
+    if isinstance(window, LineWindow):
+        before = "…" if window.start > 0 else ""
+        after = "…" if window.end < window.length else ""
+        return before + line_text + after
+    return line_text
