@@ -181,6 +181,7 @@ def test_the_server_answers_while_a_search_waits_on_a_stalled_model(
                 assert not stalled.release.is_set()  # stopped, not answered
                 stats = json.loads(text_of(await client.call_tool("stats", {})))["server"]
                 assert stats["cancelled"] == 1 and stats["stopped_early"] == 1
+                assert stats["killed"] == 1  # a network read has no checkpoint: killed
                 again = await client.call_tool("search", {"query": "Store", "limit": 3})
                 assert not again.is_error and "pkg/store.py:1:" in text_of(again)
 

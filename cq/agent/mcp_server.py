@@ -79,6 +79,7 @@ class ServerStats(msgspec.Struct):
     cut_to_budget: int = 0
     cancelled: int = 0  # searches whose client sent notifications/cancelled
     stopped_early: int = 0  # of those, searches that stopped before finishing their work
+    killed: int = 0  # of those, searches stuck in one step, killed with their process
 
 
 def build_server(config: ServerConfig, processes: SearchProcesses) -> MCPServer:
@@ -172,7 +173,7 @@ def build_server(config: ServerConfig, processes: SearchProcesses) -> MCPServer:
         return blocks
 
     async def stats_tool() -> list[TextContent]:
-        stats.stopped_early = processes.stopped_early
+        stats.stopped_early, stats.killed = processes.stopped_early, processes.killed
         body = {"server": msgspec.to_builtins(stats), "caches": {"parse": processes.caches()}}
         return [TextContent(type="text", text=msgspec.json.encode(body).decode())]
 

@@ -38,8 +38,10 @@ from cq.agent.worker_protocol import (
 
 MAX_PROCESSES = 2  # each keeps its own warm caches; a second one only serves an overlap
 # A cancelled search stops at its next checkpoint (each rg file, classification batch, stage
-# and enriched hit): well under a second on the stdlib; a search this late is stuck in one
-# step (a C call, a network read) and is killed.
+# and enriched hit). `bench/mcp_latency.py --cancel 3 -q self --limit 0 --cancel-after T` on
+# the stdlib, T = 0.5, 1.5, 3, 6 s, load average ~20: stopped 0.02-0.97 s after the cancel
+# (median 0.2 s). Twice the worst; a search still running then is stuck in one step (a C
+# call, a network read) and is killed.
 CANCEL_GRACE_SECONDS = 2.0
 
 _decoder = msgspec.msgpack.Decoder(FromWorker)
@@ -93,6 +95,7 @@ class _Process:
     def _kill_if_running(self, job_id: int) -> None:
         if self.job_id == job_id:
             self._owner.stopped_early += 1
+            self._owner.killed += 1
             self.kill()
 
     def kill(self) -> None:
@@ -141,6 +144,7 @@ class SearchProcesses:
         self._changed: asyncio.Event | None = None
         self._closed = False
         self.stopped_early = 0  # cancelled searches that stopped (or were killed) unfinished
+        self.killed = 0  # of those, searches still running CANCEL_GRACE_SECONDS after
 
     def start(self) -> None:
         """Start the first process now: it imports the pipeline while the client connects."""
@@ -200,4 +204,4 @@ class SearchProcesses:
         self._changed.set()
         self._changed = asyncio.Event()
         if not self._closed and not any(p.alive for p in self._processes):
-            self.start()  # a killed process is replaced at once: the next search finds it warm
+            self.start()  # a killed process is replaced at once, ready for the next search
