@@ -233,3 +233,14 @@ def test_a_megabyte_query_does_not_freeze_the_server(repo: Path, tmp_path: Path)
 
     anyio.run(scenario)
     assert "Traceback" not in (tmp_path / "err").read_text()
+
+
+def test_search_processes_end_when_the_server_is_killed(repo: Path, stalled: StalledModel) -> None:
+    """A server killed outright (no clean-up runs) leaves no search process behind."""
+    server = RawServer(repo)
+    call = {"name": "search", "arguments": {"query": QUESTION, "rewrite": True}}
+    server.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": call})
+    assert stalled.asked.wait(120)
+    server.proc.kill()
+    server.proc.communicate(timeout=60)  # every holder of its stderr has exited
+    assert stalled.hung_up.wait(30) and not stalled.release.is_set()
