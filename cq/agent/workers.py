@@ -197,7 +197,8 @@ class SearchProcesses:
     def freed(self) -> None:
         """Called from a reader thread when a process finished its job or exited."""
         if self._loop is not None and not self._closed:
-            self._loop.call_soon_threadsafe(self._wake)
+            with contextlib.suppress(RuntimeError):  # the loop closed: the server is exiting
+                self._loop.call_soon_threadsafe(self._wake)
 
     def _wake(self) -> None:
         assert self._changed is not None
