@@ -73,6 +73,9 @@ def test_cli_in_dir_cannot_leave_the_root(planted: tuple[Path, Path]) -> None:
     assert_refused(cq_search(root, "--in", "linked_dir"), "outside the root")
     assert_refused(cq_search(root, "--in", "sub/escape/deep"), "outside the root")
     assert_refused(cq_search(root, "--in", "sub/../.."), "outside the root")
+    there = assert_refused(cq_search(root, "--in", str(outside / "deep")))
+    absent = assert_refused(cq_search(root, "--in", str(outside / "none")))
+    assert there.replace("deep", "X") == absent.replace("none", "X")  # existence not told
 
 
 def test_cli_in_dir_inside_the_root_still_works(planted: tuple[Path, Path]) -> None:
