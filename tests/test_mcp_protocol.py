@@ -134,6 +134,9 @@ def test_every_malformed_line_gets_a_json_rpc_error_and_the_server_serves_on(rep
         (b"[" * 100_000, None, -32700),  # nesting deeper than any parser's recursion
         (surrogate, 41, -32602),
         (b"   ", None, None),  # a blank line: nothing to answer
+        # Responses (to nothing the server asked) are never answered, well-formed or not.
+        (b'{"jsonrpc": "2.0", "id": 77, "error": {"code": -1, "message": "no"}}', None, None),
+        (b'{"jsonrpc": "2.0", "id": 78, "result": 5}', None, None),
         (b"x" * (MAX_LINE_BYTES + 10), None, -32600),
     ]
     for n, (line, rid, code) in enumerate(cases):

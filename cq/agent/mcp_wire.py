@@ -18,7 +18,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 import anyio
 import pydantic
@@ -40,6 +40,12 @@ from cq.agent.worker_protocol import claim_stdio
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
 _TOO_LONG = object()
+
+
+class _Reply(NamedTuple):
+    """The transport's own answer to a line the session never sees."""
+
+    message: SessionMessage
 
 
 @asynccontextmanager
@@ -67,17 +73,15 @@ async def _read(
             line = await anyio.to_thread.run_sync(_read_line, wire_in, abandon_on_cancel=True)
             if line is None:
                 return  # end of input: the session ends, in-flight calls are cancelled
-            message = (
+            item = (
                 _error(None, INVALID_REQUEST, f"message over {MAX_LINE_BYTES} bytes")
                 if line is _TOO_LONG
-                else decode_line(line)  # type: ignore[arg-type]
+                else _decode_line(line)  # type: ignore[arg-type]
             )
-            if message is None:
-                continue
-            if isinstance(message.message, JSONRPCError):
-                await answers.send(message)
-            else:
-                await incoming.send(message)
+            if isinstance(item, _Reply):
+                await answers.send(item.message)
+            elif item is not None:
+                await incoming.send(item)
 
 
 async def _write(wire_out: BinaryIO, outgoing: MemoryObjectReceiveStream[SessionMessage]) -> None:
@@ -103,7 +107,7 @@ def _write_line(wire_out: BinaryIO, data: bytes) -> None:
     wire_out.flush()
 
 
-def decode_line(raw: bytes) -> SessionMessage | None:
+def _decode_line(raw: bytes) -> SessionMessage | _Reply | None:
     """A message for the session, an error reply for the client, or None for a blank line or
     a malformed message that expects no reply (a response of the client's)."""
     text = raw.decode("utf-8", errors="replace").strip()  # undecodable bytes: as the SDK does
@@ -140,7 +144,6 @@ def _is_unicode(value: object) -> bool:
     return True
 
 
-def _error(rid: str | int | None, code: int, message: str) -> SessionMessage:
-    return SessionMessage(
-        JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=message))
-    )
+def _error(rid: str | int | None, code: int, message: str) -> _Reply:
+    error = ErrorData(code=code, message=message)
+    return _Reply(SessionMessage(JSONRPCError(jsonrpc="2.0", id=rid, error=error)))
