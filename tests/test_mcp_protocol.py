@@ -9,6 +9,7 @@ them); everything else goes through the real SDK client.
 from __future__ import annotations
 
 import json
+import os
 import select
 import socket
 import subprocess
@@ -23,6 +24,8 @@ from typing import Any
 import anyio
 import pytest
 from conftest import write_tree
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from test_mcp_server import FIXTURE, session, text_of
 
 from cq.agent.mcp_wire import MAX_LINE_BYTES
@@ -247,3 +250,35 @@ def test_search_processes_end_when_the_server_is_killed(repo: Path, stalled: Sta
     server.proc.kill()
     server.proc.communicate(timeout=60)  # every holder of its stderr has exited
     assert stalled.hung_up.wait(30) and not stalled.release.is_set()
+
+
+def test_search_processes_never_import_code_from_the_searched_tree(tmp_path: Path) -> None:
+    """The server runs in the repository (its current directory); a ``cq`` package there must
+    not replace cq's own in the search processes it starts."""
+    marker = tmp_path / "ran"
+    planted = f"open({str(marker)!r}, 'w').close()\n"
+    repo = write_tree(
+        tmp_path / "repo",
+        {
+            **FIXTURE,
+            "cq/__init__.py": planted,
+            "cq/agent/__init__.py": planted,
+            "cq/agent/search_worker.py": planted,
+        },
+    )
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-P", "-m", "cq", "mcp"],  # -P: this server itself imports the installed cq
+        env={k: v for k, v in os.environ.items() if k.startswith(("CQ_", "PATH", "HOME"))},
+        cwd=repo,
+    )
+
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            transport = stdio_client(params, errlog=errlog)
+            async with Client(transport, mode="legacy", read_timeout_seconds=120) as client:
+                found = await client.call_tool("search", {"query": "insert_edge", "limit": 3})
+                assert not found.is_error and "pkg/store.py:2:" in text_of(found)
+
+    anyio.run(scenario)
+    assert not marker.exists()

@@ -53,7 +53,9 @@ class _Process:
 
     def __init__(self, owner: SearchProcesses) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cq.agent.search_worker"],
+            # -P: the current directory (the searched repository, often) is not on sys.path,
+            # so a ``cq`` package there is never imported in place of this one.
+            [sys.executable, "-P", "-m", "cq.agent.search_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=hasattr(os, "killpg"),  # its own group: killed as one
