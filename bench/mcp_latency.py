@@ -8,6 +8,13 @@ writes the wire transcript of the first call (request and response) to ``--trans
     python bench/mcp_latency.py                        # 'register' on the stdlib dir, 10 calls
     python bench/mcp_latency.py -q __init__ --transcript /tmp/mcp.jsonl
     python bench/mcp_latency.py --filled-cache         # the cache dir already holds the corpus
+    python bench/mcp_latency.py --cancel 5 -q self --limit 0   # cancel-to-stop latency
+
+``--cancel N`` measures instead how fast a cancelled search stops: N times, a fresh server on
+an empty cache starts the search, the client cancels it after ``--cancel-after`` seconds, and
+the time until the server's ``stats`` count it as stopped is printed, with whether it stopped
+at a checkpoint or had to be killed (the server's grace period is
+``cq.agent.workers.CANCEL_GRACE_SECONDS``).
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ class RawSession:
             env={**os.environ, **env},
         )
         self.next_id = 0
+        self.seen: set[object] = set()  # ids of the responses read so far
 
     def request(self, method: str, params: dict) -> tuple[str, str, float]:
         """Send one request; return (request line, response line, seconds)."""
@@ -49,6 +57,7 @@ class RawSession:
             reply = self.proc.stdout.readline()  # type: ignore[union-attr]
             if not reply:
                 raise SystemExit("cq mcp exited early")
+            self.seen.add(json.loads(reply).get("id"))
             if json.loads(reply).get("id") == self.next_id:
                 return line, reply.rstrip("\n"), time.perf_counter() - start
 
@@ -69,12 +78,17 @@ def main() -> None:
     parser.add_argument("--format", choices=("md", "json"), default="md")
     parser.add_argument("--limit", type=int, default=30, help="the tool's limit argument")
     parser.add_argument("--transcript", help="write the first call's request and response here")
+    parser.add_argument("--cancel", type=int, default=0, metavar="N", help="see above")
+    parser.add_argument("--cancel-after", type=float, default=0.5, metavar="SECONDS")
     parser.add_argument(
         "--filled-cache",
         action="store_true",
         help="fill the cache dir with one `cq search` first (a user who searched before)",
     )
     args = parser.parse_args()
+    if args.cancel:
+        measure_cancel(args)
+        return
     with tempfile.TemporaryDirectory() as cache:
         env = {"CQ_CACHE_DIR": cache}  # a fresh cache dir, as for a new user
         if args.filled_cache:
@@ -82,11 +96,7 @@ def main() -> None:
         run(args, env)
 
 
-def run(args: argparse.Namespace, env: dict[str, str]) -> None:
-    cache = "filled by one cq search" if args.filled_cache else "empty"
-    print(f"corpus: {args.root}  query: {args.query!r}  format: {args.format}  cache: {cache}")
-    print(f"limit: {args.limit}")
-    started = time.perf_counter()
+def start(args: argparse.Namespace, env: dict[str, str]) -> RawSession:
     session = RawSession(args.root, env)
     init = {
         "protocolVersion": "2025-06-18",
@@ -95,6 +105,52 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> None:
     }
     session.request("initialize", init)
     session.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    return session
+
+
+def measure_cancel(args: argparse.Namespace) -> None:
+    print(f"corpus: {args.root}  query: {args.query!r}  limit: {args.limit}  cache: empty")
+    print(f"cancelled {args.cancel_after} s after the call")
+    stops = []
+    for n in range(1, args.cancel + 1):
+        with tempfile.TemporaryDirectory() as cache:
+            session = start(args, {"CQ_CACHE_DIR": cache})
+            arguments = {"query": args.query, "limit": args.limit}
+            call = {"name": "search", "arguments": arguments}
+            session.next_id += 1
+            rid = session.next_id
+            message = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": call}
+            session.send(json.dumps(message))
+            time.sleep(args.cancel_after)
+            cancel = {"requestId": rid, "reason": "bench"}
+            note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
+            session.send(json.dumps(note))
+            cancelled = time.perf_counter()
+            server: dict[str, int] = {}
+            while rid not in session.seen:  # answered: it finished before the cancel arrived
+                _, reply, _ = session.request("tools/call", {"name": "stats", "arguments": {}})
+                server = json.loads(json.loads(reply)["result"]["content"][0]["text"])["server"]
+                if server["stopped_early"]:
+                    break
+                server = {}
+                time.sleep(0.01)
+            stopped = time.perf_counter() - cancelled
+            how = "killed" if server.get("killed") else "checkpoint" if server else ""
+            how = "" if rid in session.seen else how
+            print(f"run {n}: {how or 'finished first'}  {stopped:.3f} s after the cancel")
+            if how:
+                stops.append(stopped)
+            session.close()
+    if stops:
+        print(f"cancel to stop: median {median(stops):.3f} s, max {max(stops):.3f} s")
+
+
+def run(args: argparse.Namespace, env: dict[str, str]) -> None:
+    cache = "filled by one cq search" if args.filled_cache else "empty"
+    print(f"corpus: {args.root}  query: {args.query!r}  format: {args.format}  cache: {cache}")
+    print(f"limit: {args.limit}")
+    started = time.perf_counter()
+    session = start(args, env)
     print(f"server start to initialize reply: {time.perf_counter() - started:.3f} s")
     arguments = {"query": args.query, "format": args.format, "limit": args.limit}
     call = {"name": "search", "arguments": arguments}

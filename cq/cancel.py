@@ -2,7 +2,7 @@
 
 The MCP server cancels a search when its client sends ``notifications/cancelled``; the
 stages call ``check`` between units of work (each file rg reports, each classification batch,
-each enriched hit), so the server's one search thread is free again within a fraction of a
+each enriched hit), so the server's search process is free again within a fraction of a
 second instead of finishing work nobody will read. The CLI never cancels (Ctrl-C suffices).
 """
 
@@ -21,7 +21,7 @@ def never() -> None:
 
 
 class CancelToken:
-    """Set from one thread (the server's event loop), checked from the search thread."""
+    """Set from one thread (a search process's listener), checked from the searching one."""
 
     def __init__(self) -> None:
         self._event = threading.Event()

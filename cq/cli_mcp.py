@@ -10,11 +10,15 @@ def add_mcp_parser(sub: argparse._SubParsersAction) -> None:
         "mcp",
         help="serve the search tool over MCP (stdio)",
         description=(
-            "Serve a 'search' tool over MCP on stdin/stdout. The process stays alive between "
-            "calls, so parse caches and workers stay warm."
+            "Serve a 'search' tool over MCP on stdin/stdout. Searches run in a long-lived "
+            "search process, so parse caches and workers stay warm between calls, and never "
+            "read outside the root."
         ),
     )
-    p.add_argument("--root", help="default root for searches (default: $CQ_ROOT or current dir)")
+    p.add_argument(
+        "--root",
+        help="the one root every search is confined to (default: $CQ_ROOT or current dir)",
+    )
     p.add_argument(
         "--max-tokens",
         type=int,

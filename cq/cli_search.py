@@ -23,6 +23,7 @@ _LIMIT_FLAGS = {
 
 def request_from_args(args: argparse.Namespace) -> SearchRequest:
     """Profile first, then flags on top; the query from stdin when it is '-'."""
+    from cq.confine import is_profile_name
     from cq.profiles import load_profile
 
     query = args.query
@@ -32,7 +33,11 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
         raise UsageError("empty query")
     if any("\ud800" <= ch <= "\udfff" for ch in query):  # undecodable bytes, surrogate-escaped
         raise UsageError("the query is not valid UTF-8")
-    limits = load_profile(args.profile)
+    root = os.path.abspath(args.root or os.environ.get("CQ_ROOT") or ".")
+    # A profile file on the command line is relative to the current directory, as shells
+    # expect; like every path a request names it must lie inside the root (cq.confine).
+    profile = args.profile if is_profile_name(args.profile) else os.path.abspath(args.profile)
+    limits = load_profile(profile, root)
     overrides = {
         field: getattr(args, flag)
         for flag, field in _LIMIT_FLAGS.items()
@@ -40,14 +45,13 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
     }
     if overrides:
         limits = msgspec.structs.replace(limits, **overrides)
-    root = args.root or os.environ.get("CQ_ROOT") or "."
     return SearchRequest(
         use_cache=not args.no_cache,
         query=query,
-        root=os.path.abspath(root),
+        root=root,
         mode=args.mode,
         lang=args.lang,
-        profile=args.profile,
+        profile=profile,
         limits=limits,
         include=tuple(args.include),
         exclude=tuple(args.exclude),

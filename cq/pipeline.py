@@ -12,6 +12,7 @@ from cq.assemble import SearchFacts, assemble_result
 from cq.cancel import CancelToken, never
 from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_for_query
 from cq.classify import attach_bindings, classify_all
+from cq.confine import confine_request
 from cq.enrich import EnrichSettings, enrich_shown
 from cq.model import (
     Classification,
@@ -30,8 +31,10 @@ from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
 
 def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> SearchResult:
     """Run one search end to end; a ``cancel``led one raises ``SearchCancelledError`` at the
-    next checkpoint (between files, batches, stages and enriched hits)."""
+    next checkpoint (between files, batches, stages and enriched hits). Every path the
+    request names must stay inside its root (``cq.confine``)."""
     started = time.perf_counter()
+    request = confine_request(request)
     timings: dict[str, float] = {}
     check = cancel.check if cancel is not None else never
     progress = Progress(enabled=request.progress, check=check)
@@ -81,7 +84,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 root=request.root,
                 patterns=patterns,
                 focus=focus,
-                weights=load_rank_weights(request.profile),
+                weights=load_rank_weights(request.profile, request.root),
                 explain=request.explain,
                 path_hints=rewrite.plan.path_hints if rewrite else {},
                 use_cache=request.use_cache,

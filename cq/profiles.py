@@ -1,4 +1,6 @@
-"""Search-limit presets: TOML files shipped in the wheel (``cq/_profiles``) or by path.
+"""Search-limit presets: TOML files shipped in the wheel (``cq/_profiles``), or a TOML file
+inside the searched root (``cq.confine.read_profile_file``: a profile path is a path the request
+names, so it obeys the same confinement as ``--in``).
 
 Every value is checked here, not where it is used: a limit of 0 or below, a timeout that is
 not a positive finite number, a negative rank weight or a key cq does not know would
@@ -15,6 +17,7 @@ from typing import Any, NoReturn, TypeVar, get_args
 
 import msgspec
 
+from cq.confine import read_profile_file
 from cq.errors import UsageError
 from cq.model import Category, Limits, RankWeights, Role, complete_weights
 
@@ -33,9 +36,10 @@ def available_profiles() -> list[str]:
     return sorted(p.stem for p in profiles_dir().glob("*.toml"))
 
 
-def load_profile(name_or_path: str) -> Limits:
-    """Limits from a named preset or from a TOML file path; a clear error otherwise."""
-    table = _profile_table(name_or_path)
+def load_profile(name_or_path: str, root: str) -> Limits:
+    """Limits from a named preset or from a TOML file inside ``root`` (a relative path is
+    relative to it); a clear error otherwise."""
+    table = _profile_table(name_or_path, root)
     table.pop("rank", None)
     limits = _convert(table, Limits, name_or_path, "")
     for field in msgspec.structs.fields(Limits):
@@ -49,9 +53,9 @@ def load_profile(name_or_path: str) -> Limits:
     return limits
 
 
-def load_rank_weights(name_or_path: str) -> RankWeights:
+def load_rank_weights(name_or_path: str, root: str) -> RankWeights:
     """The ranking table: defaults, with the profile's optional ``[rank]`` table on top."""
-    table = _profile_table(name_or_path).get("rank", {})
+    table = _profile_table(name_or_path, root).get("rank", {})
     weights = _convert(table, RankWeights, name_or_path, "rank.")
     for kind, allowed in (("category", get_args(Category)), ("role", get_args(Role))):
         for key, value in getattr(weights, kind).items():
@@ -71,19 +75,16 @@ def _check_weight(name_or_path: str, key: str, value: float) -> None:
         _invalid(name_or_path, key, f"must be a finite number of 0 or more, not {value}")
 
 
-def _profile_table(name_or_path: str) -> dict[str, Any]:
-    path = Path(name_or_path)
-    if not (name_or_path.endswith(".toml") or path.is_file()):
-        path = profiles_dir() / f"{name_or_path}.toml"
-        if not path.is_file():
+def _profile_table(name_or_path: str, root: str) -> dict[str, Any]:
+    data = read_profile_file(name_or_path, root)
+    if data is None:
+        preset = profiles_dir() / f"{name_or_path}.toml"
+        if not preset.is_file():
             names = ", ".join(available_profiles())
             raise UsageError(f"unknown profile {name_or_path!r} (available: {names})")
+        data = preset.read_bytes()
     try:
-        table = msgspec.toml.decode(path.read_bytes())
-    except FileNotFoundError:
-        raise UsageError(f"profile file not found: {name_or_path}") from None
-    except OSError as exc:
-        raise UsageError(f"profile {name_or_path}: cannot read: {exc.strerror}") from None
+        table = msgspec.toml.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise UsageError(f"profile {name_or_path}: not valid TOML: {exc}") from None
     if not isinstance(table, dict):

@@ -114,8 +114,8 @@ def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
                     "search", {"query": "how are edges inserted", "limit": 3}
                 )
                 assert "defined at `pkg/store.py:2:" in text_of(question)  # rewritten, found
-                sub = await client.call_tool("search", {"query": "insert_edge", "root": "pkg"})
-                assert "`store.py:2:" in text_of(sub)  # a relative root is under the server's
+                sub = await client.call_tool("search", {"query": "insert_edge", "in_dir": "pkg"})
+                assert "`pkg/store.py:2:" in text_of(sub)  # a subtree of the server's root
 
                 for _ in range(10):
                     again = await client.call_tool("search", {"query": "insert_edge", "limit": 5})
@@ -238,11 +238,12 @@ def test_malformed_protocol_messages_get_errors_and_stdin_eof_exits_cleanly(repo
         proc.stdin.write((line if isinstance(line, str) else json.dumps(line)) + "\n")
     proc.stdin.flush()
     replies = {}
-    while len(replies) < 3:
+    while len(replies) < 4:
         reply = json.loads(proc.stdout.readline())
         replies[reply["id"]] = reply
     _, stderr = proc.communicate(timeout=30)  # closes stdin: EOF ends the session
     assert proc.returncode == 0 and "Traceback" not in stderr
+    assert replies[None]["error"]["code"] == -32700  # the line that is not JSON
     assert replies[2]["error"]["code"] == -32602
     assert [t["name"] for t in replies[3]["result"]["tools"]] == ["search", "stats"]
 

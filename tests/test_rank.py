@@ -195,7 +195,7 @@ def test_profile_rank_table_overrides_some_weights(tmp_path: Path) -> None:
     profile.write_text(
         "max_files = 10\n[rank]\nout_of_focus = 0.7\n[rank.category]\nimport = 0.9\n"
     )
-    weights = load_rank_weights(str(profile))
+    weights = load_rank_weights(str(profile), str(tmp_path))
     assert weights.out_of_focus == 0.7
     assert weights.category["import"] == 0.9
     assert weights.category["definition"] == 1.0  # untouched keys keep their defaults

@@ -1,36 +1,33 @@
 """``cq mcp``: the search pipeline as an MCP ``search`` tool over stdio (official ``mcp`` SDK).
 
-One long-lived process: module-level parse caches (``cq.parse``) and the classifier's worker
-pool and persistent cache stay warm between calls. Searches run one at a time on one
-dedicated thread (thread-bound state is reused), so the event loop keeps answering pings.
-A search that fails (bad root, invalid regex, anything a ``CqError`` reports) comes back as an
-``is_error`` tool result with the same one-line message the CLI prints; arguments that fail
-the schema are rejected by the SDK the same way; the server keeps serving either way. A search
-the client cancels stops at its next checkpoint (``cq.cancel``), freeing the search thread. Only
-this module imports ``mcp``.
+One long-lived server process speaks the protocol (``mcp_wire``: every line, even a
+malformed one, is answered); the searches run in long-lived search processes
+(``workers``/``search_worker``), whose parse caches, classifier pool and cache connection
+stay warm between calls. The server's event loop never runs a search, so it answers pings,
+lists and cancellations while one runs; a search the client cancels stops at its next
+checkpoint (``cq.cancel``) or is killed; at the end of stdin the server exits at once.
+A search that fails (a path outside the root, an invalid regex, anything a ``CqError``
+reports) comes back as an ``is_error`` tool result with the same one-line message the CLI
+prints; arguments that fail the schema are rejected by the SDK the same way. The server's
+root is fixed at start-up (``cq.confine``). Only this module and ``mcp_wire`` import ``mcp``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import sys
-import threading
-import traceback
-from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Literal
 
+import anyio
 import msgspec
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import TextContent, ToolAnnotations
 from pydantic import Field
 
-from cq.agent.budget import MIN_BUDGET, MIN_SERVER_BUDGET, Answer, fit
-from cq.cancel import CancelToken
-from cq.errors import CqError, SearchCancelledError, UsageError
-from cq.model import SearchRequest
-from cq.profiles import load_profile
+from cq.agent.budget import MIN_BUDGET, MIN_SERVER_BUDGET
+from cq.agent.worker_protocol import Failed, SearchArgs
+from cq.agent.workers import SearchProcesses
+from cq.errors import UsageError
 
 DEFAULT_MAX_TOKENS = 8000
 
@@ -82,35 +79,23 @@ class ServerStats(msgspec.Struct):
     cut_to_budget: int = 0
     cancelled: int = 0  # searches whose client sent notifications/cancelled
     stopped_early: int = 0  # of those, searches that stopped before finishing their work
+    killed: int = 0  # of those, searches stuck in one step, killed with their process
 
 
-def build_server(config: ServerConfig, searching: threading.Event | None = None) -> MCPServer:
-    """The MCP server with its ``search`` and ``stats`` tools; ``searching`` is set when the
-    first search starts."""
+def build_server(config: ServerConfig, processes: SearchProcesses) -> MCPServer:
+    """The MCP server with its ``search`` and ``stats`` tools; searches run in ``processes``."""
     from cq import __version__
 
     server = MCPServer(
         name="cq", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
     )
     stats = ServerStats()
-    # Every search runs on this one thread, one at a time: the stages' process-wide state
-    # (parse caches, the classifier's pool, the sqlite cache connection, which sqlite ties
-    # to the thread that opened it) is then used exactly as in a one-shot ``cq search``.
-    search_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cq-search")
-
-    def run(request: SearchRequest, fmt: str, token: CancelToken) -> Answer:
-        if searching is not None:
-            searching.set()
-        try:
-            return _answer(request, fmt, config.max_tokens, token)
-        except SearchCancelledError:
-            stats.stopped_early += 1
-            raise
 
     async def search(
         query: Annotated[str, Field(min_length=1, description="what to search for")],
         root: Annotated[
-            str | None, Field(description="repository root (default: the server's)")
+            str | None,
+            Field(description="the server's root (the default); any other root is refused"),
         ] = None,
         lang: Literal["auto", "python", "rust"] = "auto",
         mode: Annotated[
@@ -141,60 +126,55 @@ def build_server(config: ServerConfig, searching: threading.Event | None = None)
             Field(ge=1, description="token budget of this answer (capped by the server's)"),
         ] = None,
         format: Literal["md", "json"] = "md",
-        profile: Annotated[str, Field(description="search-limit preset")] = "interactive",
+        profile: Annotated[
+            str, Field(description="search-limit preset, or a .toml file inside the root")
+        ] = "interactive",
     ) -> list[TextContent]:
         stats.calls += 1
-        budget = max(MIN_BUDGET, min(max_tokens or config.max_tokens, config.max_tokens))
+        args = SearchArgs(
+            query=query,
+            budget=max(MIN_BUDGET, min(max_tokens or config.max_tokens, config.max_tokens)),
+            root=root,
+            lang=lang,
+            mode=mode,
+            include=tuple(include or ()),
+            exclude=tuple(exclude or ()),
+            in_dir=in_dir,
+            focus=focus,
+            rewrite=rewrite,
+            ignore_case=ignore_case,
+            hidden=hidden,
+            no_ignore=no_ignore,
+            context=context,
+            follow_up=follow_up,
+            explain=explain,
+            limit=limit,
+            format=format,
+            profile=profile,
+        )
         try:
-            if not query.strip():
-                raise UsageError("empty query")
-            request = SearchRequest(
-                query=query,
-                root=os.path.abspath(os.path.join(config.root, root or ".")),
-                mode=mode,
-                lang=lang,
-                profile=profile,
-                limits=load_profile(profile),
-                include=tuple(include or ()),
-                exclude=tuple(exclude or ()),
-                in_dir=in_dir,
-                hidden=hidden,
-                no_ignore=no_ignore,
-                ignore_case=ignore_case,
-                limit=limit,
-                max_tokens=budget,
-                focus=focus,
-                rewrite=rewrite,
-                context=context,
-                follow_up=follow_up,
-                explain=explain,
-            )
-            token = CancelToken()
-            job = search_thread.submit(run, request, format, token)
-            try:
-                answer = await asyncio.wrap_future(job)
-            except asyncio.CancelledError:  # the client sent notifications/cancelled
-                stats.cancelled += 1
-                token.cancel()  # the search thread stops at its next checkpoint
-                raise
-        except CqError as exc:
+            outcome = await processes.search(args, config.root, config.max_tokens)
+        except anyio.get_cancelled_exc_class():  # notifications/cancelled, or the input ended
+            stats.cancelled += 1
+            raise
+        except OSError as exc:  # no search process could be started
             stats.errors += 1
-            raise ToolError(str(exc)) from None
-        except Exception as exc:  # a bug in cq must not take the server down
+            raise ToolError(f"internal error: cannot start a search process: {exc}") from None
+        if isinstance(outcome, Failed):
             stats.errors += 1
-            traceback.print_exc(file=sys.stderr)
-            raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from None
-        stats.cut_to_budget += answer.result.summary.omitted.by_budget > 0
-        blocks = [TextContent(type="text", text=answer.text)]
-        if answer.note:
+            raise ToolError(outcome.message)
+        stats.cut_to_budget += outcome.cut_to_budget
+        blocks = [TextContent(type="text", text=outcome.text)]
+        if outcome.note:
             if format == "md":
-                blocks[0] = TextContent(type="text", text=f"{answer.text}\n> {answer.note}\n")
+                blocks[0] = TextContent(type="text", text=f"{outcome.text}\n> {outcome.note}\n")
             else:
-                blocks.append(TextContent(type="text", text=answer.note))
+                blocks.append(TextContent(type="text", text=outcome.note))
         return blocks
 
     async def stats_tool() -> list[TextContent]:
-        body = {"server": msgspec.to_builtins(stats), "caches": _cache_counters()}
+        stats.stopped_early, stats.killed = processes.stopped_early, processes.killed
+        body = {"server": msgspec.to_builtins(stats), "caches": {"parse": processes.caches()}}
         return [TextContent(type="text", text=msgspec.json.encode(body).decode())]
 
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -215,48 +195,21 @@ def build_server(config: ServerConfig, searching: threading.Event | None = None)
     return server
 
 
-def _answer(request: SearchRequest, fmt: str, cap: int, token: CancelToken) -> Answer:
-    """Run the search (in a worker thread), then cut and render it within the budget."""
-    from cq.pipeline import run_search
-    from cq.report import render_json, render_markdown
-
-    render = render_json if fmt == "json" else render_markdown
-    return fit(request, run_search(request, cancel=token), render, cap, is_json=fmt == "json")
-
-
-def _cache_counters() -> dict[str, dict[str, int]]:
-    """Process-wide cache counters from the stages that keep them (empty when none do)."""
-    counters: dict[str, dict[str, int]] = {}
-    try:
-        from cq.parse import cache_stats
-    except ImportError:
-        return counters
-    counters["parse"] = dict(cache_stats())
-    return counters
-
-
-_HEAVY_MODULES = ("ast_grep_py", "tree_sitter_python", "tree_sitter_rust", "libcst")
-
-
 def serve(config: ServerConfig) -> None:
-    """Serve until stdin closes. The agent starts the server once, so the libraries a search
-    imports lazily are imported up front, in a background thread (``initialize`` is not
-    delayed). Once a search starts, the warm-up stops after the import under way: the search
-    imports what it needs itself, and a second thread importing would only slow it down."""
-    import contextlib
-    import importlib
+    """Serve until stdin closes, then kill the search processes (a running search too)."""
+    processes = SearchProcesses()
+    processes.start()
+    try:
+        anyio.run(_serve_stdio, build_server(config, processes), backend="asyncio")
+    finally:
+        processes.close()
 
-    import cq.pipeline
-    import cq.report  # noqa: F401
 
-    searching = threading.Event()
+async def _serve_stdio(server: MCPServer) -> None:
+    from cq.agent.mcp_wire import stdio_streams
 
-    def warm_up() -> None:
-        for name in _HEAVY_MODULES:  # a missing one is reported by the stage that needs it
-            if searching.is_set():
-                return
-            with contextlib.suppress(ImportError):
-                importlib.import_module(name)
-
-    threading.Thread(target=warm_up, name="cq-warm-up", daemon=True).start()
-    build_server(config, searching).run("stdio")
+    # MCPServer.run_stdio_async does this with the SDK's transport; this transport answers
+    # malformed lines too (mcp_wire). MCPServer has no public hook for other streams.
+    lowlevel = server._lowlevel_server
+    async with stdio_streams() as (incoming, outgoing):
+        await lowlevel.run(incoming, outgoing, lowlevel.create_initialization_options())

@@ -44,26 +44,13 @@ def collect_candidates(
     repeated with ``--sort path`` so identical searches always keep the same matches.
     ``on_file(matched_files, matches)`` is called as each new matching file arrives.
     """
-    root = _resolve_root(request)
+    root = Path(request.root)  # checked with in_dir and the globs by ``cq.confine``
     run = _RgRun(request, patterns, root, sort=False, on_file=on_file)
     run.execute()
     if run.tracker.caps_hit in ("files", "total_matches"):
         run = _RgRun(request, patterns, root, sort=True, on_file=on_file)
         run.execute()
     return run.result()
-
-
-def _resolve_root(request: SearchRequest) -> Path:
-    root = Path(request.root)
-    if not root.exists():
-        raise UsageError(f"root does not exist: {request.root}")
-    if not root.is_dir():
-        raise UsageError(f"root is not a directory: {request.root}")
-    if request.in_dir:
-        sub = root / request.in_dir
-        if not sub.is_dir():
-            raise UsageError(f"--in directory does not exist under the root: {request.in_dir}")
-    return root
 
 
 def build_rg_argv(request: SearchRequest, patterns: tuple[Pattern, ...], sort: bool) -> list[str]:

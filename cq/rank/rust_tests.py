@@ -8,6 +8,7 @@ per content (the ranges are cached); a parent module is read as text.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from functools import cache
 from pathlib import Path, PurePosixPath
@@ -15,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from cq.confine import inside
 from cq.parse import load_source, ts_tree
 
 _CONTAINERS = frozenset({"source_file", "declaration_list"})
@@ -104,8 +106,13 @@ def declared_under_cfg_test(root: Path, rel: str) -> bool:
         + rb"\s*;"
     )
     for parent in parents:
+        path = root / parent
+        # Its directory came from rg's walk, which follows no link; the file itself may be
+        # a link, and one leading out of the tree is not read (cq.confine).
+        if path.is_symlink() and not inside(os.path.realpath(root), str(path)):
+            continue
         try:
-            data = (root / parent).read_bytes()
+            data = path.read_bytes()
         except OSError:
             continue
         if b"test" in data and any(_is_cfg_test(m[1]) for m in declaration.finditer(data)):

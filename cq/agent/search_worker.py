@@ -1,0 +1,181 @@
+"""A search process of ``cq mcp``: runs the searches the server hands it, one at a time.
+
+Why a process and not a thread of the server: a step that runs in C holds the interpreter
+lock for as long as it runs (a regular expression over a long query held it for seconds),
+and a server thread waiting on that lock answers no ping, no cancellation and no end of
+input. In a process of its own a search can always be stopped: first by its ``CancelToken``
+at the next checkpoint, then, if it does not stop, by the server killing the process group
+(``cq.agent.workers``). The process lives as long as the server, so the parse caches, the
+classifier's pool and the sqlite connection stay warm between calls, and all searches run
+on its main thread, as in a one-shot ``cq search``.
+
+Started as ``python -m cq.agent.search_worker`` with frames (``cq.agent.worker_protocol``) on
+stdin and stdout. When the server goes away (end of stdin) the process kills its own group,
+so its classifier workers and rg go with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import queue
+import signal
+import sys
+import threading
+import traceback
+
+import msgspec
+
+from cq.agent.worker_protocol import (
+    Cancel,
+    Done,
+    Failed,
+    FromWorker,
+    Job,
+    ToWorker,
+    claim_stdio,
+    read_frame,
+    write_frame,
+)
+from cq.cancel import CancelToken
+from cq.errors import CqError, SearchCancelledError, UsageError
+from cq.model import SearchRequest
+
+# Imported up front in a background thread: the first search should not pay for them. The
+# warm-up stops once a search starts, which imports what it needs itself (a second thread
+# importing LibCST only slowed the first search: 4.5 -> 2.1 s on the stdlib, empty cache).
+_HEAVY_MODULES = ("ast_grep_py", "tree_sitter_python", "tree_sitter_rust", "libcst")
+
+
+class _Current:
+    """The running job's id and token; cancels that arrive before their job starts."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._id = 0
+        self._token = CancelToken()
+        self._early: set[int] = set()
+
+    def start(self, job_id: int) -> CancelToken:
+        with self._lock:
+            self._id, self._token = job_id, CancelToken()
+            if job_id in self._early:
+                self._early.discard(job_id)
+                self._token.cancel()
+            return self._token
+
+    def cancel(self, job_id: int) -> None:
+        with self._lock:
+            if job_id == self._id:
+                self._token.cancel()
+            elif job_id > self._id:  # ids grow: a smaller one is a finished job
+                self._early.add(job_id)
+
+
+def main() -> None:
+    inbox, outbox = claim_stdio()
+    jobs: queue.Queue[Job] = queue.Queue()
+    current = _Current()
+    searching = threading.Event()
+    threading.Thread(target=_listen, args=(inbox, jobs, current), daemon=True).start()
+    threading.Thread(target=_warm_up, args=(searching,), daemon=True).start()
+    import cq.pipeline
+    import cq.report  # noqa: F401
+
+    while True:
+        job = jobs.get()
+        searching.set()
+        outcome = _run(job, current.start(job.id))
+        write_frame(outbox, outcome)
+
+
+def _listen(inbox, jobs: queue.Queue[Job], current: _Current) -> None:  # type: ignore[no-untyped-def]
+    """Read the server's frames; at the end of input the server is gone: end the group."""
+    decoder = msgspec.msgpack.Decoder(ToWorker)
+    while (message := read_frame(inbox, decoder)) is not None:
+        if isinstance(message, Job):
+            jobs.put(message)
+        elif isinstance(message, Cancel):
+            current.cancel(message.id)
+    sys.stderr.flush()
+    if hasattr(os, "killpg") and os.getpgrp() == os.getpid():  # started as a group leader
+        os.killpg(os.getpid(), signal.SIGKILL)
+    os._exit(0)
+
+
+def _warm_up(searching: threading.Event) -> None:
+    for name in _HEAVY_MODULES:  # a missing one is reported by the stage that needs it
+        if searching.is_set():
+            return
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+def _run(job: Job, token: CancelToken) -> FromWorker:
+    """One search to its answer or its one-line error; a bug in cq is reported, not fatal."""
+    try:
+        request = build_request(job)
+        return _answer(job, request, token)
+    except SearchCancelledError:
+        return Failed(id=job.id, message="search cancelled", cancelled=True)
+    except CqError as exc:
+        return Failed(id=job.id, message=str(exc))
+    except Exception as exc:
+        traceback.print_exc(file=sys.stderr)
+        return Failed(id=job.id, message=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def build_request(job: Job) -> SearchRequest:
+    """The ``SearchRequest`` of a tool call; its root is the server's (``cq.confine``)."""
+    from cq.confine import server_root
+    from cq.profiles import load_profile
+
+    args = job.args
+    if not args.query.strip():
+        raise UsageError("empty query")
+    root = server_root(job.server_root, args.root)
+    return SearchRequest(
+        query=args.query,
+        root=root,
+        mode=args.mode,
+        lang=args.lang,
+        profile=args.profile,
+        limits=load_profile(args.profile, root),
+        include=args.include,
+        exclude=args.exclude,
+        in_dir=args.in_dir,
+        hidden=args.hidden,
+        no_ignore=args.no_ignore,
+        ignore_case=args.ignore_case,
+        limit=args.limit,
+        max_tokens=args.budget,
+        focus=args.focus,
+        rewrite=args.rewrite,
+        context=args.context,
+        follow_up=args.follow_up,
+        explain=args.explain,
+    )
+
+
+def _answer(job: Job, request: SearchRequest, token: CancelToken) -> Done:
+    """Run the search, then cut and render it within the budget."""
+    from cq.agent.budget import fit
+    from cq.parse import cache_stats
+    from cq.pipeline import run_search
+    from cq.report import render_json, render_markdown
+
+    is_json = job.args.format == "json"
+    render = render_json if is_json else render_markdown
+    answer = fit(request, run_search(request, cancel=token), render, job.cap, is_json=is_json)
+    return Done(
+        id=job.id,
+        text=answer.text,
+        note=answer.note,
+        cut_to_budget=answer.result.summary.omitted.by_budget > 0,
+        caches=dict(cache_stats()),
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""What the MCP server and its search processes say to each other: msgpack frames on pipes.
+
+The server (``cq.agent.workers``) sends a ``Job`` or a ``Cancel``; a search process
+(``cq.agent.search_worker``) answers each job with one ``Done`` or ``Failed``. A frame is a
+4-byte big-endian length and a msgpack body. Imports nothing of the MCP SDK, so a search
+process never loads it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import BinaryIO, Literal
+
+import msgspec
+
+from cq.model.request import Focus, LangScope, QueryMode
+
+
+class SearchArgs(msgspec.Struct, frozen=True, kw_only=True):
+    """The ``search`` tool's arguments as the client sent them (the SDK checked their types);
+    ``budget`` is the call's token budget, already capped by the server's."""
+
+    query: str
+    budget: int
+    root: str | None = None
+    lang: LangScope = "auto"
+    mode: QueryMode | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    in_dir: str | None = None
+    focus: Focus | None = None
+    rewrite: bool | None = None
+    ignore_case: bool = False
+    hidden: bool = False
+    no_ignore: bool = False
+    context: str | None = None
+    follow_up: bool = False
+    explain: bool = False
+    limit: int = 30
+    format: Literal["md", "json"] = "md"
+    profile: str = "interactive"
+
+
+class Job(msgspec.Struct, frozen=True, tag=True):
+    """One search: the arguments, the server's root and the server's token budget."""
+
+    id: int
+    args: SearchArgs
+    server_root: str
+    cap: int
+
+
+class Cancel(msgspec.Struct, frozen=True, tag=True):
+    """Stop job ``id`` at its next checkpoint (the client sent ``notifications/cancelled``)."""
+
+    id: int
+
+
+class Done(msgspec.Struct, frozen=True, tag=True):
+    """The rendered answer, whether the budget cut it, and the process's parse-cache counters."""
+
+    id: int
+    text: str
+    note: str | None
+    cut_to_budget: bool
+    caches: dict[str, int]
+
+
+class Failed(msgspec.Struct, frozen=True, tag=True):
+    """The one-line error of a search (``cancelled``: it stopped because it was told to)."""
+
+    id: int
+    message: str
+    cancelled: bool = False
+
+
+ToWorker = Job | Cancel
+FromWorker = Done | Failed
+
+_encoder = msgspec.msgpack.Encoder()
+
+
+def write_frame(out: BinaryIO, message: ToWorker | FromWorker) -> None:
+    body = _encoder.encode(message)
+    out.write(len(body).to_bytes(4, "big") + body)
+    out.flush()
+
+
+def read_frame(source: BinaryIO, decoder: msgspec.msgpack.Decoder) -> object | None:
+    """The next message, or None at the end of the stream (the other side is gone)."""
+    header = source.read(4)
+    if len(header) < 4:
+        return None
+    size = int.from_bytes(header, "big")
+    body = source.read(size)
+    if len(body) < size:
+        return None
+    return decoder.decode(body)
+
+
+def claim_stdio() -> tuple[BinaryIO, BinaryIO]:
+    """Private copies of fds 0 and 1 for the protocol; fd 0 then reads /dev/null and fd 1
+    writes to stderr, so a child process or a stray print cannot write into a message."""
+    wire_in = os.fdopen(os.dup(0), "rb")
+    wire_out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return wire_in, wire_out

@@ -1,0 +1,210 @@
+"""The MCP server's search processes: start them, hand each one search at a time, stop them.
+
+A search runs in a process of its own (``cq.agent.search_worker`` says why), so the server's
+event loop only parses messages and waits: it answers pings, lists and cancellations while a
+search runs, whatever that search is doing. The first process is started with the server and
+serves every search while it is idle; a search that arrives while all are busy starts
+another, up to ``MAX_PROCESSES`` (a long search does not hold up the next one); past that,
+searches wait for the first process free. A cancelled search is told to stop at its next
+checkpoint; if it still runs ``CANCEL_GRACE_SECONDS`` later, its process group is killed and
+the process replaced. ``close`` kills every group, so the server exits at once on end of
+input even while a search runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import anyio
+import msgspec
+
+from cq.agent.worker_protocol import (
+    Cancel,
+    Done,
+    Failed,
+    FromWorker,
+    Job,
+    SearchArgs,
+    read_frame,
+    write_frame,
+)
+
+MAX_PROCESSES = 2  # each keeps its own warm caches; a second one only serves an overlap
+# A cancelled search stops at its next checkpoint (each rg file, classification batch, stage
+# and enriched hit). `bench/mcp_latency.py --cancel 3 -q self --limit 0 --cancel-after T` on
+# the stdlib, T = 0.5, 1.5, 3, 6 s, load average ~20: stopped 0.02-0.97 s after the cancel
+# (median 0.2 s). Twice the worst; a search still running then is stuck in one step (a C
+# call, a network read) and is killed.
+CANCEL_GRACE_SECONDS = 2.0
+
+_decoder = msgspec.msgpack.Decoder(FromWorker)
+_EXITED = "the search process exited (its error, if any, is on the server's stderr)"
+
+
+class _Process:
+    """One search process: its pipes, the job it runs, and a thread reading its answers."""
+
+    def __init__(self, owner: SearchProcesses) -> None:
+        self.proc = subprocess.Popen(
+            # -P: the current directory (the searched repository, often) is not on sys.path,
+            # so a ``cq`` package there is never imported in place of this one.
+            [sys.executable, "-P", "-m", "cq.agent.search_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=hasattr(os, "killpg"),  # its own group: killed as one
+        )
+        self._owner = owner
+        self._lock = threading.Lock()  # one writer at a time on the pipe
+        self._state = threading.Lock()  # job_id, future and alive change together
+        self.job_id = 0  # the job it runs; 0: idle
+        self.future: concurrent.futures.Future[FromWorker] | None = None
+        self.caches: dict[str, int] = {}
+        self.alive = True
+        threading.Thread(target=self._read, daemon=True, name="cq-search-reader").start()
+
+    @property
+    def idle(self) -> bool:
+        return self.alive and self.job_id == 0
+
+    def take(self, job_id: int) -> concurrent.futures.Future[FromWorker]:
+        """Assign a job; its future holds the answer (or the process's death)."""
+        future: concurrent.futures.Future[FromWorker] = concurrent.futures.Future()
+        with self._state:
+            if self.alive:
+                self.job_id, self.future = job_id, future
+                return future
+        future.set_result(Failed(id=job_id, message=_EXITED))
+        return future
+
+    def send(self, message: Job | Cancel) -> None:
+        # A dead process's pipe fails: its reader reports the end of its output.
+        with self._lock, contextlib.suppress(OSError):
+            write_frame(self.proc.stdin, message)  # type: ignore[arg-type]
+
+    def cancel(self, job_id: int) -> None:
+        self.send(Cancel(id=job_id))
+        timer = threading.Timer(CANCEL_GRACE_SECONDS, self._kill_if_running, (job_id,))
+        timer.daemon = True
+        timer.start()
+
+    def _kill_if_running(self, job_id: int) -> None:
+        if self.job_id == job_id:
+            self._owner.stopped_early += 1
+            self._owner.killed += 1
+            self.kill()
+
+    def kill(self) -> None:
+        if self.proc.poll() is not None:
+            return
+        if hasattr(os, "killpg"):
+            with contextlib.suppress(ProcessLookupError):  # the process, its pool and rg
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        else:
+            self.proc.kill()
+
+    def _read(self) -> None:
+        while (message := read_frame(self.proc.stdout, _decoder)) is not None:  # type: ignore[arg-type]
+            assert isinstance(message, Done | Failed)
+            if isinstance(message, Done):
+                self.caches = message.caches
+            elif message.cancelled:
+                self._owner.stopped_early += 1
+            self._settle(message)
+        with self._state:
+            self.alive = False
+            job_id = self.job_id
+        self.proc.wait()
+        self._settle(Failed(id=job_id, message=_EXITED))
+        self._owner.freed()
+
+    def _settle(self, outcome: FromWorker) -> None:
+        with self._state:
+            future = self.future
+            if future is None or outcome.id != self.job_id:
+                return
+            self.job_id, self.future = 0, None
+        # A cancelled call cancelled the future (asyncio.wrap_future); nobody reads it then.
+        with contextlib.suppress(concurrent.futures.InvalidStateError):
+            future.set_result(outcome)
+        self._owner.freed()
+
+
+class SearchProcesses:
+    """The pool of search processes of one server; ``search`` is called on its event loop."""
+
+    def __init__(self) -> None:
+        self._processes: list[_Process] = []
+        self._next_id = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._changed: asyncio.Event | None = None
+        self._closed = False
+        self.stopped_early = 0  # cancelled searches that stopped (or were killed) unfinished
+        self.killed = 0  # of those, searches still running CANCEL_GRACE_SECONDS after
+
+    def start(self) -> None:
+        """Start the first process now: it imports the pipeline while the client connects."""
+        self._processes.append(_Process(self))
+
+    async def search(self, args: SearchArgs, server_root: str, cap: int) -> FromWorker:
+        """Run one search in an idle process; a cancelled call stops it (see the module)."""
+        if self._loop is None:
+            self._loop, self._changed = asyncio.get_running_loop(), asyncio.Event()
+        self._next_id += 1
+        job = Job(id=self._next_id, args=args, server_root=server_root, cap=cap)
+        process = await self._idle_process()
+        future = process.take(job.id)
+        try:
+            await anyio.to_thread.run_sync(process.send, job)
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            process.cancel(job.id)
+            raise
+
+    def caches(self) -> dict[str, int]:
+        """Parse-cache counters summed over the live processes (as of their last search)."""
+        total: dict[str, int] = {}
+        for process in self._processes:
+            if process.alive:
+                for key, value in process.caches.items():
+                    total[key] = total.get(key, 0) + value
+        return total
+
+    def close(self) -> None:
+        """Kill every process group (their searches are abandoned; the server is exiting)."""
+        self._closed = True
+        for process in self._processes:
+            process.kill()
+
+    async def _idle_process(self) -> _Process:
+        assert self._changed is not None
+        while True:
+            self._processes = [p for p in self._processes if p.alive]
+            for process in self._processes:
+                if process.idle:
+                    return process  # taken by the caller before it next awaits
+            if len(self._processes) < MAX_PROCESSES:
+                process = _Process(self)
+                self._processes.append(process)
+                return process
+            changed = self._changed
+            await changed.wait()
+
+    def freed(self) -> None:
+        """Called from a reader thread when a process finished its job or exited."""
+        if self._loop is not None and not self._closed:
+            with contextlib.suppress(RuntimeError):  # the loop closed: the server is exiting
+                self._loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        assert self._changed is not None
+        self._changed.set()
+        self._changed = asyncio.Event()
+        if not self._closed and not any(p.alive for p in self._processes):
+            self.start()  # a killed process is replaced at once, ready for the next search

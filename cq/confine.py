@@ -1,0 +1,129 @@
+"""Confinement: every path a search request names stays inside its root, after symlinks.
+
+A request names paths in four places: the root, ``in_dir`` (handed to rg as its search path,
+which rg follows even when it is a symbolic link), the include/exclude globs, and a profile
+given as a file. ``confine_request`` checks the first three once (``run_search`` calls it
+before any stage reads a byte), so the CLI, the MCP server and any other caller share one
+rule. A profile file is
+read only through ``read_profile_file`` (``cq.profiles`` calls it for the limits and the rank
+table alike), which applies the same rule; the MCP server adds ``server_root`` for the
+``root`` a client may pass.
+
+What stays inside without a check here: rg never follows a symbolic link it meets while
+walking (cq does not pass ``--follow``), so a linked file or directory inside the tree that
+points elsewhere is not searched, and the later stages read only the files rg reported; the
+one stage that opens other files (Rust parent modules, ``cq.rank.rust_tests``) asks
+``inside`` first.
+
+A refusal is a ``UsageError`` whose message depends only on the text the caller gave and the
+root, never on whether a path outside the root exists: the resolved path is checked before
+anything is opened, and is not printed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+
+import msgspec
+
+from cq.errors import UsageError
+from cq.model import SearchRequest
+
+MAX_PROFILE_BYTES = 1 << 20  # a profile is a few lines of TOML; this only bounds a bad file
+
+_PROFILE_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_GLOB_PARTS = re.compile(r"[/\\{},]")  # path separators and brace alternatives
+
+
+def confine_request(request: SearchRequest) -> SearchRequest:
+    """The request, once every path it names is inside its root; ``UsageError`` otherwise.
+
+    An absolute ``in_dir`` inside the root becomes relative to it, so rg reports paths
+    relative to the root as for any other search.
+    """
+    if not os.path.exists(request.root):
+        raise UsageError(f"root does not exist: {request.root}")
+    if not os.path.isdir(request.root):
+        raise UsageError(f"root is not a directory: {request.root}")
+    for glob in (*request.include, *request.exclude):
+        _check_glob(glob)
+    in_dir = _confine_in_dir(request.in_dir, request.root)
+    return request if in_dir == request.in_dir else msgspec.structs.replace(request, in_dir=in_dir)
+
+
+def inside(real_root: str, path: str) -> bool:
+    """Whether ``path`` resolves (following every symbolic link) to ``real_root`` or below it;
+    ``real_root`` is already resolved (``os.path.realpath``)."""
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def server_root(configured: str, given: str | None) -> str:
+    """The root of an MCP search: the server's own; a ``root`` argument must name that same
+    directory (after symlinks), since the server's root is the one a user chose at start-up."""
+    if given is None or os.path.realpath(os.path.join(configured, given)) == os.path.realpath(
+        configured
+    ):
+        return configured
+    raise UsageError(
+        f"root {given!r} is not this server's root ({configured}); "
+        "the server searches only its --root (use in_dir for a subtree)"
+    )
+
+
+def is_profile_name(profile: str) -> bool:
+    """A preset's name (``audit``), as opposed to a file (anything with a path separator or a
+    ``.toml`` suffix)."""
+    return _PROFILE_NAME.fullmatch(profile) is not None
+
+
+def read_profile_file(profile: str, root: str) -> bytes | None:
+    """None for a preset's name; else the bytes of the profile file (relative to the root, or
+    absolute), which must be a regular file inside the root of at most ``MAX_PROFILE_BYTES``.
+    Opened without blocking and checked on the open file, so a FIFO cannot hang the search."""
+    if is_profile_name(profile):
+        return None
+    path = os.path.join(root, profile)
+    if not inside(os.path.realpath(root), path):
+        raise UsageError(
+            f"profile {profile!r} is outside the root {root}: "
+            "name a preset or a .toml file inside the root"
+        )
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        raise UsageError(f"profile file not found: {profile}") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"profile {profile!r} is not a regular file")
+        if info.st_size > MAX_PROFILE_BYTES:
+            raise UsageError(f"profile {profile!r} is over {MAX_PROFILE_BYTES} bytes")
+        return fh.read(MAX_PROFILE_BYTES)
+
+
+def _confine_in_dir(in_dir: str | None, root: str) -> str | None:
+    if not in_dir:
+        return in_dir
+    real_root = os.path.realpath(root)
+    target = os.path.join(root, in_dir)
+    if not inside(real_root, target):
+        raise UsageError(f"--in {in_dir!r} leads outside the root {root}")
+    if not os.path.isdir(target):
+        raise UsageError(f"--in directory does not exist under the root: {in_dir}")
+    if os.path.isabs(in_dir):
+        return os.path.relpath(os.path.realpath(target), real_root)
+    return in_dir
+
+
+def _check_glob(glob: str) -> None:
+    """rg matches globs against paths below its search path, so a glob cannot widen a search;
+    one that is absolute or climbs with ``..`` names something outside the root all the same
+    (it would silently match nothing), and is refused as such."""
+    body = glob.removeprefix("!")
+    if body.startswith(("/", "\\")) or os.path.isabs(body):
+        raise UsageError(f"glob {glob!r} is absolute: globs are relative to the root")
+    if ".." in _GLOB_PARTS.split(body):
+        raise UsageError(f"glob {glob!r} climbs out of the root with '..'")

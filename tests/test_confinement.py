@@ -1,0 +1,195 @@
+"""Confinement: no request reads outside its root, through the CLI or the MCP server.
+
+A secret is planted outside the root, next to links that lead to it from inside; every way a
+request can name a path (``--in``/``in_dir``, globs, a profile file, the MCP ``root``) is tried,
+through a real ``cq`` subprocess and the real MCP SDK client, and the secret never comes back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import run_cq, write_tree
+from test_mcp_server import session, text_of
+
+SECRET = "PLANTED-SECRET-7f3a"
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> tuple[Path, Path]:
+    """``root`` (the searched tree) and ``outside`` (the secret), links from one to the other."""
+    outside = write_tree(
+        tmp_path / "outside",
+        {
+            "secret.py": f'def needle():\n    return "{SECRET}"\n',
+            "deep/more.py": f'needle = "{SECRET}"\n',
+            "limits.toml": "max_files = 1\n",
+            "lib.rs": "#[cfg(test)]\nmod helpers;\n",
+        },
+    )
+    root = write_tree(
+        tmp_path / "root",
+        {
+            "app.py": "def needle():\n    return 1\n",
+            "sub/use.py": "from app import needle\n\nneedle()\n",
+            "mine.toml": "max_total_matches = 1\n",
+            # Two crates alike but for how lib.rs gets there: a real file, a link out.
+            "own/src/lib.rs": "#[cfg(test)]\nmod helpers;\n",
+            "own/src/helpers.rs": "pub fn needle() {}\n",
+            "linked/src/helpers.rs": "pub fn needle() {}\n",
+        },
+    )
+    (root / "linked_dir").symlink_to(outside, target_is_directory=True)
+    (root / "linked_file.py").symlink_to(outside / "secret.py")
+    (root / "sub" / "escape").symlink_to(outside, target_is_directory=True)
+    (root / "linked" / "src" / "lib.rs").symlink_to(outside / "lib.rs")
+    return root, outside
+
+
+def cq_search(root: Path, *extra: str) -> Any:
+    return run_cq("search", "needle", "--root", str(root), "--limit", "0", *extra)
+
+
+def assert_refused(run: Any, *words: str) -> str:
+    """Exit 2, one ``cq: ...`` line naming the reason, and nothing of the secret anywhere."""
+    assert SECRET not in run.stdout + run.stderr
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.startswith("cq: ") and run.stderr.count("\n") == 1, run.stderr
+    assert "Traceback" not in run.stderr
+    for word in words:
+        assert word in run.stderr
+    return run.stderr
+
+
+def test_cli_in_dir_cannot_leave_the_root(planted: tuple[Path, Path]) -> None:
+    root, outside = planted
+    assert_refused(cq_search(root, "--in", ".."), "outside the root")
+    assert_refused(cq_search(root, "--in", str(outside)), "outside the root")
+    assert_refused(cq_search(root, "--in", "linked_dir"), "outside the root")
+    assert_refused(cq_search(root, "--in", "sub/escape/deep"), "outside the root")
+    assert_refused(cq_search(root, "--in", "sub/../.."), "outside the root")
+    there = assert_refused(cq_search(root, "--in", str(outside / "deep")))
+    absent = assert_refused(cq_search(root, "--in", str(outside / "none")))
+    assert there.replace("deep", "X") == absent.replace("none", "X")  # existence not told
+
+
+def test_cli_in_dir_inside_the_root_still_works(planted: tuple[Path, Path]) -> None:
+    root, _ = planted
+    for where in ("sub", str(root / "sub"), f"{root}/sub/../sub"):
+        run = cq_search(root, "--in", where, "--format", "json")
+        assert run.returncode == 0, run.stderr
+        assert {f["file"] for f in run.json()["findings"]} == {"sub/use.py"}  # root-relative
+
+
+def test_cli_globs_cannot_name_paths_outside(planted: tuple[Path, Path]) -> None:
+    root, outside = planted
+    assert_refused(cq_search(root, "--include", "../outside/*.py"), "'..'")
+    assert_refused(cq_search(root, "--include", "**/../../outside/*"), "'..'")
+    assert_refused(cq_search(root, "--exclude", "!{..,x}/*.py"), "'..'")
+    assert_refused(cq_search(root, "--include", f"{outside}/*.py"), "absolute")
+
+
+def test_links_inside_the_tree_are_not_followed(planted: tuple[Path, Path]) -> None:
+    """rg walks without --follow: a linked file or directory leading out is not searched."""
+    root, _ = planted
+    for extra in ((), ("--hidden", "--no-ignore")):
+        run = cq_search(root, "--format", "json", *extra)
+        assert run.returncode == 0, run.stderr
+        files = {f["file"] for f in run.json()["findings"]}
+        assert SECRET not in run.stdout
+        assert "app.py" in files and not any(f.startswith("linked_") for f in files)
+
+
+def test_a_parent_module_linked_out_of_the_tree_is_not_read(planted: tuple[Path, Path]) -> None:
+    """``#[cfg(test)] mod helpers;`` in lib.rs makes helpers.rs test code; a lib.rs that is a
+    link to a file outside the root must not be read to decide that."""
+    root, _ = planted
+    run = cq_search(root, "--lang", "rust", "--format", "json")
+    roles = {f["file"]: f["role"] for f in run.json()["findings"]}
+    assert roles["own/src/helpers.rs"] == "test"  # read: the real lib.rs declares it so
+    assert roles["linked/src/helpers.rs"] == "src"  # not read: the link leads outside
+
+
+def test_cli_profile_file_must_be_inside_the_root(planted: tuple[Path, Path]) -> None:
+    root, outside = planted
+    there = assert_refused(cq_search(root, "--profile", str(outside / "limits.toml")))
+    absent = assert_refused(cq_search(root, "--profile", str(outside / "absent.toml")))
+    # The same reason whether or not the file exists: nothing is learnt about outside paths.
+    assert there.replace("limits.toml", "X") == absent.replace("absent.toml", "X")
+    assert "outside the root" in there
+    inside = cq_search(root, "--profile", str(root / "mine.toml"), "--format", "json")
+    assert inside.returncode == 0 and len(inside.json()["findings"]) == 1
+
+
+def test_cli_profile_that_is_a_fifo_is_refused_without_hanging(planted: tuple[Path, Path]) -> None:
+    root, _ = planted
+    os.mkfifo(root / "pipe.toml")
+    assert_refused(cq_search(root, "--profile", str(root / "pipe.toml")), "not a regular file")
+
+
+MCP_REFUSED = [
+    ({"in_dir": ".."}, "outside the root"),
+    ({"in_dir": "OUTSIDE"}, "outside the root"),
+    ({"in_dir": "linked_dir"}, "outside the root"),
+    ({"in_dir": "sub/escape"}, "outside the root"),
+    ({"root": "/"}, "not this server's root"),
+    ({"root": ".."}, "not this server's root"),
+    ({"root": "OUTSIDE"}, "not this server's root"),
+    ({"root": "linked_dir"}, "not this server's root"),
+    ({"root": "sub"}, "not this server's root"),
+    ({"include": ["../outside/*.py"]}, "'..'"),
+    ({"exclude": ["/etc/*"]}, "absolute"),
+    ({"profile": "OUTSIDE/limits.toml"}, "outside the root"),
+    ({"profile": "../outside/limits.toml"}, "outside the root"),
+    ({"profile": "linked_dir/limits.toml"}, "outside the root"),
+    ({"profile": "/etc/shadow"}, "outside the root"),
+    ({"profile": "/etc/no-such-file"}, "outside the root"),
+]
+
+
+def test_mcp_requests_cannot_read_outside_the_servers_root(
+    planted: tuple[Path, Path], tmp_path: Path
+) -> None:
+    root, outside = planted
+
+    def resolved(arguments: dict[str, Any]) -> dict[str, Any]:
+        text = json.dumps(arguments).replace("OUTSIDE", str(outside))
+        return {"query": "needle", "limit": 0, **json.loads(text)}
+
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(root, errlog) as client:
+                for arguments, reason in MCP_REFUSED:
+                    result = await client.call_tool("search", resolved(arguments))
+                    text = text_of(result)
+                    assert result.is_error and reason in text, (arguments, text)
+                    assert SECRET not in text and "\n" not in text.strip(), (arguments, text)
+                shadow, absent = [
+                    text_of(await client.call_tool("search", resolved({"profile": p})))
+                    for p in ("/etc/shadow", "/etc/no-such-file")
+                ]
+                assert shadow.replace("shadow", "X") == absent.replace("no-such-file", "X")
+                # What stays allowed: the server's root however spelt, subtrees, files inside.
+                for arguments in (
+                    {},
+                    {"root": "."},
+                    {"root": str(root)},
+                    {"root": "sub/.."},
+                    {"in_dir": "sub"},
+                    {"in_dir": str(root / "sub")},
+                    {"profile": "mine.toml"},
+                    {"hidden": True, "no_ignore": True},
+                    {"format": "json"},
+                ):
+                    result = await client.call_tool("search", resolved(arguments))
+                    text = text_of(result)
+                    assert not result.is_error and "needle" in text, (arguments, text)
+                    assert SECRET not in text and "linked_" not in text, (arguments, text)
+
+    anyio.run(scenario)
+    assert "Traceback" not in (tmp_path / "err").read_text()
