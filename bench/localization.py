@@ -44,7 +44,11 @@ def main() -> int:
     ap.add_argument("--text", default="full", help="comma list of full, title")
     ap.add_argument("--sample", type=int, help="a fixed subsample of N issues (per-repo share)")
     ap.add_argument("--jobs", type=int, default=1, help="queries run at once")
-    ap.add_argument("--extra-args", default="", help="more cq search arguments, one string")
+    ap.add_argument(
+        "--extra-args",
+        default="",
+        help="more cq search arguments, one string: --extra-args='--no-index'",
+    )
     ap.add_argument("--json-out", help="write per-issue ranks and top files here")
     ap.add_argument("--keep-files", type=int, default=20, help="top files kept in --json-out")
     ap.add_argument("--cold", action="store_true", help="a fresh CQ_CACHE_DIR for every query")
