@@ -13,6 +13,10 @@ from collections.abc import Sequence
 
 from cq.errors import CqError, UsageError
 
+# A search's watchdog is a timer: inf, nan or ~300 years of seconds crashed it (issue 13);
+# a day is longer than any search should be allowed to run.
+MAX_TIMEOUT = 86400.0
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line, not a usage dump."""
@@ -117,7 +121,12 @@ def _add_search(p: argparse.ArgumentParser) -> None:
     how.add_argument("--max-files", type=_positive_int, metavar="N", help="override the profile")
     how.add_argument("--max-matches-per-file", type=_positive_int, metavar="N")
     how.add_argument("--max-total-matches", type=_positive_int, metavar="N")
-    how.add_argument("--timeout", type=_positive_float, metavar="SECONDS")
+    how.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help=f"stop rg after this long (a number in (0, {MAX_TIMEOUT:g}]; default: the profile)",
+    )
     how.add_argument("--max-depth", type=_positive_int, metavar="N", help="directory depth")
     how.add_argument("--max-filesize", type=_positive_int, metavar="BYTES")
     how.add_argument(
@@ -165,13 +174,13 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
-def _positive_float(text: str) -> float:
+def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text}")
+    if not 0 < value <= MAX_TIMEOUT:  # false for nan too
+        raise argparse.ArgumentTypeError(f"must be in (0, {MAX_TIMEOUT:g}] seconds: {text}")
     return value
 
 
@@ -184,6 +193,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             print(f"cq {__version__}")
             return 0
+        if args.command in ("search", "mcp"):
+            from cq.env import check_environment
+
+            check_environment()  # a bad CQ_* value is reported by name before any work
         if args.command == "search":
             from cq.cli_search import run_search_command
 

@@ -47,10 +47,22 @@ def confine_request(request: SearchRequest) -> SearchRequest:
         raise UsageError(f"root does not exist: {request.root}")
     if not os.path.isdir(request.root):
         raise UsageError(f"root is not a directory: {request.root}")
+    _check_readable(request.root)
     for glob in (*request.include, *request.exclude):
         _check_glob(glob)
     in_dir = _confine_in_dir(request.in_dir, request.root)
     return request if in_dir == request.in_dir else msgspec.structs.replace(request, in_dir=in_dir)
+
+
+def _check_readable(root: str) -> None:
+    """rg runs in the root and lists it: a root cq may not enter or list is a usage error,
+    not a failed rg run (``--no-messages`` would leave it unexplained)."""
+    try:
+        os.stat(os.path.join(root, "."))  # needs search (x) permission on the root
+        with os.scandir(root):  # needs read (r) permission
+            pass
+    except OSError as exc:
+        raise UsageError(f"root is not readable: {root} ({exc.strerror})") from None
 
 
 def inside(real_root: str, path: str) -> bool:

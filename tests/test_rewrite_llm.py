@@ -45,7 +45,7 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             model.requests.append((self.path, body))
             if model.behaviour == "slow":
-                time.sleep(1.5)
+                time.sleep(3)  # past the 1 s the whole exchange may take
             if model.behaviour == "error":
                 self._send(500, b'{"error": "model crashed"}')
                 return
@@ -84,7 +84,7 @@ def model(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModel]:
     thread.start()
     monkeypatch.setenv("CQ_LLM_URL", f"http://127.0.0.1:{server.server_address[1]}")
     monkeypatch.setenv("CQ_LLM_MODEL", "test-model")
-    monkeypatch.setenv("CQ_LLM_TIMEOUT", "0.5")
+    monkeypatch.setenv("CQ_LLM_TIMEOUT", "1")
     yield fake
     server.shutdown()
     server.server_close()

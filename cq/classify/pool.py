@@ -21,6 +21,7 @@ import msgspec
 from cq.cancel import Check, never
 from cq.classify.analyze import FileAnalysis, FileTask, analyze_batch, analyze_file
 from cq.classify.workers import kill_on_sigterm, signals_held, worker_init, worker_init_args
+from cq.env import env_int
 from cq.errors import SearchCancelledError
 
 _decoder = msgspec.msgpack.Decoder(FileAnalysis)
@@ -29,8 +30,8 @@ _pool_size = 0
 
 # Parsing ~2 MB of source takes about a second on one core here; below that, a spawn costs
 # more than it saves (bench/pool_breakeven.py measures it).
-MIN_POOL_BYTES = int(os.environ.get("CQ_POOL_MIN_BYTES", 3 * 1024 * 1024))
-MAX_WORKERS = int(os.environ.get("CQ_MAX_WORKERS", 4))
+MIN_POOL_BYTES = env_int("CQ_POOL_MIN_BYTES", 3 * 1024 * 1024)
+MAX_WORKERS = env_int("CQ_MAX_WORKERS", 4)
 
 
 def worker_count(total_bytes: int) -> int:

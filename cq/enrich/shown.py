@@ -14,7 +14,6 @@ unenriched (status ``skipped``, reason ``time budget``); ``CQ_ENRICH_MAX_BYTES``
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from cq.enrich.rust import enrich_rust
 from cq.enrich.stages import QUOTA, StageRunner
 from cq.enrich.store import EnrichmentStore
 from cq.enrich.telemetry import EnrichTelemetry
+from cq.env import env_float, env_int
 from cq.model import Enrichment, Finding
 from cq.parse import SourceFile, load_source
 
@@ -51,9 +51,9 @@ class EnrichSettings(msgspec.Struct, frozen=True, kw_only=True):
     @classmethod
     def from_env(cls, use_store: bool = True) -> EnrichSettings:
         return cls(
-            budget_ms=float(os.environ.get("CQ_ENRICH_BUDGET_MS") or DEFAULT_BUDGET_MS),
-            libcst_hits=int(os.environ.get("CQ_ENRICH_LIBCST_HITS") or DEFAULT_LIBCST_HITS),
-            max_bytes=int(os.environ.get("CQ_ENRICH_MAX_BYTES") or DEFAULT_MAX_BYTES),
+            budget_ms=env_float("CQ_ENRICH_BUDGET_MS", DEFAULT_BUDGET_MS),
+            libcst_hits=env_int("CQ_ENRICH_LIBCST_HITS", DEFAULT_LIBCST_HITS),
+            max_bytes=env_int("CQ_ENRICH_MAX_BYTES", DEFAULT_MAX_BYTES),
             crosscheck=crosscheck_enabled(),
             use_store=use_store,
         )

@@ -1,8 +1,9 @@
 """Shared data types: the narrow interface between pipeline stages.
 
-Everything here is a frozen ``msgspec.Struct`` and imports nothing else of cq, so every
-stage (candidates, classify, enrich, rank, report, rewrite) can depend on it. Open
-``request.py`` first: a ``SearchRequest`` goes in, a ``SearchResult`` (``result.py``) comes out.
+Everything here is a frozen ``msgspec.Struct`` and imports nothing else of cq but
+``cq.errors`` (a request refuses a query it cannot search), so every stage (candidates,
+classify, enrich, rank, report, rewrite) can depend on it. Open ``request.py`` first: a
+``SearchRequest`` goes in, a ``SearchResult`` (``result.py``) comes out.
 """
 
 from cq.model.classification import Category, Classification, SymbolFlags, Tier

@@ -1,10 +1,20 @@
-"""What a search is asked to do: the query, its patterns, the limits and the filters."""
+"""What a search is asked to do: the query, its patterns, the limits and the filters.
+
+A ``SearchRequest`` refuses, when built, a query (or context) that no search can take: it
+raises ``cq.errors.UsageError``, so the CLI and the MCP server report it alike.
+"""
 
 from __future__ import annotations
 
 from typing import Literal
 
 import msgspec
+
+from cq.errors import UsageError
+
+# GitHub caps an issue body at 65,536 characters. rg takes a one-line query as one argument,
+# escaped to at most twice its bytes, and Linux caps one argument at 128 KiB.
+MAX_QUERY_BYTES = 64_000
 
 QueryMode = Literal["identifier", "literal", "regex"]
 LangScope = Literal["auto", "python", "rust"]
@@ -60,3 +70,20 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
     use_cache: bool = True
     explain: bool = False
     progress: bool = False
+
+    def __post_init__(self) -> None:
+        _check_text("query", self.query)
+        if self.context is not None:
+            _check_text("context", self.context)
+
+
+def _check_text(what: str, text: str) -> None:
+    if "\0" in text:
+        raise UsageError(f"the {what} contains a NUL byte, which cq cannot search for")
+    if len(text) * 4 > MAX_QUERY_BYTES:  # else it fits whatever its characters
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_QUERY_BYTES:
+            raise UsageError(
+                f"the {what} is {size:,} bytes, more than the {MAX_QUERY_BYTES:,} searched: "
+                "keep the issue text and the traceback"
+            )

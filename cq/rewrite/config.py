@@ -1,8 +1,15 @@
-"""LLM settings: ``[tool.cq.rewrite]`` in the searched repo's pyproject.toml or ``.cq.toml``
-(``[rewrite]`` there too), overridden by ``CQ_LLM_*`` environment variables.
+"""LLM settings, from the user's own configuration only.
 
-Defaults: Ollama at http://localhost:11434, model qwen2.5:3b, 5 s timeout. The API key is
-read from the environment only, never from a file inside the repository.
+The LLM endpoint receives the question, the repository's defined names and, when set,
+``CQ_LLM_API_KEY`` as a bearer token, so only the user names it: the user config file
+(``[rewrite]`` in ``$XDG_CONFIG_HOME/cq/config.toml``, else ``~/.config/cq/config.toml``:
+``enabled``, ``provider``, ``url``, ``model``, ``timeout``) under the ``CQ_LLM_*`` environment
+variables. A searched repository is untrusted input (issue 13: its ``.cq.toml`` pointed the
+key at a server of its choosing): its ``[rewrite]`` table in ``.cq.toml`` or
+``[tool.cq.rewrite]`` in ``pyproject.toml`` may only switch the LLM off for itself
+(``enabled = false``); any other key there is ignored. The key is read from the environment
+only. Defaults: Ollama at http://localhost:11434, model qwen2.5:3b, 5 s for the whole
+exchange.
 """
 
 from __future__ import annotations
@@ -14,7 +21,11 @@ from typing import Any, Literal
 
 import msgspec
 
+from cq.env import env_choice, env_float
+from cq.errors import UsageError
+
 Provider = Literal["ollama", "openai"]
+MAX_TIMEOUT = 120.0  # seconds; a rewrite is worth a few seconds of a search, never minutes
 
 
 class LlmConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -26,6 +37,26 @@ class LlmConfig(msgspec.Struct, frozen=True, kw_only=True):
     connect_timeout: float = 0.25
     api_key: str | None = None
 
+
+class _UserFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``[rewrite]`` of the user config file: every key optional, unknown keys refused."""
+
+    enabled: bool | None = None
+    provider: Provider | None = None
+    url: str | None = None
+    model: str | None = None
+    timeout: float | None = None
+
+
+class _UserConfig(msgspec.Struct, frozen=True):
+    rewrite: _UserFile = _UserFile()
+
+
+# Where a repository's file may hold its ``rewrite`` table, first match wins.
+_REPOSITORY_TABLES = (
+    (".cq.toml", (("tool", "cq", "rewrite"), ("rewrite",))),
+    ("pyproject.toml", (("tool", "cq", "rewrite"),)),
+)
 
 # ``CQ_LLM=off`` turns the LLM off on this machine whatever the repository says; ``on``
 # turns it on over a repository's ``enabled = false``.
@@ -41,44 +72,67 @@ _SWITCH = {
 
 
 def load_config(root: Path) -> LlmConfig:
-    """File settings under env overrides; unreadable or invalid settings mean the defaults."""
-    table = _file_table(root)
-    env = os.environ
-    provider = env.get("CQ_LLM_PROVIDER") or table.get("provider") or "ollama"
-    if provider not in ("ollama", "openai"):
-        provider = "ollama"
-    url = env.get("CQ_LLM_URL") or table.get("url")
+    """The user's settings (file, then environment) and the repository's opt-out."""
+    user = _user_file()
+    provider = env_choice("CQ_LLM_PROVIDER") or user.provider or "ollama"
     default_url = "http://localhost:11434" if provider == "ollama" else "http://localhost:8000/v1"
-    switch = env.get("CQ_LLM", "").strip().lower()
-    enabled = bool(table.get("enabled", True)) if switch not in _SWITCH else _SWITCH[switch]
+    timeout = env_float("CQ_LLM_TIMEOUT", user.timeout if user.timeout is not None else 5.0)
+    switch = os.environ.get("CQ_LLM", "").strip().lower()
+    if switch in _SWITCH:
+        enabled = _SWITCH[switch]
+    else:
+        enabled = user.enabled is not False and _repository_allows(root)
     return LlmConfig(
         enabled=enabled,
         provider=provider,  # type: ignore[arg-type]
-        url=str(url or default_url),
-        model=str(env.get("CQ_LLM_MODEL") or table.get("model") or "qwen2.5:3b"),
-        timeout=_seconds(env.get("CQ_LLM_TIMEOUT") or table.get("timeout"), 5.0),
-        api_key=env.get("CQ_LLM_API_KEY") or None,
+        url=os.environ.get("CQ_LLM_URL") or user.url or default_url,
+        model=os.environ.get("CQ_LLM_MODEL") or user.model or "qwen2.5:3b",
+        timeout=timeout,
+        api_key=os.environ.get("CQ_LLM_API_KEY") or None,
     )
 
 
-def _file_table(root: Path) -> dict[str, Any]:
-    for name, path in ((".cq.toml", ("rewrite",)), ("pyproject.toml", ("tool", "cq", "rewrite"))):
+def user_config_path() -> Path:
+    """``$XDG_CONFIG_HOME/cq/config.toml``, else ``~/.config/cq/config.toml``."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "cq" / "config.toml"
+
+
+def _user_file() -> _UserFile:
+    """The user's ``[rewrite]`` table; a file that is there but unusable is a ``UsageError``
+    (the user's own mistake, to hear about), a missing one means the defaults."""
+    path = user_config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return _UserFile()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the user config {path}: {_reason(exc)}") from None
+    try:
+        rewrite = msgspec.convert(tomllib.loads(text), _UserConfig).rewrite
+    except (tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
+        raise UsageError(f"invalid user config {path}: {exc}") from None
+    if rewrite.timeout is not None and not 0 < rewrite.timeout <= MAX_TIMEOUT:
+        raise UsageError(f"invalid user config {path}: rewrite.timeout must be in (0, 120]")
+    return rewrite
+
+
+def _repository_allows(root: Path) -> bool:
+    """False when the repository's own config says ``enabled = false``; nothing else there
+    is read. Unreadable or invalid files allow (they cannot switch anything on)."""
+    for name, tables in _REPOSITORY_TABLES:
         try:
             data: Any = tomllib.loads((root / name).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
-        if name == ".cq.toml" and isinstance(data.get("tool"), dict):
-            data = {"rewrite": data["tool"].get("cq", {}).get("rewrite", data.get("rewrite"))}
-        for key in path:
-            data = data.get(key) if isinstance(data, dict) else None
-        if isinstance(data, dict):
-            return data
-    return {}
+        for keys in tables:
+            table = data
+            for key in keys:
+                table = table.get(key) if isinstance(table, dict) else None
+            if isinstance(table, dict):
+                return bool(table.get("enabled", True))
+    return True
 
 
-def _seconds(value: object, default: float) -> float:
-    try:
-        seconds = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return default
-    return seconds if 0 < seconds <= 120 else default
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__

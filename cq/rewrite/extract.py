@@ -9,27 +9,44 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
+from collections.abc import Iterator
 from itertools import pairwise
 
 import msgspec
 
 from cq.rewrite.words import is_code_like
 
-_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _TICKS = re.compile(r"`([^`\n]{1,200})`")
-_FRAME = re.compile(r'File "([^"\n]+)", line \d+(?:, in (\w+))?')
+_FRAME = re.compile(r'File "(?P<path>[^"\n]+)", line \d+(?:, in (?P<function>\w+))?')
 # ``path.py:12`` as warnings, pytest (``path.py:12: in func``) and linters print locations.
+# The path is taken whole (possessive) and its end checked by look-behind; a run of path
+# characters that is no location is consumed by the second branch (up to a drive letter
+# after a separator, ``x/C:``, where a location may start), so no run is rescanned from
+# each of its characters (a lazy path took 48 s on 4 KB of ``a-a-a-...``).
 _LOCATION = re.compile(
-    r"(?<![\w.])((?:[A-Za-z]:)?[\w./\\-]*?[\w-]+\.(?:py|pyi|rs)):\d+(?::\d+)?(?::\s+in\s+(\w+))?"
+    r"(?<![\w.])(?:"
+    r"(?P<path>(?:[A-Za-z]:)?(?!\.(?:pyi|py|rs)(?![\w./\\-]))"  # a bare ``.py`` names no file
+    r"[\w./\\-]*+(?:(?<=[\w-]\.py)|(?<=[\w-]\.pyi)|(?<=[\w-]\.rs)))"
+    r":\d+(?::\d+)?(?::\s+in\s+(?P<function>\w+))?"
+    r"|[\w./\\-](?:(?<![/\\-])[\w./\\-]|(?![A-Za-z]:)[\w./\\-])*+)"
 )
 _PATH = re.compile(r"(?<![\w/\\.-])((?:[A-Za-z]:)?[/\\]?(?:[\w.-]+[/\\])*[\w-]+\.(?:py|pyi|rs))\b")
 _NAME = re.compile(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*")
-_FROM_IMPORT = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+([\w\s,()]+)", re.M)
-_IMPORT = re.compile(r"^\s*import\s+([\w.]+)", re.M)
+# Leading blanks, not ``\s*``: that also crossed newlines, so every line of a run of empty
+# lines rescanned the rest of the run.
+_FROM_IMPORT = re.compile(r"^[^\S\n]*from\s+([\w.]+)\s+import\s+([\w\s,()]+)", re.M)
+_IMPORT = re.compile(r"^[^\S\n]*import\s+([\w.]+)", re.M)
+_WORDS = re.compile(r"\w+")
+_DOTTED = re.compile(r"\.|::")
 _TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\):")
 _ERROR_LINE = re.compile(
     r"^(?:\S+\.(?:py|pyi|rs):\d+:\s*)?(\w+(?:Error|Exception|Warning)): (.+)$", re.M
 )
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_TOKEN = re.compile(r"\S+")
+_DIGIT = re.compile(r"\d")
+_MAX_MODULE_PARTS = 16  # pkg.mod.func -> pkg/mod.py: deepest .py in the stdlib with
+# site-packages has 14 parts (moto), in the 458 localization eval trees 9.
 
 # Names so common in any Python or Rust code that searching them finds everything.
 COMMON_NAMES = frozenset(
@@ -140,10 +157,13 @@ class Mentions(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def extract_mentions(text: str) -> Mentions:
-    """Every explicit code reference in ``text``, deduplicated, in order of appearance."""
+    """Every explicit code reference in ``text``, deduplicated, in order of appearance.
+
+    Linear in the length of ``text``: no pattern here rescans a run of characters from each
+    of its positions (``bench/rewrite_hostile.py`` times every shape of 100 KB and 1 MB).
+    """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    blocks = _FENCE.findall(text)
-    prose = _FENCE.sub(" ", text)
+    blocks, prose = _split_fences(text)
     frames = _frames(text)
     paths: list[str] = []
     frame_functions = [f for _, f in frames if f and _keep(f)]
@@ -151,18 +171,17 @@ def extract_mentions(text: str) -> Mentions:
     code_names: list[str] = []
     for module, names in _FROM_IMPORT.findall(text):
         paths.append(module.replace(".", "/") + ".py")
-        code_names += re.findall(r"\w+", names)
+        code_names += _WORDS.findall(names)
     for module in _IMPORT.findall(text):
         paths.append(module.replace(".", "/") + ".py")
     code_names += _NAME.findall(_without_frames(code_text))
     paths += _PATH.findall(prose)
     paths += [
-        "/".join(parts[:k]) + ".py"
+        path
         for name in (*_NAME.findall(code_text), *_TICKS.findall(prose), *prose.split())
-        if "." in name and (parts := split_dotted(name.strip("`'\",;:()[]")))
-        for k in range(2, len(parts) + 1)
-        if all(p.isidentifier() for p in parts[:k])
-    ]  # pkg.mod.func names a module file: pkg/mod.py
+        if "." in name
+        for path in _module_paths(name)
+    ]
     prose_names = [n for tick in _TICKS.findall(prose) for n in _NAME.findall(tick)]
     prose_names += [_NAME.findall(t)[0] for t in _TICKS.sub(" ", prose).split() if is_code_like(t)]
     messages = [piece for _, m in _ERROR_LINE.findall(text) for piece in _message_pieces(m)]
@@ -178,27 +197,97 @@ def extract_mentions(text: str) -> Mentions:
     )
 
 
+def _split_fences(text: str) -> tuple[list[str], str]:
+    """Fenced code blocks (from a line holding ``` to the next ```, or the end) and the text
+    around them, one space where each block was.
+
+    A scan with ``str.find``: the regex it replaces retried every ``` of a last line that has
+    no newline after it against the rest of that line (quadratic in a line of backticks).
+    """
+    blocks: list[str] = []
+    prose: list[str] = []
+    pos = 0
+    while (start := text.find("```", pos)) != -1:
+        newline = text.find("\n", start + 3)
+        if newline == -1:
+            break
+        close = text.find("```", newline + 1)
+        blocks.append(text[newline + 1 : close if close != -1 else len(text)])
+        prose += [text[pos:start], " "]
+        pos = close + 3 if close != -1 else len(text)
+    prose.append(text[pos:])
+    return blocks, "".join(prose)
+
+
+def _module_paths(name: str) -> list[str]:
+    """``pkg.mod.func`` names a module file: ``pkg/mod.py`` and ``pkg/mod/func.py``."""
+    parts = split_dotted(name.strip("`'\",;:()[]"))[:_MAX_MODULE_PARTS]
+    out: list[str] = []
+    for k in range(2, len(parts) + 1):
+        if not (parts[0].isidentifier() and parts[k - 1].isidentifier()):
+            break
+        out.append("/".join(parts[:k]) + ".py")
+    return out
+
+
 def _message_pieces(message: str) -> list[str]:
     """The constant text of an exception message: the runs between quoted or numeric values.
 
     Messages are usually formatted (``f"... {value!r} ..."``), so the whole message rarely
     occurs in the source, but its longest constant run often does.
     """
-    runs = [r.strip(" :,.") for r in re.split(r"'[^']*'|\"[^\"]*\"|\S*\d\S*", message)]
+    runs = [r.strip(" :,.") for r in _constant_runs(message)]
     best = max(runs, key=len, default="")
     return [best] if 12 <= len(best) <= 120 and " " in best else []
 
 
+def _constant_runs(message: str) -> list[str]:
+    """``message`` split at quoted values and at tokens holding a digit, left to right.
+
+    What splitting at ``_QUOTED`` or a token with a digit (``\\S*\\d\\S*``) returns, in one
+    pass: that regex rescanned a token without digits from each of its characters.
+    """
+    runs: list[str] = []
+    start = pos = 0
+    token_end = last_digit = -1
+    while pos < len(message):
+        quoted = _QUOTED.match(message, pos)
+        if quoted:
+            end = quoted.end()
+        else:
+            if pos >= token_end:  # entering a token (or a blank): find its end, its last digit
+                token = _TOKEN.match(message, pos)
+                if token is None:
+                    pos += 1
+                    continue
+                token_end = token.end()
+                digits = [d.start() for d in _DIGIT.finditer(message, pos, token_end)]
+                last_digit = digits[-1] if digits else -1
+            if last_digit < pos:  # no digit in the rest of this token
+                pos += 1
+                continue
+            end = token_end
+        runs.append(message[start:pos])
+        start = pos = end
+    runs.append(message[start:])
+    return runs
+
+
 def split_dotted(name: str) -> list[str]:
     """``a.b.C.meth`` -> ``["a", "b", "C", "meth"]`` (``::`` too)."""
-    return [part for part in re.split(r"\.|::", name) if part]
+    return [part for part in _DOTTED.split(name) if part]
 
 
 def _frames(text: str) -> list[tuple[str, str]]:
     """(path, function) of traceback frames and printed locations, in order of appearance."""
-    found = [(m.start(), m.group(1), m.group(2) or "") for m in _FRAME.finditer(text)]
-    found += [(m.start(), m.group(1), m.group(2) or "") for m in _LOCATION.finditer(text)]
+    matches = [*_FRAME.finditer(text), *_locations(text)]
+    found = [(m.start(), m.group("path"), m.group("function") or "") for m in matches]
     return [(path, function) for _, path, function in sorted(found)]
+
+
+def _locations(text: str) -> Iterator[re.Match[str]]:
+    """The printed locations in ``text``: ``_LOCATION``'s matches of its first branch."""
+    return (m for m in _LOCATION.finditer(text) if m.group("path"))
 
 
 def _frame_lines(text: str) -> list[tuple[str, str]]:
@@ -206,19 +295,21 @@ def _frame_lines(text: str) -> list[tuple[str, str]]:
     lines = text.splitlines()
     out: list[tuple[str, str]] = []
     for here, after in pairwise(lines):
-        frame = _FRAME.search(here) or _LOCATION.search(here)
+        frame = _FRAME.search(here) or next(_locations(here), None)
         code = after.strip()
-        if not frame or not after[:1].isspace() or _FRAME.search(after) or _LOCATION.search(after):
+        if not frame or not after[:1].isspace() or _FRAME.search(after):
             continue
-        names = [n for n in _NAME.findall(code) if split_dotted(n)[-1] not in COMMON_NAMES]
-        if 12 <= len(code) <= 120 and code[0] not in "^~" and names:
-            out.append((frame.group(1), code))
+        if next(_locations(after), None) or not 12 <= len(code) <= 120 or code[0] in "^~":
+            continue
+        if any(split_dotted(n)[-1] not in COMMON_NAMES for n in _NAME.findall(code)):
+            out.append((frame.group("path"), code))
     return out
 
 
 def _without_frames(code: str) -> str:
     """Traceback lines and printed locations inside a code block carry paths, not names."""
-    return _TRACEBACK_HEAD.sub(" ", _LOCATION.sub(" ", _FRAME.sub(" ", code)))
+    code = _LOCATION.sub(lambda m: " " if m.group("path") else m.group(0), _FRAME.sub(" ", code))
+    return _TRACEBACK_HEAD.sub(" ", code)
 
 
 def _keep(name: str) -> bool:

@@ -3,21 +3,25 @@
 Temperature 0 and a JSON schema (Ollama ``format``, OpenAI ``response_format``). The prompt
 carries the repository's defined names, most relevant to the query first, so a small model
 picks real identifiers. Every failure raises ``LlmUnavailable`` with a short reason; the caller
-falls back to the offline rewriter. httpx is imported here only, when a rewrite needs it.
+falls back to the offline rewriter. The probe and the request share one deadline, the
+configured timeout (``post.py``); httpx is imported only when a rewrite needs it.
 """
 
 from __future__ import annotations
 
 import socket
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
 
 from cq.rewrite.config import LlmConfig
-from cq.rewrite.validate import InvalidAnswer, ModelAnswer, parse_answer
+from cq.rewrite.post import PostFailed, PostTimedOut, post_json
+from cq.rewrite.validate import MAX_DEPTH, InvalidAnswer, ModelAnswer, json_depth, parse_answer
 
 MAX_VOCABULARY = 300
+MAX_BODY_BYTES = 1024 * 1024  # a reply carries one answer of a few hundred bytes
 _MAX_QUERY_CHARS = 6000
 
 SCHEMA: dict[str, Any] = {
@@ -46,47 +50,60 @@ class LlmUnavailable(Exception):
     """The model could not give a usable answer; the message says why, in a few words."""
 
 
-def probe(config: LlmConfig) -> None:
+def deadline_of(config: LlmConfig) -> float:
+    """The ``time.monotonic()`` by which the probe and the answer must be done."""
+    return time.monotonic() + config.timeout
+
+
+def probe(config: LlmConfig, deadline: float) -> None:
     """Raise ``LlmUnavailable`` unless something accepts TCP connections at the URL.
 
     A plain socket, so an absent server costs a refused connect, not an httpx import.
     """
     parts = urlsplit(config.url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise LlmUnavailable(f"unusable URL {config.url!r}")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        with socket.create_connection((parts.hostname, port), timeout=config.connect_timeout):
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # a port that is no number or out of range
+        port = 0
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port:
+        raise LlmUnavailable(f"unusable URL {config.url!r}")
+    seconds = min(config.connect_timeout, deadline - time.monotonic())
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=max(seconds, 0.001)):
             pass
     except TimeoutError:
         raise LlmUnavailable("connect timed out") from None
     except OSError as exc:
         raise LlmUnavailable(f"unreachable ({exc.strerror or type(exc).__name__})") from None
+    except (UnicodeError, ValueError):  # a host name IDNA cannot encode, a NUL in it
+        raise LlmUnavailable(f"unusable URL {config.url!r}") from None
 
 
-def llm_rewrite(query: str, config: LlmConfig, vocabulary: list[str]) -> ModelAnswer:
-    """Ask the model; raise ``LlmUnavailable`` on any failure."""
-    import httpx
-
+def llm_rewrite(
+    query: str, config: LlmConfig, vocabulary: list[str], deadline: float
+) -> ModelAnswer:
+    """Ask the model, all of it before ``deadline``; raise ``LlmUnavailable`` on any failure."""
     messages = [
         {"role": "system", "content": _SYSTEM + ", ".join(vocabulary[:MAX_VOCABULARY])},
         {"role": "user", "content": query[:_MAX_QUERY_CHARS]},
     ]
     url, body = _request(config, messages)
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
-    timeout = httpx.Timeout(config.timeout, connect=min(config.connect_timeout, config.timeout))
     try:
-        plain = config.url.startswith("http://")  # no TLS: skip loading the CA bundle
-        with httpx.Client(timeout=timeout, trust_env=False, verify=not plain) as client:
-            response = client.post(url, json=body, headers=headers)
-    except httpx.TimeoutException:
+        raw = post_json(
+            url,
+            body,
+            headers,
+            deadline=deadline,
+            connect_timeout=config.connect_timeout,
+            max_bytes=MAX_BODY_BYTES,
+        )
+    except PostTimedOut:
         raise LlmUnavailable(f"timed out after {config.timeout:g} s") from None
-    except httpx.HTTPError as exc:
-        raise LlmUnavailable(f"unreachable ({type(exc).__name__})") from None
-    if response.status_code != 200:
-        raise LlmUnavailable(f"HTTP {response.status_code}")
+    except PostFailed as exc:
+        raise LlmUnavailable(str(exc)) from None
     try:
-        return parse_answer(_content(config, response.content))
+        return parse_answer(_content(config, raw))
     except InvalidAnswer as exc:
         raise LlmUnavailable(str(exc)) from None
 
@@ -131,6 +148,8 @@ class _OpenAiReply(msgspec.Struct):
 
 
 def _content(config: LlmConfig, raw: bytes) -> str:
+    if json_depth(raw) > MAX_DEPTH:
+        raise LlmUnavailable(f"response nested deeper than {MAX_DEPTH} levels")
     try:
         if config.provider == "openai":
             reply = msgspec.json.decode(raw, type=_OpenAiReply)

@@ -15,7 +15,7 @@ from cq.cache import open_store
 from cq.model import Pattern, RewriteSummary, SearchRequest
 from cq.rewrite.config import LlmConfig, load_config
 from cq.rewrite.extract import COMMON_NAMES, extract_mentions
-from cq.rewrite.llm import LlmUnavailable, llm_rewrite, probe
+from cq.rewrite.llm import LlmUnavailable, deadline_of, llm_rewrite, probe
 from cq.rewrite.memory import recall_subject, refers_back, subject_from_context
 from cq.rewrite.offline import map_words, offline_rewrite
 from cq.rewrite.plan import Rewrite, RewritePlan, cap_patterns
@@ -69,8 +69,10 @@ def _with_llm(
     if answer is None:
         query = request.query if not request.context else f"{request.context}\n\n{request.query}"
         try:
-            probe(config)
-            answer = llm_rewrite(query, config, _prompt_vocabulary(request.query, vocabulary))
+            deadline = deadline_of(config)
+            probe(config, deadline)
+            words = _prompt_vocabulary(request.query, vocabulary)
+            answer = llm_rewrite(query, config, words, deadline)
         except LlmUnavailable as exc:
             reason = f"llm {config.provider} at {config.url}: {exc}"
             return msgspec.structs.replace(offline, fallback_reason=reason)

@@ -4,6 +4,9 @@ The model may answer anything. Only a JSON object survives, code fences stripped
 identifiers that are identifiers (dotted allowed) and literals of printable text, capped in
 count and length. Nothing becomes an rg flag, a regex, a path or a glob: identifiers are
 searched word-bounded and literals as fixed strings, both escaped, always after ``-e``.
+An answer nested deeper than ``MAX_DEPTH`` levels is refused before it is decoded (msgspec
+recurses per level: 1,000 nested brackets raised ``RecursionError``); its size is bounded
+by the reply's (``llm.MAX_BODY_BYTES``).
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from cq.model import Focus
 MAX_IDENTIFIERS = 12
 MAX_LITERALS = 4
 MAX_LENGTH = 80
+MAX_DEPTH = 32  # the answer needs 2 levels (an object of arrays)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*){0,4}")
-_FENCE = re.compile(r"^\s*```[A-Za-z]*\s*\n?(.*?)\n?\s*```\s*$", re.S)
+_LANGUAGE = re.compile(r"[A-Za-z]*")
+_JSON_SYNTAX = re.compile(rb'["\\\[\]{}]')
 
 
 class ModelAnswer(msgspec.Struct, frozen=True, kw_only=True):
@@ -33,10 +38,11 @@ class InvalidAnswer(Exception):
 
 def parse_answer(content: str) -> ModelAnswer:
     """Decode and sanitise the model's message content."""
-    match = _FENCE.match(content)
-    text = match.group(1) if match else content
+    raw = _unfenced(content).encode("utf-8", "surrogatepass")
+    if json_depth(raw) > MAX_DEPTH:
+        raise InvalidAnswer(f"model answer nested deeper than {MAX_DEPTH} levels")
     try:
-        data = msgspec.json.decode(text.strip().encode())
+        data = msgspec.json.decode(raw)
     except msgspec.DecodeError:
         raise InvalidAnswer("invalid JSON from the model") from None
     if not isinstance(data, dict):
@@ -51,6 +57,46 @@ def parse_answer(content: str) -> ModelAnswer:
         literals=literals,
         focus=focus if focus in ("implementation", "tests", "all") else "all",
     )
+
+
+def json_depth(raw: bytes, stop: int = MAX_DEPTH) -> int:
+    """How deep arrays and objects nest in JSON text (counting stops past ``stop``), in one
+    pass over its brackets, quotes and backslashes; valid or not."""
+    depth = deepest = 0
+    in_string = False
+    escaped = -1  # the position a backslash in a string escapes
+    for match in _JSON_SYNTAX.finditer(raw):
+        at = match.start()
+        char = raw[at]
+        if at == escaped:
+            continue
+        if char == 0x5C:  # backslash
+            escaped = at + 1 if in_string else escaped
+        elif char == 0x22:  # quote
+            in_string = not in_string
+        elif in_string:
+            continue
+        elif char in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > stop:
+                break
+        else:
+            depth -= 1
+    return deepest
+
+
+def _unfenced(content: str) -> str:
+    """The JSON inside a Markdown code fence (```json ... ```), or all of ``content``.
+
+    String operations: a regex with a lazy body before ``\\s*```\\s*$`` rescanned the
+    whitespace after each position of the body (quadratic in a blank-heavy answer).
+    """
+    text = content.strip()
+    if len(text) < 6 or not (text.startswith("```") and text.endswith("```")):
+        return text
+    body = text[3:-3]
+    return body[_LANGUAGE.match(body).end() :].strip()  # type: ignore[union-attr]
 
 
 def _clean(value: object, ok, cap: int) -> tuple[str, ...]:  # type: ignore[no-untyped-def]

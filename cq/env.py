@@ -1,0 +1,101 @@
+"""cq's environment settings that hold a number or a choice, read and checked in one place.
+
+``SETTINGS`` lists each such ``CQ_*`` variable with its kind and range. ``check_environment``
+(run by ``cq search`` and ``cq mcp`` before any work) reports the first bad one as a
+``UsageError`` naming it, so a typo is one ``cq: CQ_MAX_WORKERS ...`` line and exit 2, not an
+internal error halfway through a search. The readers (``env_int``, ``env_float``,
+``env_choice``) raise the same error, so a search run from Python reports it too. An unset or
+empty variable means the reader's default. Imports nothing of cq but ``errors``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Literal
+
+import msgspec
+
+from cq.errors import UsageError
+
+
+class _Number(msgspec.Struct, frozen=True):
+    kind: Literal["int", "float"]
+    low: float  # inclusive
+    high: float | None = None  # inclusive
+    positive: bool = False  # low itself excluded
+
+
+SETTINGS: dict[str, _Number | tuple[str, ...]] = {
+    "CQ_ENRICH_BUDGET_MS": _Number("float", 0),
+    "CQ_ENRICH_LIBCST_HITS": _Number("int", 0),
+    "CQ_ENRICH_MAX_BYTES": _Number("int", 0),
+    "CQ_LLM_PROVIDER": ("ollama", "openai"),
+    "CQ_LLM_TIMEOUT": _Number("float", 0, 120, positive=True),
+    "CQ_MAX_WORKERS": _Number("int", 0),
+    "CQ_POOL_MIN_BYTES": _Number("int", 0),
+}
+
+
+def check_environment() -> None:
+    """Raise ``UsageError`` for the first (by name) setting whose value is unusable."""
+    for name, spec in SETTINGS.items():
+        text = os.environ.get(name, "")
+        if not text:
+            continue
+        if isinstance(spec, _Number):
+            _number(name, spec, text)
+        else:
+            _choice(name, spec, text)
+
+
+def env_int(name: str, default: int) -> int:
+    text = os.environ.get(name, "")
+    return int(_number(name, _spec(name), text)) if text else default
+
+
+def env_float(name: str, default: float) -> float:
+    text = os.environ.get(name, "")
+    return float(_number(name, _spec(name), text)) if text else default
+
+
+def env_choice(name: str) -> str | None:
+    text = os.environ.get(name, "")
+    choices = SETTINGS[name]
+    assert isinstance(choices, tuple)
+    return _choice(name, choices, text) if text else None
+
+
+def _spec(name: str) -> _Number:
+    spec = SETTINGS[name]
+    assert isinstance(spec, _Number)
+    return spec
+
+
+def _number(name: str, spec: _Number, text: str) -> float:
+    try:
+        value = int(text) if spec.kind == "int" else float(text)
+    except ValueError:
+        value = math.nan
+    ok = value == value and value >= spec.low and (spec.high is None or value <= spec.high)
+    if not ok or (spec.positive and value == spec.low) or value in (math.inf, -math.inf):
+        raise UsageError(f"{name} must be {_describe(spec)}: {_shown(text)}")
+    return value
+
+
+def _describe(spec: _Number) -> str:
+    what = "a whole number" if spec.kind == "int" else "a number"
+    low = f"{spec.low:g}"
+    if spec.high is not None:
+        return f"{what} in {'(' if spec.positive else '['}{low}, {spec.high:g}]"
+    return f"{what} {'>' if spec.positive else '>='} {low}"
+
+
+def _choice(name: str, choices: tuple[str, ...], text: str) -> str:
+    if text not in choices:
+        raise UsageError(f"{name} must be one of {', '.join(choices)}: {_shown(text)}")
+    return text
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:40] + "...")
