@@ -71,14 +71,14 @@ def main() -> None:
         _child(SHAPES[shape], int(size), int(skip), args.root)
         return
     print(f"vocabulary: {args.root}  cap: {args.cap:g} s per item  (CPU seconds)")
-    print(f"{'shape':<12}{'size':>9}  " + "".join(f"{s:>10}" for s in _STAGES) + "  worst regex")
+    print(f"{'shape':<12}{'size':>9}  " + "".join(f"{s:>11}" for s in _STAGES) + "  worst regex")
     with tempfile.TemporaryDirectory() as cache:
         for shape in args.shape or SHAPES:
             for size in args.sizes:
                 times = _measure(shape, size, args, cache)
                 regexes = {k: v for k, v in times.items() if k not in _STAGES}
                 worst = max(regexes, key=lambda k: _sortable(regexes[k]), default="")
-                cells = "".join(f"{_fmt(times.get(s)):>10}" for s in _STAGES)
+                cells = "".join(f"{_fmt(times.get(s)):>11}" for s in _STAGES)
                 print(f"{shape:<12}{size:>9}  {cells}  {worst} {_fmt(regexes.get(worst))}")
 
 

@@ -65,6 +65,8 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("CQ_CACHE_DIR", str(cache))
     monkeypatch.delenv("CQ_FORMAT", raising=False)
     monkeypatch.delenv("CQ_ROOT", raising=False)
-    # No LLM server is reachable in tests unless a test starts one on loopback.
+    # No LLM server is reachable in tests unless a test starts one on loopback, and no user
+    # config file (``$XDG_CONFIG_HOME/cq/config.toml``) of the machine applies.
     monkeypatch.setenv("CQ_LLM_URL", "http://127.0.0.1:9/")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
     yield cache

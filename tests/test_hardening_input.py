@@ -1,0 +1,210 @@
+"""Hostile and careless input (issue 13): query size and content, ``--timeout``, ``CQ_*``
+environment values and an unreadable root, through the real CLI and the real MCP server.
+
+Each case ends in a correct search or one ``cq: ...`` line and exit 2 (a tool error over MCP),
+never ``internal error``; hostile texts within the size limit are analysed in linear time
+(``bench/rewrite_hostile.py`` has the figures), so they finish like any other search.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import run_cq, write_tree
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from cq.env import SETTINGS
+from cq.model.request import MAX_QUERY_BYTES
+from cq.rewrite.extract import extract_mentions
+
+TREE = {
+    "pkg/fields.py": (
+        "class DateTime:\n"
+        "    def deserialize(self, value):\n"
+        "        return self._parse(value)\n\n"
+        "    def _parse(self, value):\n"
+        "        raise ValueError('Not a valid datetime')\n"
+    ),
+    "pkg/use.py": "from pkg.fields import DateTime\n\nDateTime().deserialize('x')\n",
+}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return write_tree(tmp_path / "repo", TREE)
+
+
+def one_line_error(run) -> str:  # type: ignore[no-untyped-def]
+    assert run.returncode == 2, run.stdout[-500:]
+    assert run.stderr.startswith("cq: ") and run.stderr.count("\n") == 1, run.stderr
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr
+    return run.stderr
+
+
+def test_queries_up_to_the_limit_are_searched_and_longer_ones_refused(repo: Path) -> None:
+    two_byte = "é" * (MAX_QUERY_BYTES // 2)  # the limit counts UTF-8 bytes, not characters
+    ok = run_cq("search", "-", "--root", str(repo), "--no-rewrite", stdin=two_byte)
+    assert ok.returncode == 1 and ok.stderr == ""  # searched, nothing found
+    for query in (two_byte + "é", "deserialize " + "x" * MAX_QUERY_BYTES):
+        refused = run_cq("search", "-", "--root", str(repo), stdin=query)
+        assert f"more than the {MAX_QUERY_BYTES:,} searched" in one_line_error(refused)
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["a-", "x/C:", "a.", "\n", "`", "aB", 'File "', "E: Error: 'x' ", "x.py:", "'\""],
+    ids=lambda u: repr(u),
+)
+def test_hostile_texts_at_the_limit_are_rewritten_and_searched(repo: Path, unit: str) -> None:
+    """Each shape made a regex of the extraction rescan runs of text (quadratic or cubic:
+    100 KB of ``a-`` never finished); a location after the run must still be found."""
+    head, tail = "Issue report\n", "\npkg/fields.py:3: in deserialize\n"
+    text = head + (unit * MAX_QUERY_BYTES)[: MAX_QUERY_BYTES - len(head) - len(tail)] + tail
+    run = run_cq("search", "-", "--root", str(repo), "--rewrite", "--format", "json", stdin=text)
+    assert run.returncode == 0, run.stderr
+    rewrite = run.json()["summary"]["rewrite"]
+    assert rewrite["applied"] and "deserialize" in rewrite["identifiers"]
+
+
+def test_extraction_still_reads_locations_next_to_hostile_runs() -> None:
+    """The linear patterns find what the old ones found: a drive letter after a separator
+    starts a location, a run that is no location is skipped whole."""
+    text = "a-" * 5000 + " x/C:\\src\\pkg\\fields.py:12: in deserialize\n    value = parse(v)\n"
+    text += "ValueError: " + "b" * 5000 + " could not parse 'x' at 3\n"
+    mentions = extract_mentions(text)
+    assert mentions.frame_paths == ("C:\\src\\pkg\\fields.py",)
+    assert mentions.frame_functions == ("deserialize",)
+    assert mentions.messages == ()  # the constant run is longer than any source literal
+    short = extract_mentions("ValueError: cannot convert 'x' to a datetime value\n")
+    assert short.messages == ("to a datetime value",)  # the longest run between values
+
+
+def test_a_nul_byte_in_the_query_is_refused(repo: Path) -> None:
+    run = run_cq("search", "-", "--root", str(repo), stdin="deseri\0alize")
+    assert "NUL byte" in one_line_error(run)
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "0", "-1", "1e300", "86401", "soon"])
+def test_unusable_timeouts_are_refused(repo: Path, value: str) -> None:
+    run = run_cq("search", "deserialize", "--root", str(repo), f"--timeout={value}")
+    assert "--timeout" in one_line_error(run)
+
+
+def test_a_tiny_timeout_is_a_search_that_timed_out_or_finished(repo: Path) -> None:
+    run = run_cq("search", "deserialize", "--root", str(repo), "--timeout=1e-9")
+    assert run.returncode in (0, 1) and run.stderr == ""
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+@pytest.mark.parametrize("value", ["abc", "-1", "nan", "1e999"])
+def test_bad_environment_values_are_named_in_one_line(repo: Path, name: str, value: str) -> None:
+    run = run_cq("search", "deserialize", "--root", str(repo), env={name: value})
+    assert one_line_error(run).startswith(f"cq: {name} must be ")
+
+
+def test_the_mcp_server_refuses_to_start_with_a_bad_environment_value(repo: Path) -> None:
+    run = run_cq("mcp", "--root", str(repo), env={"CQ_MAX_WORKERS": "four"}, stdin="")
+    assert one_line_error(run) == "cq: CQ_MAX_WORKERS must be a whole number >= 0: 'four'\n"
+
+
+def without_permission_checks_bypassed() -> list[str]:
+    """A command prefix under which file permissions apply. As root (CI containers), drop
+    the two capabilities that bypass them, keeping the uid, so the interpreter stays usable."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    prefix = [setpriv or "setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+    if setpriv is None or subprocess.run([*prefix, "true"], check=False).returncode != 0:
+        pytest.skip("running as root without a working setpriv: permissions cannot apply")
+    return prefix
+
+
+def test_an_unreadable_root_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
+    as_file = run_cq("search", "deserialize", "--root", str(repo / "pkg" / "use.py"))
+    assert "root is not a directory" in one_line_error(as_file)
+    prefix = without_permission_checks_bypassed()
+    locked = repo / "pkg"
+    for mode in (0o000, 0o111, 0o444):  # neither: nor list, nor enter
+        locked.chmod(mode)
+        try:
+            proc = subprocess.run(
+                [
+                    *prefix,
+                    sys.executable,
+                    "-m",
+                    "cq",
+                    "search",
+                    "deserialize",
+                    "--root",
+                    str(locked),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+        finally:
+            locked.chmod(0o755)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr == f"cq: root is not readable: {locked} (Permission denied)\n"
+
+
+def mcp_session(root: Path, errlog, prefix: list[str] | None = None) -> Client:  # type: ignore[no-untyped-def]
+    env = {k: v for k, v in os.environ.items() if k.startswith(("CQ_", "PATH", "HOME"))}
+    argv = [*(prefix or []), sys.executable, "-m", "cq", "mcp", "--root", str(root)]
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+    return Client(stdio_client(params, errlog=errlog), mode="legacy", read_timeout_seconds=120)
+
+
+def text_of(result) -> str:  # type: ignore[no-untyped-def]
+    return "".join(block.text for block in result.content)
+
+
+def test_mcp_refuses_bad_queries_as_tool_errors_and_serves_on(repo: Path, tmp_path: Path) -> None:
+    errlog_path = tmp_path / "server.err"
+
+    async def scenario() -> None:
+        with errlog_path.open("w") as errlog:
+            async with mcp_session(repo, errlog) as client:
+                nul = await client.call_tool("search", {"query": "deseri\0alize"})
+                assert nul.is_error and "NUL byte" in text_of(nul)
+                huge = await client.call_tool("search", {"query": "a-" * MAX_QUERY_BYTES})
+                assert huge.is_error and f"{MAX_QUERY_BYTES:,} searched" in text_of(huge)
+                context = await client.call_tool(
+                    "search", {"query": "where is it called?", "context": "x\0"}
+                )
+                assert context.is_error and "the context contains a NUL byte" in text_of(context)
+                ok = await client.call_tool("search", {"query": "deserialize", "limit": 3})
+                assert not ok.is_error and "pkg/fields.py:2:" in text_of(ok)
+
+    anyio.run(scenario)
+    log = errlog_path.read_text()
+    assert "Traceback" not in log and "internal error" not in log
+
+
+def test_mcp_reports_an_unreadable_root_as_a_tool_error(repo: Path, tmp_path: Path) -> None:
+    prefix = without_permission_checks_bypassed()
+    errlog_path = tmp_path / "server.err"
+    locked = repo / "pkg"
+
+    async def scenario() -> None:
+        with errlog_path.open("w") as errlog:
+            async with mcp_session(locked, errlog, prefix) as client:
+                result = await client.call_tool("search", {"query": "deserialize"})
+                assert result.is_error
+                assert text_of(result).endswith(
+                    f"root is not readable: {locked} (Permission denied)"
+                )
+
+    locked.chmod(0o000)
+    try:
+        anyio.run(scenario)
+    finally:
+        locked.chmod(0o755)
+    assert "Traceback" not in errlog_path.read_text()
