@@ -1,5 +1,5 @@
 """CPU seconds of the rewriter's text stages, and of every regex in ``cq.rewrite``, on hostile
-texts: each shape repeated to 100 KB and 1 MB.
+texts: each shape repeated (numbered ones as distinct lines) to 100 KB and 1 MB.
 
 The stages are what a rewritten search runs on the query text before any rg run: the
 heuristic (``should_rewrite``), the extraction (``extract_mentions``), the offline rewriter
@@ -29,6 +29,8 @@ import sys
 import tempfile
 import time
 
+from _common import stdlib_dir
+
 _ISSUE = (
     "Traceback (most recent call last):\n"
     '  File "/src/pkg/fields.py", line 120, in deserialize\n'
@@ -55,6 +57,9 @@ SHAPES = {
     "word": "a",
     "error-line": "E: Error: x",
     "issue": _ISSUE,
+    # Distinct paths, each line different: "{i}" is the line's number.
+    "init-paths": "d{i}/__init__.py ",
+    "frames": '  File "/x/y{i}/__init__.py", line {i}, in f{i}\n    x = y({i})\n',
 }
 
 
@@ -63,7 +68,7 @@ def main() -> None:
     parser.add_argument("--shape", action="append", choices=sorted(SHAPES), help="repeatable")
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--cap", type=float, default=30.0, help="seconds per item")
-    parser.add_argument("--root", default="/work/trees/marshmallow", help="vocabulary tree")
+    parser.add_argument("--root", default=stdlib_dir(), help="vocabulary tree (the stdlib)")
     parser.add_argument("--child", nargs=3, metavar=("SHAPE", "SIZE", "SKIP"), help="internal")
     args = parser.parse_args()
     if args.child:
@@ -123,7 +128,7 @@ def _child(unit: str, size: int, skip: int, root: str) -> None:
     from cq.rewrite.validate import InvalidAnswer, parse_answer
     from cq.rewrite.vocabulary import load_vocabulary
 
-    text = (unit * (size // len(unit) + 1))[:size]
+    text = _text(unit, size)
     vocabulary = load_vocabulary(Path(root))
 
     def answer() -> None:
@@ -157,6 +162,16 @@ def _child(unit: str, size: int, skip: int, root: str) -> None:
             print(json.dumps([name, type(exc).__name__]), flush=True)
             continue
         print(json.dumps([name, round(time.process_time() - started, 3)]), flush=True)
+
+
+def _text(unit: str, size: int) -> str:
+    if "{i}" not in unit:
+        return (unit * (size // len(unit) + 1))[:size]
+    parts, length, i = [], 0, 0
+    while length < size:
+        parts.append(unit.replace("{i}", str(i)))
+        length, i = length + len(parts[-1]), i + 1
+    return "".join(parts)[:size]
 
 
 def _regexes() -> list[tuple[str, re.Pattern]]:

@@ -15,12 +15,13 @@ from cq.rewrite.vocabulary import Vocabulary
 from cq.rewrite.words import GENERIC_WORDS, STOP_WORDS, words
 
 _MAX_PACKAGE_FILES = 30  # a package hint spreads over at most this many files
+_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 def frame_literals(mentions: Mentions, vocabulary: Vocabulary, source: str) -> list[Pattern]:
     """The source lines of the innermost frames in this repository, as fixed strings."""
-    by_basename = _suffix_index(vocabulary.files)
-    ours = [line for path, line in mentions.frame_lines if _resolve(path, by_basename)]
+    resolve = _Resolver(vocabulary.files)
+    ours = [line for path, line in mentions.frame_lines if resolve(path)]
     innermost = list(dict.fromkeys(reversed(ours)))[:2]
     return [
         Pattern(text=line, kind="literal", source=source, weight=(0.8, 0.6)[depth])
@@ -36,12 +37,12 @@ def path_hints(
 ) -> dict[str, float]:
     """Repository files the text points at: traceback and import paths, stems it names."""
     hints: dict[str, float] = dict(modules)
-    by_suffix = _suffix_index(vocabulary.files)
+    resolve = _Resolver(vocabulary.files)
     for depth, path in enumerate(reversed(mentions.frame_paths)):
-        for rel in _resolve(path, by_suffix):
+        for rel in resolve(path):
             hints[rel] = max(hints.get(rel, 0.0), (1.0, 0.8)[depth] if depth < 2 else 0.6)
     for path in mentions.paths:
-        for rel in _resolve(path, by_suffix):
+        for rel in resolve(path):
             hints[rel] = max(hints.get(rel, 0.0), 0.8)
     stems = _stem_index(vocabulary.files)
     for name in names:
@@ -90,18 +91,40 @@ def _suffix_index(files: tuple[str, ...]) -> dict[str, list[str]]:
     return index
 
 
-def _resolve(path: str, by_basename: dict[str, list[str]]) -> list[str]:
-    """Repo files a mentioned path denotes: same basename, longest shared directory suffix."""
-    clean = re.sub(r"^[A-Za-z]:", "", path.replace("\\", "/"))
-    parts = [p for p in clean.split("/") if p not in ("", ".")]
-    if not parts:
-        return []
-    candidates = by_basename.get(parts[-1], [])
-    if len(parts) == 1:
-        return candidates if len(candidates) == 1 else []
-    scored = [(_shared_suffix(parts, rel.split("/")), rel) for rel in candidates]
-    best = max((s for s, _ in scored), default=0)
-    return [rel for s, rel in scored if s == best and s >= 2]
+class _Resolver:
+    """Repo files a mentioned path denotes: same basename, longest shared directory suffix.
+
+    A path of two or more parts can only share two with files in the same directory name,
+    so those are looked up by (directory, basename) instead of scanning every file of the
+    basename: 6,000 mentioned ``x/__init__.py`` took 11 s on the stdlib's 3,081 of them.
+    """
+
+    def __init__(self, files: tuple[str, ...]) -> None:
+        self.by_basename = _suffix_index(files)
+        self._by_directory: dict[str, dict[str, list[str]]] = {}  # basename -> dir -> files
+
+    def __call__(self, path: str) -> list[str]:
+        clean = _DRIVE.sub("", path.replace("\\", "/"))
+        parts = [p for p in clean.split("/") if p not in ("", ".")]
+        if not parts:
+            return []
+        if len(parts) == 1:
+            candidates = self.by_basename.get(parts[-1], [])
+            return candidates if len(candidates) == 1 else []
+        paired = self._in_directory(parts[-1]).get(parts[-2], [])
+        scored = [(_shared_suffix(parts, rel.split("/")), rel) for rel in paired]
+        best = max((s for s, _ in scored), default=0)
+        return [rel for s, rel in scored if s == best and s >= 2]
+
+    def _in_directory(self, basename: str) -> dict[str, list[str]]:
+        if basename not in self._by_directory:
+            index: dict[str, list[str]] = {}
+            for rel in self.by_basename.get(basename, []):
+                parts = rel.split("/")
+                if len(parts) > 1:
+                    index.setdefault(parts[-2], []).append(rel)
+            self._by_directory[basename] = index
+        return self._by_directory[basename]
 
 
 def _shared_suffix(a: list[str], b: list[str]) -> int:

@@ -77,6 +77,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
+_CAPITALISED = re.compile(r"[A-Z][a-z]+[A-Z]\w*")
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+(?:\(\))?")
+_LOWER_PAIR = re.compile(r"[a-z]+\.[a-z]+")
 _SUFFIXES = (
     ("izations", "iz"),
     ("ization", "iz"),
@@ -133,8 +137,8 @@ def is_code_like(token: str) -> bool:
         return False
     if "_" in core.strip("_") and _WORD.search(core):
         return True
-    if re.search(r"[a-z][A-Z]", core) or re.fullmatch(r"[A-Z][a-z]+[A-Z]\w*", core):
+    if _INNER_CAPITAL.search(core) or _CAPITALISED.fullmatch(core):
         return True
-    if re.fullmatch(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+(?:\(\))?", core):
-        return not re.fullmatch(r"[a-z]+\.[a-z]+", core) or "(" in core or "::" in core
+    if _DOTTED_NAME.fullmatch(core):
+        return not _LOWER_PAIR.fullmatch(core) or "(" in core or "::" in core
     return token.endswith("()") and len(token) > 2
