@@ -86,9 +86,11 @@ def test_extraction_still_reads_locations_next_to_hostile_runs() -> None:
     assert short.messages == ("to a datetime value",)  # the longest run between values
 
 
-def test_a_nul_byte_in_the_query_is_refused(repo: Path) -> None:
+def test_a_nul_byte_or_bytes_that_are_no_utf8_in_the_query_are_refused(repo: Path) -> None:
     run = run_cq("search", "-", "--root", str(repo), stdin="deseri\0alize")
-    assert "NUL byte" in one_line_error(run)
+    assert "the query contains a NUL byte" in one_line_error(run)
+    run = run_cq("search", "deseri\udcffalize", "--root", str(repo))  # byte 0xff in argv
+    assert "the query is not valid UTF-8" in one_line_error(run)
 
 
 @pytest.mark.parametrize("value", ["inf", "-inf", "nan", "0", "-1", "1e300", "86401", "soon"])

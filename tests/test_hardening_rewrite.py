@@ -9,6 +9,7 @@ larger or deeper than any real answer.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -77,11 +78,37 @@ def test_a_repository_can_still_switch_the_llm_off_for_itself(
 
 
 @pytest.mark.parametrize(
+    "make",
+    [
+        lambda path: path.write_text("[tool.cq]\nrewrite = " + "[" * 50_000 + "]" * 50_000),
+        lambda path: path.write_text("[rewrite]\nenabled = false\n" + "#" * (2 << 20)),
+        lambda path: os.mkfifo(path),
+        lambda path: path.symlink_to("/dev/zero"),
+    ],
+    ids=["nested", "huge", "fifo", "device"],
+)
+def test_a_hostile_repository_config_file_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make
+) -> None:
+    """Nested past the parser's recursion, larger than any config, a FIFO that a plain read
+    waits on forever, a device: none of them stops the search, none can disable the LLM."""
+    root = graph_repo(tmp_path / "repo")
+    with ModelServer() as users:
+        monkeypatch.setenv("CQ_LLM_URL", users.url)
+        make(root / ".cq.toml")
+        run = run_cq("search", QUESTION, "--root", str(root), "--format", "json", timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.json()["summary"]["rewrite"]["rewriter"] == "llm:ollama:qwen2.5:3b"
+    assert len(users.requests) == 1
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         ("[rewrite\nurl = 1\n", "invalid user config"),
         ('[rewrite]\nurl = "http://127.0.0.1:9"\napi_key = "x"\n', "unknown field `api_key`"),
         ("[rewrite]\ntimeout = 0\n", "rewrite.timeout must be in (0, 120]"),
+        ("[rewrite]\nmodel = " + "[" * 5000 + "]" * 5000, "invalid user config"),
     ],
 )
 def test_a_bad_user_config_is_one_line_and_exit_2(tmp_path: Path, text: str, message: str) -> None:

@@ -80,10 +80,12 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
 def _check_text(what: str, text: str) -> None:
     if "\0" in text:
         raise UsageError(f"the {what} contains a NUL byte, which cq cannot search for")
-    if len(text) * 4 > MAX_QUERY_BYTES:  # else it fits whatever its characters
-        size = len(text.encode("utf-8", "surrogatepass"))
-        if size > MAX_QUERY_BYTES:
-            raise UsageError(
-                f"the {what} is {size:,} bytes, more than the {MAX_QUERY_BYTES:,} searched: "
-                "keep the issue text and the traceback"
-            )
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate: bytes of the command line or stdin
+        raise UsageError(f"the {what} is not valid UTF-8") from None
+    if size > MAX_QUERY_BYTES:
+        raise UsageError(
+            f"the {what} is {size:,} bytes, more than the {MAX_QUERY_BYTES:,} searched: "
+            "keep the issue text and the traceback"
+        )

@@ -15,6 +15,7 @@ exchange.
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +27,7 @@ from cq.errors import UsageError
 
 Provider = Literal["ollama", "openai"]
 MAX_TIMEOUT = 120.0  # seconds; a rewrite is worth a few seconds of a search, never minutes
+_MAX_REPOSITORY_FILE = 1 << 20  # bytes; a pyproject.toml is a few KB
 
 
 class LlmConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -110,10 +112,12 @@ def _user_file() -> _UserFile:
         raise UsageError(f"cannot read the user config {path}: {_reason(exc)}") from None
     try:
         rewrite = msgspec.convert(tomllib.loads(text), _UserConfig).rewrite
-    except (tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
+    except (tomllib.TOMLDecodeError, msgspec.ValidationError, RecursionError) as exc:
         raise UsageError(f"invalid user config {path}: {exc}") from None
     if rewrite.timeout is not None and not 0 < rewrite.timeout <= MAX_TIMEOUT:
-        raise UsageError(f"invalid user config {path}: rewrite.timeout must be in (0, 120]")
+        raise UsageError(
+            f"invalid user config {path}: rewrite.timeout must be in (0, {MAX_TIMEOUT:g}]"
+        )
     return rewrite
 
 
@@ -121,9 +125,10 @@ def _repository_allows(root: Path) -> bool:
     """False when the repository's own config says ``enabled = false``; nothing else there
     is read. Unreadable or invalid files allow (they cannot switch anything on)."""
     for name, tables in _REPOSITORY_TABLES:
+        text = _small_regular_file(root / name)
         try:
-            data: Any = tomllib.loads((root / name).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            data: Any = tomllib.loads(text) if text is not None else None
+        except (tomllib.TOMLDecodeError, RecursionError):  # tomllib recurses per level
             continue
         for keys in tables:
             table = data
@@ -132,6 +137,25 @@ def _repository_allows(root: Path) -> bool:
             if isinstance(table, dict):
                 return bool(table.get("enabled", True))
     return True
+
+
+def _small_regular_file(path: Path) -> str | None:
+    """The text of a regular file of at most ``_MAX_REPOSITORY_FILE`` bytes, else None. Opened
+    without blocking and checked before reading: a repository's ``.cq.toml`` may be a FIFO
+    (a plain read waited forever) or a link to a device."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_REPOSITORY_FILE:
+            return None
+        data = handle.read(_MAX_REPOSITORY_FILE + 1)
+    try:
+        return data.decode("utf-8") if len(data) <= _MAX_REPOSITORY_FILE else None
+    except UnicodeDecodeError:
+        return None
 
 
 def _reason(exc: Exception) -> str:
