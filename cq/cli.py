@@ -9,13 +9,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from collections.abc import Sequence
 
 from cq.errors import CqError, UsageError
-
-# A search's watchdog is a timer: inf, nan or ~300 years of seconds crashed it (issue 13);
-# a day is longer than any search should be allowed to run.
-MAX_TIMEOUT = 86400.0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -125,7 +122,7 @@ def _add_search(p: argparse.ArgumentParser) -> None:
         "--timeout",
         type=_seconds,
         metavar="SECONDS",
-        help=f"stop rg after this long (a number in (0, {MAX_TIMEOUT:g}]; default: the profile)",
+        help="stop rg after this many seconds (default: the profile's timeout_seconds)",
     )
     how.add_argument("--max-depth", type=_positive_int, metavar="N", help="directory depth")
     how.add_argument("--max-filesize", type=_positive_int, metavar="BYTES")
@@ -175,12 +172,14 @@ def _non_negative_int(text: str) -> int:
 
 
 def _seconds(text: str) -> float:
+    """A positive finite number of seconds, as a profile's ``timeout_seconds``: the watchdog
+    is a timer, and ``inf`` or ``nan`` crashed it (issue 13)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text}") from None
-    if not 0 < value <= MAX_TIMEOUT:  # false for nan too
-        raise argparse.ArgumentTypeError(f"must be in (0, {MAX_TIMEOUT:g}] seconds: {text}")
+    if not 0 < value <= threading.TIMEOUT_MAX:  # false for nan too
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text}")
     return value
 
 

@@ -93,7 +93,7 @@ def test_a_nul_byte_or_bytes_that_are_no_utf8_in_the_query_are_refused(repo: Pat
     assert "the query is not valid UTF-8" in one_line_error(run)
 
 
-@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "0", "-1", "1e300", "86401", "soon"])
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "0", "-1", "1e300", "soon"])
 def test_unusable_timeouts_are_refused(repo: Path, value: str) -> None:
     run = run_cq("search", "deserialize", "--root", str(repo), f"--timeout={value}")
     assert "--timeout" in one_line_error(run)
