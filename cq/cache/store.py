@@ -1,8 +1,31 @@
-"""A small sqlite key-value store with namespaces, LRU eviction and corruption recovery."""
+"""A sqlite key-value store with namespaces whose cost per call does not grow with its size.
+
+Layout: ``entries`` holds the values under an integer id (64 bits of blake2b over namespace
+and key, so a batch read is one rowid lookup per key and there is no second index);
+``usage`` holds what size and recency decisions need (id, namespace, stored and raw bytes,
+last use) in rows of ~40 bytes, indexed by last use. The byte bound is checked against the
+database's own page counts (two header reads), never by summing rows; a put first evicts the
+least recently used entries worth what it is about to write (plus 2% of the bound, so the
+next few puts evict nothing), then writes into the pages it freed. ``auto_vacuum =
+INCREMENTAL`` lets the file give pages back: a put returns a bounded batch when the file is
+over the bound, ``cq cache prune`` all of them.
+
+Measured with ``bench/cache_growth.py`` (figures in bench/README.md): a put into a 1 GB cache
+costs what it costs in an empty one; a search with a 1 GB cache is within noise of the same
+search with an empty one, with the database hot or dropped from the page cache.
+
+Why not ``diskcache`` (5.6, measured by ``bench/cache_growth.py --diskcache``): its ``get`` is
+one query per key (cq reads 1,000 record blobs in one batch), its least-recently-used
+policy writes on every read, its culling samples 10 rows per ``set``, and values over 32 KB
+become separate files. It keeps no namespaces, sets nothing aside when the database is corrupt
+and does not shrink its file. The figures are in the module docstring of
+``bench/cache_growth.py``.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sqlite3
 import threading
@@ -12,33 +35,52 @@ from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
-_DEFAULT_MAX_BYTES = 512 * 1024 * 1024
-_TOUCH_AFTER_SECONDS = 3600
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS entries (
-    namespace TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value BLOB NOT NULL,
-    size INTEGER NOT NULL,
-    used REAL NOT NULL,
-    PRIMARY KEY (namespace, key)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS entries_used ON entries(used);
-"""
+import msgspec
 
+from cq.cache import codec, faults
+
+FILE_NAME = "cq-v2.sqlite3"  # the format is in the name: older cq versions used cq.sqlite3
+_LEGACY_NAME = "cq.sqlite3"
+_FORMAT = 2
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+_TOUCH_AFTER_SECONDS = 3600  # recency is kept to the hour: a read writes almost never
+_SLACK = 0.02  # evict down to 98% of the bound: ~10 MB per eviction at 512 MB (< 50 ms, bench)
+_ROW_OVERHEAD = 64  # bytes a row costs beyond its value (cell header, usage row, index)
+_VACUUM_PAGES = 2048  # pages a put may give back (8 MB at 4 KiB pages)
+_WAL_LIMIT = 16 * 1024 * 1024  # the WAL file is truncated to this after a checkpoint
+_BATCH = 500  # keys per read query
+_SCHEMA = (
+    """CREATE TABLE entries (
+        id INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        key TEXT NOT NULL,
+        codec INTEGER NOT NULL,
+        value BLOB NOT NULL
+    )""",
+    """CREATE TABLE usage (
+        id INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        raw INTEGER NOT NULL,
+        used INTEGER NOT NULL
+    )""",
+    "CREATE INDEX usage_used ON usage(used)",
+    f"PRAGMA user_version = {_FORMAT}",
+)
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _locked(method: _F) -> _F:
-    """Serialise a method on the store's lock (one sqlite connection shared by threads)."""
+class CacheSizes(msgspec.Struct, frozen=True):
+    """What ``cq cache info`` shows: the bound and what the file and its entries take."""
 
-    @wraps(method)
-    def run(self: Store, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            return method(self, *args, **kwargs)
-
-    return run  # type: ignore[return-value]
+    bound: int
+    file_bytes: int
+    wal_bytes: int
+    free_bytes: int
+    entries: int
+    stored_bytes: int
+    raw_bytes: int
 
 
 def cache_dir() -> Path:
@@ -50,145 +92,373 @@ def cache_dir() -> Path:
     return Path(xdg) / "cq" if xdg else Path.home() / ".cache" / "cq"
 
 
+def _guarded(default: Callable[[], Any]) -> Callable[[_F], _F]:
+    """Run a method on the store's lock; any sqlite or OS failure becomes ``default()``."""
+
+    def wrap(method: _F) -> _F:
+        @wraps(method)
+        def run(self: Store, *args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                if self._db is None:
+                    return default()
+                try:
+                    return method(self, *args, **kwargs)
+                except faults.ERRORS as exc:
+                    self._fault(exc)
+                    return default()
+
+        return run  # type: ignore[return-value]
+
+    return wrap
+
+
+def _entry_id(namespace: str, key: str) -> int:
+    digest = hashlib.blake2b(f"{namespace}\0{key}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
 class Store:
     """Namespaced blobs in one sqlite file. Every failure degrades to a cache miss."""
 
-    def __init__(self, path: Path, max_bytes: int = _DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, path: Path, max_bytes: int = DEFAULT_MAX_BYTES, *, warn: bool = True):
         self.path = path
         self.max_bytes = max_bytes
+        self.fault: str | None = None  # why the store is off
+        self.notice: str | None = None  # the one warning (printed when ``warn``)
+        self._warn_enabled = warn
         self._db: sqlite3.Connection | None = None
+        self._inode = 0
+        self._page_size = 4096
         self._lock = threading.Lock()
-        try:
-            self._db = self._connect()
-        except sqlite3.DatabaseError:
-            self._set_aside()
-            try:
-                self._db = self._connect()
-            except sqlite3.Error:
-                self._db = None
-
-    def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # One connection per process, usable from any thread (the MCP server's workers).
-        db = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(_SCHEMA)
-        return db
-
-    def _set_aside(self) -> None:
-        """Move a corrupt database out of the way (kept for inspection, then replaced)."""
-        for suffix in ("", "-wal", "-shm"):
-            victim = Path(str(self.path) + suffix)
-            if victim.exists():
-                victim.replace(Path(str(self.path) + suffix + ".corrupt"))
+        self._open()
 
     @property
     def available(self) -> bool:
         return self._db is not None
 
-    @_locked
-    def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
-        """The stored blobs among ``keys``; missing and unreadable ones are simply absent."""
-        if self._db is None:
-            return {}
-        wanted = list(dict.fromkeys(keys))
-        found: dict[str, bytes] = {}
-        stale: list[str] = []
-        refresh_before = time.time() - _TOUCH_AFTER_SECONDS
-        try:
-            for i in range(0, len(wanted), 500):
-                chunk = wanted[i : i + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = self._db.execute(
-                    f"SELECT key, value, used FROM entries WHERE namespace=? AND key IN ({marks})",
-                    (namespace, *chunk),
-                )
-                for key, value, used in rows:
-                    found[key] = bytes(value)
-                    if used < refresh_before:
-                        stale.append(key)
-            if stale:  # LRU order only needs coarse timestamps: touch rarely
-                now = time.time()
-                self._db.executemany(
-                    "UPDATE entries SET used=? WHERE namespace=? AND key=?",
-                    [(now, namespace, key) for key in stale],
-                )
-        except sqlite3.Error:
-            return found
-        return found
+    # -- opening, faults ---------------------------------------------------------------
 
-    @_locked
-    def put_many(self, namespace: str, items: dict[str, bytes]) -> None:
-        """Store blobs (replacing old ones), then evict the least recently used past the bound."""
-        if self._db is None or not items:
-            return
-        now = time.time()
+    def _open(self) -> None:
         try:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)",
-                [(namespace, k, v, len(v), now) for k, v in items.items()],
-            )
-            self._db.execute("COMMIT")
-            self._evict()
-        except sqlite3.Error:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
+            faults.check_dir(self.path.parent)
+            self._db = self._connect()
+        except faults.ERRORS as exc:
+            if not faults.is_corrupt(exc):
+                self._disable(exc)
+                return
+            moved = faults.set_aside(self.path)
+            self._say(f"cache database {self.path} was corrupt; moved it to {moved}")
+            try:
+                self._db = self._connect()
+            except faults.ERRORS as again:
+                self._disable(again)
 
-    def _evict(self) -> None:
+    def _connect(self) -> sqlite3.Connection:
+        # One connection per process, usable from any thread (the MCP server's workers).
+        db = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # effective on a new file only
+            db.execute("PRAGMA journal_mode = WAL").fetchall()
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT}").fetchall()
+            if _user_version(db) != _FORMAT:
+                self._create(db)
+            self._page_size = db.execute("PRAGMA page_size").fetchone()[0]
+            self._inode = os.stat(self.path).st_ino
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _create(self, db: sqlite3.Connection) -> None:
+        """Lay out a new file (another process may be doing the same: one wins)."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = _user_version(db)
+            if version == 0:
+                if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                    raise sqlite3.DatabaseError("file is not a cq cache database")
+                for statement in _SCHEMA:
+                    db.execute(statement)
+            elif version != _FORMAT:
+                raise sqlite3.DatabaseError(f"unknown cache format {version}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        for suffix in ("", "-wal", "-shm"):  # an older cq's cache: its entries are never read
+            with contextlib.suppress(OSError):
+                (self.path.parent / f"{_LEGACY_NAME}{suffix}").unlink(missing_ok=True)
+
+    def _fault(self, exc: BaseException) -> None:
+        """After a failed operation: roll back, then set a corrupt file aside or turn off."""
         assert self._db is not None
-        (total,) = self._db.execute("SELECT COALESCE(SUM(size), 0) FROM entries").fetchone()
-        if total <= self.max_bytes:
+        with contextlib.suppress(sqlite3.Error):
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+        if faults.is_transient(exc):
+            self.fault = faults.describe(exc)
+            self._say(f"cache busy ({self.fault}); this search goes on without it")
             return
-        excess = total - int(self.max_bytes * 0.8)
-        rows = self._db.execute("SELECT namespace, key, size FROM entries ORDER BY used")
-        victims: list[tuple[str, str]] = []
-        for namespace, key, size in rows:
-            victims.append((namespace, key))
-            excess -= size
-            if excess <= 0:
-                break
-        self._db.executemany("DELETE FROM entries WHERE namespace=? AND key=?", victims)
+        self._close()
+        if not faults.is_corrupt(exc):
+            self._disable(exc)
+            return
+        moved = None
+        with contextlib.suppress(OSError):
+            if os.stat(self.path).st_ino == self._inode:  # not already replaced by another cq
+                moved = faults.set_aside(self.path)
+        where = f"; moved it to {moved}" if moved else ""
+        self._say(f"cache database {self.path} is corrupt{where}; starting an empty one")
+        try:
+            faults.check_dir(self.path.parent)
+            self._db = self._connect()
+        except faults.ERRORS as again:
+            self._disable(again)
 
-    @_locked
-    def delete(self, namespace: str, key: str) -> None:
+    def _disable(self, exc: BaseException) -> None:
+        self._db = None
+        self.fault = faults.describe(exc)
+        self._say(f"cache unavailable: {self.fault}; going on without it")
+
+    def _say(self, message: str) -> None:
+        if self.notice is None:
+            self.notice = message
+            if self._warn_enabled:
+                faults.warn(message)
+
+    def _close(self) -> None:
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
-                self._db.execute(
-                    "DELETE FROM entries WHERE namespace=? AND key=?", (namespace, key)
-                )
+                self._db.close()
+            self._db = None
 
-    @_locked
+    # -- reads and writes --------------------------------------------------------------
+
+    @_guarded(dict)
+    def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
+        """The stored blobs among ``keys``; missing and unreadable ones are simply absent."""
+        assert self._db is not None
+        ids = {_entry_id(namespace, key): key for key in dict.fromkeys(keys)}
+        wanted = list(ids)
+        found: dict[str, bytes] = {}
+        stale: list[int] = []
+        damaged: list[int] = []
+        refresh_before = time.time() - _TOUCH_AFTER_SECONDS
+        for i in range(0, len(wanted), _BATCH):
+            chunk = wanted[i : i + _BATCH]
+            rows = self._db.execute(
+                "SELECT e.id, e.namespace, e.key, e.codec, e.value, u.used FROM entries e"
+                f" LEFT JOIN usage u ON u.id = e.id WHERE e.id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            for entry, space, key, kind, value, used in rows:
+                if space != namespace or key != ids[entry]:
+                    continue  # another key with the same 64-bit id: a miss
+                try:
+                    found[key] = codec.decode(kind, bytes(value))
+                except codec.CodecError:
+                    damaged.append(entry)
+                    continue
+                if used is None or used < refresh_before:
+                    stale.append(entry)
+        if stale or damaged:
+            self._touch(stale, damaged)
+        return found
+
+    def _touch(self, stale: list[int], damaged: list[int]) -> None:
+        """Refresh recency and drop damaged values; skipped when another writer holds the
+        lock (a later read does it)."""
+        assert self._db is not None
+        self._db.execute("PRAGMA busy_timeout = 50")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            now = int(time.time())
+            self._db.executemany(
+                "UPDATE usage SET used = ? WHERE id = ?", [(now, i) for i in stale]
+            )
+            self._delete_ids(damaged)
+            self._db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if not faults.is_transient(exc):
+                raise
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+        finally:
+            self._db.execute("PRAGMA busy_timeout = 10000")
+
+    @_guarded(lambda: None)
+    def put_many(self, namespace: str, items: dict[str, bytes]) -> None:
+        """Store blobs (replacing old ones), after evicting the least recently used entries
+        worth what is written, once the file is at its bound."""
+        assert self._db is not None
+        if not items:
+            return
+        now = int(time.time())
+        entries, usage, incoming = [], [], 0
+        for key, value in items.items():
+            kind, stored = codec.encode(value)
+            entry = _entry_id(namespace, key)
+            entries.append((entry, namespace, key, kind, stored))
+            usage.append((entry, namespace, len(stored), len(value), now))
+            incoming += len(stored) + _ROW_OVERHEAD
+        self._db.execute("BEGIN IMMEDIATE")
+        self._make_room(incoming)
+        self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)", entries)
+        self._db.executemany("INSERT OR REPLACE INTO usage VALUES (?, ?, ?, ?, ?)", usage)
+        self._give_back(_VACUUM_PAGES)
+        self._db.execute("COMMIT")
+
+    @_guarded(lambda: None)
+    def delete(self, namespace: str, key: str) -> None:
+        assert self._db is not None
+        self._db.execute("BEGIN IMMEDIATE")
+        self._delete_ids([_entry_id(namespace, key)])
+        self._db.execute("COMMIT")
+
+    def _delete_ids(self, ids: list[int]) -> None:
+        assert self._db is not None
+        rows = [(i,) for i in ids]
+        self._db.executemany("DELETE FROM entries WHERE id = ?", rows)
+        self._db.executemany("DELETE FROM usage WHERE id = ?", rows)
+
+    # -- the bound ---------------------------------------------------------------------
+
+    def _pages(self) -> tuple[int, int]:
+        """(pages in the file, free pages): two header reads, whatever the cache holds."""
+        assert self._db is not None
+        (total,) = self._db.execute("PRAGMA page_count").fetchone()
+        (free,) = self._db.execute("PRAGMA freelist_count").fetchone()
+        return total, free
+
+    def _make_room(self, incoming: int) -> int:
+        """Evict least recently used entries so that ``incoming`` more bytes fit under the
+        bound (down to 98% of it); returns the bytes evicted. Inside a write transaction."""
+        assert self._db is not None
+        total, free = self._pages()
+        live = (total - free) * self._page_size
+        if live + incoming <= self.max_bytes:
+            return 0
+        need = live + incoming - int(self.max_bytes * (1 - _SLACK))
+        victims: list[int] = []
+        freed = 0
+        rows = self._db.execute("SELECT id, size FROM usage ORDER BY used, id")
+        while freed < need and (batch := rows.fetchmany(256)):
+            for entry, size in batch:
+                victims.append(entry)
+                freed += size + _ROW_OVERHEAD
+                if freed >= need:
+                    break
+        rows.close()
+        self._delete_ids(victims)
+        return freed
+
+    def _give_back(self, limit: int) -> int:
+        """Return up to ``limit`` free pages to the file system while the file is over its
+        bound; returns how many."""
+        assert self._db is not None
+        total, free = self._pages()
+        over = total * self._page_size - self.max_bytes
+        if over <= 0 or not free:
+            return 0
+        count = min(free, over // self._page_size + 1, limit)
+        self._db.execute(f"PRAGMA incremental_vacuum({count})").fetchall()
+        return count
+
+    # -- maintenance -------------------------------------------------------------------
+
+    @_guarded(dict)
     def info(self) -> dict[str, tuple[int, int]]:
-        """namespace -> (entries, bytes)."""
-        if self._db is None:
-            return {}
+        """namespace -> (entries, stored bytes)."""
+        assert self._db is not None
         rows = self._db.execute(
-            "SELECT namespace, COUNT(*), SUM(size) FROM entries GROUP BY namespace ORDER BY 1"
+            "SELECT namespace, COUNT(*), SUM(size) FROM usage GROUP BY namespace ORDER BY 1"
         )
         return {ns: (count, size) for ns, count, size in rows}
 
-    @_locked
-    def clear(self) -> None:
-        if self._db is not None:
-            self._db.execute("DELETE FROM entries")
-            self._db.execute("VACUUM")
+    @_guarded(lambda: None)
+    def sizes(self) -> CacheSizes | None:
+        """The bound, the file, its free pages, the WAL and the entries' bytes."""
+        assert self._db is not None
+        _, free = self._pages()
+        count, stored, raw = self._db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(raw), 0) FROM usage"
+        ).fetchone()
+        try:
+            wal = os.stat(f"{self.path}-wal").st_size
+        except OSError:
+            wal = 0
+        return CacheSizes(
+            bound=self.max_bytes,
+            file_bytes=os.stat(self.path).st_size,
+            wal_bytes=wal,
+            free_bytes=free * self._page_size,
+            entries=count,
+            stored_bytes=stored,
+            raw_bytes=raw,
+        )
 
-    @_locked
+    @_guarded(lambda: None)
+    def prune(self) -> None:
+        """Bring the file under the bound now: evict, give every free page back, empty the
+        WAL. Short transactions, so searches running meanwhile wait at most one batch."""
+        assert self._db is not None
+        while True:
+            self._db.execute("BEGIN IMMEDIATE")
+            evicted = self._make_room(0)
+            given = self._give_back(_VACUUM_PAGES * 4)
+            self._db.execute("COMMIT")
+            if not evicted and not given:
+                break
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+    def clear(self) -> bool:
+        """Delete the database (and an older cq's, and set-aside copies); the store is closed
+        afterwards. False (and ``fault`` says why) when a file could not be removed."""
+        with self._lock:
+            self._close()
+            try:
+                for name in (FILE_NAME, _LEGACY_NAME):
+                    for suffix in ("", "-wal", "-shm", ".corrupt", ".corrupt-wal", ".corrupt-shm"):
+                        (self.path.parent / f"{name}{suffix}").unlink(missing_ok=True)
+            except OSError as exc:
+                self.fault = faults.describe(exc)
+                return False
+            self.fault = "cleared"
+            return True
+
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        with self._lock:
+            self._close()
 
 
-_open: dict[Path, Store] = {}
+def _user_version(db: sqlite3.Connection) -> int:
+    return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def max_bytes_from_env() -> int:
+    """``CQ_CACHE_MAX_MB`` in bytes (default 512 MB); a bad value warns and is ignored."""
+    value = os.environ.get("CQ_CACHE_MAX_MB", "").strip()
+    if not value:
+        return DEFAULT_MAX_BYTES
+    try:
+        megabytes = float(value)
+    except ValueError:
+        megabytes = -1.0
+    if not 1 <= megabytes < 1e9:
+        faults.warn(f"CQ_CACHE_MAX_MB={value!r} is not a size in MB (>= 1); using 512")
+        return DEFAULT_MAX_BYTES
+    return int(megabytes * 1024 * 1024)
+
+
+_open_stores: dict[Path, Store] = {}
 
 
 def open_store() -> Store:
-    """The process's store for the current cache dir (one connection per path)."""
-    path = cache_dir() / "cq.sqlite3"
-    store = _open.get(path)
-    if store is None or not store.available:
-        store = _open[path] = Store(path)
+    """The process's store for the current cache dir (one connection per path; a store
+    that failed stays off for the process, so it warns once)."""
+    path = cache_dir() / FILE_NAME
+    store = _open_stores.get(path)
+    if store is None:
+        store = _open_stores[path] = Store(path, max_bytes_from_env())
     return store

@@ -1,0 +1,66 @@
+"""What a cache failure means and what to tell the user: one warning line, then misses.
+
+A search never fails because of its cache. A corrupt database is set aside (kept as
+``*.corrupt`` for inspection) and replaced by an empty one; a cache dir that cannot be
+created, opened or written turns the store off for the process; a lock held too long by
+another process costs one miss. Each store prints at most one warning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import sys
+from pathlib import Path
+
+# sqlite primary result codes (https://www.sqlite.org/rescode.html)
+_BUSY, _LOCKED, _CORRUPT, _NOTADB = 5, 6, 11, 26
+
+ERRORS = (sqlite3.Error, OSError)  # what a store operation may raise; each becomes a miss
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """A damaged database file (rather than a locked, unreadable or missing one)."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    return code in (_CORRUPT, _NOTADB) or "malformed" in str(exc)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Another process held the lock past the busy timeout: worth trying again later."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (_BUSY, _LOCKED)
+
+
+def describe(exc: BaseException) -> str:
+    """A short reason: ``OSError`` strerror plus path, or sqlite's message."""
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}"
+    return str(exc) or type(exc).__name__
+
+
+def warn(message: str) -> None:
+    """One line on stderr; never raises (stderr may be closed under an agent)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(f"cq: warning: {message}", file=sys.stderr, flush=True)
+
+
+def set_aside(path: Path) -> Path:
+    """Move a corrupt database and its WAL out of the way; returns where it went."""
+    target = Path(f"{path}.corrupt")
+    for suffix in ("", "-wal", "-shm"):
+        victim = Path(f"{path}{suffix}")
+        try:
+            victim.replace(Path(f"{target}{suffix}"))
+        except FileNotFoundError:
+            continue
+    return target
+
+
+def check_dir(directory: Path) -> None:
+    """Create the cache dir; ``OSError`` with a clear strerror when that is impossible."""
+    if directory.exists() and not directory.is_dir():
+        raise NotADirectoryError(20, "cache dir is not a directory", str(directory))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:  # a parent is a file
+        raise NotADirectoryError(20, "a parent of the cache dir is a file", str(directory)) from exc
