@@ -38,7 +38,7 @@ def codecs(cq_dir: Path, cache: Path, trees: list[str]) -> None:
         " JOIN usage u ON u.id = e.id"
     ).fetchall()
     print("\n## vocabulary entries (rewrite-vocabulary): raw -> stored")
-    for namespace, kind, value, size, raw in rows:
+    for namespace, _, _, size, raw in rows:
         if namespace == "rewrite-vocabulary":
             print(f"{raw / 1e6:8.2f} MB -> {size / 1e6:6.2f} MB  ({raw / size:.2f}x)")
     groups: dict[str, list[bytes]] = {}

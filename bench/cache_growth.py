@@ -43,8 +43,8 @@ import json, random, sys, time
 from pathlib import Path
 sys.path.insert(0, {bench!r})
 import _cache_fill as cf
-t0 = time.perf_counter()
 from cq.cache.store import Store
+t0 = time.perf_counter()
 store = Store(Path({path!r}), {bound})
 t1 = time.perf_counter()
 text, rng = cf.corpus(8 << 20), random.Random({seed})

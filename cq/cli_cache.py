@@ -20,21 +20,22 @@ def add_cache_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_cache_command(args: argparse.Namespace) -> int:
+    from cq.cache.faults import misplaced
     from cq.cache.store import FILE_NAME, Store, cache_dir, max_bytes_from_env
 
     directory = cache_dir()
     path = directory / FILE_NAME
-    if directory.exists() and not directory.is_dir():
-        raise CqError(f"cache dir {directory} is not a directory (CQ_CACHE_DIR)")
+    if reason := misplaced(directory):
+        raise CqError(f"{reason} (set CQ_CACHE_DIR to a directory)")
     if not directory.exists():
         print(f"cache dir: {directory}\nempty")
         return 0
     store = Store(path, max_bytes_from_env(), warn=False)
     if not store.available:
         raise CqError(f"cache unavailable: {store.fault}")
+    before = _sizes(store)  # reading may find corruption: the file is then set aside
     if store.notice:  # e.g. a corrupt file was set aside: the command still works
         print(f"cq: warning: {store.notice}", file=sys.stderr)
-    before = store.sizes()
     if args.action == "clear":
         if not store.clear():
             raise CqError(f"cannot clear the cache: {store.fault}")
@@ -43,7 +44,7 @@ def run_cache_command(args: argparse.Namespace) -> int:
         return 0
     if args.action == "prune":
         store.prune()
-    sizes = store.sizes()
+    sizes = _sizes(store)
     if before is None or sizes is None:
         raise CqError(f"cache unavailable: {store.fault or store.notice}")
     if args.action == "prune":
@@ -66,5 +67,11 @@ def run_cache_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sizes(store):
+    """The store's sizes; once more if the first read found a corrupt file and replaced it."""
+    sizes = store.sizes()
+    return store.sizes() if sizes is None and store.available else sizes
+
+
 def _mb(size: int) -> str:
-    return f"{size / 1e6:.1f} MB"
+    return f"{size / (1 << 20):.1f} MB"

@@ -30,12 +30,12 @@ def is_transient(exc: BaseException) -> bool:
     return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (_BUSY, _LOCKED)
 
 
-def describe(exc: BaseException) -> str:
-    """A short reason: ``OSError`` strerror plus path, or sqlite's message."""
+def describe(exc: BaseException, path: Path) -> str:
+    """A short reason: ``OSError`` strerror plus its path, or sqlite's message plus ``path``."""
     if isinstance(exc, OSError):
         where = f" ({exc.filename})" if exc.filename else ""
         return f"{exc.strerror or exc}{where}"
-    return str(exc) or type(exc).__name__
+    return f"{exc or type(exc).__name__} ({path})"
 
 
 def warn(message: str) -> None:
@@ -56,11 +56,19 @@ def set_aside(path: Path) -> Path:
     return target
 
 
+def misplaced(directory: Path) -> str | None:
+    """Why ``directory`` can never be a cache dir (it or a parent is a file), else None."""
+    for path in (directory, *directory.parents):
+        if path.exists():
+            if path.is_dir():
+                return None
+            what = "is a file" if path == directory else f"is below a file ({path})"
+            return f"cache dir {directory} {what}"
+    return None
+
+
 def check_dir(directory: Path) -> None:
-    """Create the cache dir; ``OSError`` with a clear strerror when that is impossible."""
-    if directory.exists() and not directory.is_dir():
-        raise NotADirectoryError(20, "cache dir is not a directory", str(directory))
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except FileExistsError as exc:  # a parent is a file
-        raise NotADirectoryError(20, "a parent of the cache dir is a file", str(directory)) from exc
+    """Create the cache dir; ``NotADirectoryError`` saying why when it or a parent is a file."""
+    if reason := misplaced(directory):
+        raise NotADirectoryError(20, reason)
+    directory.mkdir(parents=True, exist_ok=True)

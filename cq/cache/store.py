@@ -147,7 +147,7 @@ class Store:
                 self._disable(exc)
                 return
             moved = faults.set_aside(self.path)
-            self._say(f"cache database {self.path} was corrupt; moved it to {moved}")
+            self._say(f"cache database was corrupt; moved it to {moved}, starting an empty one")
             try:
                 self._db = self._connect()
             except faults.ERRORS as again:
@@ -197,7 +197,7 @@ class Store:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
         if faults.is_transient(exc):
-            self.fault = faults.describe(exc)
+            self.fault = faults.describe(exc, self.path)
             self._say(f"cache busy ({self.fault}); this search goes on without it")
             return
         self._close()
@@ -208,8 +208,8 @@ class Store:
         with contextlib.suppress(OSError):
             if os.stat(self.path).st_ino == self._inode:  # not already replaced by another cq
                 moved = faults.set_aside(self.path)
-        where = f"; moved it to {moved}" if moved else ""
-        self._say(f"cache database {self.path} is corrupt{where}; starting an empty one")
+        where = f"; moved it to {moved}," if moved else ";"
+        self._say(f"cache database {self.path} is corrupt{where} starting an empty one")
         try:
             faults.check_dir(self.path.parent)
             self._db = self._connect()
@@ -218,7 +218,7 @@ class Store:
 
     def _disable(self, exc: BaseException) -> None:
         self._db = None
-        self.fault = faults.describe(exc)
+        self.fault = faults.describe(exc, self.path)
         self._say(f"cache unavailable: {self.fault}; going on without it")
 
     def _say(self, message: str) -> None:
@@ -248,7 +248,7 @@ class Store:
         for i in range(0, len(wanted), _BATCH):
             chunk = wanted[i : i + _BATCH]
             rows = self._db.execute(
-                "SELECT e.id, e.namespace, e.key, e.codec, e.value, u.used FROM entries e"
+                "SELECT e.id, e.namespace, e.key, e.codec, CAST(e.value AS BLOB), u.used FROM entries e"
                 f" LEFT JOIN usage u ON u.id = e.id WHERE e.id IN ({','.join('?' * len(chunk))})",
                 chunk,
             )
@@ -306,8 +306,8 @@ class Store:
         self._make_room(incoming)
         self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)", entries)
         self._db.executemany("INSERT OR REPLACE INTO usage VALUES (?, ?, ?, ?, ?)", usage)
-        self._give_back(_VACUUM_PAGES)
         self._db.execute("COMMIT")
+        self._give_back(_VACUUM_PAGES)
 
     @_guarded(lambda: None)
     def delete(self, namespace: str, key: str) -> None:
@@ -355,14 +355,15 @@ class Store:
 
     def _give_back(self, limit: int) -> int:
         """Return up to ``limit`` free pages to the file system while the file is over its
-        bound; returns how many."""
+        bound; returns how many. Outside a transaction: ``executescript`` is what steps the
+        pragma to the end (``execute`` frees one page)."""
         assert self._db is not None
         total, free = self._pages()
         over = total * self._page_size - self.max_bytes
         if over <= 0 or not free:
             return 0
         count = min(free, over // self._page_size + 1, limit)
-        self._db.execute(f"PRAGMA incremental_vacuum({count})").fetchall()
+        self._db.executescript(f"PRAGMA incremental_vacuum({count});")
         return count
 
     # -- maintenance -------------------------------------------------------------------
@@ -406,8 +407,8 @@ class Store:
         while True:
             self._db.execute("BEGIN IMMEDIATE")
             evicted = self._make_room(0)
-            given = self._give_back(_VACUUM_PAGES * 4)
             self._db.execute("COMMIT")
+            given = self._give_back(_VACUUM_PAGES * 4)
             if not evicted and not given:
                 break
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
@@ -422,7 +423,7 @@ class Store:
                     for suffix in ("", "-wal", "-shm", ".corrupt", ".corrupt-wal", ".corrupt-shm"):
                         (self.path.parent / f"{name}{suffix}").unlink(missing_ok=True)
             except OSError as exc:
-                self.fault = faults.describe(exc)
+                self.fault = faults.describe(exc, self.path)
                 return False
             self.fault = "cleared"
             return True
