@@ -52,6 +52,7 @@ _BATCH = 500  # keys per read query
 _SCHEMA = (
     """CREATE TABLE entries (
         id INTEGER PRIMARY KEY,
+        hash INTEGER NOT NULL,
         namespace TEXT NOT NULL,
         key TEXT NOT NULL,
         codec INTEGER NOT NULL,
@@ -64,6 +65,7 @@ _SCHEMA = (
         raw INTEGER NOT NULL,
         used INTEGER NOT NULL
     )""",
+    "CREATE UNIQUE INDEX entries_hash ON entries(hash)",
     "CREATE INDEX usage_used ON usage(used)",
     f"PRAGMA user_version = {_FORMAT}",
 )
@@ -112,7 +114,7 @@ def _guarded(default: Callable[[], Any]) -> Callable[[_F], _F]:
     return wrap
 
 
-def _entry_id(namespace: str, key: str) -> int:
+def _key_hash(namespace: str, key: str) -> int:
     digest = hashlib.blake2b(f"{namespace}\0{key}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
 
@@ -239,8 +241,8 @@ class Store:
     def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
         """The stored blobs among ``keys``; missing and unreadable ones are simply absent."""
         assert self._db is not None
-        ids = {_entry_id(namespace, key): key for key in dict.fromkeys(keys)}
-        wanted = list(ids)
+        hashes = {_key_hash(namespace, key): key for key in dict.fromkeys(keys)}
+        wanted = list(hashes)
         found: dict[str, bytes] = {}
         stale: list[int] = []
         damaged: list[int] = []
@@ -248,12 +250,13 @@ class Store:
         for i in range(0, len(wanted), _BATCH):
             chunk = wanted[i : i + _BATCH]
             rows = self._db.execute(
-                "SELECT e.id, e.namespace, e.key, e.codec, CAST(e.value AS BLOB), u.used FROM entries e"
-                f" LEFT JOIN usage u ON u.id = e.id WHERE e.id IN ({','.join('?' * len(chunk))})",
+                "SELECT e.id, e.hash, e.namespace, e.key, e.codec, CAST(e.value AS BLOB), u.used"
+                " FROM entries e LEFT JOIN usage u ON u.id = e.id"
+                f" WHERE e.hash IN ({','.join('?' * len(chunk))})",
                 chunk,
             )
-            for entry, space, key, kind, value, used in rows:
-                if space != namespace or key != ids[entry]:
+            for entry, hashed, space, key, kind, value, used in rows:
+                if space != namespace or key != hashes[hashed]:
                     continue  # another key with the same 64-bit id: a miss
                 try:
                     found[key] = codec.decode(kind, bytes(value))
@@ -295,17 +298,22 @@ class Store:
         if not items:
             return
         now = int(time.time())
-        entries, usage, incoming = [], [], 0
+        rows, incoming = [], 0
         for key, value in items.items():
             kind, stored = codec.encode(value)
-            entry = _entry_id(namespace, key)
-            entries.append((entry, namespace, key, kind, stored))
-            usage.append((entry, namespace, len(stored), len(value), now))
+            rows.append((_key_hash(namespace, key), key, kind, stored, len(value)))
             incoming += len(stored) + _ROW_OVERHEAD
         self._db.execute("BEGIN IMMEDIATE")
         self._make_room(incoming)
-        self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)", entries)
-        self._db.executemany("INSERT OR REPLACE INTO usage VALUES (?, ?, ?, ?, ?)", usage)
+        self._delete_hashes([row[0] for row in rows])
+        usage = []
+        for hashed, key, kind, stored, raw in rows:  # new ids: appended at the file's end
+            cursor = self._db.execute(
+                "INSERT INTO entries (hash, namespace, key, codec, value) VALUES (?, ?, ?, ?, ?)",
+                (hashed, namespace, key, kind, stored),
+            )
+            usage.append((cursor.lastrowid, namespace, len(stored), raw, now))
+        self._db.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?)", usage)
         self._db.execute("COMMIT")
         self._give_back(_VACUUM_PAGES)
 
@@ -313,7 +321,7 @@ class Store:
     def delete(self, namespace: str, key: str) -> None:
         assert self._db is not None
         self._db.execute("BEGIN IMMEDIATE")
-        self._delete_ids([_entry_id(namespace, key)])
+        self._delete_hashes([_key_hash(namespace, key)])
         self._db.execute("COMMIT")
 
     def _delete_ids(self, ids: list[int]) -> None:
@@ -321,6 +329,14 @@ class Store:
         rows = [(i,) for i in ids]
         self._db.executemany("DELETE FROM entries WHERE id = ?", rows)
         self._db.executemany("DELETE FROM usage WHERE id = ?", rows)
+
+    def _delete_hashes(self, hashes: list[int]) -> None:
+        assert self._db is not None
+        rows = [(h,) for h in hashes]
+        self._db.executemany(
+            "DELETE FROM usage WHERE id = (SELECT id FROM entries WHERE hash = ?)", rows
+        )
+        self._db.executemany("DELETE FROM entries WHERE hash = ?", rows)
 
     # -- the bound ---------------------------------------------------------------------
 
