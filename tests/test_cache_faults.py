@@ -28,8 +28,14 @@ def repo(tmp_path: Path) -> Path:
     return write_tree(tmp_path / "repo", files)
 
 
+# Reports are compared byte for byte: no wall-time budget may cut enrichment short on a
+# loaded machine (the one documented source of variation between identical runs).
+STEADY = {"CQ_ENRICH_BUDGET_MS": "600000"}
+
+
 def _search(repo: Path, *extra: str, env: dict[str, str] | None = None):
-    return run_cq("search", "target", "--root", str(repo), "--format", "json", *extra, env=env)
+    argv = ("search", "target", "--root", str(repo), "--format", "json", *extra)
+    return run_cq(*argv, env={**STEADY, **(env or {})})
 
 
 def _report(run) -> dict:
@@ -136,7 +142,7 @@ def _read_only_run(args: list[str], env: dict[str, str]):
     proc = subprocess.run(
         [sys.executable, "-m", "cq", *args],
         capture_output=True,
-        env={**os.environ, **env},
+        env={**os.environ, **STEADY, **env},
         preexec_fn=_without_override,
         timeout=120,
     )

@@ -37,17 +37,14 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from cq.cache import codec, faults
+from cq.cache import bound, codec, faults
 
 FILE_NAME = "cq-v2.sqlite3"  # the format is in the name: older cq versions used cq.sqlite3
 _LEGACY_NAME = "cq.sqlite3"
 _FORMAT = 2
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _TOUCH_AFTER_SECONDS = 3600  # recency is kept to the hour: a read writes almost never
-_SLACK = 0.02  # evict down to 98% of the bound: ~10 MB per eviction at 512 MB (< 50 ms, bench)
-_ROW_OVERHEAD = 64  # bytes a row costs beyond its value (cell header, usage row, index)
-_VACUUM_PAGES = 2048  # pages a put may give back (8 MB at 4 KiB pages)
-_WAL_LIMIT = 16 * 1024 * 1024  # the WAL file is truncated to this after a checkpoint
+_WAL_LIMIT = 4 * 1024 * 1024  # the WAL file is truncated to this after a checkpoint
 _BATCH = 500  # keys per read query
 _SCHEMA = (
     """CREATE TABLE entries (
@@ -131,6 +128,7 @@ class Store:
         self._db: sqlite3.Connection | None = None
         self._inode = 0
         self._page_size = 4096
+        self._budget = bound.Budget()
         self._lock = threading.Lock()
         self._open()
 
@@ -302,9 +300,9 @@ class Store:
         for key, value in items.items():
             kind, stored = codec.encode(value)
             rows.append((_key_hash(namespace, key), key, kind, stored, len(value)))
-            incoming += len(stored) + _ROW_OVERHEAD
+            incoming += len(stored) + bound.ROW_OVERHEAD
         self._db.execute("BEGIN IMMEDIATE")
-        self._make_room(incoming)
+        bound.make_room(self._db, self._page_size, self.max_bytes, incoming, self._budget)
         self._delete_hashes([row[0] for row in rows])
         usage = []
         for hashed, key, kind, stored, raw in rows:  # new ids: appended at the file's end
@@ -315,7 +313,7 @@ class Store:
             usage.append((cursor.lastrowid, namespace, len(stored), raw, now))
         self._db.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?)", usage)
         self._db.execute("COMMIT")
-        self._give_back(_VACUUM_PAGES)
+        bound.give_back(self._db, self._page_size, self.max_bytes, self._budget)
 
     @_guarded(lambda: None)
     def delete(self, namespace: str, key: str) -> None:
@@ -338,50 +336,6 @@ class Store:
         )
         self._db.executemany("DELETE FROM entries WHERE hash = ?", rows)
 
-    # -- the bound ---------------------------------------------------------------------
-
-    def _pages(self) -> tuple[int, int]:
-        """(pages in the file, free pages): two header reads, whatever the cache holds."""
-        assert self._db is not None
-        (total,) = self._db.execute("PRAGMA page_count").fetchone()
-        (free,) = self._db.execute("PRAGMA freelist_count").fetchone()
-        return total, free
-
-    def _make_room(self, incoming: int) -> int:
-        """Evict least recently used entries so that ``incoming`` more bytes fit under the
-        bound (down to 98% of it); returns the bytes evicted. Inside a write transaction."""
-        assert self._db is not None
-        total, free = self._pages()
-        live = (total - free) * self._page_size
-        if live + incoming <= self.max_bytes:
-            return 0
-        need = live + incoming - int(self.max_bytes * (1 - _SLACK))
-        victims: list[int] = []
-        freed = 0
-        rows = self._db.execute("SELECT id, size FROM usage ORDER BY used, id")
-        while freed < need and (batch := rows.fetchmany(256)):
-            for entry, size in batch:
-                victims.append(entry)
-                freed += size + _ROW_OVERHEAD
-                if freed >= need:
-                    break
-        rows.close()
-        self._delete_ids(victims)
-        return freed
-
-    def _give_back(self, limit: int) -> int:
-        """Return up to ``limit`` free pages to the file system while the file is over its
-        bound; returns how many. Outside a transaction: ``executescript`` is what steps the
-        pragma to the end (``execute`` frees one page)."""
-        assert self._db is not None
-        total, free = self._pages()
-        over = total * self._page_size - self.max_bytes
-        if over <= 0 or not free:
-            return 0
-        count = min(free, over // self._page_size + 1, limit)
-        self._db.executescript(f"PRAGMA incremental_vacuum({count});")
-        return count
-
     # -- maintenance -------------------------------------------------------------------
 
     @_guarded(dict)
@@ -397,7 +351,7 @@ class Store:
     def sizes(self) -> CacheSizes | None:
         """The bound, the file, its free pages, the WAL and the entries' bytes."""
         assert self._db is not None
-        _, free = self._pages()
+        _, free = bound.pages(self._db)
         count, stored, raw = self._db.execute(
             "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(raw), 0) FROM usage"
         ).fetchone()
@@ -420,13 +374,10 @@ class Store:
         """Bring the file under the bound now: evict, give every free page back, empty the
         WAL. Short transactions, so searches running meanwhile wait at most one batch."""
         assert self._db is not None
-        while True:
-            self._db.execute("BEGIN IMMEDIATE")
-            evicted = self._make_room(0)
-            self._db.execute("COMMIT")
-            given = self._give_back(_VACUUM_PAGES * 4)
-            if not evicted and not given:
-                break
+        self._db.execute("BEGIN IMMEDIATE")
+        bound.make_room(self._db, self._page_size, self.max_bytes, 0, None)
+        self._db.execute("COMMIT")
+        bound.give_back(self._db, self._page_size, self.max_bytes, None)
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def clear(self) -> bool:
