@@ -15,6 +15,8 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from cq.cache.schema import forget, pages
+
 EVICT_BUDGET = 0.030  # s a search may spend evicting (the target is < 50 ms per search)
 _REFILL = 0.003  # s of budget regained per s of wall time (a server's next search)
 _HARD = 1.08  # past this share of the bound, evict what is needed whatever it costs
@@ -43,13 +45,6 @@ class Budget:
         self.left = max(0.0, self.left - (time.monotonic() - since))
 
 
-def pages(db: sqlite3.Connection) -> tuple[int, int]:
-    """(pages in the file, free pages): header reads, whatever the cache holds."""
-    (total,) = db.execute("PRAGMA page_count").fetchone()
-    (free,) = db.execute("PRAGMA freelist_count").fetchone()
-    return total, free
-
-
 def make_room(
     db: sqlite3.Connection, page_size: int, bound: int, incoming: int, budget: Budget | None
 ) -> int:
@@ -68,14 +63,13 @@ def make_room(
         rows = db.execute("SELECT id, size FROM usage ORDER BY used, id LIMIT ?", (_BATCH,))
         victims = []
         for entry, size in rows:
-            victims.append((entry,))
+            victims.append(entry)
             freed += size + ROW_OVERHEAD
             if freed >= goal:
                 break
         if not victims:
             break
-        db.executemany("DELETE FROM entries WHERE id = ?", victims)
-        db.executemany("DELETE FROM usage WHERE id = ?", victims)
+        forget(db, victims)
     if budget:
         budget.spend(start)
     return freed
@@ -93,11 +87,13 @@ def give_back(db: sqlite3.Connection, page_size: int, bound: int, budget: Budget
         over = total * page_size - bound
         if over <= 0 or not free:
             break
-        hard = total * page_size > bound * _HARD
-        if not hard and time.monotonic() >= deadline:
+        if total * page_size <= bound * _HARD and time.monotonic() >= deadline:
             break
         step = min(free, over // page_size + 1, _VACUUM_STEP)
-        db.executescript(f"PRAGMA incremental_vacuum({step});")
+        for schema in ("main", "k"):
+            (spare,) = db.execute(f"PRAGMA {schema}.freelist_count").fetchone()
+            if spare:
+                db.executescript(f"PRAGMA {schema}.incremental_vacuum({min(step, spare)});")
         given += step
     if budget:
         budget.spend(start)

@@ -44,16 +44,13 @@ def warn(message: str) -> None:
         print(f"cq: warning: {message}", file=sys.stderr, flush=True)
 
 
-def set_aside(path: Path) -> Path:
-    """Move a corrupt database and its WAL out of the way; returns where it went."""
-    target = Path(f"{path}.corrupt")
-    for suffix in ("", "-wal", "-shm"):
-        victim = Path(f"{path}{suffix}")
-        try:
-            victim.replace(Path(f"{target}{suffix}"))
-        except FileNotFoundError:
-            continue
-    return target
+def set_aside(paths: list[Path]) -> Path:
+    """Move a corrupt store's files out of the way (``*.corrupt``, kept for inspection);
+    returns where the first one went."""
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            path.replace(Path(f"{path}.corrupt"))
+    return Path(f"{paths[0]}.corrupt")
 
 
 def misplaced(directory: Path) -> str | None:

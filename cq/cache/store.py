@@ -37,35 +37,12 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from cq.cache import bound, codec, faults
+from cq.cache import bound, codec, faults, schema
+from cq.cache.schema import FILE_NAME
 
-FILE_NAME = "cq-v2.sqlite3"  # the format is in the name: older cq versions used cq.sqlite3
-_LEGACY_NAME = "cq.sqlite3"
-_FORMAT = 2
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _TOUCH_AFTER_SECONDS = 3600  # recency is kept to the hour: a read writes almost never
-_WAL_LIMIT = 4 * 1024 * 1024  # the WAL file is truncated to this after a checkpoint
 _BATCH = 500  # keys per read query
-_SCHEMA = (
-    """CREATE TABLE entries (
-        id INTEGER PRIMARY KEY,
-        hash INTEGER NOT NULL,
-        namespace TEXT NOT NULL,
-        key TEXT NOT NULL,
-        codec INTEGER NOT NULL,
-        value BLOB NOT NULL
-    )""",
-    """CREATE TABLE usage (
-        id INTEGER PRIMARY KEY,
-        namespace TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        raw INTEGER NOT NULL,
-        used INTEGER NOT NULL
-    )""",
-    "CREATE UNIQUE INDEX entries_hash ON entries(hash)",
-    "CREATE INDEX usage_used ON usage(used)",
-    f"PRAGMA user_version = {_FORMAT}",
-)
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -146,7 +123,7 @@ class Store:
             if not faults.is_corrupt(exc):
                 self._disable(exc)
                 return
-            moved = faults.set_aside(self.path)
+            moved = faults.set_aside(schema.files(self.path))
             self._say(f"cache database was corrupt; moved it to {moved}, starting an empty one")
             try:
                 self._db = self._connect()
@@ -154,41 +131,10 @@ class Store:
                 self._disable(again)
 
     def _connect(self) -> sqlite3.Connection:
-        # One connection per process, usable from any thread (the MCP server's workers).
-        db = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
-        try:
-            db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # effective on a new file only
-            db.execute("PRAGMA journal_mode = WAL").fetchall()
-            db.execute("PRAGMA synchronous = NORMAL")
-            db.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT}").fetchall()
-            if _user_version(db) != _FORMAT:
-                self._create(db)
-            self._page_size = db.execute("PRAGMA page_size").fetchone()[0]
-            self._inode = os.stat(self.path).st_ino
-        except BaseException:
-            db.close()
-            raise
+        db = schema.connect(self.path)
+        self._page_size = db.execute("PRAGMA page_size").fetchone()[0]
+        self._inode = os.stat(self.path).st_ino
         return db
-
-    def _create(self, db: sqlite3.Connection) -> None:
-        """Lay out a new file (another process may be doing the same: one wins)."""
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            version = _user_version(db)
-            if version == 0:
-                if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                    raise sqlite3.DatabaseError("file is not a cq cache database")
-                for statement in _SCHEMA:
-                    db.execute(statement)
-            elif version != _FORMAT:
-                raise sqlite3.DatabaseError(f"unknown cache format {version}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        for suffix in ("", "-wal", "-shm"):  # an older cq's cache: its entries are never read
-            with contextlib.suppress(OSError):
-                (self.path.parent / f"{_LEGACY_NAME}{suffix}").unlink(missing_ok=True)
 
     def _fault(self, exc: BaseException) -> None:
         """After a failed operation: roll back, then set a corrupt file aside or turn off."""
@@ -207,7 +153,7 @@ class Store:
         moved = None
         with contextlib.suppress(OSError):
             if os.stat(self.path).st_ino == self._inode:  # not already replaced by another cq
-                moved = faults.set_aside(self.path)
+                moved = faults.set_aside(schema.files(self.path))
         where = f"; moved it to {moved}," if moved else ";"
         self._say(f"cache database {self.path} is corrupt{where} starting an empty one")
         try:
@@ -249,8 +195,8 @@ class Store:
             chunk = wanted[i : i + _BATCH]
             rows = self._db.execute(
                 "SELECT e.id, e.hash, e.namespace, e.key, e.codec, CAST(e.value AS BLOB), u.used"
-                " FROM entries e LEFT JOIN usage u ON u.id = e.id"
-                f" WHERE e.hash IN ({','.join('?' * len(chunk))})",
+                " FROM k.keys k JOIN entries e ON e.id = k.id AND e.hash = k.hash"
+                f" LEFT JOIN usage u ON u.id = e.id WHERE k.hash IN ({','.join('?' * len(chunk))})",
                 chunk,
             )
             for entry, hashed, space, key, kind, value, used in rows:
@@ -278,7 +224,7 @@ class Store:
             self._db.executemany(
                 "UPDATE usage SET used = ? WHERE id = ?", [(now, i) for i in stale]
             )
-            self._delete_ids(damaged)
+            schema.forget(self._db, damaged)
             self._db.execute("COMMIT")
         except sqlite3.OperationalError as exc:
             if not faults.is_transient(exc):
@@ -303,15 +249,17 @@ class Store:
             incoming += len(stored) + bound.ROW_OVERHEAD
         self._db.execute("BEGIN IMMEDIATE")
         bound.make_room(self._db, self._page_size, self.max_bytes, incoming, self._budget)
-        self._delete_hashes([row[0] for row in rows])
-        usage = []
+        self._forget_keys([row[0] for row in rows])
+        usage, keys = [], []
         for hashed, key, kind, stored, raw in rows:  # new ids: appended at the file's end
             cursor = self._db.execute(
                 "INSERT INTO entries (hash, namespace, key, codec, value) VALUES (?, ?, ?, ?, ?)",
                 (hashed, namespace, key, kind, stored),
             )
             usage.append((cursor.lastrowid, namespace, len(stored), raw, now))
+            keys.append((hashed, cursor.lastrowid))
         self._db.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?)", usage)
+        self._db.executemany("INSERT OR REPLACE INTO k.keys VALUES (?, ?)", keys)
         self._db.execute("COMMIT")
         bound.give_back(self._db, self._page_size, self.max_bytes, self._budget)
 
@@ -319,22 +267,22 @@ class Store:
     def delete(self, namespace: str, key: str) -> None:
         assert self._db is not None
         self._db.execute("BEGIN IMMEDIATE")
-        self._delete_hashes([_key_hash(namespace, key)])
+        self._forget_keys([_key_hash(namespace, key)])
         self._db.execute("COMMIT")
 
-    def _delete_ids(self, ids: list[int]) -> None:
+    def _forget_keys(self, hashes: list[int]) -> None:
+        """Delete the entries stored under these key hashes (inside a write transaction)."""
         assert self._db is not None
-        rows = [(i,) for i in ids]
-        self._db.executemany("DELETE FROM entries WHERE id = ?", rows)
-        self._db.executemany("DELETE FROM usage WHERE id = ?", rows)
-
-    def _delete_hashes(self, hashes: list[int]) -> None:
-        assert self._db is not None
-        rows = [(h,) for h in hashes]
-        self._db.executemany(
-            "DELETE FROM usage WHERE id = (SELECT id FROM entries WHERE hash = ?)", rows
-        )
-        self._db.executemany("DELETE FROM entries WHERE hash = ?", rows)
+        ids: list[int] = []
+        for i in range(0, len(hashes), _BATCH):
+            chunk = hashes[i : i + _BATCH]
+            marks = ",".join("?" * len(chunk))
+            ids += [
+                row[0]
+                for row in self._db.execute(f"SELECT id FROM k.keys WHERE hash IN ({marks})", chunk)
+            ]
+        if ids:
+            schema.forget(self._db, ids)
 
     # -- maintenance -------------------------------------------------------------------
 
@@ -351,18 +299,15 @@ class Store:
     def sizes(self) -> CacheSizes | None:
         """The bound, the file, its free pages, the WAL and the entries' bytes."""
         assert self._db is not None
-        _, free = bound.pages(self._db)
+        _, free = schema.pages(self._db)
         count, stored, raw = self._db.execute(
             "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(raw), 0) FROM usage"
         ).fetchone()
-        try:
-            wal = os.stat(f"{self.path}-wal").st_size
-        except OSError:
-            wal = 0
+        paths = schema.files(self.path)
         return CacheSizes(
             bound=self.max_bytes,
-            file_bytes=os.stat(self.path).st_size,
-            wal_bytes=wal,
+            file_bytes=sum(_size(p) for p in paths if not p.name.endswith(("-wal", "-shm"))),
+            wal_bytes=sum(_size(p) for p in paths if p.name.endswith("-wal")),
             free_bytes=free * self._page_size,
             entries=count,
             stored_bytes=stored,
@@ -385,10 +330,11 @@ class Store:
         afterwards. False (and ``fault`` says why) when a file could not be removed."""
         with self._lock:
             self._close()
+            legacy = self.path.with_name(schema.LEGACY_NAME)
             try:
-                for name in (FILE_NAME, _LEGACY_NAME):
-                    for suffix in ("", "-wal", "-shm", ".corrupt", ".corrupt-wal", ".corrupt-shm"):
-                        (self.path.parent / f"{name}{suffix}").unlink(missing_ok=True)
+                for path in [*schema.files(self.path), *schema.files(legacy)]:
+                    for victim in (path, Path(f"{path}.corrupt")):
+                        victim.unlink(missing_ok=True)
             except OSError as exc:
                 self.fault = faults.describe(exc, self.path)
                 return False
@@ -400,8 +346,11 @@ class Store:
             self._close()
 
 
-def _user_version(db: sqlite3.Connection) -> int:
-    return db.execute("PRAGMA user_version").fetchone()[0]
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def max_bytes_from_env() -> int:
