@@ -31,17 +31,17 @@ def run_cache_command(args: argparse.Namespace) -> int:
         print(f"cache dir: {directory}\nempty")
         return 0
     store = Store(path, max_bytes_from_env(), warn=False)
+    if args.action == "clear":  # works on a store that cannot be opened, too
+        freed = sum(p.stat().st_size for p in directory.glob("cq*.sqlite3*") if p.is_file())
+        if not store.clear():
+            raise CqError(f"cannot clear the cache: {store.fault}")
+        print(f"cleared {path} ({_mb(freed)})")
+        return 0
     if not store.available:
         raise CqError(f"cache unavailable: {store.fault}")
     before = _sizes(store)  # reading may find corruption: the file is then set aside
     if store.notice:  # e.g. a corrupt file was set aside: the command still works
         print(f"cq: warning: {store.notice}", file=sys.stderr)
-    if args.action == "clear":
-        if not store.clear():
-            raise CqError(f"cannot clear the cache: {store.fault}")
-        freed = (before.file_bytes + before.wal_bytes) if before else 0
-        print(f"cleared {path} ({_mb(freed)})")
-        return 0
     if args.action == "prune":
         store.prune()
     sizes = _sizes(store)

@@ -62,10 +62,17 @@ def _corrupt(db: Path, how: str) -> None:
         data[0:100] = rng.randbytes(100)
     elif how == "truncated":  # the file ends halfway: pages the b-trees point to are gone
         del data[max(page, (len(data) // page // 2) * page) :]
+    elif how == "foreign":  # a sound sqlite file, but someone else's
+        db.unlink()
+        other = sqlite3.connect(db)
+        other.execute("CREATE TABLE notes (text)")
+        other.commit()
+        other.close()
+        return
     db.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("how", ["pages", "header", "truncated"])
+@pytest.mark.parametrize("how", ["pages", "header", "truncated", "foreign"])
 def test_a_corrupt_database_is_a_miss_with_one_warning_then_rebuilt(
     repo: Path, _isolated_cache: Path, how: str
 ) -> None:
@@ -88,7 +95,7 @@ def test_a_corrupt_database_is_a_miss_with_one_warning_then_rebuilt(
     assert again.json()["run"]["counters"]["cache_hits"] == 6  # the rebuilt cache is used
 
 
-@pytest.mark.parametrize("how", ["pages", "header", "truncated"])
+@pytest.mark.parametrize("how", ["pages", "header", "truncated", "foreign"])
 def test_cache_info_prune_clear_work_on_a_corrupt_database(
     repo: Path, _isolated_cache: Path, how: str
 ) -> None:

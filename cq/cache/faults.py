@@ -19,10 +19,14 @@ _BUSY, _LOCKED, _CORRUPT, _NOTADB = 5, 6, 11, 26
 ERRORS = (sqlite3.Error, OSError)  # what a store operation may raise; each becomes a miss
 
 
+class NotACache(sqlite3.DatabaseError):
+    """A readable sqlite file that is not a cq v2 cache: set aside like a corrupt one."""
+
+
 def is_corrupt(exc: BaseException) -> bool:
     """A damaged database file (rather than a locked, unreadable or missing one)."""
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    return code in (_CORRUPT, _NOTADB) or "malformed" in str(exc)
+    return isinstance(exc, NotACache) or code in (_CORRUPT, _NOTADB)
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -21,6 +21,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+from cq.cache.faults import NotACache
+
 FILE_NAME = "cq-v2.sqlite3"  # the format is in the name: older cq versions used cq.sqlite3
 KEYS_NAME = "cq-v2-keys.sqlite3"
 LEGACY_NAME = "cq.sqlite3"
@@ -55,8 +57,8 @@ def files(path: Path) -> list[Path]:
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating if new) the store at ``path``; ``sqlite3.DatabaseError`` when either
-    file is not a cq v2 cache."""
+    """Open (creating if new) the store at ``path``; ``NotACache`` when it is another sqlite
+    file, ``sqlite3.Error`` or ``OSError`` when it cannot be opened."""
     # One connection per process, usable from any thread (the MCP server's workers).
     db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
     try:
@@ -83,13 +85,13 @@ def _create(db: sqlite3.Connection, path: Path) -> None:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version == 0:
             if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                raise sqlite3.DatabaseError("file is not a cq cache database")
+                raise NotACache("file is not a cq cache database")
             for statement in _MAIN:
                 db.execute(statement)
             db.execute("DROP TABLE IF EXISTS k.keys")  # left from a store set aside
             db.execute(_KEYS)
         elif version != _FORMAT:
-            raise sqlite3.DatabaseError(f"unknown cache format {version}")
+            raise NotACache(f"unknown cache format {version}")
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

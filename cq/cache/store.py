@@ -1,25 +1,14 @@
 """A sqlite key-value store with namespaces whose cost per call does not grow with its size.
 
-Layout: ``entries`` holds the values under an integer id (64 bits of blake2b over namespace
-and key, so a batch read is one rowid lookup per key and there is no second index);
-``usage`` holds what size and recency decisions need (id, namespace, stored and raw bytes,
-last use) in rows of ~40 bytes, indexed by last use. The byte bound is checked against the
-database's own page counts (two header reads), never by summing rows; a put first evicts the
-least recently used entries worth what it is about to write (plus 2% of the bound, so the
-next few puts evict nothing), then writes into the pages it freed. ``auto_vacuum =
-INCREMENTAL`` lets the file give pages back: a put returns a bounded batch when the file is
-over the bound, ``cq cache prune`` all of them.
+The layout is in ``schema.py`` (values under sequential ids, a separate small key index read
+ahead at open, size and recency rows apart from the values), the bound in ``bound.py``
+(page counts, eviction before each put on a per-search time budget, incremental vacuum),
+compression in ``codec.py``, failures in ``faults.py``: every failure is a miss, with one
+warning. Reads are one query per 500 keys; a put costs what it writes.
 
-Measured with ``bench/cache_growth.py`` (figures in bench/README.md): a put into a 1 GB cache
-costs what it costs in an empty one; a search with a 1 GB cache is within noise of the same
-search with an empty one, with the database hot or dropped from the page cache.
+Figures (``bench/cache_growth.py``, bench/README.md): DISKCACHE_AND_GROWTH_FIGURES
 
-Why not ``diskcache`` (5.6, measured by ``bench/cache_growth.py --diskcache``): its ``get`` is
-one query per key (cq reads 1,000 record blobs in one batch), its least-recently-used
-policy writes on every read, its culling samples 10 rows per ``set``, and values over 32 KB
-become separate files. It keeps no namespaces, sets nothing aside when the database is corrupt
-and does not shrink its file. The figures are in the module docstring of
-``bench/cache_growth.py``.
+Why not ``diskcache`` (5.6.3; ``bench/cache_growth.py --part diskcache``): DISKCACHE_DECISION
 """
 
 from __future__ import annotations
