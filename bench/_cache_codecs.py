@@ -66,7 +66,7 @@ def codecs(cq_dir: Path, cache: Path, trees: list[str]) -> None:
         print(f"{group}: {len(values)} values, {total / 1e6:.2f} MB")
         for name, pack, unpack in candidates:
             packed = [pack(v) for v in values]
-            t_pack = _best(lambda pack=pack: [pack(v) for v in values])
+            t_pack = _best(lambda pack=pack, values=values: [pack(v) for v in values])
             t_unpack = _best(lambda unpack=unpack, packed=packed: [unpack(p) for p in packed])
             ratio = total / sum(map(len, packed))
             print(f"   {name:<8}{ratio:6.2f}x {t_pack * 1e3:8.1f} {t_unpack * 1e3:8.1f}")
@@ -150,3 +150,35 @@ def _os_env() -> dict[str, str]:
     import os
 
     return dict(os.environ)
+
+
+def keys_page_size(work: Path, entries: int = 500_000, commits: int = 60) -> None:
+    """The keys file's page size: commits of 300 random keys into ``entries`` keys, WAL,
+    checkpoints included (a put dirties one keys page per entry)."""
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"\n## keys page size: 300 random inserts into {entries} keys (ms per commit)")
+    for page in (4096, 1024, 512):
+        path = work / f"keys-{page}.sqlite3"
+        db = sqlite3.connect(path, isolation_level=None)
+        db.execute(f"PRAGMA page_size = {page}")
+        db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("CREATE TABLE keys (hash INTEGER PRIMARY KEY, id INTEGER NOT NULL)")
+        rng = random.Random(1)
+        db.execute("BEGIN")
+        rows = ((rng.getrandbits(63), i) for i in range(entries))
+        db.executemany("INSERT OR REPLACE INTO keys VALUES (?, ?)", rows)
+        db.execute("COMMIT")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        times = []
+        for _ in range(commits):
+            start = time.perf_counter()
+            db.execute("BEGIN IMMEDIATE")
+            batch = [(rng.getrandbits(63), i) for i in range(300)]
+            db.executemany("INSERT OR REPLACE INTO keys VALUES (?, ?)", batch)
+            db.execute("COMMIT")
+            times.append(time.perf_counter() - start)
+        db.close()
+        mean, mid = statistics.mean(times) * 1e3, statistics.median(times) * 1e3
+        print(f"{page:>6} B pages: mean {mean:6.1f}  median {mid:6.1f}")

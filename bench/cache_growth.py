@@ -12,6 +12,7 @@ Parts (``--part``, repeatable; default ``put`` and ``search``):
   same search with a bound far away.
 - ``codecs``: zlib against zstd on the values of a real cache (cq run over ``--tree``s), and
   the vocabulary entries' stored size against their raw size.
+- ``keys``: the key index's page size (random inserts into 500,000 keys, WAL).
 - ``diskcache``: the same puts and batch reads on ``diskcache.Cache`` (``pip install
   diskcache``) and on cq's store, both filled to the same size.
 
@@ -65,7 +66,9 @@ print(json.dumps({{"open": t1 - t0, "put1": t3 - t2, "put300": t4 - t3, "get300"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--part", action="append", choices=("put", "search", "bound", "codecs", "diskcache")
+        "--part",
+        action="append",
+        choices=("put", "search", "bound", "codecs", "diskcache", "keys"),
     )
     parser.add_argument("--size-mb", type=int, default=1024, help="filled cache size")
     parser.add_argument("--runs", type=int, default=3)
@@ -96,6 +99,10 @@ def main() -> None:
             from _cache_codecs import against_diskcache
 
             against_diskcache(cq_dir, work / "diskcache", args.size_mb, args.runs)
+        if "keys" in parts:
+            from _cache_codecs import keys_page_size
+
+            keys_page_size(work / "keys")
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
