@@ -21,7 +21,7 @@ EVICT_BUDGET = 0.030  # s a search may spend evicting (the target is < 50 ms per
 _REFILL = 0.003  # s of budget regained per s of wall time (a server's next search)
 _HARD = 1.08  # past this share of the bound, evict what is needed whatever it costs
 _SLACK = 0.005  # evict to 99.5% of the bound: the next puts of a search evict nothing
-_BATCH = 256  # victims per DELETE round, between budget checks
+_BATCH = 32  # victims per DELETE round, between budget checks: 256 cold ones overran it
 _VACUUM_STEP = 256  # pages per incremental_vacuum call, between budget checks
 ROW_OVERHEAD = 64  # bytes a row costs beyond its value (cell header, usage row, index)
 
