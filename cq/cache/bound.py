@@ -4,8 +4,8 @@ The bound is checked against the database's page counts (two header reads), neve
 rows. Before a put writes, entries are evicted least recently used first, in batches of 256,
 while the search's eviction time budget lasts; past 108% of the bound eviction no longer
 waits for budget, so the file never passes 110% while a put costs in proportion to what it
-writes. A file over its bound with free pages (the bound was lowered, or a prune) returns
-them with ``incremental_vacuum`` on the same budget.
+writes. A file more than 2% over its bound with free pages (the bound was lowered) returns
+them with ``incremental_vacuum`` on the same budget; ``cq cache prune`` returns all of them.
 
 Tuned with ``bench/cache_growth.py --part bound`` (figures in bench/README.md).
 """
@@ -22,7 +22,9 @@ _REFILL = 0.003  # s of budget regained per s of wall time (a server's next sear
 _HARD = 1.08  # past this share of the bound, evict what is needed whatever it costs
 _SLACK = 0.005  # evict to 99.5% of the bound: the next puts of a search evict nothing
 _BATCH = 32  # victims per DELETE round, between budget checks: 256 cold ones overran it
-_VACUUM_STEP = 256  # pages per incremental_vacuum call, between budget checks
+_VACUUM_STEP = 32  # pages per incremental_vacuum call, between budget checks (cold pages)
+_SHRINK_AT = 1.02  # a search gives pages back only past this share of the bound: at the
+# bound, evicted pages are reused by the next put; moving them each search cost 50-900 ms
 ROW_OVERHEAD = 64  # bytes a row costs beyond its value (cell header, usage row, index)
 
 
@@ -79,6 +81,9 @@ def give_back(db: sqlite3.Connection, page_size: int, bound: int, budget: Budget
     """Return free pages to the file system while the file is over ``bound`` (all of them
     without a ``budget``); returns how many. Outside a transaction: ``executescript`` steps
     the pragma to its end (``execute`` would free one page)."""
+    total, free = pages(db)
+    if budget and (not free or total * page_size <= bound * _SHRINK_AT):
+        return 0
     start = time.monotonic()
     deadline = budget.deadline() if budget else float("inf")
     given = 0
