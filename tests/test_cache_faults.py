@@ -62,6 +62,12 @@ def _corrupt(db: Path, how: str) -> None:
         data[0:100] = rng.randbytes(100)
     elif how == "truncated":  # the file ends halfway: pages the b-trees point to are gone
         del data[max(page, (len(data) // page // 2) * page) :]
+    elif how == "layout":  # a cq cache with another table layout (a different cq version)
+        other = sqlite3.connect(db)
+        other.execute("ALTER TABLE usage DROP COLUMN raw")
+        other.commit()
+        other.close()
+        return
     elif how == "foreign":  # a sound sqlite file, but someone else's
         db.unlink()
         other = sqlite3.connect(db)
@@ -72,7 +78,7 @@ def _corrupt(db: Path, how: str) -> None:
     db.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("how", ["pages", "header", "truncated", "foreign"])
+@pytest.mark.parametrize("how", ["pages", "header", "truncated", "foreign", "layout"])
 def test_a_corrupt_database_is_a_miss_with_one_warning_then_rebuilt(
     repo: Path, _isolated_cache: Path, how: str
 ) -> None:
@@ -95,7 +101,7 @@ def test_a_corrupt_database_is_a_miss_with_one_warning_then_rebuilt(
     assert again.json()["run"]["counters"]["cache_hits"] == 6  # the rebuilt cache is used
 
 
-@pytest.mark.parametrize("how", ["pages", "header", "truncated", "foreign"])
+@pytest.mark.parametrize("how", ["pages", "header", "truncated", "foreign", "layout"])
 def test_cache_info_prune_clear_work_on_a_corrupt_database(
     repo: Path, _isolated_cache: Path, how: str
 ) -> None:

@@ -76,6 +76,7 @@ def connect(path: Path) -> sqlite3.Connection:
         if db.execute("PRAGMA user_version").fetchone()[0] != _FORMAT:
             _create(db, path)
         db.execute(_KEYS)  # a keys file deleted by hand: entries age out unreachable
+        _check(db)
     except BaseException:
         db.close()
         raise
@@ -104,6 +105,16 @@ def _create(db: sqlite3.Connection, path: Path) -> None:
     for suffix in ("", "-wal", "-shm"):  # an older cq's cache: its entries are never read
         with contextlib.suppress(OSError):
             path.with_name(f"{LEGACY_NAME}{suffix}").unlink(missing_ok=True)
+
+
+def _check(db: sqlite3.Connection) -> None:
+    """``NotACache`` unless the tables have the columns this code reads (prepared, not run)."""
+    try:
+        db.execute("SELECT id, hash, namespace, key, codec, value FROM entries LIMIT 0")
+        db.execute("SELECT id, namespace, size, raw, used FROM usage LIMIT 0")
+        db.execute("SELECT hash, id FROM k.keys LIMIT 0")
+    except sqlite3.OperationalError as exc:
+        raise NotACache(f"not this cq's cache layout: {exc}") from exc
 
 
 def _read_ahead(keys: Path) -> None:

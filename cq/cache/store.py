@@ -122,7 +122,8 @@ class Store:
                 self._disable(exc)
                 return
             moved = faults.set_aside(schema.files(self.path))
-            self._say(f"cache database was corrupt; moved it to {moved}, starting an empty one")
+            reason = faults.describe(exc, self.path)
+            self._say(f"cache database is corrupt ({reason}); moved it to {moved}, starting anew")
             try:
                 self._db = self._connect()
             except faults.ERRORS as again:
