@@ -1,42 +1,77 @@
-"""``cq cache info`` / ``cq cache clear``: look at or empty the persistent cache."""
+"""``cq cache info | prune | clear``: look at, shrink or empty the persistent cache."""
 
 from __future__ import annotations
 
 import argparse
-import shutil
+import sys
+
+from cq.errors import CqError
 
 
 def add_cache_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "cache",
-        help="show or clear the persistent cache",
-        description="The cache lives in $CQ_CACHE_DIR, else $XDG_CACHE_HOME/cq, else ~/.cache/cq.",
+        help="show, shrink or clear the persistent cache",
+        description="The cache lives in $CQ_CACHE_DIR, else $XDG_CACHE_HOME/cq, else "
+        "~/.cache/cq; its bound is $CQ_CACHE_MAX_MB (default 512). info: sizes per kind; "
+        "prune: bring the file under the bound now; clear: delete it.",
     )
-    p.add_argument("action", choices=("info", "clear"))
+    p.add_argument("action", choices=("info", "prune", "clear"))
 
 
 def run_cache_command(args: argparse.Namespace) -> int:
-    from cq.cache import cache_dir, open_store
+    from cq.cache.faults import misplaced
+    from cq.cache.store import FILE_NAME, Store, cache_dir, max_bytes_from_env
 
     directory = cache_dir()
-    if args.action == "clear":
-        removed = _size(directory)
-        if directory.exists():
-            open_store().close()
-            shutil.rmtree(directory)
-        print(f"cleared {directory} ({removed / 1e6:.1f} MB)")
+    path = directory / FILE_NAME
+    if reason := misplaced(directory):
+        raise CqError(f"{reason} (set CQ_CACHE_DIR to a directory)")
+    if not directory.exists():
+        print(f"cache dir: {directory}\nempty")
+        return 0
+    store = Store(path, max_bytes_from_env(), warn=False)
+    if args.action == "clear":  # works on a store that cannot be opened, too
+        freed = sum(p.stat().st_size for p in directory.glob("cq*.sqlite3*") if p.is_file())
+        if not store.clear():
+            raise CqError(f"cannot clear the cache: {store.fault}")
+        print(f"cleared {path} ({_mb(freed)})")
+        return 0
+    if not store.available:
+        raise CqError(f"cache unavailable: {store.fault}")
+    before = _sizes(store)  # reading may find corruption: the file is then set aside
+    if store.notice:  # e.g. a corrupt file was set aside: the command still works
+        print(f"cq: warning: {store.notice}", file=sys.stderr)
+    if args.action == "prune":
+        store.prune()
+    sizes = _sizes(store)
+    if before is None or sizes is None:
+        raise CqError(f"cache unavailable: {store.fault or store.notice}")
+    if args.action == "prune":
+        print(
+            f"pruned {path}: {_mb(before.file_bytes)} -> {_mb(sizes.file_bytes)}"
+            f" (bound {_mb(sizes.bound)}, {sizes.entries} entries)"
+        )
         return 0
     print(f"cache dir: {directory}")
-    if not directory.exists():
-        print("empty")
-        return 0
-    for namespace, (entries, size) in open_store().info().items():
-        print(f"{namespace}: {entries} entries, {size / 1e6:.1f} MB")
-    print(f"total on disk: {_size(directory) / 1e6:.1f} MB")
+    for namespace, (entries, size) in store.info().items():
+        print(f"{namespace}: {entries} entries, {_mb(size)}")
+    print(
+        f"entries: {sizes.entries}, {_mb(sizes.stored_bytes)} stored"
+        f" ({_mb(sizes.raw_bytes)} before compression)"
+    )
+    print(
+        f"file: {_mb(sizes.file_bytes)} (free pages {_mb(sizes.free_bytes)}),"
+        f" WAL {_mb(sizes.wal_bytes)}; bound {_mb(sizes.bound)}"
+    )
     return 0
 
 
-def _size(directory) -> int:
-    if not directory.exists():
-        return 0
-    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+def _sizes(store):
+    """The store's sizes; once more if the first read found a corrupt file and replaced it."""
+    sizes = store.sizes()
+    return store.sizes() if sizes is None and store.available else sizes
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MB"

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 
+from cq.cache.store import FILE_NAME
+
 PY = '''\
 """Module docstring mentions target."""
 import os.target
@@ -214,16 +216,16 @@ def test_repeat_search_hits_the_cache_and_parses_nothing(repo: Path) -> None:
 
 def test_corrupt_cache_entries_are_rebuilt(repo: Path, _isolated_cache: Path) -> None:
     good = run_cq("search", "target", "--root", str(repo), "--format", "json")
-    db = sqlite3.connect(_isolated_cache / "cq.sqlite3")
+    db = sqlite3.connect(_isolated_cache / FILE_NAME)
     db.execute("UPDATE entries SET value = x'c1ff00'")
     db.commit()
     db.close()
     again = run_cq("search", "target", "--root", str(repo), "--format", "json")
     assert _verdicts(again) == _verdicts(good)
     assert again.json()["run"]["counters"]["cache_corrupt"] == 2
-    (_isolated_cache / "cq.sqlite3").write_bytes(b"this is not a database")
+    (_isolated_cache / FILE_NAME).write_bytes(b"this is not a database")
     for suffix in ("-wal", "-shm"):
-        (_isolated_cache / f"cq.sqlite3{suffix}").unlink(missing_ok=True)
+        (_isolated_cache / f"{FILE_NAME}{suffix}").unlink(missing_ok=True)
     third = run_cq("search", "target", "--root", str(repo), "--format", "json")
     assert third.returncode == 0 and _verdicts(third) == _verdicts(good)
 
@@ -233,7 +235,7 @@ def test_cache_info_and_clear(repo: Path, _isolated_cache: Path) -> None:
     info = run_cq("cache", "info")
     assert info.returncode == 0 and "records-v" in info.stdout
     cleared = run_cq("cache", "clear")
-    assert cleared.returncode == 0 and not (_isolated_cache / "cq.sqlite3").exists()
+    assert cleared.returncode == 0 and not (_isolated_cache / FILE_NAME).exists()
 
 
 def _many_files(root: Path, count: int = 40) -> Path:

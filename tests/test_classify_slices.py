@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 
+from cq.cache.store import FILE_NAME
+
 FILLER = "".join(f"def filler_{i}(a, b):\n    return a + b * {i}\n\n\n" for i in range(60))
 
 SLICED = (
@@ -96,7 +98,7 @@ def test_a_repeat_search_reads_the_slices_from_the_cache(sliced_repo: Path) -> N
 
 def test_a_corrupt_sliced_entry_is_rebuilt(sliced_repo: Path, _isolated_cache: Path) -> None:
     good = _search(sliced_repo)
-    db = sqlite3.connect(_isolated_cache / "cq.sqlite3")
+    db = sqlite3.connect(_isolated_cache / FILE_NAME)
     db.execute("UPDATE entries SET value = x'c1ff00' WHERE namespace LIKE 'records-%'")
     db.commit()
     db.close()

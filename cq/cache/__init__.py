@@ -1,9 +1,12 @@
-"""The persistent cache: one sqlite file under the user cache dir, never in the searched tree.
+"""The persistent cache: sqlite files under the user cache dir, never in the searched tree.
 
 In: namespaced byte blobs keyed by strings (content hashes). Out: the same blobs, or nothing.
-Safe with several cq processes at once (WAL, busy timeout); a corrupt database is set aside
-and rebuilt; total size is bounded with least-recently-used eviction. Imports nothing else of
-cq. Open ``store.py``.
+Safe with several cq processes at once (WAL, busy timeout). The file stays at its bound
+(``CQ_CACHE_MAX_MB``) by least-recently-used eviction that costs a put what it writes;
+large values are compressed. Every failure is a miss with one warning: a corrupt database is
+set aside and rebuilt, an unusable cache dir turns the cache off. Imports nothing else of
+cq. Open ``store.py``; then ``schema.py`` (files and tables), ``bound.py`` (eviction),
+``codec.py`` (compression), ``faults.py`` (what failures mean).
 """
 
 from cq.cache.store import Store, cache_dir, open_store
