@@ -27,6 +27,7 @@ from cq.profiles import load_rank_weights
 from cq.progress import Progress
 from cq.rank import RankContext, rank_findings, rerank_shown
 from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
+from cq.semantic import SemanticRun
 
 
 def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> SearchResult:
@@ -71,6 +72,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
+        semantic = SemanticRun.begin(request, candidates.matches)  # Pyrefly starts meanwhile
 
         with _timed(timings, "classify"):
             classified = classify_all(
@@ -103,6 +105,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         with _timed(timings, "enrich"):
             settings = EnrichSettings.from_env(use_store=request.use_cache)
             enriched = enrich_shown(Path(request.root), ranked, request.limit, settings, check)
+        if semantic.active:
+            with _timed(timings, "semantic"):
+                enriched = semantic.apply(enriched, request.limit)
 
         with _timed(timings, "rank"):
             shown_first = rerank_shown(enriched.findings, ranking, request.limit)

@@ -50,6 +50,7 @@ from cq.model.result import (
     Summary,
     TopContexts,
 )
+from cq.model.semantic import SemanticDefinition, SemanticFacts, SemanticStatus
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -94,6 +95,9 @@ __all__ = [
     "SearchResult",
     "SearchStats",
     "Section",
+    "SemanticDefinition",
+    "SemanticFacts",
+    "SemanticStatus",
     "StageName",
     "StageStatus",
     "Summary",

@@ -60,3 +60,4 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
     use_cache: bool = True
     explain: bool = False
     progress: bool = False
+    semantic: bool = True  # False: --no-semantic (the profile and CQ_SEMANTIC may also say no)
