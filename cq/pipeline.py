@@ -111,6 +111,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
 
         with _timed(timings, "rank"):
             shown_first = rerank_shown(enriched.findings, ranking, request.limit)
+            shown_first = semantic.rerank(shown_first, patterns, request)
 
         facts = SearchFacts(
             request=request,
@@ -124,7 +125,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             focus=focus,
             rewrite=rewrite.summary if rewrite else None,
             timings_ms={k: round(v, 1) for k, v in timings.items()} | enriched.timings_ms,
-            telemetry=enriched.telemetry | _classify_telemetry(classified.reasons),
+            telemetry=enriched.telemetry
+            | semantic.telemetry
+            | _classify_telemetry(classified.reasons),
             counters=counters | enriched.counters,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         )

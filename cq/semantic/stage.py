@@ -28,6 +28,7 @@ import msgspec
 from cq.enrich import EnrichOutcome
 from cq.model import (
     Finding,
+    Pattern,
     RawMatch,
     SearchRequest,
     SemanticDefinition,
@@ -36,6 +37,7 @@ from cq.model import (
 )
 from cq.parse import SourceFile, load_source
 from cq.semantic.answers import definition_fact, hover_type, locations, relative_to_root, utf16_col
+from cq.semantic.ranking import refine_order
 from cq.semantic.rpc import RpcError
 from cq.semantic.server import PyreflyServer, pool
 from cq.semantic.settings import SemanticSettings, semantic_settings
@@ -57,6 +59,7 @@ class SemanticRun:
         self.root = root
         self.server = server
         self.active = active
+        self.telemetry: dict[str, dict[str, int]] = {}  # for ``Summary.telemetry``
         self._files: dict[str, SourceFile | None] = {}
         self._files_lock = threading.Lock()
 
@@ -90,8 +93,21 @@ class SemanticRun:
         for index, fact in zip(targets, facts, strict=True):
             out[index] = _with_semantic(findings[index], fact)
         counts = Counter(f.status for f in facts)
-        telemetry = enriched.telemetry | {"semantic": dict(sorted(counts.items()))}
-        return msgspec.structs.replace(enriched, findings=out, telemetry=telemetry)
+        self.telemetry["semantic"] = dict(sorted(counts.items()))
+        return msgspec.structs.replace(enriched, findings=out)
+
+    def rerank(
+        self, ranked: list[Finding], patterns: tuple[Pattern, ...], request: SearchRequest
+    ) -> list[Finding]:
+        """Within the shown prefix, hits resolved to the queried definition first
+        (``ranking.refine_order``); unchanged when the stage is not active."""
+        if not self.active:
+            return ranked
+        cut = len(ranked) if request.limit <= 0 else min(request.limit, len(ranked))
+        shown, counts = refine_order(ranked[:cut], patterns, request.query)
+        if counts:
+            self.telemetry["semantic.target"] = counts
+        return shown + ranked[cut:]
 
     # -- the work --------------------------------------------------------------------------
 
