@@ -135,7 +135,11 @@ def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[st
             if group.total > len(group.finding_indexes)
             else ""
         )
-        lines += ["", f"### {scope} ({code(group.file)}{more})"]
+        if group.resolves_to:
+            head = f"calls resolved to {code(group.resolves_to)} (Pyrefly{more})"
+            lines += ["", f"### {head}"]
+        else:
+            lines += ["", f"### {scope} ({code(group.file)}{more})"]
         by_line: dict[int, list[Finding]] = {}
         for index in group.finding_indexes:
             by_line.setdefault(findings[index].line, []).append(findings[index])
