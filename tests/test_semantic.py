@@ -333,3 +333,31 @@ def test_server_is_stopped_when_cq_ends(tree: Path, _isolated_cache: Path, endin
     while _pyrefly_children(scratch) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _pyrefly_children(scratch) == []
+
+
+def test_mcp_keeps_one_warm_server_and_stops_it(
+    tree: Path, tmp_path: Path, _isolated_cache: Path
+) -> None:
+    import anyio
+
+    from tests.test_mcp_server import session, text_of
+
+    scratch = _isolated_cache / "pyrefly-tmp"
+    seen: list[list[int]] = []
+
+    async def scenario() -> None:
+        with (tmp_path / "server.err").open("w") as errlog:
+            async with session(tree, errlog) as client:
+                for query in ("build_graph_product", "Client.send"):
+                    answer = await client.call_tool("search", {"query": query, "format": "json"})
+                    assert not answer.is_error
+                    result = json.loads(text_of(answer))
+                    assert any(_semantic(f) for f in result["findings"])
+                    seen.append(_pyrefly_children(scratch))
+
+    anyio.run(scenario)
+    assert len(seen[0]) == 1 and seen[1] == seen[0]  # the same process served both searches
+    deadline = time.monotonic() + 5
+    while _pyrefly_children(scratch) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _pyrefly_children(scratch) == []

@@ -40,13 +40,14 @@ def refine_order(
     if target is None:
         return shown, {}
     key = (target.file, target.line)
-    resolved = [_resolved_key(f) for f in shown]
+    name = _last(target.text)
+    resolved = [_resolved_key(f) if _last(f.text) == name else None for f in shown]
     to_target = [
         i
         for i, f in enumerate(shown)
         if resolved[i] == key and (not callers or f.category == "callsite")
     ]
-    elsewhere = sum(1 for r in resolved if r is not None and r != key)
+    elsewhere = sum(1 for r in resolved if r is not None and r != key)  # same name only
     counts = {"resolved_to_target": len(to_target), "resolved_elsewhere": elsewhere}
     if callers:
         counts["callers_question"] = 1
@@ -69,6 +70,10 @@ def _target(
         names = queried_names(patterns)
         return next((f for f in definitions if is_exact_definition(f, names)), None)
     return None
+
+
+def _last(text: str) -> str:
+    return text.rsplit(".", 1)[-1]
 
 
 def _scope_ends_with(scope: str | None, dotted: str) -> bool:

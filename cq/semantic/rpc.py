@@ -37,13 +37,24 @@ class RpcTimeout(RpcError):
     """No answer before the deadline (a hung or overloaded server)."""
 
 
+class RpcCancelled(RpcError):
+    """The server dropped the request because a document changed meanwhile (LSP codes
+    -32800 RequestCancelled, -32801 ContentModified: Pyrefly cancels requests that arrive
+    while it processes a ``didOpen``); ``batch`` asks again."""
+
+
+_CANCELLED_CODES = (-32800, -32801)
+_RETRIES = 5
+
+
 class _Pending:
-    __slots__ = ("done", "error", "result")
+    __slots__ = ("code", "done", "error", "result")
 
     def __init__(self) -> None:
         self.done = threading.Event()
         self.result: Any = None
         self.error: str | None = None
+        self.code: int | None = None
 
 
 ServerRequestHandler = Callable[[str, Any], Any]
@@ -82,7 +93,19 @@ class Connection:
     def batch(self, calls: list[tuple[str, Any]], deadline: float) -> list[Any]:
         """Send all requests at once (the server answers them in turn, without a round trip
         between them), then wait for each until ``deadline`` (``time.monotonic``). Each slot
-        holds the result or the ``RpcError`` / ``RpcTimeout`` that stands for it."""
+        holds the result or the ``RpcError`` / ``RpcTimeout`` that stands for it; cancelled
+        ones are asked again (a few times, within the deadline)."""
+        results = self._batch_once(calls, deadline)
+        for _ in range(_RETRIES):
+            again = [i for i, r in enumerate(results) if isinstance(r, RpcCancelled)]
+            if not again or time.monotonic() >= deadline:
+                break
+            retried = self._batch_once([calls[i] for i in again], deadline)
+            for i, result in zip(again, retried, strict=True):
+                results[i] = result
+        return results
+
+    def _batch_once(self, calls: list[tuple[str, Any]], deadline: float) -> list[Any]:
         sent: list[tuple[str, int, _Pending] | RpcError] = []
         for method, params in calls:
             with self._lock:
@@ -112,7 +135,8 @@ class Connection:
             with self._lock:
                 self._pending.pop(ident, None)
         if pending.error is not None:
-            return RpcError(f"{method}: {pending.error}")
+            kind = RpcCancelled if pending.code in _CANCELLED_CODES else RpcError
+            return kind(f"{method}: {pending.error}")
         return pending.result
 
     def notify(self, method: str, params: Any) -> None:
@@ -167,7 +191,11 @@ class Connection:
                 pending = self._pending.get(ident) if isinstance(ident, int) else None
             if pending is not None:
                 error = message.get("error")
-                pending.error = str(error.get("message", error)) if error else None
+                if isinstance(error, dict):
+                    pending.error = str(error.get("message", error))
+                    pending.code = error.get("code")
+                elif error:
+                    pending.error = str(error)
                 pending.result = message.get("result")
                 pending.done.set()
         elif ident is None:

@@ -47,6 +47,9 @@ CODE_CATEGORIES = frozenset(
 )
 PREOPEN_FILES = 40  # files opened while classification runs: more than a 30-hit report spans
 _DIAGNOSTIC_ERROR = 1
+# Longest wait for Pyrefly's indexing whatever the budget: its end is seen only on stderr, so a
+# missing line must not hold a search with a huge budget (the MONAI tree indexes in ~10 s).
+INDEXING_WAIT_S = 60.0
 
 
 class SemanticRun:
@@ -62,6 +65,7 @@ class SemanticRun:
         self.telemetry: dict[str, dict[str, int]] = {}  # for ``Summary.telemetry``
         self._files: dict[str, SourceFile | None] = {}
         self._files_lock = threading.Lock()
+        self._opener: threading.Thread | None = None
 
     @classmethod
     def begin(cls, request: SearchRequest, matches: tuple[RawMatch, ...]) -> SemanticRun:
@@ -74,9 +78,10 @@ class SemanticRun:
         run = cls(settings, request.root, server, active=True)
         if server is not None:
             files = list(dict.fromkeys(m.file for m in python))[:PREOPEN_FILES]
-            threading.Thread(
+            run._opener = threading.Thread(
                 target=run._preopen, args=(files,), name="cq-lsp-open", daemon=True
-            ).start()
+            )
+            run._opener.start()
         return run
 
     def apply(self, enriched: EnrichOutcome, limit: int) -> EnrichOutcome:
@@ -122,6 +127,8 @@ class SemanticRun:
         asks = [
             _Ask(f, self._source(f.file)) for f, is_code in zip(hits, code, strict=True) if is_code
         ]
+        if self._opener is not None:  # its didOpens would cancel requests sent meanwhile
+            self._opener.join(max(deadline - time.monotonic(), 0.0))
         versions = self._sync(server, asks)
         self._ask_positions(server, asks, deadline)
         self._ask_references(server, asks, deadline)
@@ -193,7 +200,7 @@ class SemanticRun:
         wanted = [a for a in asks if a.finding.category == "definition" and a.source is not None]
         if not wanted:
             return
-        if not server.wait_indexed(deadline):
+        if not server.wait_indexed(min(deadline, time.monotonic() + INDEXING_WAIT_S)):
             for ask in wanted:
                 ask.problems.append("references: indexing not finished within the time budget")
             return
