@@ -43,3 +43,14 @@ def test_locations_read_location_and_location_link_answers() -> None:
     plain = {"uri": "file:///c.py", "range": {"start": {"line": 0, "character": 1}}}
     assert locations([link, plain]) == [("/a b/m.py", 3, 4), ("/c.py", 0, 1)]
     assert locations(None) == []
+
+
+def test_an_overloaded_function_shows_its_first_signature() -> None:
+    value = (
+        "```python\njoin: @overload def join(a: LiteralString, /, *paths: LiteralString)"
+        " -> LiteralString: ...\ndef join(a: StrPath, /, *paths: StrPath) -> str: ...\n```"
+    )
+    hover = {"contents": {"kind": "markdown", "value": value}}
+    assert (
+        hover_type(hover) == "def join(a: LiteralString, /, *paths: LiteralString) -> LiteralString"
+    )

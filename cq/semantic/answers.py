@@ -58,8 +58,10 @@ def hover_type(hover: Any) -> str | None:
     one = re.sub(r",?\s+\)", ")", one)
     one = _HOVER_KIND.sub("", one)
     name, sep, rest = one.partition(": ")
-    if sep and (rest.startswith(("def ", "async def ", "class ")) or name == "class"):
+    if sep and (rest.startswith(("def ", "async def ", "class ", "@overload ")) or name == "class"):
         one = rest
+    one = one.removeprefix("@overload ")
+    one = one.split(": ... ", 1)[0]  # overloads: the first signature
     one = one.removesuffix(": ...").strip()
     if not one:
         return None

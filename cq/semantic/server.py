@@ -36,6 +36,8 @@ from typing import Any
 from cq.semantic.rpc import Connection, RpcError
 
 INDEXING_LIMIT = 100_000  # files; Pyrefly's default 2000 leaves larger roots half-indexed
+# Pyrefly's threads: half the cores, so its background indexing leaves cq's classification and
+# enrichment (whose LibCST stage has a wall-time budget) the other half.
 _INIT_TIMEOUT_S = 10.0
 _STOP_GRACE_S = 0.3
 _STDERR_TAIL = 20
@@ -66,7 +68,8 @@ class PyreflyServer:
         self.started_at = time.monotonic()
         self._lock = threading.Lock()
         self._versions: dict[str, tuple[int, str]] = {}  # path -> (version, content digest)
-        self._diagnostics: dict[str, tuple[int | None, list[Any]]] = {}
+        self._diagnostics: dict[str, tuple[int | None, list[Any], float]] = {}
+        self._indexed_at = 0.0  # when the last indexing pass ended (stderr)
         self._diag_changed = threading.Condition(self._lock)
         self._indexing_started = 0
         self._indexing_done = 0
@@ -81,6 +84,7 @@ class PyreflyServer:
         self.scratch.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, TMPDIR=str(self.scratch), PYREFLY_COLOR="never")
         argv = [self.binary, "lsp", "--workspace-indexing-limit", str(INDEXING_LIMIT)]
+        argv += ["--threads", str(max(1, (os.cpu_count() or 2) // 2))]
         self.process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -176,13 +180,20 @@ class PyreflyServer:
         return version
 
     def diagnostics(self, path: str, version: int, deadline: float) -> list[Any] | None:
-        """The diagnostics published for this version of the file, waiting until ``deadline``
-        (``time.monotonic``); None when they did not come in time."""
+        """The diagnostics published for this version of the file after indexing ended (Pyrefly
+        checks open files again then, and the first publish may rest on a state it had not
+        finished), waiting until ``deadline`` (``time.monotonic``); None when none came."""
         uri = Path(path).as_uri()
         with self._diag_changed:
             while True:
                 got = self._diagnostics.get(uri)
-                if got is not None and (got[0] is None or got[0] >= version):
+                if (
+                    got is not None
+                    and (got[0] is None or got[0] >= version)
+                    and self._workspace_indexed.is_set()
+                    and self._indexing_done >= self._indexing_started
+                    and got[2] > self._indexed_at
+                ):
                     return got[1]
                 left = deadline - time.monotonic()
                 if left <= 0 or not self.alive():
@@ -227,6 +238,7 @@ class PyreflyServer:
             self._diagnostics[params.get("uri", "")] = (
                 params.get("version"),
                 params.get("diagnostics") or [],
+                time.monotonic(),
             )
             self._diag_changed.notify_all()
 
@@ -236,11 +248,13 @@ class PyreflyServer:
             return
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", errors="replace").strip()
-            with self._lock:
+            with self._diag_changed:
+                self._diag_changed.notify_all()
                 if "Populating " in line:
                     self._indexing_started += 1
                 elif "Populated all files in the " in line:
                     self._indexing_done += 1
+                    self._indexed_at = time.monotonic()
                     if "in the workspace" in line:
                         self._workspace_indexed.set()
                 elif line and " INFO " not in f" {line}" and "DEBUG" not in line:

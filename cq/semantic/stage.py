@@ -47,6 +47,7 @@ CODE_CATEGORIES = frozenset(
 )
 PREOPEN_FILES = 40  # files opened while classification runs: more than a 30-hit report spans
 _DIAGNOSTIC_ERROR = 1
+_DIAGNOSTIC_CHARS = 160  # as a signature in the report: one line
 # Longest wait for Pyrefly's indexing whatever the budget: its end is seen only on stderr, so a
 # missing line must not hold a search with a huge budget (the MONAI tree indexes in ~10 s).
 INDEXING_WAIT_S = 60.0
@@ -234,7 +235,7 @@ class SemanticRun:
                 ask.problems.append("diagnostics: not published within the time budget")
                 continue
             ask.diagnostics = tuple(
-                f"{d.get('code', 'error')}: {' '.join(str(d.get('message', '')).split())}"
+                _clip(f"{d.get('code', 'error')}: {' '.join(str(d.get('message', '')).split())}")
                 for d in published
                 if d.get("severity") == _DIAGNOSTIC_ERROR
                 and (d.get("range") or {}).get("start", {}).get("line") == ask.finding.line - 1
@@ -311,6 +312,10 @@ class _Ask:
             diagnostics=self.diagnostics,
             reason="; ".join(dict.fromkeys(self.problems)) or None,
         )
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _DIAGNOSTIC_CHARS else text[: _DIAGNOSTIC_CHARS - 1] + "…"
 
 
 def _with_semantic(finding: Finding, facts: SemanticFacts) -> Finding:
