@@ -361,3 +361,11 @@ def test_mcp_keeps_one_warm_server_and_stops_it(
     while _pyrefly_children(scratch) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _pyrefly_children(scratch) == []
+
+
+def test_where_is_it_called_after_a_follow_up_leads_with_callsites(tree: Path) -> None:
+    first = run_cq("search", "build_graph_product", "--root", str(tree), "--follow-up")
+    assert first.returncode == 0, first.stderr
+    then = run_cq("search", "where is it called?", "--root", str(tree), "--follow-up")
+    answer = then.stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** 2 shown callsites of `build_graph_product`"), answer

@@ -12,9 +12,10 @@ asked before then may be partial and are marked so by the stage.
 
 Files: Pyrefly reads the tree and writes nothing into it (checked: a tree diffed before and
 after a session, with and without a ``pyproject.toml``). It has no on-disk cache; it unpacks
-its bundled typeshed under ``$TMPDIR``, which points into cq's cache dir. The child runs with
-the root's parent death signal (Linux ``PR_SET_PDEATHSIG``) so a killed cq leaves no orphan;
-``atexit`` and cq's SIGTERM handler stop it cleanly otherwise.
+its bundled typeshed under ``$TMPDIR``, which points into cq's cache dir. The child gets a
+parent death signal (Linux ``PR_SET_PDEATHSIG``, tied to the pool's spawner thread, which lives
+as long as cq) so a killed cq leaves no orphan; ``atexit`` and cq's SIGTERM handler stop it
+cleanly otherwise.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class PyreflyServer:
             stderr=subprocess.PIPE,
             cwd=str(self.scratch),
             env=env,
-            preexec_fn=_die_with_parent,
+            preexec_fn=_death_signal(),
         )
         threading.Thread(target=self._read_stderr, name="cq-lsp-stderr", daemon=True).start()
         self.conn = Connection(self.process, self._on_request, self._on_notification)
@@ -328,13 +329,19 @@ def _stop_quietly(server: PyreflyServer) -> None:
         server.stop()
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: SIGTERM when the thread that forked it dies (Linux)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
+def _death_signal() -> Callable[[], None] | None:
+    """For the child, before exec: SIGTERM when the thread that forked it dies (Linux
+    ``PR_SET_PDEATHSIG``). libc is looked up here, in the parent: nothing is imported or
+    loaded between fork and exec."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
 
-        with contextlib.suppress(OSError):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    try:
+        prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return lambda: prctl(1, signal.SIGTERM)
 
 
 def _chain_sigterm(stop: Callable[[], None]) -> None:
