@@ -39,6 +39,9 @@ from cq.semantic.rpc import Connection, RpcError
 INDEXING_LIMIT = 100_000  # files; Pyrefly's default 2000 leaves larger roots half-indexed
 # Pyrefly's threads: half the cores, so its background indexing leaves cq's classification and
 # enrichment (whose LibCST stage has a wall-time budget) the other half.
+# After indexing, Pyrefly publishes the open files' diagnostics again; when it has nothing new
+# to say for a file it may not, so the earlier publish stands after this grace.
+REPUBLISH_GRACE_S = 1.0
 _INIT_TIMEOUT_S = 10.0
 _STOP_GRACE_S = 0.3
 _STDERR_TAIL = 20
@@ -188,12 +191,18 @@ class PyreflyServer:
         with self._diag_changed:
             while True:
                 got = self._diagnostics.get(uri)
+                indexed = (
+                    self._workspace_indexed.is_set()
+                    and self._indexing_done >= self._indexing_started
+                )
                 if (
                     got is not None
                     and (got[0] is None or got[0] >= version)
-                    and self._workspace_indexed.is_set()
-                    and self._indexing_done >= self._indexing_started
-                    and got[2] > self._indexed_at
+                    and indexed
+                    and (
+                        got[2] > self._indexed_at
+                        or time.monotonic() > self._indexed_at + REPUBLISH_GRACE_S
+                    )
                 ):
                     return got[1]
                 left = deadline - time.monotonic()

@@ -227,6 +227,7 @@ class SemanticRun:
         self, server: PyreflyServer, asks: list[_Ask], versions: dict[str, int], deadline: float
     ) -> None:
         by_file: dict[str, list[Any] | None] = {}
+        deadline = min(deadline, time.monotonic() + INDEXING_WAIT_S)
         for file, version in versions.items():
             by_file[file] = server.diagnostics(str(Path(self.root) / file), version, deadline)
         for ask in asks:
