@@ -36,6 +36,7 @@ from _common import cq_command, median, rg_binary, stdlib_dir, time_command
 
 from cq.model import SearchRequest
 from cq.pipeline import run_search
+from cq.semantic.answers import identifier_at
 from cq.semantic.server import pool
 
 STDLIB_QUERIES = ("register", "urlopen", "getLogger", "deepcopy", "literal_eval", "namedtuple")
@@ -132,26 +133,37 @@ def one_shot(query: str, root: str, exclude: tuple[str, ...], runs: int) -> tupl
 
 
 def resolution(result, query: str, root: str, exclude: tuple[str, ...]):  # type: ignore[no-untyped-def]
-    """(resolved, callsites) among the shown callsites of a name the root defines, and
-    (bad, checked): resolved definitions in the root that cq does not call a definition."""
-    every = run_search(
-        SearchRequest(query=query, root=root, exclude=exclude, limit=0, semantic=False)
-    )
-    category = {(f.file, f.line): f.category for f in every.findings}
-    defined = any(f.category == "definition" and f.text == query for f in every.findings)
+    """(resolved, callsites): shown callsites of a name the root defines that got a resolved
+    definition (in the root, or a module name outside it); (bad, checked): resolved definitions
+    in the root on a line cq does not classify as ``definition`` (checked with a search for
+    the identifier at that place)."""
+    every = _all_findings(query, root, exclude)
+    defined = any(f.category == "definition" and f.text == query for f in every.values())
     resolved = total = bad = checked = 0
     for f in result.findings:
         semantic = f.enrichment.semantic if f.enrichment else None
         target = semantic.definition if semantic else None
         if f.category == "callsite" and f.text.split(".")[-1] == query and defined:
             total += 1
-            resolved += target is not None and target.file is not None
+            resolved += target is not None
         if target is not None and target.file is not None and f.category != "definition":
-            here = category.get((target.file, target.line))
-            if here is not None or target.file.endswith(".py"):
-                checked += 1
-                bad += here != "definition"
+            line = (Path(root) / target.file).read_text(errors="replace").split("\n")
+            name = identifier_at(line[target.line - 1], target.col) or query
+            here = _all_findings(name, root, exclude).get((target.file, target.line))
+            checked += 1
+            bad += here is None or here.category != "definition"
     return resolved, total, bad, checked
+
+
+_FINDINGS: dict[tuple[str, str], dict] = {}
+
+
+def _all_findings(name: str, root: str, exclude: tuple[str, ...]) -> dict:
+    if (name, root) not in _FINDINGS:
+        request = SearchRequest(query=name, root=root, exclude=exclude, limit=0, semantic=False)
+        found = run_search(msgspec.structs.replace(request, mode="identifier"))
+        _FINDINGS[(name, root)] = {(f.file, f.line): f for f in found.findings}
+    return _FINDINGS[(name, root)]
 
 
 def failure(query: str, root: str, exclude: tuple[str, ...], how: str) -> str:

@@ -35,6 +35,9 @@ def build_graph_product(left: int, right: int) -> list[int]:
 """
 OTHER = """\
 class Other:
+    def __init__(self) -> None:
+        self.sent = 0
+
     def send(self, text: str) -> None:
         print(text)
 """
@@ -369,3 +372,9 @@ def test_where_is_it_called_after_a_follow_up_leads_with_callsites(tree: Path) -
     then = run_cq("search", "where is it called?", "--root", str(tree), "--follow-up")
     answer = then.stdout.split("\n\n")[1]
     assert answer.startswith("**Answer:** 2 shown callsites of `build_graph_product`"), answer
+
+
+def test_a_constructor_call_resolves_to_its_class(tree: Path) -> None:
+    result = _search(tree, "Other", env=ANSWER_BUDGET)
+    call = next(f for f in result["findings"] if f["category"] == "callsite")
+    assert _semantic(call)["definition"] == {"file": "pkg/other.py", "line": 1, "col": 6}

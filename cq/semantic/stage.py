@@ -17,6 +17,7 @@ strings). Other stages' output never changes.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import Counter
@@ -47,6 +48,8 @@ CODE_CATEGORIES = frozenset(
 )
 PREOPEN_FILES = 40  # files opened while classification runs: more than a 30-hit report spans
 _DIAGNOSTIC_ERROR = 1
+_CONSTRUCTOR = re.compile(r"\s*(?:async\s+)?def\s+__(?:init|new)__\b")
+_CLASS = re.compile(r"(\s*class\s+)([A-Za-z_]\w*)")
 _DIAGNOSTIC_CHARS = 160  # as a signature in the report: one line
 # Longest wait for Pyrefly's indexing whatever the budget: its end is seen only on stderr, so a
 # missing line must not hold a search with a huge budget (the MONAI tree indexes in ~10 s).
@@ -67,6 +70,7 @@ class SemanticRun:
         self._files: dict[str, SourceFile | None] = {}
         self._files_lock = threading.Lock()
         self._opener: threading.Thread | None = None
+        self._external: dict[str, str | None] = {}  # files outside the root, read once
 
     @classmethod
     def begin(cls, request: SearchRequest, matches: tuple[RawMatch, ...]) -> SemanticRun:
@@ -247,7 +251,30 @@ class SemanticRun:
         if not found:
             return None
         path, line0, units = min(found)  # several (overloads, stubs): the first in path order
+        name = ask.finding.text.rsplit(".", 1)[-1]
+        line0, units = self._class_of_constructor(path, line0, units, name)
         return definition_fact(path, line0, units, self.root, self._line)
+
+    def _class_of_constructor(
+        self, path: str, line0: int, units: int, name: str
+    ) -> tuple[int, int]:
+        """``Client(...)`` resolves to ``def __init__``: report the class it constructs (the
+        line cq calls the definition of ``Client``), found upward at a smaller indentation."""
+        text = self._line(path, line0) or ""
+        if name.startswith("__") or not _CONSTRUCTOR.match(text):
+            return line0, units
+        indent = len(text) - len(text.lstrip())
+        for above in range(line0 - 1, -1, -1):
+            line = self._line(path, above)
+            if line is None:
+                break
+            stripped = line.lstrip()
+            if stripped and len(line) - len(stripped) < indent:
+                found = _CLASS.match(line)
+                if found and found.group(2) == name:
+                    return above, utf16_col(line, found.start(2))
+                break
+        return line0, units
 
     def _source(self, rel: str) -> SourceFile | None:
         with self._files_lock:
@@ -261,10 +288,12 @@ class SemanticRun:
             source = self._source(rel)
             text = source.text if source is not None else None
         else:
-            try:
-                text = Path(path).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                return None
+            if path not in self._external:
+                try:
+                    self._external[path] = Path(path).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    self._external[path] = None
+            text = self._external[path]
         lines = (text or "").split("\n")
         return lines[line0].removesuffix("\r") if 0 <= line0 < len(lines) else None
 
