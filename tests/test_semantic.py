@@ -203,8 +203,8 @@ def test_no_semantic_leaves_everything_else_identical(tree: Path) -> None:
     assert json.loads(by_env.stdout) | {"run": None} == off.json() | {"run": None}
 
 
-def test_profile_switch_turns_the_stage_off(tree: Path, tmp_path: Path) -> None:
-    profile = tmp_path / "quiet.toml"
+def test_profile_switch_turns_the_stage_off(tree: Path) -> None:
+    profile = tree / "quiet.toml"  # a profile file must lie inside the root
     profile.write_text("max_files = 100\n[semantic]\nenabled = false\n")
     result = _search(tree, "build_graph_product", "--profile", str(profile))
     assert all(_semantic(f) is None for f in result["findings"])
