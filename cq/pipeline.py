@@ -27,6 +27,7 @@ from cq.profiles import load_rank_weights
 from cq.progress import Progress
 from cq.rank import RankContext, rank_findings, rerank_shown
 from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
+from cq.semantic import SemanticRun
 
 
 def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> SearchResult:
@@ -71,6 +72,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
+        semantic = SemanticRun.begin(request, candidates.matches)  # Pyrefly starts meanwhile
 
         with _timed(timings, "classify"):
             classified = classify_all(
@@ -103,9 +105,13 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         with _timed(timings, "enrich"):
             settings = EnrichSettings.from_env(use_store=request.use_cache)
             enriched = enrich_shown(Path(request.root), ranked, request.limit, settings, check)
+        if semantic.active:
+            with _timed(timings, "semantic"):
+                enriched = semantic.apply(enriched, request.limit)
 
         with _timed(timings, "rank"):
             shown_first = rerank_shown(enriched.findings, ranking, request.limit)
+            shown_first = semantic.rerank(shown_first, patterns, request)
 
         facts = SearchFacts(
             request=request,
@@ -119,7 +125,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             focus=focus,
             rewrite=rewrite.summary if rewrite else None,
             timings_ms={k: round(v, 1) for k, v in timings.items()} | enriched.timings_ms,
-            telemetry=enriched.telemetry | _classify_telemetry(classified.reasons),
+            telemetry=enriched.telemetry
+            | semantic.telemetry
+            | _classify_telemetry(classified.reasons),
             counters=counters | enriched.counters,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         )

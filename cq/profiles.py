@@ -41,6 +41,7 @@ def load_profile(name_or_path: str, root: str) -> Limits:
     relative to it); a clear error otherwise."""
     table = _profile_table(name_or_path, root)
     table.pop("rank", None)
+    table.pop("semantic", None)
     limits = _convert(table, Limits, name_or_path, "")
     for field in msgspec.structs.fields(Limits):
         value = getattr(limits, field.name)
@@ -68,6 +69,14 @@ def load_rank_weights(name_or_path: str, root: str) -> RankWeights:
         if isinstance(value, int | float):
             _check_weight(name_or_path, f"rank.{field.name}", value)
     return complete_weights(weights)
+
+
+def profile_section(name_or_path: str, root: str, section: str) -> dict[str, Any]:
+    """One optional table of the profile (``[semantic]``), empty when absent."""
+    table = _profile_table(name_or_path, root).get(section, {})
+    if not isinstance(table, dict):
+        raise UsageError(f"profile {name_or_path}: [{section}] is not a table")
+    return table
 
 
 def _check_weight(name_or_path: str, key: str, value: float) -> None:

@@ -39,25 +39,37 @@ RELEVANT_FILES = 10  # a question or issue is answered by files; the first ten, 
 
 
 def top_contexts(shown: tuple[Finding, ...]) -> TopContexts:
-    """Shown findings grouped by ``(containing scope, file)``; a group ranks by its best hit."""
-    order: list[tuple[str | None, str]] = []
-    members: dict[tuple[str | None, str], list[int]] = {}
+    """Shown findings grouped by ``(containing scope, file)``, callsites that Pyrefly resolved
+    to a definition in the root by that definition; a group ranks by its best hit."""
+    order: list[tuple[str | None, str, str | None]] = []
+    members: dict[tuple[str | None, str, str | None], list[int]] = {}
     for index, f in enumerate(shown):
-        key = (f.containing_scope, f.file)
+        target = _resolved_call(f)
+        key = (None, target[0], target[1]) if target else (f.containing_scope, f.file, None)
         if key not in members:
             order.append(key)
             members[key] = []
         members[key].append(index)
     groups = tuple(
         ScopeGroup(
-            scope=scope,
-            file=file,
-            finding_indexes=tuple(members[(scope, file)][:GROUP_MEMBERS]),
-            total=len(members[(scope, file)]),
+            scope=key[0],
+            file=key[1],
+            finding_indexes=tuple(members[key][:GROUP_MEMBERS]),
+            total=len(members[key]),
+            resolves_to=key[2],
         )
-        for scope, file in order[:TOP_GROUPS]
+        for key in order[:TOP_GROUPS]
     )
     return TopContexts(groups=groups, total_groups=len(order))
+
+
+def _resolved_call(f: Finding) -> tuple[str, str] | None:
+    """(definition file, "file:line") of a callsite's resolved definition in the root."""
+    semantic = f.enrichment.semantic if f.enrichment is not None else None
+    target = semantic.definition if semantic is not None else None
+    if f.category != "callsite" or target is None or target.file is None:
+        return None
+    return target.file, f"{target.file}:{target.line}"
 
 
 def finding_list(

@@ -51,6 +51,7 @@ from cq.model.result import (
     Summary,
     TopContexts,
 )
+from cq.model.semantic import SemanticDefinition, SemanticFacts, SemanticStatus
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -95,6 +96,9 @@ __all__ = [
     "SearchResult",
     "SearchStats",
     "Section",
+    "SemanticDefinition",
+    "SemanticFacts",
+    "SemanticStatus",
     "StageName",
     "StageStatus",
     "Summary",

@@ -12,6 +12,8 @@ from typing import Literal
 
 import msgspec
 
+from cq.model.semantic import SemanticFacts, SemanticStatus
+
 EnrichmentStatus = Literal["applied", "degraded", "skipped"]
 StageName = Literal["ast_grep", "python_ast", "imports", "libcst", "tree_sitter"]
 AgreementStatus = Literal["full", "partial", "conflict"]
@@ -29,6 +31,7 @@ class StageStatus(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     imports: EnrichmentStatus | None = None
     libcst: EnrichmentStatus | None = None
     tree_sitter: EnrichmentStatus | None = None
+    semantic: SemanticStatus | None = None  # Pyrefly (``cq.semantic``); may be ``failed``
 
 
 class CallFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -127,6 +130,7 @@ class Enrichment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     rust: RustFacts | None = None
     parse_quality: ParseQuality | None = None
     agreement: Agreement | None = None
+    semantic: SemanticFacts | None = None  # Pyrefly, when the stage is on
     stages: StageStatus | None = None
     degrade_reasons: tuple[str, ...] = ()
     dropped_fields: tuple[str, ...] = ()  # removed by the payload byte budget, least useful first

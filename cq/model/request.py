@@ -70,6 +70,7 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
     use_cache: bool = True
     explain: bool = False
     progress: bool = False
+    semantic: bool = True  # False: --no-semantic (the profile and CQ_SEMANTIC may also say no)
 
     def __post_init__(self) -> None:
         _check_text("query", self.query)

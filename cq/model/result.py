@@ -49,13 +49,16 @@ class FileCount(msgspec.Struct, frozen=True):
     count: int
 
 
-class ScopeGroup(msgspec.Struct, frozen=True, kw_only=True):
-    """Shown findings sharing a containing scope in one file (``scope`` None: module level)."""
+class ScopeGroup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Shown findings sharing a containing scope in one file (``scope`` None: module level),
+    or, with ``resolves_to``, shown callsites Pyrefly resolved to one definition (``file``
+    is then the definition's)."""
 
     scope: str | None
     file: str
     finding_indexes: tuple[int, ...]
     total: int = 0  # shown findings in this group (``finding_indexes`` may list fewer)
+    resolves_to: str | None = None  # "pkg/mod.py:12", the definition the callsites call
 
 
 class FollowUp(msgspec.Struct, frozen=True, kw_only=True):

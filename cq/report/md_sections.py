@@ -17,6 +17,7 @@ from cq.model import (
 from cq.report.md_text import code, fence, shown_line
 
 _SHORT_KIND = {"docstring_match": "docstring", "comment_match": "comment", "string_match": "string"}
+_CALLERS_LISTED = 3  # callsites named in a callers answer; the Callsites section has them all
 _LISTED = frozenset(
     {"definition", "callsite", "import", "from_import", *_SHORT_KIND}
 )  # kinds with a section of their own
@@ -32,6 +33,9 @@ def answer(result: SearchResult) -> list[str]:
         head = f"**No definition found.** Best hit: {_where(best)} {best.category}"
         return [head, *fence([_line(best)], best.language)]
     f = findings[summary.primary]
+    target = summary.telemetry.get("semantic.target", {})
+    if target.get("callers_question") and target.get("resolved_to_target"):
+        return _callers_answer(result, f, target["resolved_to_target"])
     scope = _scope(f)
     where = f" in {code(scope)}" if scope else ""
     signature = f.enrichment.signature if f.enrichment else None
@@ -44,6 +48,27 @@ def answer(result: SearchResult) -> list[str]:
     extra = _enrichment_facts(f)
     if extra:
         lines.append(extra)
+    if target.get("resolved_to_target") or target.get("resolved_elsewhere"):
+        lines.append(
+            f"Pyrefly: {target.get('resolved_to_target', 0)} shown uses resolve to this"
+            f" definition, {target.get('resolved_elsewhere', 0)} to other definitions"
+        )
+    return lines
+
+
+def _callers_answer(result: SearchResult, definition: Finding, count: int) -> list[str]:
+    """A question about callers: the callsites Pyrefly resolved to the definition lead (the
+    ranking put them first), the definition follows on one line."""
+    calls = [f for f in result.findings if f.category == "callsite"][:count]
+    plural = "s" if count != 1 else ""
+    lines = [
+        f"**Answer:** {count} shown callsite{plural} of {code(definition.text)}"
+        f" (defined at {_where(definition)}), resolved by Pyrefly:"
+    ]
+    for call in calls[:_CALLERS_LISTED]:
+        scope = _scope(call)
+        lines.append(f"- {_where(call)}" + (f" in {code(scope)}" if scope else ""))
+    lines += fence([calls[0].line_text], calls[0].language)
     return lines
 
 
@@ -110,7 +135,11 @@ def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[st
             if group.total > len(group.finding_indexes)
             else ""
         )
-        lines += ["", f"### {scope} ({code(group.file)}{more})"]
+        if group.resolves_to:
+            head = f"calls resolved to {code(group.resolves_to)} (Pyrefly{more})"
+            lines += ["", f"### {head}"]
+        else:
+            lines += ["", f"### {scope} ({code(group.file)}{more})"]
         by_line: dict[int, list[Finding]] = {}
         for index in group.finding_indexes:
             by_line.setdefault(findings[index].line, []).append(findings[index])
@@ -207,21 +236,47 @@ def _role(f: Finding) -> str:
 
 
 def _detail(f: Finding) -> str:
-    """A one-line signature for definitions, the call target for callsites, when enriched."""
+    """A one-line signature for definitions (and Pyrefly's reference count), the resolved
+    target or else the call target for callsites, when enriched."""
     e = f.enrichment
     if e is None:
         return ""
     if e.signature:
+        refs = _references(f)
         if "\n" not in e.signature:
-            return f" — {code(e.signature)}"
+            return f" — {code(e.signature)}{refs}"
         from cq.report.one_line import one_line_signature
 
-        return f" — {code(one_line_signature(e.signature, f.language))}"
+        return f" — {code(one_line_signature(e.signature, f.language))}{refs}"
+    resolved = _resolved(f)
+    if resolved:
+        return resolved
     if e.call and e.call.target:
         return f" → {code(e.call.target)}"
     if e.import_ and e.import_.module:
         return f" from {code(e.import_.module)}"
     return ""
+
+
+def _resolved(f: Finding) -> str:
+    """`` → `pkg/mod.py:12` `def f(x: int) -> str` ``: where Pyrefly resolved the name (a
+    module name outside the root) and the type it gives it; empty when unresolved."""
+    semantic = f.enrichment.semantic if f.enrichment else None
+    target = semantic.definition if semantic else None
+    if semantic is None or target is None:
+        return ""
+    place = f"{target.file}:{target.line}" if target.file else (target.module or "?")
+    kind = f" {code(semantic.type)}" if semantic.type else ""
+    errors = f" · error {code(semantic.diagnostics[0])}" if semantic.diagnostics else ""
+    return f" → {code(place)}{kind}{errors}"
+
+
+def _references(f: Finding) -> str:
+    semantic = f.enrichment.semantic if f.enrichment else None
+    if semantic is None or semantic.references is None:
+        return ""
+    n = semantic.references
+    return f" · {n} reference{'s' if n != 1 else ''}"
 
 
 def _enrichment_facts(f: Finding) -> str:
@@ -252,8 +307,15 @@ def _enrichment_facts(f: Finding) -> str:
             e.rust.impl_trait and f"impl {e.rust.impl_trait}",
         ]
         facts.append(" ".join(x for x in rust if x))
+    semantic = e.semantic
+    if semantic and semantic.type:
+        facts.append(f"type {code(semantic.type)}")
+    if semantic and semantic.references is not None:
+        facts.append(_references(f).removeprefix(" · "))
     if e.status != "applied":
         facts.append(f"enrichment {e.status}")
+    if semantic and semantic.status in ("degraded", "failed"):
+        facts.append(f"semantic {semantic.status}")
     return " · ".join(x for x in facts if x)
 
 

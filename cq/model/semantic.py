@@ -1,0 +1,35 @@
+"""What Pyrefly's language server says about one shown Python hit (``cq.semantic``).
+
+Every field is optional: the server may be missing, slow, or have no answer for a position.
+``status`` says how the stage went for the hit, ``reason`` why it was not ``applied``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+SemanticStatus = Literal["applied", "degraded", "failed", "skipped"]
+
+
+class SemanticDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Where the hit's name is defined: a place in the root (``file`` relative to it, 1-based
+    ``line`` and ``col``), or, outside the root, only the dotted name (``typing.Protocol``)."""
+
+    file: str | None = None
+    line: int = 0
+    col: int = 0
+    module: str | None = None
+
+
+class SemanticFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Type, resolved definition, reference count and errors at the hit. Field order is the
+    JSON order."""
+
+    status: SemanticStatus
+    type: str | None = None  # first line of the hover, trimmed
+    definition: SemanticDefinition | None = None  # callsites, references, imports, attributes
+    references: int | None = None  # definitions: uses within the root
+    diagnostics: tuple[str, ...] = ()  # type errors on the hit's line: "code: message"
+    reason: str | None = None  # why not applied (server missing, time budget, ...)

@@ -1,0 +1,383 @@
+"""One ``pyrefly lsp`` process per searched root: started in the background, kept warm for the
+life of the cq process (``cq mcp`` keeps it across searches), stopped at exit.
+
+Start-up: ``initialize`` with the root as the one workspace folder (and the client capability
+``workspace.workspaceFolders``: without it Pyrefly 1.4.1 indexes nothing, and references stay
+within open files), answers ``workspace/configuration`` with ``displayTypeErrors: force-on``
+(type errors also where the tree has no Pyrefly config) and no hover go-to links. Pyrefly
+then indexes the workspace in the background (``--workspace-indexing-limit`` raised from its
+2000 files so a 4,000-file repository is covered). It reports the end of indexing only on
+stderr ("Populated all files in the ..."), so that is what ``indexed`` watches; references
+asked before then may be partial and are marked so by the stage.
+
+Files: Pyrefly reads the tree and writes nothing into it (checked: a tree diffed before and
+after a session, with and without a ``pyproject.toml``). It has no on-disk cache; it unpacks
+its bundled typeshed under ``$TMPDIR``, which points into cq's cache dir. The child gets a
+parent death signal (Linux ``PR_SET_PDEATHSIG``, tied to the pool's spawner thread, which lives
+as long as cq) so a killed cq leaves no orphan; ``atexit`` and cq's SIGTERM handler stop it
+cleanly otherwise.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cq.semantic.rpc import Connection, RpcError
+
+INDEXING_LIMIT = 100_000  # files; Pyrefly's default 2000 leaves larger roots half-indexed
+# Pyrefly's threads: half the cores, so its background indexing leaves cq's classification and
+# enrichment (whose LibCST stage has a wall-time budget) the other half.
+# After indexing, Pyrefly publishes the open files' diagnostics again; when it has nothing new
+# to say for a file it may not, so the earlier publish stands after this grace.
+REPUBLISH_GRACE_S = 1.0
+_INIT_TIMEOUT_S = 10.0
+_STOP_GRACE_S = 0.3
+_STDERR_TAIL = 20
+
+
+def pyrefly_binary() -> str | None:
+    """``CQ_PYREFLY`` when set, else the ``pyrefly`` installed beside this Python, else PATH."""
+    explicit = os.environ.get("CQ_PYREFLY")
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    beside = Path(sys.executable).parent / "pyrefly"
+    if os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("pyrefly")
+
+
+class PyreflyServer:
+    """A running (or starting, or dead) language server for one root."""
+
+    def __init__(self, root: str, binary: str, scratch: Path) -> None:
+        self.root = root
+        self.binary = binary
+        self.scratch = scratch
+        self.process: subprocess.Popen[bytes] | None = None
+        self.conn: Connection | None = None
+        self.error: str | None = None
+        self.initialized = threading.Event()
+        self.started_at = time.monotonic()
+        self._lock = threading.Lock()
+        self._versions: dict[str, tuple[int, str]] = {}  # path -> (version, content digest)
+        self._diagnostics: dict[str, tuple[int | None, list[Any], float]] = {}
+        self._indexed_at = 0.0  # when the last indexing pass ended (stderr)
+        self._diag_changed = threading.Condition(self._lock)
+        self._indexing_started = 0
+        self._indexing_done = 0
+        self._workspace_indexed = threading.Event()
+        self._stderr_tail: list[str] = []
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def spawn(self) -> None:
+        """Start the process (called on the pool's spawner thread, which lives as long as cq:
+        the parent death signal is tied to the thread that forked)."""
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, TMPDIR=str(self.scratch), PYREFLY_COLOR="never")
+        argv = [self.binary, "lsp", "--workspace-indexing-limit", str(INDEXING_LIMIT)]
+        argv += ["--threads", str(max(1, (os.cpu_count() or 2) // 2))]
+        self.process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=str(self.scratch),
+            env=env,
+            preexec_fn=_death_signal(),
+        )
+        threading.Thread(target=self._read_stderr, name="cq-lsp-stderr", daemon=True).start()
+        self.conn = Connection(self.process, self._on_request, self._on_notification)
+
+    def handshake(self) -> None:
+        """``initialize`` and ``initialized``; on failure ``error`` says why."""
+        try:
+            if self.conn is None:
+                raise RpcError("not started")
+            uri = Path(self.root).as_uri()
+            self.conn.request(
+                "initialize",
+                {
+                    "processId": os.getpid(),
+                    "rootUri": uri,
+                    "workspaceFolders": [{"uri": uri, "name": Path(self.root).name or "root"}],
+                    "capabilities": {
+                        "workspace": {"configuration": True, "workspaceFolders": True},
+                        "textDocument": {
+                            "hover": {"contentFormat": ["markdown", "plaintext"]},
+                            "publishDiagnostics": {"versionSupport": True},
+                        },
+                    },
+                },
+                _INIT_TIMEOUT_S,
+            )
+            self.conn.notify("initialized", {})
+        except (RpcError, OSError) as exc:
+            self.error = f"initialize failed: {exc}"
+        finally:
+            self.initialized.set()
+
+    def alive(self) -> bool:
+        return (
+            self.process is not None
+            and self.process.poll() is None
+            and self.conn is not None
+            and not self.conn.closed.is_set()
+        )
+
+    def stop(self) -> None:
+        """``shutdown`` + ``exit`` when it answers quickly, then terminate, then kill."""
+        process, conn = self.process, self.conn
+        if process is None or process.poll() is not None:
+            return
+        try:
+            if conn is not None and self.initialized.is_set() and not conn.closed.is_set():
+                conn.request("shutdown", None, _STOP_GRACE_S)
+                conn.notify("exit", None)
+                process.wait(_STOP_GRACE_S)
+        except (RpcError, OSError, subprocess.TimeoutExpired):
+            pass
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(_STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    # -- documents -------------------------------------------------------------------------
+
+    def sync(self, path: str, text: str, digest: str) -> int:
+        """Open ``path`` (absolute) with ``text``, or send the new text if it changed since;
+        returns the version whose diagnostics belong to this text."""
+        assert self.conn is not None
+        uri = Path(path).as_uri()
+        with self._lock:
+            known = self._versions.get(path)
+            if known is not None and known[1] == digest:
+                return known[0]
+            version = 1 if known is None else known[0] + 1
+            self._versions[path] = (version, digest)
+        if known is None:
+            document = {"uri": uri, "languageId": "python", "version": version, "text": text}
+            self.conn.notify("textDocument/didOpen", {"textDocument": document})
+        else:
+            self.conn.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [{"text": text}],
+                },
+            )
+        return version
+
+    def diagnostics(self, path: str, version: int, deadline: float) -> list[Any] | None:
+        """The diagnostics published for this version of the file after indexing ended (Pyrefly
+        checks open files again then, and the first publish may rest on a state it had not
+        finished), waiting until ``deadline`` (``time.monotonic``); None when none came."""
+        uri = Path(path).as_uri()
+        with self._diag_changed:
+            while True:
+                got = self._diagnostics.get(uri)
+                indexed = (
+                    self._workspace_indexed.is_set()
+                    and self._indexing_done >= self._indexing_started
+                )
+                if (
+                    got is not None
+                    and (got[0] is None or got[0] >= version)
+                    and indexed
+                    and (
+                        got[2] > self._indexed_at
+                        or time.monotonic() > self._indexed_at + REPUBLISH_GRACE_S
+                    )
+                ):
+                    return got[1]
+                left = deadline - time.monotonic()
+                if left <= 0 or not self.alive():
+                    return None
+                self._diag_changed.wait(min(left, 0.05))
+
+    def indexed(self) -> bool:
+        """Pyrefly finished indexing the workspace and every config it started on."""
+        with self._lock:
+            return self._workspace_indexed.is_set() and (
+                self._indexing_done >= self._indexing_started
+            )
+
+    def wait_indexed(self, deadline: float) -> bool:
+        while not self.indexed():
+            if time.monotonic() >= deadline or not self.alive():
+                return False
+            self._workspace_indexed.wait(min(0.05, max(deadline - time.monotonic(), 0.0)))
+            time.sleep(0.005)
+        return True
+
+    def stderr_tail(self) -> str:
+        with self._lock:
+            return self._stderr_tail[-1] if self._stderr_tail else ""
+
+    # -- server to client --------------------------------------------------------------------
+
+    def _on_request(self, method: str, message: dict[str, Any]) -> Any:
+        if method == "workspace/configuration":
+            items = (message.get("params") or {}).get("items") or [{}]
+            settings = {
+                "analysis": {"showHoverGoToLinks": False},
+                "pyrefly": {"displayTypeErrors": "force-on"},
+            }
+            return [settings for _ in items]
+        return None  # registerCapability, workDoneProgress/create: accepted, nothing to do
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        if method != "textDocument/publishDiagnostics" or not isinstance(params, dict):
+            return
+        with self._diag_changed:
+            self._diagnostics[params.get("uri", "")] = (
+                params.get("version"),
+                params.get("diagnostics") or [],
+                time.monotonic(),
+            )
+            self._diag_changed.notify_all()
+
+    def _read_stderr(self) -> None:
+        stream = self.process.stderr if self.process is not None else None
+        if stream is None:
+            return
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", errors="replace").strip()
+            with self._diag_changed:
+                self._diag_changed.notify_all()
+                if "Populating " in line:
+                    self._indexing_started += 1
+                elif "Populated all files in the " in line:
+                    self._indexing_done += 1
+                    self._indexed_at = time.monotonic()
+                    if "in the workspace" in line:
+                        self._workspace_indexed.set()
+                elif line and " INFO " not in f" {line}" and "DEBUG" not in line:
+                    self._stderr_tail = [*self._stderr_tail[-_STDERR_TAIL:], line]
+
+
+class ServerPool:
+    """The servers of this process, one per root, and the thread that spawns them."""
+
+    def __init__(self, cache_root: Callable[[], Path]) -> None:
+        self._cache_root = cache_root
+        self._servers: dict[str, PyreflyServer] = {}
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[PyreflyServer] = queue.SimpleQueue()
+        self._spawner: threading.Thread | None = None
+        self._hooked = False
+
+    def get(self, root: str) -> PyreflyServer | None:
+        """The server for ``root``, started in the background when there is none (or the
+        last one died); None when Pyrefly is not installed."""
+        with self._lock:
+            server = self._servers.get(root)
+            if server is not None and (not server.initialized.is_set() or server.alive()):
+                return server
+            binary = pyrefly_binary()
+            if binary is None:
+                return None
+            if server is not None:
+                _stop_quietly(server)
+            server = PyreflyServer(root, binary, self._cache_root() / "pyrefly-tmp")
+            self._servers[root] = server
+            self._ensure_spawner()
+        self._jobs.put(server)
+        return server
+
+    def running(self, root: str) -> PyreflyServer | None:
+        """The server already registered for ``root`` (tests and benches inspect its pid)."""
+        with self._lock:
+            return self._servers.get(root)
+
+    def stop_all(self) -> None:
+        with self._lock:
+            servers = list(self._servers.values())
+            self._servers.clear()
+        for server in servers:
+            _stop_quietly(server)
+
+    def _ensure_spawner(self) -> None:
+        if self._spawner is None:
+            self._spawner = threading.Thread(target=self._spawn_loop, name="cq-lsp", daemon=True)
+            self._spawner.start()
+        if not self._hooked:
+            self._hooked = True
+            atexit.register(self.stop_all)
+            _chain_sigterm(self.stop_all)
+
+    def _spawn_loop(self) -> None:
+        while True:
+            server = self._jobs.get()
+            try:
+                server.spawn()
+            except OSError as exc:
+                server.error = f"cannot start pyrefly: {exc}"
+                server.initialized.set()
+                continue
+            threading.Thread(target=server.handshake, name="cq-lsp-init", daemon=True).start()
+
+
+def _stop_quietly(server: PyreflyServer) -> None:
+    with contextlib.suppress(Exception):  # best effort; the death signal covers the rest
+        server.stop()
+
+
+def _death_signal() -> Callable[[], None] | None:
+    """For the child, before exec: SIGTERM when the thread that forked it dies (Linux
+    ``PR_SET_PDEATHSIG``). libc is looked up here, in the parent: nothing is imported or
+    loaded between fork and exec."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return lambda: prctl(1, signal.SIGTERM)
+
+
+def _chain_sigterm(stop: Callable[[], None]) -> None:
+    """On SIGTERM: stop the servers, then do what was installed before (default: exit)."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may install handlers; the death signal still applies
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def handler(signum: int, frame: Any) -> None:
+        stop()
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+_POOL_LOCK = threading.Lock()
+_POOL: list[ServerPool] = []
+
+
+def pool() -> ServerPool:
+    """The process's server pool, created on first use (its servers stop at exit)."""
+    with _POOL_LOCK:
+        if not _POOL:
+            from cq.cache.store import cache_dir
+
+            _POOL.append(ServerPool(cache_dir))
+        return _POOL[0]

@@ -1,0 +1,380 @@
+"""The semantic stage against the real ``pyrefly lsp`` on small fixture trees.
+
+CLI tests run ``python -m cq`` as a subprocess; the kill / stop tests run the pipeline in this
+process, so they can find the server the search started and kill or stop it mid-search. The
+budget is generous where answers are asserted (the machine is shared), small where failure is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from cq.model import SearchRequest
+from cq.pipeline import run_search
+from cq.semantic.server import pool
+from tests.conftest import run_cq, write_tree
+
+GRAPH = """\
+class Client:
+    def send(self, data: bytes) -> int:
+        return len(data)
+
+
+def build_graph_product(left: int, right: int) -> list[int]:
+    return [left * right]
+"""
+OTHER = """\
+class Other:
+    def __init__(self) -> None:
+        self.sent = 0
+
+    def send(self, text: str) -> None:
+        print(text)
+"""
+USE = """\
+from pkg.graph import Client, build_graph_product
+from pkg.other import Other
+
+values = build_graph_product(2, 3)
+Client().send(b"payload")
+Other().send("text")
+
+
+def run() -> int:
+    total: int = build_graph_product(4, 5)
+    return total
+"""
+# Generous budgets: answers, not timing, are asserted here, on a shared machine (the
+# enrichment budget too, so two runs compared byte for byte are enriched alike).
+ANSWER_BUDGET = {"CQ_SEMANTIC_BUDGET_MS": "30000", "CQ_ENRICH_BUDGET_MS": "600000"}
+NO_ENRICH_CLOCK = {"CQ_ENRICH_BUDGET_MS": "600000"}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    return write_tree(
+        tmp_path / "repo",
+        {
+            "pkg/__init__.py": "",
+            "pkg/graph.py": GRAPH,
+            "pkg/other.py": OTHER,
+            "pkg/use.py": USE,
+        },
+    )
+
+
+def _search(root: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+    run = run_cq("search", *args, "--root", str(root), "--format", "json", env=env)
+    assert run.returncode == 0, run.stderr
+    return run.json()
+
+
+def _semantic(finding: dict) -> dict | None:
+    return (finding.get("enrichment") or {}).get("semantic")
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.split("\n"), 1) if needle in line)
+
+
+def test_callsite_resolves_to_its_definition(tree: Path) -> None:
+    result = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    findings = result["findings"]
+    by_place = {(f["file"], f["line"]): f for f in findings}
+    calls = [f for f in findings if f["category"] == "callsite"]
+    assert calls
+    def_line = _line_of(GRAPH, "def build_graph_product")
+    for call in calls:
+        semantic = _semantic(call)
+        assert semantic["status"] == "applied", semantic
+        assert semantic["definition"] == {"file": "pkg/graph.py", "line": def_line, "col": 4}
+        assert by_place[("pkg/graph.py", def_line)]["category"] == "definition"
+        assert semantic["type"].startswith("def build_graph_product(left: int, right: int)")
+        assert call["enrichment"]["stages"]["semantic"] == "applied"
+    assert result["summary"]["telemetry"]["semantic"]["applied"] == len(findings)
+
+
+def test_definition_counts_its_references_in_the_root(tree: Path) -> None:
+    result = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    definition = next(f for f in result["findings"] if f["category"] == "definition")
+    uses = sum(
+        len(re.findall(r"\bbuild_graph_product\b", (tree / "pkg" / name).read_text()))
+        for name in ("use.py", "other.py")
+    )
+    assert _semantic(definition)["references"] == uses
+
+
+def test_type_error_is_reported_on_its_line_only(tree: Path) -> None:
+    result = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    bad_line = _line_of(USE, "total: int = build_graph_product")
+    good_line = _line_of(USE, "values = build_graph_product")
+    by_line = {f["line"]: _semantic(f) for f in result["findings"] if f["file"] == "pkg/use.py"}
+    assert any("bad-assignment" in d for d in by_line[bad_line]["diagnostics"])
+    assert "diagnostics" not in by_line[good_line]
+
+
+def test_markdown_names_resolved_targets_and_reference_counts(tree: Path) -> None:
+    run = run_cq("search", "build_graph_product", "--root", str(tree), env=ANSWER_BUDGET)
+    def_line = _line_of(GRAPH, "def build_graph_product")
+    uses = len(re.findall(r"\bbuild_graph_product\b", USE))
+    assert f"→ `pkg/graph.py:{def_line}` `def build_graph_product(" in run.stdout
+    definition = (
+        rf"^- `pkg/graph.py:{def_line}:4` — `def build_graph_product.* · {uses} references$"
+    )
+    assert re.search(definition, run.stdout, re.M), run.stdout
+    assert "type `def build_graph_product(" in run.stdout.split("\n\n")[1]
+
+
+def test_dotted_query_ranks_uses_of_that_definition_first(tree: Path) -> None:
+    result = _search(tree, "Client.send", env=ANSWER_BUDGET)
+    findings = result["findings"]
+    send_line = _line_of(GRAPH, "def send")
+    place = {"file": "pkg/graph.py", "line": send_line, "col": 8}
+    mine = [i for i, f in enumerate(findings) if (_semantic(f) or {}).get("definition") == place]
+    others = [
+        i
+        for i, f in enumerate(findings)
+        if f["category"] == "callsite"
+        and f["text"].endswith("send")
+        and (_semantic(f) or {}).get("definition") not in (None, place)
+    ]
+    assert mine and others
+    assert max(mine) < min(others)
+    target = result["summary"]["telemetry"]["semantic.target"]
+    assert target["resolved_to_target"] == len(mine)
+    md = run_cq("search", "Client.send", "--root", str(tree), env=ANSWER_BUDGET).stdout
+    assert f"Pyrefly: {len(mine)} shown uses resolve to this definition" in md
+
+
+def test_callers_question_leads_with_resolved_callsites(tree: Path) -> None:
+    run = run_cq("search", "who calls build_graph_product", "--root", str(tree), env=ANSWER_BUDGET)
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** 2 shown callsites of `build_graph_product`"), answer
+    result = _search(tree, "who calls build_graph_product", env=ANSWER_BUDGET)
+    first = result["findings"][0]
+    assert first["category"] == "callsite"
+    assert _semantic(first)["definition"]["file"] == "pkg/graph.py"
+
+
+def _without_semantic(result: dict, *, grouping: bool = False) -> dict:
+    """The result with every semantic field and the volatile run facts removed (and, with
+    ``grouping``, Top Contexts, which groups resolved callsites by their definition)."""
+    result = json.loads(json.dumps(result))
+    result.pop("run")
+    if grouping:
+        result["sections"] = [s for s in result["sections"] if s["type"] != "top_contexts"]
+    for key in [k for k in result["summary"]["telemetry"] if k.startswith("semantic")]:
+        del result["summary"]["telemetry"][key]
+    for finding in result["findings"]:
+        enrichment = finding.get("enrichment") or {}
+        enrichment.pop("semantic", None)
+        enrichment.get("stages", {}).pop("semantic", None)
+    return result
+
+
+def test_no_semantic_leaves_everything_else_identical(tree: Path) -> None:
+    on = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    off = run_cq(
+        *("search", "build_graph_product", "--root", str(tree), "--format", "json"),
+        "--no-semantic",
+        env=NO_ENRICH_CLOCK,
+    )
+    assert all(_semantic(f) is None for f in off.json()["findings"])
+    assert _without_semantic(on, grouping=True) == _without_semantic(off.json(), grouping=True)
+    resolved = next(s for s in on["sections"] if s["type"] == "top_contexts")["groups"]
+    plain = next(s for s in off.json()["sections"] if s["type"] == "top_contexts")["groups"]
+    assert any(g.get("resolves_to") for g in resolved)
+    assert not any("resolves_to" in g for g in plain)
+    by_env = run_cq(
+        "search",
+        *("build_graph_product", "--root", str(tree), "--format", "json"),
+        env={"CQ_SEMANTIC": "0", **NO_ENRICH_CLOCK},
+    )
+    assert json.loads(by_env.stdout) | {"run": None} == off.json() | {"run": None}
+
+
+def test_profile_switch_turns_the_stage_off(tree: Path) -> None:
+    profile = tree / "quiet.toml"  # a profile file must lie inside the root
+    profile.write_text("max_files = 100\n[semantic]\nenabled = false\n")
+    result = _search(tree, "build_graph_product", "--profile", str(profile))
+    assert all(_semantic(f) is None for f in result["findings"])
+    assert "semantic" not in result["summary"]["telemetry"]
+
+
+def test_missing_pyrefly_fails_open(tree: Path) -> None:
+    result = _search(
+        tree, "build_graph_product", env={"CQ_PYREFLY": str(tree / "nope"), **NO_ENRICH_CLOCK}
+    )
+    statuses = {_semantic(f)["status"] for f in result["findings"]}
+    assert statuses == {"failed"}
+    assert _semantic(result["findings"][0])["reason"] == "pyrefly not installed"
+    off = run_cq(
+        *("search", "build_graph_product", "--root", str(tree), "--format", "json"),
+        "--no-semantic",
+        env=NO_ENRICH_CLOCK,
+    )
+    assert _without_semantic(result) == _without_semantic(off.json())
+
+
+def test_searched_tree_is_left_untouched(tree: Path) -> None:
+    before = sorted((str(p), p.stat().st_mtime_ns) for p in tree.rglob("*"))
+    _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    assert sorted((str(p), p.stat().st_mtime_ns) for p in tree.rglob("*")) == before
+
+
+def _request(root: Path, query: str) -> SearchRequest:
+    return SearchRequest(query=query, root=str(root), use_cache=False)
+
+
+def _on_server_start(root: Path, action) -> threading.Thread:  # type: ignore[no-untyped-def]
+    """Run ``action(pid)`` as soon as the search has started the root's server."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            server = pool().running(str(root))
+            if server is not None and server.process is not None:
+                server.initialized.wait(30)
+                action(server.process.pid)
+                return
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("how", ["killed", "stopped"])
+def test_dead_or_hung_server_fails_within_budget(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    budget_ms = 1000
+    monkeypatch.setenv("CQ_SEMANTIC_BUDGET_MS", str(budget_ms))
+    monkeypatch.setenv("CQ_ENRICH_BUDGET_MS", NO_ENRICH_CLOCK["CQ_ENRICH_BUDGET_MS"])
+    pids: list[int] = []
+
+    def act(pid: int) -> None:
+        pids.append(pid)
+        os.kill(pid, signal.SIGKILL if how == "killed" else signal.SIGSTOP)
+
+    watcher = _on_server_start(tree, act)
+    try:
+        result = run_search(_request(tree, "build_graph_product"))
+        watcher.join(60)
+    finally:
+        for pid in pids:
+            if how == "stopped":
+                os.kill(pid, signal.SIGCONT)
+        pool().stop_all()
+    assert pids, "the search did not start a server"
+    statuses = {f.enrichment.semantic.status for f in result.findings}
+    assert statuses == {"failed"}
+    assert result.run.timings_ms["semantic"] <= budget_ms + 500
+    off = run_search(msgspec_replace(_request(tree, "build_graph_product"), semantic=False))
+    assert [f.enrichment.signature for f in result.findings] == [
+        f.enrichment.signature for f in off.findings
+    ]
+
+
+def msgspec_replace(request: SearchRequest, **changes: object) -> SearchRequest:
+    import msgspec
+
+    return msgspec.structs.replace(request, **changes)
+
+
+def test_rust_only_search_never_starts_a_server(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "rs", {"src/lib.rs": "pub fn build() -> u8 { 1 }\n"})
+    result = run_search(_request(root, "build"))
+    assert result.findings
+    assert pool().running(str(root)) is None
+
+
+def _pyrefly_children(scratch: Path) -> list[int]:
+    """Processes whose working directory is this test cache's Pyrefly scratch dir."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")) == scratch:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("ending", ["exit", "sigterm"])
+def test_server_is_stopped_when_cq_ends(tree: Path, _isolated_cache: Path, ending: str) -> None:
+    script = (
+        "import sys, time\n"
+        "from cq.model import SearchRequest\n"
+        "from cq.pipeline import run_search\n"
+        f"run_search(SearchRequest(query='build_graph_product', root={str(tree)!r}))\n"
+        "print('searched', flush=True)\n"
+        "time.sleep(0 if sys.argv[1] == 'exit' else 60)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, ending], stdout=subprocess.PIPE, env=os.environ.copy()
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == b"searched\n"
+    scratch = _isolated_cache / "pyrefly-tmp"
+    if ending == "sigterm":
+        assert _pyrefly_children(scratch), "no server was running during the search"
+        proc.send_signal(signal.SIGTERM)
+    proc.wait(30)
+    deadline = time.monotonic() + 5
+    while _pyrefly_children(scratch) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _pyrefly_children(scratch) == []
+
+
+def test_mcp_keeps_one_warm_server_and_stops_it(
+    tree: Path, tmp_path: Path, _isolated_cache: Path
+) -> None:
+    import anyio
+
+    from tests.test_mcp_server import session, text_of
+
+    scratch = _isolated_cache / "pyrefly-tmp"
+    seen: list[list[int]] = []
+
+    async def scenario() -> None:
+        with (tmp_path / "server.err").open("w") as errlog:
+            async with session(tree, errlog) as client:
+                for query in ("build_graph_product", "Client.send"):
+                    answer = await client.call_tool("search", {"query": query, "format": "json"})
+                    assert not answer.is_error
+                    result = json.loads(text_of(answer))
+                    assert any(_semantic(f) for f in result["findings"])
+                    seen.append(_pyrefly_children(scratch))
+
+    anyio.run(scenario)
+    assert len(seen[0]) == 1 and seen[1] == seen[0]  # the same process served both searches
+    deadline = time.monotonic() + 5
+    while _pyrefly_children(scratch) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _pyrefly_children(scratch) == []
+
+
+def test_where_is_it_called_after_a_follow_up_leads_with_callsites(tree: Path) -> None:
+    first = run_cq("search", "build_graph_product", "--root", str(tree), "--follow-up")
+    assert first.returncode == 0, first.stderr
+    then = run_cq("search", "where is it called?", "--root", str(tree), "--follow-up")
+    answer = then.stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** 2 shown callsites of `build_graph_product`"), answer
+
+
+def test_a_constructor_call_resolves_to_its_class(tree: Path) -> None:
+    result = _search(tree, "Other", env=ANSWER_BUDGET)
+    call = next(f for f in result["findings"] if f["category"] == "callsite")
+    assert _semantic(call)["definition"] == {"file": "pkg/other.py", "line": 1, "col": 6}
