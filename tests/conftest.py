@@ -73,4 +73,7 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     # 1 s budget, the documented timing-dependent part of the output, which would make
     # "identical runs" tests compare a cut run with a complete one. Budget tests set their own.
     monkeypatch.setenv("CQ_SEMANTIC_BUDGET_MS", "600000")
+    # Likewise enrichment's wall-time budget (5 s): under a loaded CI machine it cut LibCST
+    # for some hits and so changed their order between two otherwise identical runs.
+    monkeypatch.setenv("CQ_ENRICH_BUDGET_MS", "600000")
     yield cache
