@@ -1,0 +1,1 @@
+"""Repository index (placeholder docstring)."""

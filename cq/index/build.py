@@ -1,0 +1,217 @@
+"""Bring a root's index up to date: list, stat, hash what moved, replace those documents.
+
+In: a root. Out: an opened index reflecting the tree, and an ``IndexUpdate`` saying what it
+cost. Tantivy allows one writer per index: a process that cannot get the writer lock within
+``LOCK_WAIT`` seconds (another search is updating the same root) reads the index as last
+committed instead. An index that cannot be opened is deleted and rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from cq.index.documents import DocRow
+from cq.index.location import index_dir
+from cq.index.manifest import Entry, Manifest, read_manifest, write_manifest
+from cq.index.rows import rows_for_files
+from cq.index.schema import build_schema, register_analyzers
+from cq.index.words import split_words
+
+# A first build of the 2,531-file bench tree takes ~2 s here (bench/index_speed.py); a second
+# search waits that long for the first one's commit before it reads what is committed.
+LOCK_WAIT = 5.0
+MAX_FILE_BYTES = 2 * 1024 * 1024  # the search's default max_file_size_bytes
+WRITER_HEAP = 64 * 1024 * 1024
+_GLOBS = ("*.py", "*.pyi", "*.rs")
+
+
+class IndexUpdate(msgspec.Struct, frozen=True, kw_only=True):
+    """What one update found and did."""
+
+    files: int = 0  # files in the index after the update
+    documents: int = 0  # documents (files and units) in the index
+    files_updated: int = 0  # added or changed files re-indexed
+    files_removed: int = 0
+    source_bytes: int = 0  # bytes of the indexed files
+    milliseconds: float = 0.0
+    stale: bool = False  # another process held the writer: read as last committed
+
+
+class OpenIndex:
+    """An opened index of one root (tantivy ``Index``) and its manifest."""
+
+    def __init__(self, root: Path, index: Any, manifest: Manifest) -> None:
+        self.root, self.index, self.manifest = root, index, manifest
+
+
+Progress = Callable[[str], None]
+
+
+def update_index(root: Path, progress: Progress | None = None) -> tuple[OpenIndex, IndexUpdate]:
+    """Open (or create) the root's index and apply the tree's changes to it."""
+    started = time.perf_counter()
+    directory = index_dir(root)
+    index = _open(directory)
+    manifest_path = directory / "manifest.msgpack"
+    manifest = read_manifest(manifest_path)
+    listed = list_files(root)
+    changed, fresh, removed = _diff(root, listed, manifest)
+    stale = False
+    if changed or removed:
+        writer = _writer(index)
+        if writer is None:
+            stale = True
+        else:
+            _apply(root, writer, changed, removed, progress)
+            fresh = {**{p: e for p, e in manifest.items() if p not in removed}, **fresh}
+            write_manifest(manifest_path, fresh)
+            (directory / "root").write_text(str(root))
+            index.reload()
+            manifest = fresh
+    elif fresh != manifest and _writer_free(index):
+        write_manifest(manifest_path, fresh)  # only stat data moved (touched, same content)
+    update = IndexUpdate(
+        files=len(manifest),
+        documents=index.searcher().num_docs,
+        files_updated=0 if stale else len(changed),
+        files_removed=0 if stale else len(removed),
+        source_bytes=sum(e.size for e in manifest.values()),
+        milliseconds=round((time.perf_counter() - started) * 1000, 1),
+        stale=stale,
+    )
+    return OpenIndex(root, index, manifest), update
+
+
+def list_files(root: Path) -> list[str]:
+    """Python and Rust files under ``root`` as rg sees them (ignore files respected)."""
+    from cq.candidates.locate import find_rg
+
+    argv = [find_rg(), "--files", "--no-config", "--max-filesize", str(MAX_FILE_BYTES)]
+    for glob in _GLOBS:
+        argv += ["-g", glob]
+    proc = subprocess.run(argv, cwd=root, capture_output=True, check=False)
+    names = proc.stdout.decode("utf-8", errors="surrogateescape").splitlines()
+    return sorted(n.removeprefix("./") for n in names if n)
+
+
+def _diff(
+    root: Path, listed: list[str], manifest: Manifest
+) -> tuple[dict[str, bytes], Manifest, set[str]]:
+    """(changed files with their bytes, the new manifest of every listed file, removed paths)."""
+    changed: dict[str, bytes] = {}
+    fresh: Manifest = {}
+    for rel in listed:
+        try:
+            st = os.stat(root / rel)
+        except OSError:
+            continue
+        old = manifest.get(rel)
+        if old is not None and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
+            fresh[rel] = old
+            continue
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:
+            continue
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        fresh[rel] = Entry(st.st_size, st.st_mtime_ns, digest)
+        if old is None or old.digest != digest:
+            changed[rel] = data
+    removed = set(manifest) - set(fresh)
+    return changed, fresh, removed
+
+
+def _apply(
+    root: Path,
+    writer: Any,
+    changed: dict[str, bytes],
+    removed: set[str],
+    progress: Progress | None,
+) -> None:
+    import tantivy
+
+    for rel in sorted(removed | set(changed)):
+        writer.delete_documents_by_term("path", rel)
+    total = len(changed)
+    for done, rows in enumerate(rows_for_files(changed), 1):
+        for row in rows:
+            writer.add_document(_document(tantivy, row))
+        if progress is not None and done % 200 == 0:
+            progress(f"indexing {root.name}: {done}/{total} files")
+    writer.commit()
+    writer.wait_merging_threads()
+
+
+def _document(tantivy: Any, row: DocRow) -> Any:
+    path, kind, qualname, line, names, signature, doc, text = row
+    fields: dict[str, Any] = {"path": path, "kind": kind, "line": line}
+    if kind == "file":
+        fields["path_words"] = split_words(path)
+    if qualname:
+        fields["qualname"] = qualname
+    if names:
+        fields["names"] = split_words(names)
+    if signature:
+        fields["sig"] = split_words(signature)
+    if doc:
+        fields["doc"] = doc
+    if text:
+        fields["body"] = text
+    return tantivy.Document(**fields)
+
+
+def _open(directory: Path) -> Any:
+    """The index in ``directory``; one that cannot be opened is replaced by an empty one."""
+    import tantivy
+
+    for _attempt in range(2):
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            index = tantivy.Index(build_schema(), path=str(directory), reuse=True)
+            register_analyzers(index)
+            index.searcher()
+            return index
+        except (ValueError, OSError):
+            _set_aside(directory)
+    index = tantivy.Index(build_schema())  # the disk is unusable: this search indexes in memory
+    register_analyzers(index)
+    return index
+
+
+def _set_aside(directory: Path) -> None:
+    aside = directory.with_name(f"{directory.name}.broken.{os.getpid()}")
+    with contextlib.suppress(OSError):
+        directory.rename(aside)
+    shutil.rmtree(aside, ignore_errors=True)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def _writer(index: Any) -> Any | None:
+    """Tantivy's writer, waiting up to ``LOCK_WAIT`` s for another process to release it."""
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            return index.writer(heap_size=WRITER_HEAP, num_threads=2)
+        except ValueError:
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+
+
+def _writer_free(index: Any) -> bool:
+    try:
+        writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
+    except ValueError:
+        return False
+    del writer
+    return True
