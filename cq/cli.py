@@ -129,6 +129,11 @@ def _add_search(p: argparse.ArgumentParser) -> None:
     how.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the persistent cache"
     )
+    how.add_argument(
+        "--no-index",
+        action="store_true",
+        help="a rewritten question does not consult (or build) the repository index",
+    )
     out = p.add_argument_group("output")
     out.add_argument(
         "--format", choices=("md", "json"), default=None, help="default md (or $CQ_FORMAT)"

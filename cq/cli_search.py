@@ -47,6 +47,7 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
         limits = msgspec.structs.replace(limits, **overrides)
     return SearchRequest(
         use_cache=not args.no_cache,
+        use_index=not args.no_index,
         query=query,
         root=root,
         mode=args.mode,
