@@ -14,6 +14,7 @@ from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_
 from cq.classify import attach_bindings, classify_all
 from cq.confine import confine_request
 from cq.enrich import EnrichSettings, enrich_shown
+from cq.index import fuse_index
 from cq.model import (
     Classification,
     Finding,
@@ -106,6 +107,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
 
         with _timed(timings, "rank"):
             shown_first = rerank_shown(enriched.findings, ranking, request.limit)
+        fused = fuse_index(
+            request, rewrite.summary if rewrite else None, shown_first, progress.update
+        )
 
         facts = SearchFacts(
             request=request,
@@ -119,11 +123,14 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             focus=focus,
             rewrite=rewrite.summary if rewrite else None,
             timings_ms={k: round(v, 1) for k, v in timings.items()} | enriched.timings_ms,
-            telemetry=enriched.telemetry | _classify_telemetry(classified.reasons),
+            telemetry=enriched.telemetry
+            | _classify_telemetry(classified.reasons)
+            | fused.telemetry,
             counters=counters | enriched.counters,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+            functions=fused.functions,
         )
-        result = assemble_result(shown_first, facts)
+        result = assemble_result(fused.findings, facts)
         remember_primary(request, result.findings, result.summary.primary)
         return result
     finally:

@@ -57,13 +57,16 @@ class OpenIndex:
 Progress = Callable[[str], None]
 
 
-def update_index(root: Path, progress: Progress | None = None) -> tuple[OpenIndex, IndexUpdate]:
-    """Open (or create) the root's index and apply the tree's changes to it."""
+def update_index(
+    root: Path, progress: Progress | None = None, *, persist: bool = True
+) -> tuple[OpenIndex, IndexUpdate]:
+    """Open (or create) the root's index and apply the tree's changes to it; ``persist``
+    False (``--no-cache``) builds a throw-away index in memory."""
     started = time.perf_counter()
     directory = index_dir(root)
-    index = _open(directory)
+    index = _open(directory) if persist else _in_memory()
     manifest_path = directory / "manifest.msgpack"
-    manifest = read_manifest(manifest_path)
+    manifest = read_manifest(manifest_path) if persist else {}
     listed = list_files(root)
     changed, fresh, removed = _diff(root, listed, manifest)
     stale = False
@@ -74,11 +77,12 @@ def update_index(root: Path, progress: Progress | None = None) -> tuple[OpenInde
         else:
             _apply(root, writer, changed, removed, progress)
             fresh = {**{p: e for p, e in manifest.items() if p not in removed}, **fresh}
-            write_manifest(manifest_path, fresh)
-            (directory / "root").write_text(str(root))
+            if persist:
+                write_manifest(manifest_path, fresh)
+                (directory / "root").write_text(str(root))
             index.reload()
             manifest = fresh
-    elif fresh != manifest and _writer_free(index):
+    elif persist and fresh != manifest and _writer_free(index):
         write_manifest(manifest_path, fresh)  # only stat data moved (touched, same content)
     update = IndexUpdate(
         files=len(manifest),
@@ -183,7 +187,13 @@ def _open(directory: Path) -> Any:
             return index
         except (ValueError, OSError):
             _set_aside(directory)
-    index = tantivy.Index(build_schema())  # the disk is unusable: this search indexes in memory
+    return _in_memory()  # the disk is unusable: this search indexes in memory
+
+
+def _in_memory() -> Any:
+    import tantivy
+
+    index = tantivy.Index(build_schema())
     register_analyzers(index)
     return index
 

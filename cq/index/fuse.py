@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
-from cq.index.query import IndexHits
+from cq.index.query import IndexHit, IndexHits
 
 
 class Fusion(msgspec.Struct, frozen=True, kw_only=True):
@@ -22,6 +22,7 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True):
     w_index: float = 1.0
     k_units: float = 5.0  # inside the index: file documents vs best units
     w_units: float = 1.0
+    w_unit_file: float = 1.0  # Relevant Functions: weight of the unit's file's fused rank
 
 
 DEFAULT = Fusion()
@@ -60,3 +61,45 @@ def fused_files(
         )
         votes.append(FileVote(file=f, fused=round(score, 6), rank_rg=r, rank_index=x))
     return sorted(votes, key=lambda v: (-v.fused, v.rank_rg or 1 << 30, v.file))
+
+
+class UnitVote(msgspec.Struct, frozen=True, kw_only=True):
+    """A candidate for Relevant Functions: an index unit, an rg scope, or both."""
+
+    file: str
+    qualname: str
+    line: int = 0  # 0: known only from rg's scope (the pipeline looks the line up)
+    kind: str = ""
+    fused: float = 0.0
+    rank_index: int = 0
+    rank_rg: int = 0
+
+
+def fused_units(
+    units: tuple[IndexHit, ...],
+    rg_scopes: list[tuple[str, str]],
+    file_ranks: dict[str, int],
+    fusion: Fusion = DEFAULT,
+) -> list[UnitVote]:
+    """Index units and rg's scopes (``(file, scope)`` in finding order) fused, best first; a
+    unit is helped by its file's place in the fused file order too."""
+    rg_rank: dict[tuple[str, str], int] = {}
+    for file, scope in rg_scopes:
+        rg_rank.setdefault((file, scope), len(rg_rank) + 1)
+    found: dict[tuple[str, str], UnitVote] = {}
+    for rank, u in enumerate(units, 1):
+        if u.kind != "module" and (u.path, u.qualname) not in found:
+            found[(u.path, u.qualname)] = UnitVote(
+                file=u.path, qualname=u.qualname, line=u.line, kind=u.kind, rank_index=rank
+            )
+    for key, rank in rg_rank.items():
+        vote = found.get(key) or UnitVote(file=key[0], qualname=key[1])
+        found[key] = msgspec.structs.replace(vote, rank_rg=rank)
+    out = []
+    for v in found.values():
+        score = fusion.w_index / (fusion.k + v.rank_index) if v.rank_index else 0.0
+        score += fusion.w_rg / (fusion.k + v.rank_rg) if v.rank_rg else 0.0
+        f = file_ranks.get(v.file)
+        score += fusion.w_unit_file / (fusion.k + f) if f else 0.0
+        out.append(msgspec.structs.replace(v, fused=round(score, 6)))
+    return sorted(out, key=lambda v: (-v.fused, v.file, v.qualname))

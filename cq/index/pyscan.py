@@ -86,5 +86,3 @@ def docstring(text: str, pos: int) -> str:
     quote = m.group(1)
     close = text.find(quote, m.end())
     return text[m.end() : close] if close != -1 else ""
-
-

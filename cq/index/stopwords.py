@@ -3,8 +3,7 @@ of bug reports ("error", "expected", "version"). Dropped from index queries only
 
 from __future__ import annotations
 
-STOPWORDS = frozenset(
-    """
+_WORDS = """
 a about above after again against all also am an and any are as at be because been before
 being below between both but by can could did do does doing done down during each even few
 for from further had has have having he her here hers him his how however i if in into is it
@@ -15,7 +14,6 @@ where which while who whom why will with would you your yours
 bug bugs error errors issue issues expected behavior behaviour actual reproduce reproduced
 steps version versions environment example examples please thanks thank hi hello work works
 working worked seems seem get gets got use used using want wanted try tried trying problem
-problems describe description following python rust traceback
-recent call last raise raised
-""".split()
-)
+problems describe description following python rust traceback recent call last raise raised
+"""
+STOPWORDS = frozenset(_WORDS.split())

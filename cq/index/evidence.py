@@ -1,0 +1,66 @@
+"""Consult the index for one search: bring it up to date, ask it, keep the hits in scope.
+
+Any failure of the index (a disk error, an index tantivy cannot read even after a rebuild)
+leaves the search with rg's evidence alone: the index is an aid, never a reason to fail.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import time
+from pathlib import Path
+
+import msgspec
+
+from cq.index.build import IndexUpdate, Progress, update_index
+from cq.index.query import IndexHits, query_words, search_index
+from cq.model import SearchRequest
+
+
+class Evidence(msgspec.Struct, frozen=True, kw_only=True):
+    hits: IndexHits
+    update: IndexUpdate
+    milliseconds: float
+
+
+def consult(request: SearchRequest, terms: tuple[str, ...], progress: Progress) -> Evidence | None:
+    """The index's files and units for the request's text and the rewriter's ``terms``."""
+    started = time.perf_counter()
+    try:
+        opened, update = update_index(Path(request.root), progress, persist=request.use_cache)
+        hits = search_index(opened.index, query_words(request.query, terms))
+    except (OSError, ValueError, RuntimeError):
+        return None
+    keep = _in_scope(request)
+    hits = IndexHits(
+        files=tuple(h for h in hits.files if keep(h.path)),
+        units=tuple(h for h in hits.units if keep(h.path)),
+    )
+    ms = round((time.perf_counter() - started) * 1000, 1)
+    return Evidence(hits=hits, update=update, milliseconds=ms)
+
+
+def _in_scope(request: SearchRequest):  # type: ignore[no-untyped-def]
+    """The request's language, ``--in``, ``--include`` and ``--exclude`` as a path test."""
+    suffixes = {"python": (".py", ".pyi"), "rust": (".rs",)}.get(
+        request.lang, (".py", ".pyi", ".rs")
+    )
+    prefix = posixpath.normpath(request.in_dir).strip("/") + "/" if request.in_dir else ""
+
+    def keep(path: str) -> bool:
+        if not path.endswith(suffixes) or not path.startswith(prefix):
+            return False
+        name = posixpath.basename(path)
+        if request.include and not any(_match(path, name, g) for g in request.include):
+            return False
+        return not any(_match(path, name, g) for g in request.exclude)
+
+    return keep
+
+
+def _match(path: str, name: str, glob: str) -> bool:
+    negated = glob.startswith("!")
+    pattern = glob[1:] if negated else glob
+    hit = fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(name, pattern)
+    return hit != negated
