@@ -32,6 +32,10 @@ def run_cache_command(args: argparse.Namespace) -> int:
         return 0
     for namespace, (entries, size) in open_store().info().items():
         print(f"{namespace}: {entries} entries, {size / 1e6:.1f} MB")
+    from cq.index.location import index_summary
+
+    roots, size = index_summary()
+    print(f"index: {roots} roots, {size / 1e6:.1f} MB")
     print(f"total on disk: {_size(directory) / 1e6:.1f} MB")
     return 0
 

@@ -16,6 +16,7 @@ from cq.index.evidence import Evidence
 from cq.index.fuse import FileVote, UnitVote, fused_files, fused_units, index_file_order
 from cq.index.query import IndexHit
 from cq.index.scopes import rg_scope_key
+from cq.index.words import split_words
 from cq.model import Finding, RelevantFunction, ScoreBreakdown
 
 PER_FILE = 3  # findings of a file placed at its fused rank (a 30-finding report shows ~10 files)
@@ -44,7 +45,10 @@ def fuse_findings(
                 placed.add(id(f))
                 head.append(_explained(f, vote) if explain else f)
         else:
-            synthetic = _definition(best_unit[vote.file], lines, vote, explain)
+            hit = best_unit[vote.file]
+            if hit.kind in ("file", "module"):
+                hit = _best_line(hit, lines, evidence.words)
+            synthetic = _definition(hit, lines, vote, explain)
             if synthetic is not None:
                 head.append(synthetic)
     vote_of = {v.file: v for v in votes}
@@ -65,14 +69,27 @@ def _explained(f: Finding, vote: FileVote) -> Finding:
     return msgspec.structs.replace(f, explain=b)
 
 
+def _best_line(hit: IndexHit, lines: _Lines, words: dict[str, float]) -> IndexHit:
+    """A module-level hit (settings, constants) at the line saying the most query words."""
+    content = lines.all(hit.path)
+    best, best_score = hit.line, 0.0
+    for number, text in enumerate(content, 1):
+        if text.startswith((" ", "\t")) or not text.strip() or text.startswith("#"):
+            continue
+        score = sum(words.get(w, 0.0) for w in set(split_words(text).split()))
+        if score > best_score:
+            best, best_score = number, score
+    return msgspec.structs.replace(hit, line=best, kind="module")
+
+
 def _definition(hit: IndexHit, lines: _Lines, vote: FileVote, explain: bool) -> Finding | None:
     """A finding for a file only the index found: its best unit's definition line."""
     text = lines.get(hit.path, hit.line)
     if text is None:
         return None
-    name = hit.qualname.replace("::", ".").rsplit(".", 1)[-1] if hit.qualname else ""
+    name = "" if hit.kind == "module" else hit.qualname.replace("::", ".").rsplit(".", 1)[-1]
     col = text.find(name) + 1 if name and name in text else 1
-    parent = hit.qualname.replace("::", ".").rpartition(".")[0] if hit.kind != "file" else ""
+    parent = "" if hit.kind == "module" else hit.qualname.replace("::", ".").rpartition(".")[0]
     from cq.rank.roles import path_role
 
     finding = Finding(
@@ -83,7 +100,7 @@ def _definition(hit: IndexHit, lines: _Lines, vote: FileVote, explain: bool) -> 
         text=name or text.strip()[:80],
         line_text=text,
         language="rust" if hit.path.endswith(".rs") else "python",
-        category="definition" if name else "text_match",
+        category="definition" if name else "assignment" if "=" in text else "text_match",
         confidence=0.5,  # the index says the unit is relevant, not that it is the queried name
         tier="index",
         node_kind=hit.kind,
@@ -127,6 +144,10 @@ class _Lines:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.files: dict[str, list[str] | None] = {}
+
+    def all(self, path: str) -> list[str]:
+        self.get(path, 1)
+        return self.files.get(path) or []
 
     def get(self, path: str, line: int) -> str | None:
         if path not in self.files:

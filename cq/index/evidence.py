@@ -20,6 +20,7 @@ from cq.model import SearchRequest
 
 class Evidence(msgspec.Struct, frozen=True, kw_only=True):
     hits: IndexHits
+    words: dict[str, float]  # the query's words as the index was asked
     update: IndexUpdate
     milliseconds: float
 
@@ -29,7 +30,8 @@ def consult(request: SearchRequest, terms: tuple[str, ...], progress: Progress) 
     started = time.perf_counter()
     try:
         opened, update = update_index(Path(request.root), progress, persist=request.use_cache)
-        hits = search_index(opened.index, query_words(request.query, terms))
+        words = query_words(request.query, terms)
+        hits = search_index(opened.index, words)
     except (OSError, ValueError, RuntimeError):
         return None
     keep = _in_scope(request)
@@ -38,7 +40,7 @@ def consult(request: SearchRequest, terms: tuple[str, ...], progress: Progress) 
         units=tuple(h for h in hits.units if keep(h.path)),
     )
     ms = round((time.perf_counter() - started) * 1000, 1)
-    return Evidence(hits=hits, update=update, milliseconds=ms)
+    return Evidence(hits=hits, words=words, update=update, milliseconds=ms)
 
 
 def _in_scope(request: SearchRequest):  # type: ignore[no-untyped-def]

@@ -39,6 +39,12 @@ def clear_index(root: Path | None) -> tuple[int, int]:
     return removed, freed
 
 
+def index_summary() -> tuple[int, int]:
+    """(indexed roots, bytes on disk) over every index in the cache dir."""
+    dirs = _all_index_dirs()
+    return len(dirs), sum(dir_size(d) for d in dirs)
+
+
 def _all_index_dirs() -> list[Path]:
     base = indexes_dir()
     return [d for v in base.iterdir() if v.is_dir() for d in v.iterdir()] if base.exists() else []
