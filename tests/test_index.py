@@ -86,7 +86,7 @@ def test_question_surfaces_a_file_no_pattern_matched(repo: Path) -> None:
     )
     assert first["line_text"] == "FILE_UPLOAD_PERMISSIONS = None"
     telemetry = data["summary"]["telemetry"]["index"]
-    assert telemetry["files"] == 3 and telemetry["files_updated"] == 3
+    assert telemetry["files"] == 3 and telemetry["files_updated"] == 3 and "elapsed_ms" in telemetry
     assert telemetry["documents"] >= 3 + 5  # three files, their modules, two classes, three methods
 
 
@@ -195,3 +195,13 @@ def test_no_cache_builds_in_memory(repo: Path, _isolated_cache: Path) -> None:
     data = search(repo, "--no-cache")
     assert relevant_files(data)[0] == "app/conf/global_settings.py"
     assert not (_isolated_cache / "index").exists()
+
+
+def test_a_tree_too_large_for_a_search_is_indexed_by_cq_index(repo: Path) -> None:
+    small = {"CQ_INDEX_AUTO_BYTES": "100"}
+    data = search(repo, env=small)
+    assert data["summary"]["telemetry"]["index"]["skipped_source_bytes"] > 100
+    assert "app/conf/global_settings.py" not in {f["file"] for f in data["findings"]}
+    assert counts(run_cq("index", "--root", str(repo)))["updated"] == "3 files, removed: 0"
+    data = search(repo, env=small)  # built: kept current by the search from now on
+    assert relevant_files(data)[0] == "app/conf/global_settings.py"

@@ -43,11 +43,14 @@ def fuse_index(
         return IndexFusion(findings=ranked)
     terms = rewrite.identifiers + rewrite.literals
     from cq.index.apply import fuse_findings
-    from cq.index.evidence import consult
+    from cq.index.evidence import Skipped, consult
 
     evidence = consult(request, terms, progress)
     if evidence is None:
         return IndexFusion(findings=ranked)
+    if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
+        skipped = {"index": {"skipped_source_bytes": evidence.source_bytes}}
+        return IndexFusion(findings=ranked, telemetry=skipped)
     findings, functions = fuse_findings(Path(request.root), ranked, evidence, request.explain)
     update = evidence.update
     telemetry = {
@@ -55,7 +58,7 @@ def fuse_index(
             "documents": update.documents,
             "files": update.files,
             "files_updated": update.files_updated + update.files_removed,
-            "milliseconds": round(evidence.milliseconds),
+            "elapsed_ms": round(evidence.milliseconds),
         }
     }
     return IndexFusion(findings=findings, functions=functions, telemetry=telemetry)

@@ -20,12 +20,10 @@ from typing import Any
 
 import msgspec
 
-from cq.index.documents import DocRow
 from cq.index.location import index_dir
 from cq.index.manifest import Entry, Manifest, read_manifest, write_manifest
-from cq.index.rows import rows_for_files
+from cq.index.rows import Row, prepared_rows
 from cq.index.schema import build_schema, register_analyzers
-from cq.index.words import split_words
 
 # A first build of the 2,531-file bench tree takes ~2 s here (bench/index_speed.py); a second
 # search waits that long for the first one's commit before it reads what is committed.
@@ -57,26 +55,51 @@ class OpenIndex:
 Progress = Callable[[str], None]
 
 
+class TooLarge(Exception):
+    """More source to index than a search builds on its own (``cq index`` builds it)."""
+
+    def __init__(self, source_bytes: int) -> None:
+        super().__init__(f"{source_bytes} bytes to index")
+        self.source_bytes = source_bytes
+
+
 def update_index(
-    root: Path, progress: Progress | None = None, *, persist: bool = True
+    root: Path,
+    progress: Progress | None = None,
+    *,
+    persist: bool = True,
+    build_limit: int = 0,
 ) -> tuple[OpenIndex, IndexUpdate]:
     """Open (or create) the root's index and apply the tree's changes to it; ``persist``
-    False (``--no-cache``) builds a throw-away index in memory."""
+    False (``--no-cache``) builds a throw-away index in memory. More than ``build_limit``
+    bytes (0: no limit) of new or changed files raise ``TooLarge`` before anything is read."""
     started = time.perf_counter()
     directory = index_dir(root)
-    index = _open(directory) if persist else _in_memory()
     manifest_path = directory / "manifest.msgpack"
     manifest = read_manifest(manifest_path) if persist else {}
     listed = list_files(root)
-    changed, fresh, removed = _diff(root, listed, manifest)
+    stats, unchanged = _stat(root, listed, manifest)
+    moved = sum(st.st_size for st in stats.values())
+    if build_limit and moved > build_limit:
+        raise TooLarge(moved)
+    index, rebuilt = _open(directory) if persist else (_in_memory(), False)
+    if rebuilt:  # the old index was unreadable: everything is new again
+        manifest = {}
+        stats, unchanged = _stat(root, listed, manifest)
+    changed, fresh = _read_changed(root, stats, manifest)
+    fresh |= unchanged
+    removed = set(manifest) - set(fresh)
     stale = False
     if changed or removed:
         writer = _writer(index)
         if writer is None:
             stale = True
         else:
+            if persist:  # another process may have committed while this one waited
+                manifest = read_manifest(manifest_path)
+                changed = {p: d for p, d in changed.items() if _differs(manifest, fresh, p)}
+                removed = set(manifest) - set(fresh)
             _apply(root, writer, changed, removed, progress)
-            fresh = {**{p: e for p, e in manifest.items() if p not in removed}, **fresh}
             if persist:
                 write_manifest(manifest_path, fresh)
                 (directory / "root").write_text(str(root))
@@ -108,12 +131,12 @@ def list_files(root: Path) -> list[str]:
     return sorted(n.removeprefix("./") for n in names if n)
 
 
-def _diff(
+def _stat(
     root: Path, listed: list[str], manifest: Manifest
-) -> tuple[dict[str, bytes], Manifest, set[str]]:
-    """(changed files with their bytes, the new manifest of every listed file, removed paths)."""
-    changed: dict[str, bytes] = {}
-    fresh: Manifest = {}
+) -> tuple[dict[str, os.stat_result], Manifest]:
+    """(stat of files whose size or mtime moved, manifest entries of the unmoved ones)."""
+    moved: dict[str, os.stat_result] = {}
+    same: Manifest = {}
     for rel in listed:
         try:
             st = os.stat(root / rel)
@@ -121,18 +144,34 @@ def _diff(
             continue
         old = manifest.get(rel)
         if old is not None and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
-            fresh[rel] = old
-            continue
+            same[rel] = old
+        else:
+            moved[rel] = st
+    return moved, same
+
+
+def _differs(manifest: Manifest, fresh: Manifest, path: str) -> bool:
+    old = manifest.get(path)
+    return old is None or old.digest != fresh[path].digest
+
+
+def _read_changed(
+    root: Path, stats: dict[str, os.stat_result], manifest: Manifest
+) -> tuple[dict[str, bytes], Manifest]:
+    """(bytes of files whose content hash changed, new manifest entries of every moved file)."""
+    changed: dict[str, bytes] = {}
+    fresh: Manifest = {}
+    for rel, st in stats.items():
         try:
             data = (root / rel).read_bytes()
         except OSError:
             continue
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         fresh[rel] = Entry(st.st_size, st.st_mtime_ns, digest)
+        old = manifest.get(rel)
         if old is None or old.digest != digest:
             changed[rel] = data
-    removed = set(manifest) - set(fresh)
-    return changed, fresh, removed
+    return changed, fresh
 
 
 def _apply(
@@ -147,47 +186,47 @@ def _apply(
     for rel in sorted(removed | set(changed)):
         writer.delete_documents_by_term("path", rel)
     total = len(changed)
-    for done, rows in enumerate(rows_for_files(changed), 1):
+    done = 0
+    for rows in prepared_rows(changed):
         for row in rows:
             writer.add_document(_document(tantivy, row))
-        if progress is not None and done % 200 == 0:
+            done += row[1] == "file"
+        if progress is not None:
             progress(f"indexing {root.name}: {done}/{total} files")
     writer.commit()
     writer.wait_merging_threads()
 
 
-def _document(tantivy: Any, row: DocRow) -> Any:
-    path, kind, qualname, line, names, signature, doc, text = row
+def _document(tantivy: Any, row: Row) -> Any:
+    path, kind, qualname, line, path_words, names, signature, doc, text = row
     fields: dict[str, Any] = {"path": path, "kind": kind, "line": line}
-    if kind == "file":
-        fields["path_words"] = split_words(path)
-    if qualname:
-        fields["qualname"] = qualname
-    if names:
-        fields["names"] = split_words(names)
-    if signature:
-        fields["sig"] = split_words(signature)
-    if doc:
-        fields["doc"] = doc
-    if text:
-        fields["body"] = text
+    for name, value in (
+        ("qualname", qualname),
+        ("path_words", path_words),
+        ("names", names),
+        ("sig", signature),
+        ("doc", doc),
+        ("body", text),
+    ):
+        if value:
+            fields[name] = value
     return tantivy.Document(**fields)
 
 
-def _open(directory: Path) -> Any:
-    """The index in ``directory``; one that cannot be opened is replaced by an empty one."""
+def _open(directory: Path) -> tuple[Any, bool]:
+    """The index in ``directory`` and whether it had to be replaced (it could not be opened)."""
     import tantivy
 
-    for _attempt in range(2):
+    for attempt in range(2):
         try:
             directory.mkdir(parents=True, exist_ok=True)
             index = tantivy.Index(build_schema(), path=str(directory), reuse=True)
             register_analyzers(index)
             index.searcher()
-            return index
+            return index, attempt > 0
         except (ValueError, OSError):
             _set_aside(directory)
-    return _in_memory()  # the disk is unusable: this search indexes in memory
+    return _in_memory(), True  # the disk is unusable: this search indexes in memory
 
 
 def _in_memory() -> Any:

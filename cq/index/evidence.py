@@ -7,15 +7,25 @@ leaves the search with rg's evidence alone: the index is an aid, never a reason 
 from __future__ import annotations
 
 import fnmatch
+import os
 import posixpath
 import time
 from pathlib import Path
 
 import msgspec
 
-from cq.index.build import IndexUpdate, Progress, update_index
+from cq.index.build import IndexUpdate, Progress, TooLarge, update_index
 from cq.index.query import IndexHits, query_words, search_index
 from cq.model import SearchRequest
+
+# A search builds the index on its own up to this much new source (the 19 MB bench tree takes
+# ~3 s on 2 cores, bench/index_speed.py); a bigger tree (the stdlib with its site-packages is
+# 176 MB) is indexed only by an explicit ``cq index``, then kept current by every search.
+AUTO_BUILD_BYTES = int(os.environ.get("CQ_INDEX_AUTO_BYTES", 64 * 1024 * 1024))
+
+
+class Skipped(msgspec.Struct, frozen=True, kw_only=True):
+    source_bytes: int
 
 
 class Evidence(msgspec.Struct, frozen=True, kw_only=True):
@@ -25,13 +35,20 @@ class Evidence(msgspec.Struct, frozen=True, kw_only=True):
     milliseconds: float
 
 
-def consult(request: SearchRequest, terms: tuple[str, ...], progress: Progress) -> Evidence | None:
-    """The index's files and units for the request's text and the rewriter's ``terms``."""
+def consult(
+    request: SearchRequest, terms: tuple[str, ...], progress: Progress
+) -> Evidence | Skipped | None:
+    """The index's files and units for the request's text and the rewriter's ``terms``
+    (``Skipped``: too much new source for a search to index; None: the index failed)."""
     started = time.perf_counter()
     try:
-        opened, update = update_index(Path(request.root), progress, persist=request.use_cache)
+        opened, update = update_index(
+            Path(request.root), progress, persist=request.use_cache, build_limit=AUTO_BUILD_BYTES
+        )
         words = query_words(request.query, terms)
         hits = search_index(opened.index, words)
+    except TooLarge as exc:
+        return Skipped(source_bytes=exc.source_bytes)
     except (OSError, ValueError, RuntimeError):
         return None
     keep = _in_scope(request)
