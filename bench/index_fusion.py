@@ -165,10 +165,16 @@ def main() -> int:
 def grid(groups: dict[str, list[Signals]]) -> None:
     """Mean Acc@5 over the sets (each set counts once) for every fusion of the grid."""
     results = []
-    for k, w_index, w_units, w_unit_file in itertools.product(
-        (2.0, 5.0, 10.0, 30.0), (0.5, 0.75, 1.0, 1.5, 2.0), (0.5, 1.0, 2.0), (0.0, 0.5, 1.0)
+    for k, w_index, w_units, w_unit_file, roles in itertools.product(
+        (2.0, 5.0, 10.0, 30.0),
+        (0.5, 0.75, 1.0, 1.5, 2.0),
+        (0.5, 1.0, 2.0),
+        (0.0, 0.5, 1.0),
+        (False, True),
     ):
-        fusion = Fusion(k=k, w_index=w_index, k_units=k, w_units=w_units, w_unit_file=w_unit_file)
+        fusion = Fusion(
+            k=k, w_index=w_index, k_units=k, w_units=w_units, w_unit_file=w_unit_file, roles=roles
+        )
         per_set = []
         for sigs in groups.values():
             insts = instances(sigs, fusion, "fused")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import msgspec
 
 from cq.index.query import IndexHit, IndexHits
+from cq.model.ranking import DEFAULT_ROLE_MULTIPLIERS
+from cq.rank.roles import path_role
 
 
 class Fusion(msgspec.Struct, frozen=True, kw_only=True):
@@ -22,7 +24,8 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True):
     w_index: float = 1.0
     k_units: float = 5.0  # inside the index: file documents vs best units
     w_units: float = 1.0
-    w_unit_file: float = 1.0  # Relevant Functions: weight of the unit's file's fused rank
+    w_unit_file: float = 1.0
+    roles: bool = True  # demote the index's test/doc/lib files by cq's role multipliers  # Relevant Functions: weight of the unit's file's fused rank
 
 
 DEFAULT = Fusion()
@@ -38,12 +41,16 @@ class FileVote(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def index_file_order(hits: IndexHits, fusion: Fusion = DEFAULT) -> list[str]:
-    """Files by fused rank of their file document and their best unit."""
+    """Files by fused rank of their file document and their best unit, tests, docs and
+    vendored code demoted by cq's role multipliers (as rg's findings are)."""
     scores: dict[str, float] = {}
     for rank, hit in enumerate(hits.files, 1):
         scores[hit.path] = scores.get(hit.path, 0.0) + 1.0 / (fusion.k_units + rank)
     for rank, path in enumerate(dict.fromkeys(u.path for u in hits.units), 1):
         scores[path] = scores.get(path, 0.0) + fusion.w_units / (fusion.k_units + rank)
+    if fusion.roles:
+        for path in scores:
+            scores[path] *= DEFAULT_ROLE_MULTIPLIERS[path_role(path)]
     return sorted(scores, key=lambda p: (-scores[p], p))
 
 
