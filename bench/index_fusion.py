@@ -47,6 +47,7 @@ class Signals(msgspec.Struct):
     rg_files: list[str]
     rg_scopes: list[tuple[str, str]]
     hits: IndexHits
+    terms: tuple[str, ...] = ()
 
 
 def gather(row: dict, args: argparse.Namespace, text: str) -> Signals | None:
@@ -83,7 +84,27 @@ def gather(row: dict, args: argparse.Namespace, text: str) -> Signals | None:
         rg_files=files[:100],
         rg_scopes=list(dict.fromkeys(scopes))[:100],
         hits=hits,
+        terms=terms,
     )
+
+
+def requery(s: Signals, rows: dict[str, dict], trees: str) -> Signals:
+    """The same issue's index hits from the current cq.index code (rg's side is kept)."""
+    tree = Path(trees).resolve() / s.id
+    query = _loc.query_text(rows[s.id], s.text)
+    terms = s.terms or _terms(query, tree)
+    opened, _ = update_index(tree)
+    hits = search_index(opened.index, query_words(query, terms))
+    return msgspec.structs.replace(s, hits=hits, terms=terms)
+
+
+def _terms(query: str, tree: Path) -> tuple[str, ...]:
+    """The offline rewriter's terms, as a search would use them (older signal files)."""
+    from cq.model import SearchRequest
+    from cq.rewrite.run import rewrite_query
+
+    summary = rewrite_query(SearchRequest(query=query, root=str(tree)), "forced").summary
+    return summary.identifiers + summary.literals
 
 
 def orders(s: Signals, fusion: Fusion) -> dict[str, tuple[list[str], list[str]]]:
@@ -131,6 +152,14 @@ def main() -> int:
     ap.add_argument("--sample", type=int)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--grid", action="store_true", help="also score a grid of fusions")
+    ap.add_argument(
+        "--requery",
+        action="append",
+        default=[],
+        metavar="DATA",
+        help="recompute the index hits of every --signals file with the current code (DATA: "
+        "the JSONL sets the issue texts come from); the files are rewritten",
+    )
     ap.add_argument("--tables", action="store_true", help="per-repository tables")
     args = ap.parse_args()
     if args.gather:
@@ -140,10 +169,14 @@ def main() -> int:
             for s in got:
                 if s is not None:
                     out.write(msgspec.json.encode(s).decode() + "\n")
+    rows = {r["instance_id"]: r for data in args.requery for r in _loc.load_rows(data)}
     groups: dict[str, list[Signals]] = defaultdict(list)
     for path in args.signals:
-        for line in Path(path).read_text().splitlines():
-            s = msgspec.json.decode(line, type=Signals)
+        sigs = [msgspec.json.decode(ln, type=Signals) for ln in Path(path).read_text().splitlines()]
+        if rows:
+            sigs = _loc.run_all(sigs, lambda s: requery(s, rows, args.trees), args.jobs)
+            Path(path).write_text("".join(msgspec.json.encode(s).decode() + "\n" for s in sigs))
+        for s in sigs:
             groups[f"{s.set}/{s.text}"].append(s)
     print("| set | n | method | Acc@1 | Acc@3 | Acc@5 | Acc@10 | fn Hit@5 |")
     print("|---|---|---|---|---|---|---|---|")
