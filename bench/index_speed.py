@@ -1,7 +1,7 @@
 """Speed of the repository index on a ~2,500-file tree, with rg in the same run.
 
 Measures: (1) the first build inside a cold search (fresh CQ_CACHE_DIR; the index's own
-milliseconds from ``summary.telemetry.index`` and the whole search's wall time and peak RSS),
+milliseconds from ``run.timings_ms.index`` and the whole search's wall time and peak RSS),
 (2) the index's size on disk against the indexed source bytes (``cq index``), (3) warm
 questions, with the index and with ``--no-index``, median and max, and whether an unchanged
 tree was re-indexed (``files_updated``), (4) identifier-search latency with the index in the
@@ -58,7 +58,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
             s, r, data = cq(py, here, *ask, q0, env={"CQ_CACHE_DIR": c1})
             index = data["summary"]["telemetry"]["index"]
-            builds.append(index["elapsed_ms"] / 1000)
+            builds.append(data["run"]["timings_ms"]["index"] / 1000)
             walls.append(s)
             rss.append(r)
             nos.append(cq(py, here, *ask, q0, "--no-index", env={"CQ_CACHE_DIR": c2})[0])
@@ -85,9 +85,8 @@ def main() -> int:
             for q in QUESTIONS:
                 s, _, data = cq(py, here, *ask, q, env=env)
                 warm.append(s)
-                tel = data["summary"]["telemetry"]["index"]
-                index_ms.append(tel["elapsed_ms"] / 1000)
-                updated += tel["files_updated"]
+                index_ms.append(data["run"]["timings_ms"]["index"] / 1000)
+                updated += data["run"]["counters"]["index.files_updated"]
                 warm_no.append(cq(py, here, *ask, q, "--no-index", env=env)[0])
                 rg_w.append(
                     time_command(

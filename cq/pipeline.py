@@ -122,11 +122,13 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             by_language=candidates.by_language,
             focus=focus,
             rewrite=rewrite.summary if rewrite else None,
-            timings_ms={k: round(v, 1) for k, v in timings.items()} | enriched.timings_ms,
+            timings_ms={k: round(v, 1) for k, v in timings.items()}
+            | enriched.timings_ms
+            | fused.timings_ms,
             telemetry=enriched.telemetry
             | _classify_telemetry(classified.reasons)
             | fused.telemetry,
-            counters=counters | enriched.counters,
+            counters=counters | enriched.counters | fused.counters,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
             functions=fused.functions,
         )

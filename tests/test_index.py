@@ -86,8 +86,14 @@ def test_question_surfaces_a_file_no_pattern_matched(repo: Path) -> None:
     )
     assert first["line_text"] == "FILE_UPLOAD_PERMISSIONS = None"
     telemetry = data["summary"]["telemetry"]["index"]
-    assert telemetry["files"] == 3 and telemetry["files_updated"] == 3 and "elapsed_ms" in telemetry
-    assert telemetry["documents"] >= 3 + 5  # three files, their modules, two classes, three methods
+    assert telemetry["files"] == 3
+    assert telemetry["documents"] == 3 + 3 + 2 + 3  # files, their modules, classes, methods
+    assert (
+        data["run"]["counters"]["index.files_updated"] == 3 and "index" in data["run"]["timings_ms"]
+    )
+    again = search(repo)
+    assert again["run"]["counters"]["index.files_updated"] == 0  # unchanged tree: no reindexing
+    assert again["summary"] == data["summary"] and again["findings"] == data["findings"]
 
 
 def test_relevant_functions_name_path_and_qualified_name(repo: Path) -> None:
@@ -170,7 +176,7 @@ def test_corrupt_index_is_rebuilt(repo: Path, _isolated_cache: Path) -> None:
         meta.write_text("{not json")
     data = search(repo)
     assert relevant_files(data)[0] == "app/conf/global_settings.py"
-    assert data["summary"]["telemetry"]["index"]["files_updated"] == 3
+    assert data["run"]["counters"]["index.files_updated"] == 3
 
 
 def test_two_concurrent_searches_on_one_root_both_succeed(repo: Path) -> None:

@@ -27,9 +27,14 @@ from cq.model import Finding, RelevantFunction, RewriteSummary, SearchRequest
 
 
 class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
+    """The fused findings and functions; ``telemetry`` (what the index holds) goes to the
+    summary, ``counters`` and ``timings_ms`` (what this run did) to the volatile ``run``."""
+
     findings: list[Finding]
     functions: tuple[RelevantFunction, ...] = ()
     telemetry: dict[str, dict[str, int]] = {}
+    counters: dict[str, int] = {}
+    timings_ms: dict[str, float] = {}
 
 
 def fuse_index(
@@ -53,15 +58,13 @@ def fuse_index(
         return IndexFusion(findings=ranked, telemetry=skipped)
     findings, functions = fuse_findings(Path(request.root), ranked, evidence, request.explain)
     update = evidence.update
-    telemetry = {
-        "index": {
-            "documents": update.documents,
-            "files": update.files,
-            "files_updated": update.files_updated + update.files_removed,
-            "elapsed_ms": round(evidence.milliseconds),
-        }
-    }
-    return IndexFusion(findings=findings, functions=functions, telemetry=telemetry)
+    return IndexFusion(
+        findings=findings,
+        functions=functions,
+        telemetry={"index": {"documents": update.documents, "files": update.files}},
+        counters={"index.files_updated": update.files_updated + update.files_removed},
+        timings_ms={"index": evidence.milliseconds},
+    )
 
 
 __all__ = ["IndexFusion", "fuse_index"]

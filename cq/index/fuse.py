@@ -17,19 +17,25 @@ from cq.rank.roles import path_role
 
 
 class Fusion(msgspec.Struct, frozen=True, kw_only=True):
-    """The fusion's numbers. Defaults: the best mean file Acc@5 over lite-dev 22, python_tuning
-    sample 100 and rust_tuning sample 60 in ``bench/index_fusion.py --grid`` (k 2/5/10/30 x
-    w_index 0.5..2 x w_units 0.5/1/2 x w_unit_file 0/0.5/1 x roles on/off): 95.5/55.0/36.7
-    (mean 62.4, Acc@1 39.1, function Hit@5 50.7) against rg alone 86.4/55.0/15.0. Neighbours
-    (k 2, w_index 2) score within one issue of it per set; plain RRF (k 5, weights 1, no
-    roles) 90.9/55.0/31.7.
+    """The fusion's numbers, from ``bench/index_fusion.py`` on lite-dev 22, python_tuning
+    sample 100 and rust_tuning sample 60, full texts and titles. File Acc@5 full lite/py/rs,
+    titles lite/py:
+
+    - rg alone (cq before the index): 86.4/55.0/15.0, titles 63.6/40.0
+    - these defaults (plain RRF, k 5, weights 1, best unit 0.5, roles): 95.5/58.0/31.7,
+      titles 68.2/46.0
+    - the grid's best mean full-text Acc@5 (index weight 1.5): 95.5/55.0/36.7, titles
+      68.2/45.0: the same within an issue or two per set, so the untuned weights stay; with
+      equal weights a file both orders rank first and second goes to rg's first, which keeps a
+      module the question names ahead of one that merely says the words more often
+      (tests/test_rewrite_offline.py).
     """
 
     k: float = 5.0  # RRF constant: small k trusts the first ranks most
     w_rg: float = 1.0
-    w_index: float = 1.5  # the index's file order counts 1.5 times rg's
+    w_index: float = 1.0
     k_units: float = 5.0  # inside the index: file documents vs best units
-    w_units: float = 0.5  # a file's best unit counts half its file document
+    w_units: float = 0.5  # a file's best unit counts half its file document (grid: 0.5/1/2)
     w_unit_file: float = 1.0  # Relevant Functions: weight of the unit's file's fused rank
     roles: bool = True  # demote the index's test/doc/lib files by cq's role multipliers
 
