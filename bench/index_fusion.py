@@ -178,6 +178,7 @@ def main() -> int:
             Path(path).write_text("".join(msgspec.json.encode(s).decode() + "\n" for s in sigs))
         for s in sigs:
             groups[f"{s.set}/{s.text}"].append(s)
+    tables: list[str] = []
     print("| set | n | method | Acc@1 | Acc@3 | Acc@5 | Acc@10 | fn Hit@5 |")
     print("|---|---|---|---|---|---|---|---|")
     for name, sigs in groups.items():
@@ -187,9 +188,11 @@ def main() -> int:
             print(
                 f"| {name} | {len(sigs)} | {method} | {' | '.join(cells)} | {fn_hit(insts):.1f} |"
             )
-            if args.tables and method == "fused":
-                run = _loc.Run("cq+index", "fused", name, name, [], insts)
-                print(_loc.table(run))
+            if args.tables and method in ("rg", "fused"):
+                label = "cq before (rg)" if method == "rg" else "cq with the index (fused)"
+                tables.append(_loc.table(_loc.Run(label, method, name, name, [], insts)))
+    for table in tables:
+        print("\n" + table)
     if args.grid:
         grid(groups)
     return 0
