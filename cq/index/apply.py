@@ -18,6 +18,7 @@ from cq.index.query import IndexHit
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
 from cq.model import Finding, RelevantFunction, ScoreBreakdown
+from cq.rank.roles import path_role
 
 PER_FILE = 3  # findings of a file placed at its fused rank (a 30-finding report shows ~10 files)
 FUNCTIONS = 10  # Relevant Functions listed
@@ -90,8 +91,6 @@ def _definition(hit: IndexHit, lines: _Lines, vote: FileVote, explain: bool) -> 
     name = "" if hit.kind == "module" else hit.qualname.replace("::", ".").rsplit(".", 1)[-1]
     col = text.find(name) + 1 if name and name in text else 1
     parent = "" if hit.kind == "module" else hit.qualname.replace("::", ".").rpartition(".")[0]
-    from cq.rank.roles import path_role
-
     finding = Finding(
         file=hit.path,
         line=hit.line,
