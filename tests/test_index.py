@@ -208,6 +208,7 @@ def test_a_tree_too_large_for_a_search_is_indexed_by_cq_index(repo: Path) -> Non
     data = search(repo, env=small)
     assert data["summary"]["telemetry"]["index"]["skipped_source_bytes"] > 100
     assert "app/conf/global_settings.py" not in {f["file"] for f in data["findings"]}
+    assert search(repo, env=small)["summary"] == data["summary"]  # remembered, same answer
     assert counts(run_cq("index", "--root", str(repo)))["updated"] == "3 files, removed: 0"
     data = search(repo, env=small)  # built: kept current by the search from now on
     assert relevant_files(data)[0] == "app/conf/global_settings.py"

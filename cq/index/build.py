@@ -30,6 +30,7 @@ from cq.index.schema import build_schema, register_analyzers
 LOCK_WAIT = 5.0
 MAX_FILE_BYTES = 2 * 1024 * 1024  # the search's default max_file_size_bytes
 WRITER_HEAP = 64 * 1024 * 1024
+MARKER_SECONDS = 600.0  # a tree found too large is not listed again for this long
 _GLOBS = ("*.py", "*.pyi", "*.rs")
 
 
@@ -77,10 +78,15 @@ def update_index(
     directory = index_dir(root)
     manifest_path = directory / "manifest.msgpack"
     manifest = read_manifest(manifest_path) if persist else {}
+    marker = directory.with_name(f"{directory.name}.too-large")
+    if build_limit and not manifest:
+        _check_marker(marker, root)
     listed = list_files(root)
     stats, unchanged = _stat(root, listed, manifest)
     moved = sum(st.st_size for st in stats.values())
     if build_limit and moved > build_limit:
+        if persist:
+            _write_marker(marker, root, moved)
         raise TooLarge(moved)
     index, rebuilt = _open(directory) if persist else (_in_memory(), False)
     if rebuilt:  # the old index was unreadable: everything is new again
@@ -117,6 +123,25 @@ def update_index(
         stale=stale,
     )
     return OpenIndex(root, index, manifest), update
+
+
+def _check_marker(marker: Path, root: Path) -> None:
+    """Raise ``TooLarge`` again without listing the tree when a recent search found it too
+    large and the root directory has not changed since (listing and stat-ing the 19,214
+    files of the stdlib with its site-packages costs ~1 s on a loaded machine)."""
+    try:
+        mtime, size, when = marker.read_text().split()
+        same = int(mtime) == root.stat().st_mtime_ns
+    except (OSError, ValueError):
+        return
+    if same and time.time() - float(when) < MARKER_SECONDS:
+        raise TooLarge(int(size))
+
+
+def _write_marker(marker: Path, root: Path, size: int) -> None:
+    with contextlib.suppress(OSError):
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(f"{root.stat().st_mtime_ns} {size} {time.time()}")
 
 
 def list_files(root: Path) -> list[str]:

@@ -32,6 +32,7 @@ def clear_index(root: Path | None) -> tuple[int, int]:
     targets = [index_dir(root)] if root is not None else _all_index_dirs()
     removed = freed = 0
     for target in targets:
+        target.with_name(f"{target.name}.too-large").unlink(missing_ok=True)
         if target.exists():
             freed += dir_size(target)
             shutil.rmtree(target, ignore_errors=True)
@@ -47,4 +48,6 @@ def index_summary() -> tuple[int, int]:
 
 def _all_index_dirs() -> list[Path]:
     base = indexes_dir()
-    return [d for v in base.iterdir() if v.is_dir() for d in v.iterdir()] if base.exists() else []
+    if not base.exists():
+        return []
+    return [d for v in base.iterdir() if v.is_dir() for d in v.iterdir() if d.is_dir()]
