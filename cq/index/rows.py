@@ -4,7 +4,8 @@ A row is the document's fields ready for tantivy: (path, kind, qualname, line, p
 name words, signature words, doc, text). Scanning and splitting are Python work; tantivy
 tokenizes bodies in its own threads meanwhile, so a pool of ``cpu_count`` workers feeds it
 batch by batch in path order. The pool is spawned per build (a first build or a large
-change; an unchanged tree never gets here) and any pool failure finishes in-process.
+change; an unchanged tree never gets here) with the classification pool's worker lifetime
+(``cq/classify/workers.py``: they die with cq), and any pool failure finishes in-process.
 """
 
 from __future__ import annotations
@@ -39,9 +40,18 @@ def prepared_rows(files: dict[str, bytes]) -> Iterator[list[Row]]:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        from cq.classify.workers import signals_held, worker_init, worker_init_args
+
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            for result in pool.map(_rows, batches):
+        with ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=context,
+            initializer=worker_init,  # workers die with cq, as the classification pool's do
+            initargs=worker_init_args(),
+        ) as pool:
+            with signals_held():  # submitting spawns the workers
+                results = pool.map(_rows, batches)
+            for result in results:
                 done += 1
                 yield result
     except Exception:  # a worker died or the pool cannot start: finish here
