@@ -7,13 +7,13 @@ leaves the search with rg's evidence alone: the index is an aid, never a reason 
 from __future__ import annotations
 
 import fnmatch
-import os
 import posixpath
 import time
 from pathlib import Path
 
 import msgspec
 
+from cq.env import env_int
 from cq.index.build import IndexUpdate, Progress, TooLarge, update_index
 from cq.index.query import IndexHits, query_words, search_index
 from cq.model import SearchRequest
@@ -21,7 +21,7 @@ from cq.model import SearchRequest
 # A search builds the index on its own up to this much new source (the 19 MB bench tree takes
 # ~3 s on 2 cores, bench/index_speed.py); a bigger tree (the stdlib with its site-packages is
 # 176 MB) is indexed only by an explicit ``cq index``, then kept current by every search.
-AUTO_BUILD_BYTES = int(os.environ.get("CQ_INDEX_AUTO_BYTES", 64 * 1024 * 1024))
+AUTO_BUILD_BYTES = 64 * 1024 * 1024  # CQ_INDEX_AUTO_BYTES overrides it
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,7 +43,10 @@ def consult(
     started = time.perf_counter()
     try:
         opened, update = update_index(
-            Path(request.root), progress, persist=request.use_cache, build_limit=AUTO_BUILD_BYTES
+            Path(request.root),
+            progress,
+            persist=request.use_cache,
+            build_limit=env_int("CQ_INDEX_AUTO_BYTES", AUTO_BUILD_BYTES),
         )
         words = query_words(request.query, terms)
         hits = search_index(opened.index, words)
