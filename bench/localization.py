@@ -9,7 +9,8 @@ and/or the title only (``--text full,title``; the title is the first non-blank l
 containing scopes. Reported per repository and pooled (and pooled without the rows flagged
 ``inline_code_maybe_dropped``, when a set has them): file Acc@k (every gold code file within
 the top k files) and Hit@k (any of them), k = 1, 3, 5, 10; function Hit@5 (any gold function
-among the top 5 distinct ``path::Scope``); median wall time per query.
+among the first 5 Relevant Functions when the report has them, else among the top 5 distinct
+``path::Scope`` of the findings); median wall time per query.
 
 ``--json-out`` keeps every issue's gold ranks and top files, for ``loc_compare.py`` (diff two
 runs, fuse with BM25). ``--sample N`` runs a fixed subsample (``_loc.sample``).
@@ -129,6 +130,9 @@ def run_one(row: dict, mode: str, text: str, args: argparse.Namespace) -> _loc.I
                 scope = f"{f['file']}::{f['containing_scope']}"
                 if scope not in scopes:
                     scopes.append(scope)
+        functions = [x for x in data["sections"] if x.get("type") == "functions"]
+        if functions:  # the Relevant Functions list is cq's function-level answer
+            scopes = [fn["name"] for fn in functions[0]["functions"]]
     elif proc.returncode:
         rewriter = f"error {proc.returncode}"
         print(f"{row['instance_id']}: {proc.stderr.decode().strip()[-300:]}", file=sys.stderr)

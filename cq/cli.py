@@ -29,11 +29,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_search(sub.add_parser("search", help="search code", description=_SEARCH_HELP))
     from cq.cli_agent import add_agent_parser
     from cq.cli_cache import add_cache_parser
+    from cq.cli_index import add_index_parser
     from cq.cli_mcp import add_mcp_parser
 
     add_agent_parser(sub)
     add_mcp_parser(sub)
     add_cache_parser(sub)
+    add_index_parser(sub)
     sub.add_parser(
         "schema", help="print the JSON Schema of the search result", description=_SCHEMA_HELP
     )
@@ -134,6 +136,11 @@ def _add_search(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not ask Pyrefly's language server about the shown Python hits",
     )
+    how.add_argument(
+        "--no-index",
+        action="store_true",
+        help="a rewritten question does not consult (or build) the repository index",
+    )
     out = p.add_argument_group("output")
     out.add_argument(
         "--format", choices=("md", "json"), default=None, help="default md (or $CQ_FORMAT)"
@@ -217,6 +224,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from cq.cli_cache import run_cache_command
 
             return run_cache_command(args)
+        if args.command == "index":
+            from cq.cli_index import run_index_command
+
+            return run_index_command(args)
         if args.command == "schema":
             from cq.cli_schema import print_schema
 

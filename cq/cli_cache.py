@@ -64,6 +64,10 @@ def run_cache_command(args: argparse.Namespace) -> int:
         f"file: {_mb(sizes.file_bytes)} (free pages {_mb(sizes.free_bytes)}),"
         f" WAL {_mb(sizes.wal_bytes)}; bound {_mb(sizes.bound)}"
     )
+    from cq.index.location import index_summary
+
+    roots, size = index_summary()
+    print(f"index: {roots} roots, {_mb(size)}")
     return 0
 
 

@@ -48,6 +48,7 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
     return SearchRequest(
         use_cache=not args.no_cache,
         semantic=not args.no_semantic,
+        use_index=not args.no_index,
         query=query,
         root=root,
         mode=args.mode,

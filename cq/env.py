@@ -30,6 +30,7 @@ SETTINGS: dict[str, _Number | tuple[str, ...]] = {
     "CQ_ENRICH_BUDGET_MS": _Number("float", 0),
     "CQ_ENRICH_LIBCST_HITS": _Number("int", 0),
     "CQ_ENRICH_MAX_BYTES": _Number("int", 0),
+    "CQ_INDEX_AUTO_BYTES": _Number("int", 0),
     "CQ_LLM_PROVIDER": ("ollama", "openai"),
     "CQ_LLM_TIMEOUT": _Number("float", 0, 120, positive=True),
     "CQ_MAX_WORKERS": _Number("int", 0),

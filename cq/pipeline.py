@@ -14,6 +14,7 @@ from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_
 from cq.classify import attach_bindings, classify_all
 from cq.confine import confine_request
 from cq.enrich import EnrichSettings, enrich_shown
+from cq.index import fuse_index
 from cq.model import (
     Classification,
     Finding,
@@ -112,6 +113,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         with _timed(timings, "rank"):
             shown_first = rerank_shown(enriched.findings, ranking, request.limit)
             shown_first = semantic.rerank(shown_first, patterns, request)
+        fused = fuse_index(
+            request, rewrite.summary if rewrite else None, shown_first, progress.update
+        )
 
         facts = SearchFacts(
             request=request,
@@ -124,14 +128,18 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             by_language=candidates.by_language,
             focus=focus,
             rewrite=rewrite.summary if rewrite else None,
-            timings_ms={k: round(v, 1) for k, v in timings.items()} | enriched.timings_ms,
+            timings_ms={k: round(v, 1) for k, v in timings.items()}
+            | enriched.timings_ms
+            | fused.timings_ms,
             telemetry=enriched.telemetry
             | semantic.telemetry
-            | _classify_telemetry(classified.reasons),
-            counters=counters | enriched.counters,
+            | _classify_telemetry(classified.reasons)
+            | fused.telemetry,
+            counters=counters | enriched.counters | fused.counters,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+            functions=fused.functions,
         )
-        result = assemble_result(shown_first, facts)
+        result = assemble_result(fused.findings, facts)
         remember_primary(request, result.findings, result.summary.primary)
         return result
     finally:

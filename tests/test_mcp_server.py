@@ -114,6 +114,11 @@ def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
                     "search", {"query": "how are edges inserted", "limit": 3}
                 )
                 assert "defined at `pkg/store.py:2:" in text_of(question)  # rewritten, found
+                assert "`pkg/store.py::Store.insert_edge`" in text_of(question)  # the index's
+                plain = await client.call_tool(
+                    "search", {"query": "how are edges inserted", "limit": 3, "no_index": True}
+                )
+                assert "Relevant Functions" not in text_of(plain)
                 sub = await client.call_tool("search", {"query": "insert_edge", "in_dir": "pkg"})
                 assert "`pkg/store.py:2:" in text_of(sub)  # a subtree of the server's root
 
@@ -121,7 +126,7 @@ def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
                     again = await client.call_tool("search", {"query": "insert_edge", "limit": 5})
                     assert text_lines(again) == text_lines(md)
                 stats = json.loads(text_of(await client.call_tool("stats", {})))
-                assert stats["server"]["calls"] == 17 and stats["server"]["errors"] == 3
+                assert stats["server"]["calls"] == 18 and stats["server"]["errors"] == 3
 
     anyio.run(scenario)
     assert "Traceback" not in errlog_path.read_text()

@@ -272,7 +272,9 @@ def test_a_question_lists_relevant_files_in_rank_order(tmp_path: Path) -> None:
     while an identifier search keeps its count-ordered hot files."""
     root = _two_cli_libraries(tmp_path)
     md = run_cq("search", "how does applog rotate files", "--root", str(root)).stdout
-    heading = next(i for i, line in enumerate(md.splitlines()) if line.startswith("## Relevant"))
+    heading = next(
+        i for i, line in enumerate(md.splitlines()) if line.startswith("## Relevant Files")
+    )
     first = md.splitlines()[heading + 2].split(" · ")[0]
     assert first.startswith("`applog/handlers.py`")
     plain = run_cq("search", "HelpFormatter", "--root", str(root), "--format", "json").json()

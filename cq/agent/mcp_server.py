@@ -120,6 +120,9 @@ def build_server(config: ServerConfig, processes: SearchProcesses) -> MCPServer:
             bool, Field(description="remember this answer per root; resolve 'it' from the last one")
         ] = False,
         explain: Annotated[bool, Field(description="show each finding's score breakdown")] = False,
+        no_index: Annotated[
+            bool, Field(description="a rewritten question does not consult the repository index")
+        ] = False,
         limit: Annotated[int, Field(ge=0, description="findings shown; 0 = all")] = 30,
         max_tokens: Annotated[
             int | None,
@@ -148,6 +151,7 @@ def build_server(config: ServerConfig, processes: SearchProcesses) -> MCPServer:
             context=context,
             follow_up=follow_up,
             explain=explain,
+            no_index=no_index,
             limit=limit,
             format=format,
             profile=profile,

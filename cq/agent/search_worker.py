@@ -155,6 +155,7 @@ def build_request(job: Job) -> SearchRequest:
         context=args.context,
         follow_up=args.follow_up,
         explain=args.explain,
+        use_index=not args.no_index,
     )
 
 

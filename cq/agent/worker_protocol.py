@@ -36,6 +36,7 @@ class SearchArgs(msgspec.Struct, frozen=True, kw_only=True):
     context: str | None = None
     follow_up: bool = False
     explain: bool = False
+    no_index: bool = False  # a rewritten question does not consult the repository index
     limit: int = 30
     format: Literal["md", "json"] = "md"
     profile: str = "interactive"

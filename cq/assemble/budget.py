@@ -11,7 +11,7 @@ from collections.abc import Callable
 import msgspec
 
 from cq.assemble.result import build_sections
-from cq.model import HotFiles, KindCounts, SearchRequest, SearchResult
+from cq.model import FunctionList, HotFiles, KindCounts, SearchRequest, SearchResult
 
 CHARS_PER_TOKEN = 4
 
@@ -55,5 +55,6 @@ def keep_first(result: SearchResult, request: SearchRequest, keep: int) -> Searc
     summary = msgspec.structs.replace(
         summary, shown_findings=len(shown), omitted=omitted, primary=primary
     )
-    sections = build_sections(request, shown, summary, kinds, hot)
+    functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
+    sections = build_sections(request, shown, summary, kinds, hot, functions)
     return msgspec.structs.replace(result, summary=summary, sections=sections, findings=shown)

@@ -17,11 +17,13 @@ from cq.assemble.sections import (
 )
 from cq.model import (
     Finding,
+    FunctionList,
     HotFiles,
     KindCounts,
     LanguageSummary,
     Omitted,
     Pattern,
+    RelevantFunction,
     RewriteSummary,
     RunInfo,
     SearchRequest,
@@ -50,6 +52,7 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     telemetry: dict[str, dict[str, int]] = {}
     counters: dict[str, int] = {}
     elapsed_ms: float = 0.0
+    functions: tuple[RelevantFunction, ...] = ()  # rewritten queries with the index (cq/index)
 
 
 def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
@@ -86,7 +89,8 @@ def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
     counts = Counter(f.category for f in ranked)
     rewritten = facts.rewrite is not None and facts.rewrite.applied
     hot = hot_files(ranked, by_rank=rewritten)
-    sections = build_sections(request, shown, summary, kind_counts(counts), hot)
+    functions = FunctionList(functions=facts.functions) if facts.functions else None
+    sections = build_sections(request, shown, summary, kind_counts(counts), hot, functions)
     run = RunInfo(elapsed_ms=facts.elapsed_ms, timings_ms=facts.timings_ms, counters=facts.counters)
     return SearchResult(summary=summary, sections=sections, findings=shown, run=run)
 
@@ -97,12 +101,14 @@ def build_sections(
     summary: Summary,
     kinds: KindCounts,
     hot: HotFiles,
+    functions: FunctionList | None = None,
 ) -> tuple[Section, ...]:
     """The report's sections in reading order (``summary`` says what was left out and why)."""
     counts = Counter(kinds.counts)
     omitted = summary.omitted
     return (
         top_contexts(shown),
+        *((functions,) if functions is not None else ()),
         finding_list("Definitions", ("definition",), shown, counts),
         finding_list("Imports", IMPORT_KINDS, shown, counts),
         finding_list("Callsites", ("callsite",), shown, counts),

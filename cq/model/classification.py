@@ -19,7 +19,7 @@ Category = Literal[
     "string_match",
     "text_match",
 ]
-Tier = Literal["heuristic", "node", "records", "fallback"]
+Tier = Literal["heuristic", "node", "records", "fallback", "index"]  # index: cq/index found it
 
 
 class SymbolFlags(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -68,6 +68,7 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
     context: str | None = None
     follow_up: bool = False
     use_cache: bool = True
+    use_index: bool = True  # rewritten queries consult the repository index (cq/index)
     explain: bool = False
     progress: bool = False
     semantic: bool = True  # False: --no-semantic (the profile and CQ_SEMANTIC may also say no)

@@ -107,6 +107,26 @@ class HotFiles(msgspec.Struct, frozen=True, kw_only=True, tag="hot_files"):
     total_files: int = 0
 
 
+class RelevantFunction(msgspec.Struct, frozen=True, kw_only=True):
+    """A code unit a rewritten question is probably about: ``name`` is ``path::Qualified.name``
+    (``path::Type::method`` in Rust), ``signals`` says which evidence found it."""
+
+    name: str
+    file: str
+    line: int
+    kind: str
+    score: float
+    signature: str = ""
+    signals: tuple[str, ...] = ()  # "index" (the repository index), "rg" (a pattern's hits)
+
+
+class FunctionList(msgspec.Struct, frozen=True, kw_only=True, tag="functions"):
+    """Relevant Functions: where to start reading, best first (rewritten queries only)."""
+
+    title: str = "Relevant Functions"
+    functions: tuple[RelevantFunction, ...] = ()
+
+
 class FollowUps(msgspec.Struct, frozen=True, kw_only=True, tag="follow_ups"):
     """Suggested next searches."""
 
@@ -114,7 +134,7 @@ class FollowUps(msgspec.Struct, frozen=True, kw_only=True, tag="follow_ups"):
     follow_ups: tuple[FollowUp, ...] = ()
 
 
-Section = TopContexts | FindingList | KindCounts | HotFiles | FollowUps
+Section = TopContexts | FunctionList | FindingList | KindCounts | HotFiles | FollowUps
 
 
 class Omitted(msgspec.Struct, frozen=True, kw_only=True):

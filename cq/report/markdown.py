@@ -12,6 +12,7 @@ from __future__ import annotations
 from cq.model import (
     FindingList,
     FollowUps,
+    FunctionList,
     HotFiles,
     KindCounts,
     SearchResult,
@@ -21,6 +22,7 @@ from cq.report.md_sections import (
     answer,
     finding_list,
     follow_ups,
+    functions,
     hot_files,
     kind_counts,
     overview,
@@ -41,6 +43,8 @@ def render_markdown(result: SearchResult) -> str:
         block: list[str] = []
         if isinstance(section, TopContexts):
             block = top_contexts(section, findings)
+        elif isinstance(section, FunctionList):
+            block = functions(section)
         elif isinstance(section, FindingList):
             block = finding_list(section, findings)
         elif isinstance(section, KindCounts):

@@ -8,6 +8,7 @@ from cq.model import (
     Finding,
     FindingList,
     FollowUps,
+    FunctionList,
     HotFiles,
     KindCounts,
     ScoreBreakdown,
@@ -185,6 +186,18 @@ def kind_counts(section: KindCounts, findings: tuple[Finding, ...]) -> list[str]
     return lines
 
 
+def functions(section: FunctionList) -> list[str]:
+    """Relevant Functions: one line each, where to start reading."""
+    if not section.functions:
+        return []
+    lines = [f"## {section.title}", ""]
+    for i, fn in enumerate(section.functions, 1):
+        signature = f" — {code(fn.signature)}" if fn.signature else ""
+        found = " + ".join(fn.signals)
+        lines.append(f"{i}. {code(fn.name)} ({code(f'{fn.file}:{fn.line}')}){signature} [{found}]")
+    return lines
+
+
 def hot_files(section: HotFiles) -> list[str]:
     if not section.files:
         return []
@@ -340,5 +353,14 @@ def _formula(score: float, b: ScoreBreakdown) -> str:
         f"score {score:g} = {b.category_weight:g} category × {b.role_multiplier:g} role"
         f" × {b.confidence:g} confidence × {b.focus_multiplier:g} focus × {b.boosts:g} boosts"
         f" (definition {b.exact_definition:g}, filename {b.filename:g}, terms {b.terms:g})"
-        f" − {b.depth_penalty:g} depth"
+        f" − {b.depth_penalty:g} depth" + _fusion(b)
     )
+
+
+def _fusion(b: ScoreBreakdown) -> str:
+    """A rewritten query's file order fused rg's with the index's: both ranks."""
+    if not (b.file_rank_rg or b.file_rank_index):
+        return ""
+    rg = f"#{b.file_rank_rg}" if b.file_rank_rg else "none"
+    index = f"#{b.file_rank_index}" if b.file_rank_index else "none"
+    return f"; file rank rg {rg}, index {index}, fused {b.file_fused:g}"

@@ -1,0 +1,229 @@
+"""Tune and check the index fusion offline: gather both signals once, score many fusions.
+
+Gather (``--gather``): for every issue, one ``cq search - --no-index --format json`` over its
+tree gives rg's file order, its scopes and the rewriter's terms; in-process, the repository
+index of the tree (``cq.index``, in CQ_CACHE_DIR) answers the same text and terms. Both land
+in ``--signals FILE`` (JSON lines). Score (always): file Acc@k and function Hit@5 for rg alone,
+the index alone, and the fusion of ``cq/index/fuse.py`` with its defaults and a grid of
+alternatives (``--grid``), per set and repository, exactly as a search fuses them.
+
+    python bench/index_fusion.py --data ../shared/eval/python_tuning.jsonl --sample 100 \
+        --text full --signals /tmp/sig-py.jsonl --gather --jobs 2
+    python bench/index_fusion.py --signals /tmp/sig-py.jsonl --signals /tmp/sig-rs.jsonl --grid
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import subprocess
+import sys
+import threading
+from collections import defaultdict
+from pathlib import Path
+
+import _loc
+import msgspec
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cq.index.build import update_index
+from cq.index.fuse import DEFAULT, Fusion, fused_files, fused_units, index_file_order
+from cq.index.query import IndexHits, query_words, search_index
+from cq.index.scopes import rg_scope_key
+
+_lock = threading.Lock()
+
+
+class Signals(msgspec.Struct):
+    id: str
+    repo: str
+    set: str
+    text: str
+    gold: list[str]
+    gold_functions: list[str]
+    flagged: bool
+    rg_files: list[str]
+    rg_scopes: list[tuple[str, str]]
+    hits: IndexHits
+    terms: tuple[str, ...] = ()
+
+
+def gather(row: dict, args: argparse.Namespace, text: str) -> Signals | None:
+    tree = Path(args.trees).resolve() / row["instance_id"]
+    if not tree.is_dir():
+        return None
+    query = _loc.query_text(row, text)
+    argv = [sys.executable, "-m", "cq", "search", "-", "--format", "json", "--no-index"]
+    argv += ["--limit", "500", "--root", str(tree)]
+    proc = subprocess.run(argv, input=query.encode(), capture_output=True, check=False)
+    files: list[str] = []
+    scopes: list[tuple[str, str]] = []
+    terms: tuple[str, ...] = ()
+    if proc.stdout:
+        data = json.loads(proc.stdout)
+        rw = data["summary"].get("rewrite") or {}
+        if rw.get("applied"):
+            terms = tuple(rw.get("identifiers", [])) + tuple(rw.get("literals", []))
+        for f in data["findings"]:
+            files.append(f["file"]) if f["file"] not in files else None
+            if f.get("containing_scope"):
+                scopes.append((f["file"], rg_scope_key(f["file"], f["containing_scope"])))
+    with _lock:  # one writer per index: trees are distinct, but keep the load down
+        opened, _ = update_index(tree)
+    hits = search_index(opened.index, query_words(query, terms))
+    return Signals(
+        id=row["instance_id"],
+        repo=row["repo"],
+        set=Path(args.data).name,
+        text=text,
+        gold=_loc.gold_files(row, tree),
+        gold_functions=row.get("gold_functions") or [],
+        flagged=bool(row.get(_loc.FLAG)),
+        rg_files=files[:100],
+        rg_scopes=list(dict.fromkeys(scopes))[:100],
+        hits=hits,
+        terms=terms,
+    )
+
+
+def requery(s: Signals, rows: dict[str, dict], trees: str) -> Signals:
+    """The same issue's index hits from the current cq.index code (rg's side is kept)."""
+    tree = Path(trees).resolve() / s.id
+    query = _loc.query_text(rows[s.id], s.text)
+    terms = s.terms or _terms(query, tree)
+    opened, _ = update_index(tree)
+    hits = search_index(opened.index, query_words(query, terms))
+    return msgspec.structs.replace(s, hits=hits, terms=terms)
+
+
+def _terms(query: str, tree: Path) -> tuple[str, ...]:
+    """The offline rewriter's terms, as a search would use them (older signal files)."""
+    from cq.model import SearchRequest
+    from cq.rewrite.run import rewrite_query
+
+    summary = rewrite_query(SearchRequest(query=query, root=str(tree)), "forced").summary
+    return summary.identifiers + summary.literals
+
+
+def orders(s: Signals, fusion: Fusion) -> dict[str, tuple[list[str], list[str]]]:
+    """Per method: (files, function names ``path::qualname``) in rank order."""
+    ix_files = index_file_order(s.hits, fusion)
+    votes = fused_files(s.rg_files, ix_files, fusion)
+    fused = [v.file for v in votes]
+    ranks = {f: i for i, f in enumerate(fused, 1)}
+    units = fused_units(s.hits.units, s.rg_scopes, ranks, fusion)
+    rg_fns = [f"{f}::{q}" for f, q in dict.fromkeys(s.rg_scopes)]
+    ix_fns = [f"{u.path}::{u.qualname}" for u in s.hits.units if u.kind != "module"]
+    return {
+        "rg": (s.rg_files, rg_fns),
+        "index": (ix_files, ix_fns),
+        "fused": (fused, [f"{u.file}::{u.qualname}" for u in units]),
+    }
+
+
+def instances(sigs: list[Signals], fusion: Fusion, method: str) -> list[_loc.Instance]:
+    out = []
+    for s in sigs:
+        files, fns = orders(s, fusion)[method]
+        row = {"instance_id": s.id, "repo": s.repo, "gold_functions": s.gold_functions}
+        row[_loc.FLAG] = s.flagged
+        out.append(_loc.instance(row, s.gold, files, fns, 20))
+    return out
+
+
+def pooled(insts: list[_loc.Instance], k: int) -> float:
+    return 100 * sum(_loc.acc(i, k) for i in insts) / max(1, len(insts))
+
+
+def fn_hit(insts: list[_loc.Instance]) -> float:
+    scored = [i for i in insts if i.fn is not None]
+    return 100 * sum(bool(i.fn) for i in scored) / max(1, len(scored))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default="../shared/eval/swebench_lite_dev_tuning.jsonl")
+    ap.add_argument("--trees", default="/work/eval-trees")
+    ap.add_argument("--signals", action="append", required=True, help="JSON lines file")
+    ap.add_argument("--gather", action="store_true", help="(re)compute the first --signals")
+    ap.add_argument("--text", default="full", help="full or title (with --gather)")
+    ap.add_argument("--sample", type=int)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--grid", action="store_true", help="also score a grid of fusions")
+    ap.add_argument(
+        "--requery",
+        action="append",
+        default=[],
+        metavar="DATA",
+        help="recompute the index hits of every --signals file with the current code (DATA: "
+        "the JSONL sets the issue texts come from); the files are rewritten",
+    )
+    ap.add_argument("--tables", action="store_true", help="per-repository tables")
+    args = ap.parse_args()
+    if args.gather:
+        rows = _loc.sample(_loc.load_rows(args.data), args.sample)
+        got = _loc.run_all(rows, lambda r: gather(r, args, args.text), args.jobs)
+        with open(args.signals[0], "w") as out:
+            for s in got:
+                if s is not None:
+                    out.write(msgspec.json.encode(s).decode() + "\n")
+    rows = {r["instance_id"]: r for data in args.requery for r in _loc.load_rows(data)}
+    groups: dict[str, list[Signals]] = defaultdict(list)
+    for path in args.signals:
+        sigs = [msgspec.json.decode(ln, type=Signals) for ln in Path(path).read_text().splitlines()]
+        if rows:
+            sigs = _loc.run_all(sigs, lambda s: requery(s, rows, args.trees), args.jobs)
+            Path(path).write_text("".join(msgspec.json.encode(s).decode() + "\n" for s in sigs))
+        for s in sigs:
+            groups[f"{s.set}/{s.text}"].append(s)
+    tables: list[str] = []
+    print("| set | n | method | Acc@1 | Acc@3 | Acc@5 | Acc@10 | fn Hit@5 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, sigs in groups.items():
+        for method in ("rg", "index", "fused"):
+            insts = instances(sigs, DEFAULT, method)
+            cells = [f"{pooled(insts, k):.1f}" for k in _loc.KS]
+            print(
+                f"| {name} | {len(sigs)} | {method} | {' | '.join(cells)} | {fn_hit(insts):.1f} |"
+            )
+            if args.tables and method in ("rg", "fused"):
+                label = "cq before (rg)" if method == "rg" else "cq with the index (fused)"
+                tables.append(_loc.table(_loc.Run(label, method, name, name, [], insts)))
+    for table in tables:
+        print("\n" + table)
+    if args.grid:
+        grid(groups)
+    return 0
+
+
+def grid(groups: dict[str, list[Signals]]) -> None:
+    """Mean Acc@5 over the sets (each set counts once) for every fusion of the grid."""
+    results = []
+    for k, w_index, w_units, w_unit_file, roles in itertools.product(
+        (2.0, 5.0, 10.0, 30.0),
+        (0.5, 0.75, 1.0, 1.5, 2.0),
+        (0.5, 1.0, 2.0),
+        (0.0, 0.5, 1.0),
+        (False, True),
+    ):
+        fusion = Fusion(
+            k=k, w_index=w_index, k_units=k, w_units=w_units, w_unit_file=w_unit_file, roles=roles
+        )
+        per_set = []
+        for sigs in groups.values():
+            insts = instances(sigs, fusion, "fused")
+            per_set.append((pooled(insts, 1), pooled(insts, 5), fn_hit(insts)))
+        mean5 = sum(p[1] for p in per_set) / len(per_set)
+        mean1 = sum(p[0] for p in per_set) / len(per_set)
+        meanf = sum(p[2] for p in per_set) / len(per_set)
+        results.append((mean5, mean1, meanf, fusion, per_set))
+    results.sort(key=lambda r: (-r[0], -r[1]))
+    for mean5, mean1, meanf, fusion, per_set in results[:15]:
+        sets = " ".join(f"{p[1]:.1f}" for p in per_set)
+        print(f"Acc@5 mean {mean5:.1f} Acc@1 {mean1:.1f} fn {meanf:.1f} [{sets}] {fusion}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""Speed of the repository index on a ~2,500-file tree, with rg in the same run.
+
+Measures: (1) the first build inside a cold search (fresh CQ_CACHE_DIR; the index's own
+milliseconds from ``run.timings_ms.index`` and the whole search's wall time and peak RSS),
+(2) the index's size on disk against the indexed source bytes (``cq index``), (3) warm
+questions, with the index and with ``--no-index``, median and max, and whether an unchanged
+tree was re-indexed (``files_updated``), (4) identifier-search latency with the index in the
+cache, against ``rg -w`` and, with ``--base DIR`` (a ``git archive`` of an older cq), that
+cq. Runs are interleaved so machine noise hits all alike.
+
+    python bench/index_speed.py --root /work/index-bench --runs 5 --base /tmp/cq-base
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+
+from _common import median, rg_binary, time_command
+
+QUESTIONS = (
+    "how is the learning rate scheduler stepped after every epoch?",
+    "where are checkpoints saved to disk and loaded back?",
+    "the sliding window inference pads the input image with zeros",
+    "early stopping does not stop training when the monitored metric is missing",
+    "which class reads vocabulary files for the tokenizer",
+    "gradient clipping is applied before the optimizer step",
+    "metrics are not synchronized across distributed processes",
+    "how do I resize a 3D medical image while keeping its spacing",
+)
+IDENTIFIERS = ("LightningModule", "sliding_window_inference", "Vocabulary")
+
+
+def cq(python: str, checkout: str, *args: str, env: dict[str, str]) -> tuple[float, float, dict]:
+    t = time_command([python, "-m", "cq", *args], env=env, cwd=checkout)
+    data = json.loads(t.stdout) if t.stdout.startswith(b"{") else {}
+    CPU.append(t.cpu_seconds)
+    return t.seconds, t.max_rss_mb, data
+
+
+CPU: list[float] = []  # CPU seconds of every cq run, in order
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", default="/work/index-bench")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--base", help="a checkout of another cq, timed on identifier searches")
+    args = ap.parse_args()
+    here = str(__import__("pathlib").Path(__file__).resolve().parent.parent)
+    py = sys.executable
+    q0 = QUESTIONS[0]
+    ask = ["search", "--format", "json", "--root", args.root, "--rewrite"]
+    rg_q = [rg_binary(), "--json", "-i", "-e", "scheduler", args.root]
+
+    print(f"tree: {args.root}")
+    builds, walls, rss, nos, rgs, cpu_build = [], [], [], [], [], []
+    for _ in range(args.runs):
+        with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
+            s, r, data = cq(py, here, *ask, q0, env={"CQ_CACHE_DIR": c1})
+            cpu_with = CPU[-1]
+            index = data["summary"]["telemetry"]["index"]
+            builds.append(data["run"]["timings_ms"]["index"] / 1000)
+            walls.append(s)
+            rss.append(r)
+            nos.append(cq(py, here, *ask, q0, "--no-index", env={"CQ_CACHE_DIR": c2})[0])
+            cpu_build.append(cpu_with - CPU[-1])
+            rgs.append(time_command(rg_q).seconds)
+    print(f"files indexed: {index['files']}, documents: {index['documents']}")
+    print(
+        f"cold search, first build of the index: index {median(builds):.2f} s (max "
+        f"{max(builds):.2f}), whole search {median(walls):.2f} s; same search --no-index "
+        f"{median(nos):.2f} s; rg {median(rgs):.3f} s; peak RSS {max(rss):.0f} MB; CPU seconds "
+        f"the index added to the cold search (user + system, workers included) "
+        f"{median(cpu_build):.2f}, so >= {median(cpu_build) / 2:.2f} s wall on 2 idle cores"
+    )
+
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"CQ_CACHE_DIR": cache}
+        out = time_command([py, "-m", "cq", "index", "--root", args.root], env=env, cwd=here)
+        text = out.stdout.decode()
+        size = re.search(r"size: ([\d.]+) MB \((\d+)% of the source\)", text)
+        source = re.search(r"\(([\d.]+) MB of source\)", text)
+        print(f"index size: {size.group(1)} MB = {size.group(2)}% of {source.group(1)} MB source")
+        for q in QUESTIONS:  # warm the search caches too
+            cq(py, here, *ask, q, env=env)
+            cq(py, here, *ask, q, "--no-index", env=env)
+        warm, warm_no, index_ms, updated, rg_w = [], [], [], 0, []
+        for _ in range(max(1, args.runs // 2)):
+            for q in QUESTIONS:
+                s, _, data = cq(py, here, *ask, q, env=env)
+                warm.append(s)
+                index_ms.append(data["run"]["timings_ms"]["index"] / 1000)
+                updated += data["run"]["counters"]["index.files_updated"]
+                warm_no.append(cq(py, here, *ask, q, "--no-index", env=env)[0])
+                rg_w.append(
+                    time_command(
+                        [rg_binary(), "--json", "-i", "-e", q.split()[2], args.root]
+                    ).seconds
+                )
+        print(
+            f"warm questions ({len(warm)}): median {median(warm):.2f} s, max {max(warm):.2f} s "
+            f"(--no-index median {median(warm_no):.2f} s, max {max(warm_no):.2f} s); index part "
+            f"median {median(index_ms):.3f} s; files re-indexed on the unchanged tree: {updated}; "
+            f"rg median {median(rg_w):.3f} s"
+        )
+        for ident in IDENTIFIERS:
+            cq(py, here, "search", ident, "--root", args.root, env=env)
+            ours, base, rg = [], [], []
+            for _ in range(args.runs):
+                ours.append(cq(py, here, "search", ident, "--root", args.root, env=env)[0])
+                if args.base:
+                    base.append(cq(py, args.base, "search", ident, "--root", args.root, env=env)[0])
+                rg.append(
+                    time_command([rg_binary(), "--json", "-w", "-e", ident, args.root]).seconds
+                )
+            line = f"identifier {ident}: cq {median(ours):.2f} s"
+            line += f", base cq {median(base):.2f} s" if base else ""
+            print(line + f", rg {median(rg):.3f} s (ratio cq/rg {median(ours) / median(rg):.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""``cq index``: build or update a root's repository index, or clear it (``--clear``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from cq.errors import UsageError
+
+
+def add_index_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "index",
+        help="build or update the repository index (used by rewritten questions)",
+        description=(
+            "Build or update the repository index of ROOT in cq's cache dir (searches of "
+            "rewritten questions do this on their own) and print its counts, size and time."
+        ),
+    )
+    p.add_argument("--root", help="repository root (default: $CQ_ROOT or the current dir)")
+    p.add_argument(
+        "--clear", action="store_true", help="delete the index of ROOT (of every root: --all)"
+    )
+    p.add_argument("--all", action="store_true", help="with --clear: every root's index")
+
+
+def run_index_command(args: argparse.Namespace) -> int:
+    from cq.index.build import update_index
+    from cq.index.location import clear_index, dir_size, index_dir
+
+    root = Path(os.path.abspath(args.root or os.environ.get("CQ_ROOT") or "."))
+    if args.all and not args.clear:
+        raise UsageError("--all goes with --clear")
+    if args.clear:
+        removed, freed = clear_index(None if args.all else root)
+        print(f"cleared {removed} index{'es' if removed != 1 else ''} ({freed / 1e6:.1f} MB)")
+        return 0
+    if not root.is_dir():
+        raise UsageError(f"not a directory: {root}")
+
+    def progress(status: str) -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\r\x1b[Kcq: {status}")
+            sys.stderr.flush()
+
+    _, update = update_index(root, progress)
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\x1b[K")
+    size = dir_size(index_dir(root))
+    ratio = size / update.source_bytes if update.source_bytes else 0.0
+    print(f"index of {root}")
+    print(f"files: {update.files} ({update.source_bytes / 1e6:.1f} MB of source)")
+    print(f"documents: {update.documents} (files and code units)")
+    print(f"updated: {update.files_updated} files, removed: {update.files_removed}")
+    print(f"size: {size / 1e6:.1f} MB ({ratio:.0%} of the source)")
+    print(f"time: {update.milliseconds / 1000:.2f} s")
+    if update.stale:
+        print("another cq process is updating this index: shown as last committed")
+    return 0

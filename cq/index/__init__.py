@@ -1,0 +1,70 @@
+"""The repository index: what a question is about, beyond the patterns rg matched.
+
+In: a rewritten search (its request, the rewriter's terms) and rg's ranked findings. Out:
+``IndexFusion``, the findings in a file order fusing rg's with the index's, files only the
+index found represented by their best unit's definition line, the Relevant Functions, and
+``summary.telemetry.index``. Identifier searches never get here.
+
+The index is tantivy's (BM25 over on-disk segments) in cq's cache dir, one per root and schema
+version, documents at two granularities: files and code units. Start with ``build.py`` (keep it
+current), then ``query.py`` (ask it), ``fuse.py`` (rank fusion, shared with the tuning bench)
+and ``apply.py`` (findings and functions). ``units.py`` says what a unit is, ``schema.py`` how
+code is tokenized.
+
+Why tantivy (PyPI ``tantivy``, the official bindings of the Rust engine): a real search engine
+with on-disk segments, BM25, per-field boosts and add/delete by term, so the index is built
+once and kept current file by file instead of re-ranking every file on every question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from cq.model import Finding, RelevantFunction, RewriteSummary, SearchRequest
+
+
+class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
+    """The fused findings and functions; ``telemetry`` (what the index holds) goes to the
+    summary, ``counters`` and ``timings_ms`` (what this run did) to the volatile ``run``."""
+
+    findings: list[Finding]
+    functions: tuple[RelevantFunction, ...] = ()
+    telemetry: dict[str, dict[str, int]] = {}
+    counters: dict[str, int] = {}
+    timings_ms: dict[str, float] = {}
+
+
+def fuse_index(
+    request: SearchRequest,
+    rewrite: RewriteSummary | None,
+    ranked: list[Finding],
+    progress: Callable[[str], None],
+) -> IndexFusion:
+    """Fuse the index into a rewritten search; any other search is returned as it is."""
+    if rewrite is None or not rewrite.applied or not request.use_index:
+        return IndexFusion(findings=ranked)
+    terms = rewrite.identifiers + rewrite.literals
+    from cq.index.apply import fuse_findings
+    from cq.index.evidence import Skipped, consult
+
+    evidence = consult(request, terms, progress)
+    if evidence is None:
+        return IndexFusion(findings=ranked)
+    if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
+        skipped = {"index": {"skipped_source_bytes": evidence.source_bytes}}
+        return IndexFusion(findings=ranked, telemetry=skipped)
+    findings, functions = fuse_findings(Path(request.root), ranked, evidence, request.explain)
+    update = evidence.update
+    return IndexFusion(
+        findings=findings,
+        functions=functions,
+        telemetry={"index": {"documents": update.documents, "files": update.files}},
+        counters={"index.files_updated": update.files_updated + update.files_removed},
+        timings_ms={"index": evidence.milliseconds},
+    )
+
+
+__all__ = ["IndexFusion", "fuse_index"]

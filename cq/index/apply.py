@@ -1,0 +1,161 @@
+"""Put the index's evidence into a rewritten search's findings and Relevant Functions.
+
+In: rg's ranked findings and the index's hits. Out: the findings in the fused file order (up
+to ``PER_FILE`` findings of each file in that order, then the rest as they were), a file the
+index alone found represented by its best unit's definition line, and the best units as
+Relevant Functions. Rank order inside a file is rg's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from cq.index.evidence import Evidence
+from cq.index.fuse import FileVote, UnitVote, fused_files, fused_units, index_file_order
+from cq.index.query import IndexHit
+from cq.index.scopes import rg_scope_key
+from cq.index.words import split_words
+from cq.model import Finding, RelevantFunction, ScoreBreakdown
+from cq.rank.roles import path_role
+
+PER_FILE = 3  # findings of a file placed at its fused rank (a 30-finding report shows ~10 files)
+FUNCTIONS = 10  # Relevant Functions listed
+
+
+def fuse_findings(
+    root: Path, ranked: list[Finding], evidence: Evidence, explain: bool
+) -> tuple[list[Finding], tuple[RelevantFunction, ...]]:
+    """The findings in fused order and the Relevant Functions."""
+    rg_files = list(dict.fromkeys(f.file for f in ranked))
+    votes = fused_files(rg_files, index_file_order(evidence.hits))
+    by_file: dict[str, list[Finding]] = {}
+    for f in ranked:
+        by_file.setdefault(f.file, []).append(f)
+    best_unit: dict[str, IndexHit] = {}
+    for hit in (*evidence.hits.units, *evidence.hits.files):
+        best_unit.setdefault(hit.path, hit)
+    lines = _Lines(root)
+    head: list[Finding] = []
+    placed: set[int] = set()
+    for vote in votes:
+        own = by_file.get(vote.file)
+        if own:
+            for f in own[:PER_FILE]:
+                placed.add(id(f))
+                head.append(_explained(f, vote) if explain else f)
+        else:
+            hit = best_unit[vote.file]
+            if hit.kind in ("file", "module"):
+                hit = _best_line(hit, lines, evidence.words)
+            synthetic = _definition(hit, lines, vote, explain)
+            if synthetic is not None:
+                head.append(synthetic)
+    vote_of = {v.file: v for v in votes}
+    tail = [_explained(f, vote_of[f.file]) if explain else f for f in ranked if id(f) not in placed]
+    ranks = {v.file: i for i, v in enumerate(votes, 1)}
+    scopes = [
+        (f.file, rg_scope_key(f.file, f.containing_scope)) for f in ranked if f.containing_scope
+    ]
+    units = fused_units(evidence.hits.units, scopes, ranks)[:FUNCTIONS]
+    return head + tail, tuple(_function(u, ranked, lines) for u in units)
+
+
+def _explained(f: Finding, vote: FileVote) -> Finding:
+    b = f.explain or ScoreBreakdown()
+    b = msgspec.structs.replace(
+        b, file_rank_rg=vote.rank_rg, file_rank_index=vote.rank_index, file_fused=vote.fused
+    )
+    return msgspec.structs.replace(f, explain=b)
+
+
+def _best_line(hit: IndexHit, lines: _Lines, words: dict[str, float]) -> IndexHit:
+    """A module-level hit (settings, constants) at the line saying the most query words."""
+    content = lines.all(hit.path)
+    best, best_score = hit.line, 0.0
+    for number, text in enumerate(content, 1):
+        if text.startswith((" ", "\t")) or not text.strip() or text.startswith("#"):
+            continue
+        score = sum(words.get(w, 0.0) for w in set(split_words(text).split()))
+        if score > best_score:
+            best, best_score = number, score
+    return msgspec.structs.replace(hit, line=best, kind="module")
+
+
+def _definition(hit: IndexHit, lines: _Lines, vote: FileVote, explain: bool) -> Finding | None:
+    """A finding for a file only the index found: its best unit's definition line."""
+    text = lines.get(hit.path, hit.line)
+    if text is None:
+        return None
+    name = "" if hit.kind == "module" else hit.qualname.replace("::", ".").rsplit(".", 1)[-1]
+    col = text.find(name) + 1 if name and name in text else 1
+    parent = "" if hit.kind == "module" else hit.qualname.replace("::", ".").rpartition(".")[0]
+    finding = Finding(
+        file=hit.path,
+        line=hit.line,
+        col=col,
+        end_col=col + len(name) if name else col,
+        text=name or text.strip()[:80],
+        line_text=text,
+        language="rust" if hit.path.endswith(".rs") else "python",
+        category="definition" if name else "assignment" if "=" in text else "text_match",
+        confidence=0.5,  # the index says the unit is relevant, not that it is the queried name
+        tier="index",
+        node_kind=hit.kind,
+        containing_scope=_native_scope(hit.path, parent) or None,
+        role=path_role(hit.path),
+    )
+    return _explained(finding, vote) if explain else finding
+
+
+def _native_scope(path: str, dotted: str) -> str:
+    return dotted.replace(".", "::") if path.endswith(".rs") else dotted
+
+
+def _function(u: UnitVote, ranked: list[Finding], lines: _Lines) -> RelevantFunction:
+    line = u.line or next(
+        (
+            f.line
+            for f in ranked
+            if f.file == u.file
+            and f.containing_scope
+            and rg_scope_key(f.file, f.containing_scope) == u.qualname
+        ),
+        1,
+    )
+    signals = tuple(s for s, r in (("index", u.rank_index), ("rg", u.rank_rg)) if r)
+    text = lines.get(u.file, line) if u.line else None
+    return RelevantFunction(
+        name=f"{u.file}::{u.qualname}",
+        file=u.file,
+        line=line,
+        kind=u.kind or "scope",
+        score=u.fused,
+        signature=" ".join(text.split())[:160] if text else "",
+        signals=signals,
+    )
+
+
+class _Lines:
+    """Lines of files read on demand (each file once)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: dict[str, list[str] | None] = {}
+
+    def all(self, path: str) -> list[str]:
+        self.get(path, 1)
+        return self.files.get(path) or []
+
+    def get(self, path: str, line: int) -> str | None:
+        if path not in self.files:
+            try:
+                data = (self.root / path).read_bytes()
+                self.files[path] = data.decode("utf-8", errors="replace").splitlines()
+            except OSError:
+                self.files[path] = None
+        content = self.files[path]
+        if not content or not 1 <= line <= len(content):
+            return None
+        return content[line - 1]

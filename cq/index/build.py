@@ -1,0 +1,291 @@
+"""Bring a root's index up to date: list, stat, hash what moved, replace those documents.
+
+In: a root. Out: an opened index reflecting the tree, and an ``IndexUpdate`` saying what it
+cost. Tantivy allows one writer per index: a process that cannot get the writer lock within
+``LOCK_WAIT`` seconds (another search is updating the same root) reads the index as last
+committed instead. An index that cannot be opened is deleted and rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from cq.index.location import index_dir
+from cq.index.manifest import Entry, Manifest, read_manifest, write_manifest
+from cq.index.rows import Row, prepared_rows
+from cq.index.schema import build_schema, register_analyzers
+
+# A first build of the 2,531-file bench tree takes ~2 s here (bench/index_speed.py); a second
+# search waits that long for the first one's commit before it reads what is committed.
+LOCK_WAIT = 5.0
+MAX_FILE_BYTES = 2 * 1024 * 1024  # the search's default max_file_size_bytes
+WRITER_HEAP = 64 * 1024 * 1024
+MARKER_SECONDS = 600.0  # a tree found too large is not listed again for this long
+_GLOBS = ("*.py", "*.pyi", "*.rs")
+
+
+class IndexUpdate(msgspec.Struct, frozen=True, kw_only=True):
+    """What one update found and did."""
+
+    files: int = 0  # files in the index after the update
+    documents: int = 0  # documents (files and units) in the index
+    files_updated: int = 0  # added or changed files re-indexed
+    files_removed: int = 0
+    source_bytes: int = 0  # bytes of the indexed files
+    milliseconds: float = 0.0
+    stale: bool = False  # another process held the writer: read as last committed
+
+
+class OpenIndex:
+    """An opened index of one root (tantivy ``Index``) and its manifest."""
+
+    def __init__(self, root: Path, index: Any, manifest: Manifest) -> None:
+        self.root, self.index, self.manifest = root, index, manifest
+
+
+Progress = Callable[[str], None]
+
+
+class TooLarge(Exception):
+    """More source to index than a search builds on its own (``cq index`` builds it)."""
+
+    def __init__(self, source_bytes: int) -> None:
+        super().__init__(f"{source_bytes} bytes to index")
+        self.source_bytes = source_bytes
+
+
+def update_index(
+    root: Path,
+    progress: Progress | None = None,
+    *,
+    persist: bool = True,
+    build_limit: int = 0,
+) -> tuple[OpenIndex, IndexUpdate]:
+    """Open (or create) the root's index and apply the tree's changes to it; ``persist``
+    False (``--no-cache``) builds a throw-away index in memory. More than ``build_limit``
+    bytes (0: no limit) of new or changed files raise ``TooLarge`` before anything is read."""
+    started = time.perf_counter()
+    directory = index_dir(root)
+    manifest_path = directory / "manifest.msgpack"
+    manifest = read_manifest(manifest_path) if persist else {}
+    marker = directory.with_name(f"{directory.name}.too-large")
+    if build_limit and not manifest:
+        _check_marker(marker, root)
+    listed = list_files(root)
+    stats, unchanged = _stat(root, listed, manifest)
+    moved = sum(st.st_size for st in stats.values())
+    if build_limit and moved > build_limit:
+        if persist:
+            _write_marker(marker, root, moved)
+        raise TooLarge(moved)
+    index, rebuilt = _open(directory) if persist else (_in_memory(), False)
+    if rebuilt:  # the old index was unreadable: everything is new again
+        manifest = {}
+        stats, unchanged = _stat(root, listed, manifest)
+    changed, fresh = _read_changed(root, stats, manifest)
+    fresh |= unchanged
+    removed = set(manifest) - set(fresh)
+    stale = False
+    if changed or removed:
+        writer = _writer(index)
+        if writer is None:
+            stale = True
+        else:
+            if persist:  # another process may have committed while this one waited
+                manifest = read_manifest(manifest_path)
+                changed = {p: d for p, d in changed.items() if _differs(manifest, fresh, p)}
+                removed = set(manifest) - set(fresh)
+            _apply(root, writer, changed, removed, progress)
+            if persist:
+                write_manifest(manifest_path, fresh)
+                (directory / "root").write_text(str(root))
+            index.reload()
+            manifest = fresh
+    elif persist and fresh != manifest and _writer_free(index):
+        write_manifest(manifest_path, fresh)  # only stat data moved (touched, same content)
+    update = IndexUpdate(
+        files=len(manifest),
+        documents=index.searcher().num_docs,
+        files_updated=0 if stale else len(changed),
+        files_removed=0 if stale else len(removed),
+        source_bytes=sum(e.size for e in manifest.values()),
+        milliseconds=round((time.perf_counter() - started) * 1000, 1),
+        stale=stale,
+    )
+    return OpenIndex(root, index, manifest), update
+
+
+def _check_marker(marker: Path, root: Path) -> None:
+    """Raise ``TooLarge`` again without listing the tree when a recent search found it too
+    large and the root directory has not changed since (listing and stat-ing the 19,214
+    files of the stdlib with its site-packages costs ~1 s on a loaded machine)."""
+    try:
+        mtime, size, when = marker.read_text().split()
+        same = int(mtime) == root.stat().st_mtime_ns
+    except (OSError, ValueError):
+        return
+    if same and time.time() - float(when) < MARKER_SECONDS:
+        raise TooLarge(int(size))
+
+
+def _write_marker(marker: Path, root: Path, size: int) -> None:
+    with contextlib.suppress(OSError):
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(f"{root.stat().st_mtime_ns} {size} {time.time()}")
+
+
+def list_files(root: Path) -> list[str]:
+    """Python and Rust files under ``root`` as rg sees them (ignore files respected)."""
+    from cq.candidates.locate import find_rg
+
+    argv = [find_rg(), "--files", "--no-config", "--max-filesize", str(MAX_FILE_BYTES)]
+    for glob in _GLOBS:
+        argv += ["-g", glob]
+    proc = subprocess.run(argv, cwd=root, capture_output=True, check=False)
+    names = proc.stdout.decode("utf-8", errors="surrogateescape").splitlines()
+    return sorted(n.removeprefix("./") for n in names if n)
+
+
+def _stat(
+    root: Path, listed: list[str], manifest: Manifest
+) -> tuple[dict[str, os.stat_result], Manifest]:
+    """(stat of files whose size or mtime moved, manifest entries of the unmoved ones)."""
+    moved: dict[str, os.stat_result] = {}
+    same: Manifest = {}
+    for rel in listed:
+        try:
+            st = os.stat(root / rel)
+        except OSError:
+            continue
+        old = manifest.get(rel)
+        if old is not None and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
+            same[rel] = old
+        else:
+            moved[rel] = st
+    return moved, same
+
+
+def _differs(manifest: Manifest, fresh: Manifest, path: str) -> bool:
+    old = manifest.get(path)
+    return old is None or old.digest != fresh[path].digest
+
+
+def _read_changed(
+    root: Path, stats: dict[str, os.stat_result], manifest: Manifest
+) -> tuple[dict[str, bytes], Manifest]:
+    """(bytes of files whose content hash changed, new manifest entries of every moved file)."""
+    changed: dict[str, bytes] = {}
+    fresh: Manifest = {}
+    for rel, st in stats.items():
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:
+            continue
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        fresh[rel] = Entry(st.st_size, st.st_mtime_ns, digest)
+        old = manifest.get(rel)
+        if old is None or old.digest != digest:
+            changed[rel] = data
+    return changed, fresh
+
+
+def _apply(
+    root: Path,
+    writer: Any,
+    changed: dict[str, bytes],
+    removed: set[str],
+    progress: Progress | None,
+) -> None:
+    import tantivy
+
+    for rel in sorted(removed | set(changed)):
+        writer.delete_documents_by_term("path", rel)
+    total = len(changed)
+    done = 0
+    for rows in prepared_rows(changed):
+        for row in rows:
+            writer.add_document(_document(tantivy, row))
+            done += row[1] == "file"
+        if progress is not None:
+            progress(f"indexing {root.name}: {done}/{total} files")
+    writer.commit()
+    writer.wait_merging_threads()
+
+
+def _document(tantivy: Any, row: Row) -> Any:
+    path, kind, qualname, line, path_words, names, signature, doc, text = row
+    fields: dict[str, Any] = {"path": path, "kind": kind, "line": line}
+    for name, value in (
+        ("qualname", qualname),
+        ("path_words", path_words),
+        ("names", names),
+        ("sig", signature),
+        ("doc", doc),
+        ("body", text),
+    ):
+        if value:
+            fields[name] = value
+    return tantivy.Document(**fields)
+
+
+def _open(directory: Path) -> tuple[Any, bool]:
+    """The index in ``directory`` and whether it had to be replaced (it could not be opened)."""
+    import tantivy
+
+    for attempt in range(2):
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            index = tantivy.Index(build_schema(), path=str(directory), reuse=True)
+            register_analyzers(index)
+            index.searcher()
+            return index, attempt > 0
+        except (ValueError, OSError):
+            _set_aside(directory)
+    return _in_memory(), True  # the disk is unusable: this search indexes in memory
+
+
+def _in_memory() -> Any:
+    import tantivy
+
+    index = tantivy.Index(build_schema())
+    register_analyzers(index)
+    return index
+
+
+def _set_aside(directory: Path) -> None:
+    aside = directory.with_name(f"{directory.name}.broken.{os.getpid()}")
+    with contextlib.suppress(OSError):
+        directory.rename(aside)
+    shutil.rmtree(aside, ignore_errors=True)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def _writer(index: Any) -> Any | None:
+    """Tantivy's writer, waiting up to ``LOCK_WAIT`` s for another process to release it."""
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            return index.writer(heap_size=WRITER_HEAP, num_threads=2)
+        except ValueError:
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+
+
+def _writer_free(index: Any) -> bool:
+    try:
+        writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
+    except ValueError:
+        return False
+    del writer
+    return True

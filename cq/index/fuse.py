@@ -1,0 +1,124 @@
+"""Fuse rg's file order with the index's: weighted reciprocal-rank fusion.
+
+Pure functions over ranks, shared by the pipeline (``apply.py``) and the tuning bench
+(bench/index_fusion.py), so the bench measures exactly what a search does.
+
+The index's own file order fuses its two granularities the same way: a file's rank among file
+documents and the rank of its best unit among unit documents.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from cq.index.query import IndexHit, IndexHits
+from cq.model.ranking import DEFAULT_ROLE_MULTIPLIERS
+from cq.rank.roles import path_role
+
+
+class Fusion(msgspec.Struct, frozen=True, kw_only=True):
+    """The fusion's numbers, from ``bench/index_fusion.py`` on lite-dev 22, python_tuning
+    sample 100 and rust_tuning sample 60, full texts and titles. File Acc@5 full lite/py/rs,
+    titles lite/py:
+
+    - rg alone (cq before the index): 86.4/55.0/15.0, titles 63.6/40.0
+    - these defaults (plain RRF, k 5, weights 1, best unit 0.5, roles): 95.5/58.0/31.7,
+      titles 68.2/46.0
+    - the grid's best mean full-text Acc@5 (index weight 1.5): 95.5/55.0/36.7, titles
+      68.2/45.0: the same within an issue or two per set, so the untuned weights stay; with
+      equal weights a file both orders rank first and second goes to rg's first, which keeps a
+      module the question names ahead of one that merely says the words more often
+      (tests/test_rewrite_offline.py).
+    """
+
+    k: float = 5.0  # RRF constant: small k trusts the first ranks most
+    w_rg: float = 1.0
+    w_index: float = 1.0
+    k_units: float = 5.0  # inside the index: file documents vs best units
+    w_units: float = 0.5  # a file's best unit counts half its file document (grid: 0.5/1/2)
+    w_unit_file: float = 1.0  # Relevant Functions: weight of the unit's file's fused rank
+    roles: bool = True  # demote the index's test/doc/lib files by cq's role multipliers
+
+
+DEFAULT = Fusion()
+
+
+class FileVote(msgspec.Struct, frozen=True, kw_only=True):
+    """One file's place in the fused order, with both signals (``--explain`` shows them)."""
+
+    file: str
+    fused: float
+    rank_rg: int = 0  # 0: not among rg's files
+    rank_index: int = 0  # 0: not among the index's files
+
+
+def index_file_order(hits: IndexHits, fusion: Fusion = DEFAULT) -> list[str]:
+    """Files by fused rank of their file document and their best unit, tests, docs and
+    vendored code demoted by cq's role multipliers (as rg's findings are)."""
+    scores: dict[str, float] = {}
+    for rank, hit in enumerate(hits.files, 1):
+        scores[hit.path] = scores.get(hit.path, 0.0) + 1.0 / (fusion.k_units + rank)
+    for rank, path in enumerate(dict.fromkeys(u.path for u in hits.units), 1):
+        scores[path] = scores.get(path, 0.0) + fusion.w_units / (fusion.k_units + rank)
+    if fusion.roles:
+        for path in scores:
+            scores[path] *= DEFAULT_ROLE_MULTIPLIERS[path_role(path)]
+    return sorted(scores, key=lambda p: (-scores[p], p))
+
+
+def fused_files(
+    rg_files: list[str], index_files: list[str], fusion: Fusion = DEFAULT
+) -> list[FileVote]:
+    """Every file of either order, best fused first (ties: rg's order, then path)."""
+    rank_rg = {f: i for i, f in enumerate(rg_files, 1)}
+    rank_ix = {f: i for i, f in enumerate(index_files, 1)}
+    votes = []
+    for f in dict.fromkeys([*rg_files, *index_files]):
+        r, x = rank_rg.get(f, 0), rank_ix.get(f, 0)
+        score = (fusion.w_rg / (fusion.k + r) if r else 0.0) + (
+            fusion.w_index / (fusion.k + x) if x else 0.0
+        )
+        votes.append(FileVote(file=f, fused=round(score, 6), rank_rg=r, rank_index=x))
+    return sorted(votes, key=lambda v: (-v.fused, v.rank_rg or 1 << 30, v.file))
+
+
+class UnitVote(msgspec.Struct, frozen=True, kw_only=True):
+    """A candidate for Relevant Functions: an index unit, an rg scope, or both."""
+
+    file: str
+    qualname: str
+    line: int = 0  # 0: known only from rg's scope (the pipeline looks the line up)
+    kind: str = ""
+    fused: float = 0.0
+    rank_index: int = 0
+    rank_rg: int = 0
+
+
+def fused_units(
+    units: tuple[IndexHit, ...],
+    rg_scopes: list[tuple[str, str]],
+    file_ranks: dict[str, int],
+    fusion: Fusion = DEFAULT,
+) -> list[UnitVote]:
+    """Index units and rg's scopes (``(file, scope)`` in finding order) fused, best first; a
+    unit is helped by its file's place in the fused file order too."""
+    rg_rank: dict[tuple[str, str], int] = {}
+    for file, scope in rg_scopes:
+        rg_rank.setdefault((file, scope), len(rg_rank) + 1)
+    found: dict[tuple[str, str], UnitVote] = {}
+    for rank, u in enumerate(units, 1):
+        if u.kind != "module" and (u.path, u.qualname) not in found:
+            found[(u.path, u.qualname)] = UnitVote(
+                file=u.path, qualname=u.qualname, line=u.line, kind=u.kind, rank_index=rank
+            )
+    for key, rank in rg_rank.items():
+        vote = found.get(key) or UnitVote(file=key[0], qualname=key[1])
+        found[key] = msgspec.structs.replace(vote, rank_rg=rank)
+    out = []
+    for v in found.values():
+        score = fusion.w_index / (fusion.k + v.rank_index) if v.rank_index else 0.0
+        score += fusion.w_rg / (fusion.k + v.rank_rg) if v.rank_rg else 0.0
+        f = file_ranks.get(v.file)
+        score += fusion.w_unit_file / (fusion.k + f) if f else 0.0
+        out.append(msgspec.structs.replace(v, fused=round(score, 6)))
+    return sorted(out, key=lambda v: (-v.fused, v.file, v.qualname))

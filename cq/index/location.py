@@ -1,0 +1,53 @@
+"""Where a root's index lives: ``<cache dir>/index/v<schema>/<hash of the root path>/``, never
+inside the searched tree. The directory holds tantivy's files, ``manifest.msgpack`` and a
+``root`` file naming the tree (for ``cq index --clear`` and ``cq cache info``)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from cq.cache import cache_dir
+from cq.index.schema import SCHEMA_VERSION
+
+
+def indexes_dir() -> Path:
+    return cache_dir() / "index"
+
+
+def index_dir(root: Path) -> Path:
+    key = hashlib.blake2b(str(root.resolve()).encode(), digest_size=10).hexdigest()
+    return indexes_dir() / f"v{SCHEMA_VERSION}" / key
+
+
+def dir_size(directory: Path) -> int:
+    if not directory.exists():
+        return 0
+    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+
+
+def clear_index(root: Path | None) -> tuple[int, int]:
+    """Remove one root's index (every root's when None): (indexes removed, bytes freed)."""
+    targets = [index_dir(root)] if root is not None else _all_index_dirs()
+    removed = freed = 0
+    for target in targets:
+        target.with_name(f"{target.name}.too-large").unlink(missing_ok=True)
+        if target.exists():
+            freed += dir_size(target)
+            shutil.rmtree(target, ignore_errors=True)
+            removed += 1
+    return removed, freed
+
+
+def index_summary() -> tuple[int, int]:
+    """(indexed roots, bytes on disk) over every index in the cache dir."""
+    dirs = _all_index_dirs()
+    return len(dirs), sum(dir_size(d) for d in dirs)
+
+
+def _all_index_dirs() -> list[Path]:
+    base = indexes_dir()
+    if not base.exists():
+        return []
+    return [d for v in base.iterdir() if v.is_dir() for d in v.iterdir() if d.is_dir()]

@@ -1,0 +1,214 @@
+"""The repository index: built in cq's cache dir, kept current file by file, fused into
+rewritten questions (files no pattern matched still surface), never used by identifier
+searches. Real rg, real tantivy, real ``python -m cq`` subprocesses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cq, write_tree
+
+SETTINGS = '''"""Default settings of the app."""
+
+# The numeric mode to set newly uploaded files to. The value should be a mode
+# you'd pass directly to os.chmod.
+FILE_UPLOAD_PERMISSIONS = None
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2621440
+'''
+STORAGE = '''import os
+
+
+class FileSystemStorage:
+    """Store files on the local disk."""
+
+    def save(self, name, content):
+        with open(name, "wb") as handle:
+            handle.write(content)
+        return name
+
+    def delete(self, name):
+        os.remove(name)
+'''
+HANDLERS = """class TemporaryUploadHandler:
+    def receive_chunk(self, chunk):
+        return chunk
+"""
+QUESTION = (
+    "Set default FILE_UPLOAD_PERMISSION to 0o644.\n"
+    "Uploaded files get inconsistent permissions depending on their size."
+)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return write_tree(
+        tmp_path / "repo",
+        {
+            "app/conf/global_settings.py": SETTINGS,
+            "app/files/storage.py": STORAGE,
+            "app/files/handlers.py": HANDLERS,
+        },
+    )
+
+
+def search(repo: Path, *extra: str, query: str = QUESTION, env: dict | None = None):
+    run = run_cq(
+        "search", "-", "--root", str(repo), "--format", "json", *extra, stdin=query, env=env
+    )
+    assert run.returncode in (0, 1), run.stderr
+    return run.json()
+
+
+def section(data: dict, kind: str) -> dict | None:
+    return next((s for s in data["sections"] if s["type"] == kind), None)
+
+
+def relevant_files(data: dict) -> list[str]:
+    hot = section(data, "hot_files")
+    return [f["file"] for f in hot["files"]] if hot else []
+
+
+def test_question_surfaces_a_file_no_pattern_matched(repo: Path) -> None:
+    without = search(repo, "--no-index")
+    assert "app/conf/global_settings.py" not in {f["file"] for f in without["findings"]}
+    assert "index" not in without["summary"]["telemetry"]
+    data = search(repo)
+    assert relevant_files(data)[0] == "app/conf/global_settings.py"
+    first = data["findings"][0]
+    assert (first["file"], first["line"], first["tier"]) == (
+        "app/conf/global_settings.py",
+        5,
+        "index",
+    )
+    assert first["line_text"] == "FILE_UPLOAD_PERMISSIONS = None"
+    telemetry = data["summary"]["telemetry"]["index"]
+    assert telemetry["files"] == 3
+    assert telemetry["documents"] == 3 + 3 + 2 + 3  # files, their modules, classes, methods
+    assert (
+        data["run"]["counters"]["index.files_updated"] == 3 and "index" in data["run"]["timings_ms"]
+    )
+    again = search(repo)
+    assert again["run"]["counters"]["index.files_updated"] == 0  # unchanged tree: no reindexing
+    assert again["summary"] == data["summary"] and again["findings"] == data["findings"]
+
+
+def test_relevant_functions_name_path_and_qualified_name(repo: Path) -> None:
+    data = search(repo, query="where are uploaded file chunks received by the upload handler?")
+    functions = section(data, "functions")
+    assert functions is not None
+    names = [f["name"] for f in functions["functions"]]
+    assert "app/files/handlers.py::TemporaryUploadHandler.receive_chunk" in names[:3]
+    md = run_cq(
+        "search",
+        "-",
+        "--root",
+        str(repo),
+        stdin="where are uploaded file chunks received by the upload handler?",
+    )
+    assert "## Relevant Functions" in md.stdout
+    assert "`app/files/handlers.py::TemporaryUploadHandler.receive_chunk`" in md.stdout
+
+
+def test_explain_shows_both_signals(repo: Path) -> None:
+    md = run_cq("search", "-", "--root", str(repo), "--explain", stdin=QUESTION)
+    assert md.returncode == 0, md.stderr
+    assert "file rank rg none, index #1" in md.stdout
+
+
+def test_identifier_search_never_touches_the_index(repo: Path, _isolated_cache: Path) -> None:
+    data = search(repo, query="FileSystemStorage")
+    assert data["findings"] and "index" not in data["summary"]["telemetry"]
+    assert section(data, "functions") is None
+    assert not (_isolated_cache / "index").exists()
+
+
+def test_index_lives_in_the_cache_dir_never_in_the_tree(repo: Path, _isolated_cache: Path) -> None:
+    before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
+    search(repo)
+    assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
+    assert any((_isolated_cache / "index").rglob("manifest.msgpack"))
+
+
+def counts(run) -> dict[str, str]:
+    assert run.returncode == 0, run.stderr
+    return dict(line.split(": ", 1) for line in run.stdout.splitlines() if ": " in line)
+
+
+def test_cq_index_updates_only_what_changed(repo: Path) -> None:
+    first = counts(run_cq("index", "--root", str(repo)))
+    assert first["files"].startswith("3 ") and first["updated"] == "3 files, removed: 0"
+    assert counts(run_cq("index", "--root", str(repo)))["updated"] == "0 files, removed: 0"
+    (repo / "app/files/storage.py").touch()  # new mtime, same content: hashed, not re-indexed
+    assert counts(run_cq("index", "--root", str(repo)))["updated"] == "0 files, removed: 0"
+    (repo / "app/files/handlers.py").unlink()
+    (repo / "app/files/storage.py").write_text(STORAGE + "\n\ndef purge():\n    pass\n")
+    (repo / "app/files/images.py").write_text("class ImageFile:\n    pass\n")
+    after = counts(run_cq("index", "--root", str(repo)))
+    assert after["updated"] == "2 files, removed: 1" and after["files"].startswith("3 ")
+    data = search(repo, query="how do I purge the stored images?")
+    names = [f["name"] for f in section(data, "functions")["functions"]]
+    assert "app/files/storage.py::purge" in names
+    assert not any("TemporaryUploadHandler" in n for n in names)
+
+
+def test_cache_info_and_clear(repo: Path) -> None:
+    run_cq("index", "--root", str(repo))
+    info = run_cq("cache", "info")
+    assert "index: 1 roots" in info.stdout
+    cleared = run_cq("index", "--clear", "--root", str(repo))
+    assert cleared.stdout.startswith("cleared 1 index")
+    assert "index: 0 roots" in run_cq("cache", "info").stdout
+
+
+def test_bad_root_is_one_line_error(tmp_path: Path) -> None:
+    run = run_cq("index", "--root", str(tmp_path / "missing"))
+    assert run.returncode == 2
+    assert run.stderr.startswith("cq: not a directory") and "Traceback" not in run.stderr
+
+
+def test_corrupt_index_is_rebuilt(repo: Path, _isolated_cache: Path) -> None:
+    run_cq("index", "--root", str(repo))
+    for meta in (_isolated_cache / "index").rglob("meta.json"):
+        meta.write_text("{not json")
+    data = search(repo)
+    assert relevant_files(data)[0] == "app/conf/global_settings.py"
+    assert data["run"]["counters"]["index.files_updated"] == 3
+
+
+def test_two_concurrent_searches_on_one_root_both_succeed(repo: Path) -> None:
+    for i in range(40):  # enough files that the first build takes a while
+        (repo / f"app/extra/mod_{i}.py").parent.mkdir(exist_ok=True)
+        (repo / f"app/extra/mod_{i}.py").write_text(STORAGE.replace("FileSystem", f"Disk{i}") * 20)
+    argv = [sys.executable, "-m", "cq", "search", "-", "--root", str(repo), "--format", "json"]
+    procs = [
+        subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(2)
+    ]
+    outs = [p.communicate(QUESTION.encode(), timeout=120) for p in procs]
+    for proc, (out, err) in zip(procs, outs, strict=True):
+        assert proc.returncode == 0, err.decode()
+        assert b"Traceback" not in err
+        assert b"app/conf/global_settings.py" in out
+
+
+def test_no_cache_builds_in_memory(repo: Path, _isolated_cache: Path) -> None:
+    data = search(repo, "--no-cache")
+    assert relevant_files(data)[0] == "app/conf/global_settings.py"
+    assert not (_isolated_cache / "index").exists()
+
+
+def test_a_tree_too_large_for_a_search_is_indexed_by_cq_index(repo: Path) -> None:
+    small = {"CQ_INDEX_AUTO_BYTES": "100"}
+    data = search(repo, env=small)
+    assert data["summary"]["telemetry"]["index"]["skipped_source_bytes"] > 100
+    assert "app/conf/global_settings.py" not in {f["file"] for f in data["findings"]}
+    assert search(repo, env=small)["summary"] == data["summary"]  # remembered, same answer
+    assert counts(run_cq("index", "--root", str(repo)))["updated"] == "3 files, removed: 0"
+    data = search(repo, env=small)  # built: kept current by the search from now on
+    assert relevant_files(data)[0] == "app/conf/global_settings.py"
