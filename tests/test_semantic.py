@@ -24,6 +24,15 @@ from cq.pipeline import run_search
 from cq.semantic.server import pool
 from tests.conftest import run_cq, write_tree
 
+
+@pytest.fixture(autouse=True)
+def _semantic_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """conftest turns the stage off for the rest of the suite; these tests are about it.
+    Pyrefly's answers, not its speed on a shared machine: budget tests set their own."""
+    monkeypatch.setenv("CQ_SEMANTIC", "1")
+    monkeypatch.setenv("CQ_SEMANTIC_BUDGET_MS", "600000")
+
+
 GRAPH = """\
 class Client:
     def send(self, data: bytes) -> int:

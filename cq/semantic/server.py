@@ -271,6 +271,12 @@ class PyreflyServer:
                     self._stderr_tail = [*self._stderr_tail[-_STDERR_TAIL:], line]
 
 
+# Servers kept at once per process, least recently used stopped first: a long-lived caller
+# (a test run, a script calling run_search over many trees) leaked one ~60 MB server per root
+# (58 of them in one pytest worker); cq mcp has one root and a CLI search one.
+MAX_SERVERS = 2
+
+
 class ServerPool:
     """The servers of this process, one per root, and the thread that spawns them."""
 
@@ -286,8 +292,9 @@ class ServerPool:
         """The server for ``root``, started in the background when there is none (or the
         last one died); None when Pyrefly is not installed."""
         with self._lock:
-            server = self._servers.get(root)
+            server = self._servers.pop(root, None)
             if server is not None and (not server.initialized.is_set() or server.alive()):
+                self._servers[root] = server  # most recently used last
                 return server
             binary = pyrefly_binary()
             if binary is None:
@@ -296,6 +303,8 @@ class ServerPool:
                 _stop_quietly(server)
             server = PyreflyServer(root, binary, self._cache_root() / "pyrefly-tmp")
             self._servers[root] = server
+            while len(self._servers) > MAX_SERVERS:  # a library caller searching many roots
+                _stop_quietly(self._servers.pop(next(iter(self._servers))))
             self._ensure_spawner()
         self._jobs.put(server)
         return server
