@@ -35,6 +35,7 @@ SETTINGS: dict[str, _Number | tuple[str, ...]] = {
     "CQ_LLM_TIMEOUT": _Number("float", 0, 120, positive=True),
     "CQ_MAX_WORKERS": _Number("int", 0),
     "CQ_POOL_MIN_BYTES": _Number("int", 0),
+    "CQ_SEMANTIC_BUDGET_MS": _Number("float", 0),
 }
 
 

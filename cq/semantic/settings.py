@@ -13,6 +13,7 @@ import os
 
 import msgspec
 
+from cq.env import env_float
 from cq.errors import UsageError
 
 DEFAULT_BUDGET_MS = 1000.0
@@ -33,10 +34,6 @@ def semantic_settings(profile: str, root: str, requested: bool) -> SemanticSetti
     except msgspec.ValidationError as exc:
         raise UsageError(f"invalid profile {profile}: [semantic] {exc}") from None
     env_switch = os.environ.get("CQ_SEMANTIC", "").strip().lower()
-    budget = os.environ.get("CQ_SEMANTIC_BUDGET_MS")
     enabled = settings.enabled and requested and env_switch not in ("0", "off", "false", "no")
-    try:
-        budget_ms = float(budget) if budget else settings.budget_ms
-    except ValueError:
-        raise UsageError(f"CQ_SEMANTIC_BUDGET_MS must be a number, not {budget!r}") from None
+    budget_ms = env_float("CQ_SEMANTIC_BUDGET_MS", settings.budget_ms)  # checked by name
     return SemanticSettings(enabled=enabled, budget_ms=max(budget_ms, 0.0))
