@@ -31,6 +31,7 @@ def main() -> None:
 
     from cq.enrich import EnrichSettings, enrich_shown
     from cq.model import Limits, SearchRequest
+    from cq.parse import Corpus
     from cq.pipeline import run_search
 
     statuses: Counter[str] = Counter()
@@ -49,7 +50,7 @@ def main() -> None:
         )
         plain = [msgspec.structs.replace(f, enrichment=None) for f in run_search(request).findings]
         settings = EnrichSettings(use_store=False, budget_ms=float("inf"), libcst_hits=10**9)
-        for finding in enrich_shown(Path(args.root), plain, 0, settings).findings:
+        for finding in enrich_shown(Corpus(Path(args.root)), plain, settings).findings:
             e = finding.enrichment
             if e is None:
                 continue

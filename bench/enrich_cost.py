@@ -30,12 +30,13 @@ from pathlib import Path
 import msgspec
 from cq.enrich import EnrichSettings, enrich_shown
 from cq.model import SearchRequest
+from cq.parse import Corpus
 from cq.pipeline import run_search
 root, query, extra_exclude = sys.argv[1], sys.argv[2], tuple(sys.argv[3:])
 request = SearchRequest(query=query, root=root, exclude=extra_exclude, use_cache=False)
 result = run_search(request)
 plain = [msgspec.structs.replace(f, enrichment=None) for f in result.findings]
-outcome = enrich_shown(Path(root), plain, 0, EnrichSettings(use_store=False))
+outcome = enrich_shown(Corpus(Path(root)), plain, EnrichSettings(use_store=False))
 print(json.dumps([{"language": h.language, "stages": h.stages_ms} for h in outcome.per_hit]))
 """
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from _common import stdlib_dir
 
-from cq.classify.analyze import SLICE_FAILED, FileTask, analyze_file
+from cq.classify.analyze import SLICE_FAILED, FileTask, analyze_file, slice_records
 from cq.classify.lookup import classify_from_records
 from cq.classify.records import FileRecords
 from cq.classify.slices import python_slices
@@ -60,7 +60,7 @@ def main() -> None:
     for path in sorted(p for p in root.rglob("*.py") if p.is_file()):
         data = path.read_bytes()
         stats["files"] += 1
-        whole = analyze_file(FileTask(str(path), str(path), "python"), data).records
+        whole = analyze_file(FileTask(str(path), "python", data)).records
         if whole.reason is not None or whole.error_nodes:
             stats["files_with_errors"] += 1  # no reference: the whole parse recovered
             continue
@@ -74,10 +74,7 @@ def main() -> None:
             stats["plans"] += 1
             stats["bytes_whole"] += len(data)
             stats["bytes_sliced"] += sum(s.end - s.start for s in plan.slices)
-            pieces = [
-                analyze_file(FileTask(str(path), str(path), "python", slice=s), data).records
-                for s in plan.slices
-            ]
+            pieces = [slice_records("python", data, s) for s in plan.slices]
             failed = [
                 s for s, p in zip(plan.slices, pieces, strict=True) if p.reason == SLICE_FAILED
             ]

@@ -80,15 +80,14 @@ def output_format(args: argparse.Namespace) -> str:
 
 
 def run_search_command(args: argparse.Namespace) -> int:
-    from cq.assemble import fit_budget
+    from cq.assemble import fit_answer
     from cq.pipeline import run_search
     from cq.report import render_json, render_markdown
 
     request = request_from_args(args)
     fmt = output_format(args)
     render = render_json if fmt == "json" else render_markdown
-    result = fit_budget(run_search(request), request, render)
-    text = render(result)
-    sys.stdout.write(text)
+    answer = fit_answer(request, run_search(request), render, is_json=fmt == "json")
+    sys.stdout.write(answer.text)
     sys.stdout.flush()
-    return 0 if result.findings else 1
+    return 0 if answer.result.summary.total_findings else 1  # found, even if cut to budget

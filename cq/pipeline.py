@@ -1,6 +1,9 @@
 """The search pipeline, top to bottom: rewrite, candidates, classify, rank, enrich, assemble.
 
-``run_search`` is the one entry point the CLI and the MCP server call.
+``run_search`` is the one entry point the CLI and the MCP server call. Each stage runs once,
+forward: the search's ``Corpus`` reads every matched file once for all of them; ranking
+scores every finding and picks the shown ones; enrichment adds their detail (which may move
+their confidence); the final order is computed once, after that.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from pathlib import Path
 from cq.assemble import SearchFacts, assemble_result
 from cq.cancel import CancelToken, never
 from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_for_query
-from cq.classify import attach_bindings, classify_all
+from cq.classify import classify_all
 from cq.confine import confine_request
 from cq.enrich import EnrichSettings, enrich_shown
 from cq.index import fuse_index
@@ -20,13 +23,15 @@ from cq.model import (
     Finding,
     Pattern,
     RawMatch,
+    RunCounters,
     SearchRequest,
     SearchResult,
     SearchStats,
 )
+from cq.parse import Corpus
 from cq.profiles import load_rank_weights
 from cq.progress import Progress
-from cq.rank import RankContext, rank_findings, rerank_shown
+from cq.rank import RankContext, final_order, score_findings
 from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
 from cq.semantic import SemanticRun
 
@@ -73,50 +78,50 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
-        semantic = SemanticRun.begin(request, candidates.matches)  # Pyrefly starts meanwhile
+        corpus = Corpus(Path(request.root))
+        # Pyrefly starts meanwhile, opening files the corpus reads for it (once, as for all).
+        semantic = SemanticRun.begin(request, candidates.matches, corpus)
 
         with _timed(timings, "classify"):
             classified = classify_all(
-                Path(request.root), candidates.matches, use_cache=request.use_cache, check=check
+                corpus, candidates.matches, use_cache=request.use_cache, check=check
             )
         progress.update(f"classified {len(classified.classifications)} matches")
 
         focus = request.focus or (rewrite.plan.focus if rewrite else "all")
+        ranking = RankContext(
+            patterns=patterns,
+            focus=focus,
+            weights=load_rank_weights(request.profile, request.root),
+            explain=request.explain,
+            path_hints=rewrite.plan.path_hints if rewrite else {},
+            use_cache=request.use_cache,
+        )
         with _timed(timings, "rank"):
-            ranking = RankContext(
-                root=request.root,
-                patterns=patterns,
-                focus=focus,
-                weights=load_rank_weights(request.profile, request.root),
-                explain=request.explain,
-                path_hints=rewrite.plan.path_hints if rewrite else {},
-                use_cache=request.use_cache,
-            )
-            ranked = rank_findings(
-                _findings(candidates.matches, classified.classifications), ranking
-            )
-
-        counters = dict(classified.counters)
-        with _timed(timings, "bindings"):
-            ranked = attach_bindings(
-                Path(request.root), ranked, request.limit, request.use_cache, counters
-            )
+            findings = _findings(candidates.matches, classified.classifications)
+            ranked = score_findings(findings, ranking, corpus, request.limit)
+            del findings
 
         progress.update("enriching the shown findings")
         with _timed(timings, "enrich"):
             settings = EnrichSettings.from_env(use_store=request.use_cache)
-            enriched = enrich_shown(Path(request.root), ranked, request.limit, settings, check)
+            enriched = enrich_shown(corpus, ranked.shown, settings, check)
         if semantic.active:
             with _timed(timings, "semantic"):
-                enriched = semantic.apply(enriched, request.limit)
+                enriched = semantic.apply(enriched, 0)  # every finding here is a shown one
 
-        with _timed(timings, "rank"):
-            shown_first = rerank_shown(enriched.findings, ranking, request.limit)
-            shown_first = semantic.rerank(shown_first, patterns, request)
-        fused = fuse_index(
-            request, rewrite.summary if rewrite else None, shown_first, progress.update
+        with _timed(timings, "order"):
+            ordered = final_order(ranked, enriched.findings, ranking)
+            ordered = semantic.rerank(ordered, patterns, request)
+        fused = fuse_index(request, rewrite.summary if rewrite else None, ordered, progress.update)
+
+        read = corpus.stats()
+        counters = RunCounters(
+            files_read=read.files_read,
+            bytes_read=read.bytes_read,
+            files_reread=read.reread,
+            files_changed=read.changed,
         )
-
         facts = SearchFacts(
             request=request,
             mode_requested=request.mode or "auto",
@@ -135,7 +140,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             | semantic.telemetry
             | _classify_telemetry(classified.reasons)
             | fused.telemetry,
-            counters=counters | enriched.counters | fused.counters,
+            counters=counters.plus(classified.counters)
+            .plus(enriched.counters)
+            .plus(fused.counters),
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
             functions=fused.functions,
         )

@@ -46,6 +46,18 @@ def run_cq(
     return CqRun(proc)
 
 
+def run_hooked(hook: str, *args: str, env: dict[str, str] | None = None) -> CqRun:
+    """Run the real CLI in a subprocess with a test-only hook from ``hooked_cq.py``."""
+    script = Path(__file__).parent / "hooked_cq.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), hook, *args],
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+    return CqRun(proc)
+
+
 def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     """Create files (text or bytes) under root; returns root."""
     for rel, content in files.items():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cq.enrich import EnrichSettings, enrich_shown
 from cq.model import Enrichment, Finding, Language
+from cq.parse import Corpus
 
 
 def finding_at(root: Path, rel: str, word: str, line_has: str, nth: int = 0) -> Finding:
@@ -33,7 +34,7 @@ def finding_at(root: Path, rel: str, word: str, line_has: str, nth: int = 0) -> 
 def enrich(root: Path, *findings: Finding, **settings: object) -> list[Enrichment]:
     """Enrich ``findings`` (all shown) without the persistent store."""
     options = EnrichSettings(use_store=False, **settings)  # type: ignore[arg-type]
-    outcome = enrich_shown(root, list(findings), 0, options)
+    outcome = enrich_shown(Corpus(root), list(findings), options)
     return [f.enrichment for f in outcome.findings if f.enrichment is not None]
 
 

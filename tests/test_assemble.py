@@ -17,6 +17,7 @@ from cq.model import (
     SearchStats,
     TopContexts,
 )
+from cq.parse import Corpus
 from cq.rank import RankContext, rank_findings
 from cq.report import render_markdown
 
@@ -58,7 +59,7 @@ def assemble(root: Path, limit: int = 3, max_tokens: int = 0):
         query="register", root=str(root), limit=limit, max_tokens=max_tokens, exclude=("*.txt",)
     )
     patterns = (Pattern(text="register", kind="identifier"),)
-    ranked = rank_findings(FINDINGS, RankContext(root=str(root), patterns=patterns))
+    ranked = rank_findings(FINDINGS, RankContext(patterns=patterns), Corpus(root))
     facts = SearchFacts(
         request=request,
         mode_requested="auto",
@@ -123,7 +124,7 @@ def test_no_follow_up_asks_who_calls_a_test(tmp_path: Path) -> None:
     request = SearchRequest(query="register", root=str(tmp_path), limit=3)
     patterns = (Pattern(text="register", kind="identifier"),)
     only_test_caller = [FINDINGS[0], FINDINGS[4]]
-    ranked = rank_findings(only_test_caller, RankContext(root=str(tmp_path), patterns=patterns))
+    ranked = rank_findings(only_test_caller, RankContext(patterns=patterns), Corpus(tmp_path))
     facts = SearchFacts(
         request=request,
         mode_requested="auto",

@@ -8,6 +8,7 @@ from pathlib import Path
 from conftest import write_tree
 
 from cq.model import Finding, Pattern, RankWeights
+from cq.parse import Corpus
 from cq.profiles import load_rank_weights
 from cq.rank import RankContext, rank_findings
 from cq.rank.roles import path_role
@@ -44,8 +45,8 @@ def hit(
 
 
 def ranked(findings: list[Finding], root: Path, **ctx) -> list[tuple[str, int]]:
-    context = RankContext(root=str(root), patterns=ctx.pop("patterns", QUERY), **ctx)
-    return [(f.file, f.line) for f in rank_findings(findings, context)]
+    context = RankContext(patterns=ctx.pop("patterns", QUERY), **ctx)
+    return [(f.file, f.line) for f in rank_findings(findings, context, Corpus(root))]
 
 
 def test_definition_before_callsite_before_import_before_comment(tmp_path: Path) -> None:
@@ -76,12 +77,10 @@ def test_source_before_tests_and_focus_flips_it_without_hiding(tmp_path: Path) -
 def test_out_of_focus_factor_is_configurable(tmp_path: Path) -> None:
     findings = [hit("tests/test_a.py", 5, "definition"), hit("pkg/a.py", 7, "callsite")]
     weights = RankWeights(out_of_focus=0.1)
-    context = RankContext(
-        root=str(tmp_path), patterns=QUERY, focus="implementation", weights=weights
-    )
-    scores = {f.file: f.score for f in rank_findings(findings, context)}
-    default = RankContext(root=str(tmp_path), patterns=QUERY, focus="implementation")
-    default_scores = {f.file: f.score for f in rank_findings(findings, default)}
+    context = RankContext(patterns=QUERY, focus="implementation", weights=weights)
+    scores = {f.file: f.score for f in rank_findings(findings, context, Corpus(tmp_path))}
+    default = RankContext(patterns=QUERY, focus="implementation")
+    default_scores = {f.file: f.score for f in rank_findings(findings, default, Corpus(tmp_path))}
     assert scores["tests/test_a.py"] < default_scores["tests/test_a.py"]
     assert scores["pkg/a.py"] == default_scores["pkg/a.py"]
 
@@ -180,13 +179,14 @@ fn real() { register(); }
 
 def test_rust_cfg_test_items_are_tests(tmp_path: Path) -> None:
     write_tree(tmp_path, {"src/lib.rs": RUST})
-    assert cfg_test_ranges(tmp_path, ["src/lib.rs"], use_cache=False) == {"src/lib.rs": ((3, 9),)}
+    ranges = cfg_test_ranges(Corpus(tmp_path), ["src/lib.rs"], use_cache=False)
+    assert ranges == {"src/lib.rs": ((3, 9),)}
     findings = [
         hit("src/lib.rs", 8, "callsite", language="rust", col=17),
         hit("src/lib.rs", 12, "callsite", language="rust", col=12),
     ]
-    context = RankContext(root=str(tmp_path), patterns=QUERY)
-    roles = {f.line: f.role for f in rank_findings(findings, context)}
+    context = RankContext(patterns=QUERY)
+    roles = {f.line: f.role for f in rank_findings(findings, context, Corpus(tmp_path))}
     assert roles == {8: "test", 12: "src"}
 
 
@@ -201,18 +201,19 @@ def test_profile_rank_table_overrides_some_weights(tmp_path: Path) -> None:
     assert weights.category["definition"] == 1.0  # untouched keys keep their defaults
 
 
-def test_rerank_after_enrichment_reorders_only_the_shown_prefix(tmp_path: Path) -> None:
+def test_the_final_order_reorders_only_the_shown_findings(tmp_path: Path) -> None:
     import msgspec
 
-    from cq.rank import rerank_shown
+    from cq.rank import final_order, score_findings
 
-    context = RankContext(root=str(tmp_path), patterns=QUERY)
-    first = rank_findings([hit(f"m{i}.py", 1, "callsite") for i in range(5)], context)
-    # Enrichment lowered the confidence of the best shown hit (a conflict) and raised an
-    # unshown one: only the shown three are re-sorted, and their scores follow.
-    moved = [msgspec.structs.replace(first[0], confidence=0.5), *first[1:]]
-    moved[4] = msgspec.structs.replace(moved[4], confidence=1.0)
-    again = rerank_shown(moved, context, limit=3)
+    context = RankContext(patterns=QUERY)
+    findings = [hit(f"m{i}.py", 1, "callsite") for i in range(5)]
+    ranked = score_findings(findings, context, Corpus(tmp_path), limit=3)
+    assert [f.file for f in ranked.shown] == ["m0.py", "m1.py", "m2.py"]
+    # Enrichment lowered the confidence of the best shown hit (a conflict): only the shown
+    # three are re-sorted, their scores follow, and no unshown hit moves into them.
+    moved = [msgspec.structs.replace(ranked.shown[0], confidence=0.5), *ranked.shown[1:]]
+    again = final_order(ranked, moved, context)
     assert [f.file for f in again] == ["m1.py", "m2.py", "m0.py", "m3.py", "m4.py"]
     assert again[2].score < again[1].score
 
@@ -234,8 +235,8 @@ def test_rust_module_files_declared_under_cfg_test_are_tests(tmp_path: Path) -> 
     files = ["src/fs/mocks.rs", "src/fs/helpers/mod.rs", "src/fs/real.rs", "src/fs/prod.rs"]
     findings = [hit(rel, 1, "definition", language="rust", col=7) for rel in files]
     findings.append(hit("src/fixtures.rs", 1, "definition", language="rust", col=7))
-    context = RankContext(root=str(tmp_path), patterns=QUERY)
-    roles = {f.file: f.role for f in rank_findings(findings, context)}
+    context = RankContext(patterns=QUERY)
+    roles = {f.file: f.role for f in rank_findings(findings, context, Corpus(tmp_path))}
     assert roles == {
         "src/fs/mocks.rs": "test",
         "src/fs/helpers/mod.rs": "test",

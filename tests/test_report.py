@@ -96,6 +96,16 @@ def test_limit_and_token_budget_drop_lowest_ranked_whole_findings(repo: Path) ->
     assert [(f["file"], f["line"], f["col"]) for f in limited.json()["findings"]] == everything[:7]
 
 
+def test_a_budget_below_the_summary_is_honoured_like_the_mcp_server(repo: Path) -> None:
+    md = run_cq("search", "register", "--root", str(repo), "--max-tokens", "60")
+    assert md.returncode == 0 and len(md.stdout) / 4 <= 60
+    assert md.stdout.endswith("[... cut to the token budget]\n")
+    js = run_cq("search", "register", "--root", str(repo), "--max-tokens", "60", "--format", "json")
+    assert js.returncode == 2 and js.stdout == ""
+    assert js.stderr.startswith("cq: even without findings the JSON report exceeds --max-tokens")
+    assert len(js.stderr.splitlines()) == 1
+
+
 @pytest.mark.parametrize("query", ["register", "how do we register the items in a table"])
 def test_every_follow_up_runs(repo: Path, query: str) -> None:
     run = run_cq("search", query, "--root", str(repo), "--format", "json", "--limit", "5")

@@ -160,15 +160,24 @@ def build_request(job: Job) -> SearchRequest:
 
 
 def _answer(job: Job, request: SearchRequest, token: CancelToken) -> Done:
-    """Run the search, then cut and render it within the budget."""
-    from cq.agent.budget import fit
+    """Run the search, then cut and render it within the budget (as ``cq search`` does, with
+    a note saying what was left out in the tool's argument names)."""
+    from cq.agent.budget import left_out_note
+    from cq.assemble import fit_answer
     from cq.parse import cache_stats
     from cq.pipeline import run_search
     from cq.report import render_json, render_markdown
 
     is_json = job.args.format == "json"
     render = render_json if is_json else render_markdown
-    answer = fit(request, run_search(request, cancel=token), render, job.cap, is_json=is_json)
+    answer = fit_answer(
+        request,
+        run_search(request, cancel=token),
+        render,
+        note=lambda result: left_out_note(result, request, job.cap),
+        is_json=is_json,
+        names=("max_tokens", "format md"),
+    )
     return Done(
         id=job.id,
         text=answer.text,

@@ -2,11 +2,19 @@
 
 In: ranked findings, candidate statistics, the request. Out: ``SearchResult`` with summary and
 sections (``result.py``; ``sections.py`` and ``followups.py`` build the parts).
-``fit_budget`` (``budget.py``) trims a result to a token budget by dropping whole lowest-ranked
-findings. Computes the report's content; ``cq.report`` only renders it.
+``fit_answer`` (``budget.py``) delivers a result within a token budget, for the CLI and the
+MCP server alike, by dropping whole lowest-ranked findings. Computes the report's content;
+``cq.report`` only renders it.
 """
 
-from cq.assemble.budget import estimate_tokens, fit_budget
+from cq.assemble.budget import Answer, estimate_tokens, fit_answer, fit_budget
 from cq.assemble.result import SearchFacts, assemble_result
 
-__all__ = ["SearchFacts", "assemble_result", "estimate_tokens", "fit_budget"]
+__all__ = [
+    "Answer",
+    "SearchFacts",
+    "assemble_result",
+    "estimate_tokens",
+    "fit_answer",
+    "fit_budget",
+]

@@ -25,6 +25,7 @@ from cq.model import (
     Pattern,
     RelevantFunction,
     RewriteSummary,
+    RunCounters,
     RunInfo,
     SearchRequest,
     SearchResult,
@@ -50,7 +51,7 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     rewrite: RewriteSummary | None = None
     timings_ms: dict[str, float] = {}
     telemetry: dict[str, dict[str, int]] = {}
-    counters: dict[str, int] = {}
+    counters: RunCounters = msgspec.field(default_factory=RunCounters)
     elapsed_ms: float = 0.0
     functions: tuple[RelevantFunction, ...] = ()  # rewritten queries with the index (cq/index)
 

@@ -1,6 +1,6 @@
 """Classification: what each hit *is* (definition, callsite, import, assignment, ...).
 
-In: ``RawMatch`` records and the search root. Out: ``ClassifyOutcome`` with one
+In: ``RawMatch`` records and the search's ``Corpus``. Out: ``ClassifyOutcome`` with one
 ``Classification`` per match (same order) and the run's counters. Knows parsing, nothing
 about output.
 
@@ -9,11 +9,9 @@ is possible or needed), ``node_tier.py`` (tier 2, the live syntax node), ``looku
 ``records.py`` (tier 3, per-file records built by ``python_records.py`` / ``rust_records.py``
 and kept in the persistent cache, so a repeat search parses nothing). ``pool.py`` runs
 ``analyze.py`` in spawned workers when the work is large enough (``workers.py`` ties their
-life to cq's). ``bindings.py`` adds ``symtable`` flags to the findings a report shows, after
-ranking.
+life to cq's), fed file by file as the search's ``Corpus`` reads them.
 """
 
-from cq.classify.bindings import attach_bindings
 from cq.classify.engine import ClassifyOutcome, classify_all
 
-__all__ = ["ClassifyOutcome", "attach_bindings", "classify_all"]
+__all__ = ["ClassifyOutcome", "classify_all"]

@@ -1,7 +1,9 @@
 """Parse one file and build its records: the unit of work a pool worker runs.
 
-Pure of any cache or pool concern: bytes in, ``FileRecords`` (and tier-2 verdicts for the
-hits records cannot decide) out. Safe to run in a spawned worker.
+Pure of any cache or pool concern: the file's bytes (as the search's ``Corpus`` read and
+hashed them: a worker never reads the file itself) in, records out. A Python file whose hits
+sit in a small part of it is parsed as slices around them (``slices.py``); a slice that does
+not parse sends the file to a whole parse, in the same task. Safe to run in a spawned worker.
 """
 
 from __future__ import annotations
@@ -12,53 +14,83 @@ from cq.classify.node_tier import classify_from_node
 from cq.classify.records import FileRecords, StoredRecords, unparsed
 from cq.classify.slices import Slice
 from cq.model import Classification
-from cq.parse.source import searched_bytes
 
 MAX_PARSE_BYTES = 4 * 1024 * 1024
-SLICE_FAILED = "slice does not parse"  # the engine then parses the whole file
+SLICE_FAILED = "slice does not parse"  # then the file is parsed whole
 
 
 class FileTask(msgspec.Struct, frozen=True, array_like=True):
-    """One file (or one ``slice`` of it) to analyze; ``open_hits`` are (start, end) spans
-    that need the node tier."""
+    """One file to analyze. ``hits`` (byte spans, in the order of the file's matches) let a
+    Python file be parsed as slices; ``open_hits`` are spans that need the node tier."""
 
-    path: str  # absolute
     rel: str
     language: str
+    data: bytes
+    hits: list[tuple[int, int]] = []
     open_hits: list[tuple[int, int]] = []
-    slice: Slice | None = None
+
+
+class SlicedRecords(msgspec.Struct, frozen=True, array_like=True):
+    """Records of each slice, and for each hit (in order) the index of its slice."""
+
+    owners: list[int]
+    pieces: list[StoredRecords]
 
 
 class FileAnalysis(msgspec.Struct, frozen=True, array_like=True):
-    records: StoredRecords
-    node_verdicts: list[Classification]
+    """Whole-file ``records``, or ``sliced`` records when slices answered every hit."""
+
+    records: StoredRecords | None
+    sliced: SlicedRecords | None = None
+    node_verdicts: list[Classification] = []
+    slices_parsed: int = 0
+    slices_failed: bool = False
 
 
-def analyze_file(task: FileTask, data: bytes | None = None) -> FileAnalysis:
-    """Records of one file plus node-tier verdicts for ``task.open_hits``."""
-    if data is None:
-        try:
-            with open(task.path, "rb") as fh:
-                data = searched_bytes(fh.read())
-        except OSError as exc:
-            return FileAnalysis(unparsed(task.language, f"unreadable: {exc.strerror}").stored(), [])
-    source = data if task.slice is None else task.slice.source(data)
-    if len(source) > MAX_PARSE_BYTES:  # a small slice of a huge file is parsed all the same
-        return FileAnalysis(unparsed(task.language, "file too large to parse").stored(), [])
+def analyze_file(task: FileTask) -> FileAnalysis:
+    """Records of one file (sliced when its hits allow) plus node-tier verdicts."""
+    if task.hits and task.language == "python":
+        from cq.classify.slices import python_slices
+
+        plan = python_slices(task.data, task.hits)
+        if plan is not None:
+            pieces = [slice_records(task.language, task.data, piece) for piece in plan.slices]
+            if all(p.reason != SLICE_FAILED for p in pieces):
+                sliced = SlicedRecords(plan.owners, pieces)
+                return FileAnalysis(None, sliced, slices_parsed=len(pieces))
+            whole = _whole(task)
+            return msgspec.structs.replace(whole, slices_parsed=len(pieces), slices_failed=True)
+    return _whole(task)
+
+
+def _whole(task: FileTask) -> FileAnalysis:
+    if len(task.data) > MAX_PARSE_BYTES:
+        return FileAnalysis(unparsed(task.language, "file too large to parse").stored())
     try:
-        tree = _parse(task.language, source)
-        if task.slice is not None:
-            if tree.root_node.has_error:
-                return FileAnalysis(unparsed(task.language, SLICE_FAILED).stored(), [])
-            return FileAnalysis(_build(task, tree).shifted(task.slice.shift).stored(), [])
-        records = _build(task, tree)
+        tree = _parse(task.language, task.data)
+        records = _build(task.language, tree)
     except RecursionError:
-        return FileAnalysis(unparsed(task.language, "nesting too deep to parse").stored(), [])
+        return FileAnalysis(unparsed(task.language, "nesting too deep to parse").stored())
     verdicts = [
         classify_from_node(tree, start, end, records.scope_at(start))
         for start, end in task.open_hits
     ]
-    return FileAnalysis(records.stored(), verdicts)
+    return FileAnalysis(records.stored(), node_verdicts=verdicts)
+
+
+def slice_records(language: str, data: bytes, piece: Slice) -> StoredRecords:
+    """A slice of ``data`` parsed on its own, its records shifted to the file's offsets (a
+    small slice of a huge file is parsed all the same)."""
+    source = piece.source(data)
+    if len(source) > MAX_PARSE_BYTES:
+        return unparsed(language, "file too large to parse").stored()
+    try:
+        tree = _parse(language, source)
+        if tree.root_node.has_error:
+            return unparsed(language, SLICE_FAILED).stored()
+        return _build(language, tree).shifted(piece.shift).stored()
+    except RecursionError:
+        return unparsed(language, "nesting too deep to parse").stored()
 
 
 def _parse(language: str, data: bytes):
@@ -67,8 +99,8 @@ def _parse(language: str, data: bytes):
     return ts_parser(language).parse(data)
 
 
-def _build(task: FileTask, tree) -> FileRecords:
-    if task.language == "python":
+def _build(language: str, tree) -> FileRecords:
+    if language == "python":
         from cq.classify.python_records import build_python_records
 
         return build_python_records(tree)
@@ -79,8 +111,5 @@ def _build(task: FileTask, tree) -> FileRecords:
 
 def analyze_batch(tasks: list[FileTask]) -> list[bytes]:
     """Pool entry point: analyses encoded as msgpack (cheap to send back)."""
-    from cq.classify.pool import maybe_inject_fault
-
-    maybe_inject_fault()
     encoder = msgspec.msgpack.Encoder()
     return [encoder.encode(analyze_file(task)) for task in tasks]

@@ -1,33 +1,46 @@
-"""Classify all hits of a search: cached records first, parse only what is missing."""
+"""Classify all hits of a search, file by file as the corpus reads them.
+
+Files come in chunks of ``CHUNK_BYTES``: each chunk is looked up in the cache (records by
+content hash, or sliced records by hash and hit spans), its cached files are classified at
+once, and the rest go to the ``Analyzer`` (in-process or the pool), whose results are
+classified as they arrive. A file's records are dropped, and its bytes released to the
+corpus, as soon as its hits have their classification, so an audit-size search never holds
+all records or all sources at once. Files with the same content are parsed once.
+"""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from pathlib import Path
+from collections.abc import Iterator
 
 import msgspec
 
 from cq.cancel import Check, never
-from cq.classify.analyze import FileAnalysis, FileTask
+from cq.classify.analyze import FileAnalysis, FileTask, SlicedRecords, analyze_file
 from cq.classify.heuristic import guess, python_lexer_is_exact
 from cq.classify.lookup import classify_from_records
+from cq.classify.pool import Analyzer, kill_workers
 from cq.classify.records import FileRecords, StoredRecords
-from cq.classify.sliced import Pieces, SlicedRecords, assemble, hits_key, slice_tasks
-from cq.classify.slices import SlicePlan
-from cq.model import Classification, RawMatch
-from cq.parse import SourceFile, load_source
+from cq.classify.sliced import Pieces, hits_key
+from cq.errors import SearchCancelledError
+from cq.model import Classification, RawMatch, RunCounters
+from cq.parse import Corpus, SourceFile
 
 RECORDS_VERSION = 3
+# Source bytes read and looked up together: one cache query per chunk, and what the
+# engine holds besides the pool's work in flight (bench/audit_scale.py).
+CHUNK_BYTES = 4 * 1024 * 1024
+_FLUSH_BYTES = 8 * 1024 * 1024  # fresh cache entries written in one transaction
 
 
 class ClassifyOutcome(msgspec.Struct, frozen=True):
     classifications: list[Classification]
-    counters: dict[str, int]  # volatile: cache hits/misses, files parsed, pool workers
+    counters: RunCounters  # volatile: cache hits/misses, files parsed, pool workers
     reasons: dict[str, int]  # stable: why hits stayed text_match / fell to the heuristic
 
 
 def classify_all(
-    root: Path,
+    corpus: Corpus,
     matches: tuple[RawMatch, ...],
     *,
     use_cache: bool = True,
@@ -37,64 +50,26 @@ def classify_all(
 
     Files with cached records are not read past their hash. Of the others, a Python file
     whose hits sit in a small part of it is parsed as slices (``slices.py``, cached per file
-    and hit spans by ``sliced.py``); the rest are parsed whole, all in one pool round.
+    and hit spans); the rest are parsed whole.
     """
-    by_file: dict[str, list[int]] = defaultdict(list)
-    for i, match in enumerate(matches):
-        by_file[match.file].append(i)
-    counters: Counter[str] = Counter()
-    reasons: Counter[str] = Counter()
-    out: list[Classification | None] = [None] * len(matches)
-
-    sources = {
-        rel: load_source(root, rel, matches[ids[0]].language) for rel, ids in by_file.items()
-    }
-    records = _cached_records(sources, use_cache, counters)
-    todo: list[str] = []
-    for rel, ids in by_file.items():
-        source = sources[rel]
-        if source is None:
-            reasons["unreadable file"] += len(ids)
-            for i in ids:
-                out[i] = _heuristic(matches[i], exact=False, reason="unreadable file")
-        elif rel not in records:
-            if _all_certain(source, [matches[i] for i in ids]):
-                counters["files_skipped_by_heuristic"] += 1
-                for i in ids:
-                    out[i] = _heuristic(matches[i], exact=True, reason=None)
-            else:
-                todo.append(rel)
-
-    spans = {
-        rel: [(matches[i].byte_start, matches[i].byte_end) for i in by_file[rel]]
-        for rel in todo
-        if sources[rel].language == "python"  # type: ignore[union-attr]
-    }
-    keys = {rel: hits_key(sources[rel].digest, s) for rel, s in spans.items()}  # type: ignore[union-attr]
-    sliced = _cached_sliced(keys, use_cache, counters)
-    fresh, fresh_sliced = _parse(
-        root, [rel for rel in todo if rel not in sliced], spans, sources, counters, check
-    )
-    if use_cache:
-        _store_fresh(fresh, {keys[rel]: s for rel, s in fresh_sliced.items()}, sources)
-    records.update({rel: FileRecords.from_stored(r) for rel, r in fresh.items()})
-    sliced.update({rel: Pieces(s) for rel, s in fresh_sliced.items()})
-    counters["files_sliced"] += len(sliced)
-
-    for rel, ids in by_file.items():
-        if rel in records:
-            rec = records[rel]
-            for i in ids:
-                out[i] = _classify(matches[i], rec, reasons)
-        elif rel in sliced:
-            pieces = sliced[rel]
-            for i, owner in zip(ids, pieces.owners, strict=True):
-                out[i] = _classify(matches[i], pieces.records[owner], reasons)
-    _resolve_open_hits(root, matches, by_file, sources, out, counters)
+    run = _Run(corpus, matches, use_cache, check)
+    try:
+        run.classify()
+    except SearchCancelledError:
+        run.analyzer.cancel()
+        raise
+    except BaseException as exc:
+        if not isinstance(exc, Exception):  # ^C or exit: running batches are not waited for
+            kill_workers()
+        raise
+    counters = run.counters
+    if run.analyzer.workers and counters["pool_failures"] == 0:
+        counters["pool_workers"] = run.analyzer.workers
+    counters["pool_failures"] += run.analyzer.failures
     return ClassifyOutcome(
-        classifications=[c or Classification() for c in out],
-        counters=dict(sorted(counters.items())),
-        reasons=dict(sorted(reasons.items())),
+        classifications=[c or Classification() for c in run.out],
+        counters=RunCounters(**{k: v for k, v in counters.items() if v}),
+        reasons=dict(sorted(run.reasons.items())),
     )
 
 
@@ -104,145 +79,203 @@ def _namespace(language: str) -> str:
     return f"records-v{RECORDS_VERSION}-{language}-{grammar_versions()}"
 
 
-def _cached_records(
-    sources: dict[str, SourceFile | None], use_cache: bool, counters: Counter[str]
-) -> dict[str, FileRecords]:
-    if not use_cache:
-        return {}
-    from cq.cache import open_store
+class _Run:
+    """One search's classification: the matches by file, the verdicts so far, the work."""
 
-    store = open_store()
-    decoder = msgspec.msgpack.Decoder(StoredRecords)
-    found: dict[str, FileRecords] = {}
-    for language in ("python", "rust"):
-        wanted = {s.digest: rel for rel, s in sources.items() if s and s.language == language}
-        if not wanted:
-            continue
-        namespace = _namespace(language)
-        for digest, blob in store.get_many(namespace, wanted).items():
-            try:
-                found[wanted[digest]] = FileRecords.from_stored(decoder.decode(blob))
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                store.delete(namespace, digest)  # corrupt entry: rebuild it
-                counters["cache_corrupt"] += 1
-    counters["cache_hits"] += len(found)
-    counters["cache_misses"] += sum(1 for s in sources.values() if s is not None) - len(found)
-    return found
+    def __init__(
+        self, corpus: Corpus, matches: tuple[RawMatch, ...], use_cache: bool, check: Check
+    ) -> None:
+        self.corpus, self.matches, self.check = corpus, matches, check
+        self.by_file: dict[str, list[int]] = defaultdict(list)
+        for i, match in enumerate(matches):
+            self.by_file[match.file].append(i)
+        self.out: list[Classification | None] = [None] * len(matches)
+        self.counters: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.analyzer = Analyzer(check)
+        self.store = None
+        if use_cache:
+            from cq.cache import open_store
 
+            self.store = open_store()
+        self.waiting: dict[str, list[str]] = {}  # task key -> files waiting for its analysis
+        self.task_keys: dict[str, str] = {}  # the file a task was made from -> its key
+        self.fresh: dict[str, dict[str, bytes]] = defaultdict(dict)  # namespace -> key -> blob
+        self.fresh_bytes = 0
 
-def _cached_sliced(
-    keys: dict[str, str], use_cache: bool, counters: Counter[str]
-) -> dict[str, Pieces]:
-    """Sliced records a search with the same hits in the same files stored."""
-    if not use_cache or not keys:
-        return {}
-    from cq.cache import open_store
+    def classify(self) -> None:
+        chunk: list[tuple[str, SourceFile]] = []
+        size = read = 0
+        files = list(self.by_file)
+        for count, rel in enumerate(files, 1):
+            self.check()
+            ids = self.by_file[rel]
+            source = self.corpus.source(rel, self.matches[ids[0]].language)
+            if source is None:
+                self.reasons["unreadable file"] += len(ids)
+                for i in ids:
+                    self.out[i] = _heuristic(self.matches[i], exact=False, reason="unreadable file")
+                continue
+            chunk.append((rel, source))
+            size += len(source.data)
+            read += len(source.data)
+            if size >= CHUNK_BYTES:
+                expected = read // count * (len(files) - count)
+                self._done(self.analyzer.feed(self._chunk(chunk), expected))
+                chunk, size = [], 0
+        if chunk:
+            self._done(self.analyzer.feed(self._chunk(chunk), 0))
+        self._done(self.analyzer.drain())
+        self._flush()
 
-    store = open_store()
-    namespace = _namespace("python")
-    decoder = msgspec.msgpack.Decoder(SlicedRecords)
-    wanted = {key: rel for rel, key in keys.items()}
-    found: dict[str, Pieces] = {}
-    for key, blob in store.get_many(namespace, wanted).items():
-        try:
-            found[wanted[key]] = Pieces(decoder.decode(blob))
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            store.delete(namespace, key)  # corrupt entry: rebuild it
-            counters["cache_corrupt"] += 1
-    counters["slice_cache_hits"] += len(found)
-    return found
-
-
-def _store_fresh(
-    fresh: dict[str, StoredRecords],
-    fresh_sliced: dict[str, SlicedRecords],
-    sources: dict[str, SourceFile | None],
-) -> None:
-    """Whole-file records under the file's hash, sliced ones under their ``hits_key``."""
-    from cq.cache import open_store
-
-    encoder = msgspec.msgpack.Encoder()
-    store = open_store()
-    for language in ("python", "rust"):
-        blobs = {
-            sources[rel].digest: encoder.encode(r)  # type: ignore[union-attr]
-            for rel, r in fresh.items()
-            if r.language == language
+    def _chunk(self, chunk: list[tuple[str, SourceFile]]) -> list[FileTask]:
+        """Classify what the cache answers; the tasks that parse the rest."""
+        records = self._cached_records(chunk)
+        missing = [(rel, s) for rel, s in chunk if rel not in records]
+        self.counters["cache_hits"] += len(records)
+        self.counters["cache_misses"] += len(missing)
+        for rel, source in chunk:
+            if rel in records:
+                self._apply(rel, source, records[rel])
+        spans = {
+            rel: [(self.matches[i].byte_start, self.matches[i].byte_end) for i in self.by_file[rel]]
+            for rel, source in missing
+            if source.language == "python"
         }
-        if language == "python":
-            blobs.update({key: encoder.encode(s) for key, s in fresh_sliced.items()})
-        if blobs:
-            store.put_many(_namespace(language), blobs)
+        keys = {rel: hits_key(source.digest, spans[rel]) for rel, source in missing if rel in spans}
+        sliced = self._cached_sliced(keys)
+        tasks: list[FileTask] = []
+        for rel, source in missing:
+            if rel in sliced:
+                self._apply_pieces(rel, sliced[rel])
+            elif self._all_certain(source, self.by_file[rel]):
+                self.counters["files_skipped_by_heuristic"] += 1
+                for i in self.by_file[rel]:
+                    self.out[i] = _heuristic(self.matches[i], exact=True, reason=None)
+                self.corpus.release(rel)
+            else:
+                key = keys.get(rel, source.digest)
+                if key in self.waiting:  # the same content and hits: parsed once
+                    self.waiting[key].append(rel)
+                    continue
+                self.waiting[key] = [rel]
+                self.task_keys[rel] = key
+                tasks.append(FileTask(rel, source.language, source.data, spans.get(rel, [])))
+        self.counters["files_sliced"] += len(sliced)
+        return tasks
 
+    def _done(self, finished: Iterator[tuple[FileTask, FileAnalysis]]) -> None:
+        for task, analysis in finished:
+            key = self.task_keys.pop(task.rel)
+            rels = self.waiting.pop(key)
+            self.counters["slices_parsed"] += analysis.slices_parsed
+            self.counters["slices_failed"] += analysis.slices_failed
+            if analysis.sliced is not None:
+                self.counters["files_sliced"] += len(rels)
+                self._keep(_namespace("python"), key, analysis.sliced)
+                pieces = Pieces(analysis.sliced)
+                for rel in rels:
+                    self._apply_pieces(rel, pieces)
+                continue
+            self.counters["files_parsed"] += 1
+            stored: StoredRecords = analysis.records  # type: ignore[assignment]
+            digest = self.corpus.digest(task.rel)
+            self._keep(_namespace(task.language), digest, stored)  # type: ignore[arg-type]
+            records = FileRecords.from_stored(stored)
+            for rel in rels:
+                self._apply(rel, self.corpus.source(rel, task.language), records)  # type: ignore[arg-type]
 
-def _parse(
-    root: Path,
-    todo: list[str],
-    spans: dict[str, list[tuple[int, int]]],
-    sources: dict[str, SourceFile | None],
-    counters: Counter[str],
-    check: Check,
-) -> tuple[dict[str, StoredRecords], dict[str, SlicedRecords]]:
-    """Records of the ``todo`` files: sliced where ``spans`` allow a plan, else whole, in
-    one round of parsing; a file whose slice did not parse is parsed whole after it."""
-    plans = _slice_plans({rel: spans[rel] for rel in todo if rel in spans}, sources)
-    whole = [rel for rel in todo if rel not in plans]
-    tasks = slice_tasks(root, plans) + _whole_tasks(root, whole, sources)
-    analyses = _analyze(tasks, sources, counters, check)
-    cut = len(analyses) - len(whole)
-    sliced = assemble(plans, analyses[:cut])
-    fresh = {rel: a.records for rel, a in zip(whole, analyses[cut:], strict=True)}
-    retry = [rel for rel in plans if rel not in sliced]
-    counters["slices_failed"] += len(retry)
-    again = _analyze(_whole_tasks(root, retry, sources), sources, counters, check)
-    fresh.update({rel: a.records for rel, a in zip(retry, again, strict=True)})
-    return fresh, sliced
+    def _apply(self, rel: str, source: SourceFile, records: FileRecords) -> None:
+        """Classify a file's hits from its records."""
+        self._verdicts(rel, source, [records] * len(self.by_file[rel]))
 
+    def _apply_pieces(self, rel: str, pieces: Pieces) -> None:
+        """Classify a file's hits from the records of the slice holding each."""
+        source = self.corpus.source(rel, "python")
+        self._verdicts(rel, source, [pieces.records[owner] for owner in pieces.owners])  # type: ignore[arg-type]
 
-def _slice_plans(
-    spans: dict[str, list[tuple[int, int]]], sources: dict[str, SourceFile | None]
-) -> dict[str, SlicePlan]:
-    """The files worth parsing as slices, with their slices."""
-    from cq.classify.slices import python_slices
+    def _verdicts(self, rel: str, source: SourceFile, records: list[FileRecords]) -> None:
+        """Each hit's verdict from its records, the node tier for what they leave open;
+        then the file's bytes go back to the corpus."""
+        ids = self.by_file[rel]
+        for i, rec in zip(ids, records, strict=True):
+            self.out[i] = _classify(self.matches[i], rec, self.reasons)
+        open_ids = [i for i in ids if self.out[i] is None]
+        if open_ids:
+            spans = [(self.matches[i].byte_start, self.matches[i].byte_end) for i in open_ids]
+            task = FileTask(rel, source.language, source.data, open_hits=spans)
+            self.counters["node_tier_files"] += 1
+            verdicts = analyze_file(task).node_verdicts
+            for i, verdict in zip(open_ids, verdicts, strict=True):
+                self.out[i] = verdict
+        self.corpus.release(rel)
 
-    plans: dict[str, SlicePlan] = {}
-    for rel, hits in spans.items():
-        plan = python_slices(sources[rel].data, hits)  # type: ignore[union-attr]
-        if plan is not None:
-            plans[rel] = plan
-    return plans
+    def _cached_records(self, chunk: list[tuple[str, SourceFile]]) -> dict[str, FileRecords]:
+        if self.store is None:
+            return {}
+        decoder = msgspec.msgpack.Decoder(StoredRecords)
+        found: dict[str, FileRecords] = {}
+        for language in ("python", "rust"):
+            wanted: dict[str, list[str]] = defaultdict(list)
+            for rel, source in chunk:
+                if source.language == language:
+                    wanted[source.digest].append(rel)
+            if not wanted:
+                continue
+            for digest, blob in self.store.get_many(_namespace(language), wanted).items():
+                try:
+                    records = FileRecords.from_stored(decoder.decode(blob))
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    self.counters["cache_corrupt"] += 1  # rebuilt and overwritten
+                    continue
+                found.update(dict.fromkeys(wanted[digest], records))
+        return found
 
+    def _cached_sliced(self, keys: dict[str, str]) -> dict[str, Pieces]:
+        """Sliced records a search with the same hits in the same files stored."""
+        if self.store is None or not keys:
+            return {}
+        decoder = msgspec.msgpack.Decoder(SlicedRecords)
+        wanted: dict[str, list[str]] = defaultdict(list)
+        for rel, key in keys.items():
+            wanted[key].append(rel)
+        found: dict[str, Pieces] = {}
+        for key, blob in self.store.get_many(_namespace("python"), wanted).items():
+            try:
+                pieces = Pieces(decoder.decode(blob))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                self.counters["cache_corrupt"] += 1  # rebuilt and overwritten
+                continue
+            found.update(dict.fromkeys(wanted[key], pieces))
+        self.counters["slice_cache_hits"] += len(found)
+        return found
 
-def _whole_tasks(
-    root: Path, todo: list[str], sources: dict[str, SourceFile | None]
-) -> list[FileTask]:
-    return [FileTask(str(root / rel), rel, sources[rel].language) for rel in todo]  # type: ignore[union-attr]
+    def _keep(self, namespace: str, key: str, payload: StoredRecords | SlicedRecords) -> None:
+        """Queue a fresh entry for the cache (written in batches)."""
+        if self.store is None:
+            return
+        blob = msgspec.msgpack.encode(payload)
+        self.fresh[namespace][key] = blob
+        self.fresh_bytes += len(blob)
+        if self.fresh_bytes >= _FLUSH_BYTES:
+            self._flush()
 
+    def _flush(self) -> None:
+        if self.store is not None:
+            for namespace, blobs in self.fresh.items():
+                if blobs:
+                    self.store.put_many(namespace, blobs)
+        self.fresh.clear()
+        self.fresh_bytes = 0
 
-def _analyze(
-    tasks: list[FileTask],
-    sources: dict[str, SourceFile | None],
-    counters: Counter[str],
-    check: Check,
-) -> list[FileAnalysis]:
-    """Each task's analysis, in order (a pool when the bytes justify one)."""
-    if not tasks:
-        return []
-    from cq.classify.pool import analyze_all
-
-    sizes = [
-        t.slice.end - t.slice.start if t.slice else len(sources[t.rel].data)  # type: ignore[union-attr]
-        for t in tasks
-    ]
-    extra: dict[str, int] = {}
-    analyses = analyze_all(tasks, sizes, extra, check)
-    for key, value in extra.items():  # a retry round may use the pool again
-        counters[key] = (
-            max(counters[key], value) if key == "pool_workers" else counters[key] + value
+    def _all_certain(self, source: SourceFile, ids: list[int]) -> bool:
+        """Tier 1 decides every hit of this file: no parse needed."""
+        if source.language != "python" or not python_lexer_is_exact(source.data):
+            return False
+        return all(
+            not _shortened(h) and guess("python", h.line_text, h.col, len(h.text), True).certain
+            for h in (self.matches[i] for i in ids)
         )
-    counters["slices_parsed"] += sum(1 for t in tasks if t.slice is not None)
-    counters["files_parsed"] += sum(1 for t in tasks if t.slice is None)
-    return analyses
 
 
 def _classify(match: RawMatch, rec: FileRecords, reasons: Counter[str]) -> Classification | None:
@@ -252,40 +285,6 @@ def _classify(match: RawMatch, rec: FileRecords, reasons: Counter[str]) -> Class
         reasons[rec.reason] += 1
         return _heuristic(match, exact=False, reason=rec.reason)
     return classify_from_records(rec, match.byte_start, match.byte_end, match.text)
-
-
-def _resolve_open_hits(
-    root: Path,
-    matches: tuple[RawMatch, ...],
-    by_file: dict[str, list[int]],
-    sources: dict[str, SourceFile | None],
-    out: list[Classification | None],
-    counters: Counter[str],
-) -> None:
-    """Hits records could not decide (non-identifier text in code) go to the node tier."""
-    from cq.classify.analyze import analyze_file
-
-    for rel, ids in by_file.items():
-        open_ids = [i for i in ids if out[i] is None]
-        if not open_ids:
-            continue
-        source = sources[rel]
-        spans = [(matches[i].byte_start, matches[i].byte_end) for i in open_ids]
-        task = FileTask(str(root / rel), rel, matches[ids[0]].language, spans)
-        analysis = analyze_file(task, source.data if source else None)
-        counters["node_tier_files"] += 1
-        for i, verdict in zip(open_ids, analysis.node_verdicts, strict=True):
-            out[i] = verdict
-
-
-def _all_certain(source: SourceFile, hits: list[RawMatch]) -> bool:
-    """Tier 1 decides every hit of this file: no parse needed."""
-    if source.language != "python" or not python_lexer_is_exact(source.data):
-        return False
-    return all(
-        not _shortened(h) and guess("python", h.line_text, h.col, len(h.text), True).certain
-        for h in hits
-    )
 
 
 def _heuristic(match: RawMatch, *, exact: bool, reason: str | None) -> Classification:

@@ -1,8 +1,9 @@
 """Enrich the findings a report will show, within a time budget, from the store when warm.
 
-In: the ranked findings and the request's limit. Out: ``EnrichOutcome`` — the findings with
-``enrichment`` set on the shown ones (and confidence moved by agreement), telemetry counts,
-stage timings, counters, and per-hit stage timings for ``bench/``.
+In: the search's ``Corpus`` and the shown findings, best first. Out: ``EnrichOutcome`` — the
+findings with Python ``symtable`` flags (``bindings``) and ``enrichment`` set (and confidence
+moved by agreement), telemetry counts, stage timings, counters, and per-hit stage timings
+for ``bench/``.
 
 Budgets: LibCST runs for at most ``CQ_ENRICH_LIBCST_HITS`` hits (default 40, more than the
 default limit) — a count, so identical searches get identical output; ``CQ_ENRICH_BUDGET_MS``
@@ -15,12 +16,12 @@ unenriched (status ``skipped``, reason ``time budget``); ``CQ_ENRICH_MAX_BYTES``
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import msgspec
 
 from cq.cancel import Check, never
 from cq.enrich.agreement import adjust_confidence, crosscheck_enabled
+from cq.enrich.bindings import attach_bindings
 from cq.enrich.budget import DEFAULT_MAX_BYTES, enforce_budget
 from cq.enrich.nodes import HitSpan
 from cq.enrich.python import PythonHit, enrich_python
@@ -29,8 +30,8 @@ from cq.enrich.stages import QUOTA, StageRunner
 from cq.enrich.store import EnrichmentStore
 from cq.enrich.telemetry import EnrichTelemetry
 from cq.env import env_float, env_int
-from cq.model import Enrichment, Finding
-from cq.parse import SourceFile, load_source
+from cq.model import Enrichment, Finding, RunCounters
+from cq.parse import Corpus, SourceFile
 
 DEFAULT_BUDGET_MS = 5000.0
 DEFAULT_LIBCST_HITS = 40
@@ -70,30 +71,31 @@ class EnrichOutcome(msgspec.Struct, frozen=True, kw_only=True):
     findings: list[Finding]
     telemetry: dict[str, dict[str, int]]
     timings_ms: dict[str, float]
-    counters: dict[str, int]
+    counters: RunCounters
     per_hit: tuple[HitTimings, ...] = ()
 
 
 def enrich_shown(
-    root: Path,
-    ranked: list[Finding],
-    limit: int,
+    corpus: Corpus,
+    shown: list[Finding],
     settings: EnrichSettings,
     check: Check = never,
 ) -> EnrichOutcome:
-    """Enrich ``ranked[:limit]`` (all when ``limit`` is 0) in rank order; ``check`` runs
-    before each hit and may raise to cancel."""
-    shown = len(ranked) if limit <= 0 else min(limit, len(ranked))
+    """Enrich ``shown`` in rank order; ``check`` runs before each hit and may raise to
+    cancel."""
+    bound = time.perf_counter()
+    ranked, compiled = attach_bindings(corpus, shown, settings.use_store)
+    bindings_ms = (time.perf_counter() - bound) * 1000
     started = time.perf_counter()
-    files = _Files(root)
+    files = _Files(corpus)
     store = EnrichmentStore.open(settings.use_store)
     telemetry = EnrichTelemetry()
     per_hit: list[HitTimings] = []
     out = list(ranked)
     libcst_runs = 0
-    keys = [k for f in ranked[:shown] if (k := _store_key(f, files, settings))]
+    keys = [k for f in ranked if (k := _store_key(f, files, settings))]
     store.prefetch(keys + [k + _QUOTA_SUFFIX for k in keys])
-    for index in range(shown):
+    for index in range(len(ranked)):
         check()
         finding = ranked[index]
         elapsed = (time.perf_counter() - started) * 1000
@@ -120,8 +122,12 @@ def enrich_shown(
     return EnrichOutcome(
         findings=out,
         telemetry=telemetry.summary(),
-        timings_ms=telemetry.run_timings(),
-        counters=dict(sorted((k, v) for k, v in telemetry.counters.items() if v)),
+        timings_ms={"bindings": round(bindings_ms, 1)} | telemetry.run_timings(),
+        counters=RunCounters(
+            symtable_compiled=compiled,
+            enrich_store_hits=telemetry.counters["enrich.store_hits"],
+            enrich_computed=telemetry.counters["enrich.computed"],
+        ),
         per_hit=tuple(per_hit),
     )
 
@@ -186,18 +192,15 @@ def _ran_libcst(enrichment: Enrichment) -> int:
 
 
 class _Files:
-    """Each file of the shown hits read once per search, with its line tables."""
+    """The shown hits' files, from the search's corpus, with their line tables."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.sources: dict[str, SourceFile | None] = {}
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
         self.starts: dict[str, list[int]] = {}
         self.split: dict[str, list[str]] = {}
 
     def source(self, finding: Finding) -> SourceFile | None:
-        if finding.file not in self.sources:
-            self.sources[finding.file] = load_source(self.root, finding.file, finding.language)
-        return self.sources[finding.file]
+        return self.corpus.source(finding.file, finding.language)
 
     def lines(self, source: SourceFile) -> list[str]:
         """Lines split on "\\n" only, as rg and ast count them (not ``str.splitlines``)."""

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import msgspec
 
-from cq.model import Finding, RelevantFunction, RewriteSummary, SearchRequest
+from cq.model import Finding, RelevantFunction, RewriteSummary, RunCounters, SearchRequest
 
 
 class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
@@ -33,7 +33,7 @@ class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
     findings: list[Finding]
     functions: tuple[RelevantFunction, ...] = ()
     telemetry: dict[str, dict[str, int]] = {}
-    counters: dict[str, int] = {}
+    counters: RunCounters = msgspec.field(default_factory=RunCounters)
     timings_ms: dict[str, float] = {}
 
 
@@ -62,7 +62,7 @@ def fuse_index(
         findings=findings,
         functions=functions,
         telemetry={"index": {"documents": update.documents, "files": update.files}},
-        counters={"index.files_updated": update.files_updated + update.files_removed},
+        counters=RunCounters(index_files_updated=update.files_updated + update.files_removed),
         timings_ms={"index": evidence.milliseconds},
     )
 

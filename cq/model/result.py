@@ -31,6 +31,42 @@ class RewriteSummary(msgspec.Struct, frozen=True, kw_only=True):
     fallback_reason: str | None = None  # why the LLM was not used (its time: run.timings_ms)
 
 
+class RunCounters(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What one run read, parsed, cached and computed; zero counts are left out of the JSON.
+
+    Each stage fills its own fields and the pipeline adds them up (``plus``).
+    """
+
+    files_read: int = 0  # distinct files the search's corpus read, each once
+    bytes_read: int = 0
+    files_reread: int = 0  # read again after their bytes were dropped (an audit-size search)
+    files_changed: int = 0  # found changed on that second read: treated as unreadable
+    cache_hits: int = 0  # files whose classification records came from the cache
+    cache_misses: int = 0
+    cache_corrupt: int = 0  # unreadable cache entries, rebuilt
+    slice_cache_hits: int = 0
+    files_parsed: int = 0  # parsed whole
+    files_sliced: int = 0
+    slices_parsed: int = 0
+    slices_failed: int = 0  # files whose slices did not parse: parsed whole instead
+    files_skipped_by_heuristic: int = 0
+    node_tier_files: int = 0
+    pool_workers: int = 0
+    pool_failures: int = 0
+    symtable_compiled: int = 0
+    enrich_store_hits: int = msgspec.field(default=0, name="enrich.store_hits")
+    enrich_computed: int = msgspec.field(default=0, name="enrich.computed")
+    index_files_updated: int = msgspec.field(default=0, name="index.files_updated")
+
+    def plus(self, other: RunCounters) -> RunCounters:
+        """Both runs' counts added up (the pool's size is the larger one)."""
+        summed = {
+            name: getattr(self, name) + getattr(other, name) for name in self.__struct_fields__
+        }
+        summed["pool_workers"] = max(self.pool_workers, other.pool_workers)
+        return RunCounters(**summed)
+
+
 class RunInfo(msgspec.Struct, frozen=True, kw_only=True):
     """The volatile facts of a run (timings, cache counters, workers).
 
@@ -39,7 +75,7 @@ class RunInfo(msgspec.Struct, frozen=True, kw_only=True):
 
     elapsed_ms: float = 0.0
     timings_ms: dict[str, float] = {}
-    counters: dict[str, int] = {}
+    counters: RunCounters = msgspec.field(default_factory=RunCounters)
 
 
 class FileCount(msgspec.Struct, frozen=True):

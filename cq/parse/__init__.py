@@ -1,23 +1,26 @@
 """Parsed files shared by classification and enrichment, parsed once per content.
 
-In: a search root and a relative path. Out: ``SourceFile`` (bytes, text, content hash,
+In: a search root and a relative path, asked of the search's ``Corpus`` (``corpus.py``: each
+file read and hashed once per search). Out: ``SourceFile`` (bytes, text, content hash,
 language) and, on demand, its ast-grep root, tree-sitter tree, Python ``ast`` module and
 LibCST metadata, kept in bounded LRU caches
 keyed by content hash so repeated searches in one process (the MCP server) parse nothing twice.
 Heavy libraries are imported only when a parse is first asked for.
 """
 
+from cq.parse.corpus import Corpus, CorpusStats
 from cq.parse.python_trees import CstMetadata, cst_metadata, imported_names, py_ast
-from cq.parse.source import SourceFile, load_source
+from cq.parse.source import SourceFile
 from cq.parse.trees import cache_stats, sg_root, ts_tree
 
 __all__ = [
+    "Corpus",
+    "CorpusStats",
     "CstMetadata",
     "SourceFile",
     "cache_stats",
     "cst_metadata",
     "imported_names",
-    "load_source",
     "py_ast",
     "sg_root",
     "ts_tree",

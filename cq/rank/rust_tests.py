@@ -2,7 +2,8 @@
 and module files their parent declares ``#[cfg(test)] mod name;`` (mocks, fixtures).
 
 Only files that contain the text ``cfg(test)`` are parsed (tree-sitter, via ``cq.parse``), once
-per content (the ranges are cached); a parent module is read as text.
+per content (the ranges are cached); a parent module is read as text. Every file comes from
+the search's ``Corpus``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import msgspec
 
 from cq.confine import inside
-from cq.parse import load_source, ts_tree
+from cq.parse import Corpus, ts_tree
 
 _CONTAINERS = frozenset({"source_file", "declaration_list"})
 _COMMENTS = frozenset({"line_comment", "block_comment"})
@@ -26,10 +27,10 @@ _COMMENTS = frozenset({"line_comment", "block_comment"})
 Ranges = tuple[tuple[int, int], ...]
 
 
-def cfg_test_ranges(root: Path, rels: list[str], use_cache: bool) -> dict[str, Ranges]:
+def cfg_test_ranges(corpus: Corpus, rels: list[str], use_cache: bool) -> dict[str, Ranges]:
     """For each file, the 1-based inclusive (first, last) line ranges of its items marked
     ``#[cfg(test)]``. Kept in cq's cache by content hash: a warm search parses nothing."""
-    sources = {rel: load_source(root, rel, "rust") for rel in rels}
+    sources = {rel: corpus.source(rel, "rust") for rel in rels}
     wanted = {
         s.digest: rel for rel, s in sources.items() if s is not None and b"cfg(test)" in s.data
     }
@@ -53,6 +54,8 @@ def cfg_test_ranges(root: Path, rels: list[str], use_cache: bool) -> dict[str, R
         fresh[digest] = msgspec.msgpack.encode(out[rel])
     if store is not None and fresh:
         store.put_many(_namespace(), fresh)
+    for rel in rels:
+        corpus.release(rel)
     return out
 
 
@@ -89,7 +92,7 @@ def _is_cfg_test(text: bytes) -> bool:
     return compact.startswith(b"#[cfg(") and b"test" in compact and b"not(test" not in compact
 
 
-def declared_under_cfg_test(root: Path, rel: str) -> bool:
+def declared_under_cfg_test(corpus: Corpus, rel: str) -> bool:
     """Whether the module in file ``rel`` is declared ``#[cfg(test)] mod name;`` by its parent
     (``mod.rs``, ``lib.rs`` or ``main.rs`` beside it, or ``dir.rs`` for ``dir/name.rs``)."""
     path = PurePosixPath(rel)
@@ -106,15 +109,16 @@ def declared_under_cfg_test(root: Path, rel: str) -> bool:
         + rb"\s*;"
     )
     for parent in parents:
-        path = root / parent
         # Its directory came from rg's walk, which follows no link; the file itself may be
         # a link, and one leading out of the tree is not read (cq.confine).
-        if path.is_symlink() and not inside(os.path.realpath(root), str(path)):
+        path = corpus.root / parent
+        if path.is_symlink() and not inside(os.path.realpath(corpus.root), str(path)):
             continue
-        try:
-            data = path.read_bytes()
-        except OSError:
+        source = corpus.source(parent.as_posix(), "rust")
+        if source is None:
             continue
+        corpus.release(parent.as_posix())
+        data = source.data
         if b"test" in data and any(_is_cfg_test(m[1]) for m in declaration.finditer(data)):
             return True
     return False

@@ -9,6 +9,8 @@ a file name cannot start a line of its own.
 
 from __future__ import annotations
 
+import msgspec
+
 from cq.model import (
     FindingList,
     FollowUps,
@@ -71,5 +73,6 @@ def _run_line(result: SearchResult) -> str:
     run = result.run
     parts = [f"run: {run.elapsed_ms:.0f} ms"]
     parts += [f"{name} {ms:.0f} ms" for name, ms in run.timings_ms.items()]
-    parts += [f"{name} {value}" for name, value in run.counters.items()]
+    counters = msgspec.to_builtins(run.counters)  # the non-zero ones, by their JSON names
+    parts += [f"{name} {value}" for name, value in counters.items()]
     return " · ".join(parts)

@@ -36,7 +36,7 @@ from cq.model import (
     SemanticFacts,
     StageStatus,
 )
-from cq.parse import SourceFile, load_source
+from cq.parse import Corpus, SourceFile
 from cq.semantic.answers import definition_fact, hover_type, locations, relative_to_root, utf16_col
 from cq.semantic.ranking import refine_order
 from cq.semantic.rpc import RpcError
@@ -61,10 +61,16 @@ class SemanticRun:
     """One search's use of the stage; ``active`` is False when it is off or has nothing to do."""
 
     def __init__(
-        self, settings: SemanticSettings, root: str, server: PyreflyServer | None, active: bool
+        self,
+        settings: SemanticSettings,
+        root: str,
+        server: PyreflyServer | None,
+        active: bool,
+        corpus: Corpus,
     ) -> None:
         self.settings = settings
         self.root = root
+        self.corpus = corpus  # the search's files, read once for every stage
         self.server = server
         self.active = active
         self.telemetry: dict[str, dict[str, int]] = {}  # for ``Summary.telemetry``
@@ -74,14 +80,17 @@ class SemanticRun:
         self._external: dict[str, str | None] = {}  # files outside the root, read once
 
     @classmethod
-    def begin(cls, request: SearchRequest, matches: tuple[RawMatch, ...]) -> SemanticRun:
-        """Start (or reuse) the root's server when the search has Python hits."""
+    def begin(
+        cls, request: SearchRequest, matches: tuple[RawMatch, ...], corpus: Corpus
+    ) -> SemanticRun:
+        """Start (or reuse) the root's server when the search has Python hits; files come
+        from the search's ``corpus``."""
         settings = semantic_settings(request.profile, request.root, request.semantic)
         python = [m for m in matches if m.language == "python"]
         if not settings.enabled or not python:
-            return cls(settings, request.root, None, active=False)
+            return cls(settings, request.root, None, active=False, corpus=corpus)
         server = pool().get(request.root)
-        run = cls(settings, request.root, server, active=True)
+        run = cls(settings, request.root, server, active=True, corpus=corpus)
         if server is not None:
             files = list(dict.fromkeys(m.file for m in python))[:PREOPEN_FILES]
             run._opener = threading.Thread(
@@ -280,7 +289,7 @@ class SemanticRun:
     def _source(self, rel: str) -> SourceFile | None:
         with self._files_lock:
             if rel not in self._files:
-                self._files[rel] = load_source(Path(self.root), rel, "python")
+                self._files[rel] = self.corpus.source(rel, "python")
             return self._files[rel]
 
     def _line(self, path: str, line0: int) -> str | None:

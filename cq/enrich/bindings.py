@@ -1,8 +1,8 @@
-"""Attach Python ``symtable`` binding flags to the findings a report shows.
+"""Python ``symtable`` binding flags of the findings a report shows.
 
 Flags cost a compile of the whole file (more than its tree-sitter parse), and nothing ranks
-by them, so they are computed after ranking, only for shown Python findings of code
-categories with confidence >= 0.7, and kept in the persistent cache per content hash.
+by them, so they are detail of the shown hits: computed only for shown Python findings of
+code categories with confidence >= 0.7, and kept in the persistent cache per content hash.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import msgspec
 
-from cq.classify.symbols import flags_for, python_symbols
+from cq.enrich.symbols import flags_for, python_symbols
 from cq.model import Finding
-from cq.parse import load_source
+from cq.parse import Corpus
 
 MIN_CONFIDENCE = 0.7
 # A compile costs about half a second per MiB; a bigger (generated) file gets no flags.
@@ -35,19 +35,17 @@ def _namespace() -> str:
 
 
 def attach_bindings(
-    root: Path, ranked: list[Finding], limit: int, use_cache: bool, counters: dict[str, int]
-) -> list[Finding]:
-    """``ranked`` with ``symtable`` set on the first ``limit`` findings (all when 0)."""
-    shown = len(ranked) if limit <= 0 else min(limit, len(ranked))
+    corpus: Corpus, shown: list[Finding], use_cache: bool
+) -> tuple[list[Finding], int]:
+    """``shown`` with ``symtable`` set where a flag applies; how many files were compiled."""
     wanted: dict[str, list[int]] = defaultdict(list)
-    for i in range(shown):
-        f = ranked[i]
+    for i, f in enumerate(shown):
         if f.language == "python" and f.category in _CODE and f.confidence >= MIN_CONFIDENCE:
             wanted[f.file].append(i)
     if not wanted:
-        return ranked
-    tables = _symbol_tables(root, list(wanted), use_cache, counters)
-    out = list(ranked)
+        return shown, 0
+    tables, compiled = _symbol_tables(corpus, list(wanted), use_cache)
+    out = list(shown)
     for rel, indexes in wanted.items():
         symbols = tables.get(rel)
         if not symbols:
@@ -60,40 +58,40 @@ def attach_bindings(
             flags = flags_for(symbols, scope, f.text.rpartition(".")[2])
             if flags is not None:
                 out[i] = msgspec.structs.replace(f, symtable=flags)
-    return out
+    return out, compiled
 
 
 def _symbol_tables(
-    root: Path, files: list[str], use_cache: bool, counters: dict[str, int]
-) -> dict[str, _Symbols]:
-    sources = {rel: load_source(root, rel, "python") for rel in files}
-    digests = {
-        s.digest: rel
-        for rel, s in sources.items()
-        if s is not None and len(s.data) <= MAX_SYMTABLE_BYTES
-    }
-    tables: dict[str, _Symbols] = {}
+    corpus: Corpus, files: list[str], use_cache: bool
+) -> tuple[dict[str, _Symbols], int]:
+    """Each file's tables (files with the same content share one compile)."""
+    sources = {rel: corpus.source(rel, "python") for rel in files}
+    by_digest: dict[str, list[str]] = defaultdict(list)
+    for rel, s in sources.items():
+        if s is not None and len(s.data) <= MAX_SYMTABLE_BYTES:
+            by_digest[s.digest].append(rel)
+    found: dict[str, _Symbols] = {}
     decoder = msgspec.msgpack.Decoder(_Symbols)
     store = None
     if use_cache:
         from cq.cache import open_store
 
         store = open_store()
-        for digest, blob in store.get_many(_namespace(), digests).items():
+        for digest, blob in store.get_many(_namespace(), by_digest).items():
             try:
-                tables[digests[digest]] = decoder.decode(blob)
+                found[digest] = decoder.decode(blob)
             except (msgspec.DecodeError, msgspec.ValidationError):
-                store.delete(_namespace(), digest)
+                continue  # compiled again and overwritten below
     fresh: dict[str, bytes] = {}
-    for digest, rel in digests.items():
-        if rel in tables:
-            continue
-        source = sources[rel]
-        assert source is not None
-        text = source.text if source.text is not None else source.data.decode("utf-8", "replace")
-        tables[rel] = python_symbols(text, rel)
-        fresh[digest] = msgspec.msgpack.encode(tables[rel])
-    counters["symtable_compiled"] = counters.get("symtable_compiled", 0) + len(fresh)
+    for digest, rels in by_digest.items():
+        if digest not in found:
+            source = sources[rels[0]]
+            assert source is not None
+            text = source.text
+            if text is None:
+                text = source.data.decode("utf-8", "replace")
+            found[digest] = python_symbols(text, rels[0])
+            fresh[digest] = msgspec.msgpack.encode(found[digest])
     if store is not None and fresh:
         store.put_many(_namespace(), fresh)
-    return tables
+    return {rel: found[d] for d, rels in by_digest.items() for rel in rels}, len(fresh)

@@ -1,0 +1,108 @@
+"""The files of one search: each read and hashed once, the same bytes for every stage.
+
+Every stage (classification, ranking, enrichment) asks the search's ``Corpus`` for a file
+instead of reading it, so the bytes that were hashed are the bytes that are parsed and the
+bytes whose results are cached under that hash: a file that changes during a search cannot
+get results computed from one version stored under the hash of another.
+
+Memory: an audit search matches thousands of files (175 MB of source for ``get`` over a
+24,000-file tree), more than a search should hold at once. A stage that is done with a file
+``release``\\ s it; the corpus keeps released bytes while they fit ``KEEP_BYTES`` and drops the
+least recently used beyond it, keeping their hash. A later stage asking for a dropped file
+gets it read again and checked against that hash (``CorpusStats.reread``); a file whose
+bytes changed in the meantime is reported as changed (``None``), never parsed under the old
+hash. Searches whose matched files fit the budget read every file exactly once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import msgspec
+
+from cq.model import Language
+from cq.parse.source import SourceFile, load_source
+
+# 64 MiB keeps every matched file of the interactive searches bench/golden.py runs on the
+# stdlib (largest: '__init__' --limit 60, 23 MB) and holds the audit search
+# (bench/audit_scale.py) within its 200 MB peak-RSS target.
+KEEP_BYTES = 64 * 1024 * 1024
+
+
+class CorpusStats(msgspec.Struct, frozen=True, kw_only=True):
+    """What the corpus read: ``files_read`` distinct files, ``reread`` of them read again
+    after their bytes were dropped (same hash), ``changed`` found different on that read."""
+
+    files_read: int = 0
+    bytes_read: int = 0
+    reread: int = 0
+    changed: int = 0
+
+
+class Corpus:
+    """One search's view of the files under ``root`` (paths relative to it)."""
+
+    def __init__(self, root: Path, keep_bytes: int = KEEP_BYTES) -> None:
+        self.root = root
+        self.keep_bytes = keep_bytes
+        self._live: dict[str, SourceFile | None] = {}  # files in use or kept
+        self._released: OrderedDict[str, int] = OrderedDict()  # kept after release, LRU
+        self._kept_bytes = 0
+        self._digests: dict[str, str | None] = {}  # every file ever read: its hash
+        self._files_read = self._bytes_read = self._reread = self._changed = 0
+        self._lock = threading.Lock()
+
+    def source(self, rel: str, language: Language) -> SourceFile | None:
+        """The file's content as first read (None: unreadable, or changed since)."""
+        with self._lock:  # the semantic stage opens files from a thread of its own
+            return self._source(rel, language)
+
+    def _source(self, rel: str, language: Language) -> SourceFile | None:
+        if rel in self._live:
+            if rel in self._released:
+                self._released.move_to_end(rel)
+            return self._live[rel]
+        first = rel not in self._digests
+        source = load_source(self.root, rel, language)
+        if first:
+            self._digests[rel] = source.digest if source is not None else None
+            if source is not None:
+                self._files_read += 1
+                self._bytes_read += len(source.data)
+        else:
+            self._reread += 1
+            if source is not None and source.digest != self._digests[rel]:
+                self._changed += 1
+                source = None
+        self._live[rel] = source
+        return source
+
+    def digest(self, rel: str) -> str | None:
+        """The hash of the file as first read (None: not read, or unreadable)."""
+        return self._digests.get(rel)
+
+    def release(self, rel: str) -> None:
+        """The caller is done with ``rel`` for now: keep its bytes only while they fit."""
+        with self._lock:
+            self._release(rel)
+
+    def _release(self, rel: str) -> None:
+        source = self._live.get(rel)
+        if source is None or rel in self._released:
+            return
+        self._released[rel] = len(source.data)
+        self._kept_bytes += len(source.data)
+        while self._kept_bytes > self.keep_bytes and self._released:
+            victim, size = self._released.popitem(last=False)
+            del self._live[victim]
+            self._kept_bytes -= size
+
+    def stats(self) -> CorpusStats:
+        return CorpusStats(
+            files_read=self._files_read,
+            bytes_read=self._bytes_read,
+            reread=self._reread,
+            changed=self._changed,
+        )

@@ -1,0 +1,61 @@
+"""Run the ``cq`` CLI with a test-only hook installed first (the hooks live here, never in cq).
+
+    python tests/hooked_cq.py HOOK [cq arguments...]
+
+Hooks:
+- ``dead-worker``: every pool worker exits on its first batch, as a crashed worker would.
+- ``change-after-read=REL``: right after the search's corpus first reads ``REL`` (relative to
+  the root), the file on disk is replaced by the contents of ``$CQ_TEST_NEW_CONTENT`` (a path):
+  a concurrent writer at the worst moment, when every later read would see other bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def _exit_batch(tasks: list[object]) -> list[bytes]:
+    """Stands in for ``cq.classify.analyze.analyze_batch`` in the pool's workers."""
+    os._exit(3)
+
+
+def _install_dead_worker() -> None:
+    import cq.classify.pool
+
+    cq.classify.pool.analyze_batch = _exit_batch  # type: ignore[assignment]
+
+
+def _install_change_after_read(rel: str) -> None:
+    import cq.parse.corpus
+
+    replacement = Path(os.environ["CQ_TEST_NEW_CONTENT"]).read_bytes()
+    read = cq.parse.corpus.load_source
+    done: list[bool] = []
+
+    def load_then_change(root: Path, path: str, language: str):  # type: ignore[no-untyped-def]
+        source = read(root, path, language)  # type: ignore[arg-type]
+        if path == rel and not done:
+            done.append(True)
+            (root / path).write_bytes(replacement)
+        return source
+
+    cq.parse.corpus.load_source = load_then_change  # type: ignore[assignment]
+
+
+def main() -> int:
+    hook, args = sys.argv[1], sys.argv[2:]
+    if hook == "dead-worker":
+        _install_dead_worker()
+    elif hook.startswith("change-after-read="):
+        _install_change_after_read(hook.partition("=")[2])
+    else:
+        raise SystemExit(f"unknown hook {hook}")
+    from cq.cli import main as cq_main
+
+    return cq_main(args)
+
+
+if __name__ == "__main__":  # the pool's spawned workers import this module without running it
+    raise SystemExit(main())

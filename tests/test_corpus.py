@@ -1,0 +1,81 @@
+"""One read per file per search: every stage sees the bytes the corpus hashed, so a file that
+changes during a search never gets results of one version cached under the other's hash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cq, run_hooked, write_tree
+
+# ``target`` sits at the same bytes in both versions: a definition in the first, a call in
+# the second. Records of one applied to a hit of the other give the wrong category.
+FIRST = "def target():\n    return 1\n"
+SECOND = "x = target()\nprint(x)    \n"
+FILLER = "".join(f"def other_{i}(value):\n    return value + {i}\n\n" for i in range(60))
+
+
+def _findings(run) -> list[tuple[str, int, int, str, str | None]]:
+    assert run.returncode == 0, run.stderr
+    return [
+        (f["file"], f["line"], f["col"], f["category"], f["containing_scope"])
+        for f in run.json()["findings"]
+    ]
+
+
+def _search(root: Path, *extra: str, env: dict[str, str] | None = None):
+    return run_cq("search", "target", "--root", str(root), "--format", "json", *extra, env=env)
+
+
+@pytest.mark.parametrize("pool_bytes", ["1000", "1000000000"], ids=["pool", "in-process"])
+def test_a_file_changed_during_a_search_never_poisons_the_cache(
+    tmp_path: Path, pool_bytes: str
+) -> None:
+    env = {"CQ_POOL_MIN_BYTES": pool_bytes}
+    repo = write_tree(tmp_path / "repo", {"mod.py": FIRST + FILLER, "use.py": "target()\n"})
+    first_only = _search(
+        write_tree(tmp_path / "v1", {"mod.py": FIRST + FILLER, "use.py": "target()\n"}),
+        "--no-cache",
+    )
+    second_only = _search(
+        write_tree(tmp_path / "v2", {"mod.py": SECOND + FILLER, "use.py": "target()\n"}),
+        "--no-cache",
+    )
+    assert ("mod.py", 1, 4, "definition", "target") in _findings(first_only)
+    assert ("mod.py", 1, 4, "callsite", None) in _findings(second_only)
+
+    replacement = tmp_path / "second.py"
+    replacement.write_text(SECOND + FILLER)
+    changed = run_hooked(
+        "change-after-read=mod.py",
+        "search",
+        "target",
+        "--root",
+        str(repo),
+        "--format",
+        "json",
+        env={**env, "CQ_TEST_NEW_CONTENT": str(replacement)},
+    )
+    assert (repo / "mod.py").read_text() == SECOND + FILLER  # the writer did change it
+    # The search saw one version throughout: the one it read (and hashed) first.
+    assert _findings(changed) == _findings(first_only)
+    counters = changed.json()["run"]["counters"]
+    assert counters["files_read"] == 2 and counters.get("files_reread", 0) == 0
+
+    # Each version served warm from the cache classifies as that version does uncached.
+    (repo / "mod.py").write_text(FIRST + FILLER)
+    warm_first = _search(repo, env=env)
+    assert warm_first.json()["run"]["counters"].get("files_parsed", 0) == 0
+    assert _findings(warm_first) == _findings(first_only)
+    (repo / "mod.py").write_text(SECOND + FILLER)
+    assert _findings(_search(repo, env=env)) == _findings(second_only)
+
+
+def test_a_search_reads_each_file_once(tmp_path: Path) -> None:
+    files = {f"pkg/m{i}.py": f"def target_{i}():\n    return target({i})\n" for i in range(5)}
+    repo = write_tree(tmp_path, {**files, "pkg/core.py": "def target():\n    pass\n"})
+    run = _search(repo, "--explain")
+    counters = run.json()["run"]["counters"]
+    assert counters["files_read"] == 6 and counters.get("files_reread", 0) == 0
+    markdown = _search(repo, "--explain", "--format", "md").stdout
+    assert "files_read 6" in markdown.splitlines()[-1]
