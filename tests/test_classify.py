@@ -233,7 +233,7 @@ def test_corrupt_cache_entries_are_rebuilt(repo: Path, _isolated_cache: Path) ->
 def test_cache_info_and_clear(repo: Path, _isolated_cache: Path) -> None:
     run_cq("search", "target", "--root", str(repo))
     info = run_cq("cache", "info")
-    assert info.returncode == 0 and "records-v" in info.stdout
+    assert info.returncode == 0 and "records-python-" in info.stdout
     cleared = run_cq("cache", "clear")
     assert cleared.returncode == 0 and not (_isolated_cache / FILE_NAME).exists()
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import msgspec
 
+from cq.cache.payloads import PayloadCache
 from cq.cancel import Check, never
 from cq.classify.analyze import FileAnalysis, FileTask, SlicedRecords, analyze_file
 from cq.classify.heuristic import guess, python_lexer_is_exact
@@ -26,11 +27,12 @@ from cq.errors import SearchCancelledError
 from cq.model import Classification, RawMatch, RunCounters
 from cq.parse import Corpus, SourceFile
 
-RECORDS_VERSION = 3
 # Source bytes read and looked up together: one cache query per chunk, and what the
 # engine holds besides the pool's work in flight (bench/audit_scale.py).
 CHUNK_BYTES = 4 * 1024 * 1024
 _FLUSH_BYTES = 8 * 1024 * 1024  # fresh cache entries written in one transaction
+# What shapes records: the worker's code and everything it imports (``cq.cache.payloads``).
+_BUILDERS = ("cq.classify.analyze",)
 
 
 class ClassifyOutcome(msgspec.Struct, frozen=True):
@@ -66,17 +68,12 @@ def classify_all(
     if run.analyzer.workers and counters["pool_failures"] == 0:
         counters["pool_workers"] = run.analyzer.workers
     counters["pool_failures"] += run.analyzer.failures
+    counters["cache_corrupt"] += run.corrupt()
     return ClassifyOutcome(
         classifications=[c or Classification() for c in run.out],
         counters=RunCounters(**{k: v for k, v in counters.items() if v}),
         reasons=dict(sorted(run.reasons.items())),
     )
-
-
-def _namespace(language: str) -> str:
-    from cq.classify.versions import grammar_versions
-
-    return f"records-v{RECORDS_VERSION}-{language}-{grammar_versions()}"
 
 
 class _Run:
@@ -93,15 +90,13 @@ class _Run:
         self.counters: Counter[str] = Counter()
         self.reasons: Counter[str] = Counter()
         self.analyzer = Analyzer(check)
-        self.store = None
-        if use_cache:
-            from cq.cache import open_store
-
-            self.store = open_store()
+        self.records = {
+            lang: PayloadCache(f"records-{lang}", StoredRecords, _BUILDERS, enabled=use_cache)
+            for lang in ("python", "rust")
+        }
+        self.sliced = PayloadCache("records-sliced", SlicedRecords, _BUILDERS, enabled=use_cache)
         self.waiting: dict[str, list[str]] = {}  # task key -> files waiting for its analysis
         self.task_keys: dict[str, str] = {}  # the file a task was made from -> its key
-        self.fresh: dict[str, dict[str, bytes]] = defaultdict(dict)  # namespace -> key -> blob
-        self.fresh_bytes = 0
 
     def classify(self) -> None:
         chunk: list[tuple[str, SourceFile]] = []
@@ -126,7 +121,7 @@ class _Run:
         if chunk:
             self._done(self.analyzer.feed(self._chunk(chunk), 0))
         self._done(self.analyzer.drain())
-        self._flush()
+        self.flush()
 
     def _chunk(self, chunk: list[tuple[str, SourceFile]]) -> list[FileTask]:
         """Classify what the cache answers; the tasks that parse the rest."""
@@ -172,7 +167,7 @@ class _Run:
             self.counters["slices_failed"] += analysis.slices_failed
             if analysis.sliced is not None:
                 self.counters["files_sliced"] += len(rels)
-                self._keep(_namespace("python"), key, analysis.sliced)
+                self._keep(self.sliced, key, analysis.sliced)
                 pieces = Pieces(analysis.sliced)
                 for rel in rels:
                     self._apply_pieces(rel, pieces)
@@ -180,7 +175,7 @@ class _Run:
             self.counters["files_parsed"] += 1
             stored: StoredRecords = analysis.records  # type: ignore[assignment]
             digest = self.corpus.digest(task.rel)
-            self._keep(_namespace(task.language), digest, stored)  # type: ignore[arg-type]
+            self._keep(self.records[task.language], digest, stored)  # type: ignore[arg-type]
             records = FileRecords.from_stored(stored)
             for rel in rels:
                 self._apply(rel, self.corpus.source(rel, task.language), records)  # type: ignore[arg-type]
@@ -211,62 +206,42 @@ class _Run:
         self.corpus.release(rel)
 
     def _cached_records(self, chunk: list[tuple[str, SourceFile]]) -> dict[str, FileRecords]:
-        if self.store is None:
-            return {}
-        decoder = msgspec.msgpack.Decoder(StoredRecords)
         found: dict[str, FileRecords] = {}
-        for language in ("python", "rust"):
+        for language, cache in self.records.items():
             wanted: dict[str, list[str]] = defaultdict(list)
             for rel, source in chunk:
                 if source.language == language:
                     wanted[source.digest].append(rel)
-            if not wanted:
-                continue
-            for digest, blob in self.store.get_many(_namespace(language), wanted).items():
-                try:
-                    records = FileRecords.from_stored(decoder.decode(blob))
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    self.counters["cache_corrupt"] += 1  # rebuilt and overwritten
-                    continue
-                found.update(dict.fromkeys(wanted[digest], records))
+            for digest, stored in cache.get_many(wanted).items():
+                found.update(dict.fromkeys(wanted[digest], FileRecords.from_stored(stored)))
         return found
 
     def _cached_sliced(self, keys: dict[str, str]) -> dict[str, Pieces]:
         """Sliced records a search with the same hits in the same files stored."""
-        if self.store is None or not keys:
-            return {}
-        decoder = msgspec.msgpack.Decoder(SlicedRecords)
         wanted: dict[str, list[str]] = defaultdict(list)
         for rel, key in keys.items():
             wanted[key].append(rel)
         found: dict[str, Pieces] = {}
-        for key, blob in self.store.get_many(_namespace("python"), wanted).items():
-            try:
-                pieces = Pieces(decoder.decode(blob))
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                self.counters["cache_corrupt"] += 1  # rebuilt and overwritten
-                continue
-            found.update(dict.fromkeys(wanted[key], pieces))
+        for key, stored in self.sliced.get_many(wanted).items():
+            found.update(dict.fromkeys(wanted[key], Pieces(stored)))
         self.counters["slice_cache_hits"] += len(found)
         return found
 
-    def _keep(self, namespace: str, key: str, payload: StoredRecords | SlicedRecords) -> None:
+    def _keep(self, cache: PayloadCache, key: str, payload: StoredRecords | SlicedRecords) -> None:
         """Queue a fresh entry for the cache (written in batches)."""
-        if self.store is None:
-            return
-        blob = msgspec.msgpack.encode(payload)
-        self.fresh[namespace][key] = blob
-        self.fresh_bytes += len(blob)
-        if self.fresh_bytes >= _FLUSH_BYTES:
-            self._flush()
+        cache.add(key, payload)
+        if sum(c.pending_bytes for c in self._caches()) >= _FLUSH_BYTES:
+            self.flush()
 
-    def _flush(self) -> None:
-        if self.store is not None:
-            for namespace, blobs in self.fresh.items():
-                if blobs:
-                    self.store.put_many(namespace, blobs)
-        self.fresh.clear()
-        self.fresh_bytes = 0
+    def flush(self) -> None:
+        for cache in self._caches():
+            cache.flush()
+
+    def corrupt(self) -> int:
+        return sum(c.corrupt for c in self._caches())
+
+    def _caches(self) -> list[PayloadCache]:
+        return [*self.records.values(), self.sliced]
 
     def _all_certain(self, source: SourceFile, ids: list[int]) -> bool:
         """Tier 1 decides every hit of this file: no parse needed."""

@@ -7,14 +7,11 @@ code categories with confidence >= 0.7, and kept in the persistent cache per con
 
 from __future__ import annotations
 
-import hashlib
-import sys
 from collections import defaultdict
-from functools import cache
-from pathlib import Path
 
 import msgspec
 
+from cq.cache.payloads import PayloadCache
 from cq.enrich.symbols import flags_for, python_symbols
 from cq.model import Finding
 from cq.parse import Corpus
@@ -24,14 +21,6 @@ MIN_CONFIDENCE = 0.7
 MAX_SYMTABLE_BYTES = 1024 * 1024
 _CODE = {"definition", "callsite", "import", "from_import", "assignment", "reference", "annotation"}
 _Symbols = dict[str, dict[str, int]]
-
-
-@cache
-def _namespace() -> str:
-    """``symbols-py<X.Y>-<hash of the table code>``: symtable differs between Pythons."""
-    code = (Path(__file__).parent / "symbols.py").read_bytes()
-    digest = hashlib.blake2b(code, digest_size=6).hexdigest()
-    return f"symbols-py{sys.version_info[0]}.{sys.version_info[1]}-{digest}"
 
 
 def attach_bindings(
@@ -70,19 +59,9 @@ def _symbol_tables(
     for rel, s in sources.items():
         if s is not None and len(s.data) <= MAX_SYMTABLE_BYTES:
             by_digest[s.digest].append(rel)
-    found: dict[str, _Symbols] = {}
-    decoder = msgspec.msgpack.Decoder(_Symbols)
-    store = None
-    if use_cache:
-        from cq.cache import open_store
-
-        store = open_store()
-        for digest, blob in store.get_many(_namespace(), by_digest).items():
-            try:
-                found[digest] = decoder.decode(blob)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                continue  # compiled again and overwritten below
-    fresh: dict[str, bytes] = {}
+    store = PayloadCache("symbols", _Symbols, ("cq.enrich.symbols",), enabled=use_cache)
+    found = store.get_many(by_digest)
+    compiled = 0
     for digest, rels in by_digest.items():
         if digest not in found:
             source = sources[rels[0]]
@@ -91,7 +70,7 @@ def _symbol_tables(
             if text is None:
                 text = source.data.decode("utf-8", "replace")
             found[digest] = python_symbols(text, rels[0])
-            fresh[digest] = msgspec.msgpack.encode(found[digest])
-    if store is not None and fresh:
-        store.put_many(_namespace(), fresh)
-    return {rel: found[d] for d, rels in by_digest.items() for rel in rels}, len(fresh)
+            store.add(digest, found[digest])
+            compiled += 1
+    store.flush()
+    return {rel: found[d] for d, rels in by_digest.items() for rel in rels}, compiled

@@ -8,15 +8,13 @@ the search's ``Corpus``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from functools import cache
-from pathlib import Path, PurePosixPath
+from collections import defaultdict
+from pathlib import PurePosixPath
 from typing import Any
 
-import msgspec
-
+from cq.cache.payloads import PayloadCache
 from cq.confine import inside
 from cq.parse import Corpus, ts_tree
 
@@ -31,41 +29,24 @@ def cfg_test_ranges(corpus: Corpus, rels: list[str], use_cache: bool) -> dict[st
     """For each file, the 1-based inclusive (first, last) line ranges of its items marked
     ``#[cfg(test)]``. Kept in cq's cache by content hash: a warm search parses nothing."""
     sources = {rel: corpus.source(rel, "rust") for rel in rels}
-    wanted = {
-        s.digest: rel for rel, s in sources.items() if s is not None and b"cfg(test)" in s.data
-    }
+    wanted: dict[str, list[str]] = defaultdict(list)
+    for rel, source in sources.items():
+        if source is not None and b"cfg(test)" in source.data:
+            wanted[source.digest].append(rel)
+    store = PayloadCache("cfgtest", Ranges, ("cq.rank.rust_tests",), enabled=use_cache)
+    found = store.get_many(wanted) if wanted else {}
     out: dict[str, Ranges] = {rel: () for rel in rels}
-    store = None
-    if use_cache and wanted:
-        from cq.cache import open_store
-
-        store = open_store()
-        decoder = msgspec.msgpack.Decoder(Ranges)
-        for digest, blob in store.get_many(_namespace(), wanted).items():
-            try:
-                out[wanted.pop(digest)] = decoder.decode(blob)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                continue  # recomputed and overwritten below
-    fresh: dict[str, bytes] = {}
-    for digest, rel in wanted.items():
-        ranges: list[tuple[int, int]] = []
-        _collect(ts_tree(sources[rel]).root_node, ranges)  # type: ignore[arg-type]
-        out[rel] = tuple(ranges)
-        fresh[digest] = msgspec.msgpack.encode(out[rel])
-    if store is not None and fresh:
-        store.put_many(_namespace(), fresh)
+    for digest, files in wanted.items():
+        if digest not in found:
+            ranges: list[tuple[int, int]] = []
+            _collect(ts_tree(sources[files[0]]).root_node, ranges)  # type: ignore[arg-type]
+            found[digest] = tuple(ranges)
+            store.add(digest, found[digest])
+        out.update(dict.fromkeys(files, found[digest]))
+    store.flush()
     for rel in rels:
         corpus.release(rel)
     return out
-
-
-@cache
-def _namespace() -> str:
-    """``cfgtest-<grammar versions and record builders' hash>-<hash of this module>``."""
-    from cq.classify.versions import grammar_versions
-
-    digest = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=6).hexdigest()
-    return f"cfgtest-{grammar_versions()}-{digest}"
 
 
 def _collect(node: Any, ranges: list[tuple[int, int]]) -> None:

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cq.cache import open_store
+from cq.cache.payloads import PayloadCache
 from cq.rewrite.extract import extract_mentions, split_dotted
 from cq.rewrite.vocabulary import Vocabulary
 from cq.rewrite.words import PRONOUNS, words
-
-_NAMESPACE = "rewrite-follow-up"
 
 
 def refers_back(query: str) -> bool:
@@ -31,10 +29,17 @@ def subject_from_context(context: str, vocabulary: Vocabulary) -> str | None:
 
 
 def recall_subject(root: Path) -> str | None:
-    blob = open_store().get_many(_NAMESPACE, [str(root.resolve())]).get(str(root.resolve()))
-    return blob.decode("utf-8", errors="replace") if blob else None
+    return _memory().get_many([str(root.resolve())]).get(str(root.resolve()))
 
 
 def remember_subject(root: Path, symbol: str) -> None:
     if symbol.isidentifier():
-        open_store().put_many(_NAMESPACE, {str(root.resolve()): symbol.encode()})
+        memory = _memory()
+        memory.add(str(root.resolve()), symbol)
+        memory.flush()
+
+
+def _memory() -> PayloadCache[str]:
+    """Each root's last answer (the cache is never switched off for it: ``--follow-up`` asks
+    for it explicitly)."""
+    return PayloadCache("rewrite-follow-up", str, ("cq.rewrite.memory",))

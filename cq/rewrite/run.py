@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from cq.cache import open_store
+from cq.cache.payloads import PayloadCache
 from cq.model import Pattern, RewriteSummary, SearchRequest
 from cq.rewrite.config import LlmConfig, load_config
 from cq.rewrite.extract import COMMON_NAMES, extract_mentions
@@ -21,8 +21,6 @@ from cq.rewrite.offline import map_words, offline_rewrite
 from cq.rewrite.plan import Rewrite, RewritePlan, cap_patterns
 from cq.rewrite.validate import ModelAnswer
 from cq.rewrite.vocabulary import Vocabulary, load_vocabulary
-
-_CACHE_NAMESPACE = "rewrite-llm"
 
 
 def rewrite_query(request: SearchRequest, trigger: str) -> Rewrite:
@@ -64,8 +62,8 @@ def _with_llm(
     request: SearchRequest, config: LlmConfig, vocabulary: Vocabulary, offline: RewritePlan
 ) -> RewritePlan:
     key = msgspec.json.encode([request.query, request.context, config.model, vocabulary.digest])
-    store = open_store() if request.use_cache else None
-    answer = _cached(store, key)
+    store = PayloadCache("rewrite-llm", ModelAnswer, ("cq.rewrite.llm",), enabled=request.use_cache)
+    answer = store.get_many([key.decode()]).get(key.decode())
     if answer is None:
         query = request.query if not request.context else f"{request.context}\n\n{request.query}"
         try:
@@ -76,19 +74,9 @@ def _with_llm(
         except LlmUnavailable as exc:
             reason = f"llm {config.provider} at {config.url}: {exc}"
             return msgspec.structs.replace(offline, fallback_reason=reason)
-        if store is not None:
-            store.put_many(_CACHE_NAMESPACE, {key.decode(): msgspec.json.encode(answer)})
+        store.add(key.decode(), answer)
+        store.flush()
     return _merge(answer, offline, vocabulary, f"llm:{config.provider}:{config.model}")
-
-
-def _cached(store, key: bytes) -> ModelAnswer | None:  # type: ignore[no-untyped-def]
-    if store is None:
-        return None
-    blob = store.get_many(_CACHE_NAMESPACE, [key.decode()]).get(key.decode())
-    try:
-        return msgspec.json.decode(blob, type=ModelAnswer) if blob else None
-    except msgspec.DecodeError:
-        return None
 
 
 def _merge(answer: ModelAnswer, offline: RewritePlan, vocabulary: Vocabulary, name: str):

@@ -14,12 +14,10 @@ from pathlib import Path
 
 import msgspec
 
-from cq.cache import open_store
+from cq.cache.payloads import PayloadCache
 from cq.candidates.locate import find_rg
 from cq.rewrite.words import stem, subwords
 
-_NAMESPACE = "rewrite-vocabulary"
-_VERSION = "2"
 _DEFINITIONS = (
     r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
     r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?(?:(?:async|unsafe|const|extern)[ \t]+)*"
@@ -61,18 +59,16 @@ def load_vocabulary(
     filters = [arg for glob in globs for arg in ("--glob", glob)]
     files = _list_files(root, filters)
     fingerprint = _fingerprint(root, files)
-    key = f"{_VERSION}:{root.resolve()}:{fingerprint}"
-    store = open_store() if use_cache else None
-    if store is not None:
-        blob = store.get_many(_NAMESPACE, [key]).get(key)
-        if blob is not None:
-            try:
-                return msgspec.msgpack.decode(blob, type=Vocabulary)
-            except msgspec.DecodeError:
-                pass
+    key = f"{root.resolve()}:{fingerprint}"
+    store = PayloadCache(
+        "rewrite-vocabulary", Vocabulary, ("cq.rewrite.vocabulary",), enabled=use_cache
+    )
+    cached = store.get_many([key]).get(key)
+    if cached is not None:
+        return cached
     vocabulary = _extract(root, files, fingerprint, filters)
-    if store is not None:
-        store.put_many(_NAMESPACE, {key: msgspec.msgpack.encode(vocabulary)})
+    store.add(key, vocabulary)
+    store.flush()
     return vocabulary
 
 
