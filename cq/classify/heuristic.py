@@ -12,11 +12,12 @@ import re
 import msgspec
 
 from cq.model import Category
+from cq.parse import python_syntax, rust_syntax
 
-_PY_DEF = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+$")
+_PY_DEF = re.compile(rf"\s*(?:async\s+)?(?:{'|'.join(python_syntax.DEFINITION_KEYWORDS)})\s+$")
 _RS_DEF = re.compile(
     r"\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+|const\s+|unsafe\s+|extern\s+\"[^\"]*\"\s+)*"
-    r"(?:fn|struct|enum|trait|type|mod|const|static|union|macro_rules!)\s+$"
+    rf"(?:{'|'.join((*rust_syntax.ITEM_KEYWORDS, 'macro_rules!'))})\s+$"
 )
 
 

@@ -10,25 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from cq.model import Category, Classification
+from cq.parse import python_syntax, rust_syntax
 
 _PARENT_CATEGORY: dict[str, Category] = {
-    "call": "callsite",
-    "call_expression": "callsite",
-    "macro_invocation": "callsite",
-    "decorator": "callsite",
-    "function_definition": "definition",
-    "class_definition": "definition",
-    "function_item": "definition",
-    "struct_item": "definition",
-    "enum_item": "definition",
-    "trait_item": "definition",
-    "assignment": "assignment",
-    "augmented_assignment": "assignment",
-    "let_declaration": "assignment",
-    "assignment_expression": "assignment",
-    "import_statement": "import",
-    "import_from_statement": "from_import",
-    "use_declaration": "import",
+    **python_syntax.NODE_CATEGORIES,
+    **rust_syntax.NODE_CATEGORIES,
 }
 _MAX_HOPS = 6
 

@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from cq.classify.records import FileRecords, RecordsBuilder
+from cq.parse.python_syntax import PARAMETER_WRAPPERS, UNPACKING_TARGETS
 
 _QUERY = """
 (function_definition name: (identifier) @def) @scope
@@ -118,34 +119,15 @@ def _store_targets(b: RecordsBuilder, node: Any) -> None:
         attr = node.child_by_field_name("attribute")
         if attr is not None:
             b.token(attr.start_byte, attr.end_byte, "assignment", "attribute_assignment")
-    elif kind in (
-        "pattern_list",
-        "tuple_pattern",
-        "list_pattern",
-        "tuple",
-        "list",
-        "list_splat_pattern",
-        "list_splat",
-        "parenthesized_expression",
-        "as_pattern_target",
-    ):
+    elif kind in UNPACKING_TARGETS:
         for child in node.named_children:
             _store_targets(b, child)
-
-
-_PARAM_WRAPPERS = (
-    "default_parameter",
-    "typed_parameter",
-    "typed_default_parameter",
-    "list_splat_pattern",
-    "dictionary_splat_pattern",
-)
 
 
 def _parameters(b: RecordsBuilder, params: Any) -> None:
     for child in params.named_children:
         node = child
-        if node.type in _PARAM_WRAPPERS:
+        if node.type in PARAMETER_WRAPPERS:
             name = node.child_by_field_name("name")
             node = name if name is not None else _first_identifier(node)
         if node is not None and node.type == "identifier":
@@ -156,7 +138,7 @@ def _first_identifier(node: Any) -> Any:
     for child in node.named_children:
         if child.type == "identifier":
             return child
-        if child.type in _PARAM_WRAPPERS:
+        if child.type in PARAMETER_WRAPPERS:
             return _first_identifier(child)
     return None
 

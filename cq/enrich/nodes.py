@@ -11,6 +11,8 @@ from typing import Any, Protocol
 
 import msgspec
 
+from cq.parse.syntax import parents
+
 
 class HitSpan(msgspec.Struct, frozen=True):
     """Where a hit is: 0-based row, character columns, and absolute byte offsets."""
@@ -123,12 +125,11 @@ def ts_locate(tree: Any, span: HitSpan) -> TsView:
 
 def ancestors(node: NodeView) -> list[NodeView]:
     """Parents of ``node``, innermost first."""
-    out = []
-    up = node.parent()
-    while up is not None:
-        out.append(up)
-        up = up.parent()
-    return out
+    return parents(node, _parent)
+
+
+def _parent(node: NodeView) -> NodeView | None:
+    return node.parent()
 
 
 def same(a: NodeView | None, b: NodeView | None) -> bool:

@@ -11,9 +11,7 @@ from __future__ import annotations
 import ast
 
 from cq.model import FunctionFacts
-
-_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+from cq.parse.python_syntax import AST_FUNCTIONS, scope_nodes
 
 
 def facts_of_def(def_text: str, col: int, name: str) -> FunctionFacts | None:
@@ -37,7 +35,7 @@ def function_facts(tree: ast.Module, line: int, name: str) -> FunctionFacts | No
         return None
     awaits = yields = 0
     returns_value = False
-    for node in _own_nodes(func):
+    for node in scope_nodes(list(getattr(func, "body", []))):
         if isinstance(node, ast.Await):
             awaits += 1
         elif isinstance(node, ast.Yield | ast.YieldFrom):
@@ -60,7 +58,7 @@ def _function_at(tree: ast.Module, line: int, name: str) -> ast.AST | None:
         holder = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
         if holder is None:
             return None
-        if isinstance(holder, _FUNCS) and holder.lineno == line and holder.name == name:
+        if isinstance(holder, AST_FUNCTIONS) and holder.lineno == line and holder.name == name:
             return holder
         body = [s for block in _blocks(holder) for s in block if isinstance(s, ast.stmt)]
     return None
@@ -71,18 +69,6 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.AST]]:
     out = [b for b in blocks if isinstance(b, list)]
     for group in ("handlers", "cases"):
         out.extend(h.body for h in getattr(stmt, group, ()) or ())
-    return out
-
-
-def _own_nodes(func: ast.AST) -> list[ast.AST]:
-    """Nodes of ``func``'s body, not descending into nested scopes."""
-    out: list[ast.AST] = []
-    stack: list[ast.AST] = list(getattr(func, "body", []))
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, _NESTED):
-            stack.extend(ast.iter_child_nodes(node))
     return out
 
 

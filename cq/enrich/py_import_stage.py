@@ -14,13 +14,12 @@ from itertools import pairwise
 from cq.enrich.facts import squash
 from cq.enrich.nodes import NodeView, ancestors
 from cq.model import ImportFacts
-
-_IMPORTS = {"import_statement", "import_from_statement", "future_import_statement"}
+from cq.parse.python_syntax import IMPORT_STATEMENTS
 
 
 def import_facts(node: NodeView, hit_text: str) -> ImportFacts | None:
     ups = [node, *ancestors(node)]
-    stmt = next((u for u in ups if u.kind() in _IMPORTS), None)
+    stmt = next((u for u in ups if u.kind() in IMPORT_STATEMENTS), None)
     if stmt is None:
         return None
     parsed = ast.parse(textwrap.dedent(stmt.text())).body[0]

@@ -17,6 +17,8 @@ from cq.enrich.skeleton import Skeleton, build_skeleton
 from cq.enrich.stages import Limited, Skip
 from cq.model import Binding, ResolutionFacts
 from cq.parse import CstMetadata, cst_metadata
+from cq.parse import python_syntax as py
+from cq.parse.syntax import parents as walk_up
 
 
 def libcst_facts(
@@ -34,7 +36,7 @@ def libcst_facts(
     if name is None:
         return StructuralFacts(), None
     parents = meta.parents_of(name)
-    chain = _parents(parents, name)
+    chain = walk_up(name, parents.get)
     defined = chain[0] if isinstance(chain[0], cst.FunctionDef | cst.ClassDef) else None
     if defined is not None and defined.name is not name:
         defined = None
@@ -77,15 +79,6 @@ def _name_at(meta: CstMetadata, row: int, col: int) -> Any:
     return None
 
 
-def _parents(parents: dict[Any, Any], node: Any) -> list[Any]:
-    out = []
-    up = parents.get(node)
-    while up is not None:
-        out.append(up)
-        up = parents.get(up)
-    return out
-
-
 def _callee(parents: dict[Any, Any], name: Any) -> tuple[Any, Any]:
     """The attribute chain ending at the hit, and the call it is the callee of (if any)."""
     import libcst as cst
@@ -103,25 +96,25 @@ def _construct(chain: list[Any], defined: Any, call: Any, top: Any, name: Any) -
     import libcst as cst
 
     if defined is not None:
-        return "function_def" if isinstance(defined, cst.FunctionDef) else "class_def"
+        return py.FUNCTION_DEF if isinstance(defined, cst.FunctionDef) else py.CLASS_DEF
     if any(isinstance(p, cst.Import | cst.ImportFrom) for p in chain):
-        return "import"
+        return py.IMPORT
     if call is not None:
-        return "call"
+        return py.CALL
     if any(isinstance(p, cst.Decorator) for p in chain[:3]):
-        return "decorator"
+        return py.DECORATOR
     if isinstance(chain[0], cst.Param) and chain[0].name is name:
-        return "parameter"
+        return py.PARAMETER
     if any(isinstance(p, cst.Annotation) for p in chain):
-        return "annotation"
+        return py.ANNOTATION
     holder = chain[_depth(chain, top)] if _depth(chain, top) < len(chain) else None
     if isinstance(holder, cst.AssignTarget) or (
         isinstance(holder, cst.AugAssign | cst.AnnAssign) and holder.target is top
     ):
-        return "assignment_target"
+        return py.ASSIGNMENT_TARGET
     if isinstance(chain[0], cst.Arg) and chain[0].keyword is name:
-        return "keyword"
-    return "attribute" if top is not name else "name"
+        return py.KEYWORD
+    return py.ATTRIBUTE if top is not name else py.NAME
 
 
 def _depth(chain: list[Any], top: Any) -> int:
@@ -139,7 +132,7 @@ def _resolution(
     bindings: list[Binding] = []
     chain: tuple[str, ...] = ()
     scope = meta.scopes.get(name) if top is name else None
-    statement = next((p for p in _parents(parents, name) if _is_import(p)), None)
+    statement = next((p for p in walk_up(name, parents.get) if _is_import(p)), None)
     if statement is not None:
         chain = _alias_chain(meta, statement, _bound_by(meta, parents, name))
         scope = None
@@ -201,7 +194,7 @@ def _bound_by(meta: CstMetadata, parents: dict[Any, Any], name: Any) -> str:
     """The local name that the import clause holding ``name`` binds."""
     import libcst as cst
 
-    alias = next((p for p in _parents(parents, name) if isinstance(p, cst.ImportAlias)), None)
+    alias = next((p for p in walk_up(name, parents.get) if isinstance(p, cst.ImportAlias)), None)
     if alias is None:
         return name.value
     return alias.evaluated_alias or _code(meta, alias.name).split(".")[0]

@@ -9,13 +9,8 @@ from __future__ import annotations
 
 from cq.enrich.facts import StructuralFacts, squash
 from cq.enrich.nodes import NodeView, ancestors, same
+from cq.parse import python_syntax as py
 
-_DEFS = {"function_definition": "function_def", "class_definition": "class_def"}
-_IMPORTS = {"import_statement", "import_from_statement", "future_import_statement"}
-_PARAMS = {"parameters", "lambda_parameters"}
-_NAMED_PARAMS = {"typed_parameter", "default_parameter", "typed_default_parameter"}
-_SPLATS = {"list_splat_pattern", "dictionary_splat_pattern"}
-_STRINGS = {"string", "string_content", "string_start", "string_end", "escape_sequence"}
 _SKIP_CONTEXT = {"block", "module"}
 _CONTEXT_DEPTH = 3
 
@@ -25,7 +20,7 @@ def structural_facts(node: NodeView, *, with_receiver: bool) -> StructuralFacts:
     ups = ancestors(node)
     defined = _defined(node)
     construct, call = _construct(node, ups, defined)
-    scopes = [u for u in ups if u.kind() in _DEFS and not same(u, defined)]
+    scopes = [u for u in ups if u.kind() in py.DEFINITIONS and not same(u, defined)]
     classes = [u for u in scopes if u.kind() == "class_definition"]
     receiver = method = None
     if call is not None and with_receiver:
@@ -53,7 +48,7 @@ def _defined(node: NodeView) -> NodeView | None:
     up = node.parent()
     if node.kind() != "identifier" or up is None:
         return None
-    if up.kind() in _DEFS:
+    if up.kind() in py.DEFINITIONS:
         return up if same(up.field("name"), node) else None
     if up.kind() == "generic_type" and same(up.children()[0], node):
         up = up.parent()  # ``type Name[T] = ...``
@@ -68,46 +63,46 @@ def _construct(
 ) -> tuple[str, NodeView | None]:
     """What the hit is, and the call whose callee it is (if any)."""
     if defined is not None:
-        return _DEFS.get(defined.kind(), "type_alias"), None
+        return py.DEFINITIONS.get(defined.kind(), py.TYPE_ALIAS), None
     kind = node.kind()
     if kind == "comment":
-        return "comment", None
-    if kind in _STRINGS or any(u.kind() == "string" for u in ups[:2]):
-        return "string", None
-    if any(u.kind() in _IMPORTS for u in ups):
-        return "import", None
+        return py.COMMENT, None
+    if kind in py.STRING_PARTS or any(u.kind() == "string" for u in ups[:2]):
+        return py.STRING, None
+    if any(u.kind() in py.IMPORT_STATEMENTS for u in ups):
+        return py.IMPORT, None
     if kind != "identifier":
-        return "other", None
+        return py.OTHER, None
     cur: NodeView = node
     up = node.parent()
     while up is not None and up.kind() == "attribute" and same(up.field("attribute"), cur):
         cur, up = up, up.parent()
     if up is not None and up.kind() == "call" and same(up.field("function"), cur):
-        return "call", up
+        return py.CALL, up
     if any(u.kind() == "decorator" for u in ups[:3]):
-        return "decorator", None
+        return py.DECORATOR, None
     if _is_parameter_name(node):
-        return "parameter", None
+        return py.PARAMETER, None
     if any(u.kind() == "type" for u in ups):
-        return "annotation", None
+        return py.ANNOTATION, None
     assigns = up is not None and up.kind() in ("assignment", "augmented_assignment")
     if assigns and same(up.field("left"), cur):
-        return "assignment_target", None
+        return py.ASSIGNMENT_TARGET, None
     if up is not None and up.kind() == "keyword_argument" and same(up.field("name"), cur):
-        return "keyword", None
-    return ("attribute" if cur is not node else "name"), None
+        return py.KEYWORD, None
+    return (py.ATTRIBUTE if cur is not node else py.NAME), None
 
 
 def _is_parameter_name(node: NodeView) -> bool:
     """The identifier names a parameter (not a default value or annotation in it)."""
     cur, up = node, node.parent()
-    while up is not None and up.kind() in _SPLATS:
+    while up is not None and up.kind() in py.SPLAT_PATTERNS:
         cur, up = up, up.parent()
     if up is None:
         return False
-    if up.kind() in _PARAMS:
+    if up.kind() in py.PARAMETER_LISTS:
         return True
-    return up.kind() in _NAMED_PARAMS and same(up.children()[0], cur)
+    return up.kind() in py.NAMED_PARAMETERS and same(up.children()[0], cur)
 
 
 def _signature(defined: NodeView | None) -> str | None:

@@ -20,32 +20,17 @@ from cq.enrich.stages import StageRunner
 from cq.model import CallFacts, Enrichment, ParseQuality, RustFacts
 from cq.parse import SourceFile, ts_tree
 from cq.parse.rust_macros import MAX_DEPTH, reparse
+from cq.parse.rust_syntax import (
+    COMMENTS,
+    DOC_COMMENT_KINDS,
+    ITEMS,
+    SCOPE_ITEMS,
+    STRING_KINDS,
+    TEST_ATTRIBUTE,
+    is_cfg_test,
+)
+from cq.parse.syntax import parents
 
-_ITEMS = {
-    "function_item": "function_def",
-    "function_signature_item": "function_def",
-    "struct_item": "struct_def",
-    "enum_item": "enum_def",
-    "union_item": "union_def",
-    "trait_item": "trait_def",
-    "mod_item": "mod_def",
-    "const_item": "const_def",
-    "static_item": "static_def",
-    "type_item": "type_def",
-    "macro_definition": "macro_def",
-    "associated_type": "type_def",
-    "enum_variant": "variant_def",
-    "field_declaration": "field_def",
-}
-_SCOPES = {
-    "function_item",
-    "trait_item",
-    "impl_item",
-    "mod_item",
-    "struct_item",
-    "enum_item",
-    "union_item",
-}
 _BODY_FIELDS = ("body", "value")
 _CALLEE_PARENTS = {
     "scoped_identifier": "name",
@@ -53,7 +38,6 @@ _CALLEE_PARENTS = {
     "generic_function": "function",
 }
 _SKIP_CONTEXT = {"block", "declaration_list", "source_file", "token_tree"}
-_TEST_ATTR = re.compile(r"^#\[(?:[A-Za-z_]\w*::)*test\]$")
 _DERIVE = re.compile(r"^#\[derive\((.*)\)\]$")
 
 
@@ -80,7 +64,7 @@ def _read(source: SourceFile, span: HitSpan) -> tuple[Enrichment, ParseQuality]:
     node, ups = _locate(tree, span)
     defined = _defined(node)
     item = defined
-    scopes = [u for u in ups if u.kind() in _SCOPES and not same(u, defined)]
+    scopes = [u for u in ups if u.kind() in SCOPE_ITEMS and not same(u, defined)]
     functions = [
         u for u in ([defined] if defined else []) + ups if u and u.kind() == "function_item"
     ]
@@ -96,8 +80,8 @@ def _read(source: SourceFile, span: HitSpan) -> tuple[Enrichment, ParseQuality]:
         where_clause=_child_text(item, "where_clause"),
         attributes=attrs,
         derives=tuple(d for a in attrs if (m := _DERIVE.match(a)) for d in _split(m.group(1))),
-        cfg_test=any("cfg(test)" in a for a in enclosing_attrs),
-        is_test=bool(functions) and any(_TEST_ATTR.match(a) for a in _attributes(functions[0])),
+        cfg_test=any(is_cfg_test(a) for a in enclosing_attrs),
+        is_test=bool(functions) and any(TEST_ATTRIBUTE.match(a) for a in _attributes(functions[0])),
         impl_target=_field_text(impl, "type"),
         impl_trait=_field_text(impl, "trait"),
         macro=_field_text(macro, "macro"),
@@ -120,7 +104,7 @@ def _locate(tree: Any, span: HitSpan) -> tuple[NodeView, list[NodeView]]:
     """The hit's node and its ancestors (innermost first), read inside the bodies of the
     macros around it that parse as Rust (``cq.parse.rust_macros``)."""
     node = tree.root_node.descendant_for_byte_range(span.byte_start, span.byte_end)
-    ups = _parents(node)
+    ups = parents(node, _ts_parent)
     own, shift = len(ups), 0  # ancestors in the innermost tree read so far; its offset
     for _ in range(MAX_DEPTH):
         i = next((i for i, u in enumerate(ups[:own]) if u.type == "macro_invocation"), 0)
@@ -132,28 +116,25 @@ def _locate(tree: Any, span: HitSpan) -> tuple[NodeView, list[NodeView]]:
         )
         if inner is None or not body.owns(inner):
             break
-        inner_ups = [u for u in _parents(inner) if body.owns(u)]
+        inner_ups = [u for u in parents(inner, _ts_parent) if body.owns(u)]
         node, ups, own, shift = inner, inner_ups + ups[i:], len(inner_ups), body.shift
     return TsView(node), [TsView(u) for u in ups]
 
 
-def _parents(node: Any) -> list[Any]:
-    out = []
-    while (node := node.parent) is not None:
-        out.append(node)
-    return out
+def _ts_parent(node: Any) -> Any:
+    return node.parent
 
 
 def _defined(node: NodeView) -> NodeView | None:
     up = node.parent()
-    if up is not None and up.kind() in _ITEMS and same(up.field("name"), node):
+    if up is not None and up.kind() in ITEMS and same(up.field("name"), node):
         return up
     return None
 
 
 def _construct(node: NodeView, ups: list[NodeView], defined: Any, call: Any, macro: Any) -> str:
     if defined is not None:
-        return _ITEMS[defined.kind()]
+        return ITEMS[defined.kind()]
     if any(u.kind() == "use_declaration" for u in ups):
         return "use"
     if macro is not None and same(macro.field("macro"), node):
@@ -162,9 +143,9 @@ def _construct(node: NodeView, ups: list[NodeView], defined: Any, call: Any, mac
         return "call"
     if any(u.kind() == "attribute_item" for u in ups):
         return "attribute"
-    if node.kind() in ("line_comment", "block_comment", "doc_comment"):
+    if node.kind() in DOC_COMMENT_KINDS:
         return "comment"
-    if node.kind() in ("string_content", "string_literal", "raw_string_literal"):
+    if node.kind() in STRING_KINDS:
         return "string"
     return "type" if node.kind() == "type_identifier" else "name"
 
@@ -217,7 +198,7 @@ def _attributes(item: NodeView) -> tuple[str, ...]:
     for sibling in reversed(siblings[:index]):
         if sibling.kind() == "attribute_item":
             found.append(squash(sibling.text()))
-        elif sibling.kind() not in ("line_comment", "block_comment"):
+        elif sibling.kind() not in COMMENTS:
             break
     return tuple(reversed(found))
 

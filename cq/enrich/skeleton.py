@@ -18,7 +18,8 @@ import re
 
 import msgspec
 
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+from cq.parse.python_syntax import AST_DEFINITIONS, AST_FUNCTIONS, scope_nodes
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -70,7 +71,7 @@ class _Builder:
     def path(self, stmt: ast.stmt) -> None:
         """A statement holding the hit: defs and classes open up, the rest stays verbatim."""
         body = getattr(stmt, "body", None)
-        if not isinstance(stmt, _DEFS) or not body or self._shares_line(body[0]):
+        if not isinstance(stmt, AST_DEFINITIONS) or not body or self._shares_line(body[0]):
             self.verbatim(_first(stmt), _last(stmt))
             return
         first_body = _first(body[0])
@@ -92,9 +93,7 @@ class _Builder:
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             texts = [f"def {stmt.name}(): ..."]
         else:
-            imports = [
-                n for n in _shallow_nodes(stmt) if isinstance(n, ast.Import | ast.ImportFrom)
-            ]
+            imports = [n for n in scope_nodes([stmt]) if isinstance(n, ast.Import | ast.ImportFrom)]
             texts = [ast.unparse(n) for n in imports if _bound_names(n) & bound]
             bound -= {name for n in imports for name in _bound_names(n)}
             texts += [f"{name} = None" for name in sorted(bound)]
@@ -122,7 +121,7 @@ def _names_near_hit(lines: list[str], tree: ast.Module, hit_line: int) -> set[st
             break
         path.append(stmt)
         body = [s for s in getattr(stmt, "body", None) or [] if isinstance(s, ast.stmt)]
-    funcs = [s for s in path if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
+    funcs = [s for s in path if isinstance(s, AST_FUNCTIONS)]
     holder = funcs[-1] if funcs else (path[-1] if path else None)
     if holder is None:
         return set()
@@ -132,33 +131,21 @@ def _names_near_hit(lines: list[str], tree: ast.Module, hit_line: int) -> set[st
 
 def _bound_names(stmt: ast.stmt) -> set[str]:
     """Names a statement binds in the scope it sits in (not inside nested scopes)."""
-    if isinstance(stmt, _DEFS):
+    if isinstance(stmt, AST_DEFINITIONS):
         return {stmt.name}
     if isinstance(stmt, ast.Import | ast.ImportFrom):
         return {(a.asname or a.name).split(".")[0] for a in stmt.names}
     if isinstance(stmt, ast.Global | ast.Nonlocal):
         return set(stmt.names)
     names: set[str] = set()
-    for node in _shallow_nodes(stmt):
+    for node in scope_nodes([stmt]):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
         elif isinstance(node, ast.alias):
             names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, _DEFS) and node is not stmt:
+        elif isinstance(node, AST_DEFINITIONS) and node is not stmt:
             names.add(node.name)
     return names
-
-
-def _shallow_nodes(stmt: ast.stmt) -> list[ast.AST]:
-    """``stmt`` and its descendants, not entering nested function or class bodies."""
-    out: list[ast.AST] = []
-    stack: list[ast.AST] = [stmt]
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if node is stmt or not isinstance(node, (*_DEFS, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-    return out
 
 
 def _first(stmt: ast.stmt) -> int:

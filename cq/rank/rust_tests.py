@@ -1,9 +1,10 @@
 """Rust items under ``#[cfg(test)]``: their line ranges, so hits inside them count as tests,
 and module files their parent declares ``#[cfg(test)] mod name;`` (mocks, fixtures).
 
-Only files that contain the text ``cfg(test)`` are parsed (tree-sitter, via ``cq.parse``), once
-per content (the ranges are cached); a parent module is read as text. Every file comes from
-the search's ``Corpus``.
+Only files whose text may hold a ``#[cfg(...)]`` on ``test`` are parsed (tree-sitter, via
+``cq.parse``), once per content (the ranges are cached); a parent module is read as text.
+What counts as test code is ``cq.parse.rust_syntax``'s rule. Every file comes from the
+search's ``Corpus``.
 """
 
 from __future__ import annotations
@@ -12,15 +13,11 @@ import os
 import re
 from collections import defaultdict
 from pathlib import PurePosixPath
-from typing import Any
 
 from cq.cache.payloads import PayloadCache
 from cq.confine import inside
 from cq.parse import Corpus, ts_tree
-
-_CONTAINERS = frozenset({"source_file", "declaration_list"})
-_COMMENTS = frozenset({"line_comment", "block_comment"})
-
+from cq.parse.rust_syntax import cfg_test_items, is_cfg_test, may_hold_cfg_test
 
 Ranges = tuple[tuple[int, int], ...]
 
@@ -31,46 +28,21 @@ def cfg_test_ranges(corpus: Corpus, rels: list[str], use_cache: bool) -> dict[st
     sources = {rel: corpus.source(rel, "rust") for rel in rels}
     wanted: dict[str, list[str]] = defaultdict(list)
     for rel, source in sources.items():
-        if source is not None and b"cfg(test)" in source.data:
+        if source is not None and may_hold_cfg_test(source.data):
             wanted[source.digest].append(rel)
     store = PayloadCache("cfgtest", Ranges, ("cq.rank.rust_tests",), enabled=use_cache)
     found = store.get_many(wanted) if wanted else {}
     out: dict[str, Ranges] = {rel: () for rel in rels}
     for digest, files in wanted.items():
         if digest not in found:
-            ranges: list[tuple[int, int]] = []
-            _collect(ts_tree(sources[files[0]]).root_node, ranges)  # type: ignore[arg-type]
-            found[digest] = tuple(ranges)
+            tree = ts_tree(sources[files[0]])  # type: ignore[arg-type]
+            found[digest] = tuple(cfg_test_items(tree.root_node))
             store.add(digest, found[digest])
         out.update(dict.fromkeys(files, found[digest]))
     store.flush()
     for rel in rels:
         corpus.release(rel)
     return out
-
-
-def _collect(node: Any, ranges: list[tuple[int, int]]) -> None:
-    """Walk item lists (the file, module and impl bodies); attributes precede their item."""
-    pending_start: int | None = None
-    for child in node.named_children:
-        if child.type == "attribute_item":
-            if _is_cfg_test(child.text):
-                pending_start = child.start_point[0] + 1 if pending_start is None else pending_start
-            continue
-        if child.type in _COMMENTS:
-            continue
-        if pending_start is not None:
-            ranges.append((pending_start, child.end_point[0] + 1))
-            pending_start = None
-            continue
-        for grandchild in child.named_children:
-            if grandchild.type in _CONTAINERS:
-                _collect(grandchild, ranges)
-
-
-def _is_cfg_test(text: bytes) -> bool:
-    compact = b"".join(text.split())
-    return compact.startswith(b"#[cfg(") and b"test" in compact and b"not(test" not in compact
 
 
 def declared_under_cfg_test(corpus: Corpus, rel: str) -> bool:
@@ -100,7 +72,7 @@ def declared_under_cfg_test(corpus: Corpus, rel: str) -> bool:
             continue
         corpus.release(parent.as_posix())
         data = source.data
-        if b"test" in data and any(_is_cfg_test(m[1]) for m in declaration.finditer(data)):
+        if b"test" in data and any(is_cfg_test(m[1]) for m in declaration.finditer(data)):
             return True
     return False
 

@@ -14,6 +14,7 @@ from collections import Counter
 from functools import cache
 
 from cq.model import Focus, Pattern
+from cq.parse.syntax import is_test_path
 from cq.rewrite.extract import COMMON_NAMES, Mentions, split_dotted
 from cq.rewrite.paths import frame_literals, module_hints, path_hints
 from cq.rewrite.plan import RewritePlan, cap_patterns
@@ -161,14 +162,7 @@ def _distinctive(name: str) -> bool:
 
 
 def _only_tests(files: tuple[str, ...]) -> bool:
-    return bool(files) and all(_is_test_path(rel) for rel in files)
-
-
-def _is_test_path(rel: str) -> bool:
-    parts = rel.lower().split("/")
-    name = parts[-1].rsplit(".", 1)[0]
-    in_tests = any(p in ("test", "tests", "testing") for p in parts[:-1])
-    return in_tests or name.startswith("test_") or name.endswith("_test") or name == "conftest"
+    return bool(files) and all(is_test_path(rel) for rel in files)
 
 
 def _add(weights: dict[str, float], name: str, weight: float) -> None:

@@ -16,12 +16,14 @@ import msgspec
 
 from cq.cache.payloads import PayloadCache
 from cq.candidates.locate import find_rg
+from cq.parse import python_syntax, rust_syntax
 from cq.rewrite.words import stem, subwords
 
 _DEFINITIONS = (
-    r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
+    rf"^[ \t]*(?:async[ \t]+)?(?:{'|'.join(python_syntax.DEFINITION_KEYWORDS)})"
+    r"[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
     r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?(?:(?:async|unsafe|const|extern)[ \t]+)*"
-    r"(?:fn|struct|enum|trait|type|union|mod|static|const)[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
+    rf"(?:{'|'.join(rust_syntax.ITEM_KEYWORDS)})[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
     r"^([A-Z][A-Z0-9_]{2,})[ \t]*(?::[^=\n]*)?=[^=]",
 )
 _TYPES = ("--type-add", "cqpython:*.{py,pyi}", "--type-add", "cqrust:*.rs")
