@@ -82,12 +82,14 @@ def output_format(args: argparse.Namespace) -> str:
 def run_search_command(args: argparse.Namespace) -> int:
     from cq.assemble import fit_answer
     from cq.pipeline import run_search
+    from cq.profiles import load_tuning
     from cq.report import render_json, render_markdown
 
     request = request_from_args(args)
     fmt = output_format(args)
     render = render_json if fmt == "json" else render_markdown
-    answer = fit_answer(request, run_search(request), render, is_json=fmt == "json")
+    report = load_tuning(request.profile, request.root).report
+    answer = fit_answer(request, run_search(request), render, is_json=fmt == "json", report=report)
     sys.stdout.write(answer.text)
     sys.stdout.flush()
     return 0 if answer.result.summary.total_findings else 1  # found, even if cut to budget

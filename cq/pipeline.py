@@ -28,8 +28,9 @@ from cq.model import (
     SearchResult,
     SearchStats,
 )
+from cq.model.tuning import Tuning
 from cq.parse import Corpus
-from cq.profiles import load_rank_weights
+from cq.profiles import load_tuning
 from cq.progress import Progress
 from cq.rank import RankContext, final_order, score_findings
 from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
@@ -45,6 +46,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
     timings: dict[str, float] = {}
     check = cancel.check if cancel is not None else never
     progress = Progress(enabled=request.progress, check=check)
+    tuning = load_tuning(request.profile, request.root)
     try:
         mode = request.mode or detect_mode(request.query)
         own = _own_patterns(request.query, mode)
@@ -54,37 +56,39 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         trigger = rewrite_trigger(request)
         if trigger is not None:
             with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, trigger)
+                rewrite = rewrite_query(request, trigger, tuning.rewrite)
         patterns = own + (rewrite.plan.patterns if rewrite else ())
 
         with _timed(timings, "candidates"):
-            candidates = _collect(request, patterns, progress.searching)
+            candidates = _collect(request, patterns, progress.searching, tuning)
         fallback_applied = False
         if mode == "identifier" and not candidates.matches and request.mode is None:
             literal = patterns_for_query(request.query, "literal")
             mode_chain.append("literal")
             with _timed(timings, "candidates_fallback"):
-                retry = collect_candidates(request, literal, progress.searching)
+                retry = collect_candidates(request, literal, progress.searching, tuning.report)
             fallback_applied = True
             if retry.matches:
                 candidates, patterns = retry, literal
         if not candidates.matches and rewrite is None and request.rewrite is None:
             with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, "zero_results")
+                rewrite = rewrite_query(request, "zero_results", tuning.rewrite)
             if rewrite.plan.patterns:
                 patterns = own + rewrite.plan.patterns
                 with _timed(timings, "candidates_rewritten"):
-                    candidates = collect_candidates(request, patterns, progress.searching)
+                    candidates = collect_candidates(
+                        request, patterns, progress.searching, tuning.report
+                    )
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
-        corpus = Corpus(Path(request.root))
+        corpus = Corpus(Path(request.root), tuning.scale.corpus_keep_bytes)
         # Pyrefly starts meanwhile, opening files the corpus reads for it (once, as for all).
         semantic = SemanticRun.begin(request, candidates.matches, corpus)
 
         with _timed(timings, "classify"):
             classified = classify_all(
-                corpus, candidates.matches, use_cache=request.use_cache, check=check
+                corpus, candidates.matches, tuning=tuning, use_cache=request.use_cache, check=check
             )
         progress.update(f"classified {len(classified.classifications)} matches")
 
@@ -92,7 +96,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         ranking = RankContext(
             patterns=patterns,
             focus=focus,
-            weights=load_rank_weights(request.profile, request.root),
+            weights=tuning.rank,
             explain=request.explain,
             path_hints=rewrite.plan.path_hints if rewrite else {},
             use_cache=request.use_cache,
@@ -104,7 +108,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
 
         progress.update("enriching the shown findings")
         with _timed(timings, "enrich"):
-            settings = EnrichSettings.from_env(use_store=request.use_cache)
+            settings = EnrichSettings.from_env(tuning, use_store=request.use_cache)
             enriched = enrich_shown(corpus, ranked.shown, settings, check)
         if semantic.active:
             with _timed(timings, "semantic"):
@@ -145,6 +149,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             .plus(fused.counters),
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
             functions=fused.functions,
+            report=tuning.report,
         )
         result = assemble_result(fused.findings, facts)
         remember_primary(request, result.findings, result.summary.primary)
@@ -153,11 +158,13 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         progress.close()
 
 
-def _collect(request: SearchRequest, patterns: tuple[Pattern, ...], on_file) -> Candidates:  # type: ignore[no-untyped-def]
+def _collect(
+    request: SearchRequest, patterns: tuple[Pattern, ...], on_file, tuning: Tuning
+) -> Candidates:  # type: ignore[no-untyped-def]
     """rg over the patterns; no patterns (a bare multi-line text, not rewritten) finds nothing."""
     if not patterns:
         return Candidates(matches=(), stats=SearchStats(), by_language={})
-    return collect_candidates(request, patterns, on_file)
+    return collect_candidates(request, patterns, on_file, tuning.report)
 
 
 def _own_patterns(query: str, mode: str) -> tuple[Pattern, ...]:

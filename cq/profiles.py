@@ -1,15 +1,22 @@
-"""Search-limit presets: TOML files shipped in the wheel (``cq/_profiles``), or a TOML file
-inside the searched root (``cq.confine.read_profile_file``: a profile path is a path the request
+"""Search presets: TOML files shipped in the wheel (``cq/_profiles``), or a TOML file inside
+the searched root (``cq.confine.read_profile_file``: a profile path is a path the request
 names, so it obeys the same confinement as ``--in``).
 
+A profile's top-level keys are its ``Limits``; its tables (``[rank]``, ``[classify]``,
+``[enrich]``, ``[rewrite]``, ``[parse]``, ``[scale]``, ``[report]``) override single fields of
+``cq.model.tuning.Tuning`` (``[semantic]`` is the semantic stage's). A few environment
+variables override the same fields last (``CQ_POOL_MIN_BYTES``, ``CQ_MAX_WORKERS``,
+``CQ_ENRICH_BUDGET_MS``, ``CQ_ENRICH_LIBCST_HITS``, ``CQ_ENRICH_MAX_BYTES``).
+
 Every value is checked here, not where it is used: a limit of 0 or below, a timeout that is
-not a positive finite number, a negative rank weight or a key cq does not know would
+not a positive finite number, a negative tuned number or a key cq does not know would
 otherwise give a search that silently finds nothing. Errors read ``profile NAME: KEY: ...``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
 import threading
 from pathlib import Path
@@ -18,8 +25,10 @@ from typing import Any, NoReturn, TypeVar, get_args
 import msgspec
 
 from cq.confine import read_profile_file
+from cq.env import env_float, env_int
 from cq.errors import UsageError
 from cq.model import Category, Limits, RankWeights, Role, complete_weights
+from cq.model.tuning import Tuning
 
 _T = TypeVar("_T")
 
@@ -40,8 +49,8 @@ def load_profile(name_or_path: str, root: str) -> Limits:
     """Limits from a named preset or from a TOML file inside ``root`` (a relative path is
     relative to it); a clear error otherwise."""
     table = _profile_table(name_or_path, root)
-    table.pop("rank", None)
-    table.pop("semantic", None)
+    for group in (*Tuning.__struct_fields__, "semantic"):
+        table.pop(group, None)
     limits = _convert(table, Limits, name_or_path, "")
     for field in msgspec.structs.fields(Limits):
         value = getattr(limits, field.name)
@@ -54,21 +63,51 @@ def load_profile(name_or_path: str, root: str) -> Limits:
     return limits
 
 
+_ENV = (  # variable, group, field, reader
+    ("CQ_POOL_MIN_BYTES", "scale", "pool_min_bytes", env_int),
+    ("CQ_MAX_WORKERS", "scale", "max_workers", env_int),
+    ("CQ_ENRICH_BUDGET_MS", "enrich", "budget_ms", env_float),
+    ("CQ_ENRICH_LIBCST_HITS", "enrich", "libcst_hits", env_int),
+    ("CQ_ENRICH_MAX_BYTES", "enrich", "max_payload_bytes", env_int),
+)
+
+
+def load_tuning(name_or_path: str, root: str) -> Tuning:
+    """The tuning table: defaults, the profile's tables on top, then the environment's."""
+    table = _profile_table(name_or_path, root)
+    groups = {name: table.get(name, {}) for name in Tuning.__struct_fields__}
+    for name, value in groups.items():
+        if not isinstance(value, dict):
+            _invalid(name_or_path, name, "must be a table")
+    for variable, group, field, read in _ENV:
+        if os.environ.get(variable):  # checked by cq.env
+            groups[group] = {**groups[group], field: read(variable, 0)}  # type: ignore[operator]
+    tuning = {
+        name: _convert(table_, type(getattr(Tuning(), name)), name_or_path, f"{name}.")
+        for name, table_ in groups.items()
+    }
+    _check_rank(name_or_path, tuning["rank"])  # type: ignore[arg-type]
+    for name, group in tuning.items():
+        for field in msgspec.structs.fields(group):  # type: ignore[arg-type]
+            value = getattr(group, field.name)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                _check_weight(name_or_path, f"{name}.{field.name}", value)
+    result = Tuning(**tuning)  # type: ignore[arg-type]
+    return msgspec.structs.replace(result, rank=complete_weights(result.rank))
+
+
 def load_rank_weights(name_or_path: str, root: str) -> RankWeights:
     """The ranking table: defaults, with the profile's optional ``[rank]`` table on top."""
-    table = _profile_table(name_or_path, root).get("rank", {})
-    weights = _convert(table, RankWeights, name_or_path, "rank.")
+    return load_tuning(name_or_path, root).rank
+
+
+def _check_rank(name_or_path: str, weights: RankWeights) -> None:
     for kind, allowed in (("category", get_args(Category)), ("role", get_args(Role))):
         for key, value in getattr(weights, kind).items():
             if key not in allowed:
                 known = ", ".join(allowed)
                 _invalid(name_or_path, f"rank.{kind}.{key}", f"unknown {kind} (known: {known})")
             _check_weight(name_or_path, f"rank.{kind}.{key}", value)
-    for field in msgspec.structs.fields(RankWeights):
-        value = getattr(weights, field.name)
-        if isinstance(value, int | float):
-            _check_weight(name_or_path, f"rank.{field.name}", value)
-    return complete_weights(weights)
 
 
 def profile_section(name_or_path: str, root: str, section: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cq.enrich import EnrichSettings, enrich_shown
 from cq.model import Enrichment, Finding, Language
+from cq.model.tuning import EnrichTuning
 from cq.parse import Corpus
 
 
@@ -31,9 +32,10 @@ def finding_at(root: Path, rel: str, word: str, line_has: str, nth: int = 0) -> 
     raise AssertionError(f"no line with {line_has!r} in {rel}")
 
 
-def enrich(root: Path, *findings: Finding, **settings: object) -> list[Enrichment]:
-    """Enrich ``findings`` (all shown) without the persistent store."""
-    options = EnrichSettings(use_store=False, **settings)  # type: ignore[arg-type]
+def enrich(root: Path, *findings: Finding, **tuned: object) -> list[Enrichment]:
+    """Enrich ``findings`` (all shown) without the persistent store; ``tuned`` overrides
+    fields of ``EnrichTuning``."""
+    options = EnrichSettings(use_store=False, tuning=EnrichTuning(**tuned))  # type: ignore[arg-type]
     outcome = enrich_shown(Corpus(root), list(findings), options)
     return [f.enrichment for f in outcome.findings if f.enrichment is not None]
 

@@ -92,11 +92,13 @@ def test_every_occurrence_found(findings: dict[tuple[str, int, int], str]) -> No
 
 def test_line_heuristic_defers_to_the_parse_for_fstrings_and_leading_strings() -> None:
     from cq.classify.heuristic import guess
+    from cq.model.tuning import ClassifyTuning
 
-    assert guess("python", "x = 'needle'", 5, 6, True).certain
-    assert not guess("python", "x = f'{needle}'", 7, 6, True).certain
-    assert not guess("python", "    'needle'", 5, 6, True).certain
-    assert not guess("python", "    rb'needle'", 7, 6, True).certain
+    t = ClassifyTuning()
+    assert guess("python", "x = 'needle'", 5, 6, True, t).certain
+    assert not guess("python", "x = f'{needle}'", 7, 6, True, t).certain
+    assert not guess("python", "    'needle'", 5, 6, True, t).certain
+    assert not guess("python", "    rb'needle'", 7, 6, True, t).certain
 
 
 def test_fixture_positions_are_the_word() -> None:

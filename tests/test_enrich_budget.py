@@ -13,7 +13,9 @@ from cq.enrich.budget import enforce_budget, payload_size
 from cq.enrich.nodes import HitSpan, sg_locate, ts_locate
 from cq.enrich.py_structure import structural_facts
 from cq.enrich.shown import EnrichSettings
+from cq.model.tuning import EnrichTuning
 from cq.parse import SourceFile, sg_root, ts_tree
+from cq.profiles import load_tuning
 
 PARAMS = ", ".join(f"parameter_number_{i}: int = {i}" for i in range(60))
 DECORATORS = "".join(f"@decorator_with_a_long_name_{i}(option_{i}=True)\n" for i in range(60))
@@ -23,7 +25,7 @@ BIG = f"{DECORATORS}def huge({PARAMS}) -> None:\n    return None\n"
 def test_oversized_payload_keeps_high_priority_fields(tmp_path: Path) -> None:
     write_tree(tmp_path, {"big.py": BIG})
     hit = finding_at(tmp_path, "big.py", "huge", "def huge")
-    (full,) = enrich(tmp_path, hit, max_bytes=1_000_000)
+    (full,) = enrich(tmp_path, hit, max_payload_bytes=1_000_000)
     assert len(full.decorators) == 60 and payload_size(full) > 4096
 
     (trimmed,) = enrich(tmp_path, hit)  # default budget: 4096 bytes
@@ -75,7 +77,8 @@ def test_agreement_conflict_and_crosscheck() -> None:
     assert differ is not None and differ.status == "conflict"
     assert differ.conflicts == ("ast_grep vs tree_sitter: call_target",)
     assert crosscheck_reason(differ) == "crosscheck: ast_grep vs tree_sitter: call_target"
-    assert adjust_confidence(0.9, differ) < 0.9 < adjust_confidence(0.9, _full())
+    t = EnrichTuning()
+    assert adjust_confidence(0.9, differ, t) < 0.9 < adjust_confidence(0.9, _full(), t)
 
 
 def _full():
@@ -88,7 +91,7 @@ def _full():
 def test_crosscheck_setting_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CQ_PY_ENRICHMENT_CROSSCHECK", "1")
     monkeypatch.setenv("CQ_ENRICH_MAX_BYTES", "2048")
-    settings = EnrichSettings.from_env()
-    assert settings.crosscheck is True and settings.max_bytes == 2048
+    settings = EnrichSettings.from_env(load_tuning("interactive", "."))
+    assert settings.crosscheck is True and settings.tuning.max_payload_bytes == 2048
     monkeypatch.delenv("CQ_PY_ENRICHMENT_CROSSCHECK")
     assert EnrichSettings.from_env().crosscheck is False

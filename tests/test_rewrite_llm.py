@@ -175,6 +175,12 @@ def test_hostile_patterns_never_become_flags_or_regexes(tmp_path: Path, model: F
     rw = result.summary.rewrite
     assert rw is not None and rw.rewriter == "llm:ollama:test-model"
     assert "insert_edge" in rw.identifiers and len(rw.identifiers) <= 24
+    # The schema, the prompt and the validation ask for and keep the same number of names.
+    _, body = model.requests[-1]
+    cap = body["format"]["properties"]["identifiers"]["maxItems"]
+    assert f"up to {cap} function" in body["messages"][0]["content"]
+    model_names = [t for t in rw.identifiers if t == "insert_edge" or t.startswith("name")]
+    assert len(model_names) == cap
     assert not any(t.startswith("-") or "*" in t or "/" in t for t in rw.identifiers)
     assert "foo.*bar" in rw.literals and not any(t.startswith("-") for t in rw.literals)
     assert all(len(t) <= 80 for t in rw.literals)

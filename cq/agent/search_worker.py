@@ -166,6 +166,7 @@ def _answer(job: Job, request: SearchRequest, token: CancelToken) -> Done:
     from cq.assemble import fit_answer
     from cq.parse import cache_stats
     from cq.pipeline import run_search
+    from cq.profiles import load_tuning
     from cq.report import render_json, render_markdown
 
     is_json = job.args.format == "json"
@@ -177,6 +178,7 @@ def _answer(job: Job, request: SearchRequest, token: CancelToken) -> Done:
         note=lambda result: left_out_note(result, request, job.cap),
         is_json=is_json,
         names=("max_tokens", "format md"),
+        report=load_tuning(request.profile, request.root).report,
     )
     return Done(
         id=job.id,

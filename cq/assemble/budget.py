@@ -16,6 +16,7 @@ import msgspec
 from cq.assemble.result import build_sections
 from cq.errors import UsageError
 from cq.model import FunctionList, HotFiles, KindCounts, SearchRequest, SearchResult
+from cq.model.tuning import ReportTuning
 
 CHARS_PER_TOKEN = 4
 
@@ -41,16 +42,18 @@ def fit_answer(
     note: Callable[[SearchResult], str | None] | None = None,
     is_json: bool = False,
     names: tuple[str, str] = ("--max-tokens", "--format md"),
+    report: ReportTuning | None = None,
 ) -> Answer:
     """``result`` cut to ``request.max_tokens`` (0: no budget), rendered; the ``note`` it
     gets (if any) counts against the budget too. ``names`` are the caller's words for the
     budget and for markdown output, used in the error a JSON report over the budget gets."""
     budget = request.max_tokens
-    result = fit_budget(result, request, render)
+    report = report or ReportTuning()
+    result = fit_budget(result, request, render, report)
     said = note(result) if note else None
     if budget > 0 and said and estimate_tokens(render(result) + said) > budget:
         tighter = msgspec.structs.replace(request, max_tokens=budget - estimate_tokens(said) - 4)
-        result = fit_budget(result, tighter, render)
+        result = fit_budget(result, tighter, render, report)
         said = note(result) if note else None
     text = render(result)
     if budget > 0 and estimate_tokens(text + (said or "")) > budget:  # the summary alone is over
@@ -64,17 +67,21 @@ def fit_answer(
 
 
 def fit_budget(
-    result: SearchResult, request: SearchRequest, render: Callable[[SearchResult], str]
+    result: SearchResult,
+    request: SearchRequest,
+    render: Callable[[SearchResult], str],
+    report: ReportTuning | None = None,
 ) -> SearchResult:
     """The largest prefix of the shown findings whose rendering fits ``request.max_tokens``."""
     budget = request.max_tokens
     if budget <= 0 or estimate_tokens(render(result)) <= budget:
         return result
     low, high = 0, len(result.findings) - 1  # ``low`` always fits or is 0; ``high + 1`` does not
-    best = keep_first(result, request, 0)
+    report = report or ReportTuning()
+    best = keep_first(result, request, 0, report)
     while low <= high:
         mid = (low + high) // 2
-        candidate = keep_first(result, request, mid)
+        candidate = keep_first(result, request, mid, report)
         if estimate_tokens(render(candidate)) <= budget:
             best, low = candidate, mid + 1
         else:
@@ -82,7 +89,9 @@ def fit_budget(
     return best
 
 
-def keep_first(result: SearchResult, request: SearchRequest, keep: int) -> SearchResult:
+def keep_first(
+    result: SearchResult, request: SearchRequest, keep: int, report: ReportTuning
+) -> SearchResult:
     """The result with only its ``keep`` best findings, sections rebuilt, the cut recorded."""
     shown = result.findings[:keep]
     summary = result.summary
@@ -99,7 +108,7 @@ def keep_first(result: SearchResult, request: SearchRequest, keep: int) -> Searc
         summary, shown_findings=len(shown), omitted=omitted, primary=primary
     )
     functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
-    sections = build_sections(request, shown, summary, kinds, hot, functions)
+    sections = build_sections(request, shown, summary, kinds, hot, report, functions)
     return msgspec.structs.replace(result, summary=summary, sections=sections, findings=shown)
 
 

@@ -13,7 +13,6 @@ import shlex
 from cq.model import Finding, FollowUp, FollowUps, SearchRequest
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
-MAX_FOLLOW_UPS = 4
 
 
 def follow_ups(
@@ -24,8 +23,9 @@ def follow_ups(
     *,
     rewritten: bool = False,
     tests_exist: bool = False,
+    most: int = 4,
 ) -> FollowUps:
-    """At most four useful next commands, most useful first, no duplicates.
+    """At most ``most`` useful next commands, most useful first, no duplicates.
 
     After a rewrite, the first suggestion is a plain search for the answer's name.
     """
@@ -56,7 +56,7 @@ def follow_ups(
     unique: dict[str, FollowUp] = {}
     for item in found:
         unique.setdefault(item.command, item)
-    return FollowUps(follow_ups=tuple(unique.values())[:MAX_FOLLOW_UPS])
+    return FollowUps(follow_ups=tuple(unique.values())[:most])
 
 
 def _outer_name(scope: str | None) -> str | None:

@@ -33,6 +33,7 @@ from cq.model import (
     Section,
     Summary,
 )
+from cq.model.tuning import ReportTuning
 from cq.rank import is_exact_definition, queried_names
 
 
@@ -54,6 +55,7 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     counters: RunCounters = msgspec.field(default_factory=RunCounters)
     elapsed_ms: float = 0.0
     functions: tuple[RelevantFunction, ...] = ()  # rewritten queries with the index (cq/index)
+    report: ReportTuning = msgspec.field(default_factory=ReportTuning)
 
 
 def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
@@ -89,9 +91,11 @@ def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
     )
     counts = Counter(f.category for f in ranked)
     rewritten = facts.rewrite is not None and facts.rewrite.applied
-    hot = hot_files(ranked, by_rank=rewritten)
+    hot = hot_files(ranked, facts.report, by_rank=rewritten)
     functions = FunctionList(functions=facts.functions) if facts.functions else None
-    sections = build_sections(request, shown, summary, kind_counts(counts), hot, functions)
+    sections = build_sections(
+        request, shown, summary, kind_counts(counts), hot, facts.report, functions
+    )
     run = RunInfo(elapsed_ms=facts.elapsed_ms, timings_ms=facts.timings_ms, counters=facts.counters)
     return SearchResult(summary=summary, sections=sections, findings=shown, run=run)
 
@@ -102,13 +106,14 @@ def build_sections(
     summary: Summary,
     kinds: KindCounts,
     hot: HotFiles,
+    report: ReportTuning,
     functions: FunctionList | None = None,
 ) -> tuple[Section, ...]:
     """The report's sections in reading order (``summary`` says what was left out and why)."""
     counts = Counter(kinds.counts)
     omitted = summary.omitted
     return (
-        top_contexts(shown),
+        top_contexts(shown, report),
         *((functions,) if functions is not None else ()),
         finding_list("Definitions", ("definition",), shown, counts),
         finding_list("Imports", IMPORT_KINDS, shown, counts),
@@ -123,6 +128,7 @@ def build_sections(
             omitted.by_limit + omitted.by_budget,
             rewritten=bool(summary.rewrite and summary.rewrite.applied),
             tests_exist=summary.roles.get("test", 0) > 0,
+            most=report.max_follow_ups,
         ),
     )
 

@@ -16,6 +16,7 @@ from cq.model import (
     ScopeGroup,
     TopContexts,
 )
+from cq.model.tuning import ReportTuning
 
 CATEGORY_ORDER = (
     "definition",
@@ -32,13 +33,9 @@ CATEGORY_ORDER = (
 )
 IMPORT_KINDS = ("import", "from_import")
 NON_CODE_KINDS = ("docstring_match", "comment_match", "string_match")
-TOP_GROUPS = 5
-GROUP_MEMBERS = 4
-HOT_FILES = 5
-RELEVANT_FILES = 10  # a question or issue is answered by files; the first ten, in rank order
 
 
-def top_contexts(shown: tuple[Finding, ...]) -> TopContexts:
+def top_contexts(shown: tuple[Finding, ...], t: ReportTuning) -> TopContexts:
     """Shown findings grouped by ``(containing scope, file)``, callsites that Pyrefly resolved
     to a definition in the root by that definition; a group ranks by its best hit."""
     order: list[tuple[str | None, str, str | None]] = []
@@ -54,11 +51,11 @@ def top_contexts(shown: tuple[Finding, ...]) -> TopContexts:
         ScopeGroup(
             scope=key[0],
             file=key[1],
-            finding_indexes=tuple(members[key][:GROUP_MEMBERS]),
+            finding_indexes=tuple(members[key][: t.group_members]),
             total=len(members[key]),
             resolves_to=key[2],
         )
-        for key in order[:TOP_GROUPS]
+        for key in order[: t.top_groups]
     )
     return TopContexts(groups=groups, total_groups=len(order))
 
@@ -97,19 +94,19 @@ def kind_counts(counts: Counter[str]) -> KindCounts:
     return KindCounts(counts={c: counts[c] for c in known + extra})
 
 
-def hot_files(ranked: list[Finding], *, by_rank: bool) -> HotFiles:
+def hot_files(ranked: list[Finding], t: ReportTuning, *, by_rank: bool) -> HotFiles:
     """Files with the most findings, ties by path; or (``by_rank``) in the order of their
     best-ranked finding, which is what a rewritten question or issue asks: where to look."""
     by_file = Counter(f.file for f in ranked)
     if by_rank:
-        order = list(dict.fromkeys(f.file for f in ranked))[:RELEVANT_FILES]
+        order = list(dict.fromkeys(f.file for f in ranked))[: t.relevant_files]
         return HotFiles(
             title="Relevant Files",
             order="rank",
             files=tuple(FileCount(file=path, count=by_file[path]) for path in order),
             total_files=len(by_file),
         )
-    best = sorted(by_file.items(), key=lambda item: (-item[1], item[0]))[:HOT_FILES]
+    best = sorted(by_file.items(), key=lambda item: (-item[1], item[0]))[: t.hot_files]
     return HotFiles(
         files=tuple(FileCount(file=path, count=n) for path, n in best), total_files=len(by_file)
     )

@@ -43,9 +43,20 @@ class PayloadCache(Generic[T]):
     """One kind of payload: ``T`` values by string key (usually a content hash)."""
 
     def __init__(
-        self, name: str, payload: type[T], builders: tuple[str, ...], *, enabled: bool = True
+        self,
+        name: str,
+        payload: type[T],
+        builders: tuple[str, ...],
+        *,
+        enabled: bool = True,
+        settings: object = None,
     ) -> None:
+        """``settings`` (any msgspec-encodable value: the tuned caps that shape the payload)
+        joins the code in the namespace."""
         self.namespace = namespace(name, builders)
+        if settings is not None:
+            tuned = hashlib.blake2b(msgspec.msgpack.encode(settings), digest_size=4).hexdigest()
+            self.namespace += f"-{tuned}"
         self.store = open_store() if enabled else None
         self.decoder = msgspec.msgpack.Decoder(payload)
         self.encoder = msgspec.msgpack.Encoder()

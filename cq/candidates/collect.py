@@ -19,6 +19,7 @@ from cq.candidates.rg_events import Begin, Match, Summary, decode_event, strip_t
 from cq.candidates.scope import language_of, languages_for
 from cq.errors import PatternError, SearchFailedError, UsageError
 from cq.model import Language, Pattern, RawMatch, SearchRequest, SearchStats
+from cq.model.tuning import ReportTuning
 from cq.terminal import visible, warn
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -37,6 +38,7 @@ def collect_candidates(
     request: SearchRequest,
     patterns: tuple[Pattern, ...],
     on_file: Callable[[int, int], None] | None = None,
+    report: ReportTuning | None = None,
 ) -> Candidates:
     """Search ``patterns`` under the request's root, streaming and capping as rg runs.
 
@@ -45,10 +47,11 @@ def collect_candidates(
     ``on_file(matched_files, matches)`` is called as each new matching file arrives.
     """
     root = Path(request.root)  # checked with in_dir and the globs by ``cq.confine``
-    run = _RgRun(request, patterns, root, sort=False, on_file=on_file)
+    report = report or ReportTuning()
+    run = _RgRun(request, patterns, root, sort=False, on_file=on_file, report=report)
     run.execute()
     if run.tracker.caps_hit in ("files", "total_matches"):
-        run = _RgRun(request, patterns, root, sort=True, on_file=on_file)
+        run = _RgRun(request, patterns, root, sort=True, on_file=on_file, report=report)
         run.execute()
     return run.result()
 
@@ -96,8 +99,9 @@ class _RgRun:
         *,
         sort: bool,
         on_file: Callable[[int, int], None] | None,
+        report: ReportTuning,
     ) -> None:
-        self.request = request
+        self.request, self.report = request, report
         self.patterns = patterns
         self.root = root
         self.sort = sort
@@ -194,7 +198,7 @@ class _RgRun:
         if self.on_file is not None and self.tracker.matched_files != known:
             self.on_file(self.tracker.matched_files, len(self.matches))
         raw_line = strip_terminator(data.lines.raw())
-        placed = place(raw_line, [(sub.start, sub.end) for sub in data.submatches])
+        placed = place(raw_line, [(sub.start, sub.end) for sub in data.submatches], self.report)
         line = data.line_number or 0
         if b"\r" in raw_line:
             self._cr_lines.learn(path, self.matches)

@@ -18,11 +18,9 @@ from pathlib import Path
 import msgspec
 
 from cq.model import LineWindow, RawMatch
+from cq.model.tuning import ReportTuning
 from cq.parse.source import searched_bytes
 
-# Generated and minified lines run to megabytes; a report shows this much of them.
-LONG_LINE = 1000  # characters
-WINDOW = 160  # characters kept on each side of the match
 _LF = re.compile(rb"\n")
 _CR = re.compile(rb"\r")
 
@@ -40,17 +38,17 @@ class Placed(msgspec.Struct, frozen=True):
     window: LineWindow | msgspec.UnsetType = msgspec.UNSET
 
 
-def place(raw_line: bytes, spans: list[tuple[int, int]]) -> list[Placed]:
+def place(raw_line: bytes, spans: list[tuple[int, int]], t: ReportTuning) -> list[Placed]:
     """Each ``(start, end)`` byte span of ``raw_line`` (no terminator), placed, in order; a
     span that runs into the terminator (``\\s`` matches the CR of a CRLF) ends at the line."""
     size = len(raw_line)
     if spans and spans[-1][1] > size:  # rg gives them in order: only the last can run over
         spans = [(min(start, size), min(end, size)) for start, end in spans]
-    if size <= LONG_LINE and raw_line.isascii() and b"\r" not in raw_line:
+    if size <= t.long_line and raw_line.isascii() and b"\r" not in raw_line:
         text = raw_line.decode("ascii")  # most lines: bytes are columns
         return [Placed(0, start, end, start, end, text[start:end], text) for start, end in spans]
     if b"\r" not in raw_line:
-        return _in_line(raw_line, 0, 0, spans)
+        return _in_line(raw_line, 0, 0, spans, t)
     cuts = [m.start() for m in _CR.finditer(raw_line)]  # lone CRs end lines
     by_row: dict[int, list[tuple[int, int]]] = {}
     order: list[tuple[int, int]] = []  # (row, index within the row) of each span
@@ -66,16 +64,18 @@ def place(raw_line: bytes, spans: list[tuple[int, int]]) -> list[Placed]:
         base = cuts[row - 1] + 1 if row else 0
         line_end = cuts[row] if row < len(cuts) else len(raw_line)
         local = [(start - base, end - base) for start, end in row_spans]
-        placed[row] = _in_line(raw_line[base:line_end], row, base, local)
+        placed[row] = _in_line(raw_line[base:line_end], row, base, local, t)
     return [placed[row][i] for row, i in order]
 
 
-def _in_line(line: bytes, row: int, base: int, spans: list[tuple[int, int]]) -> list[Placed]:
+def _in_line(
+    line: bytes, row: int, base: int, spans: list[tuple[int, int]], t: ReportTuning
+) -> list[Placed]:
     text, cols = _decode(line, sorted({offset for span in spans for offset in span}))
     out = []
     for start, end in spans:
         col, end_col = cols[start], cols[end]
-        shown, window = _shown(text, col, end_col)
+        shown, window = _shown(text, col, end_col, t)
         out.append(
             Placed(row, col, end_col, base + start, base + end, text[col:end_col], shown, window)
         )
@@ -105,11 +105,15 @@ def _decode(line: bytes, cuts: list[int]) -> tuple[str, dict[int, int]]:
     return "".join(parts), cols
 
 
-def _shown(text: str, col: int, end_col: int) -> tuple[str, LineWindow | msgspec.UnsetType]:
-    if len(text) <= LONG_LINE:
+def _shown(
+    text: str, col: int, end_col: int, t: ReportTuning
+) -> tuple[str, LineWindow | msgspec.UnsetType]:
+    """Generated and minified lines run to megabytes: over ``t.long_line`` characters a
+    report shows ``t.window`` of them on each side of the match."""
+    if len(text) <= t.long_line:
         return text, msgspec.UNSET
-    start = max(0, col - WINDOW)
-    end = min(len(text), end_col + WINDOW)
+    start = max(0, col - t.window)
+    end = min(len(text), end_col + t.window)
     return text[start:end], LineWindow(start=start, end=end, length=len(text))
 
 

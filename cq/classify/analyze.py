@@ -14,20 +14,19 @@ from cq.classify.node_tier import classify_from_node
 from cq.classify.records import FileRecords, StoredRecords, unparsed
 from cq.classify.slices import Slice
 from cq.model import Classification
+from cq.model.tuning import ClassifyTuning, ParseTuning
 
-MAX_PARSE_BYTES = 4 * 1024 * 1024
 SLICE_FAILED = "slice does not parse"  # then the file is parsed whole
 
 
 class FileTask(msgspec.Struct, frozen=True, array_like=True):
     """One file to analyze. ``hits`` (byte spans, in the order of the file's matches) let a
-    Python file be parsed as slices; ``open_hits`` are spans that need the node tier."""
+    Python file be parsed as slices."""
 
     rel: str
     language: str
     data: bytes
     hits: list[tuple[int, int]] = []
-    open_hits: list[tuple[int, int]] = []
 
 
 class SlicedRecords(msgspec.Struct, frozen=True, array_like=True):
@@ -42,53 +41,63 @@ class FileAnalysis(msgspec.Struct, frozen=True, array_like=True):
 
     records: StoredRecords | None
     sliced: SlicedRecords | None = None
-    node_verdicts: list[Classification] = []
     slices_parsed: int = 0
     slices_failed: bool = False
 
 
-def analyze_file(task: FileTask) -> FileAnalysis:
-    """Records of one file (sliced when its hits allow) plus node-tier verdicts."""
+def analyze_file(task: FileTask, caps: ParseTuning) -> FileAnalysis:
+    """Records of one file, sliced when its hits allow (``caps`` bound both)."""
     if task.hits and task.language == "python":
         from cq.classify.slices import python_slices
 
-        plan = python_slices(task.data, task.hits)
+        plan = python_slices(task.data, task.hits, caps)
         if plan is not None:
-            pieces = [slice_records(task.language, task.data, piece) for piece in plan.slices]
+            pieces = [slice_records(task.language, task.data, p, caps) for p in plan.slices]
             if all(p.reason != SLICE_FAILED for p in pieces):
                 sliced = SlicedRecords(plan.owners, pieces)
                 return FileAnalysis(None, sliced, slices_parsed=len(pieces))
-            whole = _whole(task)
+            whole = _whole(task, caps)
             return msgspec.structs.replace(whole, slices_parsed=len(pieces), slices_failed=True)
-    return _whole(task)
+    return _whole(task, caps)
 
 
-def _whole(task: FileTask) -> FileAnalysis:
-    if len(task.data) > MAX_PARSE_BYTES:
+def node_verdicts(
+    task: FileTask, spans: list[tuple[int, int]], caps: ParseTuning, t: ClassifyTuning
+) -> list[Classification]:
+    """The node tier for ``spans`` of a file (the whole file is parsed: its records give
+    each verdict's scope); unparsed files give none."""
+    if len(task.data) > caps.max_parse_bytes:
+        return []
+    try:
+        tree = _parse(task.language, task.data)
+        records = _build(task.language, tree, caps)
+    except RecursionError:
+        return []
+    return [classify_from_node(tree, a, b, records.scope_at(a), t) for a, b in spans]
+
+
+def _whole(task: FileTask, caps: ParseTuning) -> FileAnalysis:
+    if len(task.data) > caps.max_parse_bytes:
         return FileAnalysis(unparsed(task.language, "file too large to parse").stored())
     try:
         tree = _parse(task.language, task.data)
-        records = _build(task.language, tree)
+        records = _build(task.language, tree, caps)
     except RecursionError:
         return FileAnalysis(unparsed(task.language, "nesting too deep to parse").stored())
-    verdicts = [
-        classify_from_node(tree, start, end, records.scope_at(start))
-        for start, end in task.open_hits
-    ]
-    return FileAnalysis(records.stored(), node_verdicts=verdicts)
+    return FileAnalysis(records.stored())
 
 
-def slice_records(language: str, data: bytes, piece: Slice) -> StoredRecords:
+def slice_records(language: str, data: bytes, piece: Slice, caps: ParseTuning) -> StoredRecords:
     """A slice of ``data`` parsed on its own, its records shifted to the file's offsets (a
     small slice of a huge file is parsed all the same)."""
     source = piece.source(data)
-    if len(source) > MAX_PARSE_BYTES:
+    if len(source) > caps.max_parse_bytes:
         return unparsed(language, "file too large to parse").stored()
     try:
         tree = _parse(language, source)
         if tree.root_node.has_error:
             return unparsed(language, SLICE_FAILED).stored()
-        return _build(language, tree).shifted(piece.shift).stored()
+        return _build(language, tree, caps).shifted(piece.shift).stored()
     except RecursionError:
         return unparsed(language, "nesting too deep to parse").stored()
 
@@ -99,17 +108,17 @@ def _parse(language: str, data: bytes):
     return ts_parser(language).parse(data)
 
 
-def _build(language: str, tree) -> FileRecords:
+def _build(language: str, tree, caps: ParseTuning) -> FileRecords:
     if language == "python":
         from cq.classify.python_records import build_python_records
 
         return build_python_records(tree)
     from cq.classify.rust_records import build_rust_records
 
-    return build_rust_records(tree)
+    return build_rust_records(tree, caps.macro_depth)
 
 
-def analyze_batch(tasks: list[FileTask]) -> list[bytes]:
+def analyze_batch(tasks: list[FileTask], caps: ParseTuning) -> list[bytes]:
     """Pool entry point: analyses encoded as msgpack (cheap to send back)."""
     encoder = msgspec.msgpack.Encoder()
-    return [encoder.encode(analyze_file(task)) for task in tasks]
+    return [encoder.encode(analyze_file(task, caps)) for task in tasks]

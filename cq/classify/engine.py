@@ -17,7 +17,7 @@ import msgspec
 
 from cq.cache.payloads import PayloadCache
 from cq.cancel import Check, never
-from cq.classify.analyze import FileAnalysis, FileTask, SlicedRecords, analyze_file
+from cq.classify.analyze import FileAnalysis, FileTask, SlicedRecords, node_verdicts
 from cq.classify.heuristic import guess, python_lexer_is_exact
 from cq.classify.lookup import classify_from_records
 from cq.classify.pool import Analyzer, kill_workers
@@ -25,12 +25,10 @@ from cq.classify.records import FileRecords, StoredRecords
 from cq.classify.sliced import Pieces, hits_key
 from cq.errors import SearchCancelledError
 from cq.model import Classification, RawMatch, RunCounters
+from cq.model.tuning import ClassifyTuning, ParseTuning, ScaleTuning, Tuning
 from cq.parse import Corpus, SourceFile
 
-# Source bytes read and looked up together: one cache query per chunk, and what the
-# engine holds besides the pool's work in flight (bench/audit_scale.py).
-CHUNK_BYTES = 4 * 1024 * 1024
-_FLUSH_BYTES = 8 * 1024 * 1024  # fresh cache entries written in one transaction
+_FLUSH_BYTES = 8 * 1024 * 1024  # fresh cache entries written in one transaction (not tuned)
 # What shapes records: the worker's code and everything it imports (``cq.cache.payloads``).
 _BUILDERS = ("cq.classify.analyze",)
 
@@ -45,6 +43,7 @@ def classify_all(
     corpus: Corpus,
     matches: tuple[RawMatch, ...],
     *,
+    tuning: Tuning | None = None,
     use_cache: bool = True,
     check: Check = never,
 ) -> ClassifyOutcome:
@@ -54,7 +53,8 @@ def classify_all(
     whose hits sit in a small part of it is parsed as slices (``slices.py``, cached per file
     and hit spans); the rest are parsed whole.
     """
-    run = _Run(corpus, matches, use_cache, check)
+    tuning = tuning or Tuning()
+    run = _Run(corpus, matches, tuning.classify, tuning.parse, tuning.scale, use_cache, check)
     try:
         run.classify()
     except SearchCancelledError:
@@ -80,21 +80,33 @@ class _Run:
     """One search's classification: the matches by file, the verdicts so far, the work."""
 
     def __init__(
-        self, corpus: Corpus, matches: tuple[RawMatch, ...], use_cache: bool, check: Check
+        self,
+        corpus: Corpus,
+        matches: tuple[RawMatch, ...],
+        confidences: ClassifyTuning,
+        caps: ParseTuning,
+        scale: ScaleTuning,
+        use_cache: bool,
+        check: Check,
     ) -> None:
         self.corpus, self.matches, self.check = corpus, matches, check
+        self.t, self.caps, self.scale = confidences, caps, scale
         self.by_file: dict[str, list[int]] = defaultdict(list)
         for i, match in enumerate(matches):
             self.by_file[match.file].append(i)
         self.out: list[Classification | None] = [None] * len(matches)
         self.counters: Counter[str] = Counter()
         self.reasons: Counter[str] = Counter()
-        self.analyzer = Analyzer(check)
+        self.analyzer = Analyzer(caps, scale, check)
         self.records = {
-            lang: PayloadCache(f"records-{lang}", StoredRecords, _BUILDERS, enabled=use_cache)
+            lang: PayloadCache(
+                f"records-{lang}", StoredRecords, _BUILDERS, enabled=use_cache, settings=caps
+            )
             for lang in ("python", "rust")
         }
-        self.sliced = PayloadCache("records-sliced", SlicedRecords, _BUILDERS, enabled=use_cache)
+        self.sliced = PayloadCache(
+            "records-sliced", SlicedRecords, _BUILDERS, enabled=use_cache, settings=caps
+        )
         self.waiting: dict[str, list[str]] = {}  # task key -> files waiting for its analysis
         self.task_keys: dict[str, str] = {}  # the file a task was made from -> its key
 
@@ -109,12 +121,12 @@ class _Run:
             if source is None:
                 self.reasons["unreadable file"] += len(ids)
                 for i in ids:
-                    self.out[i] = _heuristic(self.matches[i], exact=False, reason="unreadable file")
+                    self.out[i] = self._heuristic(i, exact=False, reason="unreadable file")
                 continue
             chunk.append((rel, source))
             size += len(source.data)
             read += len(source.data)
-            if size >= CHUNK_BYTES:
+            if size >= self.scale.chunk_bytes:
                 expected = read // count * (len(files) - count)
                 self._done(self.analyzer.feed(self._chunk(chunk), expected))
                 chunk, size = [], 0
@@ -146,7 +158,7 @@ class _Run:
             elif self._all_certain(source, self.by_file[rel]):
                 self.counters["files_skipped_by_heuristic"] += 1
                 for i in self.by_file[rel]:
-                    self.out[i] = _heuristic(self.matches[i], exact=True, reason=None)
+                    self.out[i] = self._heuristic(i, exact=True, reason=None)
                 self.corpus.release(rel)
             else:
                 key = keys.get(rel, source.digest)
@@ -194,15 +206,15 @@ class _Run:
         then the file's bytes go back to the corpus."""
         ids = self.by_file[rel]
         for i, rec in zip(ids, records, strict=True):
-            self.out[i] = _classify(self.matches[i], rec, self.reasons)
+            self.out[i] = self._classify(i, rec)
         open_ids = [i for i in ids if self.out[i] is None]
         if open_ids:
             spans = [(self.matches[i].byte_start, self.matches[i].byte_end) for i in open_ids]
-            task = FileTask(rel, source.language, source.data, open_hits=spans)
+            task = FileTask(rel, source.language, source.data)
             self.counters["node_tier_files"] += 1
-            verdicts = analyze_file(task).node_verdicts
-            for i, verdict in zip(open_ids, verdicts, strict=True):
-                self.out[i] = verdict
+            verdicts = node_verdicts(task, spans, self.caps, self.t)
+            for n, i in enumerate(open_ids):  # none when the whole file does not parse
+                self.out[i] = verdicts[n] if verdicts else self._heuristic(i, False, None)
         self.corpus.release(rel)
 
     def _cached_records(self, chunk: list[tuple[str, SourceFile]]) -> dict[str, FileRecords]:
@@ -243,34 +255,40 @@ class _Run:
     def _caches(self) -> list[PayloadCache]:
         return [*self.records.values(), self.sliced]
 
+    def _classify(self, i: int, rec: FileRecords) -> Classification | None:
+        match = self.matches[i]
+        if not match.text:  # an empty regex match (``^``, ``x*``) is a position, not a construct
+            return Classification(
+                category="text_match", confidence=self.t.empty_match, tier="fallback"
+            )
+        if rec.reason is not None:
+            self.reasons[rec.reason] += 1
+            return self._heuristic(i, exact=False, reason=rec.reason)
+        return classify_from_records(rec, match.byte_start, match.byte_end, match.text, self.t)
+
+    def _heuristic(self, i: int, exact: bool, reason: str | None) -> Classification:
+        match = self.matches[i]
+        if _shortened(match):  # a window of a long line: the lexer cannot see its start
+            return Classification(
+                category="text_match",
+                confidence=self.t.clipped_line,
+                tier="heuristic",
+                reason=reason,
+            )
+        g = guess(match.language, match.line_text, match.col, len(match.text), exact, self.t)
+        return Classification(
+            category=g.category, confidence=g.confidence, tier="heuristic", reason=reason
+        )
+
     def _all_certain(self, source: SourceFile, ids: list[int]) -> bool:
         """Tier 1 decides every hit of this file: no parse needed."""
         if source.language != "python" or not python_lexer_is_exact(source.data):
             return False
         return all(
-            not _shortened(h) and guess("python", h.line_text, h.col, len(h.text), True).certain
+            not _shortened(h)
+            and guess("python", h.line_text, h.col, len(h.text), True, self.t).certain
             for h in (self.matches[i] for i in ids)
         )
-
-
-def _classify(match: RawMatch, rec: FileRecords, reasons: Counter[str]) -> Classification | None:
-    if not match.text:  # an empty regex match (``^``, ``x*``) is a position, not a construct
-        return Classification(category="text_match", confidence=0.5, tier="fallback")
-    if rec.reason is not None:
-        reasons[rec.reason] += 1
-        return _heuristic(match, exact=False, reason=rec.reason)
-    return classify_from_records(rec, match.byte_start, match.byte_end, match.text)
-
-
-def _heuristic(match: RawMatch, *, exact: bool, reason: str | None) -> Classification:
-    if _shortened(match):  # a window of a long line: the lexer cannot see its start
-        return Classification(
-            category="text_match", confidence=0.3, tier="heuristic", reason=reason
-        )
-    g = guess(match.language, match.line_text, match.col, len(match.text), exact)
-    return Classification(
-        category=g.category, confidence=g.confidence, tier="heuristic", reason=reason
-    )
 
 
 def _shortened(match: RawMatch) -> bool:

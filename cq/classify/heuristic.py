@@ -12,6 +12,7 @@ import re
 import msgspec
 
 from cq.model import Category
+from cq.model.tuning import ClassifyTuning
 from cq.parse import python_syntax, rust_syntax
 
 _PY_DEF = re.compile(rf"\s*(?:async\s+)?(?:{'|'.join(python_syntax.DEFINITION_KEYWORDS)})\s+$")
@@ -35,30 +36,35 @@ def python_lexer_is_exact(data: bytes) -> bool:
     return b'"""' not in data and b"'''" not in data and b"\\\n" not in data
 
 
-def guess(language: str, line: str, col: int, length: int, exact_lexer: bool) -> Guess:
-    """Best line-level guess for a hit at ``col`` of ``line``."""
+def guess(
+    language: str, line: str, col: int, length: int, exact_lexer: bool, t: ClassifyTuning
+) -> Guess:
+    """Best line-level guess for a hit at ``col`` of ``line`` (``t``: the confidences)."""
     col = min(col, len(line))
     context = _python_context(line, col) if language == "python" else _rust_context(line, col)
     if context == "comment":
-        return Guess("comment_match", 0.95 if exact_lexer else 0.6, certain=exact_lexer)
+        confidence = t.heuristic_certain if exact_lexer else t.heuristic_comment
+        return Guess("comment_match", confidence, certain=exact_lexer)
     if context == "string":
-        return Guess("string_match", 0.95 if exact_lexer else 0.55, certain=exact_lexer)
+        confidence = t.heuristic_certain if exact_lexer else t.heuristic_string
+        return Guess("string_match", confidence, certain=exact_lexer)
     if context == "string?":  # f-string hole or a possible one-line docstring: parse decides
-        return Guess("string_match", 0.55)
+        return Guess("string_match", t.heuristic_unsure_string)
     before, after = line[:col], line[col + length :].lstrip()
     def_re = _PY_DEF if language == "python" else _RS_DEF
     if def_re.fullmatch(before):
-        return Guess("definition", 0.7)
+        return Guess("definition", t.heuristic_definition)
     stripped = before.lstrip()
     if language == "python" and stripped.startswith(("import ", "from ")):
-        return Guess("from_import" if stripped.startswith("from ") else "import", 0.7)
+        kind = "from_import" if stripped.startswith("from ") else "import"
+        return Guess(kind, t.heuristic_import)
     if language == "rust" and stripped.startswith(("use ", "pub use ")):
-        return Guess("import", 0.7)
+        return Guess("import", t.heuristic_import)
     if after.startswith("(") or (language == "rust" and after.startswith("!")):
-        return Guess("callsite", 0.6)
+        return Guess("callsite", t.heuristic_call)
     if after.startswith("=") and not after.startswith("=="):
-        return Guess("assignment", 0.55)
-    return Guess("reference", 0.4)
+        return Guess("assignment", t.heuristic_assignment)
+    return Guess("reference", t.heuristic_reference)
 
 
 def _python_context(line: str, col: int) -> str:

@@ -10,25 +10,27 @@ from __future__ import annotations
 from typing import Any
 
 from cq.model import Category, Classification
+from cq.model.tuning import ClassifyTuning
 from cq.parse import python_syntax, rust_syntax
 
 _PARENT_CATEGORY: dict[str, Category] = {
     **python_syntax.NODE_CATEGORIES,
     **rust_syntax.NODE_CATEGORIES,
 }
-_MAX_HOPS = 6
 
 
-def classify_from_node(tree: Any, start: int, end: int, scope: str | None) -> Classification:
+def classify_from_node(
+    tree: Any, start: int, end: int, scope: str | None, t: ClassifyTuning
+) -> Classification:
     """Category of the construct around [start, end); text_match when nothing fits."""
     node = tree.root_node.descendant_for_byte_range(start, max(start, end - 1))
     hops = 0
-    while node is not None and hops < _MAX_HOPS:
+    while node is not None and hops < t.node_max_hops:
         category = _PARENT_CATEGORY.get(node.type)
         if category is not None:
             return Classification(
                 category=category,
-                confidence=round(0.8 * 0.95**hops, 3),
+                confidence=round(t.node_base * t.node_decay**hops, 3),
                 tier="node",
                 node_kind=node.type,
                 containing_scope=scope,
@@ -36,5 +38,9 @@ def classify_from_node(tree: Any, start: int, end: int, scope: str | None) -> Cl
         node = node.parent
         hops += 1
     return Classification(
-        category="text_match", confidence=0.5, tier="node", node_kind=None, containing_scope=scope
+        category="text_match",
+        confidence=t.node_none,
+        tier="node",
+        node_kind=None,
+        containing_scope=scope,
     )

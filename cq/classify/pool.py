@@ -11,7 +11,7 @@ own when cq is killed outright, never holding its stdout or stderr.
 Work streams: ``Analyzer.feed`` takes the tasks of one chunk of files and yields the analyses
 finished so far, in submission order, so the engine classifies and drops each file's records
 while later files are still being read; at most ``MAX_IN_FLIGHT_BYTES`` of source wait in
-the pool at once.
+the pool at once. The sizes are ``cq.model.tuning.ScaleTuning``.
 """
 
 from __future__ import annotations
@@ -27,31 +27,21 @@ import msgspec
 from cq.cancel import Check, never
 from cq.classify.analyze import FileAnalysis, FileTask, analyze_batch, analyze_file
 from cq.classify.workers import kill_on_sigterm, signals_held, worker_init, worker_init_args
-from cq.env import env_int
 from cq.errors import SearchCancelledError
+from cq.model.tuning import ParseTuning, ScaleTuning
 
 _decoder = msgspec.msgpack.Decoder(FileAnalysis)
 _pool: ProcessPoolExecutor | None = None
 _pool_size = 0
 
-# Parsing ~2 MB of source takes about a second on one core here; below that, a spawn costs
-# more than it saves (bench/pool_breakeven.py measures it).
-MIN_POOL_BYTES = env_int("CQ_POOL_MIN_BYTES", 3 * 1024 * 1024)
-MAX_WORKERS = env_int("CQ_MAX_WORKERS", 4)
-# A batch of ~1 MiB is ~0.3 s of parsing: large enough that sending it costs little, small
-# enough that the engine gets results back while it reads on (bench/audit_scale.py).
-BATCH_BYTES = 1024 * 1024
-# Source bytes sent to the pool and not yet analysed: bounds what the main process holds
-# (bench/audit_scale.py: 175 MB of matched files stay under the 200 MB peak RSS).
-MAX_IN_FLIGHT_BYTES = 24 * 1024 * 1024
 
-
-def worker_count(total_bytes: int) -> int:
+def worker_count(total_bytes: int, scale: ScaleTuning) -> int:
     """Workers worth spawning for ``total_bytes`` of unparsed source (0 = stay in-process)."""
-    if total_bytes < MIN_POOL_BYTES:
+    if total_bytes < scale.pool_min_bytes:
         return 0
     cpus = os.cpu_count() or 1
-    return max(0, min(cpus, MAX_WORKERS, total_bytes // max(1, MIN_POOL_BYTES // 2)))
+    workers = total_bytes // max(1, scale.pool_min_bytes // 2)
+    return max(0, min(cpus, scale.max_workers, workers))
 
 
 Done = tuple[FileTask, FileAnalysis]
@@ -64,8 +54,8 @@ class Analyzer:
     batches not yet started are then dropped from the pool's queue.
     """
 
-    def __init__(self, check: Check = never) -> None:
-        self.check = check
+    def __init__(self, caps: ParseTuning, scale: ScaleTuning, check: Check = never) -> None:
+        self.caps, self.scale, self.check = caps, scale, check
         self.pending: list[FileTask] = []  # not yet placed: in-process or pool is undecided
         self.pending_bytes = 0
         self.flight: deque[tuple[list[FileTask], int, Future[list[bytes]]]] = deque()
@@ -80,8 +70,8 @@ class Analyzer:
         self.pending += tasks
         self.pending_bytes += sum(len(t.data) for t in tasks)
         if self.pool is None and self.failures == 0:
-            workers = worker_count(self.pending_bytes + expected_bytes)
-            if self.pending_bytes >= MIN_POOL_BYTES and workers >= 2:
+            workers = worker_count(self.pending_bytes + expected_bytes, self.scale)
+            if self.pending_bytes >= self.scale.pool_min_bytes and workers >= 2:
                 self._start(workers)
         if self.pool is not None:
             yield from self._submit_pending()
@@ -100,7 +90,7 @@ class Analyzer:
         tasks, self.pending, self.pending_bytes = self.pending, [], 0
         for task in tasks:
             self.check()
-            yield task, analyze_file(task)
+            yield task, analyze_file(task, self.caps)
 
     def _start(self, workers: int) -> None:
         try:
@@ -118,21 +108,21 @@ class Analyzer:
         for task in tasks:
             batch.append(task)
             size += len(task.data)
-            if size >= BATCH_BYTES:
+            if size >= self.scale.batch_bytes:
                 yield from self._send(batch, size)
                 batch, size = [], 0
         if batch:
             yield from self._send(batch, size)
 
     def _send(self, batch: list[FileTask], size: int) -> Iterator[Done]:
-        while self.flight and self.flight_bytes + size > MAX_IN_FLIGHT_BYTES:
+        while self.flight and self.flight_bytes + size > self.scale.max_in_flight_bytes:
             yield from self._take_first()
         if self.pool is None:  # it failed meanwhile
             self.pending += batch
             return
         try:
             with signals_held():  # submitting spawns the workers
-                future = self.pool.submit(analyze_batch, batch)
+                future = self.pool.submit(analyze_batch, batch, self.caps)
         except Exception:
             self._fail()
             self.pending += batch
@@ -161,7 +151,7 @@ class Analyzer:
         if blobs is None:
             for task in batch:
                 self.check()
-                yield task, analyze_file(task)
+                yield task, analyze_file(task, self.caps)
             return
         for task, blob in zip(batch, blobs, strict=True):
             yield task, _decoder.decode(blob)

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from cq.classify.records import FileRecords, RecordsBuilder
 from cq.model import Category
-from cq.parse.rust_macros import MAX_DEPTH, MacroBody, reparse
+from cq.parse.rust_macros import MacroBody, reparse
 
 _QUERY = """
 (function_item name: (identifier) @def) @fn_scope
@@ -86,10 +86,11 @@ def _query() -> Any:
     return tree_sitter.Query(tree_sitter.Language(tree_sitter_rust.language()), _QUERY)
 
 
-def build_rust_records(tree: Any) -> FileRecords:
-    """Records of a Rust file from its tree-sitter tree (macro bodies included)."""
+def build_rust_records(tree: Any, macro_depth: int) -> FileRecords:
+    """Records of a Rust file from its tree-sitter tree (macro bodies included, down to
+    ``macro_depth`` macros inside macros)."""
     b = RecordsBuilder("rust")
-    _collect(b, tree.root_node, None, 0)
+    _collect(b, tree.root_node, None, macro_depth)
     return b.build("::")
 
 
@@ -120,7 +121,7 @@ class _Shifted:
 
 def _collect(b: RecordsBuilder, root: Any, body: MacroBody | None, depth: int) -> None:
     """Record the nodes under ``root``; in a reparsed macro ``body``, only its own nodes, at
-    file offsets."""
+    file offsets; ``depth`` more levels of macro bodies may be reparsed."""
     from tree_sitter import QueryCursor
 
     captures: dict[str, list[Any]] = QueryCursor(_query()).captures(root)
@@ -163,12 +164,12 @@ def _collect(b: RecordsBuilder, root: Any, body: MacroBody | None, depth: int) -
         out.region(node.start_byte, node.end_byte, category, "doc_comment" if doc else node.type)
     if body is None:
         b.error_nodes = len(captures.get("error", ()))
-    if depth < MAX_DEPTH:
+    if depth > 0:
         shift = body.shift if body is not None else 0
         for node in captures.get("macro_body", ()):
             inner = reparse(node, shift)
             if inner is not None:
-                _collect(b, inner.tree.root_node, inner, depth + 1)
+                _collect(b, inner.tree.root_node, inner, depth - 1)
 
 
 def _impl(b: _Recorder, node: Any) -> None:

@@ -28,6 +28,8 @@ from functools import cache
 
 import msgspec
 
+from cq.model.tuning import ParseTuning
+
 # One match per string that spans lines, everything before it skipped in the same match
 # (comments, one-line strings, escapes) without backtracking; a stray quote or the end of
 # the file also ends a match, so every match makes progress.
@@ -53,10 +55,6 @@ _PLAIN_START = re.compile(rb"(?![rRbBuUfFtT]{1,2}[\"'])[A-Za-z_]")  # not a stri
 _CONTINUING = tuple(bytes([c]) for c in b",([{\\+-*/%&|^=<>.@~:")
 
 _MAX_HEADER_LINES = 30
-
-# Slicing pays while the slices are a small part of the file; past this, parse it whole.
-MAX_SLICED_FRACTION = 0.5
-MAX_HITS = 256  # a file with more hits is parsed whole
 
 
 class Slice(msgspec.Struct, frozen=True, array_like=True):
@@ -85,9 +83,10 @@ class SlicePlan(msgspec.Struct, frozen=True):
     owners: list[int]
 
 
-def python_slices(data: bytes, hits: list[tuple[int, int]]) -> SlicePlan | None:
-    """The slices holding ``hits`` (byte spans), or None: parse the whole file."""
-    if not hits or len(hits) > MAX_HITS:
+def python_slices(data: bytes, hits: list[tuple[int, int]], caps: ParseTuning) -> SlicePlan | None:
+    """The slices holding ``hits`` (byte spans), or None: parse the whole file (more hits
+    than ``caps.max_slice_hits``, or slices over ``caps.max_sliced_fraction`` of it)."""
+    if not hits or len(hits) > caps.max_slice_hits:
         return None
     scan = _Scan(data)
     found: dict[tuple[int, int], int] = {}
@@ -101,7 +100,7 @@ def python_slices(data: bytes, hits: list[tuple[int, int]]) -> SlicePlan | None:
         if index == len(slices):
             slices.append(piece)
         owners.append(index)
-    if sum(s.end - s.start for s in slices) > MAX_SLICED_FRACTION * len(data):
+    if sum(s.end - s.start for s in slices) > caps.max_sliced_fraction * len(data):
         return None
     return SlicePlan(slices, owners)
 

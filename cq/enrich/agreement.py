@@ -6,11 +6,11 @@ three sources produced fields and none conflict; ``conflict``: some field differ
 ``partial``: fewer than three sources had anything to say. ``CQ_PY_ENRICHMENT_CROSSCHECK=1``
 turns a conflict into a degrade reason.
 
-How agreement moves confidence (``adjust_confidence``): a hit whose structure three
-independent parses confirm is a little surer (+0.05, capped at 1.0); a conflict means at
-least one parse misread the code, so the classifier's confidence is scaled by 0.8; partial
-leaves it as it is. Ranking has already ordered the findings, so this changes the reported
-confidence of shown hits, not which hits are shown.
+How agreement moves confidence (``adjust_confidence``, by ``EnrichTuning``): a hit whose
+structure three independent parses confirm is a little surer (+0.05, capped at 1.0); a
+conflict means at least one parse misread the code, so the classifier's confidence is scaled
+by 0.8; partial leaves it as it is. Ranking has already picked the shown hits, so this moves
+their final order and reported confidence, not which hits are shown.
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ import os
 
 from cq.enrich.facts import PARSER_SPECIFIC, StructuralFacts, produced, squash
 from cq.model import Agreement
+from cq.model.tuning import EnrichTuning
 
 _FULL_SOURCES = 3
-_FULL_BONUS = 0.05
-_CONFLICT_FACTOR = 0.8
 
 
 def build_agreement(sources: dict[str, StructuralFacts | None]) -> Agreement | None:
@@ -72,9 +71,9 @@ def crosscheck_enabled() -> bool:
     return os.environ.get("CQ_PY_ENRICHMENT_CROSSCHECK", "") in ("1", "true", "yes")
 
 
-def adjust_confidence(confidence: float, agreement: Agreement | None) -> float:
+def adjust_confidence(confidence: float, agreement: Agreement | None, t: EnrichTuning) -> float:
     if agreement is None or agreement.status == "partial":
         return confidence
     if agreement.status == "full":
-        return round(min(1.0, confidence + _FULL_BONUS), 4)
-    return round(confidence * _CONFLICT_FACTOR, 4)
+        return round(min(1.0, confidence + t.agreement_bonus), 4)
+    return round(confidence * t.conflict_factor, 4)

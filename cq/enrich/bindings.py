@@ -14,26 +14,30 @@ import msgspec
 from cq.cache.payloads import PayloadCache
 from cq.enrich.symbols import flags_for, python_symbols
 from cq.model import Finding
+from cq.model.tuning import EnrichTuning
 from cq.parse import Corpus
 
-MIN_CONFIDENCE = 0.7
-# A compile costs about half a second per MiB; a bigger (generated) file gets no flags.
-MAX_SYMTABLE_BYTES = 1024 * 1024
 _CODE = {"definition", "callsite", "import", "from_import", "assignment", "reference", "annotation"}
 _Symbols = dict[str, dict[str, int]]
 
 
 def attach_bindings(
-    corpus: Corpus, shown: list[Finding], use_cache: bool
+    corpus: Corpus, shown: list[Finding], t: EnrichTuning, use_cache: bool
 ) -> tuple[list[Finding], int]:
-    """``shown`` with ``symtable`` set where a flag applies; how many files were compiled."""
+    """``shown`` with ``symtable`` set where a flag applies (confidence at least
+    ``t.symtable_min_confidence``, files up to ``t.max_symtable_bytes``: a compile costs
+    about half a second per MiB); how many files were compiled."""
     wanted: dict[str, list[int]] = defaultdict(list)
     for i, f in enumerate(shown):
-        if f.language == "python" and f.category in _CODE and f.confidence >= MIN_CONFIDENCE:
+        if (
+            f.language == "python"
+            and f.category in _CODE
+            and f.confidence >= t.symtable_min_confidence
+        ):
             wanted[f.file].append(i)
     if not wanted:
         return shown, 0
-    tables, compiled = _symbol_tables(corpus, list(wanted), use_cache)
+    tables, compiled = _symbol_tables(corpus, list(wanted), t.max_symtable_bytes, use_cache)
     out = list(shown)
     for rel, indexes in wanted.items():
         symbols = tables.get(rel)
@@ -51,13 +55,13 @@ def attach_bindings(
 
 
 def _symbol_tables(
-    corpus: Corpus, files: list[str], use_cache: bool
+    corpus: Corpus, files: list[str], max_bytes: int, use_cache: bool
 ) -> tuple[dict[str, _Symbols], int]:
     """Each file's tables (files with the same content share one compile)."""
     sources = {rel: corpus.source(rel, "python") for rel in files}
     by_digest: dict[str, list[str]] = defaultdict(list)
     for rel, s in sources.items():
-        if s is not None and len(s.data) <= MAX_SYMTABLE_BYTES:
+        if s is not None and len(s.data) <= max_bytes:
             by_digest[s.digest].append(rel)
     store = PayloadCache("symbols", _Symbols, ("cq.enrich.symbols",), enabled=use_cache)
     found = store.get_many(by_digest)

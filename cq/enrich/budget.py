@@ -14,8 +14,6 @@ import msgspec
 
 from cq.model import Enrichment
 
-DEFAULT_MAX_BYTES = 4096
-
 # Least useful first; "a.b" drops field b of the nested struct a.
 DROP_ORDER = (
     "structural_context",
@@ -43,7 +41,7 @@ def payload_size(enrichment: Enrichment) -> int:
     return len(msgspec.json.encode(enrichment))
 
 
-def enforce_budget(enrichment: Enrichment, max_bytes: int = DEFAULT_MAX_BYTES) -> Enrichment:
+def enforce_budget(enrichment: Enrichment, max_bytes: int) -> Enrichment:
     """``enrichment`` itself if it fits, else a copy without its least useful parts."""
     dropped: list[str] = []
     for path in DROP_ORDER:

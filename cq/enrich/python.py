@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cq.classify.analyze import MAX_PARSE_BYTES
 from cq.enrich.agreement import build_agreement, crosscheck_reason
 from cq.enrich.facts import StructuralFacts, produced
 from cq.enrich.nodes import HitSpan, SgView, sg_locate, ts_locate
@@ -32,25 +31,32 @@ from cq.enrich.py_libcst_stage import libcst_facts
 from cq.enrich.py_structure import structural_facts
 from cq.enrich.stages import QUOTA, Limited, Skip, StageRunner
 from cq.model import CallFacts, Enrichment, ParseQuality, ResolutionFacts
+from cq.model.tuning import EnrichTuning, ParseTuning
 from cq.parse import SourceFile, imported_names, py_ast, sg_root, ts_tree
 
 
 class PythonHit:
-    """What the stages need to know about one hit."""
+    """What the stages need to know about one hit, and the size caps (``EnrichTuning``:
+    files over ``max_deep_bytes`` get only the tree-sitter stage, as Python-object-per-node
+    parses of multi-megabyte generated files cost seconds and cannot be interrupted)."""
 
-    def __init__(self, source: SourceFile, span: HitSpan, text: str, lines: list[str]) -> None:
+    def __init__(
+        self,
+        source: SourceFile,
+        span: HitSpan,
+        text: str,
+        lines: list[str],
+        tuning: EnrichTuning,
+        caps: ParseTuning,
+    ) -> None:
         self.source, self.span, self.text, self.lines = source, span, text, lines
+        self.tuning, self.caps = tuning, caps
 
 
 _NOT_RESOLVABLE = frozenset({"function_def", "class_def", "comment", "string"})
 # The hit is in the module path of ``from a.b import c`` (``a`` or ``b``): the statement binds
 # none of those names, so LibCST's scopes have nothing to say (its parse would be wasted).
 _FROM_MODULE = re.compile(r"[ \t]*from[ \t]+[\w.]*$")
-# Files larger than this get only the tree-sitter stage: Python-object-per-node parses of
-# multi-megabyte generated files cost seconds and cannot be interrupted once started.
-MAX_DEEP_BYTES = 1024 * 1024
-# LibCST costs ~1 ms per skeleton line; a skeleton larger than this is not worth it.
-MAX_SKELETON_BYTES = 128 * 1024
 
 
 def enrich_python(
@@ -93,8 +99,8 @@ def enrich_python(
 
 
 def _check_size(hit: PythonHit) -> None:
-    if len(hit.source.data) > MAX_DEEP_BYTES:
-        raise Limited("file over 1 MiB")
+    if len(hit.source.data) > hit.tuning.max_deep_bytes:
+        raise Limited(f"file over {_size(hit.tuning.max_deep_bytes)}")
 
 
 def _ast_grep(hit: PythonHit) -> tuple[StructuralFacts, SgView]:
@@ -152,7 +158,11 @@ def _libcst(
         raise Limited("file is not UTF-8")
     _check_size(hit)
     return libcst_facts(
-        hit.lines, py_ast(hit.source), hit.span.row + 1, hit.span.col, MAX_SKELETON_BYTES
+        hit.lines,
+        py_ast(hit.source),
+        hit.span.row + 1,
+        hit.span.col,
+        hit.tuning.max_skeleton_bytes,
     )
 
 
@@ -169,8 +179,8 @@ def _resolvable(facts: StructuralFacts, hit: PythonHit) -> bool:
 
 
 def _tree_sitter(hit: PythonHit) -> tuple[StructuralFacts, ParseQuality]:
-    if len(hit.source.data) > MAX_PARSE_BYTES:
-        raise Limited("file over 4 MiB")
+    if len(hit.source.data) > hit.caps.max_parse_bytes:
+        raise Limited(f"file over {_size(hit.caps.max_parse_bytes)}")
     tree = ts_tree(hit.source)
     node = ts_locate(tree, hit.span)
     return structural_facts(node, with_receiver=True), parse_quality(tree, node, "python")
@@ -197,3 +207,8 @@ def _nonempty(resolution: ResolutionFacts | None) -> ResolutionFacts | None:
     if resolution is None or resolution == ResolutionFacts():
         return None
     return resolution
+
+
+def _size(limit: int) -> str:
+    """``1 MiB`` for a limit of 1,048,576 bytes (degrade reasons name the limit)."""
+    return f"{limit / 1024 / 1024:g} MiB"

@@ -19,7 +19,7 @@ from cq.enrich.parse_quality import parse_quality
 from cq.enrich.stages import StageRunner
 from cq.model import CallFacts, Enrichment, ParseQuality, RustFacts
 from cq.parse import SourceFile, ts_tree
-from cq.parse.rust_macros import MAX_DEPTH, reparse
+from cq.parse.rust_macros import reparse
 from cq.parse.rust_syntax import (
     COMMENTS,
     DOC_COMMENT_KINDS,
@@ -41,8 +41,10 @@ _SKIP_CONTEXT = {"block", "declaration_list", "source_file", "token_tree"}
 _DERIVE = re.compile(r"^#\[derive\((.*)\)\]$")
 
 
-def enrich_rust(source: SourceFile, span: HitSpan, runner: StageRunner) -> Enrichment:
-    found = runner.run("tree_sitter", lambda: _read(source, span))
+def enrich_rust(
+    source: SourceFile, span: HitSpan, runner: StageRunner, macro_depth: int
+) -> Enrichment:
+    found = runner.run("tree_sitter", lambda: _read(source, span, macro_depth))
     if found is None:
         return Enrichment(
             status=runner.status(),
@@ -59,9 +61,9 @@ def enrich_rust(source: SourceFile, span: HitSpan, runner: StageRunner) -> Enric
     )
 
 
-def _read(source: SourceFile, span: HitSpan) -> tuple[Enrichment, ParseQuality]:
+def _read(source: SourceFile, span: HitSpan, macro_depth: int) -> tuple[Enrichment, ParseQuality]:
     tree = ts_tree(source)
-    node, ups = _locate(tree, span)
+    node, ups = _locate(tree, span, macro_depth)
     defined = _defined(node)
     item = defined
     scopes = [u for u in ups if u.kind() in SCOPE_ITEMS and not same(u, defined)]
@@ -100,13 +102,13 @@ def _read(source: SourceFile, span: HitSpan) -> tuple[Enrichment, ParseQuality]:
     return enrichment, parse_quality(tree, node, "rust")
 
 
-def _locate(tree: Any, span: HitSpan) -> tuple[NodeView, list[NodeView]]:
+def _locate(tree: Any, span: HitSpan, macro_depth: int) -> tuple[NodeView, list[NodeView]]:
     """The hit's node and its ancestors (innermost first), read inside the bodies of the
     macros around it that parse as Rust (``cq.parse.rust_macros``)."""
     node = tree.root_node.descendant_for_byte_range(span.byte_start, span.byte_end)
     ups = parents(node, _ts_parent)
     own, shift = len(ups), 0  # ancestors in the innermost tree read so far; its offset
-    for _ in range(MAX_DEPTH):
+    for _ in range(macro_depth):
         i = next((i for i, u in enumerate(ups[:own]) if u.type == "macro_invocation"), 0)
         body = reparse(ups[i - 1], shift) if i and ups[i - 1].type == "token_tree" else None
         if body is None:

@@ -5,12 +5,13 @@ findings with Python ``symtable`` flags (``bindings``) and ``enrichment`` set (a
 moved by agreement), telemetry counts, stage timings, counters, and per-hit stage timings
 for ``bench/``.
 
-Budgets: LibCST runs for at most ``CQ_ENRICH_LIBCST_HITS`` hits (default 40, more than the
-default limit) — a count, so identical searches get identical output; ``CQ_ENRICH_BUDGET_MS``
-(default 5000) of wall time is the safety net for huge ``--limit 0`` searches and overloaded
-machines — past half of it LibCST is skipped, past all of it the remaining hits are left
-unenriched (status ``skipped``, reason ``time budget``); ``CQ_ENRICH_MAX_BYTES`` (default
-4096) per hit, see ``budget``. Results that ran every stage are kept in cq's cache (``store``).
+Budgets (``cq.model.tuning.EnrichTuning``): LibCST runs for at most ``libcst_hits`` hits
+(default 40, more than the default limit) — a count, so identical searches get identical
+output; ``budget_ms`` (default 5000) of wall time is the safety net for huge ``--limit 0``
+searches and overloaded machines — past half of it LibCST is skipped, past all of it the
+remaining hits are left unenriched (status ``skipped``, reason ``time budget``);
+``max_payload_bytes`` (default 4096) per hit, see ``budget``. Results that ran every stage
+are kept in cq's cache (``store``).
 """
 
 from __future__ import annotations
@@ -22,20 +23,16 @@ import msgspec
 from cq.cancel import Check, never
 from cq.enrich.agreement import adjust_confidence, crosscheck_enabled
 from cq.enrich.bindings import attach_bindings
-from cq.enrich.budget import DEFAULT_MAX_BYTES, enforce_budget
+from cq.enrich.budget import enforce_budget
 from cq.enrich.nodes import HitSpan
 from cq.enrich.python import PythonHit, enrich_python
 from cq.enrich.rust import enrich_rust
 from cq.enrich.stages import QUOTA, StageRunner
 from cq.enrich.store import EnrichmentStore
 from cq.enrich.telemetry import EnrichTelemetry
-from cq.env import env_float, env_int
 from cq.model import Enrichment, Finding, RunCounters
+from cq.model.tuning import EnrichTuning, ParseTuning, Tuning
 from cq.parse import Corpus, SourceFile
-
-DEFAULT_BUDGET_MS = 5000.0
-DEFAULT_LIBCST_HITS = 40
-
 
 # A payload LibCST's hit quota left without stage 4 is stored apart from the full one: each
 # search reads exactly the variant its own (deterministic) quota decision asks for.
@@ -43,18 +40,21 @@ _QUOTA_SUFFIX = ":libcst-quota"
 
 
 class EnrichSettings(msgspec.Struct, frozen=True, kw_only=True):
-    budget_ms: float = DEFAULT_BUDGET_MS
-    libcst_hits: int = DEFAULT_LIBCST_HITS
-    max_bytes: int = DEFAULT_MAX_BYTES
+    """The tuned budgets and caps, the cross-check switch, and whether to use the store."""
+
+    tuning: EnrichTuning = msgspec.field(default_factory=EnrichTuning)
+    caps: ParseTuning = msgspec.field(default_factory=ParseTuning)
     crosscheck: bool = False
     use_store: bool = True
 
     @classmethod
-    def from_env(cls, use_store: bool = True) -> EnrichSettings:
+    def from_env(cls, tuning: Tuning | None = None, use_store: bool = True) -> EnrichSettings:
+        """``tuning``'s groups (the profile's, with its environment overrides) and the
+        ``CQ_PY_ENRICHMENT_CROSSCHECK`` switch."""
+        tuning = tuning or Tuning()
         return cls(
-            budget_ms=env_float("CQ_ENRICH_BUDGET_MS", DEFAULT_BUDGET_MS),
-            libcst_hits=env_int("CQ_ENRICH_LIBCST_HITS", DEFAULT_LIBCST_HITS),
-            max_bytes=env_int("CQ_ENRICH_MAX_BYTES", DEFAULT_MAX_BYTES),
+            tuning=tuning.enrich,
+            caps=tuning.parse,
             crosscheck=crosscheck_enabled(),
             use_store=use_store,
         )
@@ -84,11 +84,11 @@ def enrich_shown(
     """Enrich ``shown`` in rank order; ``check`` runs before each hit and may raise to
     cancel."""
     bound = time.perf_counter()
-    ranked, compiled = attach_bindings(corpus, shown, settings.use_store)
+    ranked, compiled = attach_bindings(corpus, shown, settings.tuning, settings.use_store)
     bindings_ms = (time.perf_counter() - bound) * 1000
     started = time.perf_counter()
     files = _Files(corpus)
-    store = EnrichmentStore.open(settings.use_store)
+    store = EnrichmentStore(settings)
     telemetry = EnrichTelemetry()
     per_hit: list[HitTimings] = []
     out = list(ranked)
@@ -99,7 +99,7 @@ def enrich_shown(
         check()
         finding = ranked[index]
         elapsed = (time.perf_counter() - started) * 1000
-        if elapsed > settings.budget_ms:
+        if elapsed > settings.tuning.budget_ms:
             enrichment = Enrichment(status="skipped", degrade_reasons=("time budget",))
         else:
             enrichment = _enrich_one(
@@ -116,7 +116,7 @@ def enrich_shown(
         out[index] = msgspec.structs.replace(
             finding,
             enrichment=enrichment,
-            confidence=adjust_confidence(finding.confidence, enrichment.agreement),
+            confidence=adjust_confidence(finding.confidence, enrichment.agreement, settings.tuning),
         )
     store.flush()
     return EnrichOutcome(
@@ -155,13 +155,14 @@ def _enrich_one(
     runner = StageRunner()
     span = files.span(source, finding)
     if finding.language == "python":
-        hit = PythonHit(source, span, finding.text, files.lines(source))
+        lines = files.lines(source)
+        hit = PythonHit(source, span, finding.text, lines, settings.tuning, settings.caps)
         enrichment = enrich_python(
             hit, runner, libcst_limit=libcst_limit, crosscheck=settings.crosscheck
         )
     else:
-        enrichment = enrich_rust(source, span, runner)
-    enrichment = enforce_budget(enrichment, settings.max_bytes)
+        enrichment = enrich_rust(source, span, runner, settings.caps.macro_depth)
+    enrichment = enforce_budget(enrichment, settings.tuning.max_payload_bytes)
     telemetry.counters["enrich.computed"] += 1
     telemetry.time(finding.language, runner.timings_ms)
     per_hit.append(HitTimings(finding.language, dict(runner.timings_ms)))
@@ -176,13 +177,13 @@ def _store_key(finding: Finding, files: _Files, settings: EnrichSettings) -> str
     if source is None:
         return None
     place = f"{finding.line}:{finding.col}:{finding.end_col}"
-    return f"{source.digest}:{place}:{int(settings.crosscheck)}:{settings.max_bytes}"
+    return f"{source.digest}:{place}:{int(settings.crosscheck)}:{settings.tuning.max_payload_bytes}"
 
 
 def _libcst_limit(settings: EnrichSettings, elapsed_ms: float, runs: int) -> str | None:
-    if runs >= settings.libcst_hits:
+    if runs >= settings.tuning.libcst_hits:
         return QUOTA
-    return "time budget" if elapsed_ms > settings.budget_ms / 2 else None
+    return "time budget" if elapsed_ms > settings.tuning.budget_ms / 2 else None
 
 
 def _ran_libcst(enrichment: Enrichment) -> int:

@@ -1,13 +1,13 @@
 """The ranking table: every weight the score uses, in one struct a profile can override.
 
-A profile TOML file may carry a ``[rank]`` table with any of these fields, e.g.
-``[rank.category]`` ``comment_match = 0.05`` or ``out_of_focus = 0.7``; missing keys keep the
-defaults below.
+Part of ``tuning.Tuning`` (its ``rank`` group). A profile TOML file may carry a ``[rank]``
+table with any of these fields, e.g. ``[rank.category]`` ``comment_match = 0.05`` or
+``out_of_focus = 0.7``; missing keys keep the defaults below.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -32,22 +32,48 @@ DEFAULT_CATEGORY_WEIGHTS: dict[str, float] = {
 DEFAULT_ROLE_MULTIPLIERS: dict[str, float] = {"src": 1.0, "lib": 0.75, "test": 0.5, "doc": 0.3}
 
 
+def _why(note: str) -> msgspec.Meta:
+    return msgspec.Meta(description=note)
+
+
 class RankWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Weights and factors of ``score = category x role x confidence x focus x boosts - depth``."""
 
-    category: dict[str, float] = msgspec.field(
-        default_factory=lambda: dict(DEFAULT_CATEGORY_WEIGHTS)
-    )
-    role: dict[str, float] = msgspec.field(default_factory=lambda: dict(DEFAULT_ROLE_MULTIPLIERS))
-    unknown_category: float = 0.3
-    out_of_focus: float = 0.5  # multiplier for hits outside the focus (demoted, never hidden)
-    depth_penalty: float = 0.02  # subtracted per level of nesting of the containing scope
-    max_depth: int = 4  # nesting beyond this costs nothing more
-    exact_definition: float = 4.0  # a definition of the queried name itself
-    filename_exact: float = 1.25  # the file's stem is the queried name (snake/camel-blind)
-    filename_partial: float = 1.1  # the file's stem contains the queried name
-    coverage: float = 0.5  # up to +50% for hits in files that cover every weighted term
-    evidence: float = 4.0  # rewritten queries: up to 5x for hits in the best-evidenced file
+    category: Annotated[
+        dict[str, float], _why("hand-set: the seed's category order (004); report_size.py")
+    ] = msgspec.field(default_factory=lambda: dict(DEFAULT_CATEGORY_WEIGHTS))
+    role: Annotated[
+        dict[str, float], _why("hand-set, lib 0.75 so a vendored copy stays below src (5ccc741)")
+    ] = msgspec.field(default_factory=lambda: dict(DEFAULT_ROLE_MULTIPLIERS))
+    unknown_category: Annotated[float, _why("hand-set: as text_match")] = 0.3
+    out_of_focus: Annotated[
+        float, _why("hand-set: hits outside the focus are demoted, never hidden")
+    ] = 0.5
+    depth_penalty: Annotated[
+        float, _why("hand-set: subtracted per level of nesting of the containing scope")
+    ] = 0.02
+    max_depth: Annotated[int, _why("hand-set: nesting beyond this costs nothing more")] = 4
+    exact_definition: Annotated[
+        float, _why("hand-set: a definition of the queried name comes first (report_size.py)")
+    ] = 4.0
+    filename_exact: Annotated[
+        float, _why("hand-set: the file's stem is the queried name (snake/camel-blind)")
+    ] = 1.25
+    filename_partial: Annotated[
+        float, _why("hand-set: the file's stem contains the queried name")
+    ] = 1.1
+    coverage: Annotated[
+        float, _why("hand-set: up to +50% for hits in files covering every weighted term")
+    ] = 0.5
+    evidence: Annotated[
+        float, _why("hand-set with bench/localization.py: up to 5x in the best-evidenced file")
+    ] = 4.0
+    evidence_defines: Annotated[
+        float, _why("hand-set: a file defining a pattern's name is stronger evidence")
+    ] = 2.0
+    evidence_hint: Annotated[
+        float, _why("hand-set: a path hint of weight 1 is worth this many average hits")
+    ] = 2.0
 
 
 def complete_weights(partial: RankWeights) -> RankWeights:

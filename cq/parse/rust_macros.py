@@ -24,7 +24,6 @@ _WRAPPERS: dict[bytes, tuple[tuple[bytes, bytes], ...]] = {
     b"(": ((b"fn __cq(){__cq(", b"\n);}"),),
     b"[": ((b"fn __cq(){[", b"\n];}"),),
 }
-MAX_DEPTH = 4  # macros inside macros inside macros...
 
 
 class MacroBody(msgspec.Struct, frozen=True):

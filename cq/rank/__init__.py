@@ -107,7 +107,7 @@ def rank_findings(findings: list[Finding], ctx: RankContext, corpus: Corpus) -> 
 def _file_signal(findings: list[Finding], ctx: RankContext) -> dict[str, float]:
     """Per-file multi-term signal: evidence for a rewritten query, plain coverage otherwise."""
     if is_rewritten(ctx.patterns):
-        return file_evidence(findings, ctx.patterns, ctx.path_hints)
+        return file_evidence(findings, ctx.patterns, ctx.path_hints, ctx.weights)
     return file_coverage(findings, ctx.patterns)
 
 

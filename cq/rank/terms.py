@@ -15,10 +15,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from cq.model import Finding, Pattern
-
-_DEFINES = 2.0  # a file defining a pattern's name is stronger evidence than one using it
-_HINT = 2.0  # a path hint of weight 1 is worth this many average-rarity pattern hits
+from cq.model import Finding, Pattern, RankWeights
 
 
 def is_rewritten(patterns: tuple[Pattern, ...]) -> bool:
@@ -41,9 +38,14 @@ def file_coverage(findings: Iterable[Finding], patterns: tuple[Pattern, ...]) ->
 
 
 def file_evidence(
-    findings: Iterable[Finding], patterns: tuple[Pattern, ...], hints: dict[str, float]
+    findings: Iterable[Finding],
+    patterns: tuple[Pattern, ...],
+    hints: dict[str, float],
+    weights: RankWeights,
 ) -> dict[str, float]:
-    """Per file, in [0, 1]: rarity-weighted distinct patterns, definitions and path hints."""
+    """Per file, in [0, 1]: rarity-weighted distinct patterns, definitions (counting
+    ``weights.evidence_defines`` times) and path hints (one of weight 1 worth
+    ``weights.evidence_hint`` average-rarity pattern hits)."""
     matched: dict[str, set[int]] = {}
     defined: dict[str, set[int]] = {}
     for f in findings:
@@ -61,8 +63,9 @@ def file_evidence(
     for path, hits in matched.items():
         mine = defined.get(path, set())
         raw[path] = sum(
-            patterns[i].weight * idf[i] * (_DEFINES if i in mine else 1.0) for i in hits
-        ) + _HINT * mean_idf * hints.get(path, 0.0)
+            patterns[i].weight * idf[i] * (weights.evidence_defines if i in mine else 1.0)
+            for i in hits
+        ) + weights.evidence_hint * mean_idf * hints.get(path, 0.0)
     top = max(raw.values())
     return {path: score / top for path, score in raw.items()} if top > 0 else {}
 

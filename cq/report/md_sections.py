@@ -339,21 +339,31 @@ def _kind_words(item_kind: str) -> str:
 
 
 def scores(findings: tuple[Finding, ...]) -> list[str]:
-    """With ``--explain``: every shown finding in rank order with its score formula."""
+    """With ``--explain``: every shown finding in rank order with its score formula, each
+    factor named by the tuned number it comes from (``cq.model.tuning``, whose notes say
+    where each value came from)."""
     lines = [
-        f"{rank}. {_where(f)} {f.category} ({f.role}): {_formula(f.score, f.explain)}"
+        f"{rank}. {_where(f)} {f.category} ({f.role}): {_formula(f, f.explain)}"
         for rank, f in enumerate(findings, 1)
         if f.explain is not None
     ]
     return ["## Scores (rank order)", "", *lines] if lines else []
 
 
-def _formula(score: float, b: ScoreBreakdown) -> str:
+def _formula(f: Finding, b: ScoreBreakdown) -> str:
+    boosts = [
+        f"rank.exact_definition {b.exact_definition:g}" if b.exact_definition != 1 else "",
+        f"rank.filename_exact|partial {b.filename:g}" if b.filename != 1 else "",
+        f"terms {b.terms:g}: pattern weight × rank.coverage|evidence" if b.terms != 1 else "",
+    ]
+    named = ", ".join(x for x in boosts if x) or "none"
+    focus = "rank.out_of_focus" if b.focus_multiplier != 1 else "in focus"
     return (
-        f"score {score:g} = {b.category_weight:g} category × {b.role_multiplier:g} role"
-        f" × {b.confidence:g} confidence × {b.focus_multiplier:g} focus × {b.boosts:g} boosts"
-        f" (definition {b.exact_definition:g}, filename {b.filename:g}, terms {b.terms:g})"
-        f" − {b.depth_penalty:g} depth" + _fusion(b)
+        f"score {f.score:g} = {b.category_weight:g} rank.category.{f.category}"
+        f" × {b.role_multiplier:g} rank.role.{f.role} × {b.confidence:g} confidence"
+        f" ({_confidence_source(f)}) × {b.focus_multiplier:g} {focus}"
+        f" × {b.boosts:g} boosts ({named}) − {b.depth_penalty:g} rank.depth_penalty × depth"
+        + _fusion(b)
     )
 
 
@@ -364,3 +374,22 @@ def _fusion(b: ScoreBreakdown) -> str:
     rg = f"#{b.file_rank_rg}" if b.file_rank_rg else "none"
     index = f"#{b.file_rank_index}" if b.file_rank_index else "none"
     return f"; file rank rg {rg}, index {index}, fused {b.file_fused:g}"
+
+
+_TIER_TUNING = {
+    "records": "classify.records_*",
+    "node": "classify.node_*",
+    "heuristic": "classify.heuristic_*",
+    "fallback": "classify.empty_match",
+}
+
+
+def _confidence_source(f: Finding) -> str:
+    """Which tuned numbers made the confidence: the classifier tier's, then agreement's."""
+    source = _TIER_TUNING.get(f.tier, "classify")
+    agreement = f.enrichment.agreement if f.enrichment is not None else None
+    if agreement is not None and agreement.status == "full":
+        source += " + enrich.agreement_bonus"
+    elif agreement is not None and agreement.status == "conflict":
+        source += " × enrich.conflict_factor"
+    return source

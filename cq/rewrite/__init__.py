@@ -11,6 +11,7 @@ code the text names, ``offline.py`` maps the rest onto ``vocabulary.py``'s defin
 from __future__ import annotations
 
 from cq.model import SearchRequest
+from cq.model.tuning import RewriteTuning
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.trigger import remember_primary, rewrite_trigger
@@ -18,9 +19,9 @@ from cq.rewrite.trigger import remember_primary, rewrite_trigger
 __all__ = ["Rewrite", "remember_primary", "rewrite_query", "rewrite_trigger", "should_rewrite"]
 
 
-def rewrite_query(request: SearchRequest, trigger: str) -> Rewrite:
+def rewrite_query(request: SearchRequest, trigger: str, tuning: RewriteTuning) -> Rewrite:
     """``run.rewrite_query``, imported on first use (the LLM client, TOML and the vocabulary
     cost ~15 ms to import, wasted on a search that does not rewrite)."""
     from cq.rewrite.run import rewrite_query as run
 
-    return run(request, trigger)
+    return run(request, trigger, tuning)

@@ -14,6 +14,7 @@ from collections import Counter
 from functools import cache
 
 from cq.model import Focus, Pattern
+from cq.model.tuning import RewriteTuning
 from cq.parse.syntax import is_test_path
 from cq.rewrite.extract import COMMON_NAMES, Mentions, split_dotted
 from cq.rewrite.paths import frame_literals, module_hints, path_hints
@@ -22,46 +23,53 @@ from cq.rewrite.vocabulary import Vocabulary
 from cq.rewrite.words import GENERIC_WORDS, STOP_WORDS, SYNONYMS, stem, subwords, words
 
 SOURCE = "offline"
-_MAX_MAPPED = 8
-_SHORT = 200  # characters: a question, not a pasted report (``guess_focus`` agrees)
 _TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "fixture", "fixtures", "pytest"})
 _IMPL_WORDS = frozenset({"how", "where", "why", "implement", "implemented", "implementation"})
 
 
 def offline_rewrite(
-    query: str, mentions: Mentions, vocabulary: Vocabulary, subject: str | None = None
+    query: str,
+    mentions: Mentions,
+    vocabulary: Vocabulary,
+    subject: str | None = None,
+    t: RewriteTuning | None = None,
 ) -> RewritePlan:
-    """Patterns, focus and path hints for ``query``; deterministic for identical input."""
+    """Patterns, focus and path hints for ``query`` (weights from ``t``); deterministic for
+    identical input."""
+    t = t or RewriteTuning()
     weights: dict[str, float] = {}
     if subject:
-        _add(weights, subject, 1.0)
+        _add(weights, subject, t.subject)
     frames = mentions.frame_functions
     for depth, name in enumerate(reversed(frames)):
         if vocabulary.defines(name) and name not in COMMON_NAMES:
-            _add(weights, name, 1.2 if depth == 0 else 1.0 if depth < 3 else 0.7)
+            weight = t.frame_innermost if depth == 0 else t.frame_near if depth < 3 else t.frame_far
+            _add(weights, name, weight)
     # What the reporter names in their own words outweighs what the code they pasted calls.
-    for names, own in ((mentions.prose_names, 1.2), (mentions.code_names, 1.0)):
+    for names, own in ((mentions.prose_names, t.prose_name), (mentions.code_names, t.code_name)):
         for name in names:
-            for part, strength in _name_parts(name):
+            for part, strength in _name_parts(name, t):
                 if vocabulary.defines(part):
-                    _add(weights, part, strength * (own if _distinctive(part) else 0.6))
-                elif _distinctive(part):
-                    _add(weights, part, strength * 0.4)  # keyword arguments, attributes, ...
-    modules = module_hints(mentions.prose, vocabulary)
-    for name, score in map_words(mentions.prose, vocabulary, exclude=weights, prefer=modules):
-        _add(weights, name, 0.25 + 0.45 * score)  # a guess: below anything the text names
+                    _add(weights, part, strength * (own if _distinctive(part) else t.plain_part))
+                elif _distinctive(part):  # keyword arguments, attributes, ...
+                    _add(weights, part, strength * t.undefined_part)
+    modules = module_hints(mentions.prose, vocabulary, t)
+    for name, score in map_words(mentions.prose, vocabulary, t, exclude=weights, prefer=modules):
+        # a guess: below anything the text names
+        _add(weights, name, t.mapped_floor + t.mapped_span * score)
     patterns = [
         Pattern(text=n, kind="identifier", source=SOURCE, weight=round(w, 3))
         for n, w in weights.items()
     ]
     patterns += [
-        Pattern(text=m, kind="literal", source=SOURCE, weight=0.5) for m in mentions.messages[:3]
+        Pattern(text=m, kind="literal", source=SOURCE, weight=t.message)
+        for m in mentions.messages[: t.max_messages]
     ]
-    patterns += frame_literals(mentions, vocabulary, SOURCE)
+    patterns += frame_literals(mentions, vocabulary, SOURCE, t)
     return RewritePlan(
-        patterns=cap_patterns(patterns),
-        focus=guess_focus(query),
-        path_hints=path_hints(mentions, vocabulary, tuple(weights), modules),
+        patterns=cap_patterns(patterns, t),
+        focus=guess_focus(query, t),
+        path_hints=path_hints(mentions, vocabulary, tuple(weights), modules, t),
         rewriter=SOURCE,
     )
 
@@ -69,6 +77,7 @@ def offline_rewrite(
 def map_words(
     prose: str,
     vocabulary: Vocabulary,
+    t: RewriteTuning,
     exclude: dict[str, float] | None = None,
     prefer: dict[str, float] | None = None,
 ) -> list[tuple[str, float]]:
@@ -86,7 +95,7 @@ def map_words(
     if not wanted or not vocabulary.names:
         return []
     weak: dict[str, float] = {}
-    short = len(prose) < _SHORT
+    short = len(prose) < t.short_question
     if short:  # in a long report generic words are many, and mostly noise
         weak = {s: w for s, w in _content_stems(prose, generic=True).items() if s not in wanted}
     lookup = _Names(vocabulary)
@@ -95,7 +104,7 @@ def map_words(
     credit: dict[str, dict[str, float]] = {}  # name -> query stem -> best credit
     whole: set[str] = set()  # names a single query word spells out entirely
     for s in wanted:
-        for alt, share in ((s, 1.0), *((x, 0.5) for x in _synonym_stems().get(s, ()))):
+        for alt, share in ((s, 1.0), *((x, t.synonym) for x in _synonym_stems().get(s, ()))):
             for name in lookup.containing(alt):
                 got = credit.setdefault(name, {})
                 got[s] = max(got.get(s, 0.0), share)
@@ -105,7 +114,7 @@ def map_words(
     for s in weak:
         for name in lookup.containing(s):
             if name in credit:
-                credit[name].setdefault(s, 1 / 3)
+                credit[name].setdefault(s, t.generic_second_word)
     ranked: list[tuple[str, float]] = []
     for name, got in credit.items():
         if (exclude and name in exclude) or name in COMMON_NAMES or len(name) < 3:
@@ -116,13 +125,13 @@ def map_words(
         score = sum(idf[s] * (wanted.get(s) or weak[s]) * share for s, share in got.items())
         files = vocabulary.names.get(name, ())
         if _only_tests(files):
-            score *= 0.3  # the question is about the code, not about its tests
+            score *= t.tests_only  # the question is about the code, not about its tests
         if prefer:  # named modules' own names up; in a short question, the others' down
             named = max((prefer.get(rel, 0.0) for rel in files), default=0.0)
-            score *= 1.0 + named if named else 0.5 if short else 1.0
+            score *= 1.0 + named if named else t.unnamed_module if short else 1.0
         ranked.append((name, score / math.sqrt(len(parts))))
     ranked.sort(key=lambda item: (-item[1], item[0]))
-    top = ranked[:_MAX_MAPPED]
+    top = ranked[: t.max_mapped]
     best = top[0][1] if top else 1.0
     return [(name, round(score / best, 4)) for name, score in top]
 
@@ -135,24 +144,24 @@ def _synonym_stems() -> dict[str, frozenset[str]]:
     return {k: frozenset(v - {k}) for k, v in table.items()}
 
 
-def guess_focus(query: str) -> Focus:
+def guess_focus(query: str, t: RewriteTuning) -> Focus:
     """Tests when the text asks about tests, implementation for questions and reports."""
     lowered = {w.lower() for w in words(query[:400])}
     if lowered & _TEST_WORDS and len(query) < 400:
         return "tests"
-    if lowered & _IMPL_WORDS or len(query) >= _SHORT:
+    if lowered & _IMPL_WORDS or len(query) >= t.short_question:
         return "implementation"
     return "all"
 
 
-def _name_parts(name: str) -> list[tuple[str, float]]:
+def _name_parts(name: str, t: RewriteTuning) -> list[tuple[str, float]]:
     """``pkg.mod.Class.meth`` -> the method (1.0) and the class (0.8); plain names as they are."""
     parts = [p for p in split_dotted(name) if p.isidentifier()]
     if not parts:
         return []
     out = [(parts[-1], 1.0)]
     if len(parts) > 1 and parts[-2][:1].isupper():
-        out.append((parts[-2], 0.8))
+        out.append((parts[-2], t.class_part))
     return [(p, s) for p, s in out if len(p) >= 3 and p not in COMMON_NAMES]
 
 

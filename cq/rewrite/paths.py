@@ -10,21 +10,28 @@ from __future__ import annotations
 import re
 
 from cq.model import Pattern
+from cq.model.tuning import RewriteTuning
 from cq.rewrite.extract import Mentions
 from cq.rewrite.vocabulary import Vocabulary
 from cq.rewrite.words import GENERIC_WORDS, STOP_WORDS, words
 
-_MAX_PACKAGE_FILES = 30  # a package hint spreads over at most this many files
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
-def frame_literals(mentions: Mentions, vocabulary: Vocabulary, source: str) -> list[Pattern]:
+def frame_literals(
+    mentions: Mentions, vocabulary: Vocabulary, source: str, t: RewriteTuning
+) -> list[Pattern]:
     """The source lines of the innermost frames in this repository, as fixed strings."""
     resolve = _Resolver(vocabulary.files)
     ours = [line for path, line in mentions.frame_lines if resolve(path)]
     innermost = list(dict.fromkeys(reversed(ours)))[:2]
     return [
-        Pattern(text=line, kind="literal", source=source, weight=(0.8, 0.6)[depth])
+        Pattern(
+            text=line,
+            kind="literal",
+            source=source,
+            weight=(t.frame_line, t.frame_line_next)[depth],
+        )
         for depth, line in enumerate(innermost)
     ]
 
@@ -34,35 +41,37 @@ def path_hints(
     vocabulary: Vocabulary,
     names: tuple[str, ...],
     modules: dict[str, float],
+    t: RewriteTuning,
 ) -> dict[str, float]:
     """Repository files the text points at: traceback and import paths, stems it names."""
     hints: dict[str, float] = dict(modules)
     resolve = _Resolver(vocabulary.files)
     for depth, path in enumerate(reversed(mentions.frame_paths)):
         for rel in resolve(path):
-            hints[rel] = max(hints.get(rel, 0.0), (1.0, 0.8)[depth] if depth < 2 else 0.6)
+            weight = (t.hint_frame, t.hint_frame_next)[depth] if depth < 2 else t.hint_frame_far
+            hints[rel] = max(hints.get(rel, 0.0), weight)
     for path in mentions.paths:
         for rel in resolve(path):
-            hints[rel] = max(hints.get(rel, 0.0), 0.8)
+            hints[rel] = max(hints.get(rel, 0.0), t.hint_path)
     stems = _stem_index(vocabulary.files)
     for name in names:
         for rel in stems.get(name.lower(), ()):
-            hints[rel] = max(hints.get(rel, 0.0), 0.5)
+            hints[rel] = max(hints.get(rel, 0.0), t.hint_stem)
     return dict(sorted(hints.items()))
 
 
-def module_hints(prose: str, vocabulary: Vocabulary) -> dict[str, float]:
+def module_hints(prose: str, vocabulary: Vocabulary, t: RewriteTuning) -> dict[str, float]:
     """Files a prose word names as a module, as explicit as a traceback frame (1.0: "the
     tarfile module", "json encoder"), or as their package (0.3: "logging" ->
     ``logging/handlers.py``)."""
     stems = _stem_index(vocabulary.files)
-    packages = _package_index(vocabulary.files)
+    packages = _package_index(vocabulary.files, t.max_package_files)
     hints: dict[str, float] = {}
     for word in sorted(_module_words(prose)):
         for rel in packages.get(word, ()):
-            hints[rel] = max(hints.get(rel, 0.0), 0.3)
+            hints[rel] = max(hints.get(rel, 0.0), t.hint_package)
         for rel in stems.get(word, ()):
-            hints[rel] = 1.0
+            hints[rel] = t.hint_module
     return hints
 
 
@@ -72,7 +81,7 @@ def _module_words(prose: str) -> set[str]:
     return {w for w in lowered if len(w) >= 4 and w not in STOP_WORDS and w not in GENERIC_WORDS}
 
 
-def _package_index(files: tuple[str, ...]) -> dict[str, list[str]]:
+def _package_index(files: tuple[str, ...], most_files: int) -> dict[str, list[str]]:
     """Directory name -> the files directly inside it, for small packages only: naming the
     project's own top-level package (in every issue about it) points at nothing."""
     index: dict[str, list[str]] = {}
@@ -80,7 +89,7 @@ def _package_index(files: tuple[str, ...]) -> dict[str, list[str]]:
         parts = rel.split("/")
         if len(parts) > 1:
             index.setdefault(parts[-2].lower(), []).append(rel)
-    most = min(_MAX_PACKAGE_FILES, max(1, len(files) // 20))
+    most = min(most_files, max(1, len(files) // 20))
     return {name: rels for name, rels in index.items() if len(rels) <= most}
 
 

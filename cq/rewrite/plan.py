@@ -5,9 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from cq.model import Focus, Pattern, RewriteSummary
-
-MAX_IDENTIFIERS = 24
-MAX_LITERALS = 4
+from cq.model.tuning import RewriteTuning
 
 
 class RewritePlan(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,12 +25,13 @@ class Rewrite(msgspec.Struct, frozen=True, kw_only=True):
     summary: RewriteSummary
 
 
-def cap_patterns(patterns: list[Pattern]) -> tuple[Pattern, ...]:
-    """Heaviest first (ties keep their order), deduplicated, at most the caps per kind."""
+def cap_patterns(patterns: list[Pattern], t: RewriteTuning) -> tuple[Pattern, ...]:
+    """Heaviest first (ties keep their order), deduplicated, at most the caps per kind
+    (``t.max_identifier_patterns``, ``t.max_literal_patterns``)."""
     seen: set[tuple[str, str]] = set()
     kept: list[Pattern] = []
     counts = {"identifier": 0, "literal": 0}
-    caps = {"identifier": MAX_IDENTIFIERS, "literal": MAX_LITERALS}
+    caps = {"identifier": t.max_identifier_patterns, "literal": t.max_literal_patterns}
     for p in sorted(patterns, key=lambda p: -p.weight):
         key = (p.kind, p.text)
         if key in seen or p.kind not in caps or counts[p.kind] >= caps[p.kind]:

@@ -13,6 +13,7 @@ import msgspec
 
 from cq.cache.payloads import PayloadCache
 from cq.model import Pattern, RewriteSummary, SearchRequest
+from cq.model.tuning import RewriteTuning
 from cq.rewrite.config import LlmConfig, load_config
 from cq.rewrite.extract import COMMON_NAMES, extract_mentions
 from cq.rewrite.llm import LlmUnavailable, deadline_of, llm_rewrite, probe
@@ -23,17 +24,17 @@ from cq.rewrite.validate import ModelAnswer
 from cq.rewrite.vocabulary import Vocabulary, load_vocabulary
 
 
-def rewrite_query(request: SearchRequest, trigger: str) -> Rewrite:
+def rewrite_query(request: SearchRequest, trigger: str, t: RewriteTuning) -> Rewrite:
     """Rewrite the request's query into patterns; never raises for LLM trouble."""
     root = Path(request.root)
     globs = (*request.include, *("!" + g for g in request.exclude))
     vocabulary = load_vocabulary(root, globs=globs, use_cache=request.use_cache)
     subject = _subject(request, root, vocabulary)
     mentions = extract_mentions(request.query)
-    plan = offline_rewrite(request.query, mentions, vocabulary, subject)
+    plan = offline_rewrite(request.query, mentions, vocabulary, subject, t)
     config = load_config(root)
     if config.enabled:
-        plan = _with_llm(request, config, vocabulary, plan)
+        plan = _with_llm(request, config, vocabulary, plan, t)
     else:
         plan = msgspec.structs.replace(plan, fallback_reason="llm disabled by config")
     summary = RewriteSummary(
@@ -59,7 +60,11 @@ def _subject(request: SearchRequest, root: Path, vocabulary: Vocabulary) -> str 
 
 
 def _with_llm(
-    request: SearchRequest, config: LlmConfig, vocabulary: Vocabulary, offline: RewritePlan
+    request: SearchRequest,
+    config: LlmConfig,
+    vocabulary: Vocabulary,
+    offline: RewritePlan,
+    t: RewriteTuning,
 ) -> RewritePlan:
     key = msgspec.json.encode([request.query, request.context, config.model, vocabulary.digest])
     store = PayloadCache("rewrite-llm", ModelAnswer, ("cq.rewrite.llm",), enabled=request.use_cache)
@@ -69,17 +74,19 @@ def _with_llm(
         try:
             deadline = deadline_of(config)
             probe(config, deadline)
-            words = _prompt_vocabulary(request.query, vocabulary)
-            answer = llm_rewrite(query, config, words, deadline)
+            words = _prompt_vocabulary(request.query, vocabulary, t)
+            answer = llm_rewrite(query, config, words, deadline, t)
         except LlmUnavailable as exc:
             reason = f"llm {config.provider} at {config.url}: {exc}"
             return msgspec.structs.replace(offline, fallback_reason=reason)
         store.add(key.decode(), answer)
         store.flush()
-    return _merge(answer, offline, vocabulary, f"llm:{config.provider}:{config.model}")
+    return _merge(answer, offline, vocabulary, f"llm:{config.provider}:{config.model}", t)
 
 
-def _merge(answer: ModelAnswer, offline: RewritePlan, vocabulary: Vocabulary, name: str):
+def _merge(
+    answer: ModelAnswer, offline: RewritePlan, vocabulary: Vocabulary, name: str, t: RewriteTuning
+) -> RewritePlan:
     """The model's names first (defined ones weigh more), then the text's explicit mentions."""
     patterns = [
         Pattern(
@@ -87,25 +94,30 @@ def _merge(answer: ModelAnswer, offline: RewritePlan, vocabulary: Vocabulary, na
             kind="identifier",
             source=name,
             weight=round(
-                (1.0 if vocabulary.defines(text.split(".")[-1]) else 0.6) * (1 - 0.04 * rank), 3
+                (t.llm_defined if vocabulary.defines(text.split(".")[-1]) else t.llm_undefined)
+                * (1 - t.llm_rank_decay * rank),
+                3,
             ),
         )
         for rank, text in enumerate(answer.identifiers)  # the model lists the best first
         if text.split(".")[-1] not in COMMON_NAMES
     ]
-    patterns += [Pattern(text=t, kind="literal", source=name, weight=0.7) for t in answer.literals]
-    patterns += [p for p in offline.patterns if p.weight >= 0.9]
+    patterns += [
+        Pattern(text=text, kind="literal", source=name, weight=t.llm_literal)
+        for text in answer.literals
+    ]
+    patterns += [p for p in offline.patterns if p.weight >= t.llm_keep_offline]
     focus = answer.focus if answer.focus != "all" else offline.focus
     return RewritePlan(
-        patterns=cap_patterns(patterns),
+        patterns=cap_patterns(patterns, t),
         focus=focus,
         path_hints=offline.path_hints,
         rewriter=name,
     )
 
 
-def _prompt_vocabulary(query: str, vocabulary: Vocabulary) -> list[str]:
+def _prompt_vocabulary(query: str, vocabulary: Vocabulary, t: RewriteTuning) -> list[str]:
     """Names covering the query's words first, then the rest by how widely they are defined."""
-    relevant = [name for name, _ in map_words(query, vocabulary)]
+    relevant = [name for name, _ in map_words(query, vocabulary, t)]
     rest = sorted(vocabulary.names, key=lambda n: (-len(vocabulary.names[n]), n))
     return list(dict.fromkeys([*relevant, *rest]))

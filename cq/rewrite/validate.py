@@ -16,10 +16,8 @@ import re
 import msgspec
 
 from cq.model import Focus
+from cq.model.tuning import RewriteTuning
 
-MAX_IDENTIFIERS = 12
-MAX_LITERALS = 4
-MAX_LENGTH = 80
 MAX_DEPTH = 32  # the answer needs 2 levels (an object of arrays)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*){0,4}")
 _LANGUAGE = re.compile(r"[A-Za-z]*")
@@ -27,17 +25,19 @@ _JSON_SYNTAX = re.compile(rb'["\\\[\]{}]')
 
 
 class ModelAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    identifiers: tuple[str, ...] = ()
-    literals: tuple[str, ...] = ()
-    focus: Focus = "all"
+    """What the model is asked for (its JSON schema is generated from this struct)."""
+
+    identifiers: tuple[str, ...]
+    literals: tuple[str, ...]
+    focus: Focus
 
 
 class InvalidAnswer(Exception):
     """The model's answer cannot be used; the message is the summary's fallback reason."""
 
 
-def parse_answer(content: str) -> ModelAnswer:
-    """Decode and sanitise the model's message content."""
+def parse_answer(content: str, t: RewriteTuning) -> ModelAnswer:
+    """Decode and sanitise the model's message content (capped as ``t`` says)."""
     raw = _unfenced(content).encode("utf-8", "surrogatepass")
     if json_depth(raw) > MAX_DEPTH:
         raise InvalidAnswer(f"model answer nested deeper than {MAX_DEPTH} levels")
@@ -47,8 +47,11 @@ def parse_answer(content: str) -> ModelAnswer:
         raise InvalidAnswer("invalid JSON from the model") from None
     if not isinstance(data, dict):
         raise InvalidAnswer("model answer is not a JSON object")
-    identifiers = _clean(data.get("identifiers"), _is_identifier, MAX_IDENTIFIERS)
-    literals = _clean(data.get("literals"), _is_literal, MAX_LITERALS)
+    length = t.max_pattern_length
+    identifiers = _clean(
+        data.get("identifiers"), lambda v: _is_identifier(v, length), t.llm_identifiers
+    )
+    literals = _clean(data.get("literals"), lambda v: _is_literal(v, length), t.llm_literals)
     if not identifiers and not literals:
         raise InvalidAnswer("model answer has no usable patterns")
     focus = data.get("focus")
@@ -106,9 +109,9 @@ def _clean(value: object, ok, cap: int) -> tuple[str, ...]:  # type: ignore[no-u
     return tuple(dict.fromkeys(kept))[:cap]
 
 
-def _is_identifier(text: str) -> bool:
-    return len(text) <= MAX_LENGTH and _IDENTIFIER.fullmatch(text) is not None
+def _is_identifier(text: str, length: int) -> bool:
+    return len(text) <= length and _IDENTIFIER.fullmatch(text) is not None
 
 
-def _is_literal(text: str) -> bool:
-    return 3 <= len(text) <= MAX_LENGTH and text.isprintable() and not text.startswith("-")
+def _is_literal(text: str, length: int) -> bool:
+    return 3 <= len(text) <= length and text.isprintable() and not text.startswith("-")
