@@ -11,13 +11,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import msgspec
+
 from cq.assemble import SearchFacts, assemble_result
 from cq.cancel import CancelToken, never
 from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_for_query
 from cq.classify import classify_all
 from cq.confine import confine_request
 from cq.enrich import EnrichSettings, enrich_shown
-from cq.index import fuse_index
+from cq.index import IndexFusion, consults_index, fuse_index
 from cq.model import (
     Classification,
     Finding,
@@ -27,6 +29,7 @@ from cq.model import (
     SearchRequest,
     SearchResult,
     SearchStats,
+    Tally,
 )
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
@@ -103,7 +106,11 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         )
         with _timed(timings, "rank"):
             findings = _findings(candidates.matches, classified.classifications)
-            ranked = score_findings(findings, ranking, corpus, request.limit)
+            candidates = msgspec.structs.replace(candidates, matches=())  # now held as findings
+            classified = msgspec.structs.replace(classified, classifications=[])
+            # A rewritten question may have the index reorder every finding: keep them all.
+            fusing = consults_index(request, rewrite.summary if rewrite else None)
+            ranked = score_findings(findings, ranking, corpus, request.limit, keep_rest=fusing)
             del findings
 
         progress.update("enriching the shown findings")
@@ -115,9 +122,19 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 enriched = semantic.apply(enriched, 0)  # every finding here is a shown one
 
         with _timed(timings, "order"):
-            ordered = final_order(ranked, enriched.findings, ranking)
-            ordered = semantic.rerank(ordered, patterns, request)
-        fused = fuse_index(request, rewrite.summary if rewrite else None, ordered, progress.update)
+            ordered, tally = final_order(
+                ranked,
+                enriched.findings,
+                ranking,
+                refine=lambda shown: semantic.rerank(shown, patterns, request),
+            )
+            fused = IndexFusion(findings=[])
+            if fusing:  # the index reorders files of every finding (cq.index)
+                fused = fuse_index(
+                    request, rewrite.summary, ordered + ranked.rest, progress.update, corpus
+                )
+                tally = Tally.of(fused.findings)
+                ordered = fused.findings[: request.limit] if request.limit > 0 else fused.findings
 
         read = corpus.stats()
         counters = RunCounters(
@@ -129,7 +146,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         facts = SearchFacts(
             request=request,
             mode_requested=request.mode or "auto",
-            mode=mode_chain[-1] if fallback_applied and candidates.matches else mode,
+            mode=mode_chain[-1] if fallback_applied and ranked.tally.total else mode,
             mode_chain=tuple(mode_chain),
             fallback_applied=fallback_applied,
             patterns=patterns,
@@ -151,7 +168,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             functions=fused.functions,
             report=tuning.report,
         )
-        result = assemble_result(fused.findings, facts)
+        result = assemble_result(ordered, tally, facts)
         remember_primary(request, result.findings, result.summary.primary)
         return result
     finally:

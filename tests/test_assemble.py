@@ -15,6 +15,7 @@ from cq.model import (
     Pattern,
     SearchRequest,
     SearchStats,
+    Tally,
     TopContexts,
 )
 from cq.parse import Corpus
@@ -70,7 +71,8 @@ def assemble(root: Path, limit: int = 3, max_tokens: int = 0):
         stats=SearchStats(),
         by_language={"python": SearchStats()},
     )
-    return request, ranked, assemble_result(ranked, facts)
+    shown = ranked if limit <= 0 else ranked[:limit]
+    return request, ranked, assemble_result(shown, Tally.of(ranked), facts)
 
 
 def test_sections_list_findings_in_rank_order(tmp_path: Path) -> None:
@@ -136,6 +138,8 @@ def test_no_follow_up_asks_who_calls_a_test(tmp_path: Path) -> None:
         by_language={"python": SearchStats()},
     )
     follow = next(
-        s for s in assemble_result(ranked, facts).sections if isinstance(s, FollowUps)
+        s
+        for s in assemble_result(ranked[:3], Tally.of(ranked), facts).sections
+        if isinstance(s, FollowUps)
     ).follow_ups
     assert not any("test_it" in item.argv for item in follow), follow

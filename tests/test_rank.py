@@ -213,9 +213,10 @@ def test_the_final_order_reorders_only_the_shown_findings(tmp_path: Path) -> Non
     # Enrichment lowered the confidence of the best shown hit (a conflict): only the shown
     # three are re-sorted, their scores follow, and no unshown hit moves into them.
     moved = [msgspec.structs.replace(ranked.shown[0], confidence=0.5), *ranked.shown[1:]]
-    again = final_order(ranked, moved, context)
-    assert [f.file for f in again] == ["m1.py", "m2.py", "m0.py", "m3.py", "m4.py"]
-    assert again[2].score < again[1].score
+    again, tally = final_order(ranked, moved, context)
+    assert [f.file for f in again] == ["m1.py", "m2.py", "m0.py"]
+    assert tally.files_in_rank_order == ("m1.py", "m2.py", "m0.py", "m3.py", "m4.py")
+    assert tally.total == 5 and again[2].score < again[1].score
 
 
 def test_rust_module_files_declared_under_cfg_test_are_tests(tmp_path: Path) -> None:

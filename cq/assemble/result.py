@@ -32,6 +32,7 @@ from cq.model import (
     SearchStats,
     Section,
     Summary,
+    Tally,
 )
 from cq.model.tuning import ReportTuning
 from cq.rank import is_exact_definition, queried_names
@@ -58,13 +59,14 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     report: ReportTuning = msgspec.field(default_factory=ReportTuning)
 
 
-def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
-    """Cut to the request's limit (never reordering) and describe the run."""
+def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFacts) -> SearchResult:
+    """The shown findings in their final order (never reordered), the counts over all
+    findings (``tally``), and the run described."""
     request = facts.request
-    shown = tuple(ranked if request.limit <= 0 else ranked[: request.limit])
+    shown = tuple(shown_ranked)
     names = queried_names(facts.patterns)
     primary = _primary(shown, names)
-    omitted = Omitted(by_limit=len(ranked) - len(shown))
+    omitted = Omitted(by_limit=tally.total - len(shown))
     summary = Summary(
         query=request.query,
         root=request.root,
@@ -80,18 +82,18 @@ def assemble_result(ranked: list[Finding], facts: SearchFacts) -> SearchResult:
         languages=tuple(
             LanguageSummary(language=lang, stats=stats) for lang, stats in facts.by_language.items()
         ),
-        total_findings=len(ranked),
+        total_findings=tally.total,
         shown_findings=len(shown),
         omitted=omitted,
         primary=primary,
-        roles=_role_counts(ranked),
+        roles=_role_counts(tally),
         focus=facts.focus,
         rewrite=facts.rewrite,
         telemetry=facts.telemetry,
     )
-    counts = Counter(f.category for f in ranked)
+    counts = Counter(tally.categories)
     rewritten = facts.rewrite is not None and facts.rewrite.applied
-    hot = hot_files(ranked, facts.report, by_rank=rewritten)
+    hot = hot_files(tally, facts.report, by_rank=rewritten)
     functions = FunctionList(functions=facts.functions) if facts.functions else None
     sections = build_sections(
         request, shown, summary, kind_counts(counts), hot, facts.report, functions
@@ -140,6 +142,6 @@ def _primary(shown: tuple[Finding, ...], names: frozenset[str]) -> int | None:
     return (exact or definitions or [None])[0]
 
 
-def _role_counts(ranked: list[Finding]) -> dict[str, int]:
-    counts = Counter(f.role for f in ranked)
-    return {role: counts[role] for role in ("src", "test", "doc", "lib") if counts[role]}
+def _role_counts(tally: Tally) -> dict[str, int]:
+    counts = tally.roles
+    return {role: counts[role] for role in ("src", "test", "doc", "lib") if counts.get(role)}

@@ -14,6 +14,7 @@ from cq.model import (
     HotFiles,
     KindCounts,
     ScopeGroup,
+    Tally,
     TopContexts,
 )
 from cq.model.tuning import ReportTuning
@@ -94,12 +95,12 @@ def kind_counts(counts: Counter[str]) -> KindCounts:
     return KindCounts(counts={c: counts[c] for c in known + extra})
 
 
-def hot_files(ranked: list[Finding], t: ReportTuning, *, by_rank: bool) -> HotFiles:
+def hot_files(tally: Tally, t: ReportTuning, *, by_rank: bool) -> HotFiles:
     """Files with the most findings, ties by path; or (``by_rank``) in the order of their
     best-ranked finding, which is what a rewritten question or issue asks: where to look."""
-    by_file = Counter(f.file for f in ranked)
+    by_file = tally.files
     if by_rank:
-        order = list(dict.fromkeys(f.file for f in ranked))[: t.relevant_files]
+        order = tally.files_in_rank_order[: t.relevant_files]
         return HotFiles(
             title="Relevant Files",
             order="rank",

@@ -19,11 +19,11 @@ once and kept current file by file instead of re-ranking every file on every que
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import msgspec
 
 from cq.model import Finding, RelevantFunction, RewriteSummary, RunCounters, SearchRequest
+from cq.parse import Corpus
 
 
 class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,14 +37,21 @@ class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
     timings_ms: dict[str, float] = {}
 
 
+def consults_index(request: SearchRequest, rewrite: RewriteSummary | None) -> bool:
+    """Whether ``fuse_index`` changes anything: a rewritten search that may use the index."""
+    return rewrite is not None and rewrite.applied and request.use_index
+
+
 def fuse_index(
     request: SearchRequest,
     rewrite: RewriteSummary | None,
     ranked: list[Finding],
     progress: Callable[[str], None],
+    corpus: Corpus,
 ) -> IndexFusion:
-    """Fuse the index into a rewritten search; any other search is returned as it is."""
-    if rewrite is None or not rewrite.applied or not request.use_index:
+    """Fuse the index into a rewritten search; any other search is returned as it is. The
+    lines of files it shows come from the search's ``corpus``."""
+    if rewrite is None or not consults_index(request, rewrite):
         return IndexFusion(findings=ranked)
     terms = rewrite.identifiers + rewrite.literals
     from cq.index.apply import fuse_findings
@@ -56,7 +63,7 @@ def fuse_index(
     if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
         skipped = {"index": {"skipped_source_bytes": evidence.source_bytes}}
         return IndexFusion(findings=ranked, telemetry=skipped)
-    findings, functions = fuse_findings(Path(request.root), ranked, evidence, request.explain)
+    findings, functions = fuse_findings(corpus, ranked, evidence, request.explain)
     update = evidence.update
     return IndexFusion(
         findings=findings,
@@ -67,4 +74,4 @@ def fuse_index(
     )
 
 
-__all__ = ["IndexFusion", "fuse_index"]
+__all__ = ["IndexFusion", "consults_index", "fuse_index"]

@@ -8,8 +8,6 @@ Relevant Functions. Rank order inside a file is rg's.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import msgspec
 
 from cq.index.evidence import Evidence
@@ -18,14 +16,15 @@ from cq.index.query import IndexHit
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
 from cq.model import Finding, RelevantFunction, ScoreBreakdown
-from cq.rank.roles import path_role
+from cq.parse import Corpus
+from cq.rank import path_role
 
 PER_FILE = 3  # findings of a file placed at its fused rank (a 30-finding report shows ~10 files)
 FUNCTIONS = 10  # Relevant Functions listed
 
 
 def fuse_findings(
-    root: Path, ranked: list[Finding], evidence: Evidence, explain: bool
+    corpus: Corpus, ranked: list[Finding], evidence: Evidence, explain: bool
 ) -> tuple[list[Finding], tuple[RelevantFunction, ...]]:
     """The findings in fused order and the Relevant Functions."""
     rg_files = list(dict.fromkeys(f.file for f in ranked))
@@ -36,7 +35,7 @@ def fuse_findings(
     best_unit: dict[str, IndexHit] = {}
     for hit in (*evidence.hits.units, *evidence.hits.files):
         best_unit.setdefault(hit.path, hit)
-    lines = _Lines(root)
+    lines = _Lines(corpus)
     head: list[Finding] = []
     placed: set[int] = set()
     for vote in votes:
@@ -138,10 +137,10 @@ def _function(u: UnitVote, ranked: list[Finding], lines: _Lines) -> RelevantFunc
 
 
 class _Lines:
-    """Lines of files read on demand (each file once)."""
+    """Lines of files, from the search's corpus (each file read once per search)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
         self.files: dict[str, list[str] | None] = {}
 
     def all(self, path: str) -> list[str]:
@@ -150,11 +149,12 @@ class _Lines:
 
     def get(self, path: str, line: int) -> str | None:
         if path not in self.files:
-            try:
-                data = (self.root / path).read_bytes()
-                self.files[path] = data.decode("utf-8", errors="replace").splitlines()
-            except OSError:
-                self.files[path] = None
+            language = "rust" if path.endswith(".rs") else "python"
+            source = self.corpus.source(path, language)
+            data = source.data if source is not None else None
+            self.files[path] = (
+                data.decode("utf-8", errors="replace").splitlines() if data is not None else None
+            )
         content = self.files[path]
         if not content or not 1 <= line <= len(content):
             return None

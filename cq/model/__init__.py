@@ -21,7 +21,7 @@ from cq.model.enrichment import (
     StageName,
     StageStatus,
 )
-from cq.model.finding import Finding, ScoreBreakdown
+from cq.model.finding import Finding, ScoreBreakdown, Tally
 from cq.model.match import CapHit, Language, LineWindow, RawMatch, SearchStats
 from cq.model.ranking import RankWeights, Role, complete_weights
 from cq.model.request import (
@@ -109,6 +109,7 @@ __all__ = [
     "StageStatus",
     "Summary",
     "SymbolFlags",
+    "Tally",
     "Tier",
     "TopContexts",
     "complete_weights",

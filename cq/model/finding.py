@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import msgspec
 
 from cq.model.classification import Category, SymbolFlags, Tier
@@ -31,6 +33,28 @@ class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
     file_rank_rg: int = 0
     file_rank_index: int = 0
     file_fused: float = 0.0
+
+
+class Tally(msgspec.Struct, frozen=True, kw_only=True):
+    """Counts over all of a search's findings, shown or not: what a report's totals say
+    without every finding held as a ``Finding`` (an audit search has tens of thousands)."""
+
+    total: int = 0
+    categories: dict[str, int] = {}  # findings per category
+    roles: dict[str, int] = {}  # findings per item role
+    files: dict[str, int] = {}  # findings per file
+    files_in_rank_order: tuple[str, ...] = ()  # each file once, in the order of its best finding
+
+    @classmethod
+    def of(cls, ranked: list[Finding]) -> Tally:
+        """The tally of findings already in their final order."""
+        return cls(
+            total=len(ranked),
+            categories=dict(Counter(f.category for f in ranked)),
+            roles=dict(Counter(f.role for f in ranked)),
+            files=dict(Counter(f.file for f in ranked)),
+            files_in_rank_order=tuple(dict.fromkeys(f.file for f in ranked)),
+        )
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):

@@ -210,15 +210,15 @@ class ScaleTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         int, _why("hand-set: ~0.3 s of parsing per batch; bench/audit_scale.py")
     ] = 1024 * 1024
     max_in_flight_bytes: Annotated[
-        int, _why("measured: bench/audit_scale.py keeps the audit search under 200 MB RSS")
-    ] = 24 * 1024 * 1024
+        int, _why("measured: bench/audit_scale.py, audit peak RSS 201 -> 163 MB with keep 32 MiB")
+    ] = 16 * 1024 * 1024
     chunk_bytes: Annotated[
         int, _why("measured: bench/audit_scale.py; one cache query per chunk")
     ] = 4 * 1024 * 1024
     corpus_keep_bytes: Annotated[
         int,
-        _why("measured: golden '__init__' reads 23 MB (kept whole); audit 167 MB is not"),
-    ] = 64 * 1024 * 1024
+        _why("measured: golden '__init__' reads 23 MB (kept whole); audit 167 MB: 163 MB peak"),
+    ] = 32 * 1024 * 1024
 
 
 class ReportTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

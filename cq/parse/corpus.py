@@ -7,7 +7,7 @@ get results computed from one version stored under the hash of another.
 
 Memory: an audit search matches thousands of files (175 MB of source for ``get`` over a
 24,000-file tree), more than a search should hold at once. A stage that is done with a file
-``release``\\ s it; the corpus keeps released bytes while they fit ``KEEP_BYTES`` and drops the
+``release``\\ s it; the corpus keeps released bytes while they fit ``keep_bytes`` and drops the
 least recently used beyond it, keeping their hash. A later stage asking for a dropped file
 gets it read again and checked against that hash (``CorpusStats.reread``); a file whose
 bytes changed in the meantime is reported as changed (``None``), never parsed under the old
@@ -23,12 +23,10 @@ from pathlib import Path
 import msgspec
 
 from cq.model import Language
+from cq.model.tuning import ScaleTuning
 from cq.parse.source import SourceFile, load_source
 
-# 64 MiB keeps every matched file of the interactive searches bench/golden.py runs on the
-# stdlib (largest: '__init__' --limit 60, 23 MB) and holds the audit search
-# (bench/audit_scale.py) within its 200 MB peak-RSS target.
-KEEP_BYTES = 64 * 1024 * 1024
+KEEP_BYTES = ScaleTuning().corpus_keep_bytes  # the tuned default (see its provenance)
 
 
 class CorpusStats(msgspec.Struct, frozen=True, kw_only=True):

@@ -12,10 +12,12 @@ enrichment moved the shown findings' confidence: score descending, ties broken b
 from __future__ import annotations
 
 import heapq
+from collections import Counter
+from collections.abc import Callable
 
 import msgspec
 
-from cq.model import Finding, Focus, Pattern, RankWeights, Role, ScoreBreakdown
+from cq.model import Finding, Focus, Pattern, RankWeights, Role, ScoreBreakdown, Tally
 from cq.parse import Corpus
 from cq.rank.roles import path_role
 from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
@@ -43,65 +45,140 @@ class RankContext(msgspec.Struct, frozen=True, kw_only=True):
 
 class Ranked(msgspec.Struct, frozen=True):
     """Scored findings: the ``shown`` ones (best first, the report's limit of them) with
-    their score breakdowns, and the ``rest`` (in no particular order)."""
+    their score breakdowns; of the rest only what the report counts (``tally``, whose file
+    order lists the rest's files only), and the rest themselves, scored and in order, only
+    when asked (``keep_rest``: the index may reorder every finding of a rewritten query)."""
 
     shown: list[Finding]
     parts: list[ScoreBreakdown]
-    rest: list[Finding]
+    tally: Tally
+    rest: list[Finding] = []
 
 
-def score_findings(findings: list[Finding], ctx: RankContext, corpus: Corpus, limit: int) -> Ranked:
-    """Score every finding and pick the best ``limit`` (all when 0) to show."""
-    names = queried_names(ctx.patterns)
-    boost = ctx.weights.evidence if is_rewritten(ctx.patterns) else ctx.weights.coverage
-    signal = _file_signal(findings, ctx)
+def score_findings(
+    findings: list[Finding], ctx: RankContext, corpus: Corpus, limit: int, keep_rest: bool = False
+) -> Ranked:
+    """Score every finding and pick the best ``limit`` (all when 0) to show; the others are
+    scored and counted, never copied."""
+    scorer = _Scorer(ctx, _file_signal(findings, ctx))
     roles = _Roles(corpus, findings, ctx.use_cache)
-    scored: list[Finding] = []
-    parts: list[ScoreBreakdown] = []
-    for f in findings:
-        role = roles.of(f)
-        b = breakdown(
-            category=f.category,
-            role=role,
-            confidence=f.confidence,
-            focus=ctx.focus,
-            depth=nesting_depth(f.containing_scope),
-            exact_definition=exact_definition(f, names, ctx.weights),
-            filename=filename_match(f.file, names, ctx.weights),
-            terms=terms_multiplier(f, ctx.patterns, signal.get(f.file, 0.0), boost),
-            weights=ctx.weights,
-        )
-        parts.append(b)
-        scored.append(
-            msgspec.structs.replace(
-                f, role=role, score=total(b), explain=b if ctx.explain else None
-            )
-        )
-    count = len(scored) if limit <= 0 else min(limit, len(scored))
-    best = heapq.nsmallest(count, range(len(scored)), key=lambda i: order_key(scored[i]))
+    role_of = [roles.of(f) for f in findings]
+    scores = [scorer.score(f, role) for f, role in zip(findings, role_of, strict=True)]
+
+    def key(i: int) -> tuple[float, str, int, int]:
+        f = findings[i]
+        return (-scores[i], f.file, f.line, f.col)
+
+    count = len(findings) if limit <= 0 else min(limit, len(findings))
+    best = heapq.nsmallest(count, range(len(findings)), key=key)
     chosen = set(best)
-    rest = [f for i, f in enumerate(scored) if i not in chosen]
-    return Ranked(shown=[scored[i] for i in best], parts=[parts[i] for i in best], rest=rest)
+    rest = sorted((i for i in range(len(findings)) if i not in chosen), key=key)
+    parts = [scorer.breakdown(findings[i], role_of[i]) for i in best]
+    shown = [
+        msgspec.structs.replace(
+            findings[i], role=role_of[i], score=scores[i], explain=b if ctx.explain else None
+        )
+        for i, b in zip(best, parts, strict=True)
+    ]
+    tally = Tally(
+        total=len(findings),
+        categories=dict(Counter(f.category for f in findings)),
+        roles=dict(Counter(role_of)),
+        files=dict(Counter(f.file for f in findings)),
+        files_in_rank_order=tuple(dict.fromkeys(findings[i].file for i in rest)),
+    )
+    kept = [
+        msgspec.structs.replace(
+            findings[i],
+            role=role_of[i],
+            score=scores[i],
+            explain=scorer.breakdown(findings[i], role_of[i]) if ctx.explain else None,
+        )
+        for i in (rest if keep_rest else ())
+    ]
+    return Ranked(shown=shown, parts=parts, tally=tally, rest=kept)
 
 
-def final_order(ranked: Ranked, shown: list[Finding], ctx: RankContext) -> list[Finding]:
+def final_order(
+    ranked: Ranked,
+    shown: list[Finding],
+    ctx: RankContext,
+    refine: Callable[[list[Finding]], list[Finding]] | None = None,
+) -> tuple[list[Finding], Tally]:
     """The one total order of the report: the ``shown`` findings (``ranked.shown`` after
     enrichment moved their confidence) scored with their final confidence and sorted, then
     the rest. Nothing unshown moves into the report, and scores match the confidences
-    printed."""
+    printed. ``refine`` may then reorder the shown ones on facts of a later stage (the
+    semantic stage's resolved definitions); the tally's file order follows, over every
+    finding."""
     final: list[Finding] = []
     for f, b in zip(shown, ranked.parts, strict=True):
         again = msgspec.structs.replace(b, confidence=round(f.confidence, 4))
         final.append(
             msgspec.structs.replace(f, score=total(again), explain=again if ctx.explain else None)
         )
-    return sorted(final, key=order_key) + sorted(ranked.rest, key=order_key)
+    final.sort(key=order_key)
+    if refine is not None:
+        final = refine(final)
+    files = tuple(dict.fromkeys([*(f.file for f in final), *ranked.tally.files_in_rank_order]))
+    return final, msgspec.structs.replace(ranked.tally, files_in_rank_order=files)
 
 
 def rank_findings(findings: list[Finding], ctx: RankContext, corpus: Corpus) -> list[Finding]:
     """Score and sort every finding (no enrichment in between); deterministic."""
     ranked = score_findings(findings, ctx, corpus, 0)
-    return final_order(ranked, ranked.shown, ctx)
+    return final_order(ranked, ranked.shown, ctx)[0]
+
+
+class _Scorer:
+    """Each finding's score breakdown, from signals computed once per file, scope or set of
+    inputs (an audit search scores tens of thousands of findings sharing a few hundred)."""
+
+    def __init__(self, ctx: RankContext, signal: dict[str, float]) -> None:
+        self.ctx, self.signal = ctx, signal
+        self.names = queried_names(ctx.patterns)
+        self.boost = ctx.weights.evidence if is_rewritten(ctx.patterns) else ctx.weights.coverage
+        self.filenames: dict[str, float] = {}
+        self.depths: dict[str | None, int] = {}
+        self.parts: dict[tuple[object, ...], ScoreBreakdown] = {}
+        self.totals: dict[tuple[object, ...], float] = {}
+
+    def _key(self, f: Finding, role: Role) -> tuple[object, ...]:
+        ctx = self.ctx
+        filename = self.filenames.get(f.file)
+        if filename is None:
+            filename = self.filenames[f.file] = filename_match(f.file, self.names, ctx.weights)
+        depth = self.depths.get(f.containing_scope)
+        if depth is None:
+            depth = self.depths[f.containing_scope] = nesting_depth(f.containing_scope)
+        terms = terms_multiplier(f, ctx.patterns, self.signal.get(f.file, 0.0), self.boost)
+        exact = exact_definition(f, self.names, ctx.weights)
+        return (f.category, role, f.confidence, depth, exact, filename, terms)
+
+    def breakdown(self, f: Finding, role: Role) -> ScoreBreakdown:
+        key = self._key(f, role)
+        found = self.parts.get(key)
+        if found is None:
+            category, role_, confidence, depth, exact, filename, terms = key
+            found = self.parts[key] = breakdown(
+                category=category,  # type: ignore[arg-type]
+                role=role_,  # type: ignore[arg-type]
+                confidence=confidence,  # type: ignore[arg-type]
+                focus=self.ctx.focus,
+                depth=depth,  # type: ignore[arg-type]
+                exact_definition=exact,  # type: ignore[arg-type]
+                filename=filename,  # type: ignore[arg-type]
+                terms=terms,  # type: ignore[arg-type]
+                weights=self.ctx.weights,
+            )
+        return found
+
+    def score(self, f: Finding, role: Role) -> float:
+        key = self._key(f, role)
+        found = self.totals.get(key)
+        if found is None:
+            found = self.totals[key] = total(self.breakdown(f, role))
+        return found
 
 
 def _file_signal(findings: list[Finding], ctx: RankContext) -> dict[str, float]:
@@ -143,6 +220,7 @@ __all__ = [
     "final_order",
     "is_exact_definition",
     "order_key",
+    "path_role",
     "queried_names",
     "rank_findings",
     "score_findings",
