@@ -1,7 +1,8 @@
-"""Result assembly: ranked findings plus the run's facts become a ``SearchResult``.
+"""Result assembly: the shown findings plus the run's facts become a ``SearchResult``.
 
-In: ranked findings, candidate statistics, the request. Out: ``SearchResult`` with summary and
-sections (``result.py``; ``sections.py`` and ``followups.py`` build the parts).
+In: the shown findings in their final order, the ``Tally`` of all findings, candidate
+statistics, the request. Out: ``SearchResult`` with summary and sections (``result.py``;
+``sections.py`` and ``followups.py`` build the parts).
 ``fit_answer`` (``budget.py``) delivers a result within a token budget, for the CLI and the
 MCP server alike, by dropping whole lowest-ranked findings. Computes the report's content;
 ``cq.report`` only renders it.

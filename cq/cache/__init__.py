@@ -6,7 +6,9 @@ Safe with several cq processes at once (WAL, busy timeout). The file stays at it
 large values are compressed. Every failure is a miss with one warning: a corrupt database is
 set aside and rebuilt, an unusable cache dir turns the cache off. Imports nothing else of
 cq. Open ``store.py``; then ``schema.py`` (files and tables), ``bound.py`` (eviction),
-``codec.py`` (compression), ``faults.py`` (what failures mean).
+``codec.py`` (compression), ``faults.py`` (what failures mean). Stages use
+``payloads.PayloadCache`` (typed payloads under namespaces derived from the code that builds
+them).
 """
 
 from cq.cache.store import Store, cache_dir, open_store

@@ -13,7 +13,6 @@ import msgspec
 
 from cq.candidates.limits import CapTracker
 from cq.candidates.lines import CrLines, place
-from cq.candidates.locate import find_rg
 from cq.candidates.patterns import pattern_regex
 from cq.candidates.rg_events import Begin, Match, Summary, decode_event, strip_terminator
 from cq.candidates.scope import language_of, languages_for
@@ -21,6 +20,7 @@ from cq.errors import PatternError, SearchFailedError, UsageError
 from cq.model import Language, Pattern, RawMatch, SearchRequest, SearchStats
 from cq.model.tuning import ReportTuning
 from cq.terminal import visible, warn
+from cq.tools import find_rg
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_WARNINGS = 5  # unreadable files named on stderr; the rest are counted

@@ -1,8 +1,9 @@
 """Enrichment: detail for the hits a report shows, never for all of them.
 
-In: ranked ``Finding``s, the request's limit, ``EnrichSettings``. Out: ``EnrichOutcome`` with
-each shown finding's ``Enrichment`` (``cq.model.enrichment``), telemetry counts and stage
-timings. Open ``shown.py`` first (budgets, store, per-hit loop), then ``python.py`` (the five
+In: the search's ``Corpus``, the shown ``Finding``s (best first), ``EnrichSettings``. Out:
+``EnrichOutcome`` with each shown finding's ``symtable`` flags (``bindings.py``) and
+``Enrichment`` (``cq.model.enrichment``), telemetry counts and stage timings. Open
+``shown.py`` first (budgets, store, per-hit loop), then ``python.py`` (the five
 Python stages: ``py_structure`` on ast-grep, ``py_ast_stage``, ``py_import_stage``,
 ``py_libcst_stage`` on a ``skeleton``, ``py_structure`` on tree-sitter + ``parse_quality``),
 ``rust.py``, ``agreement.py`` and ``budget.py``. Every stage fails open (``stages.py``).

@@ -88,7 +88,7 @@ def enrich_shown(
     bindings_ms = (time.perf_counter() - bound) * 1000
     started = time.perf_counter()
     files = _Files(corpus)
-    store = EnrichmentStore(settings)
+    store = EnrichmentStore(settings.tuning, settings.caps, settings.use_store)
     telemetry = EnrichTelemetry()
     per_hit: list[HitTimings] = []
     out = list(ranked)

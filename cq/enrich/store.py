@@ -10,13 +10,9 @@ query and written in one transaction. A cache failure is a miss, never an error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cq.cache.payloads import PayloadCache
 from cq.model import Enrichment
-
-if TYPE_CHECKING:
-    from cq.enrich.shown import EnrichSettings
+from cq.model.tuning import EnrichTuning, ParseTuning
 
 # The code that decides an enrichment's content: the per-hit loop (hit spans, limits) and, by
 # its imports, every stage, the parses they use and the payload model.
@@ -26,15 +22,9 @@ BUILDERS = ("cq.enrich.shown",)
 class EnrichmentStore:
     """Lookups and writes of one search, batched."""
 
-    def __init__(self, settings: EnrichSettings) -> None:
-        shaping = (
-            settings.tuning.max_deep_bytes,
-            settings.tuning.max_skeleton_bytes,
-            settings.caps,
-        )
-        self.cache = PayloadCache(
-            "enrich", Enrichment, BUILDERS, enabled=settings.use_store, settings=shaping
-        )
+    def __init__(self, t: EnrichTuning, caps: ParseTuning, enabled: bool) -> None:
+        shaping = (t.max_deep_bytes, t.max_skeleton_bytes, caps)  # caps that shape payloads
+        self.cache = PayloadCache("enrich", Enrichment, BUILDERS, enabled=enabled, settings=shaping)
         self.found: dict[str, Enrichment] = {}
 
     def prefetch(self, keys: list[str]) -> None:

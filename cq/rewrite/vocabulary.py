@@ -15,9 +15,9 @@ from pathlib import Path
 import msgspec
 
 from cq.cache.payloads import PayloadCache
-from cq.candidates.locate import find_rg
 from cq.parse import python_syntax, rust_syntax
 from cq.rewrite.words import stem, subwords
+from cq.tools import find_rg
 
 _DEFINITIONS = (
     rf"^[ \t]*(?:async[ \t]+)?(?:{'|'.join(python_syntax.DEFINITION_KEYWORDS)})"

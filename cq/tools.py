@@ -1,4 +1,5 @@
-"""Find the rg binary: ``CQ_RG``, then next to ``sys.executable``, then ``PATH``."""
+"""External tools cq runs: where the rg binary is (``CQ_RG``, then next to ``sys.executable``,
+then ``PATH``). A base module: the candidates stage and the rewriter both run rg."""
 
 from __future__ import annotations
 

@@ -1,0 +1,121 @@
+"""The package's layout holds: no import cycle, and imports run one way (a stage uses the base
+modules and the public package of an earlier stage, never a later stage; the base modules use
+no stage)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import cq
+
+PACKAGE = Path(cq.__file__).parent
+# Pipeline order: a stage may import the base and the stages before it.
+STAGES = (
+    "rewrite",
+    "candidates",
+    "classify",
+    "rank",
+    "enrich",
+    "semantic",
+    "index",
+    "assemble",
+    "report",
+)
+BASE = ("model", "parse", "cache", "errors", "cancel", "tools", "terminal")
+# What each base module may import of cq: the base modules listed before it.
+BASE_ALLOWED = {
+    "errors": set(),
+    "model": set(),
+    "cache": set(),
+    "tools": {"errors"},
+    "terminal": set(),
+    "cancel": {"errors"},
+    "parse": {"model"},
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """cq modules ``path`` imports anywhere (functions and ``TYPE_CHECKING`` blocks too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "cq")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "cq":
+            module = node.module or ""
+            found.add(module)
+            for alias in node.names:  # ``from cq.parse import python_syntax``: a submodule
+                if (
+                    (PACKAGE.parent / (module + "." + alias.name).replace(".", "/"))
+                    .with_suffix(".py")
+                    .is_file()
+                ):
+                    found.add(f"{module}.{alias.name}")
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: _imports(path) & set(modules) for name, path in modules.items()}
+
+
+def _unit(module: str) -> str:
+    """``cq.classify.engine`` -> ``classify``; top-level modules are their own unit."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "cq"
+
+
+def test_no_module_imports_itself_back() -> None:
+    graph = _graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    assert cycles == []
+
+
+def test_imports_run_one_way() -> None:
+    wrong: list[str] = []
+    for module, targets in _graph().items():
+        unit = _unit(module)
+        for target in targets:
+            other = _unit(target)
+            if other == unit:
+                continue
+            if unit in STAGES:
+                earlier = STAGES[: STAGES.index(unit)]
+                if other not in BASE and other not in earlier:
+                    wrong.append(f"{module} -> {target}")
+                elif other in earlier and target != f"cq.{other}":  # only its public face
+                    wrong.append(f"{module} -> {target} (a private module)")
+            elif unit in BASE and other not in BASE_ALLOWED[unit]:
+                wrong.append(f"{module} -> {target}")
+    assert wrong == []
