@@ -80,7 +80,8 @@ def big_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         f"def handler_{i}(value):\n    result = handler_{i - 1}(value) + {i}\n    return result\n\n"
         for i in range(1, 1200)
     )
-    files = {f"pkg{n // 50}/mod_{n}.py": body for n in range(120)}
+    # Each file its own content: cq parses identical files once.
+    files = {f"pkg{n // 50}/mod_{n}.py": f"# module {n}\n{body}" for n in range(120)}
     return write_tree(tmp_path_factory.mktemp("big"), files)
 
 

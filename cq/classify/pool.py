@@ -62,6 +62,7 @@ class Analyzer:
         self.flight_bytes = 0
         self.pool: ProcessPoolExecutor | None = None
         self.workers = 0
+        self.batch_bytes = scale.batch_bytes
         self.failures = 0
 
     def feed(self, tasks: list[FileTask], expected_bytes: int) -> Iterator[Done]:
@@ -72,6 +73,9 @@ class Analyzer:
         if self.pool is None and self.failures == 0:
             workers = worker_count(self.pending_bytes + expected_bytes, self.scale)
             if self.pending_bytes >= self.scale.pool_min_bytes and workers >= 2:
+                # Small work still makes three batches a worker, so every worker gets some.
+                share = (self.pending_bytes + expected_bytes) // (workers * 3)
+                self.batch_bytes = max(1, min(self.scale.batch_bytes, share))
                 self._start(workers)
         if self.pool is not None:
             yield from self._submit_pending()
@@ -108,7 +112,7 @@ class Analyzer:
         for task in tasks:
             batch.append(task)
             size += len(task.data)
-            if size >= self.scale.batch_bytes:
+            if size >= self.batch_bytes:
                 yield from self._send(batch, size)
                 batch, size = [], 0
         if batch:
