@@ -10,19 +10,12 @@ import msgspec
 
 from cq.errors import UsageError
 from cq.model import SearchRequest
-
-_LIMIT_FLAGS = {
-    "max_files": "max_files",
-    "max_matches_per_file": "max_matches_per_file",
-    "max_total_matches": "max_total_matches",
-    "timeout": "timeout_seconds",
-    "max_depth": "max_depth",
-    "max_filesize": "max_file_size_bytes",
-}
+from cq.model.options import LIMIT_FLAGS, SEARCH_OPTIONS
 
 
 def request_from_args(args: argparse.Namespace) -> SearchRequest:
-    """Profile first, then flags on top; the query from stdin when it is '-'."""
+    """Profile first, then flags on top; the query from stdin when it is '-'. Every option of
+    ``cq.model.options`` the CLI spells is read by its request field's name."""
     from cq.confine import is_profile_name
     from cq.profiles import load_profile
 
@@ -39,37 +32,21 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
     profile = args.profile if is_profile_name(args.profile) else os.path.abspath(args.profile)
     limits = load_profile(profile, root)
     overrides = {
-        field: getattr(args, flag)
-        for flag, field in _LIMIT_FLAGS.items()
-        if getattr(args, flag) is not None
+        limit.field: getattr(args, limit.field)
+        for limit in LIMIT_FLAGS
+        if getattr(args, limit.field) is not None
     }
     if overrides:
         limits = msgspec.structs.replace(limits, **overrides)
-    return SearchRequest(
-        use_cache=not args.no_cache,
-        semantic=not args.no_semantic,
-        use_index=not args.no_index,
-        query=query,
-        root=root,
-        mode=args.mode,
-        lang=args.lang,
-        profile=profile,
-        limits=limits,
-        include=tuple(args.include),
-        exclude=tuple(args.exclude),
-        in_dir=args.in_dir,
-        hidden=args.hidden,
-        no_ignore=args.no_ignore,
-        ignore_case=args.ignore_case,
-        limit=args.limit,
-        max_tokens=args.max_tokens,
-        focus=args.focus,
-        rewrite=args.rewrite,
-        context=args.context,
-        follow_up=args.follow_up,
-        explain=args.explain,
-        progress=True,
-    )
+    fields = {o.name: getattr(args, o.name) for o in SEARCH_OPTIONS if o.cli and o.name != "format"}
+    fields |= {
+        "query": query,
+        "root": root,
+        "profile": profile,
+        "limits": limits,
+        "progress": True,
+    }
+    return msgspec.convert(fields, SearchRequest)
 
 
 def output_format(args: argparse.Namespace) -> str:

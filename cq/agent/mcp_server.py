@@ -14,8 +14,10 @@ root is fixed at start-up (``cq.confine``). Only this module and ``mcp_wire`` im
 
 from __future__ import annotations
 
+import inspect
 import os
-from typing import Annotated, Literal
+import typing
+from typing import Annotated, Any
 
 import anyio
 import msgspec
@@ -28,6 +30,7 @@ from cq.agent.budget import MIN_BUDGET, MIN_SERVER_BUDGET
 from cq.agent.worker_protocol import Failed, SearchArgs
 from cq.agent.workers import SearchProcesses
 from cq.errors import UsageError
+from cq.model.options import SEARCH_OPTIONS, tool_arguments
 
 DEFAULT_MAX_TOKENS = 8000
 
@@ -91,71 +94,13 @@ def build_server(config: ServerConfig, processes: SearchProcesses) -> MCPServer:
     )
     stats = ServerStats()
 
-    async def search(
-        query: Annotated[str, Field(min_length=1, description="what to search for")],
-        root: Annotated[
-            str | None,
-            Field(description="the server's root (the default); any other root is refused"),
-        ] = None,
-        lang: Literal["auto", "python", "rust"] = "auto",
-        mode: Annotated[
-            Literal["identifier", "literal", "regex"] | None,
-            Field(description="default: decided from the query"),
-        ] = None,
-        include: Annotated[list[str] | None, Field(description="rg globs to include")] = None,
-        exclude: Annotated[list[str] | None, Field(description="rg globs to exclude")] = None,
-        in_dir: Annotated[str | None, Field(description="only this subtree of the root")] = None,
-        focus: Literal["implementation", "tests", "all"] | None = None,
-        rewrite: Annotated[
-            bool | None,
-            Field(description="rewrite natural language into patterns: true force, false never"),
-        ] = None,
-        ignore_case: bool = False,
-        hidden: Annotated[bool, Field(description="search hidden files too")] = False,
-        no_ignore: Annotated[bool, Field(description="do not respect .gitignore")] = False,
-        context: Annotated[
-            str | None, Field(description="earlier conversation, to resolve 'it' in the query")
-        ] = None,
-        follow_up: Annotated[
-            bool, Field(description="remember this answer per root; resolve 'it' from the last one")
-        ] = False,
-        explain: Annotated[bool, Field(description="show each finding's score breakdown")] = False,
-        no_index: Annotated[
-            bool, Field(description="a rewritten question does not consult the repository index")
-        ] = False,
-        limit: Annotated[int, Field(ge=0, description="findings shown; 0 = all")] = 30,
-        max_tokens: Annotated[
-            int | None,
-            Field(ge=1, description="token budget of this answer (capped by the server's)"),
-        ] = None,
-        format: Literal["md", "json"] = "md",
-        profile: Annotated[
-            str, Field(description="search-limit preset, or a .toml file inside the root")
-        ] = "interactive",
-    ) -> list[TextContent]:
+    async def search(**arguments: Any) -> list[TextContent]:
+        """The ``search`` tool; its arguments are ``cq.model.options``' (``_tool_signature``)."""
         stats.calls += 1
-        args = SearchArgs(
-            query=query,
-            budget=max(MIN_BUDGET, min(max_tokens or config.max_tokens, config.max_tokens)),
-            root=root,
-            lang=lang,
-            mode=mode,
-            include=tuple(include or ()),
-            exclude=tuple(exclude or ()),
-            in_dir=in_dir,
-            focus=focus,
-            rewrite=rewrite,
-            ignore_case=ignore_case,
-            hidden=hidden,
-            no_ignore=no_ignore,
-            context=context,
-            follow_up=follow_up,
-            explain=explain,
-            no_index=no_index,
-            limit=limit,
-            format=format,
-            profile=profile,
-        )
+        asked = arguments.get("max_tokens") or config.max_tokens
+        budget = max(MIN_BUDGET, min(asked, config.max_tokens))
+        args = SearchArgs(**arguments, budget=budget)
+        fmt = args.format
         try:
             outcome = await processes.search(args, config.root, config.max_tokens)
         except anyio.get_cancelled_exc_class():  # notifications/cancelled, or the input ended
@@ -170,7 +115,7 @@ def build_server(config: ServerConfig, processes: SearchProcesses) -> MCPServer:
         stats.cut_to_budget += outcome.cut_to_budget
         blocks = [TextContent(type="text", text=outcome.text)]
         if outcome.note:
-            if format == "md":
+            if fmt == "md":
                 blocks[0] = TextContent(type="text", text=f"{outcome.text}\n> {outcome.note}\n")
             else:
                 blocks.append(TextContent(type="text", text=outcome.note))
@@ -181,6 +126,7 @@ def build_server(config: ServerConfig, processes: SearchProcesses) -> MCPServer:
         body = {"server": msgspec.to_builtins(stats), "caches": {"parse": processes.caches()}}
         return [TextContent(type="text", text=msgspec.json.encode(body).decode())]
 
+    search.__signature__ = _tool_signature()  # type: ignore[attr-defined]
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     server.add_tool(
         search,
@@ -197,6 +143,33 @@ def build_server(config: ServerConfig, processes: SearchProcesses) -> MCPServer:
         structured_output=False,
     )
     return server
+
+
+def _tool_signature() -> inspect.Signature:
+    """The ``search`` tool's arguments (``cq.model.options.tool_arguments``) with each option's
+    description and bounds: the SDK turns this signature into the tool's JSON schema."""
+    options = {o.mcp_name or o.name: o for o in SEARCH_OPTIONS}
+    parameters = []
+    for name, kind, default in tool_arguments():
+        option = options[name]
+        if typing.get_origin(kind) is tuple:
+            kind = list[str]  # a JSON array
+            default = list(default)
+        bounds: dict[str, Any] = {"description": option.mcp_help or option.help}
+        least = option.mcp_minimum if option.mcp_minimum is not None else option.minimum
+        if least is not None:
+            bounds["ge"] = least
+        if name == "query":
+            bounds["min_length"] = 1
+        parameters.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=inspect.Parameter.empty if default is msgspec.NODEFAULT else default,
+                annotation=Annotated[kind, Field(**bounds)],
+            )
+        )
+    return inspect.Signature(parameters, return_annotation=list[TextContent])
 
 
 def serve(config: ServerConfig) -> None:

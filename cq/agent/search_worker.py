@@ -127,36 +127,25 @@ def _run(job: Job, token: CancelToken) -> FromWorker:
 
 
 def build_request(job: Job) -> SearchRequest:
-    """The ``SearchRequest`` of a tool call; its root is the server's (``cq.confine``)."""
+    """The ``SearchRequest`` of a tool call; its root is the server's (``cq.confine``). Every
+    tool argument is the request field of the same name (``cq.model.options``)."""
     from cq.confine import server_root
+    from cq.model.options import request_fields
     from cq.profiles import load_profile
 
     args = job.args
     if not args.query.strip():
         raise UsageError("empty query")
     root = server_root(job.server_root, args.root)
-    return SearchRequest(
-        query=args.query,
-        root=root,
-        mode=args.mode,
-        lang=args.lang,
-        profile=args.profile,
-        limits=load_profile(args.profile, root),
-        include=args.include,
-        exclude=args.exclude,
-        in_dir=args.in_dir,
-        hidden=args.hidden,
-        no_ignore=args.no_ignore,
-        ignore_case=args.ignore_case,
-        limit=args.limit,
-        max_tokens=args.budget,
-        focus=args.focus,
-        rewrite=args.rewrite,
-        context=args.context,
-        follow_up=args.follow_up,
-        explain=args.explain,
-        use_index=not args.no_index,
-    )
+    fields = request_fields({name: getattr(args, name) for name in args.__struct_fields__})
+    fields |= {
+        "root": root,
+        "limits": load_profile(args.profile, root),
+        "max_tokens": args.budget,
+    }
+    for name in ("budget", "format"):  # how to answer, not what to search
+        fields.pop(name)
+    return msgspec.convert(fields, SearchRequest)
 
 
 def _answer(job: Job, request: SearchRequest, token: CancelToken) -> Done:

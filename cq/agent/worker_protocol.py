@@ -9,37 +9,28 @@ process never loads it.
 from __future__ import annotations
 
 import os
-from typing import BinaryIO, Literal
+from typing import BinaryIO
 
 import msgspec
 
-from cq.model.request import Focus, LangScope, QueryMode
+from cq.model.options import tool_arguments
 
-
-class SearchArgs(msgspec.Struct, frozen=True, kw_only=True):
-    """The ``search`` tool's arguments as the client sent them (the SDK checked their types);
-    ``budget`` is the call's token budget, already capped by the server's."""
-
-    query: str
-    budget: int
-    root: str | None = None
-    lang: LangScope = "auto"
-    mode: QueryMode | None = None
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    in_dir: str | None = None
-    focus: Focus | None = None
-    rewrite: bool | None = None
-    ignore_case: bool = False
-    hidden: bool = False
-    no_ignore: bool = False
-    context: str | None = None
-    follow_up: bool = False
-    explain: bool = False
-    no_index: bool = False  # a rewritten question does not consult the repository index
-    limit: int = 30
-    format: Literal["md", "json"] = "md"
-    profile: str = "interactive"
+# The ``search`` tool's arguments as the client sent them (the SDK checked their types), one
+# field per option of ``cq.model.options`` the tool takes; ``budget`` is the call's token
+# budget, already capped by the server's.
+SearchArgs = msgspec.defstruct(
+    "SearchArgs",
+    [
+        *(
+            (name, kind) if default is msgspec.NODEFAULT else (name, kind, default)
+            for name, kind, default in tool_arguments()
+        ),
+        ("budget", int),
+    ],
+    frozen=True,
+    kw_only=True,
+    module=__name__,
+)
 
 
 class Job(msgspec.Struct, frozen=True, tag=True):

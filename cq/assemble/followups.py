@@ -11,6 +11,7 @@ import re
 import shlex
 
 from cq.model import Finding, FollowUp, FollowUps, SearchRequest
+from cq.model.options import request_default
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
@@ -98,7 +99,7 @@ def _make(
         argv += ["--focus", focus]
     if limit is not None:
         argv += ["--limit", str(limit)]
-    elif request.limit != 30:
+    elif request.limit != request_default("limit"):
         argv += ["--limit", str(request.limit)]
     argv += ["--", query] if query.startswith("-") else [query]
     return FollowUp(why=why, argv=tuple(argv), command=shlex.join(argv))
@@ -109,7 +110,7 @@ def _scope_args(request: SearchRequest, query: str, in_dir: str | None) -> list[
     args = ["--root", request.root]
     if in_dir:
         args += ["--in", in_dir]
-    if request.lang != "auto":
+    if request.lang != request_default("lang"):
         args += ["--lang", request.lang]
     for glob in request.include:
         args += ["--include", glob]
@@ -121,7 +122,7 @@ def _scope_args(request: SearchRequest, query: str, in_dir: str | None) -> list[
         args.append("--no-ignore")
     if request.ignore_case:
         args.append("-i")
-    if request.profile != "interactive":
+    if request.profile != request_default("profile"):
         args += ["--profile", request.profile]
     if request.mode and query == request.query.strip():
         args.append(f"--{request.mode}")
