@@ -22,7 +22,7 @@ STAGES = (
     "assemble",
     "report",
 )
-BASE = ("model", "parse", "cache", "errors", "cancel", "tools", "terminal")
+BASE = ("model", "parse", "cache", "errors", "cancel", "tools", "terminal", "confine", "env")
 # What each base module may import of cq: the base modules listed before it.
 BASE_ALLOWED = {
     "errors": set(),
@@ -30,6 +30,8 @@ BASE_ALLOWED = {
     "cache": set(),
     "tools": {"errors"},
     "terminal": set(),
+    "confine": {"errors", "model"},
+    "env": {"errors"},
     "cancel": {"errors"},
     "parse": {"model"},
 }

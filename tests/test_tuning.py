@@ -30,7 +30,7 @@ def _reference(run) -> dict:
 
 def test_a_profile_overrides_a_classification_confidence(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "repo", {"mod.py": SOURCE})
-    profile = tmp_path / "tuned.toml"
+    profile = repo / "tuned.toml"  # a profile file must lie inside the root (cq.confine)
     profile.write_text("[classify]\nrecords_reference = 0.25\n[rank.category]\nreference = 0.9\n")
     env = {"CQ_ENRICH_BUDGET_MS": "0"}  # no enrichment: agreement leaves confidence alone
     args = ("search", "handler", "--root", str(repo), "--format", "json", "--explain")
