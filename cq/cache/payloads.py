@@ -17,11 +17,11 @@ is a miss (the caller rebuilds it, and the fresh one overwrites it). A disabled 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sys
 from collections.abc import Iterable
 from functools import cache
-from pathlib import Path
 from typing import Generic, TypeVar
 
 import msgspec
@@ -31,7 +31,7 @@ from cq.cache.store import open_store
 
 T = TypeVar("T")
 
-_PACKAGE = Path(__file__).resolve().parent.parent  # the cq package directory
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the cq package
 _IMPORT = re.compile(
     r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n#;]+))"
     r"|import[ \t]+([^\n#;]+))",
@@ -123,18 +123,21 @@ def code_closure(roots: tuple[str, ...]) -> frozenset[str]:
 @cache
 def _source(module: str) -> bytes:
     path = _path(module)
-    return path.read_bytes() if path is not None else b""
+    if path is None:
+        return b""
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
 @cache
-def _path(module: str) -> Path | None:
+def _path(module: str) -> str | None:
     """The file of a cq module (None for anything else)."""
     parts = module.split(".")
     if parts[0] != "cq":
         return None
-    base = _PACKAGE.joinpath(*parts[1:])
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
+    base = os.path.join(_PACKAGE, *parts[1:])
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
             return candidate
     return None
 
