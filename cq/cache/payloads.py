@@ -65,11 +65,18 @@ class PayloadCache(Generic[T]):
         self.corrupt = 0
 
     def get_many(self, keys: Iterable[str]) -> dict[str, T]:
-        """The stored payloads among ``keys``."""
+        """The stored payloads among ``keys``, those queued by ``add`` included (a search
+        that meets the same content twice finds the first result before it is written)."""
         if self.store is None:
             return {}
         found: dict[str, T] = {}
-        for key, blob in self.store.get_many(self.namespace, keys).items():
+        wanted = list(keys)
+        for key in wanted:
+            blob = self.pending.get(key)
+            if blob is not None:
+                found[key] = self.decoder.decode(blob)
+        missing = [key for key in wanted if key not in found]
+        for key, blob in self.store.get_many(self.namespace, missing).items():
             try:
                 found[key] = self.decoder.decode(blob)
             except (msgspec.DecodeError, msgspec.ValidationError):
