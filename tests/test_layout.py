@@ -22,16 +22,30 @@ STAGES = (
     "assemble",
     "report",
 )
-BASE = ("model", "parse", "cache", "errors", "cancel", "tools", "terminal", "confine", "env")
+BASE = (
+    "model",
+    "parse",
+    "cache",
+    "errors",
+    "cancel",
+    "tools",
+    "terminal",
+    "confine",
+    "env",
+    "profiles",
+    "workers",
+)
 # What each base module may import of cq: the base modules listed before it.
 BASE_ALLOWED = {
     "errors": set(),
-    "model": set(),
+    "model": {"errors"},
     "cache": set(),
     "tools": {"errors"},
     "terminal": set(),
     "confine": {"errors", "model"},
     "env": {"errors"},
+    "profiles": {"model", "errors", "confine", "env"},
+    "workers": set(),
     "cancel": {"errors"},
     "parse": {"model"},
 }
@@ -50,15 +64,18 @@ def _imports(path: Path) -> set[str]:
             found.update(a.name for a in node.names if a.name.split(".")[0] == "cq")
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "cq":
             module = node.module or ""
-            found.add(module)
-            for alias in node.names:  # ``from cq.parse import python_syntax``: a submodule
-                if (
-                    (PACKAGE.parent / (module + "." + alias.name).replace(".", "/"))
-                    .with_suffix(".py")
-                    .is_file()
-                ):
-                    found.add(f"{module}.{alias.name}")
+            names = {alias.name for alias in node.names}
+            # ``from cq.parse import python_syntax``: the submodule (its package is its parent)
+            subs = {n for n in names if _is_module(f"{module}.{n}")}
+            found.update(f"{module}.{n}" for n in subs)
+            if names - subs:
+                found.add(module)
     return found
+
+
+def _is_module(name: str) -> bool:
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _graph() -> dict[str, set[str]]:

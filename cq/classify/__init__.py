@@ -8,7 +8,7 @@ Open ``engine.py`` first. Tiers: ``heuristic.py`` (tier 1, a line-level guess wh
 is possible or needed), ``node_tier.py`` (tier 2, the live syntax node), ``lookup.py`` over
 ``records.py`` (tier 3, per-file records built by ``python_records.py`` / ``rust_records.py``
 and kept in the persistent cache, so a repeat search parses nothing). ``pool.py`` runs
-``analyze.py`` in spawned workers when the work is large enough (``workers.py`` ties their
+``analyze.py`` in spawned workers when the work is large enough (``cq/workers.py`` ties their
 life to cq's), fed file by file as the search's ``Corpus`` reads them.
 """
 

@@ -5,7 +5,7 @@ small searches stay in-process. The pool is created lazily, kept for the life of
 (the MCP server reuses it across calls) and shut down at exit. Any pool failure (a worker
 dies, the pool cannot start) falls back to in-process analysis of whatever is unfinished.
 
-Workers live and die with cq (``workers.py``): killed at once on SIGTERM and ^C, gone on their
+Workers live and die with cq (``cq/workers.py``): killed at once on SIGTERM and ^C, gone on their
 own when cq is killed outright, never holding its stdout or stderr.
 
 Work streams: ``Analyzer.feed`` takes the tasks of one chunk of files and yields the analyses
@@ -26,9 +26,9 @@ import msgspec
 
 from cq.cancel import Check, never
 from cq.classify.analyze import FileAnalysis, FileTask, analyze_batch, analyze_file
-from cq.classify.workers import kill_on_sigterm, signals_held, worker_init, worker_init_args
 from cq.errors import SearchCancelledError
 from cq.model.tuning import ParseTuning, ScaleTuning
+from cq.workers import kill_on_sigterm, signals_held, worker_init, worker_init_args
 
 _decoder = msgspec.msgpack.Decoder(FileAnalysis)
 _pool: ProcessPoolExecutor | None = None

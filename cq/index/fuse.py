@@ -13,7 +13,7 @@ import msgspec
 
 from cq.index.query import IndexHit, IndexHits
 from cq.model.ranking import DEFAULT_ROLE_MULTIPLIERS
-from cq.rank.roles import path_role
+from cq.rank import path_role
 
 
 class Fusion(msgspec.Struct, frozen=True, kw_only=True):

@@ -5,7 +5,7 @@ name words, signature words, doc, text). Scanning and splitting are Python work;
 tokenizes bodies in its own threads meanwhile, so a pool of ``cpu_count`` workers feeds it
 batch by batch in path order. The pool is spawned per build (a first build or a large
 change; an unchanged tree never gets here) with the classification pool's worker lifetime
-(``cq/classify/workers.py``: they die with cq), and any pool failure finishes in-process.
+(``cq/workers.py``: they die with cq), and any pool failure finishes in-process.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def prepared_rows(files: dict[str, bytes]) -> Iterator[list[Row]]:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        from cq.classify.workers import signals_held, worker_init, worker_init_args
+        from cq.workers import signals_held, worker_init, worker_init_args
 
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
