@@ -146,7 +146,7 @@ def _write_marker(marker: Path, root: Path, size: int) -> None:
 
 def list_files(root: Path) -> list[str]:
     """Python and Rust files under ``root`` as rg sees them (ignore files respected)."""
-    from cq.candidates.locate import find_rg
+    from cq.tools import find_rg
 
     argv = [find_rg(), "--files", "--no-config", "--max-filesize", str(MAX_FILE_BYTES)]
     for glob in _GLOBS:
