@@ -79,8 +79,10 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 _CAPITALISED = re.compile(r"[A-Z][a-z]+[A-Z]\w*")
-_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+(?:\(\))?")
-_LOWER_PAIR = re.compile(r"[a-z]+\.[a-z]+")
+# Whole words only, taken possessively: a search (not only a fullmatch) stays linear, where
+# retrying a long word from each of its letters was quadratic (bench/rewrite_hostile.py).
+_DOTTED_NAME = re.compile(r"(?<!\w)[A-Za-z_]\w*+(?:(?:\.|::)[A-Za-z_]\w*+)+(?:\(\))?")
+_LOWER_PAIR = re.compile(r"(?<![a-z])[a-z]++\.[a-z]+")
 _SUFFIXES = (
     ("izations", "iz"),
     ("ization", "iz"),
