@@ -101,7 +101,8 @@ def _impl_name(header: str) -> tuple[str, str]:
     return name, (t[-1] if t else "")
 
 
-def _strip_generics(text: str) -> str:
+def without_generics(text: str) -> str:
+    """``text`` with every ``<...>`` (nested too) left out: ``Foo<T>::bar`` -> ``Foo::bar``."""
     out: list[str] = []
     depth = 0
     for ch in text:
@@ -111,7 +112,11 @@ def _strip_generics(text: str) -> str:
             depth -= 1
         elif depth == 0:
             out.append(ch)
-    return " ".join("".join(out).split())
+    return "".join(out)
+
+
+def _strip_generics(text: str) -> str:
+    return " ".join(without_generics(text).split())
 
 
 def _outer_doc(text: str, start: int) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from cq.index.rsscan import without_generics
+
 _IMPL = re.compile(r"(?:^|::)impl(?=[\s<])")
 
 
@@ -17,21 +19,8 @@ def rg_scope_key(file: str, scope: str) -> str:
         return scope
     m = headers[-1]
     head = scope[: m.start()]
-    tail = _without_generics(scope[m.end() :]).rsplit(" for ", 1)[-1].strip()
+    tail = without_generics(scope[m.end() :]).rsplit(" for ", 1)[-1].strip()
     parts = tail.split("::")
     item = "::".join(parts[-2:]) if len(parts) > 1 else parts[0]
     item = item.split()[-1] if item.split() else item
     return f"{head}::{item}" if head else item
-
-
-def _without_generics(text: str) -> str:
-    out: list[str] = []
-    depth = 0
-    for ch in text:
-        if ch == "<":
-            depth += 1
-        elif ch == ">" and depth:
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out)
