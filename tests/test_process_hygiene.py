@@ -120,18 +120,9 @@ def test_killing_cq_during_a_pool_run_leaves_nothing(
         _out, err = proc.communicate(timeout=_GRACE)  # both pipes reached end-of-file
         assert proc.returncode == status, err.decode(errors="replace")
         assert b"Traceback" not in err
-        end = time.monotonic() + _GRACE
-        while any(map(_running, seen)) and time.monotonic() < end:
-            time.sleep(0.05)
-        assert not [_cmdline(pid) for pid, started in seen if _running((pid, started))]
+        assert not _survivors(seen)
     finally:  # never leave strays behind a failed test
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        for pid, started in seen:
-            if _running((pid, started)):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+        _reap(proc, seen)
 
 
 _SERVER_LIKE = """
@@ -163,15 +154,25 @@ def test_workers_of_a_pool_started_off_the_main_thread_die_with_it(big_tree: Pat
         proc.kill()
         _out, err = proc.communicate(timeout=_GRACE)
         assert b"Traceback" not in err
-        end = time.monotonic() + _GRACE
-        while any(map(_running, seen)) and time.monotonic() < end:
-            time.sleep(0.05)
-        assert not [_cmdline(pid) for pid, started in seen if _running((pid, started))]
+        assert not _survivors(seen)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        for pid, started in seen:
-            if _running((pid, started)):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+        _reap(proc, seen)
+
+
+def _survivors(seen: set[tuple[int, str]]) -> list[str]:
+    """Command lines of the processes in ``seen`` still running after a grace period."""
+    end = time.monotonic() + _GRACE
+    while any(map(_running, seen)) and time.monotonic() < end:
+        time.sleep(0.05)
+    return [_cmdline(pid) for pid, started in seen if _running((pid, started))]
+
+
+def _reap(proc: subprocess.Popen[bytes], seen: set[tuple[int, str]]) -> None:
+    """Never leave strays behind a failed test."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for pid, started in seen:
+        if _running((pid, started)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
