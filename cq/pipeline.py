@@ -85,7 +85,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
-        corpus = Corpus(Path(request.root), tuning.scale.corpus_keep_bytes)
+        corpus = Corpus(
+            Path(request.root), tuning.scale.corpus_keep_bytes, remember=request.use_cache
+        )
         # Pyrefly starts meanwhile, opening files the corpus reads for it (once, as for all).
         semantic = SemanticRun.begin(request, candidates.matches, corpus)
 
@@ -136,12 +138,15 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 tally = Tally.of(fused.findings)
                 ordered = fused.findings[: request.limit] if request.limit > 0 else fused.findings
 
+        corpus.finish()
         read = corpus.stats()
         counters = RunCounters(
             files_read=read.files_read,
             bytes_read=read.bytes_read,
             files_reread=read.reread,
             files_changed=read.changed,
+            files_recalled=read.recalled,
+            files_racy=read.racy,
         )
         facts = SearchFacts(
             request=request,

@@ -47,7 +47,7 @@ BASE_ALLOWED = {
     "profiles": {"model", "errors", "confine", "env"},
     "workers": set(),
     "cancel": {"errors"},
-    "parse": {"model"},
+    "parse": {"model", "cache"},
 }
 
 

@@ -8,7 +8,8 @@ set aside and rebuilt, an unusable cache dir turns the cache off. Imports nothin
 cq. Open ``store.py``; then ``schema.py`` (files and tables), ``bound.py`` (eviction),
 ``codec.py`` (compression), ``faults.py`` (what failures mean). Stages use
 ``payloads.PayloadCache`` (typed payloads under namespaces derived from the code that builds
-them).
+them); ``digests.DigestMemory`` remembers a file's content digest under its stat, so an
+unchanged file's payloads are found without reading it.
 """
 
 from cq.cache.store import Store, cache_dir, open_store

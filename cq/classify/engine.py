@@ -24,13 +24,23 @@ from cq.classify.pool import Analyzer, kill_workers
 from cq.classify.records import FileRecords, StoredRecords
 from cq.classify.sliced import Pieces, hits_key
 from cq.errors import SearchCancelledError
-from cq.model import Classification, RawMatch, RunCounters
+from cq.model import Classification, Language, RawMatch, RunCounters
 from cq.model.tuning import ClassifyTuning, ParseTuning, ScaleTuning, Tuning
 from cq.parse import Corpus, SourceFile
 
 _FLUSH_BYTES = 8 * 1024 * 1024  # fresh cache entries written in one transaction (not tuned)
 # What shapes records: the worker's code and everything it imports (``cq.cache.payloads``).
 _BUILDERS = ("cq.classify.analyze",)
+
+
+class _File(msgspec.Struct, frozen=True):
+    """A file to classify: its digest (recalled or read), size, and bytes if read already."""
+
+    rel: str
+    language: Language
+    digest: str
+    size: int
+    source: SourceFile | None = None
 
 
 class ClassifyOutcome(msgspec.Struct, frozen=True):
@@ -111,23 +121,24 @@ class _Run:
         self.task_keys: dict[str, str] = {}  # the file a task was made from -> its key
 
     def classify(self) -> None:
-        chunk: list[tuple[str, SourceFile]] = []
-        size = read = 0
+        chunk: list[_File] = []
+        size = seen = 0
         files = list(self.by_file)
+        known = self.corpus.recall(files)  # unchanged files: their digest, no read
         for count, rel in enumerate(files, 1):
             self.check()
-            ids = self.by_file[rel]
-            source = self.corpus.source(rel, self.matches[ids[0]].language)
-            if source is None:
-                self.reasons["unreadable file"] += len(ids)
-                for i in ids:
-                    self.out[i] = self._heuristic(i, exact=False, reason="unreadable file")
-                continue
-            chunk.append((rel, source))
-            size += len(source.data)
-            read += len(source.data)
+            language = self.matches[self.by_file[rel][0]].language
+            if rel in known:
+                item = _File(rel, language, known[rel].digest, known[rel].size)
+            else:
+                item = self._read(rel, language)
+                if item is None:
+                    continue
+            chunk.append(item)
+            size += item.size
+            seen += item.size
             if size >= self.scale.chunk_bytes:
-                expected = read // count * (len(files) - count)
+                expected = seen // count * (len(files) - count)
                 self._done(self.analyzer.feed(self._chunk(chunk), expected))
                 chunk, size = [], 0
         if chunk:
@@ -135,27 +146,52 @@ class _Run:
         self._done(self.analyzer.drain())
         self.flush()
 
-    def _chunk(self, chunk: list[tuple[str, SourceFile]]) -> list[FileTask]:
+    def _read(self, rel: str, language: Language) -> _File | None:
+        """The file read now (None: unreadable, or changed since its digest was taken; its
+        hits get the heuristic)."""
+        source = self.corpus.source(rel, language)
+        if source is None:
+            ids = self.by_file[rel]
+            self.reasons["unreadable file"] += len(ids)
+            for i in ids:
+                self.out[i] = self._heuristic(i, exact=False, reason="unreadable file")
+            return None
+        return _File(rel, language, source.digest, len(source.data), source)
+
+    def _chunk(self, chunk: list[_File]) -> list[FileTask]:
         """Classify what the cache answers; the tasks that parse the rest."""
         records = self._cached_records(chunk)
-        missing = [(rel, s) for rel, s in chunk if rel not in records]
         self.counters["cache_hits"] += len(records)
-        self.counters["cache_misses"] += len(missing)
-        for rel, source in chunk:
-            if rel in records:
-                self._apply(rel, source, records[rel])
+        self.counters["cache_misses"] += len(chunk) - len(records)
+        for item in chunk:
+            if item.rel in records:
+                self._apply(item.rel, item.language, records[item.rel])
         spans = {
-            rel: [(self.matches[i].byte_start, self.matches[i].byte_end) for i in self.by_file[rel]]
-            for rel, source in missing
-            if source.language == "python"
+            item.rel: [
+                (self.matches[i].byte_start, self.matches[i].byte_end)
+                for i in self.by_file[item.rel]
+            ]
+            for item in chunk
+            if item.rel not in records and item.language == "python"
         }
-        keys = {rel: hits_key(source.digest, spans[rel]) for rel, source in missing if rel in spans}
+        digests = {item.rel: item.digest for item in chunk}
+        keys = {rel: hits_key(digests[rel], hits) for rel, hits in spans.items()}
         sliced = self._cached_sliced(keys)
         tasks: list[FileTask] = []
-        for rel, source in missing:
-            if rel in sliced:
-                self._apply_pieces(rel, sliced[rel])
-            elif self._all_certain(source, self.by_file[rel]):
+        for item in chunk:
+            if item.rel in records:
+                continue
+            if item.rel in sliced:
+                self._apply_pieces(item.rel, sliced[item.rel])
+                continue
+            source = item.source
+            if source is None:  # recalled, and to be parsed: read (and hashed) now
+                read = self._read(item.rel, item.language)
+                if read is None:
+                    continue
+                source = read.source
+            rel = item.rel
+            if self._all_certain(source, self.by_file[rel]):
                 self.counters["files_skipped_by_heuristic"] += 1
                 for i in self.by_file[rel]:
                     self.out[i] = self._heuristic(i, exact=True, reason=None)
@@ -190,40 +226,42 @@ class _Run:
             self._keep(self.records[task.language], digest, stored)  # type: ignore[arg-type]
             records = FileRecords.from_stored(stored)
             for rel in rels:
-                self._apply(rel, self.corpus.source(rel, task.language), records)  # type: ignore[arg-type]
+                self._apply(rel, task.language, records)
 
-    def _apply(self, rel: str, source: SourceFile, records: FileRecords) -> None:
+    def _apply(self, rel: str, language: Language, records: FileRecords) -> None:
         """Classify a file's hits from its records."""
-        self._verdicts(rel, source, [records] * len(self.by_file[rel]))
+        self._verdicts(rel, language, [records] * len(self.by_file[rel]))
 
     def _apply_pieces(self, rel: str, pieces: Pieces) -> None:
         """Classify a file's hits from the records of the slice holding each."""
-        source = self.corpus.source(rel, "python")
-        self._verdicts(rel, source, [pieces.records[owner] for owner in pieces.owners])  # type: ignore[arg-type]
+        self._verdicts(rel, "python", [pieces.records[owner] for owner in pieces.owners])
 
-    def _verdicts(self, rel: str, source: SourceFile, records: list[FileRecords]) -> None:
-        """Each hit's verdict from its records, the node tier for what they leave open;
-        then the file's bytes go back to the corpus."""
+    def _verdicts(self, rel: str, language: Language, records: list[FileRecords]) -> None:
+        """Each hit's verdict from its records, the node tier for what they leave open (the
+        one step that needs the file's bytes); then the bytes go back to the corpus."""
         ids = self.by_file[rel]
         for i, rec in zip(ids, records, strict=True):
             self.out[i] = self._classify(i, rec)
         open_ids = [i for i in ids if self.out[i] is None]
+        source = self.corpus.source(rel, language) if open_ids else None
         if open_ids:
             spans = [(self.matches[i].byte_start, self.matches[i].byte_end) for i in open_ids]
-            task = FileTask(rel, source.language, source.data)
-            self.counters["node_tier_files"] += 1
-            verdicts = node_verdicts(task, spans, self.caps, self.t)
+            verdicts = None
+            if source is not None:  # None: changed since its records were chosen
+                self.counters["node_tier_files"] += 1
+                task = FileTask(rel, source.language, source.data)
+                verdicts = node_verdicts(task, spans, self.caps, self.t)
             for n, i in enumerate(open_ids):  # none when the whole file does not parse
                 self.out[i] = verdicts[n] if verdicts else self._heuristic(i, False, None)
         self.corpus.release(rel)
 
-    def _cached_records(self, chunk: list[tuple[str, SourceFile]]) -> dict[str, FileRecords]:
+    def _cached_records(self, chunk: list[_File]) -> dict[str, FileRecords]:
         found: dict[str, FileRecords] = {}
         for language, cache in self.records.items():
             wanted: dict[str, list[str]] = defaultdict(list)
-            for rel, source in chunk:
-                if source.language == language:
-                    wanted[source.digest].append(rel)
+            for item in chunk:
+                if item.language == language:
+                    wanted[item.digest].append(item.rel)
             for digest, stored in cache.get_many(wanted).items():
                 found.update(dict.fromkeys(wanted[digest], FileRecords.from_stored(stored)))
         return found

@@ -1,7 +1,8 @@
 """Parsed files shared by classification and enrichment, parsed once per content.
 
 In: a search root and a relative path, asked of the search's ``Corpus`` (``corpus.py``: each
-file read and hashed once per search). Out: ``SourceFile`` (bytes, text, content hash,
+file read and hashed at most once per search, not at all when its stat shows it unchanged
+and a cached payload is all that is asked). Out: ``SourceFile`` (bytes, text, content hash,
 language) and, on demand, its ast-grep root, tree-sitter tree, Python ``ast`` module and
 LibCST metadata, kept in bounded LRU caches
 keyed by content hash so repeated searches in one process (the MCP server) parse nothing twice.

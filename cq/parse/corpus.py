@@ -12,21 +12,32 @@ least recently used beyond it, keeping their hash. A later stage asking for a dr
 gets it read again and checked against that hash (``CorpusStats.reread``); a file whose
 bytes changed in the meantime is reported as changed (``None``), never parsed under the old
 hash. Searches whose matched files fit the budget read every file exactly once.
+
+Unchanged files are not read at all when a payload is all a stage needs: ``recall`` gives the
+digests ``cq.cache.digests`` remembers for files whose stat has not moved since a search
+read them, and stages look their cached payloads up by those. A file whose payload is
+missing is read then, and the bytes read are the ones hashed, parsed and cached; if they do
+not hash to the recalled digest the file changed during the search (``changed``, ``None``).
+Every first read teaches the memory its file's digest (``finish`` writes them).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
 
 import msgspec
 
+from cq.cache.digests import DigestMemory, Recalled
 from cq.model import Language
 from cq.model.tuning import ScaleTuning
 from cq.parse.source import SourceFile, load_source
 
 KEEP_BYTES = ScaleTuning().corpus_keep_bytes  # the tuned default (see its provenance)
+_HASHED_BY = ("cq.parse.source",)  # the code behind a digest: the memory's entries follow it
 
 
 class CorpusStats(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,20 +48,36 @@ class CorpusStats(msgspec.Struct, frozen=True, kw_only=True):
     bytes_read: int = 0
     reread: int = 0
     changed: int = 0
+    recalled: int = 0  # digests taken from the memory (files not read for them)
+    racy: int = 0  # files read too soon after their last change to be remembered
 
 
 class Corpus:
     """One search's view of the files under ``root`` (paths relative to it)."""
 
-    def __init__(self, root: Path, keep_bytes: int = KEEP_BYTES) -> None:
+    def __init__(self, root: Path, keep_bytes: int = KEEP_BYTES, *, remember: bool = True) -> None:
+        """``remember``: use and teach the digest memory (off with ``--no-cache``)."""
         self.root = root
         self.keep_bytes = keep_bytes
         self._live: dict[str, SourceFile | None] = {}  # files in use or kept
         self._released: OrderedDict[str, int] = OrderedDict()  # kept after release, LRU
         self._kept_bytes = 0
-        self._digests: dict[str, str | None] = {}  # every file ever read: its hash
+        self._digests: dict[str, str | None] = {}  # the hash each file has for this search
+        self._read: set[str] = set()  # files read at least once
         self._files_read = self._bytes_read = self._reread = self._changed = 0
         self._lock = threading.Lock()
+        self._base = os.path.abspath(root)
+        self._memory = DigestMemory("searched", _HASHED_BY, enabled=remember)
+
+    def recall(self, rels: Iterable[str]) -> dict[str, Recalled]:
+        """Of ``rels`` not met yet, those whose digest (and size on disk) the memory gives
+        without a read; that digest is theirs for the search (``digest``)."""
+        with self._lock:
+            fresh = {os.path.join(self._base, rel): rel for rel in rels if rel not in self._digests}
+            found = self._memory.recall(fresh)
+            for path, known in found.items():
+                self._digests[fresh[path]] = known.digest
+            return {fresh[path]: known for path, known in found.items()}
 
     def source(self, rel: str, language: Language) -> SourceFile | None:
         """The file's content as first read (None: unreadable, or changed since)."""
@@ -62,18 +89,22 @@ class Corpus:
             if rel in self._released:
                 self._released.move_to_end(rel)
             return self._live[rel]
-        first = rel not in self._digests
-        source = load_source(self.root, rel, language)
-        if first:
-            self._digests[rel] = source.digest if source is not None else None
-            if source is not None:
+        loaded = load_source(self.root, rel, language)
+        source = loaded.source if loaded is not None else None
+        if rel not in self._read:
+            self._read.add(rel)
+            if loaded is not None:
                 self._files_read += 1
-                self._bytes_read += len(source.data)
+                self._bytes_read += len(loaded.source.data)
+                path = os.path.join(self._base, rel)
+                self._memory.learn(path, loaded.stat, loaded.source.digest, loaded.stat_taken_ns)
         else:
             self._reread += 1
-            if source is not None and source.digest != self._digests[rel]:
-                self._changed += 1
-                source = None
+        if rel not in self._digests:  # first met: what was read is the file for this search
+            self._digests[rel] = source.digest if source is not None else None
+        elif source is not None and source.digest != self._digests[rel]:
+            self._changed += 1
+            source = None
         self._live[rel] = source
         return source
 
@@ -97,10 +128,18 @@ class Corpus:
             del self._live[victim]
             self._kept_bytes -= size
 
+    def finish(self) -> None:
+        """Write what the search taught the digest memory (one transaction)."""
+        with self._lock:
+            self._memory.flush()
+
     def stats(self) -> CorpusStats:
+        memory = self._memory.stats()
         return CorpusStats(
             files_read=self._files_read,
             bytes_read=self._bytes_read,
             reread=self._reread,
             changed=self._changed,
+            recalled=memory.recalled,
+            racy=memory.racy,
         )

@@ -13,6 +13,9 @@ import hashlib
 import re
 from pathlib import Path
 
+import msgspec
+
+from cq.cache.digests import FileStat, read_stable
 from cq.model import Language
 
 
@@ -77,11 +80,21 @@ class SourceFile:
         return starts
 
 
-def load_source(root: Path, rel: str, language: Language) -> SourceFile | None:
+class Loaded(msgspec.Struct, frozen=True):
+    """A file as read: its content, and the stat it had throughout the read (None: it
+    changed meanwhile) with the clock before that stat, for ``cq.cache.digests``."""
+
+    source: SourceFile
+    stat: FileStat | None
+    stat_taken_ns: int
+
+
+def load_source(root: Path, rel: str, language: Language) -> Loaded | None:
     """The file's content, or None when it cannot be read."""
     try:
-        data = searched_bytes((root / rel).read_bytes())
-    except OSError:
+        raw, stat, taken = read_stable(str(root / rel))
+    except (OSError, ValueError):
         return None
+    data = searched_bytes(raw)
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    return SourceFile(rel, language, data, UNDECODED, digest)
+    return Loaded(SourceFile(rel, language, data, UNDECODED, digest), stat, taken)
