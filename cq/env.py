@@ -34,6 +34,8 @@ SETTINGS: dict[str, _Number | tuple[str, ...]] = {
     "CQ_LLM_PROVIDER": ("ollama", "openai"),
     "CQ_LLM_TIMEOUT": _Number("float", 0, 120, positive=True),
     "CQ_MAX_WORKERS": _Number("int", 0),
+    # cq mcp's answer budget; the floor is cq.agent.budget.MIN_SERVER_BUDGET, which reads it here
+    "CQ_MCP_MAX_TOKENS": _Number("int", 2000),
     "CQ_POOL_MIN_BYTES": _Number("int", 0),
     "CQ_SEMANTIC_BUDGET_MS": _Number("float", 0),
 }
@@ -66,6 +68,11 @@ def env_choice(name: str) -> str | None:
     choices = SETTINGS[name]
     assert isinstance(choices, tuple)
     return _choice(name, choices, text) if text else None
+
+
+def env_minimum(name: str) -> int:
+    """The least value a numeric setting accepts (so a flag setting the same value can share it)."""
+    return int(_spec(name).low)
 
 
 def _spec(name: str) -> _Number:

@@ -116,6 +116,14 @@ def test_the_mcp_server_refuses_to_start_with_a_bad_environment_value(repo: Path
     assert one_line_error(run) == "cq: CQ_MAX_WORKERS must be a whole number >= 0: 'four'\n"
 
 
+@pytest.mark.parametrize("value", ["8k", "1999", "-1"])
+def test_a_bad_mcp_token_budget_in_the_environment_is_one_line(repo: Path, value: str) -> None:
+    """``CQ_MCP_MAX_TOKENS`` is checked with every other setting: its name, its floor."""
+    run = run_cq("mcp", "--root", str(repo), env={"CQ_MCP_MAX_TOKENS": value}, stdin="")
+    expected = f"cq: CQ_MCP_MAX_TOKENS must be a whole number >= 2000: {value!r}\n"
+    assert one_line_error(run) == expected
+
+
 def without_permission_checks_bypassed() -> list[str]:
     """A command prefix under which file permissions apply. As root (CI containers), drop
     the two capabilities that bypass them, keeping the uid, so the interpreter stays usable."""

@@ -8,10 +8,13 @@ argument names; ``fit_answer`` keeps the note itself inside the budget.
 
 from __future__ import annotations
 
+from cq.env import env_minimum
 from cq.model import SearchRequest, SearchResult
 
 MIN_BUDGET = 300  # per call; below this even a markdown summary does not fit
-MIN_SERVER_BUDGET = 2000  # the server's cap: a JSON summary is ~900 tokens, a finding up to ~900
+# The server's cap (--max-tokens, CQ_MCP_MAX_TOKENS: 2000, one row of cq.env.SETTINGS): a JSON
+# summary is ~900 tokens, a finding up to ~900.
+MIN_SERVER_BUDGET = env_minimum("CQ_MCP_MAX_TOKENS")
 
 
 def left_out_note(result: SearchResult, request: SearchRequest, cap: int) -> str | None:

@@ -29,6 +29,7 @@ from pydantic import Field
 from cq.agent.budget import MIN_BUDGET, MIN_SERVER_BUDGET
 from cq.agent.worker_protocol import Failed, SearchArgs
 from cq.agent.workers import SearchProcesses
+from cq.env import env_int
 from cq.errors import UsageError
 from cq.model.options import SEARCH_OPTIONS, tool_arguments
 
@@ -63,12 +64,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
         root = os.path.abspath(root or os.environ.get("CQ_ROOT") or ".")
         if not os.path.isdir(root):
             raise UsageError(f"root not found: {root}")
-        if max_tokens is None:
-            env = os.environ.get("CQ_MCP_MAX_TOKENS")
-            try:
-                max_tokens = int(env) if env else DEFAULT_MAX_TOKENS
-            except ValueError:
-                raise UsageError(f"CQ_MCP_MAX_TOKENS is not a whole number: {env}") from None
+        if max_tokens is None:  # checked with every CQ_* setting by cq.env
+            max_tokens = env_int("CQ_MCP_MAX_TOKENS", DEFAULT_MAX_TOKENS)
         if max_tokens < MIN_SERVER_BUDGET:
             raise UsageError(f"--max-tokens must be at least {MIN_SERVER_BUDGET}: {max_tokens}")
         return cls(root=root, max_tokens=max_tokens)
