@@ -19,6 +19,7 @@ from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_
 from cq.classify import classify_all
 from cq.confine import confine_request
 from cq.enrich import EnrichSettings, enrich_shown
+from cq.errors import UsageError
 from cq.index import IndexFusion, consults_index, fuse_index
 from cq.model import (
     Classification,
@@ -52,7 +53,8 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
     tuning = load_tuning(request.profile, request.root)
     try:
         mode = request.mode or detect_mode(request.query)
-        own = _own_patterns(request.query, mode)
+        typed = _typed_line(request.query, mode)
+        own = patterns_for_query(typed, mode) if typed is not None else ()  # type: ignore[arg-type]
         mode_chain = [mode]
 
         rewrite: Rewrite | None = None
@@ -65,8 +67,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         with _timed(timings, "candidates"):
             candidates = _collect(request, patterns, progress.searching, tuning)
         fallback_applied = False
-        if mode == "identifier" and not candidates.matches and request.mode is None:
-            literal = patterns_for_query(request.query, "literal")
+        retry_literal = mode == "identifier" and request.mode is None and typed is not None
+        if retry_literal and not candidates.matches:
+            literal = patterns_for_query(typed, "literal")
             mode_chain.append("literal")
             with _timed(timings, "candidates_fallback"):
                 retry = collect_candidates(request, literal, progress.searching, tuning.report)
@@ -189,11 +192,23 @@ def _collect(
     return collect_candidates(request, patterns, on_file, tuning.report)
 
 
-def _own_patterns(query: str, mode: str) -> tuple[Pattern, ...]:
-    """The query as typed; a multi-line text (a pasted issue) is no single-line rg pattern."""
-    if mode != "regex" and "\n" in query.strip():
-        return ()
-    return patterns_for_query(query, mode)  # type: ignore[arg-type]
+def _typed_line(query: str, mode: str) -> str | None:
+    """The query as typed, for rg, which matches one line at a time: blank lines around it (a
+    paste) are dropped; a text of several lines (a pasted issue) is no pattern of its own (the
+    rewriter reads it), and a regex of several lines is refused rather than handed to rg."""
+    lines = query.split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if len(lines) == 1:
+        return lines[0].removesuffix("\r")
+    if mode == "regex" and lines:
+        raise UsageError(
+            "a regex query must be one line: rg matches line by line (the query has "
+            f"{len(lines)} lines)"
+        )
+    return None
 
 
 def _classify_telemetry(reasons: dict[str, int]) -> dict[str, dict[str, int]]:

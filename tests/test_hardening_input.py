@@ -93,6 +93,33 @@ def test_a_nul_byte_or_bytes_that_are_no_utf8_in_the_query_are_refused(repo: Pat
     assert "the query is not valid UTF-8" in one_line_error(run)
 
 
+@pytest.mark.parametrize(
+    ("query", "mode", "found"),
+    [
+        ("\n\nraise ValueError\n\n", "literal", "pkg/fields.py"),  # pasted with blank lines
+        (" \r\n\t\nDateTime\r\n", "identifier", "pkg/use.py"),  # CRLF paste, blanks
+        ("\n\nDateTim\n", None, "pkg/fields.py"),  # a word: detected, then the literal retry
+        ("\n\n_parse\\(value\\)\n", "regex", "pkg/fields.py"),
+    ],
+)
+def test_a_one_line_query_between_blank_lines_is_searched(
+    repo: Path, query: str, mode: str | None, found: str
+) -> None:
+    """rg matches line by line: the blank lines a paste brings are no part of the pattern."""
+    flags = ("--no-rewrite", f"--{mode}") if mode else ("--no-rewrite",)
+    run = run_cq("search", query, "--root", str(repo), *flags, "--format", "json")
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert found in {f["file"] for f in run.json()["findings"]}
+    assert run.json()["summary"]["mode_chain"][-1] == (mode or "literal")
+
+
+def test_a_regex_of_several_lines_is_one_line_error(repo: Path) -> None:
+    run = run_cq("search", "class DateTime:\n    def", "--root", str(repo), "--regex")
+    assert one_line_error(run) == (
+        "cq: a regex query must be one line: rg matches line by line (the query has 2 lines)\n"
+    )
+
+
 @pytest.mark.parametrize("value", ["inf", "-inf", "nan", "0", "-1", "1e300", "soon"])
 def test_unusable_timeouts_are_refused(repo: Path, value: str) -> None:
     run = run_cq("search", "deserialize", "--root", str(repo), f"--timeout={value}")
