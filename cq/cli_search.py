@@ -21,7 +21,7 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
 
     query = args.query
     if query == "-":
-        query = sys.stdin.read().rstrip("\r\n")
+        query = _read_stdin().rstrip("\r\n")
     if not query.strip():
         raise UsageError("empty query")
     if any("\ud800" <= ch <= "\udfff" for ch in query):  # undecodable bytes, surrogate-escaped
@@ -47,6 +47,23 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
         "progress": True,
     }
     return msgspec.convert(fields, SearchRequest)
+
+
+def _read_stdin() -> str:
+    """The query from stdin, read no further than the size limit: a stream that never ends
+    (``yes | cq search -``) or a huge file is refused once past it, not read to its end.
+    Decoded as the text stream would (UTF-8, undecodable bytes kept for the UTF-8 check,
+    universal newlines)."""
+    from cq.model.request import MAX_QUERY_BYTES
+
+    data = sys.stdin.buffer.read(MAX_QUERY_BYTES + 1)
+    if len(data) > MAX_QUERY_BYTES:
+        raise UsageError(
+            f"the query on stdin is more than the {MAX_QUERY_BYTES:,} bytes searched: "
+            "keep the issue text and the traceback"
+        )
+    text = data.decode("utf-8", errors="surrogateescape")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def output_format(args: argparse.Namespace) -> str:

@@ -8,6 +8,7 @@ never ``internal error``; hostile texts within the size limit are analysed in li
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -54,7 +55,37 @@ def test_queries_up_to_the_limit_are_searched_and_longer_ones_refused(repo: Path
     assert ok.returncode == 1 and ok.stderr == ""  # searched, nothing found
     for query in (two_byte + "é", "deserialize " + "x" * MAX_QUERY_BYTES):
         refused = run_cq("search", "-", "--root", str(repo), stdin=query)
-        assert f"more than the {MAX_QUERY_BYTES:,} searched" in one_line_error(refused)
+        error = one_line_error(refused)
+        assert f"more than the {MAX_QUERY_BYTES:,}" in error and "searched" in error
+
+
+def test_stdin_is_read_no_further_than_the_limit(repo: Path) -> None:
+    """A query stream that goes on (a huge file, ``yes | cq search -``) is refused once past
+    the limit; cq does not wait for its end. The writer offers 16 times the limit: cq must
+    answer while most of it is still unread."""
+    chunk, offered = b"DateTime " * 1000, 16 * MAX_QUERY_BYTES
+    cmd = [sys.executable, "-m", "cq", "search", "-", "--root", str(repo)]
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdin is not None
+    written = 0
+    try:
+        while written < offered:
+            proc.stdin.write(chunk)
+            proc.stdin.flush()
+            written += len(chunk)
+    except BrokenPipeError:
+        pass  # cq stopped reading and exited
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.close()
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.wait(timeout=120)
+    assert proc.returncode == 2 and out == b"", err
+    message = f"cq: the query on stdin is more than the {MAX_QUERY_BYTES:,} bytes searched"
+    assert err.decode().startswith(message) and err.count(b"\n") == 1, err
+    assert written < offered  # the pipe broke: cq had stopped reading
 
 
 @pytest.mark.parametrize(
