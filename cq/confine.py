@@ -49,7 +49,7 @@ def confine_request(request: SearchRequest) -> SearchRequest:
         raise UsageError(f"root is not a directory: {request.root}")
     _check_readable(request.root)
     for glob in (*request.include, *request.exclude):
-        _check_glob(glob)
+        _check_glob(glob, request.root)
     in_dir = _confine_in_dir(request.in_dir, request.root)
     return request if in_dir == request.in_dir else msgspec.structs.replace(request, in_dir=in_dir)
 
@@ -130,12 +130,44 @@ def _confine_in_dir(in_dir: str | None, root: str) -> str | None:
     return in_dir
 
 
-def _check_glob(glob: str) -> None:
-    """rg matches globs against paths below its search path, so a glob cannot widen a search;
-    one that is absolute or climbs with ``..`` names something outside the root all the same
-    (it would silently match nothing), and is refused as such."""
+def _check_glob(glob: str, root: str) -> None:
+    """rg matches globs against paths below its search path, so a glob cannot widen a search.
+    A leading ``/`` anchors a glob at the directory rg runs in (rg's gitignore rule; cq runs
+    rg in the root), so ``/*.py`` is the root's own Python files: accepted. Refused, since
+    they would silently match nothing: a glob that climbs with ``..``, a Windows absolute
+    path, and an absolute filesystem path, told apart from a root-anchored glob by its first
+    component: the root's own path, or a literal name the root lacks but the filesystem root
+    ``/`` has (``/etc/*``, ``/home/me/src/*.py``). Only the root and ``/``'s own entries,
+    which every process may list, are looked at, so nothing is learnt about other paths."""
     body = glob.removeprefix("!")
-    if body.startswith(("/", "\\")) or os.path.isabs(body):
-        raise UsageError(f"glob {glob!r} is absolute: globs are relative to the root")
     if ".." in _GLOB_PARTS.split(body):
         raise UsageError(f"glob {glob!r} climbs out of the root with '..'")
+    if body.startswith("\\") or _DRIVE.match(body):
+        raise UsageError(f"glob {glob!r} is absolute: globs are relative to the root")
+    if not body.startswith("/"):
+        return
+    for spelling in {root.rstrip(os.sep), os.path.realpath(root).rstrip(os.sep)} - {""}:
+        if body == spelling or body.startswith(spelling + "/"):
+            anchored = "/" + body[len(spelling) :].lstrip("/")
+            raise UsageError(
+                f"glob {glob!r} is absolute: globs are relative to the root; "
+                f"anchor one at the root with a leading '/': {anchored!r}"
+            )
+    first = body.lstrip("/").split("/", 1)[0]
+    literal = first and not _GLOB_SPECIAL.search(first)
+    if literal and not os.path.lexists(os.path.join(root, first)) and first in _top_level():
+        raise UsageError(
+            f"glob {glob!r} is absolute: globs are relative to the root "
+            "(a leading '/' anchors one at the root)"
+        )
+
+
+_DRIVE = re.compile(r"[A-Za-z]:[\\/]")  # C:\ or C:/
+_GLOB_SPECIAL = re.compile(r"[*?\[\]{}\\]")
+
+
+def _top_level() -> frozenset[str]:
+    try:
+        return frozenset(os.listdir("/"))
+    except OSError:
+        return frozenset()

@@ -94,6 +94,24 @@ def test_cli_globs_cannot_name_paths_outside(planted: tuple[Path, Path]) -> None
     assert_refused(cq_search(root, "--include", f"{outside}/*.py"), "absolute")
 
 
+def test_root_anchored_globs_select_as_rg_reads_them(planted: tuple[Path, Path]) -> None:
+    """A leading '/' anchors a glob at the root (rg's gitignore rule): it cannot escape, so
+    it is searched; the root's own absolute path is refused with the anchored spelling."""
+    root, _ = planted
+
+    def files(*extra: str) -> set[str]:
+        run = cq_search(root, "--format", "json", *extra)
+        assert run.returncode == 0, run.stderr
+        return {f["file"] for f in run.json()["findings"]}
+
+    assert files("--include", "/*.py") == {"app.py"}  # not sub/use.py: anchored
+    assert files("--include", "*.py") >= {"app.py", "sub/use.py"}  # unanchored: any depth
+    assert files("--exclude", "/*.py", "--lang", "python") == {"sub/use.py"}
+    assert files("--include", "/sub/*.py", "--in", "sub") == {"sub/use.py"}
+    refused = assert_refused(cq_search(root, "--include", f"{root}/sub/*.py"), "absolute")
+    assert "'/sub/*.py'" in refused
+
+
 def test_links_inside_the_tree_are_not_followed(planted: tuple[Path, Path]) -> None:
     """rg walks without --follow: a linked file or directory leading out is not searched."""
     root, _ = planted
@@ -185,6 +203,7 @@ def test_mcp_requests_cannot_read_outside_the_servers_root(
                     {"profile": "mine.toml"},
                     {"hidden": True, "no_ignore": True},
                     {"format": "json"},
+                    {"include": ["/*.py"]},
                 ):
                     result = await client.call_tool("search", resolved(arguments))
                     text = text_of(result)

@@ -84,5 +84,8 @@ def _in_scope(request: SearchRequest):  # type: ignore[no-untyped-def]
 def _match(path: str, name: str, glob: str) -> bool:
     negated = glob.startswith("!")
     pattern = glob[1:] if negated else glob
-    hit = fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(name, pattern)
+    if pattern.startswith("/"):  # anchored at the root, as rg reads it (cq.confine)
+        hit = fnmatch.fnmatch(path, pattern.lstrip("/"))
+    else:
+        hit = fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(name, pattern)
     return hit != negated
