@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -13,6 +15,9 @@ import pytest
 from conftest import run_cq
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+import cq
+from cq.tools import find_rg
 
 CLAUDE_CMD = Path(".claude/commands/cq.md")
 CODEX_SKILL = Path(".agents/skills/cq/SKILL.md")
@@ -338,3 +343,43 @@ def test_cq_entry_is_laid_out_like_its_neighbours(project, home, theirs):
         assert "\n" not in ours and '"cq":{"command":' in ours
     agent("uninstall", "--claude", cwd=project, home=home)
     assert (project / MCP_JSON).read_bytes() == theirs.encode()
+
+
+def test_interpreter_registration_is_not_shadowed_by_the_project(project, home, tmp_path):
+    """Without a ``cq`` script beside the interpreter, install registers the interpreter
+    itself. An agent starts that server with the project as its working directory: a
+    project's own ``msgspec.py`` or ``cq/`` package must not be imported in place of cq's
+    modules (``python -m`` alone puts the working directory first on ``sys.path``)."""
+    bare = tmp_path / "bare"  # an interpreter with no cq script beside it
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    source = Path(cq.__file__).parent.parent  # cq and its dependencies, by PYTHONPATH
+    packages = [p for p in sys.path if p.endswith("site-packages")]
+    env = {
+        "HOME": str(home),
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": os.pathsep.join([str(source), *packages]),
+        "CQ_RG": find_rg(),
+        "CQ_CACHE_DIR": str(tmp_path / "c"),
+    }
+    python = str(bare / "bin" / "python")
+    cmd = [python, "-m", "cq", "agent", "install", "--claude"]
+    subprocess.run(cmd, cwd=project, env=env, check=True, capture_output=True)
+    server = cq_server(json.loads((project / MCP_JSON).read_text()))
+    assert server["command"] == python
+    shadow = "raise ImportError(\"the project's {} was imported instead of cq's\")\n"
+    (project / "msgspec.py").write_text(shadow.format("msgspec.py"))
+    (project / "cq").mkdir()
+    (project / "cq" / "__init__.py").write_text(shadow.format("cq/"))
+
+    async def answer() -> str:
+        params = StdioServerParameters(
+            command=server["command"], args=server["args"], env=env, cwd=project
+        )
+        with (tmp_path / "server.err").open("w") as errlog, anyio.fail_after(120):
+            transport = stdio_client(params, errlog=errlog)
+            async with Client(transport, mode="legacy", read_timeout_seconds=120) as client:
+                found = await client.call_tool("search", {"query": "main", "limit": 3})
+                return "".join(block.text for block in found.content)
+
+    assert "app.py:1:" in anyio.run(answer)
+    assert "was imported instead" not in (tmp_path / "server.err").read_text()

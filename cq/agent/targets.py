@@ -99,7 +99,7 @@ def cq_command() -> str:
     beside = _script()
     on_path = shutil.which("cq")
     if beside is None:
-        return "cq" if on_path else f"{sys.executable} -m cq"
+        return "cq" if on_path else f"{sys.executable} -P -m cq"  # -P: see mcp_server
     if on_path and Path(on_path).resolve() == beside.resolve():
         return "cq"
     return str(beside)
@@ -107,10 +107,14 @@ def cq_command() -> str:
 
 def mcp_server() -> McpServer:
     """How an agent starts ``cq mcp``: by absolute path, since an agent's PATH is not the
-    shell's (a GUI launch, an unactivated venv); the interpreter itself if no script exists."""
+    shell's (a GUI launch, an unactivated venv); the interpreter itself if no script exists,
+    with ``-P`` (Python 3.11+): the agent starts it inside the project, and ``-m`` alone
+    would put that directory first on ``sys.path``, so a repository's own ``cq/`` or
+    ``msgspec.py`` would be imported in place of cq's. (A script puts only its own
+    directory there.)"""
     beside = _script()
     if beside is None:
-        return McpServer(os.path.abspath(sys.executable), ("-m", "cq", "mcp"))
+        return McpServer(os.path.abspath(sys.executable), ("-P", "-m", "cq", "mcp"))
     return McpServer(str(beside), ("mcp",))
 
 
