@@ -6,8 +6,9 @@ given as a file. ``confine_request`` checks the first three once (``run_search``
 before any stage reads a byte), so the CLI, the MCP server and any other caller share one
 rule. A profile file is
 read only through ``read_profile_file`` (``cq.profiles`` calls it for the limits and the rank
-table alike), which applies the same rule; the MCP server adds ``server_root`` for the
-``root`` a client may pass.
+table alike), which applies the same rule, on the command line too (see there); a profile
+named by name reaches only the user's profiles dir or the presets. The MCP server adds
+``server_root`` for the ``root`` a client may pass.
 
 What stays inside without a check here: rg never follows a symbolic link it meets while
 walking (cq does not pass ``--follow``), so a linked file or directory inside the tree that
@@ -86,15 +87,21 @@ def server_root(configured: str, given: str | None) -> str:
 
 
 def is_profile_name(profile: str) -> bool:
-    """A preset's name (``audit``), as opposed to a file (anything with a path separator or a
-    ``.toml`` suffix)."""
+    """A profile's name (``audit``, or one of the user's own), as opposed to a file (anything
+    with a path separator or a ``.toml`` suffix)."""
     return _PROFILE_NAME.fullmatch(profile) is not None
 
 
 def read_profile_file(profile: str, root: str) -> bytes | None:
-    """None for a preset's name; else the bytes of the profile file (relative to the root, or
+    """None for a profile's name; else the bytes of the profile file (relative to the root, or
     absolute), which must be a regular file inside the root of at most ``MAX_PROFILE_BYTES``.
-    Opened without blocking and checked on the open file, so a FIFO cannot hang the search."""
+
+    The command line is held to the root as MCP is, though it is the user's own terminal:
+    ``cq agent install`` lets an agent run ``cq`` without asking (``allowed-tools``), so a
+    file outside the root named on the command line is as much an agent's reach as one named
+    in an MCP call (and a profile's error messages quote its keys). A user's own profiles
+    live in their config dir and are chosen by name (``cq.profiles``), which no request can
+    turn into another path."""
     if is_profile_name(profile):
         return None
     path = os.path.join(root, profile)
@@ -103,16 +110,22 @@ def read_profile_file(profile: str, root: str) -> bytes | None:
             f"profile {profile!r} is outside the root {root}: "
             "name a preset or a .toml file inside the root"
         )
+    return read_small_file(path, profile)
+
+
+def read_small_file(path: str, label: str) -> bytes:
+    """The bytes of a profile: a regular file of at most ``MAX_PROFILE_BYTES``. Opened without
+    blocking and checked on the open file, so a FIFO cannot hang the search."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
-        raise UsageError(f"profile file not found: {profile}") from None
+        raise UsageError(f"profile file not found: {label}") from None
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"profile {profile!r} is not a regular file")
+            raise UsageError(f"profile {label!r} is not a regular file")
         if info.st_size > MAX_PROFILE_BYTES:
-            raise UsageError(f"profile {profile!r} is over {MAX_PROFILE_BYTES} bytes")
+            raise UsageError(f"profile {label!r} is over {MAX_PROFILE_BYTES} bytes")
         return fh.read(MAX_PROFILE_BYTES)
 
 

@@ -5,13 +5,15 @@
 ``UsageError`` naming it, so a typo is one ``cq: CQ_MAX_WORKERS ...`` line and exit 2, not an
 internal error halfway through a search. The readers (``env_int``, ``env_float``,
 ``env_choice``) raise the same error, so a search run from Python reports it too. An unset or
-empty variable means the reader's default. Imports nothing of cq but ``errors``.
+empty variable means the reader's default. ``user_config_dir`` is where the user's own files
+live. Imports nothing of cq but ``errors``.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 from typing import Literal
 
 import msgspec
@@ -39,6 +41,13 @@ SETTINGS: dict[str, _Number | tuple[str, ...]] = {
     "CQ_POOL_MIN_BYTES": _Number("int", 0),
     "CQ_SEMANTIC_BUDGET_MS": _Number("float", 0),
 }
+
+
+def user_config_dir() -> Path:
+    """cq's user config dir: ``$XDG_CONFIG_HOME/cq``, else ``~/.config/cq`` (``config.toml``,
+    ``profiles/NAME.toml``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "cq"
 
 
 def check_environment() -> None:

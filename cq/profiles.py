@@ -1,6 +1,9 @@
-"""Search presets: TOML files shipped in the wheel (``cq/_profiles``), or a TOML file inside
-the searched root (``cq.confine.read_profile_file``: a profile path is a path the request
-names, so it obeys the same confinement as ``--in``).
+"""Search presets: TOML files named by a name, the user's own
+(``$XDG_CONFIG_HOME/cq/profiles/NAME.toml``, which replaces a shipped one of the same name) or
+shipped in the wheel (``cq/_profiles``); or a TOML file inside the searched root
+(``cq.confine.read_profile_file``: a profile path is a path the request names, so it obeys
+the same confinement as ``--in``). Both are read with the same checks (a regular file of at
+most 1 MiB).
 
 A profile's top-level keys are its ``Limits``; its tables (``[rank]``, ``[classify]``,
 ``[enrich]``, ``[rewrite]``, ``[parse]``, ``[scale]``, ``[report]``) override single fields of
@@ -15,6 +18,7 @@ otherwise give a search that silently finds nothing. Errors read ``profile NAME:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -24,8 +28,8 @@ from typing import Any, NoReturn, TypeVar, get_args
 
 import msgspec
 
-from cq.confine import read_profile_file
-from cq.env import env_float, env_int
+from cq.confine import is_profile_name, read_profile_file, read_small_file
+from cq.env import env_float, env_int, user_config_dir
 from cq.errors import UsageError
 from cq.model import Category, Limits, RankWeights, Role, complete_weights
 from cq.model.tuning import Tuning
@@ -41,8 +45,17 @@ def profiles_dir() -> Path:
     return _PACKAGED if _PACKAGED.is_dir() else _SOURCE_TREE
 
 
+def user_profiles_dir() -> Path:
+    """Where a user keeps profiles of their own, chosen by name from the CLI and MCP."""
+    return user_config_dir() / "profiles"
+
+
 def available_profiles() -> list[str]:
-    return sorted(p.stem for p in profiles_dir().glob("*.toml"))
+    """The names ``--profile`` accepts: the shipped presets and the user's own."""
+    names = {p.stem for p in profiles_dir().glob("*.toml")}
+    with contextlib.suppress(OSError):
+        names |= {p.stem for p in user_profiles_dir().glob("*.toml") if is_profile_name(p.stem)}
+    return sorted(names)
 
 
 def load_profile(name_or_path: str, root: str) -> Limits:
@@ -126,11 +139,7 @@ def _check_weight(name_or_path: str, key: str, value: float) -> None:
 def _profile_table(name_or_path: str, root: str) -> dict[str, Any]:
     data = read_profile_file(name_or_path, root)
     if data is None:
-        preset = profiles_dir() / f"{name_or_path}.toml"
-        if not preset.is_file():
-            names = ", ".join(available_profiles())
-            raise UsageError(f"unknown profile {name_or_path!r} (available: {names})")
-        data = preset.read_bytes()
+        data = _named_profile(name_or_path)
     try:
         table = msgspec.toml.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
@@ -138,6 +147,22 @@ def _profile_table(name_or_path: str, root: str) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise UsageError(f"profile {name_or_path}: not a table")
     return table
+
+
+def _named_profile(name: str) -> bytes:
+    """The user's profile of this name, else the shipped preset: the user's own word wins
+    (``interactive.toml`` there is their default)."""
+    own = user_profiles_dir() / f"{name}.toml"
+    if os.path.lexists(own):
+        return read_small_file(str(own), str(own))
+    preset = profiles_dir() / f"{name}.toml"
+    if not preset.is_file():
+        names = ", ".join(available_profiles())
+        raise UsageError(
+            f"unknown profile {name!r} (available: {names}; "
+            f"your own go in {user_profiles_dir()}/NAME.toml)"
+        )
+    return preset.read_bytes()
 
 
 def _convert(table: object, kind: type[_T], name_or_path: str, prefix: str) -> _T:

@@ -150,6 +150,42 @@ def test_cli_profile_that_is_a_fifo_is_refused_without_hanging(planted: tuple[Pa
     assert_refused(cq_search(root, "--profile", str(root / "pipe.toml")), "not a regular file")
 
 
+def test_own_profiles_are_chosen_by_name_from_the_cli_and_mcp(
+    planted: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A user keeps profiles in ``$XDG_CONFIG_HOME/cq/profiles`` (outside any root) and names
+    them; the file checks of an in-root profile apply; a path outside the root stays refused."""
+    root, outside = planted
+    own = Path(os.environ["XDG_CONFIG_HOME"]) / "cq" / "profiles"
+    own.mkdir(parents=True)
+    (own / "mine.toml").write_text("max_total_matches = 1\n")
+    run = cq_search(root, "--profile", "mine", "--format", "json")
+    assert run.returncode == 0 and len(run.json()["findings"]) == 1, run.stderr
+    assert len(cq_search(root, "--format", "json").json()["findings"]) > 1  # the default
+    assert_refused(cq_search(root, "--profile", str(own / "mine.toml")), "outside the root")
+    unknown = assert_refused(cq_search(root, "--profile", "theirs"), "unknown profile")
+    assert "mine" in unknown and str(own) in unknown  # listed, and where to put one
+    os.mkfifo(own / "pipe.toml")
+    assert_refused(cq_search(root, "--profile", "pipe"), "not a regular file")
+    (own / "big.toml").write_text("# " + "x" * (1 << 20) + "\n")
+    assert_refused(cq_search(root, "--profile", "big"), "over 1048576 bytes")
+    (own / "linked.toml").symlink_to(outside / "limits.toml")  # the user's own link: followed
+    linked = cq_search(root, "--profile", "linked", "--format", "json")
+    assert linked.returncode == 0 and len({f["file"] for f in linked.json()["findings"]}) == 1
+
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(root, errlog) as client:
+                found = await client.call_tool(
+                    "search", {"query": "needle", "limit": 0, "profile": "mine", "format": "json"}
+                )
+                assert not found.is_error and len(json.loads(text_of(found))["findings"]) == 1
+                refused = await client.call_tool("search", {"query": "needle", "profile": "pipe"})
+                assert refused.is_error and "not a regular file" in text_of(refused)
+
+    anyio.run(scenario)
+
+
 MCP_REFUSED = [
     ({"in_dir": ".."}, "outside the root"),
     ({"in_dir": "OUTSIDE"}, "outside the root"),

@@ -38,7 +38,8 @@ def repo(tmp_path: Path) -> Path:
 
 
 def server_params(root: Path, *extra: str) -> StdioServerParameters:
-    env = {k: v for k, v in os.environ.items() if k.startswith(("CQ_", "PATH", "HOME"))}
+    # XDG_*: the test's own user config dir (conftest), never the machine's.
+    env = {k: v for k, v in os.environ.items() if k.startswith(("CQ_", "PATH", "HOME", "XDG_"))}
     return StdioServerParameters(
         command=sys.executable, args=["-m", "cq", "mcp", "--root", str(root), *extra], env=env
     )

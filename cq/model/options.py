@@ -125,8 +125,14 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
     SearchOption(
         name="profile",
         flags=("--profile",),
-        help="interactive (default), default, audit, literal, or a TOML file path",
-        mcp_help="search-limit preset, or a .toml file inside the root",
+        help=(
+            "interactive (default), default, audit, literal, a profile of your own "
+            "($XDG_CONFIG_HOME/cq/profiles/NAME.toml), or a TOML file inside the root"
+        ),
+        mcp_help=(
+            "search-limit preset: interactive, default, audit, literal or one of the user's "
+            "own by name; or a .toml file inside the root"
+        ),
     ),
     SearchOption(
         name="use_cache",

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from cq.env import env_choice, env_float
+from cq.env import env_choice, env_float, user_config_dir
 from cq.errors import UsageError
 
 Provider = Literal["ollama", "openai"]
@@ -96,8 +96,7 @@ def load_config(root: Path) -> LlmConfig:
 
 def user_config_path() -> Path:
     """``$XDG_CONFIG_HOME/cq/config.toml``, else ``~/.config/cq/config.toml``."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "cq" / "config.toml"
+    return user_config_dir() / "config.toml"
 
 
 def _user_file() -> _UserFile:
