@@ -23,6 +23,7 @@ anything is opened, and is not printed.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -31,6 +32,7 @@ import msgspec
 
 from cq.errors import UsageError
 from cq.model import SearchRequest
+from cq.rooted import open_inside
 
 MAX_PROFILE_BYTES = 1 << 20  # a profile is a few lines of TOML; this only bounds a bad file
 
@@ -110,15 +112,23 @@ def read_profile_file(profile: str, root: str) -> bytes | None:
             f"profile {profile!r} is outside the root {root}: "
             "name a preset or a .toml file inside the root"
         )
-    return read_small_file(path, profile)
+    return read_small_file(path, profile, root=root)
 
 
-def read_small_file(path: str, label: str) -> bytes:
+def read_small_file(path: str, label: str, *, root: str | None = None) -> bytes:
     """The bytes of a profile: a regular file of at most ``MAX_PROFILE_BYTES``. Opened without
-    blocking and checked on the open file, so a FIFO cannot hang the search."""
+    blocking and checked on the open file, so a FIFO cannot hang the search; with ``root``,
+    the open file must lie inside it (``cq.rooted``: no link swapped in since the check)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+        if root is None:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        else:
+            fd = open_inside(root, path)
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            raise UsageError(f"profile {label!r} is not a regular file") from None
+        if exc.errno == errno.EXDEV:
+            raise UsageError(f"profile {label!r} is outside the root {root}") from None
         raise UsageError(f"profile file not found: {label}") from None
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fd)

@@ -7,6 +7,9 @@ Hooks:
 - ``change-after-read=REL``: right after the search's corpus first reads ``REL`` (relative to
   the root), the file on disk is replaced by the contents of ``$CQ_TEST_NEW_CONTENT`` (a path):
   a concurrent writer at the worst moment, when every later read would see other bytes.
+- ``link-before-read=REL``: right before the search's corpus first reads ``REL``, the file is
+  replaced by a symbolic link to ``$CQ_TEST_LINK_TARGET``: a link swapped in after rg's walk
+  and every confinement check.
 """
 
 from __future__ import annotations
@@ -44,12 +47,31 @@ def _install_change_after_read(rel: str) -> None:
     cq.parse.corpus.load_source = load_then_change  # type: ignore[assignment]
 
 
+def _install_link_before_read(rel: str) -> None:
+    import cq.parse.corpus
+
+    target = os.environ["CQ_TEST_LINK_TARGET"]
+    read = cq.parse.corpus.load_source
+    done: list[bool] = []
+
+    def link_then_load(root: Path, path: str, language: str):  # type: ignore[no-untyped-def]
+        if path == rel and not done:
+            done.append(True)
+            (root / path).unlink()
+            (root / path).symlink_to(target)
+        return read(root, path, language)  # type: ignore[arg-type]
+
+    cq.parse.corpus.load_source = link_then_load  # type: ignore[assignment]
+
+
 def main() -> int:
     hook, args = sys.argv[1], sys.argv[2:]
     if hook == "dead-worker":
         _install_dead_worker()
     elif hook.startswith("change-after-read="):
         _install_change_after_read(hook.partition("=")[2])
+    elif hook.startswith("link-before-read="):
+        _install_link_before_read(hook.partition("=")[2])
     else:
         raise SystemExit(f"unknown hook {hook}")
     from cq.cli import main as cq_main

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import run_cq, write_tree
+from conftest import run_cq, run_hooked, write_tree
 from test_mcp_server import session, text_of
 
 SECRET = "PLANTED-SECRET-7f3a"
@@ -131,6 +131,24 @@ def test_a_parent_module_linked_out_of_the_tree_is_not_read(planted: tuple[Path,
     roles = {f["file"]: f["role"] for f in run.json()["findings"]}
     assert roles["own/src/helpers.rs"] == "test"  # read: the real lib.rs declares it so
     assert roles["linked/src/helpers.rs"] == "src"  # not read: the link leads outside
+
+
+def test_a_link_swapped_in_after_the_walk_is_not_read(planted: tuple[Path, Path]) -> None:
+    """rg reported app.py; before cq reads it, app.py becomes a link to the secret (a
+    swap after every check). The open file is checked, so the secret is never read: the
+    finding keeps rg's line and nothing of the link's target (the markdown report shows
+    a read definition's signature)."""
+    root, outside = planted
+    # Its first line matches where rg's match was: read, it would give the signature.
+    (outside / "twin.py").write_text(f'def needle(key="{SECRET}"):\n    return key\n')
+    run = run_hooked(
+        "link-before-read=app.py",
+        *("search", "needle", "--root", str(root), "--limit", "0"),
+        env={"CQ_TEST_LINK_TARGET": str(outside / "twin.py")},
+    )
+    assert run.returncode == 0, run.stderr
+    assert SECRET not in run.stdout + run.stderr
+    assert "app.py:1:" in run.stdout and (root / "app.py").is_symlink()
 
 
 def test_cli_profile_file_must_be_inside_the_root(planted: tuple[Path, Path]) -> None:

@@ -30,6 +30,7 @@ BASE = (
     "cancel",
     "tools",
     "terminal",
+    "rooted",
     "confine",
     "env",
     "profiles",
@@ -42,12 +43,13 @@ BASE_ALLOWED = {
     "cache": set(),
     "tools": {"errors"},
     "terminal": set(),
-    "confine": {"errors", "model"},
+    "rooted": set(),
+    "confine": {"errors", "model", "rooted"},
     "env": {"errors"},
     "profiles": {"model", "errors", "confine", "env"},
     "workers": set(),
     "cancel": {"errors"},
-    "parse": {"model", "cache"},
+    "parse": {"model", "cache", "rooted"},
 }
 
 

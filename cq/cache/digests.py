@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import stat as stat_mode
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import msgspec
 
@@ -88,11 +88,13 @@ def stat_file(path: str) -> FileStat | None:
     return FileStat.of(st) if stat_mode.S_ISREG(st.st_mode) else None
 
 
-def read_stable(path: str) -> tuple[bytes, FileStat | None, int]:
+def read_stable(
+    path: str, opener: Callable[[str, int], int] | None = None
+) -> tuple[bytes, FileStat | None, int]:
     """The file's bytes, its stat when they are known to be the bytes it held then (None if it
     changed during the read), and the clock before the stat (``time.time_ns``).
-    Raises ``OSError`` as ``open`` does."""
-    with open(path, "rb") as fh:
+    Raises ``OSError`` as ``open`` (with ``opener``, as ``open``'s own) does."""
+    with open(path, "rb", opener=opener) as fh:
         started = time.time_ns()
         before = FileStat.of(os.fstat(fh.fileno()))
         data = fh.read()

@@ -20,6 +20,7 @@ import msgspec
 from cq.model import LineWindow, RawMatch
 from cq.model.tuning import ReportTuning
 from cq.parse.source import searched_bytes
+from cq.rooted import read_inside
 
 _LF = re.compile(rb"\n")
 _CR = re.compile(rb"\r")
@@ -141,7 +142,7 @@ class CrLines:
         if path in self.line_ends:
             return
         try:
-            data = searched_bytes((self.root / path).read_bytes())
+            data = searched_bytes(read_inside(self.root, path))
         except OSError:
             self.line_ends[path] = None
             return

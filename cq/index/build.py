@@ -24,6 +24,7 @@ from cq.index.location import index_dir
 from cq.index.manifest import Entry, Manifest, read_manifest, write_manifest
 from cq.index.rows import Row, prepared_rows
 from cq.index.schema import build_schema, register_analyzers
+from cq.rooted import read_inside
 
 # A first build of the 2,531-file bench tree takes ~2 s here (bench/index_speed.py); a second
 # search waits that long for the first one's commit before it reads what is committed.
@@ -188,7 +189,7 @@ def _read_changed(
     fresh: Manifest = {}
     for rel, st in stats.items():
         try:
-            data = (root / rel).read_bytes()
+            data = read_inside(root, rel)  # cq.rooted: not a link swapped in since rg listed it
         except OSError:
             continue
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()

@@ -17,6 +17,7 @@ import msgspec
 
 from cq.cache.digests import FileStat, read_stable
 from cq.model import Language
+from cq.rooted import open_inside
 
 
 class _Undecoded:
@@ -92,7 +93,10 @@ class Loaded(msgspec.Struct, frozen=True):
 def load_source(root: Path, rel: str, language: Language) -> Loaded | None:
     """The file's content, or None when it cannot be read."""
     try:
-        raw, stat, taken = read_stable(str(root / rel))
+        # Opened through cq.rooted: not a link swapped in since rg's walk.
+        raw, stat, taken = read_stable(
+            str(root / rel), lambda path, _flags: open_inside(root, path)
+        )
     except (OSError, ValueError):
         return None
     data = searched_bytes(raw)
