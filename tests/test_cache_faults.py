@@ -185,3 +185,43 @@ def test_a_read_only_cache_dir_is_a_miss_with_one_warning(
     assert (info.returncode == 0 and "bound" in info.stdout) or (
         info.returncode == 2 and _warnings(info.stderr)[0].startswith("cq: cache")
     )
+
+
+def test_a_long_lived_server_gets_its_cache_back_once_the_fault_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cq mcp`` starts while its cache dir is blocked by a file, so its store goes off; once
+    the file is gone, a later call finds the store reopened (with back-off) and writes to it:
+    the fault does not keep the server uncached for its life."""
+    import anyio
+    from test_mcp_server import session, text_of
+
+    names = [f"unique_name_{i}" for i in range(60)]  # a fresh file each call: nothing warm
+    root = write_tree(
+        tmp_path / "repo",
+        {f"m{i}.py": f"def {n}():\n    return {i}\n" for i, n in enumerate(names)},
+    )
+    cache = tmp_path / "cache"
+    cache.write_text("in the way\n")
+    monkeypatch.setenv("CQ_CACHE_DIR", str(cache))
+    database = cache / FILE_NAME
+
+    async def scenario() -> int:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(root, errlog) as client:
+                first = await client.call_tool("search", {"query": names[0]})
+                assert not first.is_error and "m0.py" in text_of(first)
+                cache.unlink()  # the fault passes while the server runs
+                for calls, name in enumerate(names[1:], start=1):
+                    found = await client.call_tool("search", {"query": name})
+                    assert not found.is_error and name in text_of(found)
+                    if database.exists():
+                        return calls
+                    await anyio.sleep(0.25)
+        return 0
+
+    assert anyio.run(scenario) > 0, "the store never came back"
+    info = run_cq("cache", "info")
+    assert info.returncode == 0 and "entries: 0," not in info.stdout, info.stdout
+    warnings = (tmp_path / "err").read_text()
+    assert warnings.count("cache unavailable") == 1 and "Traceback" not in warnings

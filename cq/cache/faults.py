@@ -2,8 +2,9 @@
 
 A search never fails because of its cache. A corrupt database is set aside (kept as
 ``*.corrupt`` for inspection) and replaced by an empty one; a cache dir that cannot be
-created, opened or written turns the store off for the process; a lock held too long by
-another process costs one miss. Each store prints at most one warning.
+created, opened or written turns the store off, and it is reopened with a back-off (a
+long-lived ``cq mcp`` gets its cache back once the fault passes); a lock held too long by
+another process costs one miss. Each store prints at most one warning per outage.
 """
 
 from __future__ import annotations

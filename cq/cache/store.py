@@ -41,6 +41,10 @@ from cq.cache.schema import FILE_NAME
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _TOUCH_AFTER_SECONDS = 3600  # recency is kept to the hour: a read writes almost never
 _BATCH = 500  # keys per read query
+# hand-set: a store that went off is tried again after 1 s, then 2, 4, ... at most 5 min
+# apart: a long-lived ``cq mcp`` gets its cache back after a passing fault (a full disk, a
+# replaced or unwritable database), and a lasting one costs one failed open per interval.
+_RETRY_FIRST_SECONDS, _RETRY_MAX_SECONDS = 1.0, 300.0
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -105,6 +109,8 @@ class Store:
         self._page_size = 4096
         self._budget = bound.Budget()
         self._lock = threading.Lock()
+        self._retry_at: float | None = None  # when a store that went off may be reopened
+        self._retry_delay = _RETRY_FIRST_SECONDS
         self._open()
 
     @property
@@ -165,6 +171,23 @@ class Store:
         self._db = None
         self.fault = faults.describe(exc, self.path)
         self._say(f"cache unavailable: {self.fault}; going on without it")
+        self._retry_at = time.monotonic() + self._retry_delay
+        self._retry_delay = min(2 * self._retry_delay, _RETRY_MAX_SECONDS)
+
+    def revive(self) -> None:
+        """Reopen a store that went off, once its back-off has passed (``open_store`` asks
+        at each use): a fault that passes does not keep a long-lived process uncached. A
+        failed attempt waits twice as long and warns no more; a reopened store warns again
+        at its next fault."""
+        with self._lock:
+            if self._db is not None or self._retry_at is None:
+                return
+            if time.monotonic() < self._retry_at:
+                return
+            self._open()
+            if self._db is not None:
+                self.fault = self.notice = self._retry_at = None
+                self._retry_delay = _RETRY_FIRST_SECONDS
 
     def _say(self, message: str) -> None:
         if self.notice is None:
@@ -372,9 +395,11 @@ _open_stores: dict[Path, Store] = {}
 
 def open_store() -> Store:
     """The process's store for the current cache dir (one connection per path; a store
-    that failed stays off for the process, so it warns once)."""
+    that failed is off until its back-off passes, then reopened: ``Store.revive``)."""
     path = cache_dir() / FILE_NAME
     store = _open_stores.get(path)
     if store is None:
         store = _open_stores[path] = Store(path, max_bytes_from_env())
+    elif not store.available:
+        store.revive()
     return store
