@@ -10,6 +10,7 @@ configured timeout (``post.py``); httpx is imported only when a rewrite needs it
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -67,16 +68,40 @@ def probe(config: LlmConfig, deadline: float) -> None:
         port = 0
     if parts.scheme not in ("http", "https") or not parts.hostname or not port:
         raise LlmUnavailable(f"unusable URL {config.url!r}")
-    seconds = min(config.connect_timeout, deadline - time.monotonic())
     try:
-        with socket.create_connection((parts.hostname, port), timeout=max(seconds, 0.001)):
+        address = _resolve(parts.hostname, port, deadline)
+        seconds = min(config.connect_timeout, deadline - time.monotonic())
+        with socket.create_connection(address, timeout=max(seconds, 0.001)):
             pass
-    except TimeoutError:
-        raise LlmUnavailable("connect timed out") from None
+    except TimeoutError as exc:
+        raise LlmUnavailable(str(exc) or "connect timed out") from None
     except OSError as exc:
         raise LlmUnavailable(f"unreachable ({exc.strerror or type(exc).__name__})") from None
     except (UnicodeError, ValueError):  # a host name IDNA cannot encode, a NUL in it
         raise LlmUnavailable(f"unusable URL {config.url!r}") from None
+
+
+def _resolve(host: str, port: int, deadline: float) -> tuple[str, int]:
+    """The first address of ``host``, resolved before ``deadline``: the system resolver
+    cannot be interrupted, so it runs on a daemon thread waited on until then (a slow one
+    is left to finish on its own); ``TimeoutError`` past it."""
+    found: list[tuple[str, int] | BaseException] = []
+
+    def lookup() -> None:
+        try:
+            info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            found.append(info[0][4][:2])
+        except BaseException as exc:  # handed to the waiting caller
+            found.append(exc)
+
+    worker = threading.Thread(target=lookup, name="cq-llm-resolve", daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if not found:
+        raise TimeoutError("name resolution timed out")
+    if isinstance(found[0], BaseException):
+        raise found[0]
+    return found[0]
 
 
 def llm_rewrite(

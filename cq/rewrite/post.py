@@ -4,9 +4,12 @@ httpx's timeouts bound each connect, write and read on its own, so a server that
 every 1.5 s never trips a 3 s read timeout (it held a search 67 s, issue 13). Here a watchdog
 timer shuts the connection's socket down when the deadline passes, which ends whatever read
 or write is blocked on it. The socket comes from httpx's ``trace`` request extension (the
-``connection.connect_tcp.complete`` event carries the network stream). Name resolution is not
-covered: it happens before there is a socket, and the URL is the user's own (``config.py``).
-The body is read in chunks and refused past ``max_bytes``, counted after decompression.
+``connection.connect_tcp.complete`` event carries the network stream). Name resolution
+happens before there is a socket and cannot be interrupted, so the exchange runs in a daemon
+thread the caller waits on no longer than the deadline: a slow resolver cannot hold a search
+past it (the abandoned exchange ends when the resolver answers, its socket shut down at once
+by the expired watchdog). The body is read in chunks and refused past ``max_bytes``, counted
+after decompression.
 """
 
 from __future__ import annotations
@@ -37,12 +40,44 @@ def post_json(
 ) -> bytes:
     """POST ``payload`` as JSON; the body of a 200 answer, all of it before ``deadline``
     (``time.monotonic()``), or ``PostFailed``."""
-    import httpx
-
     seconds = deadline - time.monotonic()
     if seconds <= 0:
         raise PostTimedOut
     watchdog = _Watchdog(seconds)
+    outcome: list[bytes | BaseException] = []
+
+    def exchange() -> None:
+        try:
+            outcome.append(
+                _exchange(url, payload, headers, seconds, connect_timeout, max_bytes, watchdog)
+            )
+        except BaseException as exc:  # handed to the waiting caller, never printed here
+            outcome.append(exc)
+
+    worker = threading.Thread(target=exchange, name="cq-llm-post", daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if not outcome:  # still resolving the name (or finishing as the deadline passed)
+        raise PostTimedOut
+    watchdog.stop()
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _exchange(
+    url: str,
+    payload: dict[str, Any],
+    headers: dict[str, str],
+    seconds: float,
+    connect_timeout: float,
+    max_bytes: int,
+    watchdog: _Watchdog,
+) -> bytes:
+    """The POST itself, on the worker thread."""
+    import httpx
+
     timeout = httpx.Timeout(seconds, connect=min(connect_timeout, seconds))
     plain = url.startswith("http://")  # no TLS: skip loading the CA bundle
     try:
@@ -61,8 +96,6 @@ def post_json(
         if watchdog.expired:
             raise PostTimedOut from None
         raise PostFailed(f"unreachable ({type(exc).__name__})") from None
-    finally:
-        watchdog.stop()
 
 
 def _read_capped(response: Any, max_bytes: int) -> bytes:
