@@ -1,7 +1,8 @@
 """Consult the index for one search: bring it up to date, ask it, keep the hits in scope.
 
 Any failure of the index (a disk error, an index tantivy cannot read even after a rebuild)
-leaves the search with rg's evidence alone: the index is an aid, never a reason to fail.
+leaves the search with rg's evidence alone: the index is an aid, never a reason to fail. An
+index that opens but fails when read (a damaged segment) is removed and built again once.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import msgspec
 
 from cq.env import env_int
 from cq.index.build import IndexUpdate, Progress, TooLarge, update_index
+from cq.index.location import clear_index
 from cq.index.query import IndexHits, query_words, search_index
 from cq.model import SearchRequest
 
@@ -41,19 +43,25 @@ def consult(
     """The index's files and units for the request's text and the rewriter's ``terms``
     (``Skipped``: too much new source for a search to index; None: the index failed)."""
     started = time.perf_counter()
-    try:
-        opened, update = update_index(
-            Path(request.root),
-            progress,
-            persist=request.use_cache,
-            build_limit=env_int("CQ_INDEX_AUTO_BYTES", AUTO_BUILD_BYTES),
-        )
-        words = query_words(request.query, terms)
-        hits = search_index(opened.index, words)
-    except TooLarge as exc:
-        return Skipped(source_bytes=exc.source_bytes)
-    except (OSError, ValueError, RuntimeError):
-        return None
+    for attempt in range(2):
+        try:
+            opened, update = update_index(
+                Path(request.root),
+                progress,
+                persist=request.use_cache,
+                build_limit=env_int("CQ_INDEX_AUTO_BYTES", AUTO_BUILD_BYTES),
+            )
+            words = query_words(request.query, terms)
+            hits = search_index(opened.index, words)
+            break
+        except TooLarge as exc:
+            return Skipped(source_bytes=exc.source_bytes)
+        except (OSError, ValueError, RuntimeError):
+            if attempt or not request.use_cache:
+                return None
+            # It opened but cannot be read (a damaged segment): left alone it would fail
+            # every later search too, so it is removed and built again, once.
+            clear_index(Path(request.root))
     keep = _in_scope(request)
     hits = IndexHits(
         files=tuple(h for h in hits.files if keep(h.path)),

@@ -1,0 +1,215 @@
+"""Property-based fuzz of ``cq search``'s command line and of damaged index directories.
+
+Hypothesis draws argument lists from every search flag with hostile values (numbers out of
+range, paths leading out, globs with ``..``, junk), and damage to a built repository index in
+the cache dir (a file truncated, overwritten with noise, emptied, deleted or replaced by a
+directory; a writer lock held by a live process). Each example runs the real CLI
+(``python -m cq``). Properties: exit 0, 1 or 2; exit 2 is one ``cq: ...`` line; never a
+traceback. A damaged index is rebuilt or read as last committed, so the question is still
+answered, and once rebuilt it answers as a clean one does.
+
+Derandomized with a fixed budget (no example database), so CI runs the same examples.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import run_cq, write_tree
+from tests.test_index import QUESTION, SETTINGS, STORAGE
+
+_FUZZ = settings(
+    max_examples=8,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    phases=[Phase.explicit, Phase.generate],  # no shrinking: each example is a real cq run
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+_TREE = {
+    "app/conf/global_settings.py": SETTINGS,
+    "app/files/storage.py": STORAGE,
+    "src/lib.rs": "pub fn parse(s: &str) -> usize {\n    s.len()\n}\n",
+}
+_JUNK = st.sampled_from(["", "-1", "0", "nan", "inf", "1e999", "9" * 30, "..", "/", "x\ty"])
+_TEXT = st.one_of(_JUNK, st.text(min_size=0, max_size=12))
+_FLAG = st.one_of(
+    st.tuples(st.sampled_from(["--limit", "--max-files", "--max-matches-per-file"]), _TEXT),
+    st.tuples(st.sampled_from(["--max-total-matches", "--max-depth", "--max-filesize"]), _TEXT),
+    st.tuples(st.just("--timeout"), _TEXT),
+    st.tuples(st.sampled_from(["--include", "--exclude"]), st.one_of(_TEXT, st.just("/*.py"))),
+    st.tuples(st.just("--in"), st.one_of(_TEXT, st.sampled_from(["app", "../..", "/etc"]))),
+    st.tuples(st.just("--lang"), st.one_of(_TEXT, st.sampled_from(["python", "rust"]))),
+    st.tuples(st.just("--focus"), st.one_of(_TEXT, st.sampled_from(["tests", "all"]))),
+    st.tuples(st.just("--profile"), st.one_of(_TEXT, st.sampled_from(["audit", "p.toml"]))),
+    st.tuples(st.just("--format"), st.one_of(_TEXT, st.sampled_from(["md", "json"]))),
+    st.tuples(st.just("--context"), _TEXT),
+    st.tuples(
+        st.sampled_from(
+            [
+                *("--regex", "--literal", "--identifier", "--rewrite", "--no-rewrite"),
+                *("--explain", "--hidden", "--no-ignore", "--ignore-case", "--no-cache"),
+                "--no-index",
+            ]
+        ),
+        st.none(),
+    ),
+)
+
+
+def _assert_clean_exit(run) -> None:  # type: ignore[no-untyped-def]
+    assert run.returncode in (0, 1, 2), run.stderr
+    assert "Traceback" not in run.stderr and "internal error" not in run.stderr, run.stderr
+    if run.returncode == 2:
+        assert run.stderr.startswith("cq: ") and len(run.stderr.splitlines()) == 1, run.stderr
+
+
+@_FUZZ
+@given(
+    query=st.one_of(st.sampled_from(["parse", "where are settings read?"]), _TEXT),
+    flags=st.lists(_FLAG, max_size=4),
+)
+def test_fuzzed_search_arguments(query: str, flags: list[tuple[str, str | None]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = write_tree(Path(tmp) / "root", _TREE)
+        argv = ["search", "--root", str(root)]
+        for flag, value in flags:
+            argv += [flag] if value is None else [f"{flag}={value}"]
+        run = run_cq(*argv, "--", query)
+    _assert_clean_exit(run)
+
+
+# -- damaged index directories ----------------------------------------------------------------
+
+_TARGETS = [
+    "meta.json",
+    "manifest.msgpack",
+    "root",
+    ".managed.json",
+    ".tantivy-meta.lock",
+    ".tantivy-writer.lock",
+    "*.store",
+    "*.idx",
+    "*.term",
+    "*.pos",
+    "*.fast",
+    "*.fieldnorm",
+]
+_DAMAGE = st.tuples(
+    st.sampled_from(_TARGETS),
+    st.sampled_from(["truncate", "noise", "empty", "delete", "directory"]),
+    st.floats(min_value=0, max_value=1),
+    st.binary(min_size=1, max_size=64),
+)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str]]:
+    """A tree, its cache dir with a built index, and the clean answer's file order."""
+    base = tmp_path_factory.mktemp("damage")
+    root = write_tree(base / "root", _TREE)
+    cache = base / "cache"
+    env = {"CQ_CACHE_DIR": str(cache)}
+    assert run_cq("index", "--root", str(root), env=env).returncode == 0
+    return root, cache, _answer(root, cache)
+
+
+def _answer(root: Path, cache: Path) -> list[str]:
+    run = run_cq(
+        *("search", "-", "--root", str(root), "--format", "json"),
+        stdin=QUESTION,
+        env={"CQ_CACHE_DIR": str(cache)},
+    )
+    _assert_clean_exit(run)
+    assert run.returncode == 0, run.stderr
+    return [f["file"] for f in run.json()["findings"]]
+
+
+def _damage(directory: Path, target: str, how: str, where: float, noise: bytes) -> None:
+    for path in sorted(directory.glob(target)):
+        if how == "delete":
+            path.unlink()
+        elif how == "directory":
+            path.unlink()
+            path.mkdir()
+        elif how == "empty":
+            path.write_bytes(b"")
+        else:
+            data = bytearray(path.read_bytes())
+            at = int(len(data) * where)
+            if how == "truncate":
+                del data[at:]
+            else:
+                data[at : at + len(noise)] = noise
+            path.write_bytes(bytes(data))
+
+
+@settings(_FUZZ, max_examples=6)
+@given(damages=st.lists(_DAMAGE, min_size=1, max_size=3))
+def test_a_damaged_index_is_rebuilt_or_read_as_committed(
+    built: tuple[Path, Path, list[str]], damages: list[tuple[str, str, float, bytes]]
+) -> None:
+    root, clean_cache, clean = built
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp) / "cache"
+        shutil.copytree(clean_cache, cache)
+        (directory,) = (cache / "index").glob("v*/*")
+        for damage in damages:
+            _damage(directory, *damage)
+        assert _answer(root, cache) == clean  # rebuilt, or read as committed: the clean answer
+
+
+def test_a_held_writer_lock_leaves_the_search_reading_the_last_commit(tmp_path: Path) -> None:
+    """Another live process holds the index's writer (as a long ``cq index`` would) while the
+    tree changes: the search waits its bounded time, then answers from the last commit
+    (writing nothing); the next search, the lock released, brings the index up to date."""
+    root = write_tree(tmp_path / "root", _TREE)
+    cache = tmp_path / "cache"
+    assert run_cq("index", "--root", str(root), env={"CQ_CACHE_DIR": str(cache)}).returncode == 0
+    (directory,) = (cache / "index").glob("v*/*")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, tantivy\n"
+            "from cq.index.schema import build_schema\n"
+            "index = tantivy.Index(build_schema(), path=sys.argv[1], reuse=True)\n"
+            "writer = index.writer()\n"
+            "print('held', flush=True)\n"
+            "sys.stdin.read()\n",
+            str(directory),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    (root / "app/files/uploads.py").write_text("UPLOAD_MODE = 0o644\n")
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        locked = _search_json(root, cache)
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    assert locked["run"]["counters"].get("index.files_updated", 0) == 0  # 0: not shown
+    assert locked["findings"][0]["file"] == "app/conf/global_settings.py"
+    freed = _search_json(root, cache)
+    assert freed["run"]["counters"]["index.files_updated"] == 1
+
+
+def _search_json(root: Path, cache: Path) -> dict:
+    run = run_cq(
+        *("search", "-", "--root", str(root), "--format", "json"),
+        stdin=QUESTION,
+        env={"CQ_CACHE_DIR": str(cache)},
+    )
+    _assert_clean_exit(run)
+    return run.json()
