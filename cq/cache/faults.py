@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 # sqlite primary result codes (https://www.sqlite.org/rescode.html)
@@ -22,6 +23,25 @@ ERRORS = (sqlite3.Error, OSError)  # what a store operation may raise; each beco
 
 class NotACache(sqlite3.DatabaseError):
     """A readable sqlite file that is not a cq v2 cache: set aside like a corrupt one."""
+
+
+class Backoff:
+    """When a store that went off may be opened again: 1 s after the first failure, then 2,
+    4, ... at most 5 min apart (hand-set: a long-lived ``cq mcp`` gets its cache back soon
+    after a passing fault, and a lasting one costs one failed open per interval)."""
+
+    FIRST_SECONDS, MAX_SECONDS = 1.0, 300.0
+
+    def __init__(self) -> None:
+        self.delay = self.FIRST_SECONDS
+        self.at: float | None = None  # None: nothing failed yet
+
+    def failed(self) -> None:
+        self.at = time.monotonic() + self.delay
+        self.delay = min(2 * self.delay, self.MAX_SECONDS)
+
+    def due(self) -> bool:
+        return self.at is not None and time.monotonic() >= self.at
 
 
 def is_corrupt(exc: BaseException) -> bool:

@@ -41,10 +41,6 @@ from cq.cache.schema import FILE_NAME
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _TOUCH_AFTER_SECONDS = 3600  # recency is kept to the hour: a read writes almost never
 _BATCH = 500  # keys per read query
-# hand-set: a store that went off is tried again after 1 s, then 2, 4, ... at most 5 min
-# apart: a long-lived ``cq mcp`` gets its cache back after a passing fault (a full disk, a
-# replaced or unwritable database), and a lasting one costs one failed open per interval.
-_RETRY_FIRST_SECONDS, _RETRY_MAX_SECONDS = 1.0, 300.0
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -109,8 +105,7 @@ class Store:
         self._page_size = 4096
         self._budget = bound.Budget()
         self._lock = threading.Lock()
-        self._retry_at: float | None = None  # when a store that went off may be reopened
-        self._retry_delay = _RETRY_FIRST_SECONDS
+        self._retry = faults.Backoff()  # when a store that went off may be reopened
         self._open()
 
     @property
@@ -171,8 +166,7 @@ class Store:
         self._db = None
         self.fault = faults.describe(exc, self.path)
         self._say(f"cache unavailable: {self.fault}; going on without it")
-        self._retry_at = time.monotonic() + self._retry_delay
-        self._retry_delay = min(2 * self._retry_delay, _RETRY_MAX_SECONDS)
+        self._retry.failed()
 
     def revive(self) -> None:
         """Reopen a store that went off, once its back-off has passed (``open_store`` asks
@@ -180,14 +174,12 @@ class Store:
         failed attempt waits twice as long and warns no more; a reopened store warns again
         at its next fault."""
         with self._lock:
-            if self._db is not None or self._retry_at is None:
-                return
-            if time.monotonic() < self._retry_at:
+            if self._db is not None or not self._retry.due():
                 return
             self._open()
             if self._db is not None:
-                self.fault = self.notice = self._retry_at = None
-                self._retry_delay = _RETRY_FIRST_SECONDS
+                self.fault = self.notice = None
+                self._retry = faults.Backoff()
 
     def _say(self, message: str) -> None:
         if self.notice is None:
