@@ -178,15 +178,12 @@ def test_own_profiles_are_chosen_by_name_from_the_cli_and_mcp(
     own.mkdir(parents=True)
     (own / "mine.toml").write_text("max_total_matches = 1\n")
     run = cq_search(root, "--profile", "mine", "--format", "json")
-    assert run.returncode == 0 and len(run.json()["findings"]) == 1, run.stderr
-    assert len(cq_search(root, "--format", "json").json()["findings"]) > 1  # the default
+    assert run.returncode == 0 and len(run.json()["findings"]) == 1, run.stderr  # of 3+
     assert_refused(cq_search(root, "--profile", str(own / "mine.toml")), "outside the root")
     unknown = assert_refused(cq_search(root, "--profile", "theirs"), "unknown profile")
     assert "mine" in unknown and str(own) in unknown  # listed, and where to put one
     os.mkfifo(own / "pipe.toml")
     assert_refused(cq_search(root, "--profile", "pipe"), "not a regular file")
-    (own / "big.toml").write_text("# " + "x" * (1 << 20) + "\n")
-    assert_refused(cq_search(root, "--profile", "big"), "over 1048576 bytes")
     (own / "linked.toml").symlink_to(outside / "limits.toml")  # the user's own link: followed
     linked = cq_search(root, "--profile", "linked", "--format", "json")
     assert linked.returncode == 0 and len({f["file"] for f in linked.json()["findings"]}) == 1
