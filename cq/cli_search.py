@@ -56,6 +56,8 @@ def _read_stdin() -> str:
     universal newlines)."""
     from cq.model.request import MAX_QUERY_BYTES
 
+    if sys.stdin is None:  # started with stdin closed
+        raise UsageError("the query is '-' but there is no stdin to read it from")
     data = sys.stdin.buffer.read(MAX_QUERY_BYTES + 1)
     if len(data) > MAX_QUERY_BYTES:
         raise UsageError(

@@ -88,6 +88,13 @@ def test_stdin_is_read_no_further_than_the_limit(repo: Path) -> None:
     assert written < offered  # the pipe broke: cq had stopped reading
 
 
+def test_a_query_from_a_closed_stdin_is_one_line(repo: Path) -> None:
+    cmd = [sys.executable, "-m", "cq", "search", "-", "--root", str(repo)]
+    run = subprocess.run(["sh", "-c", 'exec "$@" <&-', "sh", *cmd], capture_output=True)
+    assert run.returncode == 2 and run.stdout == b""
+    assert run.stderr == b"cq: the query is '-' but there is no stdin to read it from\n"
+
+
 @pytest.mark.parametrize(
     "unit",
     ["a-", "x/C:", "a.", "\n", "`", "aB", 'File "', "E: Error: 'x' ", "x.py:", "'\""],
