@@ -12,12 +12,14 @@ import pytest
 
 from tests.conftest import run_cq, write_tree
 
+# Lower-case settings: no name the rewriter's vocabulary holds (it maps the question's words
+# onto upper-case constants), so no pattern finds this file and only the index can.
 SETTINGS = '''"""Default settings of the app."""
 
 # The numeric mode to set newly uploaded files to. The value should be a mode
 # you'd pass directly to os.chmod.
-FILE_UPLOAD_PERMISSIONS = None
-FILE_UPLOAD_MAX_MEMORY_SIZE = 2621440
+file_upload_permissions = None
+file_upload_max_memory_size = 2621440
 '''
 STORAGE = '''import os
 
@@ -84,7 +86,7 @@ def test_question_surfaces_a_file_no_pattern_matched(repo: Path) -> None:
         5,
         "index",
     )
-    assert first["line_text"] == "FILE_UPLOAD_PERMISSIONS = None"
+    assert first["line_text"] == "file_upload_permissions = None"
     telemetry = data["summary"]["telemetry"]["index"]
     assert telemetry["files"] == 3
     assert telemetry["documents"] == 3 + 3 + 2 + 3  # files, their modules, classes, methods
@@ -212,3 +214,34 @@ def test_a_tree_too_large_for_a_search_is_indexed_by_cq_index(repo: Path) -> Non
     assert counts(run_cq("index", "--root", str(repo)))["updated"] == "3 files, removed: 0"
     data = search(repo, env=small)  # built: kept current by the search from now on
     assert relevant_files(data)[0] == "app/conf/global_settings.py"
+
+
+MUSL_ISSUE = (
+    "musl: hardcoded `-static` causes issues with library objects\n"
+    "It looks like a commit introduced an hardcoded `-static` flag for musl-gcc invocation.\n"
+    "This seems to be introducing linking issues when building objects for native libraries.\n"
+)
+
+
+def test_a_question_no_name_answers_is_answered_by_the_index(tmp_path: Path) -> None:
+    """None of the text's words names or maps onto a defined name, so the rewriter has no
+    pattern; the index still finds the file whose code and comments say them."""
+    crate = write_tree(
+        tmp_path / "crate",
+        {
+            "src/lib.rs": "pub mod target;\n\n/// Compile sources.\npub fn compile() {}\n",
+            "src/target.rs": (
+                "/// Linker arguments for a target triple.\n"
+                "pub fn extra_args(triple: &str) -> Vec<&'static str> {\n"
+                '    if triple.contains("musl") {\n'
+                '        vec!["-static"] // musl-gcc links everything statically\n'
+                "    } else {\n        vec![]\n    }\n}\n"
+            ),
+        },
+    )
+    without = search(crate, "--no-index", query=MUSL_ISSUE)
+    assert without["summary"]["rewrite"]["identifiers"] == [] and without["findings"] == []
+    data = search(crate, query=MUSL_ISSUE)
+    first = data["findings"][0]
+    assert (first["file"], first["line"], first["tier"]) == ("src/target.rs", 2, "index")
+    assert relevant_files(data)[0] == "src/target.rs"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import run_cq
+from conftest import run_cq, write_tree
 from rewrite_fixture import graph_repo
 
 from cq.model import SearchRequest, SearchResult
@@ -143,6 +143,27 @@ def test_vocabulary_is_cached_and_follows_edits(tmp_path: Path) -> None:
     assert load_vocabulary(root).defines("insert_edge")
     (root / "graphstore" / "extra.py").write_text("def merge_graphs(a, b):\n    return a\n")
     assert load_vocabulary(root).defines("merge_graphs")
+
+
+def test_rust_names_and_constants_are_vocabulary_and_steer_a_question(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path / "crate",
+        {
+            "src/lib.rs": "pub mod delim;\n",
+            "src/delim.rs": (
+                "pub const MAX_DEPTH: usize = 8;\n\n"
+                "pub fn close_delimiter(depth: usize) -> bool {\n    depth < MAX_DEPTH\n}\n"
+            ),
+            "tools/limits.py": "LIMIT_BYTES = 10\n\ndef read_limit():\n    return LIMIT_BYTES\n",
+        },
+    )
+    vocabulary = load_vocabulary(root)
+    for name in ("close_delimiter", "MAX_DEPTH", "LIMIT_BYTES", "read_limit"):
+        assert vocabulary.defines(name), name
+    result = search(root, "why does the parser fail to close a delimiter?")
+    rw = result.summary.rewrite
+    assert rw is not None and "close_delimiter" in rw.identifiers
+    assert result.findings and result.findings[0].file == "src/delim.rs"
 
 
 def test_mentions_in_an_issue_text() -> None:

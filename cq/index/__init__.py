@@ -38,8 +38,17 @@ class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def consults_index(request: SearchRequest, rewrite: RewriteSummary | None) -> bool:
-    """Whether ``fuse_index`` changes anything: a rewritten search that may use the index."""
-    return rewrite is not None and rewrite.applied and request.use_index
+    """Whether ``fuse_index`` changes anything: a rewritten search that may use the index.
+
+    A text read as a question is one even when the rewriter found no pattern in it (none of
+    its words named or mapped onto a defined name): the index still matches its words. On
+    rust_tuning 123 the offline rewriter found none for 35 texts before its vocabulary held
+    Rust names, and those searches answered nothing. An identifier search that found nothing
+    and whose rewrite found nothing either (trigger ``zero_results``) stays out.
+    """
+    if rewrite is None or not request.use_index:
+        return False
+    return rewrite.applied or rewrite.trigger in ("heuristic", "forced")
 
 
 def fuse_index(

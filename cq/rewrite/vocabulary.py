@@ -1,8 +1,12 @@
 """The repository's vocabulary: every defined name and the files defining it.
 
 One rg run extracts ``def``/``class`` (Python) and ``fn``/``struct``/``enum``/``trait``/... (Rust)
-names plus module-level UPPER_CASE constants. The result is cached in the cq store, keyed by a
-fingerprint of the file list (paths, sizes, mtimes), so a warm search pays one ``rg --files``.
+names plus module-level UPPER_CASE constants. The three definitions are one alternation whose
+groups are numbered 1 to 3, replaced by ``${1}${2}${3}`` (the groups that did not take part are
+empty): with one ``-e`` each and ``$1``, rg numbers the groups across the joined patterns, so
+every Rust name and constant came out empty and Rust trees had no vocabulary at all. The
+result is cached in the cq store, keyed by a fingerprint of the file list (paths, sizes,
+mtimes), so a warm search pays one ``rg --files``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ _DEFINITIONS = (
     rf"(?:{'|'.join(rust_syntax.ITEM_KEYWORDS)})[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
     r"^([A-Z][A-Z0-9_]{2,})[ \t]*(?::[^=\n]*)?=[^=]",
 )
+_EXTRACT = "|".join(f"(?:{pattern})" for pattern in _DEFINITIONS)
 _TYPES = ("--type-add", "cqpython:*.{py,pyi}", "--type-add", "cqrust:*.rs")
 _TYPE_SELECT = ("--type", "cqpython", "--type", "cqrust")
 _MAX_NAMES = 200_000
@@ -95,9 +100,7 @@ def _extract(
     root: Path, files: tuple[str, ...], fingerprint: str, filters: list[str]
 ) -> Vocabulary:
     argv = ["--no-heading", "--with-filename", "--no-line-number", "--only-matching"]
-    argv += ["--replace", "$1", *_TYPES, *_TYPE_SELECT, *filters]
-    for pattern in _DEFINITIONS:
-        argv += ["-e", pattern]
+    argv += ["--replace", "${1}${2}${3}", *_TYPES, *_TYPE_SELECT, *filters, "-e", _EXTRACT]
     names: dict[str, list[str]] = {}
     for line in _rg(root, argv).splitlines()[:_MAX_NAMES]:
         path, sep, name = line.rpartition(":")
