@@ -48,6 +48,7 @@ class Signals(msgspec.Struct):
     rg_scopes: list[tuple[str, str]]
     hits: IndexHits
     terms: tuple[str, ...] = ()
+    focus: str = ""  # the search's focus (older signal files: unknown, not "tests")
 
 
 def gather(row: dict, args: argparse.Namespace, text: str) -> Signals | None:
@@ -61,8 +62,10 @@ def gather(row: dict, args: argparse.Namespace, text: str) -> Signals | None:
     files: list[str] = []
     scopes: list[tuple[str, str]] = []
     terms: tuple[str, ...] = ()
+    focus = ""
     if proc.stdout:
         data = json.loads(proc.stdout)
+        focus = data["summary"].get("focus") or ""
         rw = data["summary"].get("rewrite") or {}
         if rw.get("applied"):
             terms = tuple(rw.get("identifiers", [])) + tuple(rw.get("literals", []))
@@ -85,6 +88,7 @@ def gather(row: dict, args: argparse.Namespace, text: str) -> Signals | None:
         rg_scopes=list(dict.fromkeys(scopes))[:100],
         hits=hits,
         terms=terms,
+        focus=focus,
     )
 
 
@@ -110,7 +114,7 @@ def _terms(query: str, tree: Path) -> tuple[str, ...]:
 def orders(s: Signals, fusion: Fusion) -> dict[str, tuple[list[str], list[str]]]:
     """Per method: (files, function names ``path::qualname``) in rank order."""
     ix_files = index_file_order(s.hits, fusion)
-    votes = fused_files(s.rg_files, ix_files, fusion)
+    votes = fused_files(s.rg_files, ix_files, fusion, tests_wanted=s.focus == "tests")
     fused = [v.file for v in votes]
     ranks = {f: i for i, f in enumerate(fused, 1)}
     units = fused_units(s.hits.units, s.rg_scopes, ranks, fusion)

@@ -245,3 +245,15 @@ def test_a_question_no_name_answers_is_answered_by_the_index(tmp_path: Path) -> 
     first = data["findings"][0]
     assert (first["file"], first["line"], first["tier"]) == ("src/target.rs", 2, "index")
     assert relevant_files(data)[0] == "src/target.rs"
+
+
+def test_fused_order_keeps_test_files_behind_unless_the_question_is_about_tests() -> None:
+    from cq.index.fuse import fused_files
+
+    rg = ["tests/parse_tests.rs", "src/lexer.rs", "src/main.rs"]
+    index = ["src/parse.rs", "tests/parse_tests.rs", "src/lexer.rs"]
+    order = [v.file for v in fused_files(rg, index)]
+    assert order[:2] == ["src/lexer.rs", "src/parse.rs"]  # both ahead of the test file
+    assert order.index("tests/parse_tests.rs") > order.index("src/parse.rs")
+    wanted = [v.file for v in fused_files(rg, index, tests_wanted=True)]
+    assert wanted[0] == "tests/parse_tests.rs"  # found first by rg and second by the index

@@ -72,7 +72,10 @@ def fuse_index(
     if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
         skipped = {"index": {"skipped_source_bytes": evidence.source_bytes}}
         return IndexFusion(findings=ranked, telemetry=skipped)
-    findings, functions = fuse_findings(corpus, ranked, evidence, request.explain)
+    focus = request.focus or rewrite.focus
+    findings, functions = fuse_findings(
+        corpus, ranked, evidence, request.explain, tests_wanted=focus == "tests"
+    )
     update = evidence.update
     return IndexFusion(
         findings=findings,

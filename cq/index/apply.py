@@ -24,11 +24,17 @@ FUNCTIONS = 10  # Relevant Functions listed
 
 
 def fuse_findings(
-    corpus: Corpus, ranked: list[Finding], evidence: Evidence, explain: bool
+    corpus: Corpus,
+    ranked: list[Finding],
+    evidence: Evidence,
+    explain: bool,
+    *,
+    tests_wanted: bool = False,
 ) -> tuple[list[Finding], tuple[RelevantFunction, ...]]:
-    """The findings in fused order and the Relevant Functions."""
+    """The findings in fused order and the Relevant Functions (``tests_wanted``: the search's
+    focus is tests, so test files keep their fused rank)."""
     rg_files = list(dict.fromkeys(f.file for f in ranked))
-    votes = fused_files(rg_files, index_file_order(evidence.hits))
+    votes = fused_files(rg_files, index_file_order(evidence.hits), tests_wanted=tests_wanted)
     by_file: dict[str, list[Finding]] = {}
     for f in ranked:
         by_file.setdefault(f.file, []).append(f)
