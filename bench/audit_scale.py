@@ -9,7 +9,9 @@ next to ``rg --json -w`` in the same run, with the peak RSS of cq's main process
 (site-packages included) to ``DIR/a`` and those of site-packages again to ``DIR/b``: on this
 machine 24,916 files, ``get`` matching 37,103 times in 6,337 files (175 MB). Cold runs use an
 empty cache directory each; warm runs share one filled first. RSS is the main process's own
-peak (``cq_rss.py`` reads it at exit), not the pool workers'. Runs are interleaved with rg so
+peak (``cq_rss.py`` reads it at exit), not the pool workers'; CPU seconds (user + system) are
+the main process's and the children it waited for (rg, pool workers), which hold still on a
+loaded machine while wall times swing. Runs are interleaved with rg so
 machine noise hits both alike; print medians and the cq/rg ratios.
 """
 
@@ -42,21 +44,28 @@ def make_tree(target: Path) -> None:
     print(f"{sum(1 for _ in target.rglob('*.py'))} files under {target}")
 
 
-def run_cq(argv: list[str], cache: str, src: str | None) -> tuple[float, float, dict]:
+def run_cq(argv: list[str], cache: str, src: str | None) -> tuple[float, float, float, dict]:
+    """Wall seconds, main-process peak RSS (MB), CPU seconds (user + system, the children it
+    waited for included: rg, pool workers) and the JSON report of one run."""
     env = {**os.environ, "CQ_CACHE_DIR": cache}
     if src:
         env["PYTHONPATH"] = src
     started = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, _WRAPPER, *argv], capture_output=True, env=env, cwd=src or None
-    )
-    seconds = time.perf_counter() - started
-    rss = next(
-        float(line.split()[1])
-        for line in proc.stderr.decode().splitlines()
-        if line.startswith("maxrss_mb ")
-    )
-    return seconds, rss, json.loads(proc.stdout)
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [sys.executable, _WRAPPER, *argv],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=env,
+            cwd=src or None,
+        )
+        out = proc.stdout.read() if proc.stdout else b""
+        _, _, usage = os.wait4(proc.pid, 0)  # the pool workers it reaped at exit included
+        seconds = time.perf_counter() - started
+        err.seek(0)
+        lines = err.read().decode().splitlines()
+    rss = next(float(line.split()[1]) for line in lines if line.startswith("maxrss_mb "))
+    return seconds, rss, usage.ru_utime + usage.ru_stime, json.loads(out)
 
 
 def run_rg(query: str, root: str) -> float:
@@ -79,18 +88,20 @@ def main() -> None:
         return
     argv = ["search", args.query, "--root", args.root, "--profile", args.profile]
     argv += ["--format", "json"]
-    cold, cold_rss, warm, warm_rss, rg = [], [], [], [], []
+    cold, cold_rss, cold_cpu, warm, warm_rss, warm_cpu, rg = [], [], [], [], [], [], []
     with tempfile.TemporaryDirectory() as warm_cache:
-        _, _, data = run_cq(argv, warm_cache, args.cq_src)  # fill the warm cache
+        *_, data = run_cq(argv, warm_cache, args.cq_src)  # fill the warm cache
         for _ in range(args.runs):
             with tempfile.TemporaryDirectory() as cold_cache:
-                seconds, rss, _ = run_cq(argv, cold_cache, args.cq_src)
+                seconds, rss, cpu, _ = run_cq(argv, cold_cache, args.cq_src)
             cold.append(seconds)
             cold_rss.append(rss)
+            cold_cpu.append(cpu)
             rg.append(run_rg(args.query, args.root))
-            seconds, rss, data = run_cq(argv, warm_cache, args.cq_src)
+            seconds, rss, cpu, data = run_cq(argv, warm_cache, args.cq_src)
             warm.append(seconds)
             warm_rss.append(rss)
+            warm_cpu.append(cpu)
             rg.append(run_rg(args.query, args.root))
     stats = data["summary"]["stats"]
     print(
@@ -98,9 +109,15 @@ def main() -> None:
         f"in {stats['matched_files']} files; cq from {args.cq_src or 'this checkout'}"
     )
     rg_s = median(rg)
-    print(f"{'':8}{'median s':>10}{'/ rg':>8}{'max main RSS MB':>17}")
-    print(f"{'cold':8}{median(cold):>10.2f}{median(cold) / rg_s:>8.1f}{max(cold_rss):>17.0f}")
-    print(f"{'warm':8}{median(warm):>10.2f}{median(warm) / rg_s:>8.1f}{max(warm_rss):>17.0f}")
+    print(f"{'':8}{'median s':>10}{'/ rg':>8}{'CPU s':>8}{'max main RSS MB':>17}")
+    for name, runs, cpu, rss in (
+        ("cold", cold, cold_cpu, cold_rss),
+        ("warm", warm, warm_cpu, warm_rss),
+    ):
+        print(
+            f"{name:8}{median(runs):>10.2f}{median(runs) / rg_s:>8.1f}{median(cpu):>8.2f}"
+            f"{max(rss):>17.0f}"
+        )
     print(f"{'rg':8}{rg_s:>10.2f}")
     print(
         "runs (s): cold",
