@@ -82,19 +82,22 @@ def test_a_touched_file_is_hashed_again_and_reuses_its_payload(tmp_path: Path) -
     assert counters["files_recalled"] == 1  # use.py; mod.py was read and hashed again
     assert counters.get("files_parsed", 0) == 0 and counters["cache_hits"] == 2
     assert _hits(touched) == _hits(first)
-    # Read within the racy window of its touch, it is not remembered: read again next time.
-    assert counters["files_racy"] == 1
-    assert _counters(_search(repo))["files_recalled"] == 1
 
 
-def test_a_file_changed_just_before_a_search_is_read_by_each_search(tmp_path: Path) -> None:
+def test_a_file_whose_times_are_not_safely_past_is_read_by_every_search(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "repo", FILES)
-    first = _search(repo)  # written this instant: too fresh to remember
-    assert _counters(first)["files_racy"] == 2
-    (repo / "pkg" / "mod.py").write_text(CALLS)
+    _settle()
+    mod = repo / "pkg" / "mod.py"
+    future = time.time_ns() + 3600 * 10**9  # a clock ahead of this one: always racy
+    os.utime(mod, ns=(future, future))
+    first = _search(repo)
+    assert _counters(first)["files_racy"] == 1  # mod.py; use.py is remembered
+    mod.write_text(CALLS)  # same size, the same (future) mtime set again
+    os.utime(mod, ns=(future, future))
     second = _search(repo)
-    assert _counters(second)["files_read"] == 2 and "files_recalled" not in _counters(second)
+    assert _counters(second)["files_recalled"] == 1 and _counters(second)["files_racy"] == 1
     assert _mod_line_1(second) == "callsite"
+    assert _hits(second) == _hits(_search(repo, "--no-cache"))
 
 
 def test_no_cache_neither_recalls_nor_remembers(tmp_path: Path) -> None:
