@@ -1,6 +1,8 @@
 """A cold search parses a Python file as slices around its hits when they sit in a small part
 of it. The verdicts must be the ones a whole-file parse gives, on the traps a line-based cut
-could fall into, and a repeat search must find the sliced records in the cache."""
+could fall into, and a repeat search must find the sliced records in the cache (a search with
+the same tuning finds its finished verdicts first; one with other confidences, a profile,
+reuses the slices)."""
 
 from __future__ import annotations
 
@@ -63,8 +65,13 @@ EXPECTED = [
 MISCUT = "product = (left\n@ target)\n\n\n" + FILLER
 
 
-def _search(root: Path):
-    run = run_cq("search", "target", "--root", str(root), "--format", "json", "--limit", "0")
+# Other classification confidences: the cached verdicts do not apply, the parsed slices do.
+RETUNED = "[classify]\nrecords_token = 0.9\n"
+
+
+def _search(root: Path, *extra: str):
+    argv = ("search", "target", "--root", str(root), "--format", "json", "--limit", "0", *extra)
+    run = run_cq(*argv)
     assert run.returncode == 0, run.stderr
     return run
 
@@ -75,7 +82,13 @@ def _verdicts(run) -> dict[int, tuple[str, str | None]]:
 
 @pytest.fixture(scope="module")
 def sliced_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_tree(tmp_path_factory.mktemp("sliced"), {"mod.py": SLICED})
+    return write_tree(
+        tmp_path_factory.mktemp("sliced"), {"mod.py": SLICED, "retuned.toml": RETUNED}
+    )
+
+
+def _retuned(root: Path):
+    return _search(root, "--profile", str(root / "retuned.toml"))
 
 
 def test_sliced_verdicts_match_the_whole_file(sliced_repo: Path) -> None:
@@ -91,23 +104,31 @@ def test_a_repeat_search_reads_the_slices_from_the_cache(sliced_repo: Path) -> N
     first = _search(sliced_repo)
     again = _search(sliced_repo)
     counters = again.json()["run"]["counters"]
-    assert counters["slice_cache_hits"] == 1
+    assert counters["verdict_cache_hits"] == 1
     assert counters.get("slices_parsed", 0) == 0 and counters.get("files_parsed", 0) == 0
     assert _verdicts(again) == _verdicts(first)
+    retuned = _retuned(sliced_repo)
+    counters = retuned.json()["run"]["counters"]
+    assert counters["slice_cache_hits"] == 1 and "verdict_cache_hits" not in counters
+    assert counters.get("slices_parsed", 0) == 0 and counters.get("files_parsed", 0) == 0
+    assert _verdicts(retuned) == _verdicts(first)  # categories and scopes, not confidences
 
 
 def test_a_corrupt_sliced_entry_is_rebuilt(sliced_repo: Path, _isolated_cache: Path) -> None:
     good = _search(sliced_repo)
     db = sqlite3.connect(_isolated_cache / FILE_NAME)
-    db.execute("UPDATE entries SET value = x'c1ff00' WHERE namespace LIKE 'records-%'")
+    db.execute(
+        "UPDATE entries SET value = x'c1ff00'"
+        " WHERE namespace LIKE 'records-%' OR namespace LIKE 'verdicts-%'"
+    )
     db.commit()
     db.close()
     again = _search(sliced_repo)
     counters = again.json()["run"]["counters"]
-    assert counters["cache_corrupt"] == 1 and counters["slices_parsed"] >= 3
+    assert counters["cache_corrupt"] == 2 and counters["slices_parsed"] >= 3  # verdicts, slices
     assert _verdicts(again) == _verdicts(good)
-    third = _search(sliced_repo)
-    assert third.json()["run"]["counters"]["slice_cache_hits"] == 1
+    assert _search(sliced_repo).json()["run"]["counters"]["verdict_cache_hits"] == 1
+    assert _retuned(sliced_repo).json()["run"]["counters"]["slice_cache_hits"] == 1
 
 
 def test_other_hits_in_the_same_file_get_their_own_slices(sliced_repo: Path) -> None:

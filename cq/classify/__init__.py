@@ -9,7 +9,9 @@ is possible or needed), ``node_tier.py`` (tier 2, the live syntax node), ``looku
 ``records.py`` (tier 3, per-file records built by ``python_records.py`` / ``rust_records.py``
 and kept in the persistent cache, so a repeat search parses nothing). ``pool.py`` runs
 ``analyze.py`` in spawned workers when the work is large enough (``cq/workers.py`` ties their
-life to cq's), fed file by file as the search's ``Corpus`` reads them.
+life to cq's), fed file by file as the search's ``Corpus`` reads them. ``verdicts.py``: a
+file's finished classifications, cached by content hash and hit spans, so a repeat search over
+unchanged files (their digests recalled by the ``Corpus``) needs neither records nor files.
 """
 
 from cq.classify.engine import ClassifyOutcome, classify_all

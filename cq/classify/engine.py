@@ -23,9 +23,11 @@ from cq.classify.lookup import classify_from_records
 from cq.classify.pool import Analyzer, kill_workers
 from cq.classify.records import FileRecords, StoredRecords
 from cq.classify.sliced import Pieces, hits_key
+from cq.classify.verdicts import BUILDERS as VERDICT_BUILDERS
+from cq.classify.verdicts import FileVerdicts, verdicts_key
 from cq.errors import SearchCancelledError
 from cq.model import Classification, Language, RawMatch, RunCounters
-from cq.model.tuning import ClassifyTuning, ParseTuning, ScaleTuning, Tuning
+from cq.model.tuning import Tuning
 from cq.parse import Corpus, SourceFile
 
 _FLUSH_BYTES = 8 * 1024 * 1024  # fresh cache entries written in one transaction (not tuned)
@@ -64,7 +66,7 @@ def classify_all(
     and hit spans); the rest are parsed whole.
     """
     tuning = tuning or Tuning()
-    run = _Run(corpus, matches, tuning.classify, tuning.parse, tuning.scale, use_cache, check)
+    run = _Run(corpus, matches, tuning, use_cache, check)
     try:
         run.classify()
     except SearchCancelledError:
@@ -93,21 +95,20 @@ class _Run:
         self,
         corpus: Corpus,
         matches: tuple[RawMatch, ...],
-        confidences: ClassifyTuning,
-        caps: ParseTuning,
-        scale: ScaleTuning,
+        tuning: Tuning,
         use_cache: bool,
         check: Check,
     ) -> None:
         self.corpus, self.matches, self.check = corpus, matches, check
-        self.t, self.caps, self.scale = confidences, caps, scale
+        self.t, self.caps, self.scale = tuning.classify, tuning.parse, tuning.scale
+        caps = self.caps
         self.by_file: dict[str, list[int]] = defaultdict(list)
         for i, match in enumerate(matches):
             self.by_file[match.file].append(i)
         self.out: list[Classification | None] = [None] * len(matches)
         self.counters: Counter[str] = Counter()
         self.reasons: Counter[str] = Counter()
-        self.analyzer = Analyzer(caps, scale, check)
+        self.analyzer = Analyzer(caps, self.scale, check)
         self.records = {
             lang: PayloadCache(
                 f"records-{lang}", StoredRecords, _BUILDERS, enabled=use_cache, settings=caps
@@ -116,6 +117,9 @@ class _Run:
         }
         self.sliced = PayloadCache(
             "records-sliced", SlicedRecords, _BUILDERS, enabled=use_cache, settings=caps
+        )
+        self.verdicts = PayloadCache(
+            "verdicts", FileVerdicts, VERDICT_BUILDERS, enabled=use_cache, settings=tuning
         )
         self.waiting: dict[str, list[str]] = {}  # task key -> files waiting for its analysis
         self.task_keys: dict[str, str] = {}  # the file a task was made from -> its key
@@ -159,7 +163,9 @@ class _Run:
         return _File(rel, language, source.digest, len(source.data), source)
 
     def _chunk(self, chunk: list[_File]) -> list[FileTask]:
-        """Classify what the cache answers; the tasks that parse the rest."""
+        """Classify what the cache answers (verdicts, else records); the tasks that parse the
+        rest."""
+        chunk = self._cached_verdicts(chunk)
         records = self._cached_records(chunk)
         self.counters["cache_hits"] += len(records)
         self.counters["cache_misses"] += len(chunk) - len(records)
@@ -195,6 +201,7 @@ class _Run:
                 self.counters["files_skipped_by_heuristic"] += 1
                 for i in self.by_file[rel]:
                     self.out[i] = self._heuristic(i, exact=True, reason=None)
+                self._keep_verdicts(rel, item.language, Counter())
                 self.corpus.release(rel)
             else:
                 key = keys.get(rel, source.digest)
@@ -240,8 +247,10 @@ class _Run:
         """Each hit's verdict from its records, the node tier for what they leave open (the
         one step that needs the file's bytes); then the bytes go back to the corpus."""
         ids = self.by_file[rel]
+        why: Counter[str] = Counter()
         for i, rec in zip(ids, records, strict=True):
-            self.out[i] = self._classify(i, rec)
+            self.out[i] = self._classify(i, rec, why)
+        self.reasons.update(why)
         open_ids = [i for i in ids if self.out[i] is None]
         source = self.corpus.source(rel, language) if open_ids else None
         if open_ids:
@@ -253,7 +262,43 @@ class _Run:
                 verdicts = node_verdicts(task, spans, self.caps, self.t)
             for n, i in enumerate(open_ids):  # none when the whole file does not parse
                 self.out[i] = verdicts[n] if verdicts else self._heuristic(i, False, None)
+        if not open_ids or source is not None:
+            self._keep_verdicts(rel, language, why)
         self.corpus.release(rel)
+
+    def _spans(self, rel: str) -> list[tuple[int, int]]:
+        return [(self.matches[i].byte_start, self.matches[i].byte_end) for i in self.by_file[rel]]
+
+    def _keep_verdicts(self, rel: str, language: Language, why: Counter[str]) -> None:
+        """Cache the file's finished classifications (``why``: its hits' fallback reasons)."""
+        digest = self.corpus.digest(rel)
+        if digest is not None:
+            done = [c for c in (self.out[i] for i in self.by_file[rel]) if c is not None]
+            key = verdicts_key(language, digest, self._spans(rel))
+            self._keep(self.verdicts, key, FileVerdicts(done, dict(why)))
+
+    def _cached_verdicts(self, chunk: list[_File]) -> list[_File]:
+        """Set the hits of files whose verdicts are cached; the other files."""
+        keys = {
+            item.rel: verdicts_key(item.language, item.digest, self._spans(item.rel))
+            for item in chunk
+        }
+        found = self.verdicts.get_many(set(keys.values()))
+        rest: list[_File] = []
+        for item in chunk:
+            cached = found.get(keys[item.rel])
+            ids = self.by_file[item.rel]
+            if cached is None or len(cached.classifications) != len(ids):
+                rest.append(item)
+                continue
+            for i, verdict in zip(ids, cached.classifications, strict=True):
+                self.out[i] = verdict
+            if cached.reasons:
+                self.reasons.update(cached.reasons)
+            self.corpus.release(item.rel)
+        self.counters["cache_hits"] += len(chunk) - len(rest)
+        self.counters["verdict_cache_hits"] += len(chunk) - len(rest)
+        return rest
 
     def _cached_records(self, chunk: list[_File]) -> dict[str, FileRecords]:
         found: dict[str, FileRecords] = {}
@@ -277,7 +322,9 @@ class _Run:
         self.counters["slice_cache_hits"] += len(found)
         return found
 
-    def _keep(self, cache: PayloadCache, key: str, payload: StoredRecords | SlicedRecords) -> None:
+    def _keep(
+        self, cache: PayloadCache, key: str, payload: StoredRecords | SlicedRecords | FileVerdicts
+    ) -> None:
         """Queue a fresh entry for the cache (written in batches)."""
         cache.add(key, payload)
         if sum(c.pending_bytes for c in self._caches()) >= _FLUSH_BYTES:
@@ -291,16 +338,16 @@ class _Run:
         return sum(c.corrupt for c in self._caches())
 
     def _caches(self) -> list[PayloadCache]:
-        return [*self.records.values(), self.sliced]
+        return [*self.records.values(), self.sliced, self.verdicts]
 
-    def _classify(self, i: int, rec: FileRecords) -> Classification | None:
+    def _classify(self, i: int, rec: FileRecords, why: Counter[str]) -> Classification | None:
         match = self.matches[i]
         if not match.text:  # an empty regex match (``^``, ``x*``) is a position, not a construct
             return Classification(
                 category="text_match", confidence=self.t.empty_match, tier="fallback"
             )
         if rec.reason is not None:
-            self.reasons[rec.reason] += 1
+            why[rec.reason] += 1
             return self._heuristic(i, exact=False, reason=rec.reason)
         return classify_from_records(rec, match.byte_start, match.byte_end, match.text, self.t)
 

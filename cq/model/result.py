@@ -43,7 +43,8 @@ class RunCounters(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     files_changed: int = 0  # found changed on that second read: treated as unreadable
     files_recalled: int = 0  # digests from the digest memory (unchanged stat): not read for it
     files_racy: int = 0  # read too soon after their last change for the memory to keep
-    cache_hits: int = 0  # files whose classification records came from the cache
+    cache_hits: int = 0  # files whose classification (or its records) came from the cache
+    verdict_cache_hits: int = 0  # files whose finished classifications came from the cache
     cache_misses: int = 0
     cache_corrupt: int = 0  # unreadable cache entries, rebuilt
     slice_cache_hits: int = 0
