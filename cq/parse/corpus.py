@@ -64,6 +64,7 @@ class Corpus:
         self._kept_bytes = 0
         self._digests: dict[str, str | None] = {}  # the hash each file has for this search
         self._read: set[str] = set()  # files read at least once
+        self._recalled: set[str] = set()  # files whose digest came from the memory
         self._files_read = self._bytes_read = self._reread = self._changed = 0
         self._lock = threading.Lock()
         self._base = os.path.abspath(root)
@@ -77,6 +78,7 @@ class Corpus:
             found = self._memory.recall(fresh)
             for path, known in found.items():
                 self._digests[fresh[path]] = known.digest
+                self._recalled.add(fresh[path])
             return {fresh[path]: known for path, known in found.items()}
 
     def source(self, rel: str, language: Language) -> SourceFile | None:
@@ -96,8 +98,12 @@ class Corpus:
             if loaded is not None:
                 self._files_read += 1
                 self._bytes_read += len(loaded.source.data)
-                path = os.path.join(self._base, rel)
-                self._memory.learn(path, loaded.stat, loaded.source.digest, loaded.stat_taken_ns)
+                known = rel in self._recalled and loaded.source.digest == self._digests[rel]
+                if not known:  # a recalled file read for its bytes is remembered already
+                    path = os.path.join(self._base, rel)
+                    self._memory.learn(
+                        path, loaded.stat, loaded.source.digest, loaded.stat_taken_ns
+                    )
         else:
             self._reread += 1
         if rel not in self._digests:  # first met: what was read is the file for this search
