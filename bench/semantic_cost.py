@@ -38,7 +38,7 @@ from _common import cq_command, median, rg_binary, stdlib_dir, time_command
 from cq.model import SearchRequest
 from cq.pipeline import run_search
 from cq.semantic.answers import identifier_at
-from cq.semantic.server import pool
+from cq.semantic.pool import pool
 
 STDLIB_QUERIES = ("register", "urlopen", "getLogger", "deepcopy", "literal_eval", "namedtuple")
 TREE_QUERIES = {

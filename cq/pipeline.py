@@ -38,7 +38,7 @@ from cq.profiles import load_tuning
 from cq.progress import Progress
 from cq.rank import RankContext, final_order, score_findings
 from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
-from cq.semantic import SemanticRun
+from cq.semantic import begin as begin_semantic
 
 
 def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> SearchResult:
@@ -92,7 +92,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             Path(request.root), tuning.scale.corpus_keep_bytes, remember=request.use_cache
         )
         # Pyrefly starts meanwhile, opening files the corpus reads for it (once, as for all).
-        semantic = SemanticRun.begin(request, candidates.matches, corpus)
+        semantic = begin_semantic(request, candidates.matches, corpus)  # None: stage off
 
         with _timed(timings, "classify"):
             classified = classify_all(
@@ -122,7 +122,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         with _timed(timings, "enrich"):
             settings = EnrichSettings.from_env(tuning, use_store=request.use_cache)
             enriched = enrich_shown(corpus, ranked.shown, settings, check)
-        if semantic.active:
+        if semantic is not None and semantic.active:
             with _timed(timings, "semantic"):
                 enriched = semantic.apply(enriched, 0)  # every finding here is a shown one
 
@@ -131,7 +131,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 ranked,
                 enriched.findings,
                 ranking,
-                refine=lambda shown: semantic.rerank(shown, patterns, request),
+                refine=None
+                if semantic is None
+                else lambda shown: semantic.rerank(shown, patterns, request),
             )
             fused = IndexFusion(findings=[])
             if fusing:  # the index reorders files of every finding (cq.index)
@@ -166,11 +168,12 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             | enriched.timings_ms
             | fused.timings_ms,
             telemetry=enriched.telemetry
-            | semantic.telemetry
+            | (semantic.telemetry if semantic is not None else {})
             | _classify_telemetry(classified.reasons)
             | fused.telemetry,
             counters=counters.plus(classified.counters)
             .plus(enriched.counters)
+            .plus(semantic.counters if semantic is not None else RunCounters())
             .plus(fused.counters),
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
             functions=fused.functions,

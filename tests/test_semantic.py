@@ -21,7 +21,7 @@ import pytest
 
 from cq.model import SearchRequest
 from cq.pipeline import run_search
-from cq.semantic.server import pool
+from cq.semantic.pool import pool
 from tests.conftest import run_cq, write_tree
 
 

@@ -60,6 +60,8 @@ class RunCounters(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     enrich_store_hits: int = msgspec.field(default=0, name="enrich.store_hits")
     enrich_computed: int = msgspec.field(default=0, name="enrich.computed")
     index_files_updated: int = msgspec.field(default=0, name="index.files_updated")
+    semantic_cached: int = msgspec.field(default=0, name="semantic.cached")  # from the cache
+    semantic_asked: int = msgspec.field(default=0, name="semantic.asked")  # sent to Pyrefly
 
     def plus(self, other: RunCounters) -> RunCounters:
         """Both runs' counts added up (the pool's size is the larger one)."""

@@ -1,15 +1,42 @@
 """Semantic stage: what Pyrefly's language server says about the shown Python hits.
 
-In: the rg matches (to start the root's server early) and the enriched, ranked findings. Out:
-the same findings with ``enrichment.semantic`` (``cq.model.semantic.SemanticFacts``: hover
-type, resolved definition, reference count, errors on the line, status), telemetry counts,
-and a ranking refinement that uses the resolved definitions. Open ``stage.py`` first (what is
-asked, the budget, the statuses), then ``server.py`` (one ``pyrefly lsp`` per root, its life
-and its files), ``rpc.py`` (the JSON-RPC framing, and why not pygls), ``answers.py`` (LSP
-answers to cq facts) and ``ranking.py``. Off with ``--no-semantic``, ``CQ_SEMANTIC=0`` or a
-profile's ``[semantic] enabled = false`` (``settings.py``).
+In: the rg matches (to start the workspace's server early) and the enriched, ranked findings.
+Out: the same findings with ``enrichment.semantic`` (``cq.model.semantic.SemanticFacts``:
+hover type, resolved definition, reference count, errors on the line, status), telemetry
+counts, and a ranking refinement that uses the resolved definitions. Open ``stage.py`` first
+(the budget, the statuses, the cache), then ``questions.py`` (what is asked), ``server.py``
+(one ``pyrefly lsp`` per workspace, its life and its files) and ``pool.py``, ``memo.py`` (the
+answer cache and what its keys cover), ``rpc.py`` (the JSON-RPC framing, and why not pygls),
+``answers.py`` (LSP answers to cq facts) and ``ranking.py``. Off with ``--no-semantic``,
+``CQ_SEMANTIC=0`` or a profile's ``[semantic] enabled = false`` (``settings.py``); the stage's
+modules are imported only when it runs.
 """
 
-from cq.semantic.stage import SemanticRun
+from __future__ import annotations
 
-__all__ = ["SemanticRun"]
+from typing import TYPE_CHECKING
+
+from cq.semantic.settings import semantic_settings
+
+if TYPE_CHECKING:
+    from cq.model import RawMatch, SearchRequest
+    from cq.parse import Corpus
+    from cq.semantic.stage import SemanticRun
+
+
+def begin(
+    request: SearchRequest, matches: tuple[RawMatch, ...], corpus: Corpus
+) -> SemanticRun | None:
+    """The search's semantic run, started; None when the stage is off or no hit is Python
+    (then nothing more of the stage is imported: it costs ~4 ms)."""
+    if not any(m.language == "python" for m in matches):
+        return None
+    settings = semantic_settings(request.profile, request.root, request.semantic)
+    if not settings.enabled:
+        return None
+    from cq.semantic.stage import SemanticRun
+
+    return SemanticRun.begin(request, matches, corpus, settings)
+
+
+__all__ = ["begin"]

@@ -20,10 +20,7 @@ cleanly otherwise.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import os
-import queue
 import shutil
 import signal
 import subprocess
@@ -33,6 +30,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from cq.semantic.rpc import Connection, RpcError
 
@@ -45,6 +44,27 @@ REPUBLISH_GRACE_S = 1.0
 _INIT_TIMEOUT_S = 10.0
 _STOP_GRACE_S = 0.3
 _STDERR_TAIL = 20
+
+
+class Workspace(msgspec.Struct, frozen=True):
+    """What one server covers: the root, less the globs the search excludes (rg globs)."""
+
+    root: str
+    excludes: tuple[str, ...] = ()
+
+    def project_excludes(self) -> list[str]:
+        """The excludes as Pyrefly globs, which are relative to the workspace root: an rg
+        glob without a ``/`` before its end matches at any depth, so it gets ``**/``."""
+        out = []
+        for glob in self.excludes:
+            body = glob.rstrip("/")
+            if body.startswith("/"):
+                out.append(body.lstrip("/"))
+            else:
+                out.append(body if "/" in body else f"**/{body}")
+            if glob.endswith("/"):
+                out[-1] += "/**"
+        return out
 
 
 def pyrefly_binary() -> str | None:
@@ -61,8 +81,9 @@ def pyrefly_binary() -> str | None:
 class PyreflyServer:
     """A running (or starting, or dead) language server for one root."""
 
-    def __init__(self, root: str, binary: str, scratch: Path) -> None:
-        self.root = root
+    def __init__(self, workspace: Workspace, binary: str, scratch: Path) -> None:
+        self.workspace = workspace
+        self.root = workspace.root
         self.binary = binary
         self.scratch = scratch
         self.process: subprocess.Popen[bytes] | None = None
@@ -236,7 +257,10 @@ class PyreflyServer:
             items = (message.get("params") or {}).get("items") or [{}]
             settings = {
                 "analysis": {"showHoverGoToLinks": False},
-                "pyrefly": {"displayTypeErrors": "force-on"},
+                "pyrefly": {
+                    "displayTypeErrors": "force-on",
+                    "extraProjectExcludes": self.workspace.project_excludes(),
+                },
             }
             return [settings for _ in items]
         return None  # registerCapability, workDoneProgress/create: accepted, nothing to do
@@ -271,82 +295,6 @@ class PyreflyServer:
                     self._stderr_tail = [*self._stderr_tail[-_STDERR_TAIL:], line]
 
 
-# Servers kept at once per process, least recently used stopped first: a long-lived caller
-# (a test run, a script calling run_search over many trees) leaked one ~60 MB server per root
-# (58 of them in one pytest worker); cq mcp has one root and a CLI search one.
-MAX_SERVERS = 2
-
-
-class ServerPool:
-    """The servers of this process, one per root, and the thread that spawns them."""
-
-    def __init__(self, cache_root: Callable[[], Path]) -> None:
-        self._cache_root = cache_root
-        self._servers: dict[str, PyreflyServer] = {}
-        self._lock = threading.Lock()
-        self._jobs: queue.SimpleQueue[PyreflyServer] = queue.SimpleQueue()
-        self._spawner: threading.Thread | None = None
-        self._hooked = False
-
-    def get(self, root: str) -> PyreflyServer | None:
-        """The server for ``root``, started in the background when there is none (or the
-        last one died); None when Pyrefly is not installed."""
-        with self._lock:
-            server = self._servers.pop(root, None)
-            if server is not None and (not server.initialized.is_set() or server.alive()):
-                self._servers[root] = server  # most recently used last
-                return server
-            binary = pyrefly_binary()
-            if binary is None:
-                return None
-            if server is not None:
-                _stop_quietly(server)
-            server = PyreflyServer(root, binary, self._cache_root() / "pyrefly-tmp")
-            self._servers[root] = server
-            while len(self._servers) > MAX_SERVERS:  # a library caller searching many roots
-                _stop_quietly(self._servers.pop(next(iter(self._servers))))
-            self._ensure_spawner()
-        self._jobs.put(server)
-        return server
-
-    def running(self, root: str) -> PyreflyServer | None:
-        """The server already registered for ``root`` (tests and benches inspect its pid)."""
-        with self._lock:
-            return self._servers.get(root)
-
-    def stop_all(self) -> None:
-        with self._lock:
-            servers = list(self._servers.values())
-            self._servers.clear()
-        for server in servers:
-            _stop_quietly(server)
-
-    def _ensure_spawner(self) -> None:
-        if self._spawner is None:
-            self._spawner = threading.Thread(target=self._spawn_loop, name="cq-lsp", daemon=True)
-            self._spawner.start()
-        if not self._hooked:
-            self._hooked = True
-            atexit.register(self.stop_all)
-            _chain_sigterm(self.stop_all)
-
-    def _spawn_loop(self) -> None:
-        while True:
-            server = self._jobs.get()
-            try:
-                server.spawn()
-            except OSError as exc:
-                server.error = f"cannot start pyrefly: {exc}"
-                server.initialized.set()
-                continue
-            threading.Thread(target=server.handshake, name="cq-lsp-init", daemon=True).start()
-
-
-def _stop_quietly(server: PyreflyServer) -> None:
-    with contextlib.suppress(Exception):  # best effort; the death signal covers the rest
-        server.stop()
-
-
 def _death_signal() -> Callable[[], None] | None:
     """For the child, before exec: SIGTERM when the thread that forked it dies (Linux
     ``PR_SET_PDEATHSIG``). libc is looked up here, in the parent: nothing is imported or
@@ -360,33 +308,3 @@ def _death_signal() -> Callable[[], None] | None:
     except (OSError, AttributeError):
         return None
     return lambda: prctl(1, signal.SIGTERM)
-
-
-def _chain_sigterm(stop: Callable[[], None]) -> None:
-    """On SIGTERM: stop the servers, then do what was installed before (default: exit)."""
-    if threading.current_thread() is not threading.main_thread():
-        return  # only the main thread may install handlers; the death signal still applies
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def handler(signum: int, frame: Any) -> None:
-        stop()
-        if callable(previous):
-            previous(signum, frame)
-        else:
-            raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, handler)
-
-
-_POOL_LOCK = threading.Lock()
-_POOL: list[ServerPool] = []
-
-
-def pool() -> ServerPool:
-    """The process's server pool, created on first use (its servers stop at exit)."""
-    with _POOL_LOCK:
-        if not _POOL:
-            from cq.cache.store import cache_dir
-
-            _POOL.append(ServerPool(cache_dir))
-        return _POOL[0]

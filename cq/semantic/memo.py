@@ -1,0 +1,130 @@
+"""Pyrefly's answers kept in cq's payload cache, so an identical search gives identical output
+without asking again (and, when every shown hit is known, without starting Pyrefly at all).
+
+What an answer depends on, and so what its key covers:
+
+- the tree: a fingerprint of every Python file Pyrefly indexes (path, size, mtime, from
+  ``rg --files`` with the search's excludes and ignore switches, stat'ed in the background
+  while cq classifies): a definition, a type or a reference count can change with any file;
+- the hit: file, its content digest, line, column, category and text;
+- the server: the Pyrefly binary (path, size, mtime: a new version answers differently) and
+  the workspace's excludes (what it indexed);
+- cq's code that turns answers into facts (``PayloadCache`` namespaces it).
+
+Only complete answers are kept (status ``applied``: hover, definition, references after
+indexing, and diagnostics after indexing all came). A hit the budget cut is reported
+``degraded`` with its reason and asked again next time, so a cut first run is followed by a
+complete one, and from then on identical runs are identical. Files imported from outside the
+root (site-packages, an excluded directory) are not fingerprinted: an installed package
+changing under an unchanged tree is the one change a cached answer does not see.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import msgspec
+
+from cq.cache.payloads import PayloadCache
+from cq.model import Finding, SearchRequest, SemanticFacts
+from cq.tools import find_rg
+
+_BUILDERS = ("cq.semantic.stage",)
+_LIST_TIMEOUT_S = 30.0
+
+
+class AnswerMemo:
+    """The cache of one search: keys wait for the tree's fingerprint (``start``)."""
+
+    def __init__(self, request: SearchRequest, binary: str | None) -> None:
+        self.request = request
+        self.binary = binary
+        self.enabled = request.use_cache
+        self.fingerprint: str | None = None
+        self._ready = threading.Event()
+        self._cache: PayloadCache[SemanticFacts] | None = None
+        if self.enabled and binary is not None:
+            self._store()  # opened here, not first on the background thread
+
+    def compute(self) -> None:
+        """The tree's fingerprint (None when rg fails: nothing is cached then)."""
+        try:
+            if self.enabled and self.binary is not None:
+                self.fingerprint = _fingerprint(self.request, self.binary)
+        except (OSError, subprocess.SubprocessError):
+            self.fingerprint = None
+        finally:
+            self._ready.set()
+
+    def wait(self, timeout: float) -> bool:
+        return self._ready.wait(max(timeout, 0.0)) and self.fingerprint is not None
+
+    def search_key(self) -> str | None:
+        """A key for "every shown hit of this very request was answered": when it is stored,
+        the search needs no server."""
+        if self.fingerprint is None:
+            return None
+        return _digest(self.fingerprint, msgspec.json.encode(self.request).decode())
+
+    def key(self, finding: Finding, digest: str) -> str | None:
+        if self.fingerprint is None:
+            return None
+        f = finding
+        return _digest(self.fingerprint, f.file, digest, f.line, f.col, f.category, f.text)
+
+    def get_many(self, keys: list[str]) -> dict[str, SemanticFacts]:
+        return self._store().get_many(keys) if keys else {}
+
+    def complete(self) -> bool:
+        key = self.search_key()
+        return key is not None and bool(self._store().get_many([key]))
+
+    def put(self, answers: dict[str, SemanticFacts], every_hit_known: bool) -> None:
+        store = self._store()
+        for key, facts in answers.items():
+            store.add(key, facts)
+        search = self.search_key()
+        if every_hit_known and search is not None:
+            store.add(search, SemanticFacts(status="applied"))
+        store.flush()
+
+    def _store(self) -> PayloadCache[SemanticFacts]:
+        if self._cache is None:
+            self._cache = PayloadCache("semantic", SemanticFacts, _BUILDERS, enabled=self.enabled)
+        return self._cache
+
+
+def _fingerprint(request: SearchRequest, binary: str) -> str:
+    argv = [find_rg(), "--files", "--no-config", "--type-add", "cqpython:*.{py,pyi}"]
+    argv += ["--type", "cqpython"]
+    if request.hidden:
+        argv.append("--hidden")
+    if request.no_ignore:
+        argv.append("--no-ignore")
+    for glob in request.exclude:
+        argv += ["--glob", "!" + glob]
+    done = subprocess.run(
+        argv, cwd=request.root, capture_output=True, timeout=_LIST_TIMEOUT_S, check=False
+    )
+    if done.returncode not in (0, 1):
+        raise OSError(done.stderr.decode("utf-8", errors="replace").strip())
+    digest = hashlib.blake2b(digest_size=16)
+    server = os.stat(binary)
+    digest.update(f"{os.path.realpath(binary)}\0{server.st_size}\0{server.st_mtime_ns}\n".encode())
+    digest.update(msgspec.json.encode(sorted(request.exclude)) + b"\n")
+    base = Path(request.root)
+    for rel in sorted(done.stdout.decode("utf-8", errors="surrogateescape").splitlines()):
+        try:
+            st = os.stat(base / rel)
+        except OSError:
+            continue
+        digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode(errors="surrogateescape"))
+    return digest.hexdigest()
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.blake2b("\0".join(map(str, parts)).encode(), digest_size=16).hexdigest()

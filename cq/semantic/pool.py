@@ -1,0 +1,128 @@
+"""The process's Pyrefly servers: one per workspace (a root and the globs the search excludes),
+at most ``MAX_SERVERS`` at once, spawned on one thread that lives as long as cq.
+
+A workspace is what Pyrefly indexes: the search's ``--exclude`` globs are handed to it as
+``extraProjectExcludes`` (``server.py``), so a search that leaves ``site-packages/**`` out of
+the stdlib does not pay for Pyrefly indexing it (peak RSS in bench/README.md). Two searches of
+one root with other excludes use two servers: reference counts depend on what was indexed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import queue
+import signal
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cq.semantic.server import PyreflyServer, Workspace, pyrefly_binary
+
+# Servers kept at once per process, least recently used stopped first: a long-lived caller
+# (a test run, a script calling run_search over many trees) leaked one ~60 MB server per root
+# (58 of them in one pytest worker); cq mcp has one root and a CLI search one.
+MAX_SERVERS = 2
+
+
+class ServerPool:
+    """The servers of this process, one per workspace, and the thread that spawns them."""
+
+    def __init__(self, cache_root: Callable[[], Path]) -> None:
+        self._cache_root = cache_root
+        self._servers: dict[Workspace, PyreflyServer] = {}
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[PyreflyServer] = queue.SimpleQueue()
+        self._spawner: threading.Thread | None = None
+        self._hooked = False
+
+    def get(self, workspace: Workspace) -> PyreflyServer | None:
+        """The server for ``workspace``, started in the background when there is none (or
+        the last one died); None when Pyrefly is not installed."""
+        with self._lock:
+            server = self._servers.pop(workspace, None)
+            if server is not None and (not server.initialized.is_set() or server.alive()):
+                self._servers[workspace] = server  # most recently used last
+                return server
+            binary = pyrefly_binary()
+            if binary is None:
+                return None
+            if server is not None:
+                _stop_quietly(server)
+            server = PyreflyServer(workspace, binary, self._cache_root() / "pyrefly-tmp")
+            self._servers[workspace] = server
+            while len(self._servers) > MAX_SERVERS:  # a library caller searching many roots
+                _stop_quietly(self._servers.pop(next(iter(self._servers))))
+            self._ensure_spawner()
+        self._jobs.put(server)
+        return server
+
+    def running(self, root: str) -> PyreflyServer | None:
+        """The most recently used server registered for ``root`` (tests and benches inspect
+        its pid)."""
+        with self._lock:
+            found = [s for w, s in self._servers.items() if w.root == root]
+            return found[-1] if found else None
+
+    def stop_all(self) -> None:
+        with self._lock:
+            servers = list(self._servers.values())
+            self._servers.clear()
+        for server in servers:
+            _stop_quietly(server)
+
+    def _ensure_spawner(self) -> None:
+        if self._spawner is None:
+            self._spawner = threading.Thread(target=self._spawn_loop, name="cq-lsp", daemon=True)
+            self._spawner.start()
+        if not self._hooked:
+            self._hooked = True
+            atexit.register(self.stop_all)
+            _chain_sigterm(self.stop_all)
+
+    def _spawn_loop(self) -> None:
+        while True:
+            server = self._jobs.get()
+            try:
+                server.spawn()
+            except OSError as exc:
+                server.error = f"cannot start pyrefly: {exc}"
+                server.initialized.set()
+                continue
+            threading.Thread(target=server.handshake, name="cq-lsp-init", daemon=True).start()
+
+
+def _stop_quietly(server: PyreflyServer) -> None:
+    with contextlib.suppress(Exception):  # best effort; the death signal covers the rest
+        server.stop()
+
+
+def _chain_sigterm(stop: Callable[[], None]) -> None:
+    """On SIGTERM: stop the servers, then do what was installed before (default: exit)."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may install handlers; the death signal still applies
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def handler(signum: int, frame: Any) -> None:
+        stop()
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+_POOL_LOCK = threading.Lock()
+_POOL: list[ServerPool] = []
+
+
+def pool() -> ServerPool:
+    """The process's server pool, created on first use (its servers stop at exit)."""
+    with _POOL_LOCK:
+        if not _POOL:
+            from cq.cache.store import cache_dir
+
+            _POOL.append(ServerPool(cache_dir))
+        return _POOL[0]

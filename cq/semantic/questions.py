@@ -1,0 +1,218 @@
+"""The questions one search asks Pyrefly about its shown hits, and the facts made of the answers.
+
+``Questions`` sends, all at once, a hover for every code hit and a definition request for
+every hit that is not itself a definition; once Pyrefly has indexed the root, a references
+request for every definition; then it reads the diagnostics published for the hits' files.
+Nothing waits past the deadline. A callsite whose answer points at ``def __init__`` /
+``__new__`` reports the class it constructs.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cq.model import Finding, SemanticDefinition, SemanticFacts
+from cq.parse import SourceFile
+from cq.semantic.answers import definition_fact, hover_type, locations, relative_to_root, utf16_col
+from cq.semantic.rpc import RpcError
+from cq.semantic.server import PyreflyServer
+
+_DIAGNOSTIC_ERROR = 1
+_CONSTRUCTOR = re.compile(r"\s*(?:async\s+)?def\s+__(?:init|new)__\b")
+_CLASS = re.compile(r"(\s*class\s+)([A-Za-z_]\w*)")
+_DIAGNOSTIC_CHARS = 160  # as a signature in the report: one line
+# Longest wait for Pyrefly's indexing whatever the budget: its end is seen only on stderr, so a
+# missing line must not hold a search with a huge budget (the stdlib root, site-packages
+# included, reported indexed 3.4-3.7 s after start here).
+INDEXING_WAIT_S = 60.0
+
+
+class Questions:
+    """One search's questions to ``server``; files come from ``source`` (the search's corpus)."""
+
+    def __init__(
+        self, root: str, server: PyreflyServer, source: Callable[[str], SourceFile | None]
+    ) -> None:
+        self.root = root
+        self.server = server
+        self._source = source
+        self._external: dict[str, str | None] = {}  # files outside the root, read once
+
+    def sync(self, asks: list[Ask]) -> dict[str, int]:
+        versions: dict[str, int] = {}
+        for ask in asks:
+            source = ask.source
+            if source is None or source.text is None or ask.finding.file in versions:
+                continue
+            try:
+                path = str(Path(self.root) / ask.finding.file)
+                versions[ask.finding.file] = self.server.sync(path, source.text, source.digest)
+            except RpcError:
+                break
+        return versions
+
+    def positions(self, asks: list[Ask], deadline: float) -> None:
+        calls: list[tuple[str, Any]] = []
+        slots: list[tuple[Ask, str]] = []
+        for ask in asks:
+            position = ask.position(self.root)
+            if position is None:
+                ask.problems.append("file unreadable")
+                continue
+            calls.append(("textDocument/hover", position))
+            slots.append((ask, "hover"))
+            if ask.finding.category != "definition":
+                calls.append(("textDocument/definition", position))
+                slots.append((ask, "definition"))
+        assert self.server.conn is not None
+        for (ask, kind), answer in zip(slots, self.server.conn.batch(calls, deadline), strict=True):
+            if isinstance(answer, RpcError):
+                ask.fail(kind, answer)
+            elif kind == "hover":
+                ask.type = hover_type(answer)
+                ask.answered += 1
+            else:
+                ask.definition = self._definition(answer, ask)
+                ask.answered += 1
+
+    def references(self, asks: list[Ask], deadline: float) -> None:
+        wanted = [a for a in asks if a.finding.category == "definition" and a.source is not None]
+        if not wanted:
+            return
+        if not self.server.wait_indexed(min(deadline, time.monotonic() + INDEXING_WAIT_S)):
+            for ask in wanted:
+                ask.problems.append("references: indexing not finished within the time budget")
+            return
+        calls = []
+        for ask in wanted:
+            position = dict(ask.position(self.root) or {})
+            position["context"] = {"includeDeclaration": False}
+            calls.append(("textDocument/references", position))
+        assert self.server.conn is not None
+        for ask, answer in zip(wanted, self.server.conn.batch(calls, deadline), strict=True):
+            if isinstance(answer, RpcError):
+                ask.fail("references", answer)
+                continue
+            places = {
+                (path, line, col)
+                for path, line, col in locations(answer)
+                if relative_to_root(path, self.root) is not None
+            }
+            ask.references = len(places)
+            ask.answered += 1
+
+    def diagnostics(self, asks: list[Ask], versions: dict[str, int], deadline: float) -> None:
+        by_file: dict[str, list[Any] | None] = {}
+        deadline = min(deadline, time.monotonic() + INDEXING_WAIT_S)
+        for file, version in versions.items():
+            by_file[file] = self.server.diagnostics(str(Path(self.root) / file), version, deadline)
+        for ask in asks:
+            published = by_file.get(ask.finding.file)
+            if published is None:
+                ask.problems.append("diagnostics: not published within the time budget")
+                continue
+            ask.diagnostics = tuple(
+                _clip(f"{d.get('code', 'error')}: {' '.join(str(d.get('message', '')).split())}")
+                for d in published
+                if d.get("severity") == _DIAGNOSTIC_ERROR
+                and (d.get("range") or {}).get("start", {}).get("line") == ask.finding.line - 1
+            )
+
+    def _definition(self, answer: Any, ask: Ask) -> SemanticDefinition | None:
+        found = locations(answer)
+        if not found:
+            return None
+        path, line0, units = min(found)  # several (overloads, stubs): the first in path order
+        name = ask.finding.text.rsplit(".", 1)[-1]
+        line0, units = self._class_of_constructor(path, line0, units, name)
+        return definition_fact(path, line0, units, self.root, self._line)
+
+    def _class_of_constructor(
+        self, path: str, line0: int, units: int, name: str
+    ) -> tuple[int, int]:
+        """``Client(...)`` resolves to ``def __init__``: report the class it constructs (the
+        line cq calls the definition of ``Client``), found upward at a smaller indentation."""
+        text = self._line(path, line0) or ""
+        if name.startswith("__") or not _CONSTRUCTOR.match(text):
+            return line0, units
+        indent = len(text) - len(text.lstrip())
+        for above in range(line0 - 1, -1, -1):
+            line = self._line(path, above)
+            if line is None:
+                break
+            stripped = line.lstrip()
+            if stripped and len(line) - len(stripped) < indent:
+                found = _CLASS.match(line)
+                if found and found.group(2) == name:
+                    return above, utf16_col(line, found.start(2))
+                break
+        return line0, units
+
+    def _line(self, path: str, line0: int) -> str | None:
+        rel = relative_to_root(path, self.root)
+        if rel is not None:
+            source = self._source(rel)
+            text = source.text if source is not None else None
+        else:
+            if path not in self._external:
+                try:
+                    self._external[path] = Path(path).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    self._external[path] = None
+            text = self._external[path]
+        lines = (text or "").split("\n")
+        return lines[line0].removesuffix("\r") if 0 <= line0 < len(lines) else None
+
+
+class Ask:
+    """What was asked and answered about one hit."""
+
+    def __init__(self, finding: Finding, source: SourceFile | None) -> None:
+        self.finding = finding
+        self.source = source
+        self.type: str | None = None
+        self.definition: SemanticDefinition | None = None
+        self.references: int | None = None
+        self.diagnostics: tuple[str, ...] = ()
+        self.problems: list[str] = []
+        self.answered = 0
+
+    def position(self, root: str) -> dict[str, Any] | None:
+        source = self.source
+        if source is None or source.text is None:
+            return None
+        lines = source.text.split("\n")
+        f = self.finding
+        if not 0 < f.line <= len(lines):
+            return None
+        line = lines[f.line - 1].removesuffix("\r")
+        col = f.col + (f.text.rfind(".") + 1)  # a dotted hit: its last name
+        return {
+            "textDocument": {"uri": (Path(root) / f.file).as_uri()},
+            "position": {"line": f.line - 1, "character": utf16_col(line, col)},
+        }
+
+    def fail(self, kind: str, error: RpcError) -> None:
+        self.problems.append(f"{kind}: {error}")
+
+    def facts(self) -> SemanticFacts:
+        if self.answered == 0 and self.problems:
+            status = "failed"
+        else:
+            status = "degraded" if self.problems else "applied"
+        return SemanticFacts(
+            status=status,
+            type=self.type,
+            definition=self.definition,
+            references=self.references,
+            diagnostics=self.diagnostics,
+            reason="; ".join(dict.fromkeys(self.problems)) or None,
+        )
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _DIAGNOSTIC_CHARS else text[: _DIAGNOSTIC_CHARS - 1] + "…"
