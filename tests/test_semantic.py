@@ -387,3 +387,50 @@ def test_a_constructor_call_resolves_to_its_class(tree: Path) -> None:
     result = _search(tree, "Other", env=ANSWER_BUDGET)
     call = next(f for f in result["findings"] if f["category"] == "callsite")
     assert _semantic(call)["definition"] == {"file": "pkg/other.py", "line": 1, "col": 6}
+
+
+def _resolved(result: dict) -> dict[tuple[str, int], dict | None]:
+    return {
+        (f["file"], f["line"]): (_semantic(f) or {}).get("definition") for f in result["findings"]
+    }
+
+
+def test_a_repeated_search_is_answered_from_the_cache_without_a_server(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CQ_ENRICH_BUDGET_MS", NO_ENRICH_CLOCK["CQ_ENRICH_BUDGET_MS"])
+    request = SearchRequest(query="build_graph_product", root=str(tree))
+    first = run_search(request)
+    pool().stop_all()
+    again = run_search(request)
+    assert pool().running(str(tree)) is None  # every answer known: Pyrefly was not started
+    code = sum(1 for f in again.findings if f.enrichment.semantic.status != "skipped")
+    assert first.run.counters.semantic_asked == code
+    assert (again.run.counters.semantic_cached, again.run.counters.semantic_asked) == (code, 0)
+    assert [f.enrichment for f in again.findings] == [f.enrichment for f in first.findings]
+    assert again.summary == first.summary
+
+
+def test_an_edit_anywhere_in_the_tree_is_asked_again(tree: Path) -> None:
+    before = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    line = _line_of(GRAPH, "def build_graph_product")
+    calls = [k for k, d in _resolved(before).items() if k[0] == "pkg/use.py" and d]
+    assert calls and all(_resolved(before)[k]["line"] == line for k in calls)
+    (tree / "pkg" / "graph.py").write_text("import os\n\n" + GRAPH)  # the calls' file unchanged
+    after = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    assert all(
+        _resolved(after)[k] == {"file": "pkg/graph.py", "line": line + 2, "col": 4} for k in calls
+    )
+    assert after["run"]["counters"]["semantic.asked"] > 0
+
+
+def test_answers_cut_by_the_budget_are_not_kept(tree: Path) -> None:
+    cut = _search(
+        tree, "build_graph_product", env={"CQ_SEMANTIC_BUDGET_MS": "0", **NO_ENRICH_CLOCK}
+    )
+    statuses = {_semantic(f)["status"] for f in cut["findings"]}
+    assert statuses <= {"failed", "degraded"}, statuses
+    assert all("time budget" in _semantic(f)["reason"] for f in cut["findings"])
+    full = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    assert {_semantic(f)["status"] for f in full["findings"]} == {"applied"}
+    assert "semantic.cached" not in full["run"]["counters"]

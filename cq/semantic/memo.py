@@ -7,8 +7,8 @@ What an answer depends on, and so what its key covers:
   ``rg --files`` with the search's excludes and ignore switches, stat'ed in the background
   while cq classifies): a definition, a type or a reference count can change with any file;
 - the hit: file, its content digest, line, column, category and text;
-- the server: the Pyrefly binary (path, size, mtime: a new version answers differently) and
-  the workspace's excludes (what it indexed);
+- the server: the Pyrefly binary (path, size, mtime: a new version answers differently),
+  and the search's excludes (which files the fingerprint covers);
 - cq's code that turns answers into facts (``PayloadCache`` namespaces it).
 
 Only complete answers are kept (status ``applied``: hover, definition, references after
@@ -40,10 +40,10 @@ _LIST_TIMEOUT_S = 30.0
 class AnswerMemo:
     """The cache of one search: keys wait for the tree's fingerprint (``start``)."""
 
-    def __init__(self, request: SearchRequest, binary: str | None) -> None:
+    def __init__(self, request: SearchRequest, binary: str | None, *, enabled: bool) -> None:
         self.request = request
         self.binary = binary
-        self.enabled = request.use_cache
+        self.enabled = enabled and request.use_cache
         self.fingerprint: str | None = None
         self._ready = threading.Event()
         self._cache: PayloadCache[SemanticFacts] | None = None

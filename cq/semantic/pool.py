@@ -1,10 +1,5 @@
-"""The process's Pyrefly servers: one per workspace (a root and the globs the search excludes),
-at most ``MAX_SERVERS`` at once, spawned on one thread that lives as long as cq.
-
-A workspace is what Pyrefly indexes: the search's ``--exclude`` globs are handed to it as
-``extraProjectExcludes`` (``server.py``), so a search that leaves ``site-packages/**`` out of
-the stdlib does not pay for Pyrefly indexing it (peak RSS in bench/README.md). Two searches of
-one root with other excludes use two servers: reference counts depend on what was indexed.
+"""The process's Pyrefly servers: one per searched root, at most ``MAX_SERVERS`` at once,
+spawned on one thread that lives as long as cq (the child's parent death signal is tied to it).
 """
 
 from __future__ import annotations
@@ -18,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cq.semantic.server import PyreflyServer, Workspace, pyrefly_binary
+from cq.semantic.server import PyreflyServer, pyrefly_binary
 
 # Servers kept at once per process, least recently used stopped first: a long-lived caller
 # (a test run, a script calling run_search over many trees) leaked one ~60 MB server per root
@@ -27,31 +22,31 @@ MAX_SERVERS = 2
 
 
 class ServerPool:
-    """The servers of this process, one per workspace, and the thread that spawns them."""
+    """The servers of this process, one per root, and the thread that spawns them."""
 
     def __init__(self, cache_root: Callable[[], Path]) -> None:
         self._cache_root = cache_root
-        self._servers: dict[Workspace, PyreflyServer] = {}
+        self._servers: dict[str, PyreflyServer] = {}
         self._lock = threading.Lock()
         self._jobs: queue.SimpleQueue[PyreflyServer] = queue.SimpleQueue()
         self._spawner: threading.Thread | None = None
         self._hooked = False
 
-    def get(self, workspace: Workspace) -> PyreflyServer | None:
-        """The server for ``workspace``, started in the background when there is none (or
-        the last one died); None when Pyrefly is not installed."""
+    def get(self, root: str) -> PyreflyServer | None:
+        """The server for ``root``, started in the background when there is none (or the
+        last one died); None when Pyrefly is not installed."""
         with self._lock:
-            server = self._servers.pop(workspace, None)
+            server = self._servers.pop(root, None)
             if server is not None and (not server.initialized.is_set() or server.alive()):
-                self._servers[workspace] = server  # most recently used last
+                self._servers[root] = server  # most recently used last
                 return server
             binary = pyrefly_binary()
             if binary is None:
                 return None
             if server is not None:
                 _stop_quietly(server)
-            server = PyreflyServer(workspace, binary, self._cache_root() / "pyrefly-tmp")
-            self._servers[workspace] = server
+            server = PyreflyServer(root, binary, self._cache_root() / "pyrefly-tmp")
+            self._servers[root] = server
             while len(self._servers) > MAX_SERVERS:  # a library caller searching many roots
                 _stop_quietly(self._servers.pop(next(iter(self._servers))))
             self._ensure_spawner()
@@ -59,11 +54,9 @@ class ServerPool:
         return server
 
     def running(self, root: str) -> PyreflyServer | None:
-        """The most recently used server registered for ``root`` (tests and benches inspect
-        its pid)."""
+        """The server already registered for ``root`` (tests and benches inspect its pid)."""
         with self._lock:
-            found = [s for w, s in self._servers.items() if w.root == root]
-            return found[-1] if found else None
+            return self._servers.get(root)
 
     def stop_all(self) -> None:
         with self._lock:

@@ -31,8 +31,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from cq.semantic.rpc import Connection, RpcError
 
 INDEXING_LIMIT = 100_000  # files; Pyrefly's default 2000 leaves larger roots half-indexed
@@ -44,27 +42,6 @@ REPUBLISH_GRACE_S = 1.0
 _INIT_TIMEOUT_S = 10.0
 _STOP_GRACE_S = 0.3
 _STDERR_TAIL = 20
-
-
-class Workspace(msgspec.Struct, frozen=True):
-    """What one server covers: the root, less the globs the search excludes (rg globs)."""
-
-    root: str
-    excludes: tuple[str, ...] = ()
-
-    def project_excludes(self) -> list[str]:
-        """The excludes as Pyrefly globs, which are relative to the workspace root: an rg
-        glob without a ``/`` before its end matches at any depth, so it gets ``**/``."""
-        out = []
-        for glob in self.excludes:
-            body = glob.rstrip("/")
-            if body.startswith("/"):
-                out.append(body.lstrip("/"))
-            else:
-                out.append(body if "/" in body else f"**/{body}")
-            if glob.endswith("/"):
-                out[-1] += "/**"
-        return out
 
 
 def pyrefly_binary() -> str | None:
@@ -81,9 +58,8 @@ def pyrefly_binary() -> str | None:
 class PyreflyServer:
     """A running (or starting, or dead) language server for one root."""
 
-    def __init__(self, workspace: Workspace, binary: str, scratch: Path) -> None:
-        self.workspace = workspace
-        self.root = workspace.root
+    def __init__(self, root: str, binary: str, scratch: Path) -> None:
+        self.root = root
         self.binary = binary
         self.scratch = scratch
         self.process: subprocess.Popen[bytes] | None = None
@@ -132,6 +108,9 @@ class PyreflyServer:
                 "initialize",
                 {
                     "processId": os.getpid(),
+                    # The settings again, so they hold from the first file opened on (the
+                    # workspace/configuration answer may come after indexing started).
+                    "initializationOptions": self._settings(),
                     "rootUri": uri,
                     "workspaceFolders": [{"uri": uri, "name": Path(self.root).name or "root"}],
                     "capabilities": {
@@ -255,15 +234,16 @@ class PyreflyServer:
     def _on_request(self, method: str, message: dict[str, Any]) -> Any:
         if method == "workspace/configuration":
             items = (message.get("params") or {}).get("items") or [{}]
-            settings = {
-                "analysis": {"showHoverGoToLinks": False},
-                "pyrefly": {
-                    "displayTypeErrors": "force-on",
-                    "extraProjectExcludes": self.workspace.project_excludes(),
-                },
-            }
-            return [settings for _ in items]
+            return [self._settings() for _ in items]
         return None  # registerCapability, workDoneProgress/create: accepted, nothing to do
+
+    def _settings(self) -> dict[str, Any]:
+        """What cq tells Pyrefly: errors also where the tree has no Pyrefly config, no hover
+        go-to links."""
+        return {
+            "analysis": {"showHoverGoToLinks": False},
+            "pyrefly": {"displayTypeErrors": "force-on"},
+        }
 
     def _on_notification(self, method: str, params: Any) -> None:
         if method != "textDocument/publishDiagnostics" or not isinstance(params, dict):

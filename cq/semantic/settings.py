@@ -4,7 +4,9 @@ Off with ``--no-semantic`` (``SearchRequest.semantic``), ``CQ_SEMANTIC=0`` or a 
 ``[semantic] enabled = false``. The budget is the stage's whole wall time in one search
 after enrichment (server start-up overlaps classification and is not in it): ``budget_ms``
 in the profile's ``[semantic]`` table, ``CQ_SEMANTIC_BUDGET_MS`` on top. The default 1000 ms
-is the issue's ceiling; bench/semantic_cost.py measures what 30 hits really cost.
+is the issue's ceiling; bench/semantic_cost.py measures what 30 hits really cost. Answers are
+cached (``memo.py``) unless ``[semantic] cache = false`` or ``CQ_SEMANTIC_CACHE=0`` (the bench
+uses it to time Pyrefly itself).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ DEFAULT_BUDGET_MS = 1000.0
 class SemanticSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     enabled: bool = True
     budget_ms: float = DEFAULT_BUDGET_MS
+    cache: bool = True  # answers kept in cq's cache (``memo.py``); off: always asked afresh
 
 
 def semantic_settings(profile: str, root: str, requested: bool) -> SemanticSettings:
@@ -33,7 +36,11 @@ def semantic_settings(profile: str, root: str, requested: bool) -> SemanticSetti
         settings = msgspec.convert(table, SemanticSettings)
     except msgspec.ValidationError as exc:
         raise UsageError(f"invalid profile {profile}: [semantic] {exc}") from None
-    env_switch = os.environ.get("CQ_SEMANTIC", "").strip().lower()
-    enabled = settings.enabled and requested and env_switch not in ("0", "off", "false", "no")
+    enabled = settings.enabled and requested and _switch("CQ_SEMANTIC")
     budget_ms = env_float("CQ_SEMANTIC_BUDGET_MS", settings.budget_ms)  # checked by name
-    return SemanticSettings(enabled=enabled, budget_ms=max(budget_ms, 0.0))
+    cache = settings.cache and _switch("CQ_SEMANTIC_CACHE")
+    return SemanticSettings(enabled=enabled, budget_ms=max(budget_ms, 0.0), cache=cache)
+
+
+def _switch(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("0", "off", "false", "no")

@@ -2,7 +2,7 @@
 
 ``SemanticRun.begin`` (right after rg, before classification) starts a background thread that
 fingerprints the tree for the answer cache (``memo.py``); unless the cache says this very
-search was answered before, it gets the workspace's server from the pool (starting it when
+search was answered before, it gets the root's server from the pool (starting it when
 there is none) and opens the Python files with the most hits, so Pyrefly checks them while cq
 classifies. ``apply`` (after enrichment) takes the answers it can from the cache and asks
 Pyrefly the rest (``questions.py``); nothing waits past ``budget_ms`` from the start of
@@ -40,7 +40,7 @@ from cq.semantic.pool import pool
 from cq.semantic.questions import Ask, Questions
 from cq.semantic.ranking import refine_order
 from cq.semantic.rpc import RpcError
-from cq.semantic.server import PyreflyServer, Workspace, pyrefly_binary
+from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.settings import SemanticSettings
 
 CODE_CATEGORIES = frozenset(
@@ -57,13 +57,14 @@ class SemanticRun:
     ) -> None:
         self.settings = settings
         self.root = request.root
-        self.workspace = Workspace(request.root, tuple(request.exclude))
         self.corpus = corpus  # the search's files, read once for every stage
         self.active = active
         self.server: PyreflyServer | None = None
         self.telemetry: dict[str, dict[str, int]] = {}  # for ``Summary.telemetry``
         self.counters = RunCounters()
-        self.memo = AnswerMemo(request, pyrefly_binary() if active else None)
+        self.memo = AnswerMemo(
+            request, pyrefly_binary() if active else None, enabled=settings.cache
+        )
         self._files: dict[str, SourceFile | None] = {}
         self._files_lock = threading.Lock()
         self._server_lock = threading.Lock()
@@ -179,7 +180,7 @@ class SemanticRun:
         with self._server_lock:
             if not self._server_asked:
                 self._server_asked = True
-                self.server = pool().get(self.workspace)
+                self.server = pool().get(self.root)
             return self.server
 
     def _unavailable(self, server: PyreflyServer | None, deadline: float) -> str | None:
