@@ -434,3 +434,21 @@ def test_answers_cut_by_the_budget_are_not_kept(tree: Path) -> None:
     full = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
     assert {_semantic(f)["status"] for f in full["findings"]} == {"applied"}
     assert "semantic.cached" not in full["run"]["counters"]
+
+
+def test_a_call_typed_from_typeshed_resolves_by_its_type_definition(tmp_path: Path) -> None:
+    """A root holding a stdlib module's source (here ``abc``, as the stdlib itself does):
+    Pyrefly types ``Sized.register`` from its bundled stub but answers no definition."""
+    root = write_tree(
+        tmp_path / "lib",
+        {
+            "abc.py": "class ABCMeta(type):\n"
+            "    def register(cls, subclass):\n        return subclass\n",
+            "use.py": "from abc import ABCMeta\n\n\nclass Sized(metaclass=ABCMeta):\n"
+            "    pass\n\n\nSized.register(list)\n",
+        },
+    )
+    result = _search(root, "register", env=ANSWER_BUDGET)
+    call = next(f for f in result["findings"] if f["category"] == "callsite")
+    assert _semantic(call)["type"].startswith("def register")
+    assert _semantic(call)["definition"] == {"module": "abc.register"}

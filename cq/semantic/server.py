@@ -138,24 +138,18 @@ class PyreflyServer:
         )
 
     def stop(self) -> None:
-        """``shutdown`` + ``exit`` when it answers quickly, then terminate, then kill."""
-        process, conn = self.process, self.conn
+        """Terminate, then kill. No LSP ``shutdown`` handshake: Pyrefly keeps no state to
+        save, and a busy server answered it only after its grace, which every one-shot
+        search paid at exit."""
+        process = self.process
         if process is None or process.poll() is not None:
             return
+        process.terminate()
         try:
-            if conn is not None and self.initialized.is_set() and not conn.closed.is_set():
-                conn.request("shutdown", None, _STOP_GRACE_S)
-                conn.notify("exit", None)
-                process.wait(_STOP_GRACE_S)
-        except (RpcError, OSError, subprocess.TimeoutExpired):
-            pass
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(_STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            process.wait(_STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
     # -- documents -------------------------------------------------------------------------
 
