@@ -2,21 +2,26 @@
 
 Per tree (the stdlib without site-packages, plus any ``--tree NAME=DIR``), per query:
 
-1. warm, as in ``cq mcp``: one process, the server already running (indexed, the query
-   asked once before) and cq's cache filled;
-   median wall time of ``run_search`` with the stage on and off (interleaved), the stage's
-   own ``run.timings_ms.semantic``, and ``rg --json -w`` on the same name;
-2. one-shot CLI: ``cq search`` with and without ``--no-semantic`` (cq cache warm, a new
-   Pyrefly every run, server start and stop included);
-3. resolution: of the shown callsites of the queried name, when the root defines it, how
-   many got a resolved definition; and whether every resolved definition in the root is a
-   line cq itself classifies as ``definition`` (all findings of the name, ``--limit 0``);
-4. identical warm runs give identical JSON (run facts aside);
+1. warm server, as in ``cq mcp``: one process, the server already running (the query asked
+   once after indexing), cq's cache filled, the answer cache off (``CQ_SEMANTIC_CACHE=0``:
+   Pyrefly answers every time); median wall time of ``run_search`` with the stage on and off
+   (interleaved), the stage's own ``run.timings_ms.semantic``, ``rg --json -w`` on the name;
+2. warm repeat: the same with the answer cache on (after one filling run): what an
+   identical search costs, and whether its JSON is identical run after run (run facts aside);
+3. one-shot CLI: ``cq search`` with and without ``--no-semantic``, wall and CPU (cq with its
+   children: Pyrefly included), cq cache warm; "fresh" = answer cache off, a new Pyrefly
+   every run, server start and stop included; "cached" = answer cache on and filled;
+4. resolution: of the shown callsites of the queried name, when the root defines it, how
+   many got a resolved definition (in the root, or a module name outside it), and why the
+   others did not: ``cut`` (the budget or a failed server), ``unknown`` (Pyrefly has no type
+   for the call: an untyped receiver, a fixture, a module it cannot import), ``none``
+   (typed, yet no definition); and whether every resolved definition in the root is a line
+   cq classifies as ``definition`` (all findings of that name, ``--limit 0``);
 5. a killed and a SIGSTOPped server: the search's stage time against budget + 0.5 s;
-6. Pyrefly's peak RSS (``VmHWM``) on the tree after the queries.
+6. Pyrefly's peak RSS (``VmHWM``) on the tree after the queries, and the files it had open.
 
-    python bench/semantic_cost.py --runs 5
-    python bench/semantic_cost.py --tree monai=/work/trees/sem-monai -q monai:LoadImage
+    python bench/semantic_cost.py --runs 3
+    python bench/semantic_cost.py --no-stdlib --tree saleor=/work/trees/saleor --runs 3
 """
 
 from __future__ import annotations
@@ -43,6 +48,15 @@ from cq.semantic.pool import pool
 STDLIB_QUERIES = ("register", "urlopen", "getLogger", "deepcopy", "literal_eval", "namedtuple")
 TREE_QUERIES = {
     "monai": ("LoadImage", "ensure_tuple", "convert_to_tensor", "look_up_option", "Compose"),
+    # saleor (4,338 .py files): root-defined functions and methods with many callsites
+    "saleor": (
+        "fetch_checkout_info",
+        "get_graphql_content",
+        "to_global_id_or_none",
+        "store_value_in_metadata",
+        "call_event",
+        "post_graphql",
+    ),
 }
 STDLIB_EXCLUDE = ("site-packages/**",)
 
@@ -50,10 +64,11 @@ STDLIB_EXCLUDE = ("site-packages/**",)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=DIR")
+    parser.add_argument("--no-stdlib", action="store_true", help="only the --tree trees")
     parser.add_argument("-q", "--query", action="append", help="TREE:QUERY (repeatable)")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    trees = [("stdlib", stdlib_dir(), STDLIB_EXCLUDE)]
+    trees = [] if args.no_stdlib else [("stdlib", stdlib_dir(), STDLIB_EXCLUDE)]
     trees += [(n, d, ()) for n, d in (t.split("=", 1) for t in args.tree)]
     chosen: dict[str, list[str]] = {}
     for item in args.query or []:
@@ -61,59 +76,98 @@ def main() -> None:
         chosen.setdefault(name, []).append(query)
     for name, root, exclude in trees:
         queries = chosen.get(name) or list(TREE_QUERIES.get(name, STDLIB_QUERIES))
-        print(f"\n# {name}: {root} ({count_py(root, exclude)} .py files)")
+        print(f"\n# {name}: {root} ({count_py(root, exclude)} .py files); {load()}")
         bench_tree(root, exclude, queries, args.runs)
+        print(f"end of {name}: {load()}")
+
+
+def load() -> str:
+    return "load average " + " ".join(os.getloadavg().__repr__().strip("()").split(", "))
 
 
 def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: int) -> None:
     budget = os.environ.get("CQ_SEMANTIC_BUDGET_MS", "1000")
-    resolved = total = bad_targets = targets = 0
-    print(f"budget {budget} ms; warm = one process, server running, cq cache filled")
-    print("query | hits | warm on/off ms | stage ms | rg ms | one-shot on/off ms | resolved")
+    totals = {"resolved": 0, "callsites": 0, "bad": 0, "checked": 0}
+    causes: dict[str, int] = {}
+    print(f"budget {budget} ms; ms are medians of {runs}; one-shot: wall/CPU s")
+    print(
+        "query | statuses (warm server) | warm server on/off ms | stage ms | warm cached"
+        " on/off ms | rg ms | one-shot fresh on/off | one-shot cached on | resolved | identical"
+    )
     for query in queries:
         request = SearchRequest(query=query, root=root, exclude=exclude)
         off_request = msgspec.structs.replace(request, semantic=False)
+        os.environ["CQ_SEMANTIC_CACHE"] = "0"  # Pyrefly answers every time
         run_search(off_request)
-        first = run_search(request)  # starts the server, fills the cache
-        pool().running(root).wait_indexed(time.monotonic() + 120)  # type: ignore[union-attr]
+        run_search(request)  # starts the server (once per tree), fills cq's cache
+        pool().running(root).wait_indexed(time.monotonic() + 300)  # type: ignore[union-attr]
         run_search(request)  # Pyrefly checks the files again after indexing: not yet warm
-        warm_on, warm_off, stage = [], [], []
-        outputs = set()
+        server_on, server_off, stage, fresh_outputs = [], [], [], set()
         for _ in range(runs):
-            t = time.perf_counter()
-            on = run_search(request)
-            warm_on.append((time.perf_counter() - t) * 1000)
+            on, ms = timed(request)
+            server_on.append(ms)
             stage.append(on.run.timings_ms.get("semantic", 0.0))
-            outputs.add(msgspec.json.encode(msgspec.structs.replace(on, run=first.run)))
-            t = time.perf_counter()
-            run_search(off_request)
-            warm_off.append((time.perf_counter() - t) * 1000)
+            fresh_outputs.add(stable_json(on))
+            server_off.append(timed(off_request)[1])
+        os.environ["CQ_SEMANTIC_CACHE"] = "1"
+        run_search(request)  # fills the answer cache (when every answer came)
+        cached_on, cached_off, cached_outputs = [], [], set()
+        for _ in range(runs):
+            again, ms = timed(request)
+            cached_on.append(ms)
+            cached_outputs.add(stable_json(again))
+            cached_off.append(timed(off_request)[1])
         rg = [rg_ms(query, root, exclude) for _ in range(runs)]
-        shot_on, shot_off = one_shot(query, root, exclude, max(2, runs // 2))
-        r, n, bad, checked = resolution(on, query, root, exclude)
-        resolved, total, bad_targets, targets = (
-            resolved + r,
-            total + n,
-            bad_targets + bad,
-            targets + checked,
-        )
+        shots = max(2, runs // 2)
+        fresh = one_shot(query, root, exclude, shots, {"CQ_SEMANTIC_CACHE": "0"})
+        off = one_shot(query, root, exclude, shots, {}, "--no-semantic")
+        one_shot(query, root, exclude, 1, {})  # fills the answer cache for the CLI's request
+        cached = one_shot(query, root, exclude, shots, {})
+        r, n, bad, checked, why = resolution(on, query, root, exclude)
+        for key, value in zip(totals, (r, n, bad, checked), strict=True):
+            totals[key] += value
+        for cause, count in why.items():
+            causes[cause] = causes.get(cause, 0) + count
         statuses = on.summary.telemetry.get("semantic", {})
         print(
-            f"{query} | {len(on.findings)} {dict(statuses)}"
-            f" | {median(warm_on):.0f}/{median(warm_off):.0f}"
-            f" (+{median(warm_on) - median(warm_off):.0f}) | {median(stage):.0f} | {median(rg):.0f}"
-            f" | {shot_on:.0f}/{shot_off:.0f} (+{shot_on - shot_off:.0f}) | {r}/{n}"
-            f" | identical warm runs: {len(outputs) == 1}"
+            f"{query} | {dict(statuses)}"
+            f" | {median(server_on):.0f}/{median(server_off):.0f}"
+            f" (+{median(server_on) - median(server_off):.0f}) | {median(stage):.0f}"
+            f" | {median(cached_on):.0f}/{median(cached_off):.0f}"
+            f" (+{median(cached_on) - median(cached_off):.0f}) | {median(rg):.0f}"
+            f" | {fresh[0]:.2f}/{fresh[1]:.2f} vs {off[0]:.2f}/{off[1]:.2f}"
+            f" (+{fresh[0] - off[0]:.2f} s) | {cached[0]:.2f}/{cached[1]:.2f}"
+            f" (+{cached[0] - off[0]:.2f} s) | {r}/{n} {why or ''}"
+            f" | cached {len(cached_outputs) == 1}, uncached {len(fresh_outputs) == 1}"
         )
+    total, resolved = totals["callsites"], totals["resolved"]
     rate = f"{100 * resolved / total:.1f}%" if total else "n/a"
-    print(f"callsites of root-defined names resolved: {resolved}/{total} = {rate}")
-    print(f"resolved definitions not on a `definition` line: {bad_targets}/{targets}")
+    print(f"callsites of root-defined names resolved: {resolved}/{total} = {rate}; misses {causes}")
+    typed = total - causes.get("unknown", 0)
+    if typed:
+        print(f"  of those Pyrefly typed: {resolved}/{typed} = {100 * resolved / typed:.1f}%")
+    print(f"resolved definitions not on a `definition` line: {totals['bad']}/{totals['checked']}")
     server = pool().running(root)
     if server is not None and server.process is not None:
-        print(f"pyrefly peak RSS: {peak_rss_mb(server.process.pid):.0f} MB")
+        print(
+            f"pyrefly peak RSS: {peak_rss_mb(server.process.pid):.0f} MB"
+            f" ({len(server._versions)} files open)"
+        )
+    os.environ["CQ_SEMANTIC_CACHE"] = "0"
     for how in ("killed", "stopped"):
         print(f"{how} server: {failure(queries[0], root, exclude, how)}")
     pool().stop_all()
+
+
+def timed(request: SearchRequest):  # type: ignore[no-untyped-def]
+    t = time.perf_counter()
+    result = run_search(request)
+    return result, (time.perf_counter() - t) * 1000
+
+
+def stable_json(result) -> bytes:  # type: ignore[no-untyped-def]
+    """The result without its run facts (timings, counters)."""
+    return msgspec.json.encode(msgspec.structs.replace(result, run=None))
 
 
 def rg_ms(query: str, root: str, exclude: tuple[str, ...]) -> float:
@@ -123,38 +177,49 @@ def rg_ms(query: str, root: str, exclude: tuple[str, ...]) -> float:
     return time_command(argv, cwd=root).seconds * 1000
 
 
-def one_shot(query: str, root: str, exclude: tuple[str, ...], runs: int) -> tuple[float, float]:
-    argv = [*cq_command(), "search", query, "--root", root, "--format", "json"]
+def one_shot(
+    query: str, root: str, exclude: tuple[str, ...], runs: int, env: dict[str, str], *extra: str
+) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``cq search`` in a new process."""
+    argv = [*cq_command(), "search", query, "--root", root, "--format", "json", *extra]
     for glob in exclude:
         argv += ["--exclude", glob]
-    on, off = [], []
-    for _ in range(runs):
-        on.append(time_command(argv).seconds * 1000)
-        off.append(time_command([*argv, "--no-semantic"]).seconds * 1000)
-    return median(on), median(off)
+    timings = [time_command(argv, env=env) for _ in range(runs)]
+    return median([t.seconds for t in timings]), median([t.cpu_seconds for t in timings])
 
 
 def resolution(result, query: str, root: str, exclude: tuple[str, ...]):  # type: ignore[no-untyped-def]
-    """(resolved, callsites): shown callsites of a name the root defines that got a resolved
-    definition (in the root, or a module name outside it); (bad, checked): resolved definitions
-    in the root on a line cq does not classify as ``definition`` (checked with a search for
-    the identifier at that place)."""
+    """(resolved, callsites, bad, checked, causes): shown callsites of a name the root defines
+    that got a resolved definition, and why the others did not; resolved definitions in the
+    root on a line cq does not classify as ``definition``."""
     every = _all_findings(query, root, exclude)
     defined = any(f.category == "definition" and f.text == query for f in every.values())
     resolved = total = bad = checked = 0
+    causes: dict[str, int] = {}
     for f in result.findings:
         semantic = f.enrichment.semantic if f.enrichment else None
         target = semantic.definition if semantic else None
         if f.category == "callsite" and f.text.split(".")[-1] == query and defined:
             total += 1
             resolved += target is not None
+            if target is None:
+                cause = miss_cause(semantic)
+                causes[cause] = causes.get(cause, 0) + 1
         if target is not None and target.file is not None and f.category != "definition":
             line = (Path(root) / target.file).read_text(errors="replace").split("\n")
             name = identifier_at(line[target.line - 1], target.col) or query
             here = _all_findings(name, root, exclude).get((target.file, target.line))
             checked += 1
             bad += here is None or here.category != "definition"
-    return resolved, total, bad, checked
+    return resolved, total, bad, checked, causes
+
+
+def miss_cause(semantic) -> str:  # type: ignore[no-untyped-def]
+    if semantic is None or semantic.status != "applied":
+        return "cut"
+    if semantic.type is None or "Unknown" in semantic.type:
+        return "unknown"
+    return "none"
 
 
 _FINDINGS: dict[tuple[str, str], dict] = {}

@@ -9,6 +9,7 @@ their confidence); the final order is computed once, after that.
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -127,13 +128,11 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 enriched = semantic.apply(enriched, 0)  # every finding here is a shown one
 
         with _timed(timings, "order"):
+            # The semantic refinement (resolved uses of the target first) is the last reorder:
+            # after the index fusion, which moves whole files, when there is one.
+            refine = None if semantic is None else partial(semantic.rerank, patterns=patterns)
             ordered, tally = final_order(
-                ranked,
-                enriched.findings,
-                ranking,
-                refine=None
-                if semantic is None
-                else lambda shown: semantic.rerank(shown, patterns, request),
+                ranked, enriched.findings, ranking, refine=None if fusing else refine
             )
             fused = IndexFusion(findings=[])
             if fusing:  # the index reorders files of every finding (cq.index)
@@ -142,6 +141,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 )
                 tally = Tally.of(fused.findings)
                 ordered = fused.findings[: request.limit] if request.limit > 0 else fused.findings
+                ordered = refine(ordered) if refine is not None else ordered
 
         corpus.finish()
         read = corpus.stats()

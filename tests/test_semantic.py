@@ -436,7 +436,7 @@ def test_answers_cut_by_the_budget_are_not_kept(tree: Path) -> None:
     assert "semantic.cached" not in full["run"]["counters"]
 
 
-def test_a_call_typed_from_typeshed_resolves_by_its_type_definition(tmp_path: Path) -> None:
+def test_a_call_typed_from_typeshed_resolves_to_the_roots_source_of_it(tmp_path: Path) -> None:
     """A root holding a stdlib module's source (here ``abc``, as the stdlib itself does):
     Pyrefly types ``Sized.register`` from its bundled stub but answers no definition."""
     root = write_tree(
@@ -451,4 +451,8 @@ def test_a_call_typed_from_typeshed_resolves_by_its_type_definition(tmp_path: Pa
     result = _search(root, "register", env=ANSWER_BUDGET)
     call = next(f for f in result["findings"] if f["category"] == "callsite")
     assert _semantic(call)["type"].startswith("def register")
-    assert _semantic(call)["definition"] == {"module": "abc.register"}
+    assert _semantic(call)["definition"] == {"module": "abc.ABCMeta.register"}
+    dotted = _search(root, "ABCMeta.register", env=ANSWER_BUDGET)
+    assert dotted["summary"]["telemetry"]["semantic.target"]["resolved_to_target"] == 1
+    lead = [(f["file"], f["category"]) for f in dotted["findings"][:2]]
+    assert sorted(lead) == [("abc.py", "definition"), ("use.py", "callsite")]

@@ -98,6 +98,16 @@ def relative_to_root(path: str, root: str) -> str | None:
         return None
 
 
+def module_of(relative: str) -> str:
+    """``pkg/mod.py`` -> ``pkg.mod``, ``pkg/__init__.py`` -> ``pkg``: a root file's module as
+    imported from the root."""
+    parts = relative.split("/")
+    parts[-1] = re.sub(r"\.pyi?$", "", parts[-1])
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
 def module_name(path: str, name: str | None) -> str:
     """``/…/lib/python3.11/typing.py`` + ``Protocol`` -> ``typing.Protocol``: the dotted name of
     a definition outside the root (after the last library marker, else the file's stem)."""
@@ -124,12 +134,16 @@ def identifier_at(line: str, col: int) -> str | None:
 
 
 def definition_fact(
-    path: str, line0: int, units: int, root: str, read_line: Any
+    path: str, line0: int, units: int, root: str, read_line: Any, owner: str | None = None
 ) -> SemanticDefinition:
-    """A definition location as cq reports it: in the root by place, outside it by name."""
+    """A definition location as cq reports it: in the root by place, outside it by name
+    (with its class ``owner``, when it has one)."""
     text = read_line(path, line0) or ""
     col = char_col(text, units)
     relative = relative_to_root(path, root)
     if relative is not None:
         return SemanticDefinition(file=relative, line=line0 + 1, col=col)
-    return SemanticDefinition(module=module_name(path, identifier_at(text, col)))
+    name = identifier_at(text, col)
+    if owner and name:
+        name = f"{owner}.{name}"
+    return SemanticDefinition(module=module_name(path, name))

@@ -113,7 +113,7 @@ class Questions:
             for path, line0, units in sorted(locations(answer)):
                 text = self._line(path, line0) or ""
                 if _DEF.match(text) and identifier_at(text, char_col(text, units)) == name:
-                    ask.definition = definition_fact(path, line0, units, self.root, self._line)
+                    ask.definition = self._fact(path, line0, units, name)
                     break
 
     def references(self, asks: list[Ask], deadline: float) -> None:
@@ -164,30 +164,43 @@ class Questions:
         if not found:
             return None
         path, line0, units = min(found)  # several (overloads, stubs): the first in path order
-        name = ask.finding.text.rsplit(".", 1)[-1]
-        line0, units = self._class_of_constructor(path, line0, units, name)
-        return definition_fact(path, line0, units, self.root, self._line)
+        return self._fact(path, line0, units, ask.finding.text.rsplit(".", 1)[-1])
 
-    def _class_of_constructor(
-        self, path: str, line0: int, units: int, name: str
-    ) -> tuple[int, int]:
-        """``Client(...)`` resolves to ``def __init__``: report the class it constructs (the
-        line cq calls the definition of ``Client``), found upward at a smaller indentation."""
+    def _fact(self, path: str, line0: int, units: int, name: str) -> SemanticDefinition:
+        """``Client(...)`` resolves to ``def __init__``: the class it constructs is reported
+        (the line cq calls the definition of ``Client``). Outside the root, a method is named
+        with its class (``abc.ABCMeta.register``), so it can be matched with the root's own
+        source of that module (``ranking.py``)."""
         text = self._line(path, line0) or ""
-        if name.startswith("__") or not _CONSTRUCTOR.match(text):
-            return line0, units
+        owner = self._owner(path, line0)
+        if owner is not None and not name.startswith("__") and _CONSTRUCTOR.match(text):
+            above, col, cls = owner
+            if cls == name:
+                return definition_fact(path, above, col, self.root, self._line)
+        return definition_fact(
+            path, line0, units, self.root, self._line, owner=owner[2] if owner else None
+        )
+
+    def _owner(self, path: str, line0: int) -> tuple[int, int, str] | None:
+        """(line, UTF-16 column, name) of the class whose body holds ``line0``: the first
+        line above at a smaller indentation, when it is a ``class``."""
+        text = self._line(path, line0) or ""
         indent = len(text) - len(text.lstrip())
+        if indent == 0:
+            return None
         for above in range(line0 - 1, -1, -1):
             line = self._line(path, above)
             if line is None:
                 break
             stripped = line.lstrip()
-            if stripped and len(line) - len(stripped) < indent:
+            if (
+                stripped
+                and not stripped.startswith(("#", "@"))
+                and len(line) - len(stripped) < indent
+            ):
                 found = _CLASS.match(line)
-                if found and found.group(2) == name:
-                    return above, utf16_col(line, found.start(2))
-                break
-        return line0, units
+                return (above, utf16_col(line, found.start(2)), found.group(2)) if found else None
+        return None
 
     def _line(self, path: str, line0: int) -> str | None:
         rel = relative_to_root(path, self.root)

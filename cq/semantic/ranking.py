@@ -21,6 +21,7 @@ import re
 
 from cq.model import Finding, Pattern
 from cq.rank import is_exact_definition, queried_names
+from cq.semantic.answers import module_of
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # "who calls X", "where is it called?", "callers of X", "what calls X", "call sites of X"
@@ -39,15 +40,15 @@ def refine_order(
     target = _target(shown, patterns, dotted, callers)
     if target is None:
         return shown, {}
-    key = (target.file, target.line)
+    keys = _keys(target)
     name = _last(target.text)
     resolved = [_resolved_key(f) if _last(f.text) == name else None for f in shown]
     to_target = [
         i
         for i, f in enumerate(shown)
-        if resolved[i] == key and (not callers or f.category == "callsite")
+        if resolved[i] in keys and (not callers or f.category == "callsite")
     ]
-    elsewhere = sum(1 for r in resolved if r is not None and r != key)  # same name only
+    elsewhere = sum(1 for r in resolved if r is not None and r not in keys)  # same name only
     counts = {"resolved_to_target": len(to_target), "resolved_elsewhere": elsewhere}
     if callers:
         counts["callers_question"] = 1
@@ -80,12 +81,25 @@ def _scope_ends_with(scope: str | None, dotted: str) -> bool:
     return bool(scope) and (scope == dotted or str(scope).endswith("." + dotted))
 
 
+def _keys(target: Finding) -> set[tuple[str, int]]:
+    """The target's place, and its dotted name (``abc.ABCMeta.register`` for ``abc.py`` in
+    scope ``ABCMeta.register``): a root holding a module's source (the stdlib) sees uses
+    resolved to that module's stub outside the root, which is the same definition."""
+    keys = {(target.file, target.line)}
+    if target.containing_scope:
+        keys.add((f"{module_of(target.file)}.{target.containing_scope}", 0))
+    return keys
+
+
 def _resolved_key(f: Finding) -> tuple[str, int] | None:
-    """(file, line) of the definition Pyrefly resolved this use to, when in the root."""
+    """(file, line) of the definition Pyrefly resolved this use to, or (dotted name, 0)
+    when it is outside the root."""
     if f.category not in _RESOLVED_CATEGORIES or f.enrichment is None:
         return None
     semantic = f.enrichment.semantic
     target = semantic.definition if semantic is not None else None
-    if target is None or target.file is None:
+    if target is None:
         return None
+    if target.file is None:
+        return (target.module, 0) if target.module else None
     return (target.file, target.line)

@@ -56,6 +56,7 @@ class SemanticRun:
         self, settings: SemanticSettings, request: SearchRequest, active: bool, corpus: Corpus
     ) -> None:
         self.settings = settings
+        self.request = request
         self.root = request.root
         self.corpus = corpus  # the search's files, read once for every stage
         self.active = active
@@ -109,15 +110,14 @@ class SemanticRun:
         self.telemetry["semantic"] = dict(sorted(counts.items()))
         return msgspec.structs.replace(enriched, findings=out)
 
-    def rerank(
-        self, ranked: list[Finding], patterns: tuple[Pattern, ...], request: SearchRequest
-    ) -> list[Finding]:
+    def rerank(self, ranked: list[Finding], patterns: tuple[Pattern, ...]) -> list[Finding]:
         """Within the shown prefix, hits resolved to the queried definition first
         (``ranking.refine_order``); unchanged when the stage is not active."""
         if not self.active:
             return ranked
-        cut = len(ranked) if request.limit <= 0 else min(request.limit, len(ranked))
-        shown, counts = refine_order(ranked[:cut], patterns, request.query)
+        limit = self.request.limit
+        cut = len(ranked) if limit <= 0 else min(limit, len(ranked))
+        shown, counts = refine_order(ranked[:cut], patterns, self.request.query)
         if counts:
             self.telemetry["semantic.target"] = counts
         return shown + ranked[cut:]
