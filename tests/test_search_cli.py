@@ -273,8 +273,10 @@ def test_python_module_entry_point(repo: Path) -> None:
 
 def test_a_repeated_identifier_search_loads_no_heavy_module(repo: Path, tmp_path: Path) -> None:
     """Start-up is most of a warm search: the second search of a name must not import LibCST,
-    the LLM client, the rewriters, the MCP SDK or importlib.metadata (~0.4 s between them)."""
+    the LLM client, the rewriters, the MCP SDK or importlib.metadata (~0.4 s between them),
+    nor the semantic stage, which is off in the suite (~4 ms)."""
     heavy = ("libcst", "httpx", "mcp", "importlib.metadata", "cq.rewrite.run", "cq.rewrite.llm")
+    heavy += ("cq.semantic.stage",)
     code = (
         "import sys; from cq.cli import main; main(['search', 'register', '--root', sys.argv[1]]);"
         f"print('LOADED', *sorted(m for m in sys.modules if m.startswith({heavy!r})))"
