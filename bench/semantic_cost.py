@@ -92,7 +92,8 @@ def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: in
     print(f"budget {budget} ms; ms are medians of {runs}; one-shot: wall/CPU s")
     print(
         "query | statuses (warm server) | warm server on/off ms | stage ms | warm cached"
-        " on/off ms | rg ms | one-shot fresh on/off | one-shot cached on | resolved | identical"
+        " on/off ms | rg ms | one-shot fresh on vs off | one-shot cached on vs off"
+        " | resolved | identical"
     )
     for query in queries:
         request = SearchRequest(query=query, root=root, exclude=exclude)
@@ -119,10 +120,9 @@ def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: in
             cached_off.append(timed(off_request)[1])
         rg = [rg_ms(query, root, exclude) for _ in range(runs)]
         shots = max(2, runs // 2)
-        fresh = one_shot(query, root, exclude, shots, {"CQ_SEMANTIC_CACHE": "0"})
-        off = one_shot(query, root, exclude, shots, {}, "--no-semantic")
-        one_shot(query, root, exclude, 1, {})  # fills the answer cache for the CLI's request
-        cached = one_shot(query, root, exclude, shots, {})
+        fresh, off = one_shots(query, root, exclude, shots, {"CQ_SEMANTIC_CACHE": "0"})
+        one_shots(query, root, exclude, 1, {})  # fills the answer cache for the CLI's request
+        cached, cached_off = one_shots(query, root, exclude, shots, {})
         r, n, bad, checked, why = resolution(on, query, root, exclude)
         for key, value in zip(totals, (r, n, bad, checked), strict=True):
             totals[key] += value
@@ -137,7 +137,8 @@ def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: in
             f" (+{median(cached_on) - median(cached_off):.0f}) | {median(rg):.0f}"
             f" | {fresh[0]:.2f}/{fresh[1]:.2f} vs {off[0]:.2f}/{off[1]:.2f}"
             f" (+{fresh[0] - off[0]:.2f} s) | {cached[0]:.2f}/{cached[1]:.2f}"
-            f" (+{cached[0] - off[0]:.2f} s) | {r}/{n} {why or ''}"
+            f" vs {cached_off[0]:.2f}/{cached_off[1]:.2f} (+{cached[0] - cached_off[0]:.2f} s)"
+            f" | {r}/{n} {why or ''}"
             f" | cached {len(cached_outputs) == 1}, uncached {len(fresh_outputs) == 1}"
         )
     total, resolved = totals["callsites"], totals["resolved"]
@@ -177,14 +178,22 @@ def rg_ms(query: str, root: str, exclude: tuple[str, ...]) -> float:
     return time_command(argv, cwd=root).seconds * 1000
 
 
-def one_shot(
-    query: str, root: str, exclude: tuple[str, ...], runs: int, env: dict[str, str], *extra: str
-) -> tuple[float, float]:
-    """Median wall and CPU seconds of ``cq search`` in a new process."""
-    argv = [*cq_command(), "search", query, "--root", root, "--format", "json", *extra]
+def one_shots(
+    query: str, root: str, exclude: tuple[str, ...], runs: int, env: dict[str, str]
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Median (wall, CPU) seconds of ``cq search`` in a new process with the stage on and with
+    ``--no-semantic``, interleaved (the load of a shared machine drifts)."""
+    argv = [*cq_command(), "search", query, "--root", root, "--format", "json"]
     for glob in exclude:
         argv += ["--exclude", glob]
-    timings = [time_command(argv, env=env) for _ in range(runs)]
+    on, off = [], []
+    for _ in range(runs):
+        on.append(time_command(argv, env=env))
+        off.append(time_command([*argv, "--no-semantic"], env=env))
+    return _walls(on), _walls(off)
+
+
+def _walls(timings: list) -> tuple[float, float]:  # type: ignore[type-arg]
     return median([t.seconds for t in timings]), median([t.cpu_seconds for t in timings])
 
 
