@@ -16,7 +16,9 @@ Per tree (the stdlib without site-packages, plus any ``--tree NAME=DIR``), per q
    others did not: ``cut`` (the budget or a failed server), ``unknown`` (Pyrefly has no type
    for the call: an untyped receiver, a fixture, a module it cannot import), ``none``
    (typed, yet no definition); and whether every resolved definition in the root is a line
-   cq classifies as ``definition`` (all findings of that name, ``--limit 0``);
+   cq classifies as ``definition`` (all findings of that name, ``--limit 0``), a function
+   parameter counted apart (a call of ``deepcopy`` inside ``def f(x, deepcopy=deepcopy)``
+   resolves to the parameter, which cq labels a reference);
 5. a killed and a SIGSTOPped server: the search's stage time against budget + 0.5 s;
 6. Pyrefly's peak RSS (``VmHWM``) on the tree after the queries, and the files it had open.
 
@@ -27,6 +29,7 @@ Per tree (the stdlib without site-packages, plus any ``--tree NAME=DIR``), per q
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import signal
 import subprocess
@@ -87,7 +90,7 @@ def load() -> str:
 
 def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: int) -> None:
     budget = os.environ.get("CQ_SEMANTIC_BUDGET_MS", "1000")
-    totals = {"resolved": 0, "callsites": 0, "bad": 0, "checked": 0}
+    totals = {"resolved": 0, "callsites": 0, "bad": 0, "checked": 0, "parameters": 0}
     causes: dict[str, int] = {}
     print(f"budget {budget} ms; ms are medians of {runs}; one-shot: wall/CPU s")
     print(
@@ -123,8 +126,8 @@ def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: in
         fresh, off = one_shots(query, root, exclude, shots, {"CQ_SEMANTIC_CACHE": "0"})
         one_shots(query, root, exclude, 1, {})  # fills the answer cache for the CLI's request
         cached, cached_off = one_shots(query, root, exclude, shots, {})
-        r, n, bad, checked, why = resolution(on, query, root, exclude)
-        for key, value in zip(totals, (r, n, bad, checked), strict=True):
+        r, n, bad, checked, why, params = resolution(on, query, root, exclude)
+        for key, value in zip(totals, (r, n, bad, checked, params), strict=True):
             totals[key] += value
         for cause, count in why.items():
             causes[cause] = causes.get(cause, 0) + count
@@ -147,7 +150,10 @@ def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: in
     typed = total - causes.get("unknown", 0)
     if typed:
         print(f"  of those Pyrefly typed: {resolved}/{typed} = {100 * resolved / typed:.1f}%")
-    print(f"resolved definitions not on a `definition` line: {totals['bad']}/{totals['checked']}")
+    print(
+        f"resolved definitions not on a `definition` line: {totals['bad']}/{totals['checked']}"
+        f" (parameters, which cq labels reference/assignment: {totals['parameters']})"
+    )
     server = pool().running(root)
     if server is not None and server.process is not None:
         print(
@@ -198,12 +204,13 @@ def _walls(timings: list) -> tuple[float, float]:  # type: ignore[type-arg]
 
 
 def resolution(result, query: str, root: str, exclude: tuple[str, ...]):  # type: ignore[no-untyped-def]
-    """(resolved, callsites, bad, checked, causes): shown callsites of a name the root defines
-    that got a resolved definition, and why the others did not; resolved definitions in the
-    root on a line cq does not classify as ``definition``."""
+    """(resolved, callsites, bad, checked, causes, parameters): shown callsites of a name the
+    root defines that got a resolved definition, and why the others did not; resolved
+    definitions in the root on a line cq does not classify as ``definition``, and those that
+    are function parameters."""
     every = _all_findings(query, root, exclude)
     defined = any(f.category == "definition" and f.text == query for f in every.values())
-    resolved = total = bad = checked = 0
+    resolved = total = bad = checked = params = 0
     causes: dict[str, int] = {}
     for f in result.findings:
         semantic = f.enrichment.semantic if f.enrichment else None
@@ -219,8 +226,22 @@ def resolution(result, query: str, root: str, exclude: tuple[str, ...]):  # type
             name = identifier_at(line[target.line - 1], target.col) or query
             here = _all_findings(name, root, exclude).get((target.file, target.line))
             checked += 1
-            bad += here is None or here.category != "definition"
-    return resolved, total, bad, checked, causes
+            if here is None or here.category != "definition":
+                if is_parameter(root, target.file, target.line, target.col):
+                    params += 1  # a binding, not a def: cq labels it reference/assignment
+                else:
+                    bad += 1
+    return resolved, total, bad, checked, causes, params
+
+
+def is_parameter(root: str, file: str, line: int, col: int) -> bool:
+    """Whether (line, col) names a function parameter (``def f(x, deepcopy=deepcopy)``: a call
+    of ``deepcopy`` in the body resolves there, and cq labels the name a reference)."""
+    tree = ast.parse((Path(root) / file).read_bytes())
+    return any(
+        isinstance(node, ast.arg) and node.lineno == line and node.col_offset == col
+        for node in ast.walk(tree)
+    )
 
 
 def miss_cause(semantic) -> str:  # type: ignore[no-untyped-def]

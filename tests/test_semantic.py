@@ -456,3 +456,28 @@ def test_a_call_typed_from_typeshed_resolves_to_the_roots_source_of_it(tmp_path:
     assert dotted["summary"]["telemetry"]["semantic.target"]["resolved_to_target"] == 1
     lead = [(f["file"], f["category"]) for f in dotted["findings"][:2]]
     assert sorted(lead) == [("abc.py", "definition"), ("use.py", "callsite")]
+
+
+def test_files_closed_past_the_open_file_cap_are_answered_alike_when_reopened(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cq.semantic import server
+
+    monkeypatch.setattr(server, "MAX_OPEN_FILES", 1)  # every new file closes the last one
+    monkeypatch.setenv("CQ_SEMANTIC_CACHE", "0")
+    monkeypatch.setenv("CQ_ENRICH_BUDGET_MS", NO_ENRICH_CLOCK["CQ_ENRICH_BUDGET_MS"])
+    request = SearchRequest(query="build_graph_product", root=str(tree))
+    try:
+        first = run_search(request)
+        run_search(msgspec_replace(request, query="Other"))
+        again = run_search(request)
+        opened = pool().running(str(tree))._versions  # type: ignore[union-attr]
+    finally:
+        pool().stop_all()
+    facts = [f.enrichment.semantic for f in first.findings]
+    assert {f.status for f in facts} == {"applied"}
+    assert any(f.diagnostics for f in facts)
+    assert [f.enrichment.semantic for f in again.findings] == facts
+    # only this search's files stayed open; graph.py was closed by "Other" and opened again
+    assert sorted(Path(p).name for p in opened) == ["graph.py", "use.py"]
+    assert opened[str(tree / "pkg" / "graph.py")][0] == 2

@@ -166,6 +166,9 @@ class SemanticRun:
         questions.positions(asks, deadline)
         questions.references(asks, deadline)
         questions.diagnostics(asks, versions, deadline)
+        with self._files_lock:
+            mine = {str(Path(self.root) / rel) for rel in self._files}
+        server.trim(keep=mine)
         return [ask.facts() for ask in asks]
 
     def _prepare(self, files: list[str]) -> None:
