@@ -16,7 +16,8 @@ Per tree (the stdlib without site-packages, plus any ``--tree NAME=DIR``), per q
    others did not: ``cut`` (the budget or a failed server), ``unknown`` (Pyrefly has no type
    for the call: an untyped receiver, a fixture, a module it cannot import), ``none``
    (typed, yet no definition); and whether every resolved definition in the root is a line
-   cq classifies as ``definition`` (all findings of that name, ``--limit 0``), a function
+   cq classifies as ``definition`` (callsites' targets; all findings of that name,
+   ``--limit 0``; an import's target is a module, line 1), a function
    parameter counted apart (a call of ``deepcopy`` inside ``def f(x, deepcopy=deepcopy)``
    resolves to the parameter, which cq labels a reference);
 5. a killed and a SIGSTOPped server: the search's stage time against budget + 0.5 s;
@@ -125,7 +126,7 @@ def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: in
         shots = max(2, runs // 2)
         fresh, off = one_shots(query, root, exclude, shots, {"CQ_SEMANTIC_CACHE": "0"})
         one_shots(query, root, exclude, 1, {})  # fills the answer cache for the CLI's request
-        cached, cached_off = one_shots(query, root, exclude, shots, {})
+        shot, shot_off = one_shots(query, root, exclude, shots, {})
         r, n, bad, checked, why, params = resolution(on, query, root, exclude)
         for key, value in zip(totals, (r, n, bad, checked, params), strict=True):
             totals[key] += value
@@ -139,8 +140,8 @@ def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: in
             f" | {median(cached_on):.0f}/{median(cached_off):.0f}"
             f" (+{median(cached_on) - median(cached_off):.0f}) | {median(rg):.0f}"
             f" | {fresh[0]:.2f}/{fresh[1]:.2f} vs {off[0]:.2f}/{off[1]:.2f}"
-            f" (+{fresh[0] - off[0]:.2f} s) | {cached[0]:.2f}/{cached[1]:.2f}"
-            f" vs {cached_off[0]:.2f}/{cached_off[1]:.2f} (+{cached[0] - cached_off[0]:.2f} s)"
+            f" (+{fresh[0] - off[0]:.2f} s) | {shot[0]:.2f}/{shot[1]:.2f}"
+            f" vs {shot_off[0]:.2f}/{shot_off[1]:.2f} (+{shot[0] - shot_off[0]:.2f} s)"
             f" | {r}/{n} {why or ''}"
             f" | cached {len(cached_outputs) == 1}, uncached {len(fresh_outputs) == 1}"
         )
@@ -221,7 +222,7 @@ def resolution(result, query: str, root: str, exclude: tuple[str, ...]):  # type
             if target is None:
                 cause = miss_cause(semantic)
                 causes[cause] = causes.get(cause, 0) + 1
-        if target is not None and target.file is not None and f.category != "definition":
+        if target is not None and target.file is not None and f.category == "callsite":
             line = (Path(root) / target.file).read_text(errors="replace").split("\n")
             name = identifier_at(line[target.line - 1], target.col) or query
             here = _all_findings(name, root, exclude).get((target.file, target.line))
