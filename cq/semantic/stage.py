@@ -144,7 +144,8 @@ class SemanticRun:
         for i, fact in zip(missing, self._ask([hits[i] for i in missing], deadline), strict=True):
             facts[i] = fact
         fresh = {keys[i]: facts[i] for i in missing if i in keys and facts[i].status == "applied"}
-        self.memo.put(fresh, every_hit_known=all(facts[i].status == "applied" for i in code))
+        complete = len(keys) == len(code) and all(facts[i].status == "applied" for i in code)
+        self.memo.put(fresh, every_hit_known=complete)
         self.counters = RunCounters(
             semantic_cached=len(code) - len(missing), semantic_asked=len(missing)
         )
