@@ -8,7 +8,11 @@ within open files), answers ``workspace/configuration`` with ``displayTypeErrors
 then indexes the workspace in the background (``--workspace-indexing-limit`` raised from its
 2000 files so a 4,000-file repository is covered). It reports the end of indexing only on
 stderr ("Populated all files in the ..."), so that is what ``indexed`` watches; references
-asked before then may be partial and are marked so by the stage.
+asked before then may be partial and are marked so by the stage. Pyrefly 1.4.1 indexes a
+workspace with its own required excludes only (a client's ``extraProjectExcludes`` did not
+keep an excluded ``vendor/`` out of the references) and finds no file under a hidden directory:
+the stdlib of a pyenv Python (``~/.pyenv/...``) is not indexed at all ("Prepare to check 0
+files"), its memory is that of the files cq opens and what they import (``MAX_OPEN_FILES``).
 
 Files: Pyrefly reads the tree and writes nothing into it (checked: a tree diffed before and
 after a session, with and without a ``pyproject.toml``). It has no on-disk cache; it unpacks
