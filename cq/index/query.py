@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
 
+from cq.index.mentions import Definition, Mention, Weights, code_names, defining_files, named_files
 from cq.index.words import split_words
+from cq.rank import path_role
+from cq.rewrite import extract_mentions
 
 MAX_WORDS = 256  # distinct query words kept (most frequent first): long tracebacks repeat
 FILE_BOOSTS = {"path_words": 2.0, "names": 1.0, "doc": 0.5, "body": 1.0}
@@ -39,8 +43,33 @@ class IndexHit(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class IndexHits(msgspec.Struct, frozen=True, kw_only=True):
+    """BM25's files and units, and the files the text names or whose definitions it names
+    (``mentions.py``: Python files only)."""
+
     files: tuple[IndexHit, ...] = ()
     units: tuple[IndexHit, ...] = ()
+    named: tuple[Mention, ...] = ()
+    defined: tuple[Mention, ...] = ()
+
+
+def ask(index: Any, paths: Iterable[str], text: str, terms: tuple[str, ...]) -> IndexHits:
+    """Everything the index says about a question: BM25 hits for its words and the rewriter's
+    terms, the files it names, the files defining the names it writes as code."""
+    hits = search_index(index, query_words(text, terms))
+    py = [p for p in paths if p.endswith(".py")]
+    if not py:
+        return hits
+    mentions = extract_mentions(text)
+    names = code_names(mentions)
+    own = {
+        name: [d for d in units if d.path.endswith(".py") and path_role(d.path) != "test"]
+        for name, units in definitions(index, names).items()
+    }
+    return msgspec.structs.replace(
+        hits,
+        named=tuple(named_files(mentions, py, Weights())),
+        defined=tuple(defining_files(names, own)),
+    )
 
 
 def query_words(text: str, terms: tuple[str, ...]) -> dict[str, float]:
@@ -95,3 +124,34 @@ def _search(
             )
         )
     return tuple(out)
+
+
+MAX_NAMES = 64  # names looked up as definitions (first written first)
+MAX_DEFINITIONS = 2000  # unit documents read for them
+
+
+def definitions(index: Any, names: list[str]) -> dict[str, list[Definition]]:
+    """Name -> the units of that name (their qualname's last part), in path order."""
+    import tantivy
+
+    names = names[:MAX_NAMES]
+    if not names:
+        return {}
+    pattern = r"(.*[.:])?(" + "|".join(names) + ")"
+    query = tantivy.Query.regex_query(index.schema, "qualname", pattern)
+    searcher = index.searcher()
+    found: list[Definition] = []
+    for _score, address in searcher.search(query, MAX_DEFINITIONS, count=False).hits:
+        doc = searcher.doc(address)
+        found.append(
+            Definition(
+                path=doc.get_first("path"),
+                qualname=doc.get_first("qualname"),
+                line=doc.get_first("line") or 1,
+                kind=doc.get_first("kind"),
+            )
+        )
+    out: dict[str, list[Definition]] = {}
+    for d in sorted(found, key=lambda d: (d.path, d.line)):
+        out.setdefault(d.qualname.replace("::", ".").rsplit(".", 1)[-1], []).append(d)
+    return out

@@ -29,9 +29,12 @@ class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
     terms: float = 1.0
     depth_penalty: float = 0.0
     # A rewritten query's file order fuses rg's with the repository index's (cq/index/fuse.py):
-    # the file's rank in each (0: not found by that signal) and its fused score.
+    # the file's rank in each (0: not found by that signal) and its fused score; with the
+    # files an issue text names (traceback frames, paths) and those defining its code names.
     file_rank_rg: int = 0
     file_rank_index: int = 0
+    file_rank_named: int = 0
+    file_rank_defined: int = 0
     file_fused: float = 0.0
 
 
