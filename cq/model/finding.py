@@ -29,13 +29,20 @@ class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
     terms: float = 1.0
     depth_penalty: float = 0.0
     # A rewritten query's file order fuses rg's with the repository index's (cq/index/fuse.py):
-    # the file's rank in each (0: not found by that signal) and its fused score; with the
-    # files an issue text names (traceback frames, paths) and those defining its code names.
+    # the file's rank in each (0: not found by that signal) and its fused score.
     file_rank_rg: int = 0
     file_rank_index: int = 0
+    file_fused: float = 0.0
+
+
+class NamedBreakdown(ScoreBreakdown, frozen=True, kw_only=True):
+    """The breakdown of a finding whose file a Python question points at: also its rank
+    among the files the text names (traceback frames, paths, modules) and among those
+    defining a name the text writes as code (0: not among them). A subclass, so every other
+    breakdown keeps its fields."""
+
     file_rank_named: int = 0
     file_rank_defined: int = 0
-    file_fused: float = 0.0
 
 
 class Tally(msgspec.Struct, frozen=True, kw_only=True):
