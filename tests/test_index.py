@@ -142,7 +142,7 @@ def test_a_traceback_frame_names_its_file(repo: Path) -> None:
 
 
 def test_a_name_written_as_code_points_at_its_definition(repo: Path) -> None:
-    query = "Chunks are lost when `TemporaryUploadHandler` gets an empty upload"
+    query = "Chunks are lost on empty uploads\nWhen `TemporaryUploadHandler` gets one, no chunk."
     data = search(repo, "--explain", query=query)
     defining = [f for f in data["findings"] if f["file"] == "app/files/handlers.py"]
     assert defining and defining[0]["explain"]["file_rank_defined"] == 1

@@ -61,7 +61,11 @@ class IndexHits(msgspec.Struct, frozen=True, kw_only=True):
 
 def ask(index: Any, paths: Iterable[str], text: str, terms: tuple[str, ...]) -> IndexHits:
     """Everything the index says about a question: BM25 hits for its words and the rewriter's
-    terms, the files it names, the files defining the names it writes as code."""
+    terms, the files it names, and for an issue text (more than one line) the files defining
+    the names it writes as code. A one-line question may ask for a name's uses ("who calls
+    build_graph"): its definition's file must not lead then; on titles alone the defining
+    files changed file Acc@5 not at all (python_tuning 313: 50.5 either way, Acc@1 27.5 ->
+    29.1; lite-dev 22: 68.2 either way)."""
     paths = list(paths)
     py = [p for p in paths if p.endswith(".py")]
     python = len(py) * 2 > len(paths)
@@ -69,16 +73,15 @@ def ask(index: Any, paths: Iterable[str], text: str, terms: tuple[str, ...]) -> 
     if not py:
         return hits
     mentions = extract_mentions(text)
+    named = tuple(named_files(mentions, py, Weights()))
+    if len([ln for ln in text.splitlines() if ln.strip()]) < 2:
+        return msgspec.structs.replace(hits, named=named)
     names = code_names(mentions)
     own = {
         name: [d for d in units if d.path.endswith(".py") and path_role(d.path) != "test"]
         for name, units in definitions(index, names).items()
     }
-    return msgspec.structs.replace(
-        hits,
-        named=tuple(named_files(mentions, py, Weights())),
-        defined=tuple(defining_files(names, own)),
-    )
+    return msgspec.structs.replace(hits, named=named, defined=tuple(defining_files(names, own)))
 
 
 def query_words(text: str, terms: tuple[str, ...], title: float = 1.0) -> dict[str, float]:
