@@ -258,7 +258,8 @@ def _acc5(s: Signals, fusion: Fusion) -> bool:
     top = msgspec.structs.replace(
         s.hits, named=s.hits.named[:GRID_TOP], defined=s.hits.defined[:GRID_TOP]
     )
-    files = [v.file for v in fused_files(s.rg_files[:GRID_TOP], ix, fusion, top)[:5]]
+    votes = fused_files(s.rg_files[:GRID_TOP], ix, fusion, top, tests_wanted=s.focus == "tests")
+    files = [v.file for v in votes[:5]]
     return bool(s.gold) and all(g in files for g in s.gold)
 
 
