@@ -29,8 +29,8 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cq.index.build import update_index
-from cq.index.fuse import DEFAULT, Fusion, fused_files, fused_units, index_file_order
-from cq.index.query import IndexHits, query_words, search_index
+from cq.index.fuse import Fusion, fused_files, fused_units, fusion_for, index_file_order
+from cq.index.query import IndexHits, ask
 from cq.index.scopes import rg_scope_key
 
 _lock = threading.Lock()
@@ -75,7 +75,7 @@ def gather(row: dict, args: argparse.Namespace, text: str) -> Signals | None:
                 scopes.append((f["file"], rg_scope_key(f["file"], f["containing_scope"])))
     with _lock:  # one writer per index: trees are distinct, but keep the load down
         opened, _ = update_index(tree)
-    hits = search_index(opened.index, query_words(query, terms))
+    hits = ask(opened.index, opened.manifest, query, terms)
     return Signals(
         id=row["instance_id"],
         repo=row["repo"],
@@ -96,25 +96,17 @@ def requery(s: Signals, rows: dict[str, dict], trees: str) -> Signals:
     """The same issue's index hits from the current cq.index code (rg's side is kept)."""
     tree = Path(trees).resolve() / s.id
     query = _loc.query_text(rows[s.id], s.text)
-    terms = s.terms or _terms(query, tree)
+    terms = s.terms
     opened, _ = update_index(tree)
-    hits = search_index(opened.index, query_words(query, terms))
+    hits = ask(opened.index, opened.manifest, query, terms)
     return msgspec.structs.replace(s, hits=hits, terms=terms)
 
 
-def _terms(query: str, tree: Path) -> tuple[str, ...]:
-    """The offline rewriter's terms, as a search would use them (older signal files)."""
-    from cq.model import SearchRequest
-    from cq.rewrite.run import rewrite_query
-
-    summary = rewrite_query(SearchRequest(query=query, root=str(tree)), "forced").summary
-    return summary.identifiers + summary.literals
-
-
-def orders(s: Signals, fusion: Fusion) -> dict[str, tuple[list[str], list[str]]]:
+def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list[str]]]:
     """Per method: (files, function names ``path::qualname``) in rank order."""
+    fusion = fusion_for(s.rg_files, s.hits) if fusion is None else fusion
     ix_files = index_file_order(s.hits, fusion)
-    votes = fused_files(s.rg_files, ix_files, fusion, tests_wanted=s.focus == "tests")
+    votes = fused_files(s.rg_files, ix_files, fusion, s.hits, tests_wanted=s.focus == "tests")
     fused = [v.file for v in votes]
     ranks = {f: i for i, f in enumerate(fused, 1)}
     units = fused_units(s.hits.units, s.rg_scopes, ranks, fusion)
@@ -127,7 +119,7 @@ def orders(s: Signals, fusion: Fusion) -> dict[str, tuple[list[str], list[str]]]
     }
 
 
-def instances(sigs: list[Signals], fusion: Fusion, method: str) -> list[_loc.Instance]:
+def instances(sigs: list[Signals], fusion: Fusion | None, method: str) -> list[_loc.Instance]:
     out = []
     for s in sigs:
         files, fns = orders(s, fusion)[method]
@@ -155,7 +147,11 @@ def main() -> int:
     ap.add_argument("--text", default="full", help="full or title (with --gather)")
     ap.add_argument("--sample", type=int)
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--grid", action="store_true", help="also score a grid of fusions")
+    ap.add_argument(
+        "--grid",
+        action="store_true",
+        help="also score a grid of fusions, with leave-one-repository-out",
+    )
     ap.add_argument(
         "--requery",
         action="append",
@@ -187,7 +183,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|")
     for name, sigs in groups.items():
         for method in ("rg", "index", "fused"):
-            insts = instances(sigs, DEFAULT, method)
+            insts = instances(sigs, None, method)
             cells = [f"{pooled(insts, k):.1f}" for k in _loc.KS]
             print(
                 f"| {name} | {len(sigs)} | {method} | {' | '.join(cells)} | {fn_hit(insts):.1f} |"
@@ -202,31 +198,69 @@ def main() -> int:
     return 0
 
 
+GRID_TOP = 30  # each order's first files scored by the grid (Acc@5 needs the first few)
+
+
 def grid(groups: dict[str, list[Signals]]) -> None:
-    """Mean Acc@5 over the sets (each set counts once) for every fusion of the grid."""
-    results = []
-    for k, w_index, w_units, w_unit_file, roles in itertools.product(
-        (2.0, 5.0, 10.0, 30.0),
-        (0.5, 0.75, 1.0, 1.5, 2.0),
-        (0.5, 1.0, 2.0),
-        (0.0, 0.5, 1.0),
-        (False, True),
-    ):
-        fusion = Fusion(
-            k=k, w_index=w_index, k_units=k, w_units=w_units, w_unit_file=w_unit_file, roles=roles
+    """File Acc@5 of every fusion of the grid, the mean over the sets (each set counts
+    once), best first; then leave-one-repository-out: for each repository the fusion best
+    on the others, scored on it (how the Python fusion's weights were chosen)."""
+    fusions = [
+        Fusion(k=k, w_index=wi, w_units=wu, w_named=wn, w_defined=wd)
+        for k, wi, wn, wd, wu in itertools.product(
+            (3.0, 5.0, 10.0),
+            (0.75, 1.0, 1.5),
+            (0.0, 0.5, 1.0, 1.5, 2.0, 3.0),
+            (0.0, 0.25, 0.5, 1.0),
+            (0.0, 0.5),
         )
+    ]
+    hits: dict[tuple[str, str], list[bool]] = {}
+    for fusion in fusions:
+        for name, sigs in groups.items():
+            hits[(repr(fusion), name)] = [_acc5(s, fusion) for s in sigs]
+
+    def mean(fusion: Fusion, left_out: str = "") -> float:
         per_set = []
-        for sigs in groups.values():
-            insts = instances(sigs, fusion, "fused")
-            per_set.append((pooled(insts, 1), pooled(insts, 5), fn_hit(insts)))
-        mean5 = sum(p[1] for p in per_set) / len(per_set)
-        mean1 = sum(p[0] for p in per_set) / len(per_set)
-        meanf = sum(p[2] for p in per_set) / len(per_set)
-        results.append((mean5, mean1, meanf, fusion, per_set))
-    results.sort(key=lambda r: (-r[0], -r[1]))
-    for mean5, mean1, meanf, fusion, per_set in results[:15]:
-        sets = " ".join(f"{p[1]:.1f}" for p in per_set)
-        print(f"Acc@5 mean {mean5:.1f} Acc@1 {mean1:.1f} fn {meanf:.1f} [{sets}] {fusion}")
+        for name, sigs in groups.items():
+            got = [
+                h
+                for s, h in zip(sigs, hits[(repr(fusion), name)], strict=True)
+                if s.repo != left_out
+            ]
+            if got:
+                per_set.append(100 * sum(got) / len(got))
+        return sum(per_set) / len(per_set)
+
+    for fusion in sorted(fusions, key=lambda f: -mean(f))[:15]:
+        sets = " ".join(
+            f"{100 * sum(hits[(repr(fusion), n)]) / len(groups[n]):.1f}" for n in groups
+        )
+        print(f"Acc@5 mean {mean(fusion):.2f} [{sets}] {fusion}")
+    repos = sorted({s.repo for sigs in groups.values() for s in sigs})
+    right: dict[str, list[bool]] = defaultdict(list)
+    chosen: dict[str, int] = defaultdict(int)
+    for repo in repos:
+        best = max(fusions, key=lambda f: mean(f, repo))
+        chosen[repr(best)] += 1
+        for name, sigs in groups.items():
+            got = zip(sigs, hits[(repr(best), name)], strict=True)
+            right[name] += [h for s, h in got if s.repo == repo]
+    print("\nleave-one-repository-out Acc@5:")
+    for name, got in right.items():
+        print(f"  {name}: {100 * sum(got) / len(got):.1f} ({len(got)})")
+    for fusion, n in sorted(chosen.items(), key=lambda x: -x[1]):
+        print(f"  chosen by {n} of {len(repos)} folds: {fusion}")
+
+
+def _acc5(s: Signals, fusion: Fusion) -> bool:
+    ix = index_file_order(s.hits, fusion)[:GRID_TOP]
+    top = msgspec.structs.replace(
+        s.hits, named=s.hits.named[:GRID_TOP], defined=s.hits.defined[:GRID_TOP]
+    )
+    votes = fused_files(s.rg_files[:GRID_TOP], ix, fusion, top, tests_wanted=s.focus == "tests")
+    files = [v.file for v in votes[:5]]
+    return bool(s.gold) and all(g in files for g in s.gold)
 
 
 if __name__ == "__main__":

@@ -121,6 +121,34 @@ def test_explain_shows_both_signals(repo: Path) -> None:
     assert "file rank rg none, index #1" in md.stdout
 
 
+TRACEBACK = """Deleting an upload that is already gone raises
+
+```
+Traceback (most recent call last):
+  File "/srv/venv/lib/python3.11/site-packages/app/files/storage.py", line 14, in delete
+FileNotFoundError: [Errno 2] No such file or directory: 'a.txt'
+```
+"""
+
+
+def test_a_traceback_frame_names_its_file(repo: Path) -> None:
+    data = search(repo, "--explain", query=TRACEBACK)
+    assert relevant_files(data)[0] == "app/files/storage.py"
+    first = data["findings"][0]
+    assert first["file"] == "app/files/storage.py"
+    assert first["explain"]["file_rank_named"] == 1
+    md = run_cq("search", "-", "--root", str(repo), "--explain", stdin=TRACEBACK)
+    assert "named #1" in md.stdout
+
+
+def test_a_name_written_as_code_points_at_its_definition(repo: Path) -> None:
+    query = "Chunks are lost on empty uploads\nWhen `TemporaryUploadHandler` gets one, no chunk."
+    data = search(repo, "--explain", query=query)
+    defining = [f for f in data["findings"] if f["file"] == "app/files/handlers.py"]
+    assert defining and defining[0]["explain"]["file_rank_defined"] == 1
+    assert relevant_files(data)[0] == "app/files/handlers.py"
+
+
 def test_identifier_search_never_touches_the_index(repo: Path, _isolated_cache: Path) -> None:
     data = search(repo, query="FileSystemStorage")
     assert data["findings"] and "index" not in data["summary"]["telemetry"]

@@ -11,11 +11,18 @@ from __future__ import annotations
 import msgspec
 
 from cq.index.evidence import Evidence
-from cq.index.fuse import FileVote, UnitVote, fused_files, fused_units, index_file_order
-from cq.index.query import IndexHit
+from cq.index.fuse import (
+    FileVote,
+    UnitVote,
+    fused_files,
+    fused_units,
+    fusion_for,
+    index_file_order,
+)
+from cq.index.query import IndexHit, IndexHits
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
-from cq.model import Finding, RelevantFunction, ScoreBreakdown
+from cq.model import Finding, NamedBreakdown, RelevantFunction, ScoreBreakdown
 from cq.parse import Corpus
 from cq.rank import path_role
 
@@ -34,12 +41,19 @@ def fuse_findings(
     """The findings in fused order and the Relevant Functions (``tests_wanted``: the search's
     focus is tests, so test files keep their fused rank)."""
     rg_files = list(dict.fromkeys(f.file for f in ranked))
-    votes = fused_files(rg_files, index_file_order(evidence.hits), tests_wanted=tests_wanted)
+    fusion = fusion_for(rg_files, evidence.hits)
+    votes = fused_files(
+        rg_files,
+        index_file_order(evidence.hits, fusion),
+        fusion,
+        evidence.hits,
+        tests_wanted=tests_wanted,
+    )
     by_file: dict[str, list[Finding]] = {}
     for f in ranked:
         by_file.setdefault(f.file, []).append(f)
     best_unit: dict[str, IndexHit] = {}
-    for hit in (*evidence.hits.units, *evidence.hits.files):
+    for hit in (*evidence.hits.units, *_defining_units(evidence.hits), *evidence.hits.files):
         best_unit.setdefault(hit.path, hit)
     lines = _Lines(corpus)
     head: list[Finding] = []
@@ -51,7 +65,7 @@ def fuse_findings(
                 placed.add(id(f))
                 head.append(_explained(f, vote) if explain else f)
         else:
-            hit = best_unit[vote.file]
+            hit = best_unit.get(vote.file) or IndexHit(path=vote.file, kind="file")
             if hit.kind in ("file", "module"):
                 hit = _best_line(hit, lines, evidence.words)
             synthetic = _definition(hit, lines, vote, explain)
@@ -63,8 +77,17 @@ def fuse_findings(
     scopes = [
         (f.file, rg_scope_key(f.file, f.containing_scope)) for f in ranked if f.containing_scope
     ]
-    units = fused_units(evidence.hits.units, scopes, ranks)[:FUNCTIONS]
+    units = fused_units(evidence.hits.units, scopes, ranks, fusion)[:FUNCTIONS]
     return head + tail, tuple(_function(u, ranked, lines) for u in units)
+
+
+def _defining_units(hits: IndexHits) -> list[IndexHit]:
+    """The defining unit of each file found by a definition the text names."""
+    return [
+        IndexHit(path=m.path, kind=u.kind, qualname=u.qualname, line=u.line)
+        for m in hits.defined
+        if (u := m.unit) is not None
+    ]
 
 
 def _explained(f: Finding, vote: FileVote) -> Finding:
@@ -72,6 +95,12 @@ def _explained(f: Finding, vote: FileVote) -> Finding:
     b = msgspec.structs.replace(
         b, file_rank_rg=vote.rank_rg, file_rank_index=vote.rank_index, file_fused=vote.fused
     )
+    if vote.rank_named or vote.rank_defined:
+        b = NamedBreakdown(
+            **msgspec.structs.asdict(b),
+            file_rank_named=vote.rank_named,
+            file_rank_defined=vote.rank_defined,
+        )
     return msgspec.structs.replace(f, explain=b)
 
 

@@ -17,7 +17,7 @@ import msgspec
 from cq.env import env_int
 from cq.index.build import IndexUpdate, Progress, TooLarge, update_index
 from cq.index.location import clear_index
-from cq.index.query import IndexHits, query_words, search_index
+from cq.index.query import IndexHits, ask, query_words
 from cq.model import SearchRequest
 
 # A search builds the index on its own up to this much new source (the 19 MB bench tree takes
@@ -52,7 +52,7 @@ def consult(
                 build_limit=env_int("CQ_INDEX_AUTO_BYTES", AUTO_BUILD_BYTES),
             )
             words = query_words(request.query, terms)
-            hits = search_index(opened.index, words)
+            hits = ask(opened.index, opened.manifest, request.query, terms)
             break
         except TooLarge as exc:
             return Skipped(source_bytes=exc.source_bytes)
@@ -66,6 +66,8 @@ def consult(
     hits = IndexHits(
         files=tuple(h for h in hits.files if keep(h.path)),
         units=tuple(h for h in hits.units if keep(h.path)),
+        named=tuple(m for m in hits.named if keep(m.path)),
+        defined=tuple(m for m in hits.defined if keep(m.path)),
     )
     ms = round((time.perf_counter() - started) * 1000, 1)
     return Evidence(hits=hits, words=words, update=update, milliseconds=ms)

@@ -35,6 +35,16 @@ class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
     file_fused: float = 0.0
 
 
+class NamedBreakdown(ScoreBreakdown, frozen=True, kw_only=True):
+    """The breakdown of a finding whose file a Python question points at: also its rank
+    among the files the text names (traceback frames, paths, modules) and among those
+    defining a name the text writes as code (0: not among them). A subclass, so every other
+    breakdown keeps its fields."""
+
+    file_rank_named: int = 0
+    file_rank_defined: int = 0
+
+
 class Tally(msgspec.Struct, frozen=True, kw_only=True):
     """Counts over all of a search's findings, shown or not: what a report's totals say
     without every finding held as a ``Finding`` (an audit search has tens of thousands)."""

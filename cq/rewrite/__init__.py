@@ -12,11 +12,21 @@ from __future__ import annotations
 
 from cq.model import SearchRequest
 from cq.model.tuning import RewriteTuning
+from cq.rewrite.extract import Mentions, extract_mentions, split_dotted
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.trigger import remember_primary, rewrite_trigger
 
-__all__ = ["Rewrite", "remember_primary", "rewrite_query", "rewrite_trigger", "should_rewrite"]
+__all__ = [
+    "Mentions",
+    "Rewrite",
+    "extract_mentions",
+    "remember_primary",
+    "rewrite_query",
+    "rewrite_trigger",
+    "should_rewrite",
+    "split_dotted",
+]
 
 
 def rewrite_query(request: SearchRequest, trigger: str, tuning: RewriteTuning) -> Rewrite:

@@ -1,0 +1,141 @@
+"""Files an issue text points at: the ones it names and the ones defining names it writes.
+
+In: the rewriter's reading of the text (``cq.rewrite.extract_mentions``: traceback frames,
+paths, dotted module names, names in code) and the index's Python files. Out: ``Mention``s,
+strongest first. These are the most precise words an issue has (a traceback frame
+``File ".../site-packages/pkg/trainer.py", line 500`` names the file that raised), and BM25
+over a bag of words dilutes them among hundreds of others.
+
+A mentioned path is read from its end: its file name must be one of the tree's, and a path
+of several parts must match at least two (``/usr/lib/python3.8/site-packages/pkg/a.py``
+matches ``src/pkg/a.py`` on two; ``self/trainer.py``, read from ``self.trainer``, matches
+nothing). A name written as code (``Trainer``, ``val_dataloader``) points at the files that
+define a unit of that name. Either is kept when it picks out at most ``MAX_FILES`` files: a
+bare ``utils.py`` in a tree of ten ``utils.py``, or ``forward`` defined in fifty models,
+says nothing.
+
+Python only: the index's ``.py`` files are the only ones resolved.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+import msgspec
+
+from cq.rewrite import Mentions, split_dotted
+
+MAX_FILES = 3  # a mention matching more files than this is too vague to count
+
+
+class Weights(msgspec.Struct, frozen=True, kw_only=True):
+    """What each way of naming a file adds to its weight. Hand-set (frames first: a frame
+    is where the error was raised); the weight of the whole list in the file order is
+    ``Fusion.w_named`` / ``w_defined`` (fuse.py, measured)."""
+
+    frame: float = 2.0
+    path: float = 1.0
+
+
+class Definition(msgspec.Struct, frozen=True, kw_only=True):
+    """A unit defining a name: where a file found by its definition is shown."""
+
+    path: str
+    qualname: str
+    line: int
+    kind: str
+
+
+class Mention(msgspec.Struct, frozen=True, kw_only=True):
+    """A file the text points at, its summed weight and how it was first pointed at (a
+    definition: the first defining unit of the file)."""
+
+    path: str
+    weight: float
+    how: str  # traceback | path | definition
+    unit: Definition | None = None
+
+
+class PathTable:
+    """The tree's Python files by file name, to read a mentioned path from its end."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.by_name: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+        for p in paths:
+            if p.endswith(".py"):
+                parts = tuple(p.split("/"))
+                self.by_name[parts[-1]].append(parts)
+
+    def resolve(self, path: str) -> list[str]:
+        """The files matching ``path`` on the most trailing parts (at least two of a path
+        with several), or none."""
+        parts = tuple(p for p in path.replace("\\", "/").split("/") if p and p != ".")
+        if not parts:
+            return []
+        best: list[str] = []
+        depth = 0
+        for cand in self.by_name.get(parts[-1], ()):
+            n = 0
+            while n < min(len(cand), len(parts)) and cand[-1 - n] == parts[-1 - n]:
+                n += 1
+            if n > depth:
+                best, depth = ["/".join(cand)], n
+            elif n == depth:
+                best.append("/".join(cand))
+        return best if depth >= min(2, len(parts)) else []
+
+
+def named_files(mentions: Mentions, paths: Iterable[str], weights: Weights) -> list[Mention]:
+    """Files the text names in traceback frames (innermost first) and paths or modules."""
+    table = PathTable(paths)
+    found: dict[str, Mention] = {}
+    for path, weight, how in (
+        *((p, weights.frame, "traceback") for p in reversed(mentions.frame_paths)),
+        *((p, weights.path, "path") for p in mentions.paths),
+    ):
+        files = table.resolve(path)
+        if not files or len(files) > MAX_FILES:
+            continue
+        for f in files:
+            old = found.get(f)
+            add = weight / len(files)
+            found[f] = (
+                Mention(path=f, weight=add, how=how)
+                if old is None
+                else msgspec.structs.replace(old, weight=old.weight + add)
+            )
+    return _ranked(found)
+
+
+def code_names(mentions: Mentions) -> list[str]:
+    """The names the text writes as code (last parts of dotted names), first seen first."""
+    names = (*mentions.frame_functions, *mentions.code_names, *mentions.prose_names)
+    return list(dict.fromkeys(split_dotted(n)[-1] for n in names if n))
+
+
+def defining_files(names: list[str], definitions: dict[str, list[Definition]]) -> list[Mention]:
+    """Files defining a name the text writes as code, when at most ``MAX_FILES`` do: the
+    definition, not the many files that merely use the name."""
+    found: dict[str, Mention] = {}
+    for name in names:
+        units: dict[str, Definition] = {}
+        for d in definitions.get(name, ()):
+            units.setdefault(d.path, d)
+        if not 0 < len(units) <= MAX_FILES:
+            continue
+        for f in sorted(units):
+            old = found.get(f)
+            add = 1.0 / len(units)
+            found[f] = (
+                Mention(path=f, weight=add, how="definition", unit=units[f])
+                if old is None
+                else msgspec.structs.replace(old, weight=old.weight + add)
+            )
+    return _ranked(found)
+
+
+def _ranked(found: dict[str, Mention]) -> list[Mention]:
+    """By weight; ties keep the order in which the text pointed at them."""
+    order = {p: i for i, p in enumerate(found)}
+    return sorted(found.values(), key=lambda m: (-m.weight, order[m.path]))

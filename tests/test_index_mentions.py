@@ -1,0 +1,71 @@
+"""What an issue text points at, read against a tree's files: traceback frames and paths
+from their end, dotted names as modules, names written as code at their definitions; vague
+mentions (a file name ten directories share, a method fifty classes define) count for
+nothing. Real extraction (the rewriter's), real files listed."""
+
+from __future__ import annotations
+
+from cq.index.mentions import (
+    Definition,
+    PathTable,
+    Weights,
+    code_names,
+    defining_files,
+    named_files,
+)
+from cq.rewrite import extract_mentions
+
+TREE = [
+    "src/pkg/trainer/trainer.py",
+    "src/pkg/trainer/__init__.py",
+    "src/pkg/core/lightning.py",
+    "src/pkg/a/utils.py",
+    "src/pkg/b/utils.py",
+    "src/pkg/c/utils.py",
+    "src/pkg/d/utils.py",
+    "examples/train.py",
+]
+
+ISSUE = """Trainer crashes when val_dataloader is None
+
+```
+Traceback (most recent call last):
+  File "/home/me/run.py", line 3, in <module>
+  File "/opt/conda/lib/python3.8/site-packages/pkg/core/lightning.py", line 40, in fit
+  File "C:\\envs\\lib\\site-packages\\pkg\\trainer\\trainer.py", line 500, in get_dataloaders
+TypeError: 'NoneType' object is not iterable
+```
+It also happens with `self.trainer.fit` and in utils.py.
+"""
+
+
+def test_frames_resolve_from_their_end_innermost_first() -> None:
+    named = named_files(extract_mentions(ISSUE), TREE, Weights())
+    assert [m.path for m in named] == ["src/pkg/trainer/trainer.py", "src/pkg/core/lightning.py"]
+    assert {m.how for m in named} == {"traceback"}
+
+
+def test_a_path_must_match_two_parts_and_pick_few_files() -> None:
+    table = PathTable(TREE)
+    assert table.resolve("site-packages/pkg/core/lightning.py") == ["src/pkg/core/lightning.py"]
+    assert table.resolve("self/trainer.py") == []  # read from self.trainer: not a module
+    assert table.resolve("other/lightning.py") == []
+    assert table.resolve("train.py") == ["examples/train.py"]  # a bare name, one file has it
+    text = "see pkg/core/lightning.py and pkg.trainer.trainer, also utils.py"
+    named = named_files(extract_mentions(text), TREE, Weights())
+    assert [m.path for m in named] == ["src/pkg/core/lightning.py", "src/pkg/trainer/trainer.py"]
+
+
+def test_a_definition_counts_only_when_few_files_define_the_name() -> None:
+    names = code_names(extract_mentions("`DataLoader` breaks in `forward` of `Model`"))
+    assert names[:3] == ["DataLoader", "forward", "Model"]
+    definitions = {
+        "DataLoader": [Definition(path="pkg/data.py", qualname="DataLoader", line=3, kind="class")],
+        "forward": [
+            Definition(path=f"pkg/m{i}.py", qualname=f"M{i}.forward", line=9, kind="function")
+            for i in range(5)
+        ],
+    }
+    found = defining_files(names, definitions)
+    assert [(m.path, m.how) for m in found] == [("pkg/data.py", "definition")]
+    assert found[0].unit == definitions["DataLoader"][0]
