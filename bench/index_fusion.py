@@ -105,9 +105,11 @@ def requery(s: Signals, rows: dict[str, dict], trees: str) -> Signals:
 def _terms(query: str, tree: Path) -> tuple[str, ...]:
     """The offline rewriter's terms, as a search would use them (older signal files)."""
     from cq.model import SearchRequest
+    from cq.model.tuning import RewriteTuning
     from cq.rewrite.run import rewrite_query
 
-    summary = rewrite_query(SearchRequest(query=query, root=str(tree)), "forced").summary
+    request = SearchRequest(query=query, root=str(tree))
+    summary = rewrite_query(request, "forced", RewriteTuning()).summary
     return summary.identifiers + summary.literals
 
 
