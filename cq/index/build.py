@@ -89,7 +89,9 @@ def update_index(
         _check_marker(marker, root)
     changes = Changes(root, remember=persist)
     listing = changes.list()
-    moved = sum(changes.to_read(listing, manifest).values())
+    # New files only: indexed ones are re-read when their stat is not trusted (written in the
+    # last 2 s), and that costs a read, not a build.
+    moved = sum(n for rel, n in changes.to_read(listing, manifest).items() if rel not in manifest)
     if build_limit and moved > build_limit:
         if persist:
             _write_marker(marker, root, moved)
