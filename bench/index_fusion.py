@@ -96,10 +96,21 @@ def requery(s: Signals, rows: dict[str, dict], trees: str) -> Signals:
     """The same issue's index hits from the current cq.index code (rg's side is kept)."""
     tree = Path(trees).resolve() / s.id
     query = _loc.query_text(rows[s.id], s.text)
-    terms = s.terms
+    terms = s.terms or _terms(query, tree)
     opened, _ = update_index(tree)
     hits = ask(opened.index, opened.manifest, query, terms)
     return msgspec.structs.replace(s, hits=hits, terms=terms)
+
+
+def _terms(query: str, tree: Path) -> tuple[str, ...]:
+    """The offline rewriter's terms, as a search would use them (older signal files)."""
+    from cq.model import SearchRequest
+    from cq.model.tuning import RewriteTuning
+    from cq.rewrite.run import rewrite_query
+
+    request = SearchRequest(query=query, root=str(tree))
+    summary = rewrite_query(request, "forced", RewriteTuning()).summary
+    return summary.identifiers + summary.literals
 
 
 def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list[str]]]:

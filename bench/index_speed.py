@@ -1,12 +1,16 @@
 """Speed of the repository index on a ~2,500-file tree, with rg in the same run.
 
 Measures: (1) the first build inside a cold search (fresh CQ_CACHE_DIR; the index's own
-milliseconds from ``run.timings_ms.index`` and the whole search's wall time and peak RSS),
-(2) the index's size on disk against the indexed source bytes (``cq index``), (3) warm
-questions, with the index and with ``--no-index``, median and max, and whether an unchanged
-tree was re-indexed (``files_updated``), (4) identifier-search latency with the index in the
-cache, against ``rg -w`` and, with ``--base DIR`` (a ``git archive`` of an older cq), that
-cq. Runs are interleaved so machine noise hits all alike.
+milliseconds from ``run.timings_ms.index``, how long the search waited for it,
+``index.wait``, as the update runs beside rg and classification, and the whole search's wall
+time, CPU seconds and peak RSS, against the same search ``--no-index``), (2) the index's
+size on disk against the indexed source bytes (``cq index``), (3) warm questions, with the
+index, with ``--no-index`` and with ``--no-semantic`` (the semantic stage's budget is a
+second of its own), median and max wall and median CPU, and whether an unchanged tree was
+re-indexed (``files_updated``), (4) identifier-search latency with the index in the cache,
+against ``rg -w`` and, with ``--base DIR`` (a ``git archive`` of an older cq), that cq.
+Runs are interleaved so machine noise hits all alike; the load average is printed at the
+start and the end (this machine has 2 cores shared with other work).
 
     python bench/index_speed.py --root /work/index-bench --runs 5 --base /tmp/cq-base
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
@@ -56,26 +61,30 @@ def main() -> int:
     ask = ["search", "--format", "json", "--root", args.root, "--rewrite"]
     rg_q = [rg_binary(), "--json", "-i", "-e", "scheduler", args.root]
 
-    print(f"tree: {args.root}")
-    builds, walls, rss, nos, rgs, cpu_build = [], [], [], [], [], []
+    print(f"tree: {args.root}; load average {_load()}")
+    builds, waits, walls, rss, nos, rgs, cpu_with, cpu_no = [], [], [], [], [], [], [], []
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
             s, r, data = cq(py, here, *ask, q0, env={"CQ_CACHE_DIR": c1})
-            cpu_with = CPU[-1]
+            cpu_with.append(CPU[-1])
             index = data["summary"]["telemetry"]["index"]
-            builds.append(data["run"]["timings_ms"]["index"] / 1000)
+            timings = data["run"]["timings_ms"]
+            builds.append(timings["index"] / 1000)
+            waits.append(timings.get("index.wait", timings["index"]) / 1000)
             walls.append(s)
             rss.append(r)
             nos.append(cq(py, here, *ask, q0, "--no-index", env={"CQ_CACHE_DIR": c2})[0])
-            cpu_build.append(cpu_with - CPU[-1])
+            cpu_no.append(CPU[-1])
             rgs.append(time_command(rg_q).seconds)
+    added = [w - n for w, n in zip(cpu_with, cpu_no, strict=True)]
     print(f"files indexed: {index['files']}, documents: {index['documents']}")
     print(
         f"cold search, first build of the index: index {median(builds):.2f} s (max "
-        f"{max(builds):.2f}), whole search {median(walls):.2f} s; same search --no-index "
-        f"{median(nos):.2f} s; rg {median(rgs):.3f} s; peak RSS {max(rss):.0f} MB; CPU seconds "
-        f"the index added to the cold search (user + system, workers included) "
-        f"{median(cpu_build):.2f}, so >= {median(cpu_build) / 2:.2f} s wall on 2 idle cores"
+        f"{max(builds):.2f}), the search waited for it {median(waits):.2f} s; whole search "
+        f"{median(walls):.2f} s wall, {median(cpu_with):.2f} CPU-s; same search --no-index "
+        f"{median(nos):.2f} s wall, {median(cpu_no):.2f} CPU-s; rg {median(rgs):.3f} s; peak "
+        f"RSS {max(rss):.0f} MB; CPU seconds the index added (user + system, workers "
+        f"included) {median(added):.2f}, so >= {median(added) / 2:.2f} s wall on 2 idle cores"
     )
 
     with tempfile.TemporaryDirectory() as cache:
@@ -88,24 +97,28 @@ def main() -> int:
         for q in QUESTIONS:  # warm the search caches too
             cq(py, here, *ask, q, env=env)
             cq(py, here, *ask, q, "--no-index", env=env)
-        warm, warm_no, index_ms, updated, rg_w = [], [], [], 0, []
+        warm, warm_no, warm_nosem, cpu_warm, waited, updated, rg_w = [], [], [], [], [], 0, []
         for _ in range(max(1, args.runs // 2)):
             for q in QUESTIONS:
                 s, _, data = cq(py, here, *ask, q, env=env)
                 warm.append(s)
-                index_ms.append(data["run"]["timings_ms"]["index"] / 1000)
-                updated += data["run"]["counters"]["index.files_updated"]
+                cpu_warm.append(CPU[-1])
+                timings = data["run"]["timings_ms"]
+                waited.append(timings.get("index.wait", timings["index"]) / 1000)
+                updated += data["run"]["counters"].get("index.files_updated", 0)
                 warm_no.append(cq(py, here, *ask, q, "--no-index", env=env)[0])
+                warm_nosem.append(cq(py, here, *ask, q, "--no-semantic", env=env)[0])
                 rg_w.append(
                     time_command(
                         [rg_binary(), "--json", "-i", "-e", q.split()[2], args.root]
                     ).seconds
                 )
         print(
-            f"warm questions ({len(warm)}): median {median(warm):.2f} s, max {max(warm):.2f} s "
-            f"(--no-index median {median(warm_no):.2f} s, max {max(warm_no):.2f} s); index part "
-            f"median {median(index_ms):.3f} s; files re-indexed on the unchanged tree: {updated}; "
-            f"rg median {median(rg_w):.3f} s"
+            f"warm questions ({len(warm)}): median {median(warm):.2f} s, max {max(warm):.2f} s, "
+            f"median {median(cpu_warm):.2f} CPU-s (--no-index median {median(warm_no):.2f} s, "
+            f"max {max(warm_no):.2f} s; --no-semantic median {median(warm_nosem):.2f} s, max "
+            f"{max(warm_nosem):.2f} s); waited for the index: median {median(waited):.3f} s; "
+            f"files re-indexed on the unchanged tree: {updated}; rg median {median(rg_w):.3f} s"
         )
         for ident in IDENTIFIERS:
             cq(py, here, "search", ident, "--root", args.root, env=env)
@@ -120,7 +133,12 @@ def main() -> int:
             line = f"identifier {ident}: cq {median(ours):.2f} s"
             line += f", base cq {median(base):.2f} s" if base else ""
             print(line + f", rg {median(rg):.3f} s (ratio cq/rg {median(ours) / median(rg):.1f})")
+    print(f"load average at the end: {_load()}")
     return 0
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

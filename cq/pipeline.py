@@ -21,7 +21,7 @@ from cq.classify import classify_all
 from cq.confine import confine_request
 from cq.enrich import EnrichSettings, enrich_shown
 from cq.errors import UsageError
-from cq.index import IndexFusion, consults_index, fuse_index
+from cq.index import IndexFusion, IndexRun
 from cq.model import (
     Classification,
     Finding,
@@ -52,6 +52,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
     check = cancel.check if cancel is not None else never
     progress = Progress(enabled=request.progress, check=check)
     tuning = load_tuning(request.profile, request.root)
+    index: IndexRun | None = None
     try:
         mode = request.mode or detect_mode(request.query)
         typed = _typed_line(request.query, mode)
@@ -61,8 +62,11 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         rewrite: Rewrite | None = None
         trigger = rewrite_trigger(request)
         if trigger is not None:
+            # A question: the index is brought up to date meanwhile (cq.index.evidence).
+            index = IndexRun.start(request, progress.update)
             with _timed(timings, "rewrite"):
                 rewrite = rewrite_query(request, trigger, tuning.rewrite)
+            index = index.kept(rewrite.summary) if index is not None else None
         patterns = own + (rewrite.plan.patterns if rewrite else ())
 
         with _timed(timings, "candidates"):
@@ -80,6 +84,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         if not candidates.matches and rewrite is None and request.rewrite is None:
             with _timed(timings, "rewrite"):
                 rewrite = rewrite_query(request, "zero_results", tuning.rewrite)
+            index = IndexRun.start(request, progress.update, rewrite.summary)
             if rewrite.plan.patterns:
                 patterns = own + rewrite.plan.patterns
                 with _timed(timings, "candidates_rewritten"):
@@ -115,7 +120,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             candidates = msgspec.structs.replace(candidates, matches=())  # now held as findings
             classified = msgspec.structs.replace(classified, classifications=[])
             # A rewritten question may have the index reorder every finding: keep them all.
-            fusing = consults_index(request, rewrite.summary if rewrite else None)
+            fusing = index is not None
             ranked = score_findings(findings, ranking, corpus, request.limit, keep_rest=fusing)
             del findings
 
@@ -135,10 +140,8 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 ranked, enriched.findings, ranking, refine=None if fusing else refine
             )
             fused = IndexFusion(findings=[])
-            if fusing:  # the index reorders files of every finding (cq.index)
-                fused = fuse_index(
-                    request, rewrite.summary, ordered + ranked.rest, progress.update, corpus
-                )
+            if index is not None and rewrite is not None:  # it reorders every finding's file
+                fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus)
                 tally = Tally.of(fused.findings)
                 ordered = fused.findings[: request.limit] if request.limit > 0 else fused.findings
                 ordered = refine(ordered) if refine is not None else ordered
@@ -183,6 +186,8 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         remember_primary(request, result.findings, result.summary.primary)
         return result
     finally:
+        if index is not None:
+            index.close()
         progress.close()
 
 

@@ -1,6 +1,8 @@
 """The repository index: what a question is about, beyond the patterns rg matched.
 
-In: a rewritten search (its request, the rewriter's terms) and rg's ranked findings. Out:
+In: a rewritten search (its request, the rewriter's terms) and rg's ranked findings; the
+search starts an ``IndexRun`` once it knows it is a rewritten question, so the index is
+brought up to date while rg and classification run, and fuses at the end. Out:
 ``IndexFusion``, the findings in a file order fusing rg's with the index's, files only the
 index found represented by their best unit's definition line, the Relevant Functions, and
 ``summary.telemetry.index``. Identifier searches never get here.
@@ -38,7 +40,7 @@ class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def consults_index(request: SearchRequest, rewrite: RewriteSummary | None) -> bool:
-    """Whether ``fuse_index`` changes anything: a rewritten search that may use the index.
+    """Whether the index has a say: a rewritten search that may use the index.
 
     A text read as a question is one even when the rewriter found no pattern in it (none of
     its words named or mapped onto a defined name): the index still matches its words. On
@@ -51,39 +53,70 @@ def consults_index(request: SearchRequest, rewrite: RewriteSummary | None) -> bo
     return rewrite.applied or rewrite.trigger in ("heuristic", "forced")
 
 
-def fuse_index(
-    request: SearchRequest,
-    rewrite: RewriteSummary | None,
-    ranked: list[Finding],
-    progress: Callable[[str], None],
-    corpus: Corpus,
-) -> IndexFusion:
-    """Fuse the index into a rewritten search; any other search is returned as it is. The
-    lines of files it shows come from the search's ``corpus``."""
-    if rewrite is None or not consults_index(request, rewrite):
-        return IndexFusion(findings=ranked)
-    terms = rewrite.identifiers + rewrite.literals
-    from cq.index.apply import fuse_findings
-    from cq.index.evidence import Skipped, consult
+class IndexRun:
+    """The index's part of one search: ``start`` it as soon as the search is known to be a
+    question (the update runs in a thread beside the rewrite, rg and classification, see
+    ``evidence.py``), then ``fuse`` once rg's findings are ranked; ``close`` when the search
+    ends either way."""
 
-    evidence = consult(request, terms, progress)
-    if evidence is None:
-        return IndexFusion(findings=ranked)
-    if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
-        skipped = {"index": {"skipped_source_bytes": evidence.source_bytes}}
-        return IndexFusion(findings=ranked, telemetry=skipped)
-    focus = request.focus or rewrite.focus
-    findings, functions = fuse_findings(
-        corpus, ranked, evidence, request.explain, tests_wanted=focus == "tests"
-    )
-    update = evidence.update
-    return IndexFusion(
-        findings=findings,
-        functions=functions,
-        telemetry={"index": {"documents": update.documents, "files": update.files}},
-        counters=RunCounters(index_files_updated=update.files_updated + update.files_removed),
-        timings_ms={"index": evidence.milliseconds},
-    )
+    def __init__(self, request: SearchRequest, progress: Callable[[str], None]) -> None:
+        from cq.index.evidence import IndexUpdateRun
+
+        self.request = request
+        self.update = IndexUpdateRun.start(request, progress)
+        self.consulted = False
+
+    @classmethod
+    def start(
+        cls,
+        request: SearchRequest,
+        progress: Callable[[str], None],
+        rewrite: RewriteSummary | None = None,
+    ) -> IndexRun | None:
+        """Start the update of a search that will consult the index: one being rewritten
+        (``rewrite`` None: started beside the rewrite, see ``kept``) or rewritten (None when
+        ``rewrite`` was not applied, or with ``--no-index``)."""
+        if not request.use_index or (rewrite is not None and not consults_index(request, rewrite)):
+            return None
+        return cls(request, progress)
+
+    def kept(self, rewrite: RewriteSummary) -> IndexRun | None:
+        """This run if the rewritten search consults the index; else it stops (``close``)."""
+        if consults_index(self.request, rewrite):
+            return self
+        self.close()
+        return None
+
+    def fuse(self, rewrite: RewriteSummary, ranked: list[Finding], corpus: Corpus) -> IndexFusion:
+        """Fuse the index into the rewritten search's ``ranked`` findings. The lines of
+        files it shows come from the search's ``corpus``."""
+        from cq.index.apply import fuse_findings
+        from cq.index.evidence import Skipped
+
+        self.consulted = True
+        evidence = self.update.consult(rewrite.identifiers + rewrite.literals)
+        if evidence is None:
+            return IndexFusion(findings=ranked)
+        if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
+            skipped = {"index": {"skipped_source_bytes": evidence.source_bytes}}
+            return IndexFusion(findings=ranked, telemetry=skipped)
+        focus = self.request.focus or rewrite.focus
+        findings, functions = fuse_findings(
+            corpus, ranked, evidence, self.request.explain, tests_wanted=focus == "tests"
+        )
+        update = evidence.update
+        return IndexFusion(
+            findings=findings,
+            functions=functions,
+            telemetry={"index": {"documents": update.documents, "files": update.files}},
+            counters=RunCounters(index_files_updated=update.files_updated + update.files_removed),
+            timings_ms={"index": evidence.milliseconds, "index.wait": evidence.waited_ms},
+        )
+
+    def close(self) -> None:
+        """The search is over: an update nobody consulted stops at its next checkpoint."""
+        if not self.consulted:
+            self.update.abandon()
 
 
-__all__ = ["IndexFusion", "consults_index", "fuse_index"]
+__all__ = ["IndexFusion", "IndexRun"]

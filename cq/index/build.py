@@ -1,4 +1,4 @@
-"""Bring a root's index up to date: list, stat, hash what moved, replace those documents.
+"""Bring a root's index up to date: replace the documents of what moved (``changes.py``).
 
 In: a root. Out: an opened index reflecting the tree, and an ``IndexUpdate`` saying what it
 cost. Tantivy allows one writer per index: a process that cannot get the writer lock within
@@ -9,10 +9,8 @@ committed instead. An index that cannot be opened is deleted and rebuilt.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,19 +18,25 @@ from typing import Any
 
 import msgspec
 
+from cq.index.changes import Changes
 from cq.index.location import index_dir
-from cq.index.manifest import Entry, Manifest, read_manifest, write_manifest
+from cq.index.manifest import Manifest, read_manifest, write_manifest
 from cq.index.rows import Row, prepared_rows
 from cq.index.schema import build_schema, register_analyzers
-from cq.rooted import read_inside
 
-# A first build of the 2,531-file bench tree takes ~2 s here (bench/index_speed.py); a second
-# search waits that long for the first one's commit before it reads what is committed.
+# A first build of the 2,531-file bench tree costs ~2.7 CPU-s (`cq index`, bench/index_speed.py
+# tree), ~1.5-2 s on two idle cores; a second search waits up to this long for the first
+# one's commit before it reads what is committed.
 LOCK_WAIT = 5.0
-MAX_FILE_BYTES = 2 * 1024 * 1024  # the search's default max_file_size_bytes
 WRITER_HEAP = 64 * 1024 * 1024
+# One indexing thread: tantivy gives each thread a segment of its own and documents go to
+# whichever thread is free, so with two the same tree got its documents in a different order
+# from build to build and equal BM25 scores came back in a different order (8 questions on the
+# bench tree of bench/index_speed.py, two builds: orders differ with 2 threads, equal with 1).
+# One thread also writes one segment (5.68 MB against 5.99 MB) for the same CPU seconds
+# (~1.0-1.1 s tokenizing and committing, measured both ways); rows come from worker processes.
+WRITER_THREADS = 1
 MARKER_SECONDS = 600.0  # a tree found too large is not listed again for this long
-_GLOBS = ("*.py", "*.pyi", "*.rs")
 
 
 class IndexUpdate(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,6 +46,7 @@ class IndexUpdate(msgspec.Struct, frozen=True, kw_only=True):
     documents: int = 0  # documents (files and units) in the index
     files_updated: int = 0  # added or changed files re-indexed
     files_removed: int = 0
+    files_read: int = 0  # files read and hashed; the others' digests were known by stat
     source_bytes: int = 0  # bytes of the indexed files
     milliseconds: float = 0.0
     stale: bool = False  # another process held the writer: read as last committed
@@ -82,9 +87,11 @@ def update_index(
     marker = directory.with_name(f"{directory.name}.too-large")
     if build_limit and not manifest:
         _check_marker(marker, root)
-    listed = list_files(root)
-    stats, unchanged = _stat(root, listed, manifest)
-    moved = sum(st.st_size for st in stats.values())
+    changes = Changes(root, remember=persist)
+    listing = changes.list()
+    # New files only: indexed ones are re-read when their stat is not trusted (written in the
+    # last 2 s), and that costs a read, not a build.
+    moved = sum(n for rel, n in changes.to_read(listing, manifest).items() if rel not in manifest)
     if build_limit and moved > build_limit:
         if persist:
             _write_marker(marker, root, moved)
@@ -92,9 +99,8 @@ def update_index(
     index, rebuilt = _open(directory) if persist else (_in_memory(), False)
     if rebuilt:  # the old index was unreadable: everything is new again
         manifest = {}
-        stats, unchanged = _stat(root, listed, manifest)
-    changed, fresh = _read_changed(root, stats, manifest)
-    fresh |= unchanged
+    changed, fresh = changes.read(listing, manifest)
+    changes.finish()
     removed = set(manifest) - set(fresh)
     stale = False
     if changed or removed:
@@ -112,13 +118,12 @@ def update_index(
                 (directory / "root").write_text(str(root))
             index.reload()
             manifest = fresh
-    elif persist and fresh != manifest and _writer_free(index):
-        write_manifest(manifest_path, fresh)  # only stat data moved (touched, same content)
     update = IndexUpdate(
         files=len(manifest),
         documents=index.searcher().num_docs,
         files_updated=0 if stale else len(changed),
         files_removed=0 if stale else len(removed),
+        files_read=changes.files_read,
         source_bytes=sum(e.size for e in manifest.values()),
         milliseconds=round((time.perf_counter() - started) * 1000, 1),
         stale=stale,
@@ -145,59 +150,9 @@ def _write_marker(marker: Path, root: Path, size: int) -> None:
         marker.write_text(f"{root.stat().st_mtime_ns} {size} {time.time()}")
 
 
-def list_files(root: Path) -> list[str]:
-    """Python and Rust files under ``root`` as rg sees them (ignore files respected)."""
-    from cq.tools import find_rg
-
-    argv = [find_rg(), "--files", "--no-config", "--max-filesize", str(MAX_FILE_BYTES)]
-    for glob in _GLOBS:
-        argv += ["-g", glob]
-    proc = subprocess.run(argv, cwd=root, capture_output=True, check=False)
-    names = proc.stdout.decode("utf-8", errors="surrogateescape").splitlines()
-    return sorted(n.removeprefix("./") for n in names if n)
-
-
-def _stat(
-    root: Path, listed: list[str], manifest: Manifest
-) -> tuple[dict[str, os.stat_result], Manifest]:
-    """(stat of files whose size or mtime moved, manifest entries of the unmoved ones)."""
-    moved: dict[str, os.stat_result] = {}
-    same: Manifest = {}
-    for rel in listed:
-        try:
-            st = os.stat(root / rel)
-        except OSError:
-            continue
-        old = manifest.get(rel)
-        if old is not None and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
-            same[rel] = old
-        else:
-            moved[rel] = st
-    return moved, same
-
-
 def _differs(manifest: Manifest, fresh: Manifest, path: str) -> bool:
     old = manifest.get(path)
     return old is None or old.digest != fresh[path].digest
-
-
-def _read_changed(
-    root: Path, stats: dict[str, os.stat_result], manifest: Manifest
-) -> tuple[dict[str, bytes], Manifest]:
-    """(bytes of files whose content hash changed, new manifest entries of every moved file)."""
-    changed: dict[str, bytes] = {}
-    fresh: Manifest = {}
-    for rel, st in stats.items():
-        try:
-            data = read_inside(root, rel)  # cq.rooted: not a link swapped in since rg listed it
-        except OSError:
-            continue
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-        fresh[rel] = Entry(st.st_size, st.st_mtime_ns, digest)
-        old = manifest.get(rel)
-        if old is None or old.digest != digest:
-            changed[rel] = data
-    return changed, fresh
 
 
 def _apply(
@@ -276,17 +231,8 @@ def _writer(index: Any) -> Any | None:
     deadline = time.monotonic() + LOCK_WAIT
     while True:
         try:
-            return index.writer(heap_size=WRITER_HEAP, num_threads=2)
+            return index.writer(heap_size=WRITER_HEAP, num_threads=WRITER_THREADS)
         except ValueError:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.05)
-
-
-def _writer_free(index: Any) -> bool:
-    try:
-        writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
-    except ValueError:
-        return False
-    del writer
-    return True

@@ -1,7 +1,7 @@
-"""The manifest: path -> (size, mtime_ns, content hash) of every indexed file.
+"""The manifest: path -> (size, content hash) of every indexed file: what the index holds.
 
-An unchanged tree is recognised with stat calls alone; a file whose size or mtime moved is
-hashed, and only a new hash gets its documents replaced. Written after the index commits
+A file whose digest (``changes.py``: recalled by stat, or read and hashed) differs from its
+entry gets its documents replaced. Written after the index commits
 (atomically, by the process holding tantivy's writer lock), so a crash between the two only
 makes the next run re-index a few files.
 """
@@ -17,7 +17,6 @@ import msgspec
 
 class Entry(msgspec.Struct, frozen=True, array_like=True):
     size: int
-    mtime_ns: int
     digest: str
 
 

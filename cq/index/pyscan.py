@@ -8,10 +8,17 @@ the code outside every top-level definition: settings, constants, imports).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from cq.index.spans import LineCounter, own_text
 
-_HEAD = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)", re.M)
+# Headers and block ends are found after a newline rather than at ``^`` in MULTILINE mode: a
+# leading literal lets the regex engine skip to the next newline instead of trying every
+# position (bench tree of bench/index_speed.py, 19 MB: the two scans 0.43 -> 0.25 CPU-s,
+# every unit identical). The first line is matched on its own.
+_HEAD_AT = r"([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)"
+_FIRST_HEAD = re.compile(_HEAD_AT)
+_HEAD = re.compile(r"\n" + _HEAD_AT)
 _SIG_END = re.compile(r":[ \t]*(?:#[^\n]*)?$", re.M)
 _DOC = re.compile(r"\s*[rRuU]?(\"\"\"|'''|\"|')")
 _LEADING_COMMENTS = re.compile(r"(?:[ \t\r\n]*#[^\n]*)*")
@@ -29,8 +36,8 @@ def python_units(text: str) -> list[Row]:
     children: list[list[tuple[int, int]]] = []
     top: list[tuple[int, int]] = []
     stack: list[tuple[int, int, str, str]] = []  # (end, row index, qualname, kind)
-    for m in _HEAD.finditer(text):
-        start = m.start()
+    for m in _heads(text):
+        start = m.start(1)
         while stack and stack[-1][0] <= start:
             stack.pop()
         if stack and stack[-1][3] == "function":
@@ -56,6 +63,14 @@ def python_units(text: str) -> list[Row]:
     return out
 
 
+def _heads(text: str) -> Iterator[re.Match[str]]:
+    """``def``/``class`` headers in order; a header's first group starts its line."""
+    first = _FIRST_HEAD.match(text)
+    if first is not None:
+        yield first
+    yield from _HEAD.finditer(text)
+
+
 def _line_end(text: str, pos: int) -> int:
     newline = text.find("\n", pos)
     return len(text) if newline == -1 else newline
@@ -71,9 +86,9 @@ def _signature_end(text: str, pos: int, block_end: int) -> int:
 def _block_end(text: str, indent: int, pos: int) -> int:
     pattern = _ends.get(indent)
     if pattern is None:
-        pattern = _ends[indent] = re.compile(rf"^[ \t]{{0,{indent}}}[^ \t\r\n#)\]}}]", re.M)
+        pattern = _ends[indent] = re.compile(rf"\n[ \t]{{0,{indent}}}[^ \t\r\n#)\]}}]")
     m = pattern.search(text, pos)
-    return m.start() if m else len(text)
+    return m.start() + 1 if m else len(text)
 
 
 def docstring(text: str, pos: int) -> str:

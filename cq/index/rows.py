@@ -2,10 +2,10 @@
 
 A row is the document's fields ready for tantivy: (path, kind, qualname, line, path words,
 name words, signature words, doc, text). Scanning and splitting are Python work; tantivy
-tokenizes bodies in its own threads meanwhile, so a pool of ``cpu_count`` workers feeds it
-batch by batch in path order. The pool is spawned per build (a first build or a large
-change; an unchanged tree never gets here) with the classification pool's worker lifetime
-(``cq/workers.py``: they die with cq), and any pool failure finishes in-process.
+tokenizes bodies in a thread of its own meanwhile; a large build (``MIN_POOL_BYTES``) has a
+pool of ``cpu_count`` workers feed it batch by batch in path order. The pool is spawned per
+build with the classification pool's worker lifetime (``cq/workers.py``: they die with cq),
+and any pool failure finishes in-process.
 """
 
 from __future__ import annotations
@@ -19,10 +19,13 @@ from cq.index.words import split_words
 
 Row = tuple[str, str, str, int, str, str, str, str, str]
 
-# Scanning 19 MB took 12.9 s serial and 8.0 s in two workers on this machine under load
-# (bench tree of bench/index_speed.py); below a few MB a spawn (~0.2 s) costs more than it
-# saves.
-MIN_POOL_BYTES = 4 * 1024 * 1024
+# Measured on the 19 MB bench tree of bench/index_speed.py at load 30+ on this 2-core machine,
+# three interleaved runs each: `cq index` 2.3-2.5 CPU-s in-process against 2.6-3.2 with two
+# workers (their start-up and the rows' pickling), a cold search 6.5-7.0 against 7.0-7.7
+# CPU-s, wall alike. Since the scanners got faster (0.64 CPU-s for those 19 MB) the pool pays
+# only where two cores scan what one would take seconds for: hand-set above the bench tree
+# and below the 64 MB a search builds on its own (evidence.AUTO_BUILD_BYTES).
+MIN_POOL_BYTES = 32 * 1024 * 1024
 BATCH_BYTES = 1024 * 1024
 
 

@@ -5,15 +5,19 @@ file's ``//!`` lines are the module's. Items inside a function are part of its t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from cq.index.spans import LineCounter, own_text
 
-_HEAD = re.compile(
-    r"^([ \t]*)(?:pub(?:\([^)\n]*\))?[ \t]+)?"
+# As in pyscan.py, headers and closing braces are found after a newline, not at a MULTILINE
+# ``^``: the regex engine then skips from newline to newline. The first line is matched alone.
+_HEAD_AT = (
+    r"([ \t]*)(?:pub(?:\([^)\n]*\))?[ \t]+)?"
     r"(?:(?:const|async|unsafe|default|extern[ \t]+\"[^\"\n]*\")[ \t]+)*"
-    r"(fn|struct|enum|trait|impl|mod|macro_rules!)(?=[\s<])",
-    re.M,
+    r"(fn|struct|enum|trait|impl|mod|macro_rules!)(?=[\s<])"
 )
+_FIRST_HEAD = re.compile(_HEAD_AT)
+_HEAD = re.compile(r"\n" + _HEAD_AT)
 _OPEN = re.compile(r"[{;]")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _IMPL_TARGET = re.compile(r"(?:&\s*)?(?:mut\s+)?(?:dyn\s+)?((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)")
@@ -33,8 +37,8 @@ def rust_units(text: str) -> list[Row]:
     children: list[list[tuple[int, int]]] = []
     top: list[tuple[int, int]] = []
     stack: list[tuple[int, int, str, str]] = []  # (end, row index, qualname, kind)
-    for m in _HEAD.finditer(text):
-        start = m.start()
+    for m in _heads(text):
+        start = m.start(1)
         while stack and stack[-1][0] <= start:
             stack.pop()
         if stack and stack[-1][3] not in _CONTAINERS:
@@ -67,6 +71,14 @@ def rust_units(text: str) -> list[Row]:
     return out
 
 
+def _heads(text: str) -> Iterator[re.Match[str]]:
+    """Item headers in order; a header's first group starts its line."""
+    first = _FIRST_HEAD.match(text)
+    if first is not None:
+        yield first
+    yield from _HEAD.finditer(text)
+
+
 def _item_end(text: str, indent: str, opener: re.Match[str] | None) -> int:
     """After the item's ``;`` or its closing brace at the header's indent."""
     if opener is None:
@@ -76,7 +88,7 @@ def _item_end(text: str, indent: str, opener: re.Match[str] | None) -> int:
         return len(text) if newline == -1 else newline + 1
     closer = _closers.get(indent)
     if closer is None:
-        closer = _closers[indent] = re.compile("^" + re.escape(indent) + r"\}", re.M)
+        closer = _closers[indent] = re.compile("\n" + re.escape(indent) + r"\}")
     same_line = text.find("}", opener.end(), text.find("\n", opener.end()) % (len(text) + 1))
     if same_line != -1 and text.count("{", opener.end(), same_line) == 0:
         return same_line + 1  # a one-line item: `struct Unit {}`, `fn f() { x }`

@@ -9,7 +9,7 @@ keyed by content hash so repeated searches in one process (the MCP server) parse
 Heavy libraries are imported only when a parse is first asked for.
 """
 
-from cq.parse.corpus import Corpus, CorpusStats
+from cq.parse.corpus import Corpus, CorpusStats, searched_digests
 from cq.parse.python_trees import CstMetadata, cst_metadata, imported_names, py_ast
 from cq.parse.source import SourceFile
 from cq.parse.trees import cache_stats, sg_root, ts_tree
@@ -23,6 +23,7 @@ __all__ = [
     "cst_metadata",
     "imported_names",
     "py_ast",
+    "searched_digests",
     "sg_root",
     "ts_tree",
 ]

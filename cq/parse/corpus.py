@@ -40,6 +40,12 @@ KEEP_BYTES = ScaleTuning().corpus_keep_bytes  # the tuned default (see its prove
 _HASHED_BY = ("cq.parse.source",)  # the code behind a digest: the memory's entries follow it
 
 
+def searched_digests(remember: bool = True) -> DigestMemory:
+    """The digest memory of searched bytes (``load_source``'s digest): the Corpus's, and the
+    repository index's, so a file either one hashed is known to the other by its stat."""
+    return DigestMemory("searched", _HASHED_BY, enabled=remember)
+
+
 class CorpusStats(msgspec.Struct, frozen=True, kw_only=True):
     """What the corpus read: ``files_read`` distinct files, ``reread`` of them read again
     after their bytes were dropped (same hash), ``changed`` found different on that read."""
@@ -68,7 +74,7 @@ class Corpus:
         self._files_read = self._bytes_read = self._reread = self._changed = 0
         self._lock = threading.Lock()
         self._base = os.path.abspath(root)
-        self._memory = DigestMemory("searched", _HASHED_BY, enabled=remember)
+        self._memory = searched_digests(remember)
 
     def recall(self, rels: Iterable[str]) -> dict[str, Recalled]:
         """Of ``rels`` not met yet, those whose digest (and size on disk) the memory gives
