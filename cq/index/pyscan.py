@@ -8,17 +8,11 @@ the code outside every top-level definition: settings, constants, imports).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
-from cq.index.spans import LineCounter, own_text
+from cq.index.spans import LineCounter, LineHeads, own_text
 
-# Headers and block ends are found after a newline rather than at ``^`` in MULTILINE mode: a
-# leading literal lets the regex engine skip to the next newline instead of trying every
-# position (bench tree of bench/index_speed.py, 19 MB: the two scans 0.43 -> 0.25 CPU-s,
-# every unit identical). The first line is matched on its own.
-_HEAD_AT = r"([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)"
-_FIRST_HEAD = re.compile(_HEAD_AT)
-_HEAD = re.compile(r"\n" + _HEAD_AT)
+# Headers (and block ends, below) are found after a newline: see ``LineHeads``.
+_HEADS = LineHeads(r"([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
 _SIG_END = re.compile(r":[ \t]*(?:#[^\n]*)?$", re.M)
 _DOC = re.compile(r"\s*[rRuU]?(\"\"\"|'''|\"|')")
 _LEADING_COMMENTS = re.compile(r"(?:[ \t\r\n]*#[^\n]*)*")
@@ -36,7 +30,7 @@ def python_units(text: str) -> list[Row]:
     children: list[list[tuple[int, int]]] = []
     top: list[tuple[int, int]] = []
     stack: list[tuple[int, int, str, str]] = []  # (end, row index, qualname, kind)
-    for m in _heads(text):
+    for m in _HEADS.finditer(text):
         start = m.start(1)
         while stack and stack[-1][0] <= start:
             stack.pop()
@@ -61,14 +55,6 @@ def python_units(text: str) -> list[Row]:
     for row, (start, end), kids in zip(rows, spans, children, strict=True):
         out.append((*row, own_text(text, start, end, kids)))  # type: ignore[arg-type]
     return out
-
-
-def _heads(text: str) -> Iterator[re.Match[str]]:
-    """``def``/``class`` headers in order; a header's first group starts its line."""
-    first = _FIRST_HEAD.match(text)
-    if first is not None:
-        yield first
-    yield from _HEAD.finditer(text)
 
 
 def _line_end(text: str, pos: int) -> int:

@@ -5,19 +5,15 @@ file's ``//!`` lines are the module's. Items inside a function are part of its t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
-from cq.index.spans import LineCounter, own_text
+from cq.index.spans import LineCounter, LineHeads, own_text
 
-# As in pyscan.py, headers and closing braces are found after a newline, not at a MULTILINE
-# ``^``: the regex engine then skips from newline to newline. The first line is matched alone.
-_HEAD_AT = (
+# Headers (and closing braces, below) are found after a newline: see ``LineHeads``.
+_HEADS = LineHeads(
     r"([ \t]*)(?:pub(?:\([^)\n]*\))?[ \t]+)?"
     r"(?:(?:const|async|unsafe|default|extern[ \t]+\"[^\"\n]*\")[ \t]+)*"
     r"(fn|struct|enum|trait|impl|mod|macro_rules!)(?=[\s<])"
 )
-_FIRST_HEAD = re.compile(_HEAD_AT)
-_HEAD = re.compile(r"\n" + _HEAD_AT)
 _OPEN = re.compile(r"[{;]")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _IMPL_TARGET = re.compile(r"(?:&\s*)?(?:mut\s+)?(?:dyn\s+)?((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)")
@@ -37,7 +33,7 @@ def rust_units(text: str) -> list[Row]:
     children: list[list[tuple[int, int]]] = []
     top: list[tuple[int, int]] = []
     stack: list[tuple[int, int, str, str]] = []  # (end, row index, qualname, kind)
-    for m in _heads(text):
+    for m in _HEADS.finditer(text):
         start = m.start(1)
         while stack and stack[-1][0] <= start:
             stack.pop()
@@ -69,14 +65,6 @@ def rust_units(text: str) -> list[Row]:
     for row, (start, end), kids in zip(rows, spans, children, strict=True):
         out.append((*row, own_text(text, start, end, kids)))  # type: ignore[arg-type]
     return out
-
-
-def _heads(text: str) -> Iterator[re.Match[str]]:
-    """Item headers in order; a header's first group starts its line."""
-    first = _FIRST_HEAD.match(text)
-    if first is not None:
-        yield first
-    yield from _HEAD.finditer(text)
 
 
 def _item_end(text: str, indent: str, opener: re.Match[str] | None) -> int:

@@ -1,7 +1,29 @@
-"""Shared by the Python and Rust scanners: a container's own text is its span minus its
-children's spans, and line numbers come from one running newline count."""
+"""Shared by the Python and Rust scanners: headers found at line starts, a container's own
+text is its span minus its children's spans, and line numbers come from one running newline
+count."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+
+class LineHeads:
+    """A pattern matched where a line starts. It is searched after a newline rather than at
+    ``^`` in MULTILINE mode: a leading literal lets the regex engine skip from newline to
+    newline instead of trying every position (bench tree of bench/index_speed.py, 19 MB: the
+    two scans 0.43 -> 0.25 CPU-s, every unit identical). The first line is matched alone."""
+
+    def __init__(self, at: str) -> None:
+        self._first = re.compile(at)
+        self._rest = re.compile(r"\n" + at)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        """The matches in order; a match's first group starts its line."""
+        first = self._first.match(text)
+        if first is not None:
+            yield first
+        yield from self._rest.finditer(text)
 
 
 def own_text(text: str, start: int, end: int, children: list[tuple[int, int]]) -> str:
