@@ -10,7 +10,6 @@ configured timeout (``post.py``); httpx is imported only when a rewrite needs it
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,7 +18,7 @@ import msgspec
 
 from cq.model.tuning import RewriteTuning
 from cq.rewrite.config import LlmConfig
-from cq.rewrite.post import PostFailed, PostTimedOut, post_json
+from cq.rewrite.post import PostFailed, PostTimedOut, before_deadline, post_json
 from cq.rewrite.validate import MAX_DEPTH, InvalidAnswer, ModelAnswer, json_depth, parse_answer
 
 MAX_BODY_BYTES = 1024 * 1024  # a reply carries one answer of a few hundred bytes
@@ -85,23 +84,13 @@ def _resolve(host: str, port: int, deadline: float) -> tuple[str, int]:
     """The first address of ``host``, resolved before ``deadline``: the system resolver
     cannot be interrupted, so it runs on a daemon thread waited on until then (a slow one
     is left to finish on its own); ``TimeoutError`` past it."""
-    found: list[tuple[str, int] | BaseException] = []
 
-    def lookup() -> None:
-        try:
-            info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            found.append(info[0][4][:2])
-        except BaseException as exc:  # handed to the waiting caller
-            found.append(exc)
+    def lookup() -> tuple[str, int]:
+        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4][:2]
 
-    worker = threading.Thread(target=lookup, name="cq-llm-resolve", daemon=True)
-    worker.start()
-    worker.join(max(0.0, deadline - time.monotonic()))
-    if not found:
-        raise TimeoutError("name resolution timed out")
-    if isinstance(found[0], BaseException):
-        raise found[0]
-    return found[0]
+    return before_deadline(
+        lookup, deadline, "cq-llm-resolve", TimeoutError("name resolution timed out")
+    )
 
 
 def llm_rewrite(

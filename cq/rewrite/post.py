@@ -18,7 +18,10 @@ import contextlib
 import socket
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class PostFailed(Exception):
@@ -44,26 +47,43 @@ def post_json(
     if seconds <= 0:
         raise PostTimedOut
     watchdog = _Watchdog(seconds)
-    outcome: list[bytes | BaseException] = []
+    late = PostTimedOut()
+    try:
+        body = before_deadline(
+            lambda: _exchange(url, payload, headers, seconds, connect_timeout, max_bytes, watchdog),
+            deadline,
+            "cq-llm-post",
+            late,
+        )
+    except BaseException as exc:
+        if exc is not late:  # still resolving the name: the expired watchdog shuts it later
+            watchdog.stop()
+        raise
+    watchdog.stop()
+    return body
 
-    def exchange() -> None:
+
+def before_deadline(call: Callable[[], T], deadline: float, name: str, late: Exception) -> T:
+    """``call()`` on a daemon thread waited on until ``deadline`` (``time.monotonic()``): a
+    call that cannot be interrupted (the system resolver) cannot hold the caller past it and
+    is left to finish on its own. Raises ``late`` past the deadline, else what ``call`` raised."""
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
         try:
-            outcome.append(
-                _exchange(url, payload, headers, seconds, connect_timeout, max_bytes, watchdog)
-            )
+            outcome.append((True, call()))
         except BaseException as exc:  # handed to the waiting caller, never printed here
-            outcome.append(exc)
+            outcome.append((False, exc))
 
-    worker = threading.Thread(target=exchange, name="cq-llm-post", daemon=True)
+    worker = threading.Thread(target=run, name=name, daemon=True)
     worker.start()
     worker.join(max(0.0, deadline - time.monotonic()))
-    if not outcome:  # still resolving the name (or finishing as the deadline passed)
-        raise PostTimedOut
-    watchdog.stop()
-    result = outcome[0]
-    if isinstance(result, BaseException):
-        raise result
-    return result
+    if not outcome:
+        raise late
+    done, value = outcome[0]
+    if not done:
+        raise value
+    return value
 
 
 def _exchange(
