@@ -18,6 +18,7 @@ from pathlib import Path
 
 import msgspec
 
+from cq.cache.digests import stat_fingerprint
 from cq.cache.payloads import PayloadCache
 from cq.parse import python_syntax, rust_syntax
 from cq.rewrite.words import stem, subwords
@@ -86,13 +87,7 @@ def _list_files(root: Path, filters: list[str]) -> tuple[str, ...]:
 
 def _fingerprint(root: Path, files: tuple[str, ...]) -> str:
     digest = hashlib.blake2b(digest_size=16)
-    base = str(root)
-    for rel in files:
-        try:
-            st = os.stat(f"{base}/{rel}")
-        except OSError:
-            continue
-        digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    stat_fingerprint(digest, str(root), files)
     return digest.hexdigest()
 
 

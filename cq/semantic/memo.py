@@ -25,10 +25,10 @@ import hashlib
 import os
 import subprocess
 import threading
-from pathlib import Path
 
 import msgspec
 
+from cq.cache.digests import stat_fingerprint
 from cq.cache.payloads import PayloadCache
 from cq.model import Finding, SearchRequest, SemanticFacts
 from cq.tools import find_rg
@@ -116,13 +116,8 @@ def _fingerprint(request: SearchRequest, binary: str) -> str:
     server = os.stat(binary)
     digest.update(f"{os.path.realpath(binary)}\0{server.st_size}\0{server.st_mtime_ns}\n".encode())
     digest.update(msgspec.json.encode(sorted(request.exclude)) + b"\n")
-    base = Path(request.root)
-    for rel in sorted(done.stdout.decode("utf-8", errors="surrogateescape").splitlines()):
-        try:
-            st = os.stat(base / rel)
-        except OSError:
-            continue
-        digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode(errors="surrogateescape"))
+    listed = sorted(done.stdout.decode("utf-8", errors="surrogateescape").splitlines())
+    stat_fingerprint(digest, request.root, listed)
     return digest.hexdigest()
 
 
