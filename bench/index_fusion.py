@@ -4,8 +4,9 @@ Gather (``--gather``): for every issue, one ``cq search - --no-index --format js
 tree gives rg's file order, its scopes and the rewriter's terms; in-process, the repository
 index of the tree (``cq.index``, in CQ_CACHE_DIR) answers the same text and terms. Both land
 in ``--signals FILE`` (JSON lines). Score (always): file Acc@k and function Hit@5 for rg alone,
-the index alone, and the fusion of ``cq/index/fuse.py`` with its defaults and a grid of
-alternatives (``--grid``), per set and repository, exactly as a search fuses them.
+the index alone, and the fusion of ``cq/index/fuse.py`` with its defaults (``Tuning.index``,
+``cq/model/index_tuning.py``) and a grid of alternatives (``--grid``), per set and
+repository, exactly as a search fuses them.
 
     python bench/index_fusion.py --data ../shared/eval/python_tuning.jsonl --sample 100 \
         --text full --signals /tmp/sig-py.jsonl --gather --jobs 2
@@ -29,9 +30,10 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cq.index.build import update_index
-from cq.index.fuse import Fusion, fused_files, fused_units, fusion_for, index_file_order
+from cq.index.fuse import fused_files, fused_units, fusion_for, index_file_order
 from cq.index.query import IndexHits, ask
 from cq.index.scopes import rg_scope_key
+from cq.model.index_tuning import Fusion
 
 _lock = threading.Lock()
 

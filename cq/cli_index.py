@@ -24,11 +24,17 @@ def add_index_parser(sub: argparse._SubParsersAction) -> None:
         "--clear", action="store_true", help="delete the index of ROOT (of every root: --all)"
     )
     p.add_argument("--all", action="store_true", help="with --clear: every root's index")
+    p.add_argument(
+        "--profile",
+        default="interactive",
+        help="the profile whose [index] table tunes the build (as cq search --profile)",
+    )
 
 
 def run_index_command(args: argparse.Namespace) -> int:
     from cq.index.build import update_index
     from cq.index.location import clear_index, dir_size, index_dir
+    from cq.profiles import load_tuning
 
     root = Path(os.path.abspath(args.root or os.environ.get("CQ_ROOT") or "."))
     if args.all and not args.clear:
@@ -45,7 +51,8 @@ def run_index_command(args: argparse.Namespace) -> int:
             sys.stderr.write(f"\r\x1b[Kcq: {status}")
             sys.stderr.flush()
 
-    _, update = update_index(root, progress)
+    tuning = load_tuning(args.profile, str(root)).index
+    _, update = update_index(root, progress, tuning=tuning)
     if sys.stderr.isatty():
         sys.stderr.write("\r\x1b[K")
     size = dir_size(index_dir(root))

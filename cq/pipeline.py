@@ -63,7 +63,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         trigger = rewrite_trigger(request)
         if trigger is not None:
             # A question: the index is brought up to date meanwhile (cq.index.evidence).
-            index = IndexRun.start(request, progress.update)
+            index = IndexRun.start(request, progress.update, tuning)
             with _timed(timings, "rewrite"):
                 rewrite = rewrite_query(request, trigger, tuning.rewrite)
             index = index.kept(rewrite.summary) if index is not None else None
@@ -84,7 +84,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         if not candidates.matches and rewrite is None and request.rewrite is None:
             with _timed(timings, "rewrite"):
                 rewrite = rewrite_query(request, "zero_results", tuning.rewrite)
-            index = IndexRun.start(request, progress.update, rewrite.summary)
+            index = IndexRun.start(request, progress.update, tuning, rewrite.summary)
             if rewrite.plan.patterns:
                 patterns = own + rewrite.plan.patterns
                 with _timed(timings, "candidates_rewritten"):

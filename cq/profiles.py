@@ -6,10 +6,11 @@ the same confinement as ``--in``). Both are read with the same checks (a regular
 most 1 MiB).
 
 A profile's top-level keys are its ``Limits``; its tables (``[rank]``, ``[classify]``,
-``[enrich]``, ``[rewrite]``, ``[parse]``, ``[scale]``, ``[report]``) override single fields of
-``cq.model.tuning.Tuning`` (``[semantic]`` is the semantic stage's). A few environment
-variables override the same fields last (``CQ_POOL_MIN_BYTES``, ``CQ_MAX_WORKERS``,
-``CQ_ENRICH_BUDGET_MS``, ``CQ_ENRICH_LIBCST_HITS``, ``CQ_ENRICH_MAX_BYTES``).
+``[enrich]``, ``[rewrite]``, ``[parse]``, ``[scale]``, ``[report]``, ``[index]``) override
+single fields of ``cq.model.tuning.Tuning`` (``[semantic]`` is the semantic stage's). A few
+environment variables override the same fields last (``CQ_POOL_MIN_BYTES``, ``CQ_MAX_WORKERS``,
+``CQ_ENRICH_BUDGET_MS``, ``CQ_ENRICH_LIBCST_HITS``, ``CQ_ENRICH_MAX_BYTES``,
+``CQ_INDEX_AUTO_BYTES``).
 
 Every value is checked here, not where it is used: a limit of 0 or below, a timeout that is
 not a positive finite number, a negative tuned number or a key cq does not know would
@@ -82,6 +83,7 @@ _ENV = (  # variable, group, field, reader
     ("CQ_ENRICH_BUDGET_MS", "enrich", "budget_ms", env_float),
     ("CQ_ENRICH_LIBCST_HITS", "enrich", "libcst_hits", env_int),
     ("CQ_ENRICH_MAX_BYTES", "enrich", "max_payload_bytes", env_int),
+    ("CQ_INDEX_AUTO_BYTES", "index", "auto_build_bytes", env_int),
 )
 
 
@@ -95,18 +97,41 @@ def load_tuning(name_or_path: str, root: str) -> Tuning:
     for variable, group, field, read in _ENV:
         if os.environ.get(variable):  # checked by cq.env
             groups[group] = {**groups[group], field: read(variable, 0)}  # type: ignore[operator]
+    defaults = Tuning()
     tuning = {
-        name: _convert(table_, type(getattr(Tuning(), name)), name_or_path, f"{name}.")
+        name: _convert(
+            _nested_defaults(table_, getattr(defaults, name)),
+            type(getattr(defaults, name)),
+            name_or_path,
+            f"{name}.",
+        )
         for name, table_ in groups.items()
     }
     _check_rank(name_or_path, tuning["rank"])  # type: ignore[arg-type]
     for name, group in tuning.items():
-        for field in msgspec.structs.fields(group):  # type: ignore[arg-type]
-            value = getattr(group, field.name)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                _check_weight(name_or_path, f"{name}.{field.name}", value)
+        _check_numbers(name_or_path, name, group)  # type: ignore[arg-type]
     result = Tuning(**tuning)  # type: ignore[arg-type]
     return msgspec.structs.replace(result, rank=complete_weights(result.rank))
+
+
+def _nested_defaults(table: dict[str, Any], default: msgspec.Struct) -> dict[str, Any]:
+    """A group's table with each nested table (``[index.python]``) laid over that field's
+    default, so the keys it does not name keep their defaults rather than the type's."""
+    out = dict(table)
+    for key, value in table.items():
+        inner = getattr(default, key, None)
+        if isinstance(value, dict) and isinstance(inner, msgspec.Struct):
+            out[key] = {**msgspec.to_builtins(inner), **value}
+    return out
+
+
+def _check_numbers(name_or_path: str, prefix: str, group: msgspec.Struct) -> None:
+    for field in msgspec.structs.fields(group):
+        value = getattr(group, field.name)
+        if isinstance(value, msgspec.Struct):
+            _check_numbers(name_or_path, f"{prefix}.{field.name}", value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            _check_weight(name_or_path, f"{prefix}.{field.name}", value)
 
 
 def load_rank_weights(name_or_path: str, root: str) -> RankWeights:

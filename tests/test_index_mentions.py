@@ -8,11 +8,11 @@ from __future__ import annotations
 from cq.index.mentions import (
     Definition,
     PathTable,
-    Weights,
     code_names,
     defining_files,
     named_files,
 )
+from cq.model.index_tuning import IndexTuning
 from cq.rewrite import extract_mentions
 
 TREE = [
@@ -40,7 +40,7 @@ It also happens with `self.trainer.fit` and in utils.py.
 
 
 def test_frames_resolve_from_their_end_innermost_first() -> None:
-    named = named_files(extract_mentions(ISSUE), TREE, Weights())
+    named = named_files(extract_mentions(ISSUE), TREE, IndexTuning())
     assert [m.path for m in named] == ["src/pkg/trainer/trainer.py", "src/pkg/core/lightning.py"]
     assert {m.how for m in named} == {"traceback"}
 
@@ -52,7 +52,7 @@ def test_a_path_must_match_two_parts_and_pick_few_files() -> None:
     assert table.resolve("other/lightning.py") == []
     assert table.resolve("train.py") == ["examples/train.py"]  # a bare name, one file has it
     text = "see pkg/core/lightning.py and pkg.trainer.trainer, also utils.py"
-    named = named_files(extract_mentions(text), TREE, Weights())
+    named = named_files(extract_mentions(text), TREE, IndexTuning())
     assert [m.path for m in named] == ["src/pkg/core/lightning.py", "src/pkg/trainer/trainer.py"]
 
 
@@ -66,6 +66,6 @@ def test_a_definition_counts_only_when_few_files_define_the_name() -> None:
             for i in range(5)
         ],
     }
-    found = defining_files(names, definitions)
+    found = defining_files(names, definitions, IndexTuning().mention_max_files)
     assert [(m.path, m.how) for m in found] == [("pkg/data.py", "definition")]
     assert found[0].unit == definitions["DataLoader"][0]

@@ -5,21 +5,43 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 from conftest import run_cq, write_tree
 
 from cq.model.tuning import Tuning, provenance
+from cq.profiles import load_tuning
 
 SOURCE = "def handler(event):\n    return event\n\n\nlog = handler\n"
 
 
+def _groups(prefix: str, value: msgspec.Struct):  # type: ignore[no-untyped-def]
+    """Each table of tuned numbers, nested ones (``index.fusion``) too."""
+    yield prefix, value
+    for name in value.__struct_fields__:
+        inner = getattr(value, name)
+        if isinstance(inner, msgspec.Struct):
+            yield from _groups(f"{prefix}.{name}", inner)
+
+
 @pytest.mark.parametrize("group", Tuning.__struct_fields__)
 def test_every_tuned_number_says_where_it_came_from(group: str) -> None:
-    kind = type(getattr(Tuning(), group))
-    notes = provenance(kind)
-    assert notes and set(notes) == set(kind.__struct_fields__)
-    for field, note in notes.items():
-        assert note.startswith(("hand-set", "measured")), f"{group}.{field}: {note!r}"
+    for name, value in _groups(group, getattr(Tuning(), group)):
+        kind = type(value)
+        notes = provenance(kind)
+        assert notes and set(notes) == set(kind.__struct_fields__)
+        for field, note in notes.items():
+            assert note.startswith(("hand-set", "measured")), f"{name}.{field}: {note!r}"
+
+
+def test_a_nested_table_keeps_the_defaults_it_does_not_name(tmp_path: Path) -> None:
+    profile = tmp_path / "nested.toml"
+    profile.write_text("[index.python]\nw_named = 2.0\n[index.file_boosts]\ndoc = 0.0\n")
+    default, tuned = Tuning().index, load_tuning(str(profile), str(tmp_path)).index
+    assert tuned.python == msgspec.structs.replace(default.python, w_named=2.0)
+    assert tuned.python.w_units == 0.0 != tuned.fusion.w_units  # the Python fusion's own
+    assert tuned.fusion == default.fusion
+    assert tuned.file_boosts.table() == {"path_words": 2.0, "names": 1.0, "body": 1.0}
 
 
 def _reference(run) -> dict:

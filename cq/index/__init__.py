@@ -25,6 +25,7 @@ from collections.abc import Callable
 import msgspec
 
 from cq.model import Finding, RelevantFunction, RewriteSummary, RunCounters, SearchRequest
+from cq.model.tuning import Tuning
 from cq.parse import Corpus
 
 
@@ -59,11 +60,14 @@ class IndexRun:
     ``evidence.py``), then ``fuse`` once rg's findings are ranked; ``close`` when the search
     ends either way."""
 
-    def __init__(self, request: SearchRequest, progress: Callable[[str], None]) -> None:
+    def __init__(
+        self, request: SearchRequest, progress: Callable[[str], None], tuning: Tuning
+    ) -> None:
         from cq.index.evidence import IndexUpdateRun
 
         self.request = request
-        self.update = IndexUpdateRun.start(request, progress)
+        self.tuning = tuning
+        self.update = IndexUpdateRun.start(request, progress, tuning.index)
         self.consulted = False
 
     @classmethod
@@ -71,6 +75,7 @@ class IndexRun:
         cls,
         request: SearchRequest,
         progress: Callable[[str], None],
+        tuning: Tuning,
         rewrite: RewriteSummary | None = None,
     ) -> IndexRun | None:
         """Start the update of a search that will consult the index: one being rewritten
@@ -78,7 +83,7 @@ class IndexRun:
         ``rewrite`` was not applied, or with ``--no-index``)."""
         if not request.use_index or (rewrite is not None and not consults_index(request, rewrite)):
             return None
-        return cls(request, progress)
+        return cls(request, progress, tuning)
 
     def kept(self, rewrite: RewriteSummary) -> IndexRun | None:
         """This run if the rewritten search consults the index; else it stops (``close``)."""
@@ -102,7 +107,12 @@ class IndexRun:
             return IndexFusion(findings=ranked, telemetry=skipped)
         focus = self.request.focus or rewrite.focus
         findings, functions = fuse_findings(
-            corpus, ranked, evidence, self.request.explain, tests_wanted=focus == "tests"
+            corpus,
+            ranked,
+            evidence,
+            self.request.explain,
+            self.tuning,
+            tests_wanted=focus == "tests",
         )
         update = evidence.update
         return IndexFusion(

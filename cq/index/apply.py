@@ -1,7 +1,7 @@
 """Put the index's evidence into a rewritten search's findings and Relevant Functions.
 
 In: rg's ranked findings and the index's hits. Out: the findings in the fused file order (up
-to ``PER_FILE`` findings of each file in that order, then the rest as they were), a file the
+to ``index.per_file`` findings of each file in that order, then the rest as they were), a file the
 index alone found represented by its best unit's definition line, and the best units as
 Relevant Functions. Rank order inside a file is rg's.
 """
@@ -23,11 +23,9 @@ from cq.index.query import IndexHit, IndexHits
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
 from cq.model import Finding, NamedBreakdown, RelevantFunction, ScoreBreakdown
+from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.rank import path_role
-
-PER_FILE = 3  # findings of a file placed at its fused rank (a 30-finding report shows ~10 files)
-FUNCTIONS = 10  # Relevant Functions listed
 
 
 def fuse_findings(
@@ -35,19 +33,23 @@ def fuse_findings(
     ranked: list[Finding],
     evidence: Evidence,
     explain: bool,
+    tuning: Tuning,
     *,
     tests_wanted: bool = False,
 ) -> tuple[list[Finding], tuple[RelevantFunction, ...]]:
     """The findings in fused order and the Relevant Functions (``tests_wanted``: the search's
-    focus is tests, so test files keep their fused rank)."""
+    focus is tests, so test files keep their fused rank). ``tuning.index`` holds the
+    fusion's numbers, ``tuning.rank.role`` the role multipliers it demotes by."""
+    numbers, roles = tuning.index, tuning.rank.role
     rg_files = list(dict.fromkeys(f.file for f in ranked))
-    fusion = fusion_for(rg_files, evidence.hits)
+    fusion = fusion_for(rg_files, evidence.hits, numbers)
     votes = fused_files(
         rg_files,
-        index_file_order(evidence.hits, fusion),
+        index_file_order(evidence.hits, fusion, roles),
         fusion,
         evidence.hits,
         tests_wanted=tests_wanted,
+        roles=roles,
     )
     by_file: dict[str, list[Finding]] = {}
     for f in ranked:
@@ -61,14 +63,14 @@ def fuse_findings(
     for vote in votes:
         own = by_file.get(vote.file)
         if own:
-            for f in own[:PER_FILE]:
+            for f in own[: numbers.per_file]:
                 placed.add(id(f))
                 head.append(_explained(f, vote) if explain else f)
         else:
             hit = best_unit.get(vote.file) or IndexHit(path=vote.file, kind="file")
             if hit.kind in ("file", "module"):
                 hit = _best_line(hit, lines, evidence.words)
-            synthetic = _definition(hit, lines, vote, explain)
+            synthetic = _definition(hit, lines, vote, explain, numbers.index_only_confidence)
             if synthetic is not None:
                 head.append(synthetic)
     vote_of = {v.file: v for v in votes}
@@ -77,7 +79,7 @@ def fuse_findings(
     scopes = [
         (f.file, rg_scope_key(f.file, f.containing_scope)) for f in ranked if f.containing_scope
     ]
-    units = fused_units(evidence.hits.units, scopes, ranks, fusion)[:FUNCTIONS]
+    units = fused_units(evidence.hits.units, scopes, ranks, fusion)[: numbers.functions]
     return head + tail, tuple(_function(u, ranked, lines) for u in units)
 
 
@@ -117,8 +119,11 @@ def _best_line(hit: IndexHit, lines: _Lines, words: dict[str, float]) -> IndexHi
     return msgspec.structs.replace(hit, line=best, kind="module")
 
 
-def _definition(hit: IndexHit, lines: _Lines, vote: FileVote, explain: bool) -> Finding | None:
-    """A finding for a file only the index found: its best unit's definition line."""
+def _definition(
+    hit: IndexHit, lines: _Lines, vote: FileVote, explain: bool, confidence: float
+) -> Finding | None:
+    """A finding for a file only the index found: its best unit's definition line (the
+    index says the unit is relevant, not that it is the queried name: ``confidence``)."""
     text = lines.get(hit.path, hit.line)
     if text is None:
         return None
@@ -134,7 +139,7 @@ def _definition(hit: IndexHit, lines: _Lines, vote: FileVote, explain: bool) -> 
         line_text=text,
         language="rust" if hit.path.endswith(".rs") else "python",
         category="definition" if name else "assignment" if "=" in text else "text_match",
-        confidence=0.5,  # the index says the unit is relevant, not that it is the queried name
+        confidence=confidence,
         tier="index",
         node_kind=hit.kind,
         containing_scope=_native_scope(hit.path, parent) or None,

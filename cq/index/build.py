@@ -2,8 +2,9 @@
 
 In: a root. Out: an opened index reflecting the tree, and an ``IndexUpdate`` saying what it
 cost. Tantivy allows one writer per index: a process that cannot get the writer lock within
-``LOCK_WAIT`` seconds (another search is updating the same root) reads the index as last
-committed instead. An index that cannot be opened is deleted and rebuilt.
+``index.lock_wait_s`` seconds (another search is updating the same root) reads the index as
+last committed instead. An index that cannot be opened is deleted and rebuilt. The numbers
+are ``Tuning.index``'s (``cq/model/index_tuning.py``).
 """
 
 from __future__ import annotations
@@ -23,20 +24,16 @@ from cq.index.location import index_dir
 from cq.index.manifest import Manifest, read_manifest, write_manifest
 from cq.index.rows import Row, prepared_rows
 from cq.index.schema import build_schema, register_analyzers
+from cq.model.index_tuning import IndexTuning
 
-# A first build of the 2,531-file bench tree costs ~2.7 CPU-s (`cq index`, bench/index_speed.py
-# tree), ~1.5-2 s on two idle cores; a second search waits up to this long for the first
-# one's commit before it reads what is committed.
-LOCK_WAIT = 5.0
-WRITER_HEAP = 64 * 1024 * 1024
-# One indexing thread: tantivy gives each thread a segment of its own and documents go to
-# whichever thread is free, so with two the same tree got its documents in a different order
+# One indexing thread (not a tuned number: the output depends on it). Tantivy gives each
+# thread a segment of its own and documents go to whichever thread is free, so with two the
+# same tree got its documents in a different order
 # from build to build and equal BM25 scores came back in a different order (8 questions on the
 # bench tree of bench/index_speed.py, two builds: orders differ with 2 threads, equal with 1).
 # One thread also writes one segment (5.68 MB against 5.99 MB) for the same CPU seconds
 # (~1.0-1.1 s tokenizing and committing, measured both ways); rows come from worker processes.
 WRITER_THREADS = 1
-MARKER_SECONDS = 600.0  # a tree found too large is not listed again for this long
 
 
 class IndexUpdate(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,17 +73,19 @@ def update_index(
     *,
     persist: bool = True,
     build_limit: int = 0,
+    tuning: IndexTuning | None = None,
 ) -> tuple[OpenIndex, IndexUpdate]:
     """Open (or create) the root's index and apply the tree's changes to it; ``persist``
     False (``--no-cache``) builds a throw-away index in memory. More than ``build_limit``
     bytes (0: no limit) of new or changed files raise ``TooLarge`` before anything is read."""
+    tuning = tuning or IndexTuning()
     started = time.perf_counter()
     directory = index_dir(root)
     manifest_path = directory / "manifest.msgpack"
     manifest = read_manifest(manifest_path) if persist else {}
     marker = directory.with_name(f"{directory.name}.too-large")
     if build_limit and not manifest:
-        _check_marker(marker, root)
+        _check_marker(marker, root, tuning.too_large_s)
     changes = Changes(root, remember=persist)
     listing = changes.list()
     # New files only: indexed ones are re-read when their stat is not trusted (written in the
@@ -104,7 +103,7 @@ def update_index(
     removed = set(manifest) - set(fresh)
     stale = False
     if changed or removed:
-        writer = _writer(index)
+        writer = _writer(index, tuning)
         if writer is None:
             stale = True
         else:
@@ -112,7 +111,7 @@ def update_index(
                 manifest = read_manifest(manifest_path)
                 changed = {p: d for p, d in changed.items() if _differs(manifest, fresh, p)}
                 removed = set(manifest) - set(fresh)
-            _apply(root, writer, changed, removed, progress)
+            _apply(root, writer, changed, removed, progress, tuning)
             if persist:
                 write_manifest(manifest_path, fresh)
                 (directory / "root").write_text(str(root))
@@ -131,7 +130,7 @@ def update_index(
     return OpenIndex(root, index, manifest), update
 
 
-def _check_marker(marker: Path, root: Path) -> None:
+def _check_marker(marker: Path, root: Path, keep_s: float) -> None:
     """Raise ``TooLarge`` again without listing the tree when a recent search found it too
     large and the root directory has not changed since (listing and stat-ing the 19,214
     files of the stdlib with its site-packages costs ~1 s on a loaded machine)."""
@@ -140,7 +139,7 @@ def _check_marker(marker: Path, root: Path) -> None:
         same = int(mtime) == root.stat().st_mtime_ns
     except (OSError, ValueError):
         return
-    if same and time.time() - float(when) < MARKER_SECONDS:
+    if same and time.time() - float(when) < keep_s:
         raise TooLarge(int(size))
 
 
@@ -161,6 +160,7 @@ def _apply(
     changed: dict[str, bytes],
     removed: set[str],
     progress: Progress | None,
+    tuning: IndexTuning,
 ) -> None:
     import tantivy
 
@@ -168,7 +168,7 @@ def _apply(
         writer.delete_documents_by_term("path", rel)
     total = len(changed)
     done = 0
-    for rows in prepared_rows(changed):
+    for rows in prepared_rows(changed, tuning.build_pool_bytes, tuning.build_batch_bytes):
         for row in rows:
             writer.add_document(_document(tantivy, row))
             done += row[1] == "file"
@@ -226,12 +226,12 @@ def _set_aside(directory: Path) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
-def _writer(index: Any) -> Any | None:
-    """Tantivy's writer, waiting up to ``LOCK_WAIT`` s for another process to release it."""
-    deadline = time.monotonic() + LOCK_WAIT
+def _writer(index: Any, tuning: IndexTuning) -> Any | None:
+    """Tantivy's writer, waiting up to ``lock_wait_s`` for another process to release it."""
+    deadline = time.monotonic() + tuning.lock_wait_s
     while True:
         try:
-            return index.writer(heap_size=WRITER_HEAP, num_threads=WRITER_THREADS)
+            return index.writer(heap_size=tuning.writer_heap_bytes, num_threads=WRITER_THREADS)
         except ValueError:
             if time.monotonic() >= deadline:
                 return None

@@ -21,17 +21,12 @@ from pathlib import Path
 
 import msgspec
 
-from cq.env import env_int
 from cq.errors import SearchCancelledError
 from cq.index.build import IndexUpdate, OpenIndex, Progress, TooLarge, update_index
 from cq.index.location import clear_index
 from cq.index.query import IndexHits, ask, query_words
 from cq.model import SearchRequest
-
-# A search builds the index on its own up to this much new source (the 19 MB bench tree takes
-# ~2.7 CPU-s, bench/index_speed.py); a bigger tree (the stdlib with its site-packages is
-# 176 MB) is indexed only by an explicit ``cq index``, then kept current by every search.
-AUTO_BUILD_BYTES = 64 * 1024 * 1024  # CQ_INDEX_AUTO_BYTES overrides it
+from cq.model.index_tuning import IndexTuning
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,9 +44,10 @@ class Evidence(msgspec.Struct, frozen=True, kw_only=True):
 class IndexUpdateRun:
     """One search's index update, running in a thread from ``start`` until ``consult``."""
 
-    def __init__(self, request: SearchRequest, progress: Progress) -> None:
+    def __init__(self, request: SearchRequest, progress: Progress, tuning: IndexTuning) -> None:
         self.request = request
         self.progress = progress
+        self.tuning = tuning
         self.abandoned = threading.Event()
         self.retried = False  # the index was removed and built again once
         self.outcome: tuple[OpenIndex, IndexUpdate] | Skipped | BaseException | None = None
@@ -60,8 +56,10 @@ class IndexUpdateRun:
         self.thread = threading.Thread(target=self._run, name="cq-index-update", daemon=True)
 
     @classmethod
-    def start(cls, request: SearchRequest, progress: Progress) -> IndexUpdateRun:
-        run = cls(request, progress)
+    def start(
+        cls, request: SearchRequest, progress: Progress, tuning: IndexTuning
+    ) -> IndexUpdateRun:
+        run = cls(request, progress, tuning)
         run.thread.start()
         return run
 
@@ -76,11 +74,15 @@ class IndexUpdateRun:
             self.outcome = exc
 
     def _update(self) -> tuple[OpenIndex, IndexUpdate]:
+        """A search builds the index on its own up to ``index.auto_build_bytes`` of new
+        source; a bigger tree is indexed only by an explicit ``cq index``, then kept current
+        by every search."""
         return update_index(
             Path(self.request.root),
             self._progress,
             persist=self.request.use_cache,
-            build_limit=env_int("CQ_INDEX_AUTO_BYTES", AUTO_BUILD_BYTES),
+            build_limit=self.tuning.auto_build_bytes,
+            tuning=self.tuning,
         )
 
     def _cleared(self) -> bool:
@@ -123,9 +125,9 @@ class IndexUpdateRun:
         opened, update = outcome
         request = self.request
         asked = time.perf_counter()
-        words = query_words(request.query, terms)
+        words = query_words(request.query, terms, self.tuning.max_words)
         try:
-            hits = ask(opened.index, opened.manifest, request.query, terms)
+            hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning)
         except (OSError, ValueError, RuntimeError):
             if self._cleared():
                 return None
@@ -134,7 +136,7 @@ class IndexUpdateRun:
                 return again
             opened, update = again
             try:
-                hits = ask(opened.index, opened.manifest, request.query, terms)
+                hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning)
             except (OSError, ValueError, RuntimeError):
                 return None
         keep = _in_scope(request)

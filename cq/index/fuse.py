@@ -4,61 +4,32 @@ Pure functions over ranks, shared by the pipeline (``apply.py``) and the tuning 
 (bench/index_fusion.py), so the bench measures exactly what a search does.
 
 The index's own file order fuses its two granularities the same way: a file's rank among file
-documents and the rank of its best unit among unit documents.
+documents and the rank of its best unit among unit documents. The numbers (``Fusion``, one for
+Python questions and one for the rest) are ``Tuning.index``'s (``cq/model/index_tuning.py``);
+tests, docs and vendored code are demoted by the rank's role multipliers (``rank.role``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import msgspec
 
 from cq.index.query import IndexHit, IndexHits
+from cq.model.index_tuning import Fusion, IndexTuning
 from cq.model.ranking import DEFAULT_ROLE_MULTIPLIERS
 from cq.rank import path_role
 
-
-class Fusion(msgspec.Struct, frozen=True, kw_only=True):
-    """The fusion's numbers, from ``bench/index_fusion.py`` on lite-dev 22, python_tuning
-    sample 100 and rust_tuning sample 60, full texts and titles. File Acc@5 full lite/py/rs,
-    titles lite/py:
-
-    - rg alone (cq before the index): 86.4/55.0/15.0, titles 63.6/40.0
-    - these defaults (plain RRF, k 5, weights 1, best unit 0.5, roles): 95.5/58.0/31.7,
-      titles 68.2/46.0
-    - the grid's best mean full-text Acc@5 (index weight 1.5): 95.5/55.0/36.7, titles
-      68.2/45.0: the same within an issue or two per set, so the untuned weights stay; with
-      equal weights a file both orders rank first and second goes to rg's first, which keeps a
-      module the question names ahead of one that merely says the words more often
-      (tests/test_rewrite_offline.py).
-    """
-
-    k: float = 5.0  # RRF constant: small k trusts the first ranks most
-    w_rg: float = 1.0
-    w_index: float = 1.0
-    k_units: float = 5.0  # inside the index: file documents vs best units
-    w_units: float = 0.5  # a file's best unit counts half its file document (grid: 0.5/1/2)
-    w_unit_file: float = 1.0  # Relevant Functions: weight of the unit's file's fused rank
-    roles: bool = True  # demote the index's test/doc/lib files by cq's role multipliers
-    w_named: float = 0.0  # files the text names (traceback frames, paths, modules)
-    w_defined: float = 0.0  # files defining a name the text writes as code
+DEFAULT = IndexTuning().fusion
 
 
-DEFAULT = Fusion()
-# Python questions: the files the text names and those defining its code names join the
-# fusion, and a file's best unit no longer votes in the index's file order. Chosen by
-# leave-one-repository-out over python_tuning 313 full texts, python_tuning sample-100
-# titles, lite-dev 22 texts and titles (14 repositories; bench/index_fusion.py --grid
-# --loro): 12 of the 14 folds chose these weights; file Acc@5 (mean over the four sets
-# 67.1 -> 68.7) python_tuning 57.8 -> 62.0, titles 47.0 -> 49.0, lite 95.5 and 68.2 kept.
-# w_named 1.0-2.0 and w_defined 0.25-0.5 score within one issue of it.
-PYTHON = Fusion(w_units=0.0, w_named=1.0, w_defined=0.5)
-
-
-def fusion_for(rg_files: list[str], hits: IndexHits) -> Fusion:
+def fusion_for(rg_files: list[str], hits: IndexHits, tuning: IndexTuning | None = None) -> Fusion:
     """The Python fusion for a question about Python code (most of the files either signal
     found are Python), else the default: each language's numbers come from its own sets."""
+    tuning = tuning or IndexTuning()
     files = [*rg_files, *(h.path for h in hits.files)]
     rust = sum(f.endswith(".rs") for f in files)
-    return PYTHON if len(files) - rust > rust else DEFAULT
+    return tuning.python if len(files) - rust > rust else tuning.fusion
 
 
 class FileVote(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,7 +43,11 @@ class FileVote(msgspec.Struct, frozen=True, kw_only=True):
     rank_defined: int = 0  # 0: defines no name the text writes as code
 
 
-def index_file_order(hits: IndexHits, fusion: Fusion = DEFAULT) -> list[str]:
+def index_file_order(
+    hits: IndexHits,
+    fusion: Fusion = DEFAULT,
+    roles: Mapping[str, float] = DEFAULT_ROLE_MULTIPLIERS,
+) -> list[str]:
     """Files by fused rank of their file document and their best unit, tests, docs and
     vendored code demoted by cq's role multipliers (as rg's findings are)."""
     scores: dict[str, float] = {}
@@ -82,7 +57,7 @@ def index_file_order(hits: IndexHits, fusion: Fusion = DEFAULT) -> list[str]:
         scores[path] = scores.get(path, 0.0) + fusion.w_units / (fusion.k_units + rank)
     if fusion.roles:
         for path in scores:
-            scores[path] *= DEFAULT_ROLE_MULTIPLIERS[path_role(path)]
+            scores[path] *= roles[path_role(path)]
     return sorted(scores, key=lambda p: (-scores[p], p))
 
 
@@ -93,18 +68,19 @@ def fused_files(
     hits: IndexHits | None = None,
     *,
     tests_wanted: bool = False,
+    roles: Mapping[str, float] = DEFAULT_ROLE_MULTIPLIERS,
 ) -> list[FileVote]:
     """Every file of any order, best fused first (ties: rg's order, then path); ``hits``
     brings the files the text names and those defining its code names (Python).
 
     Unless the question is about tests (``tests_wanted``: focus "tests"), a test file's fused
-    score is multiplied by cq's test role multiplier, as each order's own scores were: a rank
-    fusion sees ranks only, so a test file both orders placed mid-list outranked a source file
-    only one of them found. bench/index_fusion.py, fused file Acc@5 (Acc@10) before -> after:
-    rust_tuning 123 full 36.6 (53.7) -> 37.4 (56.1); lite-dev 22 full 95.5 (95.5) -> 95.5
-    (95.5), Acc@1 54.5 -> 59.1; lite-dev titles 72.7 (81.8) -> 72.7 (86.4); python_tuning 313
-    full (main's signals) 57.8 (66.8) -> 59.1 (67.1). Docs and vendored code keep their ranks
-    (their multipliers too cost python_tuning Acc@10 2.6 points).
+    score is multiplied by cq's test role multiplier (``roles``), as each order's own scores
+    were: a rank fusion sees ranks only, so a test file both orders placed mid-list outranked
+    a source file only one of them found. bench/index_fusion.py, fused file Acc@5 (Acc@10)
+    before -> after: rust_tuning 123 full 36.6 (53.7) -> 37.4 (56.1); lite-dev 22 full 95.5
+    (95.5) -> 95.5 (95.5), Acc@1 54.5 -> 59.1; lite-dev titles 72.7 (81.8) -> 72.7 (86.4);
+    python_tuning 313 full (main's signals) 57.8 (66.8) -> 59.1 (67.1). Docs and vendored
+    code keep their ranks (their multipliers too cost python_tuning Acc@10 2.6 points).
     """
     named = [m.path for m in hits.named] if hits and fusion.w_named else []
     defined = [m.path for m in hits.defined] if hits and fusion.w_defined else []
@@ -114,7 +90,7 @@ def fused_files(
         (fusion.w_named, {f: i for i, f in enumerate(named, 1)}),
         (fusion.w_defined, {f: i for i, f in enumerate(defined, 1)}),
     )
-    test_factor = 1.0 if tests_wanted or not fusion.roles else DEFAULT_ROLE_MULTIPLIERS["test"]
+    test_factor = 1.0 if tests_wanted or not fusion.roles else roles["test"]
     votes = []
     for f in dict.fromkeys([*rg_files, *index_files, *named, *defined]):
         ranks = [order.get(f, 0) for _, order in orders]

@@ -10,7 +10,8 @@ A mentioned path is read from its end: its file name must be one of the tree's, 
 of several parts must match at least two (``/usr/lib/python3.8/site-packages/pkg/a.py``
 matches ``src/pkg/a.py`` on two; ``self/trainer.py``, read from ``self.trainer``, matches
 nothing). A name written as code (``Trainer``, ``val_dataloader``) points at the files that
-define a unit of that name. Either is kept when it picks out at most ``MAX_FILES`` files: a
+define a unit of that name. Either is kept when it picks out at most
+``index.mention_max_files`` files (``cq/model/index_tuning.py``, with the weights): a
 bare ``utils.py`` in a tree of ten ``utils.py``, or ``forward`` defined in fifty models,
 says nothing.
 
@@ -24,18 +25,8 @@ from collections.abc import Iterable
 
 import msgspec
 
+from cq.model.index_tuning import IndexTuning
 from cq.rewrite import Mentions, split_dotted
-
-MAX_FILES = 3  # a mention matching more files than this is too vague to count
-
-
-class Weights(msgspec.Struct, frozen=True, kw_only=True):
-    """What each way of naming a file adds to its weight. Hand-set (frames first: a frame
-    is where the error was raised); the weight of the whole list in the file order is
-    ``Fusion.w_named`` / ``w_defined`` (fuse.py, measured)."""
-
-    frame: float = 2.0
-    path: float = 1.0
 
 
 class Definition(msgspec.Struct, frozen=True, kw_only=True):
@@ -86,16 +77,17 @@ class PathTable:
         return best if depth >= min(2, len(parts)) else []
 
 
-def named_files(mentions: Mentions, paths: Iterable[str], weights: Weights) -> list[Mention]:
-    """Files the text names in traceback frames (innermost first) and paths or modules."""
+def named_files(mentions: Mentions, paths: Iterable[str], tuning: IndexTuning) -> list[Mention]:
+    """Files the text names in traceback frames (innermost first, ``mention_frame``) and
+    paths or modules (``mention_path``)."""
     table = PathTable(paths)
     found: dict[str, Mention] = {}
     for path, weight, how in (
-        *((p, weights.frame, "traceback") for p in reversed(mentions.frame_paths)),
-        *((p, weights.path, "path") for p in mentions.paths),
+        *((p, tuning.mention_frame, "traceback") for p in reversed(mentions.frame_paths)),
+        *((p, tuning.mention_path, "path") for p in mentions.paths),
     ):
         files = table.resolve(path)
-        if not files or len(files) > MAX_FILES:
+        if not files or len(files) > tuning.mention_max_files:
             continue
         for f in files:
             old = found.get(f)
@@ -114,15 +106,17 @@ def code_names(mentions: Mentions) -> list[str]:
     return list(dict.fromkeys(split_dotted(n)[-1] for n in names if n))
 
 
-def defining_files(names: list[str], definitions: dict[str, list[Definition]]) -> list[Mention]:
-    """Files defining a name the text writes as code, when at most ``MAX_FILES`` do: the
+def defining_files(
+    names: list[str], definitions: dict[str, list[Definition]], max_files: int
+) -> list[Mention]:
+    """Files defining a name the text writes as code, when at most ``max_files`` do: the
     definition, not the many files that merely use the name."""
     found: dict[str, Mention] = {}
     for name in names:
         units: dict[str, Definition] = {}
         for d in definitions.get(name, ()):
             units.setdefault(d.path, d)
-        if not 0 < len(units) <= MAX_FILES:
+        if not 0 < len(units) <= max_files:
             continue
         for f in sorted(units):
             old = found.get(f)

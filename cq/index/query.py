@@ -13,10 +13,13 @@ boosted x2 (the first version) 86.4/51.0/36.7 but Acc@1 54.5/27.0/13.3 against 5
 here; without the terms 86.4/50.0/36.7.
 
 A Python issue text's title (its first line, when more follow) is its summary: its words
-weigh ``TITLE_WEIGHT`` times as much. With bench/index_fusion.py --requery (the fusion of
-fuse.py's PYTHON), file Acc@5 / Acc@1 fused, python_tuning 313 full texts: 61.3/33.5 ->
+weigh ``index.title_weight`` times as much. With bench/index_fusion.py --requery (the fusion
+``index.python``), file Acc@5 / Acc@1 fused, python_tuning 313 full texts: 61.3/33.5 ->
 62.3/34.2 (index alone Acc@1 29.1 -> 31.9); lite-dev 22: 95.5/68.2 both (index alone Acc@1
 54.5 -> 63.6). Rust texts keep weight 1 (not measured there).
+
+Every number here (words kept, field boosts, documents asked for) is ``Tuning.index``'s
+(``cq/model/index_tuning.py``).
 """
 
 from __future__ import annotations
@@ -28,15 +31,11 @@ from typing import Any
 
 import msgspec
 
-from cq.index.mentions import Definition, Mention, Weights, code_names, defining_files, named_files
+from cq.index.mentions import Definition, Mention, code_names, defining_files, named_files
 from cq.index.words import split_words
+from cq.model.index_tuning import IndexTuning
 from cq.rank import path_role
 from cq.rewrite import extract_mentions
-
-MAX_WORDS = 256  # distinct query words kept (most frequent first): long tracebacks repeat
-TITLE_WEIGHT = 2.0  # a Python issue title's words (see above)
-FILE_BOOSTS = {"path_words": 2.0, "names": 1.0, "doc": 0.5, "body": 1.0}
-UNIT_BOOSTS = {"names": 2.0, "sig": 1.0, "doc": 0.5, "body": 1.0}
 
 
 class IndexHit(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,36 +58,49 @@ class IndexHits(msgspec.Struct, frozen=True, kw_only=True):
     defined: tuple[Mention, ...] = ()
 
 
-def ask(index: Any, paths: Iterable[str], text: str, terms: tuple[str, ...]) -> IndexHits:
+def ask(
+    index: Any,
+    paths: Iterable[str],
+    text: str,
+    terms: tuple[str, ...],
+    tuning: IndexTuning | None = None,
+) -> IndexHits:
     """Everything the index says about a question: BM25 hits for its words and the rewriter's
     terms, the files it names, and for an issue text (more than one line) the files defining
     the names it writes as code. A one-line question may ask for a name's uses ("who calls
     build_graph"): its definition's file must not lead then; on titles alone the defining
     files changed file Acc@5 not at all (python_tuning 313: 50.5 either way, Acc@1 27.5 ->
     29.1; lite-dev 22: 68.2 either way)."""
+    tuning = tuning or IndexTuning()
     paths = list(paths)
     py = [p for p in paths if p.endswith(".py")]
     python = len(py) * 2 > len(paths)
-    hits = search_index(index, query_words(text, terms, TITLE_WEIGHT if python else 1.0))
+    words = query_words(text, terms, tuning.max_words, tuning.title_weight if python else 1.0)
+    hits = search_index(index, words, tuning)
     if not py:
         return hits
     mentions = extract_mentions(text)
-    named = tuple(named_files(mentions, py, Weights()))
+    named = tuple(named_files(mentions, py, tuning))
     if len([ln for ln in text.splitlines() if ln.strip()]) < 2:
         return msgspec.structs.replace(hits, named=named)
     names = code_names(mentions)
     own = {
         name: [d for d in units if d.path.endswith(".py") and path_role(d.path) != "test"]
-        for name, units in definitions(index, names).items()
+        for name, units in definitions(index, names, tuning).items()
     }
-    return msgspec.structs.replace(hits, named=named, defined=tuple(defining_files(names, own)))
+    defined = tuple(defining_files(names, own, tuning.mention_max_files))
+    return msgspec.structs.replace(hits, named=named, defined=defined)
 
 
-def query_words(text: str, terms: tuple[str, ...], title: float = 1.0) -> dict[str, float]:
-    """Word -> weight: how often the text says it (log-damped), times ``title`` for the
-    words of its first line when more lines follow; the rewriter's terms too."""
+def query_words(
+    text: str, terms: tuple[str, ...], max_words: int, title: float = 1.0
+) -> dict[str, float]:
+    """Word -> weight: how often the text says it (log-damped; its ``max_words`` most
+    frequent words), times ``title`` for the words of its first line when more lines
+    follow; the rewriter's terms too."""
     counts = Counter(w for w in split_words(text).split() if len(w) > 1)
-    weights = {w: round(1.0 + math.log(n), 3) for w, n in counts.most_common(MAX_WORDS)}
+    most = counts.most_common(max_words)
+    weights = {w: round(1.0 + math.log(n), 3) for w, n in most}
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if title != 1.0 and len(lines) > 1:
         for w in set(split_words(lines[0]).split()):
@@ -101,16 +113,16 @@ def query_words(text: str, terms: tuple[str, ...], title: float = 1.0) -> dict[s
     return weights
 
 
-def search_index(
-    index: Any, words: dict[str, float], *, files: int = 50, units: int = 50
-) -> IndexHits:
-    """The best ``files`` file documents and ``units`` unit documents for ``words``."""
+def search_index(index: Any, words: dict[str, float], tuning: IndexTuning) -> IndexHits:
+    """The best ``files_asked`` file documents and ``units_asked`` unit documents for
+    ``words``."""
     if not words:
         return IndexHits()
     searcher = index.searcher()
+    file_boosts, unit_boosts = tuning.file_boosts.table(), tuning.unit_boosts.table()
     return IndexHits(
-        files=_search(index, searcher, words, FILE_BOOSTS, True, files),
-        units=_search(index, searcher, words, UNIT_BOOSTS, False, units),
+        files=_search(index, searcher, words, file_boosts, True, tuning.files_asked),
+        units=_search(index, searcher, words, unit_boosts, False, tuning.units_asked),
     )
 
 
@@ -144,22 +156,19 @@ def _search(
     return tuple(out)
 
 
-MAX_NAMES = 64  # names looked up as definitions (first written first)
-MAX_DEFINITIONS = 2000  # unit documents read for them
-
-
-def definitions(index: Any, names: list[str]) -> dict[str, list[Definition]]:
-    """Name -> the units of that name (their qualname's last part), in path order."""
+def definitions(index: Any, names: list[str], tuning: IndexTuning) -> dict[str, list[Definition]]:
+    """Name -> the units of that name (their qualname's last part), in path order: the first
+    ``max_names`` names, at most ``max_definitions`` units."""
     import tantivy
 
-    names = names[:MAX_NAMES]
+    names = names[: tuning.max_names]
     if not names:
         return {}
     pattern = r"(.*[.:])?(" + "|".join(names) + ")"
     query = tantivy.Query.regex_query(index.schema, "qualname", pattern)
     searcher = index.searcher()
     found: list[Definition] = []
-    for _score, address in searcher.search(query, MAX_DEFINITIONS, count=False).hits:
+    for _score, address in searcher.search(query, tuning.max_definitions, count=False).hits:
         doc = searcher.doc(address)
         found.append(
             Definition(

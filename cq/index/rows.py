@@ -2,10 +2,11 @@
 
 A row is the document's fields ready for tantivy: (path, kind, qualname, line, path words,
 name words, signature words, doc, text). Scanning and splitting are Python work; tantivy
-tokenizes bodies in a thread of its own meanwhile; a large build (``MIN_POOL_BYTES``) has a
-pool of ``cpu_count`` workers feed it batch by batch in path order. The pool is spawned per
-build with the classification pool's worker lifetime (``cq/workers.py``: they die with cq),
-and any pool failure finishes in-process.
+tokenizes bodies in a thread of its own meanwhile; a large build (``index.build_pool_bytes``,
+``cq/model/index_tuning.py``: measured on the bench tree of bench/index_speed.py) has a pool
+of up to four workers (at most the CPUs) feed it batch by batch in path order. The pool is
+spawned per build with the classification pool's worker lifetime (``cq/workers.py``: they
+die with cq), and any pool failure finishes in-process.
 """
 
 from __future__ import annotations
@@ -19,25 +20,19 @@ from cq.index.words import split_words
 
 Row = tuple[str, str, str, int, str, str, str, str, str]
 
-# Measured on the 19 MB bench tree of bench/index_speed.py at load 30+ on this 2-core machine,
-# three interleaved runs each: `cq index` 2.3-2.5 CPU-s in-process against 2.6-3.2 with two
-# workers (their start-up and the rows' pickling), a cold search 6.5-7.0 against 7.0-7.7
-# CPU-s, wall alike. Since the scanners got faster (0.64 CPU-s for those 19 MB) the pool pays
-# only where two cores scan what one would take seconds for: hand-set above the bench tree
-# and below the 64 MB a search builds on its own (evidence.AUTO_BUILD_BYTES).
-MIN_POOL_BYTES = 32 * 1024 * 1024
-BATCH_BYTES = 1024 * 1024
 
-
-def prepared_rows(files: dict[str, bytes]) -> Iterator[list[Row]]:
-    """Rows of every file, a batch at a time, in path order."""
+def prepared_rows(
+    files: dict[str, bytes], pool_bytes: int, batch_bytes: int
+) -> Iterator[list[Row]]:
+    """Rows of every file, a batch at a time, in path order: in a pool of workers from
+    ``pool_bytes`` of source on, in batches of ``batch_bytes``."""
     paths = sorted(files)
     total = sum(len(files[p]) for p in paths)
     workers = min(os.cpu_count() or 1, 4)
-    if total < MIN_POOL_BYTES or workers < 2:
+    if total < pool_bytes or workers < 2:
         yield from (_rows([(p, files[p])]) for p in paths)
         return
-    batches = _batches(paths, files)
+    batches = _batches(paths, files, batch_bytes)
     done = 0
     try:
         import multiprocessing
@@ -62,11 +57,13 @@ def prepared_rows(files: dict[str, bytes]) -> Iterator[list[Row]]:
             yield _rows(batch)
 
 
-def _batches(paths: list[str], files: dict[str, bytes]) -> list[list[tuple[str, bytes]]]:
+def _batches(
+    paths: list[str], files: dict[str, bytes], batch_bytes: int
+) -> list[list[tuple[str, bytes]]]:
     batches: list[list[tuple[str, bytes]]] = [[]]
     size = 0
     for p in paths:
-        if size >= BATCH_BYTES:
+        if size >= batch_bytes:
             batches.append([])
             size = 0
         batches[-1].append((p, files[p]))

@@ -2,10 +2,13 @@
 
 ``Tuning`` groups them by the stage that uses them: ``classify`` (the confidence each tier
 gives), ``rank`` (``RankWeights``, in ``ranking.py``), ``enrich``, ``rewrite``, ``parse``
-(size caps that shape parsed and cached records), ``scale`` (how a big search is streamed)
-and ``report`` (section sizes). A profile TOML file overrides any of them with a table of the
-group's name, e.g. ``[classify] heuristic_reference = 0.3`` or ``[rank.category] import =
-0.9``; missing keys keep the defaults below. ``provenance(group)`` lists each field's note.
+(size caps that shape parsed and cached records), ``scale`` (how a big search is streamed),
+``report`` (section sizes) and ``index`` (``IndexTuning``, in ``index_tuning.py``: the
+repository index's query, fusion and build). A profile TOML file overrides any of them with
+a table of the group's name, e.g. ``[classify] heuristic_reference = 0.3`` or
+``[rank.category] import = 0.9``; missing keys keep the defaults below (a nested table,
+``[index.python]``, keeps the defaults of the keys it does not name). ``provenance(group)``
+lists each field's note.
 
 The notes are honest about their evidence: "measured" cites the bench and the figure the
 value was chosen on; "hand-set" says no bench varied it (the bench that guards the
@@ -19,6 +22,7 @@ from typing import Annotated
 
 import msgspec
 
+from cq.model.index_tuning import IndexTuning
 from cq.model.ranking import RankWeights
 
 
@@ -247,6 +251,7 @@ class Tuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     parse: ParseTuning = msgspec.field(default_factory=ParseTuning)
     scale: ScaleTuning = msgspec.field(default_factory=ScaleTuning)
     report: ReportTuning = msgspec.field(default_factory=ReportTuning)
+    index: IndexTuning = msgspec.field(default_factory=IndexTuning)
 
 
 def provenance(group: type[msgspec.Struct]) -> dict[str, str]:

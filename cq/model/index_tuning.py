@@ -1,0 +1,180 @@
+"""The repository index's tuned numbers: the fusion, the query, the build (``Tuning.index``).
+
+Part of ``tuning.Tuning`` (its ``index`` group), read by ``cq/index`` and by the tuning bench
+``bench/index_fusion.py``, so the bench scores exactly what a search does. A profile
+overrides single fields, e.g. ``[index] title_weight = 1.5`` or ``[index.python] w_named =
+2.0`` (a nested table keeps the defaults of the fields it does not name).
+
+The fusion's figures are file Acc@5 of ``bench/index_fusion.py`` (see
+``bench/results/index-python.md`` and ``bench/results/rust-accuracy.md`` for the tables).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+
+def _why(note: str) -> msgspec.Meta:
+    return msgspec.Meta(description=note)
+
+
+_GRID = "bench/index_fusion.py --grid"
+
+
+class Fusion(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Weighted reciprocal-rank fusion of rg's file order with the index's (``cq/index/fuse.py``).
+
+    Measured with ``bench/index_fusion.py`` on lite-dev 22, python_tuning sample 100 and
+    rust_tuning sample 60, full texts and titles; file Acc@5 full lite/py/rs, titles lite/py:
+
+    - rg alone (cq before the index): 86.4/55.0/15.0, titles 63.6/40.0
+    - these defaults (plain RRF, k 5, weights 1, best unit 0.5, roles): 95.5/58.0/31.7,
+      titles 68.2/46.0
+    - the grid's best mean full-text Acc@5 (index weight 1.5): 95.5/55.0/36.7, titles
+      68.2/45.0: the same within an issue or two per set, so the untuned weights stay; with
+      equal weights a file both orders rank first and second goes to rg's first, which keeps a
+      module the question names ahead of one that merely says the words more often
+      (tests/test_rewrite_offline.py).
+    """
+
+    k: Annotated[
+        float, _why(f"measured: {_GRID} k 3/5/10: small k trusts the first ranks most")
+    ] = 5.0
+    w_rg: Annotated[float, _why("hand-set: rg's order, the reference weight")] = 1.0
+    w_index: Annotated[
+        float, _why(f"measured: {_GRID} 0.75/1/1.5: 1.5 no better by more than an issue a set")
+    ] = 1.0
+    k_units: Annotated[
+        float, _why("hand-set: as k, inside the index (file documents vs best units)")
+    ] = 5.0
+    w_units: Annotated[
+        float, _why(f"measured: {_GRID} 0.5/1/2: a file's best unit counts half its file")
+    ] = 0.5
+    w_unit_file: Annotated[
+        float, _why("hand-set: Relevant Functions, the weight of the unit's file's fused rank")
+    ] = 1.0
+    roles: Annotated[
+        bool,
+        _why(
+            "measured: tests demoted by rank.role.test, rust_tuning 123 Acc@5 36.6 -> 37.4, "
+            "python_tuning 313 57.8 -> 59.1; docs and lib too cost python_tuning Acc@10 2.6"
+        ),
+    ] = True
+    w_named: Annotated[
+        float, _why("hand-set: files the text names (traceback, path, module); Python only")
+    ] = 0.0
+    w_defined: Annotated[
+        float, _why("hand-set: files defining a name the text writes as code; Python only")
+    ] = 0.0
+
+
+# Chosen by leave-one-repository-out over python_tuning 313 full texts, python_tuning
+# sample-100 titles, lite-dev 22 texts and titles (14 repositories; bench/index_fusion.py
+# --grid --loro): 12 of the 14 folds chose these weights; file Acc@5 (mean over the four sets
+# 67.1 -> 68.7) python_tuning 57.8 -> 62.0, titles 47.0 -> 49.0, lite 95.5 and 68.2 kept.
+# w_named 1.0-2.0 and w_defined 0.25-0.5 score within one issue of it.
+PYTHON_FUSION = Fusion(w_units=0.0, w_named=1.0, w_defined=0.5)
+
+
+class FieldBoosts(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """BM25 weight of each text field of a document (0: the field is not searched)."""
+
+    path_words: Annotated[float, _why("hand-set: words of the file's path")] = 0.0
+    names: Annotated[float, _why("hand-set: names the file or unit defines")] = 0.0
+    sig: Annotated[float, _why("hand-set: a unit's signature")] = 0.0
+    doc: Annotated[float, _why("hand-set: docstrings and doc comments, half the body")] = 0.0
+    body: Annotated[float, _why("hand-set: the text, the reference weight")] = 0.0
+
+    def table(self) -> dict[str, float]:
+        """Field -> boost for tantivy, the searched fields only, in schema order."""
+        return {f: w for f in self.__struct_fields__ if (w := getattr(self, f))}
+
+
+_MENTIONS = "bench/index_fusion.py weighs the whole list (index.python.w_named)"
+
+
+class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What the index asks, how its answer is fused into a search, and when a search builds it."""
+
+    fusion: Annotated[
+        Fusion, _why("measured: bench/index_fusion.py, the table in Fusion's docstring")
+    ] = msgspec.field(default_factory=Fusion)
+    python: Annotated[
+        Fusion,
+        _why(
+            "measured: leave-one-repository-out, 12 of 14 folds; python_tuning 313 Acc@5 "
+            "57.8 -> 62.0, titles 47.0 -> 49.0, lite-dev 95.5 and 68.2 kept"
+        ),
+    ] = msgspec.field(default_factory=lambda: PYTHON_FUSION)
+    title_weight: Annotated[
+        float,
+        _why(
+            "measured: --requery, python_tuning 313 fused Acc@5/1 61.3/33.5 -> 62.3/34.2, "
+            "lite-dev 95.5/68.2 both; a Python issue title's words (Rust: 1, not measured)"
+        ),
+    ] = 2.0
+    max_words: Annotated[
+        int, _why("hand-set: distinct query words kept, most frequent first (tracebacks repeat)")
+    ] = 256
+    file_boosts: Annotated[
+        FieldBoosts, _why("hand-set: a file document's fields (path words count double)")
+    ] = msgspec.field(
+        default_factory=lambda: FieldBoosts(path_words=2.0, names=1.0, doc=0.5, body=1.0)
+    )
+    unit_boosts: Annotated[
+        FieldBoosts, _why("hand-set: a unit document's fields (its names count double)")
+    ] = msgspec.field(default_factory=lambda: FieldBoosts(names=2.0, sig=1.0, doc=0.5, body=1.0))
+    files_asked: Annotated[int, _why("hand-set: file documents retrieved per question")] = 50
+    units_asked: Annotated[int, _why("hand-set: unit documents retrieved per question")] = 50
+    max_names: Annotated[
+        int, _why("hand-set: names looked up as definitions, first written first")
+    ] = 64
+    max_definitions: Annotated[int, _why("hand-set: unit documents read for those names")] = 2000
+    mention_frame: Annotated[
+        float, _why(f"hand-set: a traceback frame's file, where the error was raised; {_MENTIONS}")
+    ] = 2.0
+    mention_path: Annotated[
+        float, _why(f"hand-set: a path or module the text names; {_MENTIONS}")
+    ] = 1.0
+    mention_max_files: Annotated[
+        int, _why("hand-set: a mention matching more files than this is too vague to count")
+    ] = 3
+    per_file: Annotated[
+        int, _why("hand-set: findings of a file placed at its fused rank (30 findings: ~10 files)")
+    ] = 3
+    functions: Annotated[int, _why("hand-set: Relevant Functions listed")] = 10
+    index_only_confidence: Annotated[
+        float, _why("hand-set: a file only the index found: relevant, not the queried name")
+    ] = 0.5
+    auto_build_bytes: Annotated[
+        int,
+        _why(
+            "measured: bench/index_speed.py, the 19 MB bench tree builds in ~2.7 CPU-s; the "
+            "stdlib with site-packages (176 MB) waits for `cq index` (CQ_INDEX_AUTO_BYTES)"
+        ),
+    ] = 64 * 1024 * 1024
+    lock_wait_s: Annotated[
+        float,
+        _why(
+            "measured: bench/index_speed.py, a first build of its tree ~2.7 CPU-s; a second "
+            "search waits this long for the writer, then reads what is committed"
+        ),
+    ] = 5.0
+    writer_heap_bytes: Annotated[
+        int, _why("hand-set: tantivy's writer memory; one writer thread (build.py says why)")
+    ] = 64 * 1024 * 1024
+    too_large_s: Annotated[
+        float, _why("hand-set: a tree found too large to build is not listed again this long")
+    ] = 600.0
+    build_pool_bytes: Annotated[
+        int,
+        _why(
+            "measured: bench/index_speed.py 19 MB tree, `cq index` 2.3-2.5 CPU-s in-process "
+            "against 2.6-3.2 with two workers; the pool above the bench tree, below the 64 MB"
+        ),
+    ] = 32 * 1024 * 1024
+    build_batch_bytes: Annotated[
+        int, _why("hand-set: source per worker batch of a pooled build, rows come in path order")
+    ] = 1024 * 1024
