@@ -323,3 +323,27 @@ def test_a_rebuilt_index_answers_in_the_same_order(repo: Path, tmp_path: Path) -
     assert answers[0] == answers[1]
     functions = answers[0][1]
     assert functions is not None and len(functions["functions"]) > 1
+
+
+def test_a_search_answered_from_a_stale_index_says_so(repo: Path) -> None:
+    """Another process holds the index's writer (tantivy's lock, held here for real) while a
+    file changed: the search answers from the index as last committed and says so, in JSON
+    telemetry and one markdown line; once the writer is free the next search catches up."""
+    import tantivy
+
+    from cq.index.location import index_dir
+    from cq.index.schema import build_schema
+
+    assert counts(run_cq("index", "--root", str(repo)))["updated"] == "3 files, removed: 0"
+    write_tree(repo, {"app/files/images.py": "class ImageFile:\n    pass\n"})
+    profile = write_tree(repo, {"quick.toml": "[index]\nlock_wait_s = 0.2\n"}) / "quick.toml"
+    quick = ("--profile", str(profile))
+    writer = tantivy.Index(build_schema(), path=str(index_dir(repo)), reuse=True).writer()
+    stale = search(repo, *quick)["summary"]["telemetry"]["index"]
+    assert stale == {"documents": stale["documents"], "files": 3, "stale": 1}
+    text = run_cq("search", "-", "--root", str(repo), *quick, stdin=QUESTION).stdout
+    assert [ln for ln in text.splitlines() if ln.startswith("index: stale")]
+    writer.wait_merging_threads()  # consumes the writer: its lock is released
+    fresh = search(repo, *quick)["summary"]["telemetry"]["index"]
+    assert fresh["files"] == 4 and "stale" not in fresh
+    assert "index: stale" not in run_cq("search", "-", "--root", str(repo), stdin=QUESTION).stdout

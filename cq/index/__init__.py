@@ -115,10 +115,13 @@ class IndexRun:
             tests_wanted=focus == "tests",
         )
         update = evidence.update
+        held = {"documents": update.documents, "files": update.files}
+        if update.stale:  # another process held the writer: the index as last committed
+            held["stale"] = 1
         return IndexFusion(
             findings=findings,
             functions=functions,
-            telemetry={"index": {"documents": update.documents, "files": update.files}},
+            telemetry={"index": held},
             counters=RunCounters(index_files_updated=update.files_updated + update.files_removed),
             timings_ms={"index": evidence.milliseconds, "index.wait": evidence.waited_ms},
         )

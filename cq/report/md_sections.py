@@ -116,6 +116,11 @@ def overview(result: SearchResult) -> list[str]:
                 for name, counts in s.telemetry.items()
             )
         )
+    if s.telemetry.get("index", {}).get("stale"):
+        lines.append(
+            "index: stale, another cq process holds its writer; answered from the index as "
+            "last committed (files changed since are missing or out of date)"
+        )
     if s.rewrite and s.rewrite.applied:
         terms = ", ".join(code(t) for t in (*s.rewrite.identifiers, *s.rewrite.literals))
         lines.append(f"rewritten by {s.rewrite.rewriter} ({s.rewrite.trigger}): {terms}")
