@@ -297,3 +297,46 @@ def test_a_cancelled_search_stops_early_and_the_server_serves_on(tmp_path: Path)
                 assert not after.is_error and "m000.py" in text_of(after)
 
     anyio.run(scenario)
+
+
+STORAGE = (
+    "import os\n\n\nclass FileSystemStorage:\n"
+    "    def delete(self, name):\n        os.remove(name)\n"
+)
+TRACEBACK = (
+    "Deleting an upload that is already gone raises\n\n```\n"
+    "Traceback (most recent call last):\n"
+    '  File "/srv/venv/lib/python3.11/site-packages/app/files/storage.py", line 6, in delete\n'
+    "FileNotFoundError: [Errno 2] No such file or directory: 'a.txt'\n```"
+)
+
+
+def test_explain_over_mcp_keeps_the_ranks_among_named_files(tmp_path: Path) -> None:
+    """--explain's rank among the files the text names (a traceback frame) reaches an MCP
+    client as it reaches the CLI, in markdown and in JSON, and survives decoding that JSON
+    into the type ``cq schema`` describes (a subclass of the breakdown did not)."""
+    repo = write_tree(
+        tmp_path / "repo",
+        {"app/files/storage.py": STORAGE, "app/files/handlers.py": "def receive():\n    pass\n"},
+    )
+    cli = run_cq(
+        "search", "-", "--root", str(repo), "--explain", "--format", "json", stdin=TRACEBACK
+    )
+    assert cli.json()["findings"][0]["explain"]["file_rank_named"] == 1
+    ask = {"query": TRACEBACK, "explain": True, "limit": 30}
+
+    async def scenario() -> tuple[str, str]:
+        with (tmp_path / "server.err").open("w") as errlog:
+            async with session(repo, errlog) as client:
+                js = await client.call_tool("search", {**ask, "format": "json"})
+                md = await client.call_tool("search", ask)
+                return md_first(js), text_of(md)
+
+    js, md = anyio.run(scenario)
+    assert without_run(js) == without_run(cli.stdout)
+    assert json.loads(js)["findings"][0]["explain"]["file_rank_named"] == 1
+    assert "named #1" in md
+    explain = msgspec.json.decode(js, type=SearchResult).findings[0].explain
+    assert explain is not None and explain.file_rank_named == 1
+    schema = json.loads(run_cq("schema").stdout)
+    assert "file_rank_named" in schema["$defs"]["ScoreBreakdown"]["properties"]

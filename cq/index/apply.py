@@ -22,7 +22,7 @@ from cq.index.fuse import (
 from cq.index.query import IndexHit, IndexHits
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
-from cq.model import Finding, NamedBreakdown, RelevantFunction, ScoreBreakdown
+from cq.model import Finding, RelevantFunction, ScoreBreakdown
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.rank import path_role
@@ -98,10 +98,8 @@ def _explained(f: Finding, vote: FileVote) -> Finding:
         b, file_rank_rg=vote.rank_rg, file_rank_index=vote.rank_index, file_fused=vote.fused
     )
     if vote.rank_named or vote.rank_defined:
-        b = NamedBreakdown(
-            **msgspec.structs.asdict(b),
-            file_rank_named=vote.rank_named,
-            file_rank_defined=vote.rank_defined,
+        b = msgspec.structs.replace(
+            b, file_rank_named=vote.rank_named, file_rank_defined=vote.rank_defined
         )
     return msgspec.structs.replace(f, explain=b)
 

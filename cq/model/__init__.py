@@ -21,7 +21,7 @@ from cq.model.enrichment import (
     StageName,
     StageStatus,
 )
-from cq.model.finding import Finding, NamedBreakdown, ScoreBreakdown, Tally
+from cq.model.finding import Finding, ScoreBreakdown, Tally
 from cq.model.match import CapHit, Language, LineWindow, RawMatch, SearchStats
 from cq.model.ranking import RankWeights, Role, complete_weights
 from cq.model.request import (
@@ -82,7 +82,6 @@ __all__ = [
     "LanguageSummary",
     "Limits",
     "LineWindow",
-    "NamedBreakdown",
     "Omitted",
     "ParseQuality",
     "Pattern",

@@ -33,16 +33,12 @@ class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
     file_rank_rg: int = 0
     file_rank_index: int = 0
     file_fused: float = 0.0
-
-
-class NamedBreakdown(ScoreBreakdown, frozen=True, kw_only=True):
-    """The breakdown of a finding whose file a Python question points at: also its rank
-    among the files the text names (traceback frames, paths, modules) and among those
-    defining a name the text writes as code (0: not among them). A subclass, so every other
-    breakdown keeps its fields."""
-
-    file_rank_named: int = 0
-    file_rank_defined: int = 0
+    # A file a Python question points at: its rank among the files the text names (traceback
+    # frames, paths, modules) and among those defining a name the text writes as code (0: not
+    # among them). Unset (left out of JSON) for every other breakdown, so they keep their
+    # fields; one type, so the ranks survive every encoding (the MCP server's workers).
+    file_rank_named: int | msgspec.UnsetType = msgspec.UNSET
+    file_rank_defined: int | msgspec.UnsetType = msgspec.UNSET
 
 
 class Tally(msgspec.Struct, frozen=True, kw_only=True):

@@ -11,7 +11,6 @@ from cq.model import (
     FunctionList,
     HotFiles,
     KindCounts,
-    NamedBreakdown,
     ScoreBreakdown,
     SearchResult,
     TopContexts,
@@ -376,10 +375,8 @@ def _formula(f: Finding, b: ScoreBreakdown) -> str:
 def _fusion(b: ScoreBreakdown) -> str:
     """A rewritten query's file order fused rg's with the index's: both ranks, and the ranks
     among the files the text names and those defining its code names when it has them."""
-    named = defined = ""
-    if isinstance(b, NamedBreakdown):
-        named = f", named #{b.file_rank_named}" if b.file_rank_named else ""
-        defined = f", defines a named name #{b.file_rank_defined}" if b.file_rank_defined else ""
+    named = f", named #{b.file_rank_named}" if b.file_rank_named else ""
+    defined = f", defines a named name #{b.file_rank_defined}" if b.file_rank_defined else ""
     if not (b.file_rank_rg or b.file_rank_index or named or defined):
         return ""
     rg = f"#{b.file_rank_rg}" if b.file_rank_rg else "none"
