@@ -68,16 +68,22 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 rewrite = rewrite_query(request, trigger, tuning.rewrite)
             index = index.kept(rewrite.summary) if index is not None else None
         patterns = own + (rewrite.plan.patterns if rewrite else ())
+        # Every stage reads files through it, rg's lone-CR files included (candidates.lines).
+        corpus = Corpus(
+            Path(request.root), tuning.scale.corpus_keep_bytes, remember=request.use_cache
+        )
 
         with _timed(timings, "candidates"):
-            candidates = _collect(request, patterns, progress.searching, tuning)
+            candidates = _collect(request, patterns, progress.searching, tuning, corpus)
         fallback_applied = False
         retry_literal = mode == "identifier" and request.mode is None and typed is not None
         if retry_literal and not candidates.matches:
             literal = patterns_for_query(typed, "literal")
             mode_chain.append("literal")
             with _timed(timings, "candidates_fallback"):
-                retry = collect_candidates(request, literal, progress.searching, tuning.report)
+                retry = collect_candidates(
+                    request, literal, progress.searching, tuning.report, corpus
+                )
             fallback_applied = True
             if retry.matches:
                 candidates, patterns = retry, literal
@@ -89,13 +95,10 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 patterns = own + rewrite.plan.patterns
                 with _timed(timings, "candidates_rewritten"):
                     candidates = collect_candidates(
-                        request, patterns, progress.searching, tuning.report
+                        request, patterns, progress.searching, tuning.report, corpus
                     )
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
-        )
-        corpus = Corpus(
-            Path(request.root), tuning.scale.corpus_keep_bytes, remember=request.use_cache
         )
         # Pyrefly starts meanwhile, opening files the corpus reads for it (once, as for all).
         semantic = begin_semantic(request, candidates.matches, corpus)  # None: stage off
@@ -192,12 +195,16 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
 
 
 def _collect(
-    request: SearchRequest, patterns: tuple[Pattern, ...], on_file, tuning: Tuning
-) -> Candidates:  # type: ignore[no-untyped-def]
+    request: SearchRequest,
+    patterns: tuple[Pattern, ...],
+    on_file,  # type: ignore[no-untyped-def]
+    tuning: Tuning,
+    corpus: Corpus,
+) -> Candidates:
     """rg over the patterns; no patterns (a bare multi-line text, not rewritten) finds nothing."""
     if not patterns:
         return Candidates(matches=(), stats=SearchStats(), by_language={})
-    return collect_candidates(request, patterns, on_file, tuning.report)
+    return collect_candidates(request, patterns, on_file, tuning.report, corpus)
 
 
 def _typed_line(query: str, mode: str) -> str | None:

@@ -10,6 +10,10 @@ Hooks:
 - ``link-before-read=REL``: right before the search's corpus first reads ``REL``, the file is
   replaced by a symbolic link to ``$CQ_TEST_LINK_TARGET``: a link swapped in after rg's walk
   and every confinement check.
+- ``count-opens=ROOT``: every open of a file under ``ROOT`` in the process is counted (Python's
+  ``open`` audit event: ``open`` raises it, and ``os.open`` again when it is ``open``'s
+  opener, as in ``cq.rooted``: that second event is the same open); at exit the counts are
+  written as JSON to ``$CQ_TEST_OPENS``.
 """
 
 from __future__ import annotations
@@ -64,6 +68,31 @@ def _install_link_before_read(rel: str) -> None:
     cq.parse.corpus.load_source = link_then_load  # type: ignore[assignment]
 
 
+def _install_count_opens(root: str) -> None:
+    import atexit
+    import json
+
+    base = os.path.join(os.path.realpath(root), "")
+    opened: dict[str, int] = {}
+    by_io: list[object] = [None]  # the path ``open`` just opened (its opener's event follows)
+
+    def hook(event: str, args: tuple[object, ...]) -> None:
+        path, mode = args[0] if args else None, args[1] if len(args) > 1 else None
+        if event != "open" or not isinstance(path, str) or not path.startswith(base):
+            return
+        if mode is None and by_io[0] == path:  # os.open as open's opener: the same open
+            by_io[0] = None
+            return
+        by_io[0] = path if mode is not None else None
+        opened[path] = opened.get(path, 0) + 1
+
+    def write() -> None:
+        Path(os.environ["CQ_TEST_OPENS"]).write_text(json.dumps(opened))
+
+    sys.addaudithook(hook)
+    atexit.register(write)
+
+
 def main() -> int:
     hook, args = sys.argv[1], sys.argv[2:]
     if hook == "dead-worker":
@@ -72,6 +101,8 @@ def main() -> int:
         _install_change_after_read(hook.partition("=")[2])
     elif hook.startswith("link-before-read="):
         _install_link_before_read(hook.partition("=")[2])
+    elif hook.startswith("count-opens="):
+        _install_count_opens(hook.partition("=")[2])
     else:
         raise SystemExit(f"unknown hook {hook}")
     from cq.cli import main as cq_main

@@ -3,6 +3,7 @@ changes during a search never gets results of one version cached under the other
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,32 @@ def test_a_search_reads_each_file_once(tmp_path: Path) -> None:
     assert counters["files_read"] == 6 and counters.get("files_reread", 0) == 0
     markdown = _search(repo, "--explain", "--format", "md").stdout
     assert "files_read 6" in markdown.splitlines()[-1]
+
+
+def test_a_file_with_lone_crs_is_read_once_by_the_corpus(tmp_path: Path) -> None:
+    """rg does not count lone CRs as line ends, so cq reads such a file to number its lines:
+    through the search's corpus, whose read every later stage shares and the counter shows.
+    Every open of a file under the root is counted in the process (an audit hook)."""
+    repo = write_tree(
+        (tmp_path / "repo").resolve(),
+        {"mixed.py": b"x = 1\rdef target():\r    pass\n", "use.py": "y = target()\n"},
+    )
+    opens = tmp_path / "opens.json"
+    run = run_hooked(
+        f"count-opens={repo}",
+        "search",
+        "target",
+        "--root",
+        str(repo),
+        "--format",
+        "json",
+        env={"CQ_TEST_OPENS": str(opens), "CQ_SEMANTIC": "0"},
+    )
+    assert run.returncode == 0, run.stderr
+    assert {(f["file"], f["line"]) for f in run.json()["findings"]} == {
+        ("mixed.py", 2),  # after a lone CR: line 2, as Python numbers it
+        ("use.py", 1),
+    }
+    opened = json.loads(opens.read_text())
+    assert opened == {str(repo / "mixed.py"): 1, str(repo / "use.py"): 1}
+    assert run.json()["run"]["counters"]["files_read"] == 2

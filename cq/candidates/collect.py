@@ -19,6 +19,7 @@ from cq.candidates.scope import language_of, languages_for
 from cq.errors import PatternError, SearchFailedError, UsageError
 from cq.model import Language, Pattern, RawMatch, SearchRequest, SearchStats
 from cq.model.tuning import ReportTuning
+from cq.parse import Corpus
 from cq.terminal import visible, warn
 from cq.tools import find_rg
 
@@ -39,20 +40,25 @@ def collect_candidates(
     patterns: tuple[Pattern, ...],
     on_file: Callable[[int, int], None] | None = None,
     report: ReportTuning | None = None,
+    corpus: Corpus | None = None,
 ) -> Candidates:
     """Search ``patterns`` under the request's root, streaming and capping as rg runs.
 
     A files or total-matches cap stops rg early; since rg's thread order varies, such a run is
     repeated with ``--sort path`` so identical searches always keep the same matches.
-    ``on_file(matched_files, matches)`` is called as each new matching file arrives.
+    ``on_file(matched_files, matches)`` is called as each new matching file arrives. The
+    rare file cq must read here (lone CRs, ``CrLines``) is read by the search's ``corpus``.
     """
     root = Path(request.root)  # checked with in_dir and the globs by ``cq.confine``
     report = report or ReportTuning()
-    run = _RgRun(request, patterns, root, sort=False, on_file=on_file, report=report)
-    run.execute()
-    if run.tracker.caps_hit in ("files", "total_matches"):
-        run = _RgRun(request, patterns, root, sort=True, on_file=on_file, report=report)
+    corpus = corpus or Corpus(root, remember=request.use_cache)
+    for sort in (False, True):
+        run = _RgRun(
+            request, patterns, root, sort=sort, on_file=on_file, report=report, corpus=corpus
+        )
         run.execute()
+        if run.tracker.caps_hit not in ("files", "total_matches"):
+            break
     return run.result()
 
 
@@ -100,6 +106,7 @@ class _RgRun:
         sort: bool,
         on_file: Callable[[int, int], None] | None,
         report: ReportTuning,
+        corpus: Corpus,
     ) -> None:
         self.request, self.report = request, report
         self.patterns = patterns
@@ -112,7 +119,7 @@ class _RgRun:
         self.scanned_files: int | None = None
         self.timed_out = False
         self.killed = False
-        self._cr_lines = CrLines(root)
+        self._cr_lines = CrLines(corpus)
         # The file of the last match event (rg's path text, relative path, language): its
         # next lines skip the path and scope work (an audit search has 36,000 match events).
         self._file: tuple[str | None, str, Language] = (None, "", "python")
@@ -208,7 +215,7 @@ class _RgRun:
         placed = place(raw_line, [(sub.start, sub.end) for sub in data.submatches], self.report)
         line = data.line_number or 0
         if b"\r" in raw_line:
-            self._cr_lines.learn(path, self.matches)
+            self._cr_lines.learn(path, language, self.matches)
         for spot in placed:
             if not self.tracker.admit_match(path):
                 if self.tracker.stopped:

@@ -4,23 +4,22 @@ rg's lines end at LF only; cq's lines also end at a lone CR (as in Python, tree-
 ``searched_bytes`` and editors), so an rg line holding CRs is cut into several. Columns count
 characters of the line decoded with U+FFFD for invalid bytes, decoded in pieces cut at every
 match boundary so that ``line_text[col:end_col] == text`` holds for any bytes a match covers.
-The line number of a match after a lone CR comes from ``CrLines``, which reads such a file
-(rare) to count them. A line over ``LONG_LINE`` characters is shown as a window around the
-match and says so in ``window`` (see ``LineWindow``).
+The line number of a match after a lone CR comes from ``CrLines``, which asks the search's
+``Corpus`` for such a file (rare) to count them: the one read every later stage shares. A
+line over ``report.long_line`` characters is shown as a window around the match and says so
+in ``window`` (see ``LineWindow``).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from pathlib import Path
 
 import msgspec
 
-from cq.model import LineWindow, RawMatch
+from cq.model import Language, LineWindow, RawMatch
 from cq.model.tuning import ReportTuning
-from cq.parse.source import searched_bytes
-from cq.rooted import read_inside
+from cq.parse import Corpus
 
 _LF = re.compile(rb"\n")
 _CR = re.compile(rb"\r")
@@ -121,14 +120,16 @@ def _shown(
 class CrLines:
     """Line numbers in files with lone CRs, which rg does not count as line ends.
 
-    A file is read once its first rg line holding a CR arrives; from then on each of its lines
-    is numbered by the line ends of ``searched_bytes`` before it, and the matches it already
-    gave are renumbered. A file whose lone CRs all sit on lines without a match keeps rg's
-    numbers (finding that out would mean reading every matched file).
+    A file is read (by the search's ``corpus``, so classification and enrichment get the
+    same bytes without reading it again) once its first rg line holding a CR arrives; from
+    then on each of its lines is numbered by the line ends before it (the corpus's bytes are
+    ``searched_bytes``: lone CRs read as LFs), and the matches it already gave are
+    renumbered. A file whose lone CRs all sit on lines without a match keeps rg's numbers
+    (finding that out would mean reading every matched file).
     """
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
         self.line_ends: dict[str, list[int] | None] = {}
 
     def line(self, path: str, byte: int) -> int | None:
@@ -136,17 +137,17 @@ class CrLines:
         ends = self.line_ends.get(path)
         return None if ends is None else bisect_left(ends, byte) + 1
 
-    def learn(self, path: str, earlier: list[RawMatch]) -> None:
+    def learn(self, path: str, language: Language, earlier: list[RawMatch]) -> None:
         """Read ``path`` and renumber ``earlier``, the matches of it collected so far (the
         tail of the list: rg reports a file's lines together)."""
         if path in self.line_ends:
             return
-        try:
-            data = searched_bytes(read_inside(self.root, path))
-        except OSError:
+        source = self.corpus.source(path, language)
+        if source is None:  # unreadable, or changed since: later stages drop its hits
             self.line_ends[path] = None
             return
-        ends = self.line_ends[path] = [m.start() for m in _LF.finditer(data)]
+        self.corpus.release(path)  # kept for the stages after, while it fits
+        ends = self.line_ends[path] = [m.start() for m in _LF.finditer(source.data)]
         i = len(earlier) - 1
         while i >= 0 and earlier[i].file == path:
             line = bisect_left(ends, earlier[i].byte_start) + 1
