@@ -62,6 +62,8 @@ def run_index_command(args: argparse.Namespace) -> int:
     print(f"documents: {update.documents} (files and code units)")
     print(f"updated: {update.files_updated} files, removed: {update.files_removed}")
     print(f"read: {update.files_read} files (the others known by their stat)")
+    if update.files_pooled:
+        print(f"prepared by worker processes: {update.files_pooled} files")
     print(f"size: {size / 1e6:.1f} MB ({ratio:.0%} of the source)")
     print(f"time: {update.milliseconds / 1000:.2f} s")
     if update.stale:

@@ -44,6 +44,7 @@ class IndexUpdate(msgspec.Struct, frozen=True, kw_only=True):
     files_updated: int = 0  # added or changed files re-indexed
     files_removed: int = 0
     files_read: int = 0  # files read and hashed; the others' digests were known by stat
+    files_pooled: int = 0  # of the updated files, those whose rows worker processes prepared
     source_bytes: int = 0  # bytes of the indexed files
     milliseconds: float = 0.0
     stale: bool = False  # another process held the writer: read as last committed
@@ -102,6 +103,7 @@ def update_index(
     changes.finish()
     removed = set(manifest) - set(fresh)
     stale = False
+    pooled = 0
     if changed or removed:
         writer = _writer(index, tuning)
         if writer is None:
@@ -111,7 +113,7 @@ def update_index(
                 manifest = read_manifest(manifest_path)
                 changed = {p: d for p, d in changed.items() if _differs(manifest, fresh, p)}
                 removed = set(manifest) - set(fresh)
-            _apply(root, writer, changed, removed, progress, tuning)
+            pooled = _apply(root, writer, changed, removed, progress, tuning)
             if persist:
                 write_manifest(manifest_path, fresh)
                 (directory / "root").write_text(str(root))
@@ -123,6 +125,7 @@ def update_index(
         files_updated=0 if stale else len(changed),
         files_removed=0 if stale else len(removed),
         files_read=changes.files_read,
+        files_pooled=pooled,
         source_bytes=sum(e.size for e in manifest.values()),
         milliseconds=round((time.perf_counter() - started) * 1000, 1),
         stale=stale,
@@ -161,21 +164,25 @@ def _apply(
     removed: set[str],
     progress: Progress | None,
     tuning: IndexTuning,
-) -> None:
+) -> int:
+    """Replace the documents of what moved; the number of files worker processes prepared."""
     import tantivy
 
     for rel in sorted(removed | set(changed)):
         writer.delete_documents_by_term("path", rel)
     total = len(changed)
-    done = 0
-    for rows in prepared_rows(changed, tuning.build_pool_bytes, tuning.build_batch_bytes):
+    done = pooled = 0
+    batches = prepared_rows(changed, tuning.build_pool_bytes, tuning.build_batch_bytes)
+    for rows, by_worker in batches:
         for row in rows:
             writer.add_document(_document(tantivy, row))
             done += row[1] == "file"
+            pooled += by_worker and row[1] == "file"
         if progress is not None:
             progress(f"indexing {root.name}: {done}/{total} files")
     writer.commit()
     writer.wait_merging_threads()
+    return pooled
 
 
 def _document(tantivy: Any, row: Row) -> Any:

@@ -23,14 +23,15 @@ Row = tuple[str, str, str, int, str, str, str, str, str]
 
 def prepared_rows(
     files: dict[str, bytes], pool_bytes: int, batch_bytes: int
-) -> Iterator[list[Row]]:
-    """Rows of every file, a batch at a time, in path order: in a pool of workers from
-    ``pool_bytes`` of source on, in batches of ``batch_bytes``."""
+) -> Iterator[tuple[list[Row], bool]]:
+    """Rows of every file, a batch at a time, in path order, each batch with whether a worker
+    process prepared it: in a pool of workers from ``pool_bytes`` of source on, in batches
+    of ``batch_bytes``."""
     paths = sorted(files)
     total = sum(len(files[p]) for p in paths)
     workers = min(os.cpu_count() or 1, 4)
     if total < pool_bytes or workers < 2:
-        yield from (_rows([(p, files[p])]) for p in paths)
+        yield from ((_rows([(p, files[p])]), False) for p in paths)
         return
     batches = _batches(paths, files, batch_bytes)
     done = 0
@@ -51,10 +52,10 @@ def prepared_rows(
                 results = pool.map(_rows, batches)
             for result in results:
                 done += 1
-                yield result
+                yield result, True
     except Exception:  # a worker died or the pool cannot start: finish here
         for batch in batches[done:]:
-            yield _rows(batch)
+            yield _rows(batch), False
 
 
 def _batches(
