@@ -4,6 +4,8 @@
 
 Hooks:
 - ``dead-worker``: every pool worker exits on its first batch, as a crashed worker would.
+- ``stalled-workers``: every pool worker spends ``STALL_SECONDS`` on each batch before doing
+  it: a pool that is surely busy when the test acts, however loaded the machine.
 - ``change-after-read=REL``: right after the search's corpus first reads ``REL`` (relative to
   the root), the file on disk is replaced by the contents of ``$CQ_TEST_NEW_CONTENT`` (a path):
   a concurrent writer at the worst moment, when every later read would see other bytes.
@@ -26,6 +28,25 @@ from pathlib import Path
 def _exit_batch(tasks: list[object]) -> list[bytes]:
     """Stands in for ``cq.classify.analyze.analyze_batch`` in the pool's workers."""
     os._exit(3)
+
+
+STALL_SECONDS = 300.0
+
+
+def _stalled_batch(tasks: list[object], caps: object) -> list[bytes]:
+    """Stands in for ``cq.classify.analyze.analyze_batch``: the same work, much later."""
+    import time
+
+    from cq.classify.analyze import analyze_batch
+
+    time.sleep(STALL_SECONDS)
+    return analyze_batch(tasks, caps)  # type: ignore[arg-type]
+
+
+def _install_stalled_workers() -> None:
+    import cq.classify.pool
+
+    cq.classify.pool.analyze_batch = _stalled_batch  # type: ignore[assignment]
 
 
 def _install_dead_worker() -> None:
@@ -97,6 +118,8 @@ def main() -> int:
     hook, args = sys.argv[1], sys.argv[2:]
     if hook == "dead-worker":
         _install_dead_worker()
+    elif hook == "stalled-workers":
+        _install_stalled_workers()
     elif hook.startswith("change-after-read="):
         _install_change_after_read(hook.partition("=")[2])
     elif hook.startswith("link-before-read="):

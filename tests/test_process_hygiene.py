@@ -2,8 +2,11 @@
 
 A real ``cq search`` on a generated tree, the pool forced with ``CQ_POOL_MIN_BYTES``, is
 signalled once its workers are up; every child it had (workers, the resource tracker) must
-be gone and its stdout and stderr must reach end-of-file within seconds. Linux only: the
-children are read from /proc.
+be gone and its stdout and stderr must reach end-of-file within seconds. The workers take
+minutes over each batch (``tests/hooked_cq.py``: ``stalled-workers``), so the search is
+surely mid-run when the signal comes, however loaded the machine (at load 25-40 a search
+could finish before its second worker had started). Linux only: the children are read from
+/proc.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from tests.conftest import write_tree
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
 
 _GRACE = 15.0  # seconds a loaded 2-core machine may take to reap and close
+HOOKED = Path(__file__).parent / "hooked_cq.py"
 
 
 def _children(pid: int) -> set[int]:
@@ -98,7 +102,8 @@ def test_killing_cq_during_a_pool_run_leaves_nothing(
     big_tree: Path, tmp_path: Path, sig: int, status: int
 ) -> None:
     env = {**os.environ, "CQ_POOL_MIN_BYTES": "1", "CQ_MAX_WORKERS": "2"}
-    argv = [sys.executable, "-m", "cq", "search", "result", "--root", str(big_tree), "--no-cache"]
+    argv = [sys.executable, str(HOOKED), "stalled-workers", "search", "result"]
+    argv += ["--root", str(big_tree), "--no-cache"]
     proc = subprocess.Popen(
         argv,
         stdout=subprocess.PIPE,
