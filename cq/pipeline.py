@@ -60,7 +60,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         mode_chain = [mode]
 
         rewrite: Rewrite | None = None
-        trigger = rewrite_trigger(request)
+        trigger = rewrite_trigger(request, tuning.rewrite)
         if trigger is not None:
             # A question: the index is brought up to date meanwhile (cq.index.evidence).
             index = IndexRun.start(request, progress.update, tuning)

@@ -185,6 +185,21 @@ class RewriteTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
         float, _why("measured: a prose word naming a small package (af922d0)")
     ] = 0.3
     max_package_files: Annotated[int, _why("hand-set: a package hint spreads over at most")] = 30
+    question_code_words: Annotated[
+        int,
+        _why(
+            "hand-set: a code-like word among fewer words is a search as typed (rewrite_heuristic)"
+        ),
+    ] = 6
+    question_content_words: Annotated[
+        int, _why("hand-set: fewer content words, no question word: searched as typed")
+    ] = 3
+    question_min_words: Annotated[
+        int, _why("hand-set: words before the stop-word share below can say 'sentence'")
+    ] = 4
+    question_stop_share: Annotated[
+        float, _why("hand-set: more stop words than this share reads as a sentence")
+    ] = 0.4
 
 
 class ParseTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -8,17 +8,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from cq.model import Finding, SearchRequest
+from cq.model.tuning import RewriteTuning
 from cq.rewrite.heuristic import should_rewrite
 
 
-def rewrite_trigger(request: SearchRequest) -> str | None:
+def rewrite_trigger(request: SearchRequest, tuning: RewriteTuning | None = None) -> str | None:
     """ "forced", "heuristic", or None (search the query as typed)."""
     if request.rewrite is False:
         return None
     if request.rewrite is True:
         return "forced"
     has_context = bool(request.context) or request.follow_up
-    return "heuristic" if should_rewrite(request.query, has_context=has_context) else None
+    rewrite = should_rewrite(request.query, tuning, has_context=has_context)
+    return "heuristic" if rewrite else None
 
 
 def remember_primary(request: SearchRequest, findings: tuple[Finding, ...], primary: int | None):
