@@ -120,6 +120,7 @@ def test_explain_shows_both_signals(repo: Path) -> None:
     md = run_cq("search", "-", "--root", str(repo), "--explain", stdin=QUESTION)
     assert md.returncode == 0, md.stderr
     assert "file rank rg none, index #1" in md.stdout
+    assert "(index.python weights)" in md.stdout  # the tuned numbers behind the fused rank
 
 
 TRACEBACK = """Deleting an upload that is already gone raises

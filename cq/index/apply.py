@@ -43,6 +43,7 @@ def fuse_findings(
     numbers, roles = tuning.index, tuning.rank.role
     rg_files = list(dict.fromkeys(f.file for f in ranked))
     fusion = fusion_for(rg_files, evidence.hits, numbers)
+    weights = "index.python" if fusion is numbers.python else "index.fusion"
     votes = fused_files(
         rg_files,
         index_file_order(evidence.hits, fusion, roles),
@@ -65,16 +66,21 @@ def fuse_findings(
         if own:
             for f in own[: numbers.per_file]:
                 placed.add(id(f))
-                head.append(_explained(f, vote) if explain else f)
+                head.append(_explained(f, vote, weights) if explain else f)
         else:
             hit = best_unit.get(vote.file) or IndexHit(path=vote.file, kind="file")
             if hit.kind in ("file", "module"):
                 hit = _best_line(hit, lines, evidence.words)
-            synthetic = _definition(hit, lines, vote, explain, numbers.index_only_confidence)
+            confidence = numbers.index_only_confidence
+            synthetic = _definition(hit, lines, vote, weights if explain else "", confidence)
             if synthetic is not None:
                 head.append(synthetic)
     vote_of = {v.file: v for v in votes}
-    tail = [_explained(f, vote_of[f.file]) if explain else f for f in ranked if id(f) not in placed]
+    tail = [
+        _explained(f, vote_of[f.file], weights) if explain else f
+        for f in ranked
+        if id(f) not in placed
+    ]
     ranks = {v.file: i for i, v in enumerate(votes, 1)}
     scopes = [
         (f.file, rg_scope_key(f.file, f.containing_scope)) for f in ranked if f.containing_scope
@@ -92,10 +98,15 @@ def _defining_units(hits: IndexHits) -> list[IndexHit]:
     ]
 
 
-def _explained(f: Finding, vote: FileVote) -> Finding:
+def _explained(f: Finding, vote: FileVote, weights: str) -> Finding:
+    """``f`` with its file's place in the fused order and the tuned ``weights`` behind it."""
     b = f.explain or ScoreBreakdown()
     b = msgspec.structs.replace(
-        b, file_rank_rg=vote.rank_rg, file_rank_index=vote.rank_index, file_fused=vote.fused
+        b,
+        file_rank_rg=vote.rank_rg,
+        file_rank_index=vote.rank_index,
+        file_fused=vote.fused,
+        file_fusion=weights,
     )
     if vote.rank_named or vote.rank_defined:
         b = msgspec.structs.replace(
@@ -118,10 +129,11 @@ def _best_line(hit: IndexHit, lines: _Lines, words: dict[str, float]) -> IndexHi
 
 
 def _definition(
-    hit: IndexHit, lines: _Lines, vote: FileVote, explain: bool, confidence: float
+    hit: IndexHit, lines: _Lines, vote: FileVote, explain: str, confidence: float
 ) -> Finding | None:
     """A finding for a file only the index found: its best unit's definition line (the
-    index says the unit is relevant, not that it is the queried name: ``confidence``)."""
+    index says the unit is relevant, not that it is the queried name: ``confidence``);
+    ``explain``: the fusion's weights, when the search explains (else empty)."""
     text = lines.get(hit.path, hit.line)
     if text is None:
         return None
@@ -143,7 +155,7 @@ def _definition(
         containing_scope=_native_scope(hit.path, parent) or None,
         role=path_role(hit.path),
     )
-    return _explained(finding, vote) if explain else finding
+    return _explained(finding, vote, explain) if explain else finding
 
 
 def _native_scope(path: str, dotted: str) -> str:

@@ -39,6 +39,8 @@ class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
     # fields; one type, so the ranks survive every encoding (the MCP server's workers).
     file_rank_named: int | msgspec.UnsetType = msgspec.UNSET
     file_rank_defined: int | msgspec.UnsetType = msgspec.UNSET
+    # The tuned weights of that fusion: "index.python" or "index.fusion" (Tuning.index).
+    file_fusion: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class Tally(msgspec.Struct, frozen=True, kw_only=True):

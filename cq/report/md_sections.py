@@ -381,7 +381,8 @@ def _fusion(b: ScoreBreakdown) -> str:
         return ""
     rg = f"#{b.file_rank_rg}" if b.file_rank_rg else "none"
     index = f"#{b.file_rank_index}" if b.file_rank_index else "none"
-    return f"; file rank rg {rg}, index {index}{named}{defined}, fused {b.file_fused:g}"
+    weights = f" ({b.file_fusion} weights)" if b.file_fusion else ""
+    return f"; file rank rg {rg}, index {index}{named}{defined}, fused {b.file_fused:g}{weights}"
 
 
 _TIER_TUNING = {
