@@ -140,3 +140,14 @@ def test_imports_run_one_way() -> None:
             elif unit in BASE and other not in BASE_ALLOWED[unit]:
                 wrong.append(f"{module} -> {target}")
     assert wrong == []
+
+
+def test_production_modules_carry_no_test_hook() -> None:
+    """A test that must interfere with a run installs its hook from ``tests/hooked_cq.py``;
+    no module of cq reads a test-only setting or names that script."""
+    carrying = [
+        _module_name(path)
+        for path in PACKAGE.rglob("*.py")
+        if any(mark in path.read_text(encoding="utf-8") for mark in ("CQ_TEST", "hooked_cq"))
+    ]
+    assert carrying == []
