@@ -172,7 +172,8 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         int,
         _why(
             "measured: bench/index_speed.py 19 MB tree, `cq index` 2.3-2.5 CPU-s in-process "
-            "against 2.6-3.2 with two workers; the pool above the bench tree, below the 64 MB"
+            "against 2.6-3.2 with two workers (again with this set to 1: 2.5/2.8 against "
+            "3.4/3.4, load 25-30); the pool above the bench tree, below the 64 MB"
         ),
     ] = 32 * 1024 * 1024
     build_batch_bytes: Annotated[
