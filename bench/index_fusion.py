@@ -122,7 +122,7 @@ def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list
     votes = fused_files(s.rg_files, ix_files, fusion, s.hits, tests_wanted=s.focus == "tests")
     fused = [v.file for v in votes]
     ranks = {f: i for i, f in enumerate(fused, 1)}
-    units = fused_units(s.hits.units, s.rg_scopes, ranks, fusion)
+    units = fused_units(s.hits.units, s.rg_scopes, ranks, fusion, tests_wanted=s.focus == "tests")
     rg_fns = [f"{f}::{q}" for f, q in dict.fromkeys(s.rg_scopes)]
     ix_fns = [f"{u.path}::{u.qualname}" for u in s.hits.units if u.kind != "module"]
     return {

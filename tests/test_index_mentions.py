@@ -11,6 +11,7 @@ from cq.index.mentions import (
     code_names,
     defining_files,
     named_files,
+    with_linked_paths,
 )
 from cq.model.index_tuning import IndexTuning
 from cq.rewrite import extract_mentions
@@ -69,3 +70,34 @@ def test_a_definition_counts_only_when_few_files_define_the_name() -> None:
     found = defining_files(names, definitions, IndexTuning().mention_max_files)
     assert [(m.path, m.how) for m in found] == [("pkg/data.py", "definition")]
     assert found[0].unit == definitions["DataLoader"][0]
+
+
+RUST_TREE = [
+    "src/lib.rs",
+    "src/parse/parser.rs",
+    "src/parse/validator.rs",
+    "src/build/arg.rs",
+    "crates/nu-cli/src/lib.rs",
+]
+
+RUST_ISSUE = """Conflicting group panics
+
+```
+error[E0433]: failed to resolve: use of undeclared type `Cmd`
+  --> src/lib.rs:21:35
+thread 'main' panicked at 'oops', ~/.cargo/registry/src/x/clap-3.0.0/src/parse/validator.rs:240:1
+```
+The check is https://github.com/clap-rs/clap/blob/0123abc/src/build/arg.rs#L32-L36
+"""
+
+
+def test_a_rust_text_names_its_tree_files_by_location_and_link_but_not_by_crate_root() -> None:
+    mentions = with_linked_paths(extract_mentions(RUST_ISSUE), RUST_ISSUE)
+    named = named_files(mentions, RUST_TREE, IndexTuning(), ".rs")
+    # the panic's location (a frame, innermost) first, then the linked file; rustc's
+    # ``--> src/lib.rs`` is the reporter's own crate root and names nothing here
+    assert [(m.path, m.how) for m in named] == [
+        ("src/parse/validator.rs", "traceback"),
+        ("src/build/arg.rs", "path"),
+    ]
+    assert named_files(mentions, RUST_TREE, IndexTuning()) == []  # a Python table reads no .rs

@@ -85,7 +85,9 @@ def fuse_findings(
     scopes = [
         (f.file, rg_scope_key(f.file, f.containing_scope)) for f in ranked if f.containing_scope
     ]
-    units = fused_units(evidence.hits.units, scopes, ranks, fusion)[: numbers.functions]
+    units = fused_units(
+        evidence.hits.units, scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles
+    )[: numbers.functions]
     return head + tail, tuple(_function(u, ranked, lines) for u in units)
 
 

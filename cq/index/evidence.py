@@ -140,7 +140,8 @@ class IndexUpdateRun:
             except (OSError, ValueError, RuntimeError):
                 return None
         keep = _in_scope(request)
-        hits = IndexHits(
+        hits = msgspec.structs.replace(
+            hits,
             files=tuple(h for h in hits.files if keep(h.path)),
             units=tuple(h for h in hits.units if keep(h.path)),
             named=tuple(m for m in hits.named if keep(m.path)),

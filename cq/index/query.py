@@ -31,7 +31,14 @@ from typing import Any
 
 import msgspec
 
-from cq.index.mentions import Definition, Mention, code_names, defining_files, named_files
+from cq.index.mentions import (
+    Definition,
+    Mention,
+    code_names,
+    defining_files,
+    named_files,
+    with_linked_paths,
+)
 from cq.index.words import split_words
 from cq.model.index_tuning import IndexTuning
 from cq.rank import path_role
@@ -56,6 +63,7 @@ class IndexHits(msgspec.Struct, frozen=True, kw_only=True):
     units: tuple[IndexHit, ...] = ()
     named: tuple[Mention, ...] = ()
     defined: tuple[Mention, ...] = ()
+    one_line: bool = False  # the text is one line: a question, or an issue's title alone
 
 
 def ask(
@@ -66,22 +74,30 @@ def ask(
     tuning: IndexTuning | None = None,
 ) -> IndexHits:
     """Everything the index says about a question: BM25 hits for its words and the rewriter's
-    terms, the files it names, and for an issue text (more than one line) the files defining
-    the names it writes as code. A one-line question may ask for a name's uses ("who calls
-    build_graph"): its definition's file must not lead then; on titles alone the defining
-    files changed file Acc@5 not at all (python_tuning 313: 50.5 either way, Acc@1 27.5 ->
-    29.1; lite-dev 22: 68.2 either way)."""
+    terms, the files it names (Python files; a Rust tree's .rs files too), and for an issue
+    text (more than one line) the Python files defining the names it writes as code. A
+    one-line question may ask for a name's uses ("who calls build_graph"): its definition's
+    file must not lead then; on titles alone the defining files changed file Acc@5 not at all
+    (python_tuning 313: 50.5 either way, Acc@1 27.5 -> 29.1; lite-dev 22: 68.2 either way)."""
     tuning = tuning or IndexTuning()
     paths = list(paths)
     py = [p for p in paths if p.endswith(".py")]
     python = len(py) * 2 > len(paths)
+    rs = [p for p in paths if p.endswith(".rs")]
+    rust = len(rs) * 2 > len(paths)
+    one_line = len([ln for ln in text.splitlines() if ln.strip()]) < 2
     words = query_words(text, terms, tuning.max_words, tuning.title_weight if python else 1.0)
-    hits = search_index(index, words, tuning)
-    if not py:
+    hits = msgspec.structs.replace(search_index(index, words, tuning), one_line=one_line)
+    if not py and not rust:
         return hits
     mentions = extract_mentions(text)
-    named = tuple(named_files(mentions, py, tuning))
-    if len([ln for ln in text.splitlines() if ln.strip()]) < 2:
+    # A Rust tree's own .rs files first (its few .py files, read as before, after them).
+    linked = with_linked_paths(mentions, text) if rust else mentions
+    named = tuple(named_files(linked, rs, tuning, ".rs")) if rust else ()
+    if not py:
+        return msgspec.structs.replace(hits, named=named)
+    named += tuple(named_files(mentions, py, tuning))
+    if one_line:
         return msgspec.structs.replace(hits, named=named)
     names = code_names(mentions)
     own = {

@@ -63,11 +63,19 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
         ),
     ] = True
     w_named: Annotated[
-        float, _why("hand-set: files the text names (traceback, path, module); Python only")
+        float, _why("hand-set: files the text names (traceback, path, module, Rust's locations)")
     ] = 0.0
     w_defined: Annotated[
         float, _why("hand-set: files defining a name the text writes as code; Python only")
     ] = 0.0
+    test_functions: Annotated[
+        bool,
+        _why(
+            "measured: Relevant Functions demote a test file's units by rank.role.test unless "
+            "the focus is tests; rust_tuning 123 fn Hit@5 texts 33.1 -> 35.6, titles 27.1 -> "
+            "30.5 (python_tuning 313 52.9 -> 53.2: not applied there, left to its tuning)"
+        ),
+    ] = False
 
 
 # Chosen by leave-one-repository-out over python_tuning 313 full texts, python_tuning
@@ -76,6 +84,19 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 # 67.1 -> 68.7) python_tuning 57.8 -> 62.0, titles 47.0 -> 49.0, lite 95.5 and 68.2 kept.
 # w_named 1.0-2.0 and w_defined 0.25-0.5 score within one issue of it.
 PYTHON_FUSION = Fusion(w_units=0.0, w_named=1.0, w_defined=0.5)
+# Rust questions (every question whose files are not mostly Python): the files the text names
+# (rustc's and a panic's locations, paths in the prose, GitHub file links) as a third list at
+# Python's measured weight (the same evidence; too few Rust texts name a file of their tree to
+# fit one: on rust_tuning 123, 9 texts name 12 files of their tree, 8 of them gold; weight
+# 0.5/1/2 scored Acc@5 37.4/38.2/38.2). rust_tuning 123 fused file Acc@5 37.4 -> 38.2.
+RUST_FUSION = Fusion(w_named=1.0, test_functions=True)
+# A one-line Rust question (or an issue's title alone) has few words for rg's patterns, most
+# of them guessed from the prose: the index's order weighs twice rg's. rust_tuning 123
+# titles, fused file Acc@1/3/5/10 13.8/26.0/37.4/49.6 -> 13.0/28.5/40.7/51.2 (index weight
+# 1.25/1.5 gave Acc@5 39.0/39.8); leave-one-repository-out over w_index 1-3 x w_rg 0.5-1: 12
+# of 13 folds chose it, held-out Acc@5 39.0 (clap gains 3 issues, async-trait 1,
+# async-graphql loses 1; without clap 47.0 -> 48.2). Full texts: every fold kept weight 1.
+RUST_LINE_FUSION = msgspec.structs.replace(RUST_FUSION, w_index=2.0)
 
 
 class FieldBoosts(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -99,8 +120,19 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """What the index asks, how its answer is fused into a search, and when a search builds it."""
 
     fusion: Annotated[
-        Fusion, _why("measured: bench/index_fusion.py, the table in Fusion's docstring")
-    ] = msgspec.field(default_factory=Fusion)
+        Fusion,
+        _why(
+            "measured: bench/index_fusion.py, the table in Fusion's docstring; Rust's named "
+            "files and test functions: RUST_FUSION's note (rust_tuning 123 Acc@5 37.4 -> 38.2)"
+        ),
+    ] = msgspec.field(default_factory=lambda: RUST_FUSION)
+    one_line: Annotated[
+        Fusion,
+        _why(
+            "measured: leave-one-repository-out, 12 of 13 folds; a one-line Rust question, "
+            "rust_tuning 123 titles Acc@5 37.4 -> 40.7 (held-out 39.0)"
+        ),
+    ] = msgspec.field(default_factory=lambda: RUST_LINE_FUSION)
     python: Annotated[
         Fusion,
         _why(

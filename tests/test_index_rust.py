@@ -1,0 +1,135 @@
+"""Rust questions and the index: a file the issue names by a panic location leads the file
+order; Relevant Functions lists functions, not the types and impl blocks around them. Real
+rg, real tantivy, real ``python -m cq`` subprocesses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cq, write_tree
+
+PARSER = """/// Parse the command line into matches.
+pub struct Parser {
+    pub args: Vec<String>,
+}
+
+impl Parser {
+    /// The matches of every argument given on the command line.
+    pub fn get_matches(&self) -> Vec<String> {
+        self.args.iter().map(|arg| arg.trim().to_string()).collect()
+    }
+}
+"""
+VALIDATOR = """/// Checks the matches against the argument rules.
+pub struct Validator;
+
+impl Validator {
+    pub fn check_rules(&self, given: &[String]) -> bool {
+        given.iter().all(|g| !g.is_empty())
+    }
+}
+"""
+PANIC = """Panic on an empty argument
+
+An empty argument on the command line makes the program panic:
+
+```
+thread 'main' panicked at 'index out of bounds',
+  /home/me/.cargo/registry/src/x/app-1.0.0/src/validator.rs:5:9
+```
+"""
+
+
+@pytest.fixture
+def crate(tmp_path: Path) -> Path:
+    return write_tree(
+        tmp_path / "crate",
+        {
+            "src/lib.rs": "pub mod parser;\npub mod validator;\n",
+            "src/parser.rs": PARSER,
+            "src/validator.rs": VALIDATOR,
+        },
+    )
+
+
+def search(crate: Path, query: str, *extra: str) -> dict:
+    run = run_cq("search", "-", "--root", str(crate), "--format", "json", *extra, stdin=query)
+    assert run.returncode in (0, 1), run.stderr
+    return run.json()
+
+
+def file_order(data: dict) -> list[str]:
+    return list(dict.fromkeys(f["file"] for f in data["findings"]))
+
+
+def functions(data: dict) -> list[str]:
+    found = next((s for s in data["sections"] if s["type"] == "functions"), None)
+    return [f["name"] for f in found["functions"]] if found else []
+
+
+def test_a_file_a_rust_issue_names_by_its_panic_location_leads(crate: Path) -> None:
+    without_location = PANIC.replace("/src/validator.rs:5:9", "")
+    assert file_order(search(crate, without_location))[0] == "src/parser.rs"
+    data = search(crate, PANIC, "--explain")
+    assert file_order(data)[0] == "src/validator.rs"
+    first = data["findings"][0]
+    assert first["file"] == "src/validator.rs" and first["explain"]["file_rank_named"] == 1
+
+
+def test_relevant_functions_of_a_rust_question_are_functions(crate: Path) -> None:
+    names = functions(search(crate, "how does the parser get the matches of the command line?"))
+    assert names and names[0] == "src/parser.rs::Parser::get_matches"
+    assert "src/parser.rs::Parser" not in names  # the struct and its impl block are not listed
+
+
+def test_test_files_units_do_not_take_the_unit_ranks_of_source_files() -> None:
+    """Ten tests saying the issue's words lead the index's units; the source file whose one
+    function says them too still gets the first unit rank among files."""
+    from cq.index.fuse import index_file_order
+    from cq.index.query import IndexHit, IndexHits
+    from cq.model.index_tuning import RUST_FUSION as RUST
+
+    tests = [IndexHit(path=f"tests/t{i}.rs", kind="fn", qualname=f"case_{i}") for i in range(10)]
+    source = IndexHit(path="src/parser.rs", kind="fn", qualname="parse_type")
+    other = IndexHit(path="src/lexer.rs", kind="file")
+    hits = IndexHits(files=(other,), units=(*tests, source))
+    order = index_file_order(hits, RUST)
+    assert order[:2] == ["src/lexer.rs", "src/parser.rs"]
+    # rank 1 among units (after the tests: rank 11) is worth more than a 12th file document
+    files = tuple(IndexHit(path=f"src/m{i}.rs", kind="file") for i in range(11))
+    order = index_file_order(IndexHits(files=(*files, other), units=(*tests, source)), RUST)
+    assert order.index("src/parser.rs") < order.index("src/m10.rs")
+
+
+def test_relevant_functions_of_a_rust_question_put_test_functions_behind() -> None:
+    from cq.index.fuse import fused_units
+    from cq.index.query import IndexHit
+    from cq.model.index_tuning import RUST_FUSION as RUST
+
+    units = (
+        IndexHit(path="tests/parse.rs", kind="fn", qualname="parses_an_empty_argument"),
+        IndexHit(path="src/parser.rs", kind="fn", qualname="Parser::parse_argument"),
+    )
+    ranks = {"tests/parse.rs": 1, "src/parser.rs": 2}  # the fused file order put it first
+    names = [u.qualname for u in fused_units(units, [], ranks, RUST)]
+    assert names == ["Parser::parse_argument", "parses_an_empty_argument"]
+    wanted = [u.qualname for u in fused_units(units, [], ranks, RUST, tests_wanted=True)]
+    assert wanted[0] == "parses_an_empty_argument"  # a question about tests keeps them first
+
+
+def test_a_one_line_rust_question_trusts_the_index_over_rg_s_guesses() -> None:
+    """rg's first file against the index's first file: an issue text keeps rg's (a tie, rg
+    first); a one-line question, whose patterns are mostly guessed from its prose, the
+    index's."""
+    from cq.index.fuse import fused_files, fusion_for, index_file_order
+    from cq.index.query import IndexHit, IndexHits
+
+    rg = ["src/output/help.rs"]
+    for one_line, first in ((False, "src/output/help.rs"), (True, "src/builder/command.rs")):
+        index = (IndexHit(path="src/builder/command.rs", kind="file"),)
+        hits = IndexHits(files=index, one_line=one_line)
+        fusion = fusion_for(rg, hits)
+        order = [v.file for v in fused_files(rg, index_file_order(hits, fusion), fusion, hits)]
+        assert order[0] == first
