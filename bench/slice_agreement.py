@@ -29,6 +29,10 @@ from cq.classify.analyze import SLICE_FAILED, FileTask, analyze_file, slice_reco
 from cq.classify.lookup import classify_from_records
 from cq.classify.records import FileRecords
 from cq.classify.slices import python_slices
+from cq.model.tuning import ClassifyTuning, ParseTuning
+
+_CAPS = ParseTuning()
+_CLASSIFY = ClassifyTuning()
 
 _WORD = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
@@ -41,7 +45,7 @@ def sample_words(data: bytes, count: int) -> list[bytes]:
 
 
 def verdict(records: FileRecords, start: int, end: int, text: str) -> tuple[str, str | None]:
-    found = classify_from_records(records, start, end, text)
+    found = classify_from_records(records, start, end, text, _CLASSIFY)
     if found is None:
         return ("(node tier)", records.scope_at(start))
     return (found.category, found.containing_scope)
@@ -60,21 +64,25 @@ def main() -> None:
     for path in sorted(p for p in root.rglob("*.py") if p.is_file()):
         data = path.read_bytes()
         stats["files"] += 1
-        whole = analyze_file(FileTask(str(path), "python", data)).records
+        whole = analyze_file(FileTask(str(path), "python", data), _CAPS).records
         if whole.reason is not None or whole.error_nodes:
             stats["files_with_errors"] += 1  # no reference: the whole parse recovered
             continue
         full = FileRecords.from_stored(whole)
         for word in sample_words(data, args.words):
             hits = [m.span() for m in re.finditer(rb"\b" + word + rb"\b", data)]
-            plan = python_slices(data, hits)
+            plan = python_slices(data, hits, _CAPS)
             stats["queries"] += 1
             if plan is None:
                 continue
             stats["plans"] += 1
             stats["bytes_whole"] += len(data)
             stats["bytes_sliced"] += sum(s.end - s.start for s in plan.slices)
-            pieces = [slice_records("python", data, s) for s in plan.slices]
+            spans = plan.hit_spans(hits)
+            pieces = [
+                slice_records("python", data, s, _CAPS, span)
+                for s, span in zip(plan.slices, spans, strict=True)
+            ]
             failed = [
                 s for s, p in zip(plan.slices, pieces, strict=True) if p.reason == SLICE_FAILED
             ]

@@ -178,3 +178,40 @@ def test_a_hit_in_a_file_too_large_to_parse_whole_is_classified_from_its_slice(
     # Whole-file work is bounded too: no whole parse for enrichment, no symtable compile.
     assert "tree_sitter: file over 4 MiB" in hit["enrichment"]["degrade_reasons"]
     assert hit.get("symtable") is None
+
+
+# One slice holding many hits of different kinds (its records cover only what touches them).
+CROWDED = (
+    FILLER
+    + (
+        "class Box:\n"
+        "    def method(self, target=None):\n"
+        '        """Uses target."""\n'
+        "        value = self.target.inner(target)  # target in a comment\n"
+        "        label = f\"{target!r} and {self.target} are {'target'}\"\n"
+        "        target, other = other(target), target\n"
+        "        return [target for target in value if target.ok]\n"
+    )
+    + FILLER
+)
+
+UNSLICED = "[parse]\nmax_sliced_fraction = 0.0\n"
+
+
+@pytest.mark.parametrize("query", ["target", "self.target", "target} are"])
+def test_many_hits_in_one_slice_get_the_whole_file_verdicts(tmp_path: Path, query: str) -> None:
+    write_tree(tmp_path, {"mod.py": CROWDED, "unsliced.toml": UNSLICED})
+
+    def verdicts(*extra: str) -> tuple[dict, list]:
+        run = run_cq("search", query, "--root", str(tmp_path), "--format", "json", *extra)
+        assert run.returncode == 0, run.stderr
+        found = [
+            (f["line"], f["col"], f["category"], f["containing_scope"], f["node_kind"])
+            for f in run.json()["findings"]
+        ]
+        return run.json()["run"]["counters"], sorted(found)
+
+    sliced_counters, sliced = verdicts("--limit", "0")
+    whole_counters, whole = verdicts("--limit", "0", "--profile", str(tmp_path / "unsliced.toml"))
+    assert sliced_counters["files_sliced"] == 1 and whole_counters["files_parsed"] == 1
+    assert sliced and sliced == whole

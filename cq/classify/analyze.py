@@ -52,7 +52,11 @@ def analyze_file(task: FileTask, caps: ParseTuning) -> FileAnalysis:
 
         plan = python_slices(task.data, task.hits, caps)
         if plan is not None:
-            pieces = [slice_records(task.language, task.data, p, caps) for p in plan.slices]
+            spans = plan.hit_spans(task.hits)
+            pieces = [
+                slice_records(task.language, task.data, p, caps, span)
+                for p, span in zip(plan.slices, spans, strict=True)
+            ]
             if all(p.reason != SLICE_FAILED for p in pieces):
                 sliced = SlicedRecords(plan.owners, pieces)
                 return FileAnalysis(None, sliced, slices_parsed=len(pieces))
@@ -87,17 +91,29 @@ def _whole(task: FileTask, caps: ParseTuning) -> FileAnalysis:
     return FileAnalysis(records.stored())
 
 
-def slice_records(language: str, data: bytes, piece: Slice, caps: ParseTuning) -> StoredRecords:
+def slice_records(
+    language: str,
+    data: bytes,
+    piece: Slice,
+    caps: ParseTuning,
+    hits: tuple[int, int] | None = None,
+) -> StoredRecords:
     """A slice of ``data`` parsed on its own, its records shifted to the file's offsets (a
-    small slice of a huge file is parsed all the same)."""
+    small slice of a huge file is parsed all the same).
+
+    ``hits``: the byte span (of the file) holding the hits these records answer for. Sliced
+    records are cached for exactly those hits, so only the syntax that touches the span is
+    recorded (every record a lookup inside it can reach: the scopes, regions and tokens that
+    contain or start in it); the rest of the slice costs a parse, not records."""
     source = piece.source(data)
     if len(source) > caps.max_parse_bytes:
         return unparsed(language, "file too large to parse").stored()
+    within = None if hits is None else (hits[0] - piece.shift, hits[1] - piece.shift)
     try:
         tree = _parse(language, source)
         if tree.root_node.has_error:
             return unparsed(language, SLICE_FAILED).stored()
-        return _build(language, tree, caps).shifted(piece.shift).stored()
+        return _build(language, tree, caps, within).shifted(piece.shift).stored()
     except RecursionError:
         return unparsed(language, "nesting too deep to parse").stored()
 
@@ -108,11 +124,13 @@ def _parse(language: str, data: bytes):
     return ts_parser(language).parse(data)
 
 
-def _build(language: str, tree, caps: ParseTuning) -> FileRecords:
+def _build(
+    language: str, tree, caps: ParseTuning, within: tuple[int, int] | None = None
+) -> FileRecords:
     if language == "python":
         from cq.classify.python_records import build_python_records
 
-        return build_python_records(tree)
+        return build_python_records(tree, within)
     from cq.classify.rust_records import build_rust_records
 
     return build_rust_records(tree, caps.macro_depth)

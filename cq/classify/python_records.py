@@ -63,11 +63,16 @@ def _query() -> Any:
     return tree_sitter.Query(tree_sitter.Language(tree_sitter_python.language()), _QUERY)
 
 
-def build_python_records(tree: Any) -> FileRecords:
-    """Records of a Python file from its tree-sitter tree."""
+def build_python_records(tree: Any, within: tuple[int, int] | None = None) -> FileRecords:
+    """Records of a Python file from its tree-sitter tree; with ``within`` (a byte span),
+    only of the query matches that overlap it (a lookup inside the span finds every record
+    it would find in the whole file's: what contains or starts in the span)."""
     from tree_sitter import QueryCursor
 
-    captures: dict[str, list[Any]] = QueryCursor(_query()).captures(tree.root_node)
+    cursor = QueryCursor(_query())
+    if within is not None:
+        cursor.set_byte_range(*within)
+    captures: dict[str, list[Any]] = cursor.captures(tree.root_node)
     b = RecordsBuilder("python")
     for node in captures.get("def", ()):
         b.token(node.start_byte, node.end_byte, "definition", node.parent.type)

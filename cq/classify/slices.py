@@ -82,6 +82,15 @@ class SlicePlan(msgspec.Struct, frozen=True):
     slices: list[Slice]
     owners: list[int]
 
+    def hit_spans(self, hits: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """For each slice, the bytes from its first hit's start to its last hit's end (the
+        span its records must answer for)."""
+        spans: dict[int, tuple[int, int]] = {}
+        for (start, end), owner in zip(hits, self.owners, strict=True):
+            low, high = spans.get(owner, (start, end))
+            spans[owner] = (min(low, start), max(high, end))
+        return [spans[n] for n in range(len(self.slices))]
+
 
 def python_slices(data: bytes, hits: list[tuple[int, int]], caps: ParseTuning) -> SlicePlan | None:
     """The slices holding ``hits`` (byte spans), or None: parse the whole file (more hits
