@@ -71,8 +71,10 @@ def _opened_path(fd: int) -> str | None:
 
 def _inside(root: str, real: str) -> bool:
     """Whether the real path ``real`` is ``root`` or below it; the root as given first (no
-    system call), then resolved, since the root itself may be or lie under a link."""
-    return any(
-        real == base or real.startswith(base.rstrip(os.sep) + os.sep)
-        for base in (root, os.path.realpath(root))
-    )
+    system call), then resolved (only then: a lstat per part of the root, for every file
+    read), since the root itself may be or lie under a link."""
+    return _under(root, real) or _under(os.path.realpath(root), real)
+
+
+def _under(base: str, real: str) -> bool:
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)

@@ -299,3 +299,24 @@ def test_python_type_alias_statement_defines_its_name(tmp_path: Path) -> None:
     assert found[("types.py", 1, 5)]["category"] == "definition"
     assert found[("types.py", 2, 5)]["category"] == "definition"
     assert found[("types.py", 3, 3)]["category"] == "annotation"
+
+
+def test_the_pool_is_weighed_by_the_bytes_a_search_parses(tmp_path: Path) -> None:
+    """Files over the pool's threshold whose hits sit in one small function each are parsed
+    as slices far under it: no workers to start. Hits all over the same files: a pool."""
+    filler = "".join(f"def filler_{i}(a, b):\n    return a + b * {i}\n\n\n" for i in range(400))
+    body = filler + "def lookup():\n    return target(1)\n\n\n" + filler
+    root = write_tree(tmp_path, {f"m{i:02d}.py": f"# {i}\n{body}" for i in range(20)})
+    env = {"CQ_POOL_MIN_BYTES": "100000"}  # the 20 files hold 1.4 MB
+
+    def counters(query: str) -> dict[str, int]:
+        run = run_cq(
+            "search", query, "--root", str(root), "--format", "json", "--no-cache", env=env
+        )
+        assert run.returncode == 0, run.stderr
+        return run.json()["run"]["counters"]
+
+    sliced = counters("target")
+    assert sliced["files_sliced"] == 20 and "pool_workers" not in sliced
+    whole = counters("return")
+    assert "files_sliced" not in whole and whole["pool_workers"] >= 2

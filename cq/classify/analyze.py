@@ -12,7 +12,7 @@ import msgspec
 
 from cq.classify.node_tier import classify_from_node
 from cq.classify.records import FileRecords, StoredRecords, unparsed
-from cq.classify.slices import Slice
+from cq.classify.slices import Slice, SlicePlan, python_slices
 from cq.model import Classification
 from cq.model.tuning import ClassifyTuning, ParseTuning
 
@@ -21,12 +21,30 @@ SLICE_FAILED = "slice does not parse"  # then the file is parsed whole
 
 class FileTask(msgspec.Struct, frozen=True, array_like=True):
     """One file to analyze. ``hits`` (byte spans, in the order of the file's matches) let a
-    Python file be parsed as slices."""
+    Python file be parsed as slices; ``plan``: its slices planned already (``planned``)."""
 
     rel: str
     language: str
     data: bytes
     hits: list[tuple[int, int]] = []
+    plan: SlicePlan | None = None
+
+
+def planned(task: FileTask, caps: ParseTuning) -> FileTask:
+    """The task with its slices planned (or, when it is to be parsed whole, without hits)."""
+    if task.plan is not None or not task.hits:
+        return task
+    plan = python_slices(task.data, task.hits, caps) if task.language == "python" else None
+    if plan is None:
+        return msgspec.structs.replace(task, hits=[])
+    return msgspec.structs.replace(task, plan=plan)
+
+
+def parse_bytes(task: FileTask) -> int:
+    """What a planned task parses: its slices (with their stand-in lines), or the file."""
+    if task.plan is None:
+        return len(task.data)
+    return sum(s.end - s.start + len(s.header) + len(s.trailer) for s in task.plan.slices)
 
 
 class SlicedRecords(msgspec.Struct, frozen=True, array_like=True):
@@ -47,22 +65,19 @@ class FileAnalysis(msgspec.Struct, frozen=True, array_like=True):
 
 def analyze_file(task: FileTask, caps: ParseTuning) -> FileAnalysis:
     """Records of one file, sliced when its hits allow (``caps`` bound both)."""
-    if task.hits and task.language == "python":
-        from cq.classify.slices import python_slices
-
-        plan = python_slices(task.data, task.hits, caps)
-        if plan is not None:
-            spans = plan.hit_spans(task.hits)
-            pieces = [
-                slice_records(task.language, task.data, p, caps, span)
-                for p, span in zip(plan.slices, spans, strict=True)
-            ]
-            if all(p.reason != SLICE_FAILED for p in pieces):
-                sliced = SlicedRecords(plan.owners, pieces)
-                return FileAnalysis(None, sliced, slices_parsed=len(pieces))
-            whole = _whole(task, caps)
-            return msgspec.structs.replace(whole, slices_parsed=len(pieces), slices_failed=True)
-    return _whole(task, caps)
+    task = planned(task, caps)
+    plan = task.plan
+    if plan is None:
+        return _whole(task, caps)
+    spans = plan.hit_spans(task.hits)
+    pieces = [
+        slice_records(task.language, task.data, p, caps, span)
+        for p, span in zip(plan.slices, spans, strict=True)
+    ]
+    if all(p.reason != SLICE_FAILED for p in pieces):
+        return FileAnalysis(None, SlicedRecords(plan.owners, pieces), slices_parsed=len(pieces))
+    whole = _whole(task, caps)
+    return msgspec.structs.replace(whole, slices_parsed=len(pieces), slices_failed=True)
 
 
 def node_verdicts(
