@@ -123,6 +123,7 @@ class _Run:
         )
         self.waiting: dict[str, list[str]] = {}  # task key -> files waiting for its analysis
         self.task_keys: dict[str, str] = {}  # the file a task was made from -> its key
+        self.verdict_keys: dict[str, tuple[str, str]] = {}  # file -> digest, verdicts' key
 
     def classify(self) -> None:
         chunk: list[_File] = []
@@ -274,7 +275,10 @@ class _Run:
         digest = self.corpus.digest(rel)
         if digest is not None:
             done = [c for c in (self.out[i] for i in self.by_file[rel]) if c is not None]
-            key = verdicts_key(language, digest, self._spans(rel))
+            known = self.verdict_keys.pop(rel, None)
+            key = known[1] if known and known[0] == digest else None
+            if key is None:
+                key = verdicts_key(language, digest, self._spans(rel))
             self._keep(self.verdicts, key, FileVerdicts(done, dict(why)))
 
     def _cached_verdicts(self, chunk: list[_File]) -> list[_File]:
@@ -289,6 +293,7 @@ class _Run:
             cached = found.get(keys[item.rel])
             ids = self.by_file[item.rel]
             if cached is None or len(cached.classifications) != len(ids):
+                self.verdict_keys[item.rel] = (item.digest, keys[item.rel])  # to store them
                 rest.append(item)
                 continue
             for i, verdict in zip(ids, cached.classifications, strict=True):
