@@ -106,7 +106,12 @@ def test_callsite_resolves_to_its_definition(tree: Path) -> None:
     for call in calls:
         semantic = _semantic(call)
         assert semantic["status"] == "applied", semantic
-        assert semantic["definition"] == {"file": "pkg/graph.py", "line": def_line, "col": 4}
+        assert semantic["definition"] == {
+            "file": "pkg/graph.py",
+            "line": def_line,
+            "col": 4,
+            "via": "pyrefly",
+        }
         assert by_place[("pkg/graph.py", def_line)]["category"] == "definition"
         assert semantic["type"].startswith("def build_graph_product(left: int, right: int)")
         assert call["enrichment"]["stages"]["semantic"] == "applied"
@@ -148,7 +153,7 @@ def test_dotted_query_ranks_uses_of_that_definition_first(tree: Path) -> None:
     result = _search(tree, "Client.send", env=ANSWER_BUDGET)
     findings = result["findings"]
     send_line = _line_of(GRAPH, "def send")
-    place = {"file": "pkg/graph.py", "line": send_line, "col": 8}
+    place = {"file": "pkg/graph.py", "line": send_line, "col": 8, "via": "pyrefly"}
     mine = [i for i, f in enumerate(findings) if (_semantic(f) or {}).get("definition") == place]
     others = [
         i
@@ -386,7 +391,12 @@ def test_where_is_it_called_after_a_follow_up_leads_with_callsites(tree: Path) -
 def test_a_constructor_call_resolves_to_its_class(tree: Path) -> None:
     result = _search(tree, "Other", env=ANSWER_BUDGET)
     call = next(f for f in result["findings"] if f["category"] == "callsite")
-    assert _semantic(call)["definition"] == {"file": "pkg/other.py", "line": 1, "col": 6}
+    assert _semantic(call)["definition"] == {
+        "file": "pkg/other.py",
+        "line": 1,
+        "col": 6,
+        "via": "pyrefly",
+    }
 
 
 def _resolved(result: dict) -> dict[tuple[str, int], dict | None]:
@@ -419,7 +429,9 @@ def test_an_edit_anywhere_in_the_tree_is_asked_again(tree: Path) -> None:
     (tree / "pkg" / "graph.py").write_text("import os\n\n" + GRAPH)  # the calls' file unchanged
     after = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
     assert all(
-        _resolved(after)[k] == {"file": "pkg/graph.py", "line": line + 2, "col": 4} for k in calls
+        _resolved(after)[k]
+        == {"file": "pkg/graph.py", "line": line + 2, "col": 4, "via": "pyrefly"}
+        for k in calls
     )
     assert after["run"]["counters"]["semantic.asked"] > 0
 
@@ -451,7 +463,7 @@ def test_a_call_typed_from_typeshed_resolves_to_the_roots_source_of_it(tmp_path:
     result = _search(root, "register", env=ANSWER_BUDGET)
     call = next(f for f in result["findings"] if f["category"] == "callsite")
     assert _semantic(call)["type"].startswith("def register")
-    assert _semantic(call)["definition"] == {"module": "abc.ABCMeta.register"}
+    assert _semantic(call)["definition"] == {"module": "abc.ABCMeta.register", "via": "pyrefly"}
     dotted = _search(root, "ABCMeta.register", env=ANSWER_BUDGET)
     assert dotted["summary"]["telemetry"]["semantic.target"]["resolved_to_target"] == 1
     lead = [(f["file"], f["category"]) for f in dotted["findings"][:2]]

@@ -278,13 +278,18 @@ def _detail(f: Finding) -> str:
 
 def _resolved(f: Finding) -> str:
     """`` → `pkg/mod.py:12` `def f(x: int) -> str` ``: where Pyrefly resolved the name (a
-    module name outside the root) and the type it gives it; empty when unresolved."""
+    module name outside the root) and the type it gives it; `` → `pkg/mod.py:12` (syntax)``
+    when cq's own reading of the source resolved it (Pyrefly's type is then ``Unknown``, not
+    shown); empty when unresolved."""
     semantic = f.enrichment.semantic if f.enrichment else None
     target = semantic.definition if semantic else None
     if semantic is None or target is None:
         return ""
     place = f"{target.file}:{target.line}" if target.file else (target.module or "?")
-    kind = f" {code(semantic.type)}" if semantic.type else ""
+    if target.via == "syntax":
+        kind = " (syntax)"
+    else:
+        kind = f" {code(semantic.type)}" if semantic.type else ""
     errors = f" · error {code(semantic.diagnostics[0])}" if semantic.diagnostics else ""
     return f" → {code(place)}{kind}{errors}"
 

@@ -42,6 +42,7 @@ from cq.semantic.ranking import refine_order
 from cq.semantic.rpc import RpcError
 from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.settings import SemanticSettings
+from cq.semantic.syntax_resolve import SyntaxResolver
 
 CODE_CATEGORIES = frozenset(
     {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}
@@ -71,6 +72,7 @@ class SemanticRun:
         self._server_lock = threading.Lock()
         self._server_asked = False
         self._opener: threading.Thread | None = None
+        self._resolver: SyntaxResolver | None = None
 
     @classmethod
     def begin(
@@ -142,7 +144,7 @@ class SemanticRun:
                 facts[i] = known[key]
         missing = [i for i in code if keys.get(i) not in known]
         for i, fact in zip(missing, self._ask([hits[i] for i in missing], deadline), strict=True):
-            facts[i] = fact
+            facts[i] = self._fallback(hits[i], fact, deadline)
         fresh = {keys[i]: facts[i] for i in missing if i in keys and facts[i].status == "applied"}
         complete = len(keys) == len(code) and all(facts[i].status == "applied" for i in code)
         self.memo.put(fresh, every_hit_known=complete)
@@ -171,6 +173,21 @@ class SemanticRun:
             mine = {str(Path(self.root) / rel) for rel in self._files}
         server.trim(keep=mine)
         return [ask.facts() for ask in asks]
+
+    def _fallback(self, hit: Finding, fact: SemanticFacts, deadline: float) -> SemanticFacts:
+        """A callsite Pyrefly left without a definition: cq's own reading of the source, when
+        it is certain (``syntax_resolve.py``, marked ``via: syntax``); within the budget (a
+        hit it had no time for is ``degraded`` and asked again next time)."""
+        if hit.category != "callsite" or fact.definition is not None:
+            return fact
+        if time.monotonic() > deadline:
+            reason = "; ".join(r for r in (fact.reason, "syntax resolution: time budget") if r)
+            status = "degraded" if fact.status == "applied" else fact.status
+            return msgspec.structs.replace(fact, status=status, reason=reason)
+        if self._resolver is None:
+            self._resolver = SyntaxResolver(self.root, self._source)
+        found = self._resolver.resolve(hit)
+        return fact if found is None else msgspec.structs.replace(fact, definition=found)
 
     def _prepare(self, files: list[str]) -> None:
         """In the background: the fingerprint, then, unless every answer is known, the
