@@ -493,3 +493,60 @@ def test_files_closed_past_the_open_file_cap_are_answered_alike_when_reopened(
     # only this search's files stayed open; graph.py was closed by "Other" and opened again
     assert sorted(Path(p).name for p in opened) == ["graph.py", "use.py"]
     assert opened[str(tree / "pkg" / "graph.py")][0] == 2
+
+
+FIXTURE_CLIENT = """\
+class ApiClient:
+    def post_graphql(self, query: str) -> str:
+        return query
+
+
+def make() -> ApiClient:
+    return ApiClient()
+"""
+FIXTURE_TEST = """\
+import pytest
+
+from pkg.client import ApiClient, make
+
+
+@pytest.fixture
+def api_client():
+    return ApiClient()
+
+
+def test_query(api_client):
+    api_client.post_graphql("q")
+
+
+def test_typed():
+    make().post_graphql("q")
+
+
+def untyped(client):
+    client.post_graphql("q")
+"""
+
+
+def test_a_fixture_call_pyrefly_cannot_type_resolves_by_syntax(tmp_path: Path) -> None:
+    """Pyrefly has no type for a pytest fixture parameter; cq's syntax fallback follows the
+    fixture to the class it returns, marked ``via: syntax``. A call Pyrefly resolves keeps its
+    answer, and an untyped parameter of a plain function stays unresolved."""
+    root = write_tree(
+        tmp_path / "repo",
+        {"pkg/__init__.py": "", "pkg/client.py": FIXTURE_CLIENT, "tests/test_q.py": FIXTURE_TEST},
+    )
+    result = _search(root, "post_graphql", env=ANSWER_BUDGET)
+    calls = {f["line"]: f for f in result["findings"] if f["category"] == "callsite"}
+    target = _line_of(FIXTURE_CLIENT, "def post_graphql")
+    place = {"file": "pkg/client.py", "line": target, "col": 8}
+    fixture = _semantic(calls[_line_of(FIXTURE_TEST, "api_client.post_graphql")])
+    assert fixture["status"] == "applied"
+    assert fixture["definition"] == {**place, "via": "syntax"}
+    typed = _semantic(calls[_line_of(FIXTURE_TEST, "make().post_graphql")])
+    assert typed["definition"] == {**place, "via": "pyrefly"}
+    assert "definition" not in _semantic(calls[_line_of(FIXTURE_TEST, " client.post_graphql")])
+    defined = [f for f in result["findings"] if (f["file"], f["line"]) == ("pkg/client.py", target)]
+    assert [f["category"] for f in defined] == ["definition"]
+    md = run_cq("search", "post_graphql", "--root", str(root), env=ANSWER_BUDGET).stdout
+    assert f"→ `pkg/client.py:{target}` (syntax)" in md, md

@@ -18,14 +18,11 @@ from __future__ import annotations
 import ast
 import os
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
 
 import msgspec
 
 from cq.semantic.scopes import FUNCTIONS, decorator_names, dotted, returned_values
-
-if TYPE_CHECKING:
-    from cq.semantic.syntax_resolve import Module, SyntaxResolver, Value
+from cq.semantic.values import DefValue, InstanceValue, Module, Resolver, Value
 
 _MAX_PLUGINS = 200  # plugin modules read per lookup; saleor names 24 (hand-set bound)
 
@@ -42,7 +39,7 @@ class _Ambiguous(Exception):
     """The lookup cannot be certain: no answer."""
 
 
-def fixture_value(resolver: SyntaxResolver, mod: Module, param: Param, depth: int) -> Value | None:
+def fixture_value(resolver: Resolver, mod: Module, param: Param, depth: int) -> Value | None:
     if not _requests_fixtures(mod.file, param) or _parametrized(mod, param):
         return None
     try:
@@ -100,7 +97,7 @@ def _parametrized(mod: Module, param: Param) -> bool:
 
 
 def _find(
-    resolver: SyntaxResolver, mod: Module, param: Param
+    resolver: Resolver, mod: Module, param: Param
 ) -> tuple[str, ast.AST, tuple[ast.AST, ...]] | None:
     name = param.name
     if param.scope and isinstance(param.scope[-1], ast.ClassDef):
@@ -131,7 +128,7 @@ def _find(
 
 
 def _in_plugins(
-    resolver: SyntaxResolver, files: list[str], name: str
+    resolver: Resolver, files: list[str], name: str
 ) -> tuple[str, ast.AST, tuple[ast.AST, ...]] | None:
     plugins = _plugins(resolver, files)
     matches = [f for p in plugins if (f := _in_module(resolver, p, name)) is not None]
@@ -141,11 +138,9 @@ def _in_plugins(
 
 
 def _in_module(
-    resolver: SyntaxResolver, file: str, name: str
+    resolver: Resolver, file: str, name: str
 ) -> tuple[str, ast.AST, tuple[ast.AST, ...]] | None:
     """The fixture ``name`` that module ``file`` holds (defined or imported), if any."""
-    from cq.semantic.syntax_resolve import DefValue
-
     if not resolver.may_bind(file, name) and not resolver.may_bind(file, "pytest_generate_tests"):
         return None
     mod = resolver.module(file)
@@ -168,7 +163,7 @@ def _in_module(
     return None
 
 
-def _conftests(resolver: SyntaxResolver, file: str) -> list[str]:
+def _conftests(resolver: Resolver, file: str) -> list[str]:
     """``conftest.py`` files from ``file``'s directory up to the root, nearest first."""
     out = []
     folder = PurePosixPath(file).parent
@@ -181,7 +176,7 @@ def _conftests(resolver: SyntaxResolver, file: str) -> list[str]:
         folder = folder.parent
 
 
-def _plugins(resolver: SyntaxResolver, files: list[str]) -> list[str]:
+def _plugins(resolver: Resolver, files: list[str]) -> list[str]:
     """Root files of the modules named by ``pytest_plugins`` in ``files``, and in those."""
     seen: list[str] = []
     queue = list(files)
@@ -206,11 +201,9 @@ def _plugins(resolver: SyntaxResolver, files: list[str]) -> list[str]:
 
 
 def _value(
-    resolver: SyntaxResolver, file: str, node: ast.AST, scope: tuple[ast.AST, ...], depth: int
+    resolver: Resolver, file: str, node: ast.AST, scope: tuple[ast.AST, ...], depth: int
 ) -> Value | None:
     """An instance of the root class the fixture's annotation names or its returns build."""
-    from cq.semantic.syntax_resolve import DefValue, InstanceValue
-
     mod = resolver.module(file)
     if mod is None or not isinstance(node, FUNCTIONS):
         return None

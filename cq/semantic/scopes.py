@@ -17,6 +17,7 @@ import msgspec
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_OUTER_FIELDS = ("decorator_list", "args", "returns", "bases", "keywords", "type_params")
 
 
 class Binding(msgspec.Struct, frozen=True):
@@ -195,3 +196,82 @@ def dotted(node: ast.AST) -> str | None:
         head = dotted(node.value)
         return f"{head}.{node.attr}" if head else None
     return None
+
+
+def call_at(
+    tree: ast.Module, line: int, start: int, name: str
+) -> tuple[ast.expr, list[ast.AST]] | None:
+    """The called expression whose name ends at (``line``, byte ``start`` + name), and the
+    scopes around the call (a def's decorators and defaults belong to the outer scope)."""
+    end = start + len(name.encode("utf-8"))
+
+    def matches(func: ast.expr) -> bool:
+        if isinstance(func, ast.Name):
+            return func.id == name and func.lineno == line and func.col_offset == start
+        if isinstance(func, ast.Attribute):
+            return func.attr == name and func.end_lineno == line and func.end_col_offset == end
+        return False
+
+    def visit(node: ast.AST, stack: list[ast.AST]) -> tuple[ast.expr, list[ast.AST]] | None:
+        inner = [*stack, node] if isinstance(node, (*SCOPES, *_COMPREHENSIONS)) else stack
+        for field, value in ast.iter_fields(node):
+            scope = stack if field in _OUTER_FIELDS else inner
+            for child in value if isinstance(value, list) else [value]:
+                if not isinstance(child, ast.AST):
+                    continue
+                first, last = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
+                if first is not None and last is not None and not first <= line <= last:
+                    continue
+                if isinstance(child, ast.Call) and matches(child.func):
+                    return child.func, scope
+                found = visit(child, scope)
+                if found is not None:
+                    return found
+        return None
+
+    return visit(tree, [])
+
+
+def single_assignment(function: ast.AST, name: str) -> ast.Call | None:
+    """``name = C(...)`` when that is the one binding of ``name`` in the function, a statement
+    of its body itself (not in a branch)."""
+    body = getattr(function, "body", [])
+    hits = [
+        s
+        for s in body
+        if isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and s.targets[0].id == name
+    ]
+    if len(hits) != 1 or not isinstance(hits[0].value, ast.Call):
+        return None
+    stores = sum(
+        1
+        for n in ast.walk(function)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store | ast.Del)
+    )
+    return hits[0].value if stores == 1 else None
+
+
+def annotation_of(function: ast.AST, name: str) -> ast.expr | None:
+    args = getattr(function, "args", None)
+    if args is None:
+        return None
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        if arg.arg == name and arg.annotation is not None:
+            return arg.annotation if isinstance(arg.annotation, ast.Name | ast.Attribute) else None
+    return None
+
+
+def method_owner(stack: list[ast.AST]) -> tuple[ast.ClassDef, tuple[ast.AST, ...]] | None:
+    """The class whose method body the innermost function is (for ``super()``)."""
+    for i in range(len(stack) - 1, 0, -1):
+        if isinstance(stack[i], FUNCTIONS):
+            owner = stack[i - 1]
+            return (owner, tuple(stack[: i - 1])) if isinstance(owner, ast.ClassDef) else None
+    return None
+
+
+def in_function(scope: tuple[ast.AST, ...]) -> bool:
+    return any(isinstance(n, (*FUNCTIONS, ast.Lambda)) for n in scope)

@@ -31,10 +31,12 @@ from cq.model import (
     RawMatch,
     RunCounters,
     SearchRequest,
+    SemanticDefinition,
     SemanticFacts,
     StageStatus,
 )
 from cq.parse import Corpus, SourceFile
+from cq.semantic.fallback import SyntaxPass
 from cq.semantic.memo import AnswerMemo
 from cq.semantic.pool import pool
 from cq.semantic.questions import Ask, Questions
@@ -42,7 +44,6 @@ from cq.semantic.ranking import refine_order
 from cq.semantic.rpc import RpcError
 from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.settings import SemanticSettings
-from cq.semantic.syntax_resolve import SyntaxResolver
 
 CODE_CATEGORIES = frozenset(
     {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}
@@ -72,7 +73,6 @@ class SemanticRun:
         self._server_lock = threading.Lock()
         self._server_asked = False
         self._opener: threading.Thread | None = None
-        self._resolver: SyntaxResolver | None = None
 
     @classmethod
     def begin(
@@ -143,8 +143,12 @@ class SemanticRun:
             if key in known:
                 facts[i] = known[key]
         missing = [i for i in code if keys.get(i) not in known]
+        calls = [i for i in missing if hits[i].category == "callsite"]
+        syntax = SyntaxPass(self.root, self._source, [hits[i] for i in calls]) if calls else None
         for i, fact in zip(missing, self._ask([hits[i] for i in missing], deadline), strict=True):
-            facts[i] = self._fallback(hits[i], fact, deadline)
+            if syntax is not None and i in calls:
+                fact = _fallback(fact, syntax.result(calls.index(i), deadline))
+            facts[i] = fact
         fresh = {keys[i]: facts[i] for i in missing if i in keys and facts[i].status == "applied"}
         complete = len(keys) == len(code) and all(facts[i].status == "applied" for i in code)
         self.memo.put(fresh, every_hit_known=complete)
@@ -173,21 +177,6 @@ class SemanticRun:
             mine = {str(Path(self.root) / rel) for rel in self._files}
         server.trim(keep=mine)
         return [ask.facts() for ask in asks]
-
-    def _fallback(self, hit: Finding, fact: SemanticFacts, deadline: float) -> SemanticFacts:
-        """A callsite Pyrefly left without a definition: cq's own reading of the source, when
-        it is certain (``syntax_resolve.py``, marked ``via: syntax``); within the budget (a
-        hit it had no time for is ``degraded`` and asked again next time)."""
-        if hit.category != "callsite" or fact.definition is not None:
-            return fact
-        if time.monotonic() > deadline:
-            reason = "; ".join(r for r in (fact.reason, "syntax resolution: time budget") if r)
-            status = "degraded" if fact.status == "applied" else fact.status
-            return msgspec.structs.replace(fact, status=status, reason=reason)
-        if self._resolver is None:
-            self._resolver = SyntaxResolver(self.root, self._source)
-        found = self._resolver.resolve(hit)
-        return fact if found is None else msgspec.structs.replace(fact, definition=found)
 
     def _prepare(self, files: list[str]) -> None:
         """In the background: the fingerprint, then, unless every answer is known, the
@@ -232,6 +221,20 @@ class SemanticRun:
             if rel not in self._files:
                 self._files[rel] = self.corpus.source(rel, "python")
             return self._files[rel]
+
+
+def _fallback(fact: SemanticFacts, syntax: tuple[bool, SemanticDefinition | None]) -> SemanticFacts:
+    """A callsite Pyrefly left without a definition takes cq's own reading of the source,
+    when it is certain (``syntax_resolve.py``, marked ``via: syntax``); one the syntax pass
+    had no time for is ``degraded`` (asked again next time, never cached as answered)."""
+    if fact.definition is not None:
+        return fact
+    ready, found = syntax
+    if not ready:
+        reason = "; ".join(r for r in (fact.reason, "syntax resolution: time budget") if r)
+        status = "degraded" if fact.status == "applied" else fact.status
+        return msgspec.structs.replace(fact, status=status, reason=reason)
+    return fact if found is None else msgspec.structs.replace(fact, definition=found)
 
 
 def _with_semantic(finding: Finding, facts: SemanticFacts) -> Finding:

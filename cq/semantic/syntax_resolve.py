@@ -24,57 +24,32 @@ import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
-import msgspec
-
 from cq.model import Finding, SemanticDefinition
 from cq.parse import SourceFile, py_ast
 from cq.semantic import fixtures
+from cq.semantic.classes import MAX_DEPTH, class_attr
 from cq.semantic.scopes import (
     FUNCTIONS,
-    SCOPES,
     Binding,
     BodyBindings,
+    annotation_of,
     body_bindings,
+    call_at,
     decorator_names,
-    dotted,
     function_bindings,
+    method_owner,
+    single_assignment,
+)
+from cq.semantic.values import (
+    DefValue,
+    InstanceValue,
+    Module,
+    ModuleValue,
+    SuperValue,
+    Value,
 )
 
-MAX_DEPTH = 12  # import and base-class chains followed; deeper ones give no answer (hand-set)
-_PROPERTIES = ("property", ".setter", ".getter", ".deleter")  # a call of it calls its value
 _GLOBAL = re.compile(r"^\s*global\s", re.M)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_OUTER_FIELDS = ("decorator_list", "args", "returns", "bases", "keywords", "type_params")
-
-
-class Module(msgspec.Struct, frozen=True):
-    file: str  # relative to the root
-    tree: ast.Module
-    lines: list[str]
-    body: BodyBindings
-
-
-class DefValue(msgspec.Struct, frozen=True):
-    """A ``def`` or ``class`` of the root; ``scope`` the nodes enclosing it."""
-
-    file: str
-    node: ast.AST
-    scope: tuple[ast.AST, ...] = ()
-
-
-class ModuleValue(msgspec.Struct, frozen=True):
-    file: str
-
-
-class InstanceValue(msgspec.Struct, frozen=True):
-    cls: DefValue
-
-
-class SuperValue(msgspec.Struct, frozen=True):
-    cls: DefValue
-
-
-Value = DefValue | ModuleValue | InstanceValue | SuperValue
 
 
 class SyntaxResolver:
@@ -85,7 +60,7 @@ class SyntaxResolver:
         self._source = source
         self._modules: dict[str, Module | None] = {}
         self._bodies: dict[int, BodyBindings] = {}
-        self._mros: dict[tuple[str, int, int], list[DefValue | str] | None] = {}
+        self.mros: dict[tuple[str, int, int], list[DefValue | str] | None] = {}  # classes.py
         self._files: dict[tuple[str, str], str | None] = {}
         self.memo: dict[tuple[str, ...], object] = {}  # fixtures.py's lookups, per search
 
@@ -100,7 +75,7 @@ class SyntaxResolver:
         text = mod.lines[finding.line - 1]
         char = finding.col + finding.text.rfind(".") + 1
         start = len(text[:char].encode("utf-8"))
-        located = _locate(mod.tree, finding.line, start, name)
+        located = call_at(mod.tree, finding.line, start, name)
         if located is None:
             return None
         func, stack = located
@@ -267,7 +242,7 @@ class SyntaxResolver:
             if defs or name in local.others:
                 if len(defs) == 1 and name not in local.others:
                     return DefValue(mod.file, defs[0], tuple(stack[: i + 1]))
-                call = _single_assignment(node, name)
+                call = single_assignment(node, name)
                 if call is not None and call.lineno < line:
                     return self.value_of(mod, stack[: i + 1], call, call.lineno, depth + 1)
                 return None
@@ -292,7 +267,7 @@ class SyntaxResolver:
             return self.attribute(base, expr.attr, depth) if base is not None else None
         if isinstance(expr, ast.Call):
             if isinstance(expr.func, ast.Name) and expr.func.id == "super" and not expr.args:
-                owner = _method_owner(stack)
+                owner = method_owner(stack)
                 known = self.resolve_name(mod, stack, "super", line, depth)
                 if owner is None or known is not None:
                     return None
@@ -317,7 +292,7 @@ class SyntaxResolver:
             if "staticmethod" in decorators:
                 return None
             return cls if "classmethod" in decorators else InstanceValue(cls)
-        annotation = _annotation(function, param.name)
+        annotation = annotation_of(function, param.name)
         if annotation is not None:
             kind = self.value_of(mod, list(param.scope), annotation, function.lineno, depth + 1)
             if isinstance(kind, DefValue) and isinstance(kind.node, ast.ClassDef):
@@ -329,82 +304,14 @@ class SyntaxResolver:
         if isinstance(base, ModuleValue):
             return self.module_attr(base.file, name, depth + 1)
         if isinstance(base, DefValue) and isinstance(base.node, ast.ClassDef):
-            return self.class_attr(base, name, instance=False, after=None)
+            return class_attr(self, base, name, instance=False, after=None)
         if isinstance(base, InstanceValue):
-            return self.class_attr(base.cls, name, instance=True, after=None)
+            return class_attr(self, base.cls, name, instance=True, after=None)
         if isinstance(base, SuperValue):
-            return self.class_attr(base.cls, name, instance=True, after=base.cls)
+            return class_attr(self, base.cls, name, instance=True, after=base.cls)
         return None
 
     # -- classes -----------------------------------------------------------------------------
-
-    def class_attr(
-        self, cls: DefValue, name: str, instance: bool, after: DefValue | None
-    ) -> Value | None:
-        """``name`` looked up along ``cls``'s C3 order (past ``after`` for ``super()``); None
-        when a class outside the root comes first, or the binding is not a plain method or
-        class (a property, an assignment, a branch), or (``instance``) an instance attribute
-        of that name is set in one of the classes."""
-        order = self.mro(cls, 0)
-        if order is None:
-            return None
-        if after is not None:
-            keys = [_key(c) if isinstance(c, DefValue) else c for c in order]
-            if _key(after) not in keys:
-                return None
-            order = order[keys.index(_key(after)) + 1 :]
-        for entry in order:
-            if not isinstance(entry, DefValue):
-                return None  # a class outside the root: it may define ``name``
-            assert isinstance(entry.node, ast.ClassDef)
-            if instance and _sets_instance_attribute(entry.node, name):
-                return None
-            bound = self.class_body(entry.node).names.get(name)
-            if not bound:
-                continue
-            last = bound[-1]
-            if any(b.branch for b in bound) or last.kind not in ("def", "class"):
-                return None
-            if any(d.endswith(_PROPERTIES) for d in decorator_names(last.node)):
-                return None
-            return DefValue(entry.file, last.node, (*entry.scope, entry.node))
-        return None
-
-    def mro(self, cls: DefValue, depth: int) -> list[DefValue | str] | None:
-        """C3 linearization of a root class; a base outside the root stands as an opaque
-        ``str`` (nothing after it is certain); None when it cannot be computed."""
-        key = _key(cls)
-        if key in self._mros:
-            return self._mros[key]
-        self._mros[key] = None  # a cycle gives up
-        node = cls.node
-        assert isinstance(node, ast.ClassDef)
-        mod = self.module(cls.file)
-        bases: list[DefValue | str] = []
-        for base in node.bases:
-            expr = base.value if isinstance(base, ast.Subscript) else base
-            if dotted(expr) == "object":
-                continue
-            value = None
-            if mod is not None and depth < MAX_DEPTH and not _in_function(cls.scope):
-                value = self.value_of(mod, list(cls.scope), expr, node.lineno, depth + 1)
-            if isinstance(value, DefValue) and isinstance(value.node, ast.ClassDef):
-                bases.append(value)
-            else:
-                bases.append(f"{cls.file}:{node.lineno}:{ast.unparse(expr)}")
-        sequences: list[list[DefValue | str]] = []
-        for base in bases:
-            if isinstance(base, DefValue):
-                inner = self.mro(base, depth + 1)
-                if inner is None:
-                    return None
-                sequences.append(list(inner))
-            else:
-                sequences.append([base])
-        merged = _merge([*sequences, list(bases)])
-        result = None if merged is None else [cls, *merged]
-        self._mros[key] = result
-        return result
 
     def _definition(self, value: DefValue) -> SemanticDefinition | None:
         node = value.node
@@ -415,115 +322,3 @@ class SyntaxResolver:
         found = re.search(rf"\b(?:def|class)\s+({re.escape(node.name)})\b", text)
         col = found.start(1) if found else 0
         return SemanticDefinition(file=value.file, line=node.lineno, col=col, via="syntax")
-
-
-def _key(cls: DefValue) -> tuple[str, int, int]:
-    return (cls.file, getattr(cls.node, "lineno", 0), getattr(cls.node, "col_offset", 0))
-
-
-def _merge(sequences: list[list[DefValue | str]]) -> list[DefValue | str] | None:
-    """C3 merge (Python's method resolution order); None when inconsistent."""
-
-    def ident(entry: DefValue | str) -> object:
-        return _key(entry) if isinstance(entry, DefValue) else entry
-
-    seqs = [list(s) for s in sequences if s]
-    out: list[DefValue | str] = []
-    while seqs:
-        for seq in seqs:
-            head = ident(seq[0])
-            if not any(head in [ident(e) for e in s[1:]] for s in seqs):
-                break
-        else:
-            return None
-        chosen = seq[0]
-        out.append(chosen)
-        seqs = [s[1:] if ident(s[0]) == ident(chosen) else s for s in seqs]
-        seqs = [s for s in seqs if s]
-    return out
-
-
-def _locate(
-    tree: ast.Module, line: int, start: int, name: str
-) -> tuple[ast.expr, list[ast.AST]] | None:
-    """The called expression whose name ends at (``line``, byte ``start`` + name), and the
-    scopes around the call (a def's decorators and defaults belong to the outer scope)."""
-    end = start + len(name.encode("utf-8"))
-
-    def matches(func: ast.expr) -> bool:
-        if isinstance(func, ast.Name):
-            return func.id == name and func.lineno == line and func.col_offset == start
-        if isinstance(func, ast.Attribute):
-            return func.attr == name and func.end_lineno == line and func.end_col_offset == end
-        return False
-
-    def visit(node: ast.AST, stack: list[ast.AST]) -> tuple[ast.expr, list[ast.AST]] | None:
-        inner = [*stack, node] if isinstance(node, (*SCOPES, *_COMPREHENSIONS)) else stack
-        for field, value in ast.iter_fields(node):
-            scope = stack if field in _OUTER_FIELDS else inner
-            for child in value if isinstance(value, list) else [value]:
-                if not isinstance(child, ast.AST):
-                    continue
-                first, last = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
-                if first is not None and last is not None and not first <= line <= last:
-                    continue
-                if isinstance(child, ast.Call) and matches(child.func):
-                    return child.func, scope
-                found = visit(child, scope)
-                if found is not None:
-                    return found
-        return None
-
-    return visit(tree, [])
-
-
-def _single_assignment(function: ast.AST, name: str) -> ast.Call | None:
-    """``name = C(...)`` when that is the one binding of ``name`` in the function, a statement
-    of its body itself (not in a branch)."""
-    body = getattr(function, "body", [])
-    hits = [
-        s
-        for s in body
-        if isinstance(s, ast.Assign)
-        and len(s.targets) == 1
-        and isinstance(s.targets[0], ast.Name)
-        and s.targets[0].id == name
-    ]
-    if len(hits) != 1 or not isinstance(hits[0].value, ast.Call):
-        return None
-    stores = sum(
-        1
-        for n in ast.walk(function)
-        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store | ast.Del)
-    )
-    return hits[0].value if stores == 1 else None
-
-
-def _annotation(function: ast.AST, name: str) -> ast.expr | None:
-    args = getattr(function, "args", None)
-    if args is None:
-        return None
-    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-        if arg.arg == name and arg.annotation is not None:
-            return arg.annotation if isinstance(arg.annotation, ast.Name | ast.Attribute) else None
-    return None
-
-
-def _method_owner(stack: list[ast.AST]) -> tuple[ast.ClassDef, tuple[ast.AST, ...]] | None:
-    """The class whose method body the innermost function is (for ``super()``)."""
-    for i in range(len(stack) - 1, 0, -1):
-        if isinstance(stack[i], FUNCTIONS):
-            owner = stack[i - 1]
-            return (owner, tuple(stack[: i - 1])) if isinstance(owner, ast.ClassDef) else None
-    return None
-
-
-def _in_function(scope: tuple[ast.AST, ...]) -> bool:
-    return any(isinstance(n, (*FUNCTIONS, ast.Lambda)) for n in scope)
-
-
-def _sets_instance_attribute(node: ast.ClassDef, name: str) -> bool:
-    return any(
-        isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.ctx, ast.Store)
-        for n in ast.walk(node)
-    )
