@@ -528,14 +528,18 @@ def untyped(client):
 """
 
 
+def _fixture_tree(tmp_path: Path) -> Path:
+    return write_tree(
+        tmp_path / "repo",
+        {"pkg/__init__.py": "", "pkg/client.py": FIXTURE_CLIENT, "tests/test_q.py": FIXTURE_TEST},
+    )
+
+
 def test_a_fixture_call_pyrefly_cannot_type_resolves_by_syntax(tmp_path: Path) -> None:
     """Pyrefly has no type for a pytest fixture parameter; cq's syntax fallback follows the
     fixture to the class it returns, marked ``via: syntax``. A call Pyrefly resolves keeps its
     answer, and an untyped parameter of a plain function stays unresolved."""
-    root = write_tree(
-        tmp_path / "repo",
-        {"pkg/__init__.py": "", "pkg/client.py": FIXTURE_CLIENT, "tests/test_q.py": FIXTURE_TEST},
-    )
+    root = _fixture_tree(tmp_path)
     result = _search(root, "post_graphql", env=ANSWER_BUDGET)
     calls = {f["line"]: f for f in result["findings"] if f["category"] == "callsite"}
     target = _line_of(FIXTURE_CLIENT, "def post_graphql")
@@ -550,3 +554,23 @@ def test_a_fixture_call_pyrefly_cannot_type_resolves_by_syntax(tmp_path: Path) -
     assert [f["category"] for f in defined] == ["definition"]
     md = run_cq("search", "post_graphql", "--root", str(root), env=ANSWER_BUDGET).stdout
     assert f"→ `pkg/client.py:{target}` (syntax)" in md, md
+
+
+def test_callers_and_dotted_questions_count_calls_resolved_by_syntax(tmp_path: Path) -> None:
+    """The fixture call resolved by syntax is one of the callers and one of the uses of the
+    dotted name, and the report says who resolved them."""
+    root = _fixture_tree(tmp_path)
+    run = run_cq("search", "who calls post_graphql", "--root", str(root), env=ANSWER_BUDGET)
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** 2 shown callsites of `post_graphql`"), answer
+    assert "resolved by Pyrefly + syntax:" in answer
+    lead = _search(root, "who calls post_graphql", env=ANSWER_BUDGET)["findings"][:2]
+    assert [(f["category"], _semantic(f)["definition"]["via"]) for f in lead] == [
+        ("callsite", "syntax"),
+        ("callsite", "pyrefly"),
+    ]
+    dotted = _search(root, "ApiClient.post_graphql", env=ANSWER_BUDGET)
+    target = dotted["summary"]["telemetry"]["semantic.target"]
+    assert (target["resolved_to_target"], target["resolved_to_target_by_syntax"]) == (2, 1)
+    md = run_cq("search", "ApiClient.post_graphql", "--root", str(root), env=ANSWER_BUDGET).stdout
+    assert "Pyrefly + syntax: 2 shown uses resolve to this definition (1 by syntax)" in md, md
