@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from pathlib import PurePosixPath
 
 import msgspec
@@ -141,7 +142,7 @@ def _in_module(
     resolver: Resolver, file: str, name: str
 ) -> tuple[str, ast.AST, tuple[ast.AST, ...]] | None:
     """The fixture ``name`` that module ``file`` holds (defined or imported), if any."""
-    if not resolver.may_bind(file, name) and not resolver.may_bind(file, "pytest_generate_tests"):
+    if not _may_hold(resolver.text(file), name):
         return None
     mod = resolver.module(file)
     if mod is None:
@@ -161,6 +162,22 @@ def _in_module(
     if name in mod.body.names or value is not None:
         raise _Ambiguous  # bound to something that is not a fixture of the root we can read
     return None
+
+
+def _may_hold(text: str | None, name: str) -> bool:
+    """Whether a module's text can hold fixture ``name`` (a ``def`` of it, an import of it, a
+    star import, ``name="..."``, a ``pytest_generate_tests`` hook): saleor's 24 plugin modules
+    mostly say ``checkout`` somewhere, few define or import a fixture of that name."""
+    if text is None:
+        return True
+    n = re.escape(name)
+    return bool(
+        re.search(
+            rf"\bdef\s+{n}\s*\(|\bimport\s+\([^)]*\b{n}\b|\bimport\s+[^(\n][^\n]*\b{n}\b"
+            rf"|\bimport\s+\*|\bname\s*=\s*[\"']{n}[\"']|\bpytest_generate_tests\b",
+            text,
+        )
+    )
 
 
 def _conftests(resolver: Resolver, file: str) -> list[str]:
