@@ -344,9 +344,13 @@ def is_parameter(root: str, file: str, line: int, col: int) -> bool:
 
 
 def miss_cause(semantic) -> str:  # type: ignore[no-untyped-def]
+    """``unknown`` when Pyrefly typed the call ``Unknown`` (whatever became of the other
+    questions), ``cut`` when its answer did not come, ``none`` when typed yet unresolved."""
+    if semantic is not None and semantic.type is not None and "Unknown" in semantic.type:
+        return "unknown"
     if semantic is None or semantic.status != "applied":
         return "cut"
-    if semantic.type is None or "Unknown" in semantic.type:
+    if semantic.type is None:
         return "unknown"
     return "none"
 
