@@ -226,8 +226,10 @@ class SemanticRun:
 def _fallback(fact: SemanticFacts, syntax: tuple[bool, SemanticDefinition | None]) -> SemanticFacts:
     """A callsite Pyrefly left without a definition takes cq's own reading of the source,
     when it is certain (``syntax_resolve.py``, marked ``via: syntax``); one the syntax pass
-    had no time for is ``degraded`` (asked again next time, never cached as answered)."""
-    if fact.definition is not None:
+    had no time for is ``degraded`` (asked again next time, never cached as answered). A hit
+    Pyrefly failed on (missing, dead, silent) gets nothing: a failed stage changes no other
+    output (Top Contexts groups resolved callsites)."""
+    if fact.definition is not None or fact.status == "failed":
         return fact
     ready, found = syntax
     if not ready:
