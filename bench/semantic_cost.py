@@ -14,8 +14,9 @@ Per tree (the stdlib without site-packages, plus any ``--tree NAME=DIR``), per q
    every run, server start and stop included; "cached" = answer cache on and filled (by
    one unbudgeted CLI run);
 4. resolution: of the shown callsites of the queried name, when the root defines it, how
-   many got a resolved definition (in the root, or a module name outside it), and why the
-   others did not: ``cut`` (the budget or a failed server), ``unknown`` (Pyrefly has no type
+   many got a resolved definition (in the root, or a module name outside it) from Pyrefly
+   alone and combined with cq's syntax fallback (``via: syntax``), and why the others did not:
+   ``cut`` (the budget or a failed server), ``unknown`` (Pyrefly has no type
    for the call: an untyped receiver, a fixture, a module it cannot import), ``none``
    (typed, yet no definition); and whether every resolved definition in the root is a line
    cq classifies as ``definition`` (callsites' targets; all findings of that name,
@@ -27,6 +28,9 @@ Per tree (the stdlib without site-packages, plus any ``--tree NAME=DIR``), per q
 
     python bench/semantic_cost.py --runs 3
     python bench/semantic_cost.py --no-stdlib --tree saleor=/work/trees/saleor --runs 3
+
+``--resolution-only`` measures 4 alone (the warm server, one budgeted search per query), for a
+quick look at resolution quality.
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ def main() -> None:
     parser.add_argument("--no-stdlib", action="store_true", help="only the --tree trees")
     parser.add_argument("-q", "--query", action="append", help="TREE:QUERY (repeatable)")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--resolution-only", action="store_true", help="only item 4")
     args = parser.parse_args()
     trees = [] if args.no_stdlib else [("stdlib", stdlib_dir(), STDLIB_EXCLUDE)]
     trees += [(n, d, ()) for n, d in (t.split("=", 1) for t in args.tree)]
@@ -85,7 +90,10 @@ def main() -> None:
     for name, root, exclude in trees:
         queries = chosen.get(name) or list(TREE_QUERIES.get(name, STDLIB_QUERIES))
         print(f"\n# {name}: {root} ({count_py(root, exclude)} .py files); {load()}")
-        bench_tree(root, exclude, queries, args.runs)
+        if args.resolution_only:
+            bench_resolution(root, exclude, queries)
+        else:
+            bench_tree(root, exclude, queries, args.runs)
         print(f"end of {name}: {load()}")
 
 
@@ -93,10 +101,74 @@ def load() -> str:
     return "load average " + " ".join(os.getloadavg().__repr__().strip("()").split(", "))
 
 
+def warm(request: SearchRequest, root: str):  # type: ignore[no-untyped-def]
+    """The server started, the tree indexed and the query answered once in full (as in mcp),
+    with cq's cache filled; the answer cache off from here on (Pyrefly answers every time)."""
+    os.environ["CQ_SEMANTIC_CACHE"] = "0"
+    run_search(msgspec.structs.replace(request, semantic=False))
+    run_search(request)
+    pool().running(root).wait_indexed(time.monotonic() + 300)  # type: ignore[union-attr]
+    with unbudgeted():
+        return run_search(request)
+
+
+def bench_resolution(root: str, exclude: tuple[str, ...], queries: list[str]) -> None:
+    """Resolution of the budgeted warm search, and of the unbudgeted one before it (every
+    answer in: what the stage resolves when time is not the limit)."""
+    totals, full = Totals(), Totals()
+    print(f"budget {os.environ.get('CQ_SEMANTIC_BUDGET_MS', '1000')} ms")
+    print("query | statuses | resolved pyrefly | combined | misses | unbudgeted: same")
+    for query in queries:
+        request = SearchRequest(query=query, root=root, exclude=exclude)
+        unbudgeted_result = warm(request, root)
+        on = run_search(request)
+        got = resolution(on, query, root, exclude)
+        totals.add(got)
+        all_in = resolution(unbudgeted_result, query, root, exclude)
+        full.add(all_in)
+        statuses = dict(on.summary.telemetry.get("semantic", {}))
+        print(
+            f"{query} | {statuses} | {got.pyrefly}/{got.callsites} | {got.resolved}/{got.callsites}"
+            f" | {got.causes or ''} | {all_in.pyrefly}/{all_in.callsites}"
+            f" {all_in.resolved}/{all_in.callsites} {all_in.causes or ''}"
+        )
+    totals.report()
+    print("unbudgeted:")
+    full.report()
+    pool().stop_all()
+
+
+class Totals:
+    def __init__(self) -> None:
+        self.resolved = self.pyrefly = self.callsites = self.bad = self.checked = 0
+        self.parameters = 0
+        self.causes: dict[str, int] = {}
+
+    def add(self, got: Resolution) -> None:
+        self.resolved += got.resolved
+        self.pyrefly += got.pyrefly
+        self.callsites += got.callsites
+        self.bad += got.bad
+        self.checked += got.checked
+        self.parameters += got.parameters
+        for cause, count in got.causes.items():
+            self.causes[cause] = self.causes.get(cause, 0) + count
+
+    def report(self) -> None:
+        total = self.callsites
+        for label, resolved in (("Pyrefly alone", self.pyrefly), ("combined", self.resolved)):
+            rate = f"{100 * resolved / total:.1f}%" if total else "n/a"
+            print(f"callsites of root-defined names resolved, {label}: {resolved}/{total} = {rate}")
+        print(f"  misses (combined) {self.causes}")
+        print(
+            f"resolved definitions not on a `definition` line: {self.bad}/{self.checked}"
+            f" (parameters, which cq labels reference/assignment: {self.parameters})"
+        )
+
+
 def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: int) -> None:
     budget = os.environ.get("CQ_SEMANTIC_BUDGET_MS", "1000")
-    totals = {"resolved": 0, "callsites": 0, "bad": 0, "checked": 0, "parameters": 0}
-    causes: dict[str, int] = {}
+    totals = Totals()
     print(f"budget {budget} ms; ms are medians of {runs}; one-shot: wall/CPU s")
     print(
         "query | statuses (warm server) | warm server on/off ms | stage ms | warm cached"
@@ -106,12 +178,7 @@ def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: in
     for query in queries:
         request = SearchRequest(query=query, root=root, exclude=exclude)
         off_request = msgspec.structs.replace(request, semantic=False)
-        os.environ["CQ_SEMANTIC_CACHE"] = "0"  # Pyrefly answers every time
-        run_search(off_request)
-        run_search(request)  # starts the server (once per tree), fills cq's cache
-        pool().running(root).wait_indexed(time.monotonic() + 300)  # type: ignore[union-attr]
-        with unbudgeted():  # asked once in full: Pyrefly has checked the files (as in mcp)
-            run_search(request)
+        warm(request, root)
         server_on, server_off, stage, fresh_outputs = [], [], [], set()
         for _ in range(runs):
             on, ms = timed(request)
@@ -133,11 +200,8 @@ def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: in
         fresh, off = one_shots(query, root, exclude, shots, {"CQ_SEMANTIC_CACHE": "0"})
         one_shots(query, root, exclude, 1, {"CQ_SEMANTIC_BUDGET_MS": str(FILL_BUDGET_MS)})
         shot, shot_off = one_shots(query, root, exclude, shots, {})
-        r, n, bad, checked, why, params = resolution(on, query, root, exclude)
-        for key, value in zip(totals, (r, n, bad, checked, params), strict=True):
-            totals[key] += value
-        for cause, count in why.items():
-            causes[cause] = causes.get(cause, 0) + count
+        got = resolution(on, query, root, exclude)
+        totals.add(got)
         statuses = on.summary.telemetry.get("semantic", {})
         print(
             f"{query} | {dict(statuses)}"
@@ -148,19 +212,11 @@ def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: in
             f" | {fresh[0]:.2f}/{fresh[1]:.2f} vs {off[0]:.2f}/{off[1]:.2f}"
             f" (+{fresh[0] - off[0]:.2f} s) | {shot[0]:.2f}/{shot[1]:.2f}"
             f" vs {shot_off[0]:.2f}/{shot_off[1]:.2f} (+{shot[0] - shot_off[0]:.2f} s)"
-            f" | {r}/{n} {why or ''}"
+            f" | {got.pyrefly}/{got.callsites} pyrefly, {got.resolved}/{got.callsites} combined"
+            f" {got.causes or ''}"
             f" | cached {len(cached_outputs) == 1}, uncached {len(fresh_outputs) == 1}"
         )
-    total, resolved = totals["callsites"], totals["resolved"]
-    rate = f"{100 * resolved / total:.1f}%" if total else "n/a"
-    print(f"callsites of root-defined names resolved: {resolved}/{total} = {rate}; misses {causes}")
-    typed = total - causes.get("unknown", 0)
-    if typed:
-        print(f"  of those Pyrefly typed: {resolved}/{typed} = {100 * resolved / typed:.1f}%")
-    print(
-        f"resolved definitions not on a `definition` line: {totals['bad']}/{totals['checked']}"
-        f" (parameters, which cq labels reference/assignment: {totals['parameters']})"
-    )
+    totals.report()
     server = pool().running(root)
     if server is not None and server.process is not None:
         print(
@@ -226,14 +282,25 @@ def _walls(timings: list) -> tuple[float, float]:  # type: ignore[type-arg]
     return median([t.seconds for t in timings]), median([t.cpu_seconds for t in timings])
 
 
-def resolution(result, query: str, root: str, exclude: tuple[str, ...]):  # type: ignore[no-untyped-def]
-    """(resolved, callsites, bad, checked, causes, parameters): shown callsites of a name the
-    root defines that got a resolved definition, and why the others did not; resolved
-    definitions in the root on a line cq does not classify as ``definition``, and those that
-    are function parameters."""
+class Resolution(msgspec.Struct, kw_only=True):
+    """Shown callsites of a name the root defines (``callsites``) that got a resolved
+    definition (``resolved``; ``pyrefly``: from Pyrefly itself), and why the others did not;
+    resolved definitions in the root checked, those on a line cq does not classify as
+    ``definition`` (``bad``), and those that are function parameters."""
+
+    resolved: int = 0
+    pyrefly: int = 0
+    callsites: int = 0
+    bad: int = 0
+    checked: int = 0
+    parameters: int = 0
+    causes: dict[str, int] = {}
+
+
+def resolution(result, query: str, root: str, exclude: tuple[str, ...]) -> Resolution:  # type: ignore[no-untyped-def]
     every = _all_findings(query, root, exclude)
     defined = any(f.category == "definition" and f.text == query for f in every.values())
-    resolved = total = bad = checked = params = 0
+    resolved = total = bad = checked = params = pyrefly = 0
     causes: dict[str, int] = {}
     for f in result.findings:
         semantic = f.enrichment.semantic if f.enrichment else None
@@ -241,6 +308,7 @@ def resolution(result, query: str, root: str, exclude: tuple[str, ...]):  # type
         if f.category == "callsite" and f.text.split(".")[-1] == query and defined:
             total += 1
             resolved += target is not None
+            pyrefly += target is not None and target.via == "pyrefly"
             if target is None:
                 cause = miss_cause(semantic)
                 causes[cause] = causes.get(cause, 0) + 1
@@ -254,7 +322,15 @@ def resolution(result, query: str, root: str, exclude: tuple[str, ...]):  # type
                     params += 1  # a binding, not a def: cq labels it reference/assignment
                 else:
                     bad += 1
-    return resolved, total, bad, checked, causes, params
+    return Resolution(
+        resolved=resolved,
+        pyrefly=pyrefly,
+        callsites=total,
+        bad=bad,
+        checked=checked,
+        parameters=params,
+        causes=causes,
+    )
 
 
 def is_parameter(root: str, file: str, line: int, col: int) -> bool:
@@ -268,9 +344,13 @@ def is_parameter(root: str, file: str, line: int, col: int) -> bool:
 
 
 def miss_cause(semantic) -> str:  # type: ignore[no-untyped-def]
+    """``unknown`` when Pyrefly typed the call ``Unknown`` (whatever became of the other
+    questions), ``cut`` when its answer did not come, ``none`` when typed yet unresolved."""
+    if semantic is not None and semantic.type is not None and "Unknown" in semantic.type:
+        return "unknown"
     if semantic is None or semantic.status != "applied":
         return "cut"
-    if semantic.type is None or "Unknown" in semantic.type:
+    if semantic.type is None:
         return "unknown"
     return "none"
 

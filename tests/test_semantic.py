@@ -106,7 +106,12 @@ def test_callsite_resolves_to_its_definition(tree: Path) -> None:
     for call in calls:
         semantic = _semantic(call)
         assert semantic["status"] == "applied", semantic
-        assert semantic["definition"] == {"file": "pkg/graph.py", "line": def_line, "col": 4}
+        assert semantic["definition"] == {
+            "file": "pkg/graph.py",
+            "line": def_line,
+            "col": 4,
+            "via": "pyrefly",
+        }
         assert by_place[("pkg/graph.py", def_line)]["category"] == "definition"
         assert semantic["type"].startswith("def build_graph_product(left: int, right: int)")
         assert call["enrichment"]["stages"]["semantic"] == "applied"
@@ -148,7 +153,7 @@ def test_dotted_query_ranks_uses_of_that_definition_first(tree: Path) -> None:
     result = _search(tree, "Client.send", env=ANSWER_BUDGET)
     findings = result["findings"]
     send_line = _line_of(GRAPH, "def send")
-    place = {"file": "pkg/graph.py", "line": send_line, "col": 8}
+    place = {"file": "pkg/graph.py", "line": send_line, "col": 8, "via": "pyrefly"}
     mine = [i for i, f in enumerate(findings) if (_semantic(f) or {}).get("definition") == place]
     others = [
         i
@@ -386,7 +391,12 @@ def test_where_is_it_called_after_a_follow_up_leads_with_callsites(tree: Path) -
 def test_a_constructor_call_resolves_to_its_class(tree: Path) -> None:
     result = _search(tree, "Other", env=ANSWER_BUDGET)
     call = next(f for f in result["findings"] if f["category"] == "callsite")
-    assert _semantic(call)["definition"] == {"file": "pkg/other.py", "line": 1, "col": 6}
+    assert _semantic(call)["definition"] == {
+        "file": "pkg/other.py",
+        "line": 1,
+        "col": 6,
+        "via": "pyrefly",
+    }
 
 
 def _resolved(result: dict) -> dict[tuple[str, int], dict | None]:
@@ -419,7 +429,9 @@ def test_an_edit_anywhere_in_the_tree_is_asked_again(tree: Path) -> None:
     (tree / "pkg" / "graph.py").write_text("import os\n\n" + GRAPH)  # the calls' file unchanged
     after = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
     assert all(
-        _resolved(after)[k] == {"file": "pkg/graph.py", "line": line + 2, "col": 4} for k in calls
+        _resolved(after)[k]
+        == {"file": "pkg/graph.py", "line": line + 2, "col": 4, "via": "pyrefly"}
+        for k in calls
     )
     assert after["run"]["counters"]["semantic.asked"] > 0
 
@@ -451,7 +463,7 @@ def test_a_call_typed_from_typeshed_resolves_to_the_roots_source_of_it(tmp_path:
     result = _search(root, "register", env=ANSWER_BUDGET)
     call = next(f for f in result["findings"] if f["category"] == "callsite")
     assert _semantic(call)["type"].startswith("def register")
-    assert _semantic(call)["definition"] == {"module": "abc.ABCMeta.register"}
+    assert _semantic(call)["definition"] == {"module": "abc.ABCMeta.register", "via": "pyrefly"}
     dotted = _search(root, "ABCMeta.register", env=ANSWER_BUDGET)
     assert dotted["summary"]["telemetry"]["semantic.target"]["resolved_to_target"] == 1
     lead = [(f["file"], f["category"]) for f in dotted["findings"][:2]]
@@ -481,3 +493,84 @@ def test_files_closed_past_the_open_file_cap_are_answered_alike_when_reopened(
     # only this search's files stayed open; graph.py was closed by "Other" and opened again
     assert sorted(Path(p).name for p in opened) == ["graph.py", "use.py"]
     assert opened[str(tree / "pkg" / "graph.py")][0] == 2
+
+
+FIXTURE_CLIENT = """\
+class ApiClient:
+    def post_graphql(self, query: str) -> str:
+        return query
+
+
+def make() -> ApiClient:
+    return ApiClient()
+"""
+FIXTURE_TEST = """\
+import pytest
+
+from pkg.client import ApiClient, make
+
+
+@pytest.fixture
+def api_client():
+    return ApiClient()
+
+
+def test_query(api_client):
+    api_client.post_graphql("q")
+
+
+def test_typed():
+    make().post_graphql("q")
+
+
+def untyped(client):
+    client.post_graphql("q")
+"""
+
+
+def _fixture_tree(tmp_path: Path) -> Path:
+    return write_tree(
+        tmp_path / "repo",
+        {"pkg/__init__.py": "", "pkg/client.py": FIXTURE_CLIENT, "tests/test_q.py": FIXTURE_TEST},
+    )
+
+
+def test_a_fixture_call_pyrefly_cannot_type_resolves_by_syntax(tmp_path: Path) -> None:
+    """Pyrefly has no type for a pytest fixture parameter; cq's syntax fallback follows the
+    fixture to the class it returns, marked ``via: syntax``. A call Pyrefly resolves keeps its
+    answer, and an untyped parameter of a plain function stays unresolved."""
+    root = _fixture_tree(tmp_path)
+    result = _search(root, "post_graphql", env=ANSWER_BUDGET)
+    calls = {f["line"]: f for f in result["findings"] if f["category"] == "callsite"}
+    target = _line_of(FIXTURE_CLIENT, "def post_graphql")
+    place = {"file": "pkg/client.py", "line": target, "col": 8}
+    fixture = _semantic(calls[_line_of(FIXTURE_TEST, "api_client.post_graphql")])
+    assert fixture["status"] == "applied"
+    assert fixture["definition"] == {**place, "via": "syntax"}
+    typed = _semantic(calls[_line_of(FIXTURE_TEST, "make().post_graphql")])
+    assert typed["definition"] == {**place, "via": "pyrefly"}
+    assert "definition" not in _semantic(calls[_line_of(FIXTURE_TEST, " client.post_graphql")])
+    defined = [f for f in result["findings"] if (f["file"], f["line"]) == ("pkg/client.py", target)]
+    assert [f["category"] for f in defined] == ["definition"]
+    md = run_cq("search", "post_graphql", "--root", str(root), env=ANSWER_BUDGET).stdout
+    assert f"→ `pkg/client.py:{target}` (syntax)" in md, md
+
+
+def test_callers_and_dotted_questions_count_calls_resolved_by_syntax(tmp_path: Path) -> None:
+    """The fixture call resolved by syntax is one of the callers and one of the uses of the
+    dotted name, and the report says who resolved them."""
+    root = _fixture_tree(tmp_path)
+    run = run_cq("search", "who calls post_graphql", "--root", str(root), env=ANSWER_BUDGET)
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** 2 shown callsites of `post_graphql`"), answer
+    assert "resolved by Pyrefly + syntax:" in answer
+    lead = _search(root, "who calls post_graphql", env=ANSWER_BUDGET)["findings"][:2]
+    assert [(f["category"], _semantic(f)["definition"]["via"]) for f in lead] == [
+        ("callsite", "syntax"),
+        ("callsite", "pyrefly"),
+    ]
+    dotted = _search(root, "ApiClient.post_graphql", env=ANSWER_BUDGET)
+    target = dotted["summary"]["telemetry"]["semantic.target"]
+    assert (target["resolved_to_target"], target["resolved_to_target_by_syntax"]) == (2, 1)
+    md = run_cq("search", "ApiClient.post_graphql", "--root", str(root), env=ANSWER_BUDGET).stdout
+    assert "Pyrefly + syntax: 2 shown uses resolve to this definition (1 by syntax)" in md, md

@@ -11,6 +11,7 @@ from typing import Literal
 import msgspec
 
 SemanticStatus = Literal["applied", "degraded", "failed", "skipped"]
+DefinitionSource = Literal["pyrefly", "syntax"]
 
 
 class SemanticDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -21,6 +22,9 @@ class SemanticDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_default
     line: int = 0
     col: int = 0
     module: str | None = None
+    # who answered: ``pyrefly``, or ``syntax`` when Pyrefly had none and cq's own reading of
+    # the source is certain (``cq.semantic.syntax_resolve``)
+    via: DefinitionSource | None = None
 
 
 class SemanticFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -50,9 +50,12 @@ def answer(result: SearchResult) -> list[str]:
     if extra:
         lines.append(extra)
     if target.get("resolved_to_target") or target.get("resolved_elsewhere"):
+        by_syntax = target.get("resolved_to_target_by_syntax", 0)
         lines.append(
-            f"Pyrefly: {target.get('resolved_to_target', 0)} shown uses resolve to this"
-            f" definition, {target.get('resolved_elsewhere', 0)} to other definitions"
+            f"{'Pyrefly + syntax' if by_syntax else 'Pyrefly'}:"
+            f" {target.get('resolved_to_target', 0)} shown uses resolve to this definition"
+            + (f" ({by_syntax} by syntax)" if by_syntax else "")
+            + f", {target.get('resolved_elsewhere', 0)} to other definitions"
         )
     return lines
 
@@ -64,13 +67,26 @@ def _callers_answer(result: SearchResult, definition: Finding, count: int) -> li
     plural = "s" if count != 1 else ""
     lines = [
         f"**Answer:** {count} shown callsite{plural} of {code(definition.text)}"
-        f" (defined at {_where(definition)}), resolved by Pyrefly:"
+        f" (defined at {_where(definition)}), resolved by {_resolvers(calls)}:"
     ]
     for call in calls[:_CALLERS_LISTED]:
         scope = _scope(call)
         lines.append(f"- {_where(call)}" + (f" in {code(scope)}" if scope else ""))
     lines += fence([calls[0].line_text], calls[0].language)
     return lines
+
+
+def _resolvers(findings: list[Finding]) -> str:
+    """Who resolved these hits' definitions: ``Pyrefly``, ``syntax`` (cq's own reading of the
+    source, ``via: syntax``) or ``Pyrefly + syntax``."""
+    via = {
+        f.enrichment.semantic.definition.via
+        for f in findings
+        if f.enrichment and f.enrichment.semantic and f.enrichment.semantic.definition
+    }
+    if "syntax" not in via:
+        return "Pyrefly"
+    return "Pyrefly + syntax" if "pyrefly" in via else "syntax"
 
 
 def _header_lines(signature: str, line_text: str) -> list[str]:
@@ -142,7 +158,8 @@ def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[st
             else ""
         )
         if group.resolves_to:
-            head = f"calls resolved to {code(group.resolves_to)} (Pyrefly{more})"
+            members = [findings[i] for i in group.finding_indexes]
+            head = f"calls resolved to {code(group.resolves_to)} ({_resolvers(members)}{more})"
             lines += ["", f"### {head}"]
         else:
             lines += ["", f"### {scope} ({code(group.file)}{more})"]
@@ -278,13 +295,18 @@ def _detail(f: Finding) -> str:
 
 def _resolved(f: Finding) -> str:
     """`` → `pkg/mod.py:12` `def f(x: int) -> str` ``: where Pyrefly resolved the name (a
-    module name outside the root) and the type it gives it; empty when unresolved."""
+    module name outside the root) and the type it gives it; `` → `pkg/mod.py:12` (syntax)``
+    when cq's own reading of the source resolved it (Pyrefly's type is then ``Unknown``, not
+    shown); empty when unresolved."""
     semantic = f.enrichment.semantic if f.enrichment else None
     target = semantic.definition if semantic else None
     if semantic is None or target is None:
         return ""
     place = f"{target.file}:{target.line}" if target.file else (target.module or "?")
-    kind = f" {code(semantic.type)}" if semantic.type else ""
+    if target.via == "syntax":
+        kind = " (syntax)"
+    else:
+        kind = f" {code(semantic.type)}" if semantic.type else ""
     errors = f" · error {code(semantic.diagnostics[0])}" if semantic.diagnostics else ""
     return f" → {code(place)}{kind}{errors}"
 

@@ -7,7 +7,11 @@ counts, and a ranking refinement that uses the resolved definitions. Open ``stag
 (the budget, the statuses, the cache), then ``questions.py`` (what is asked), ``server.py``
 (one ``pyrefly lsp`` per root, its life and its files) and ``pool.py``, ``memo.py`` (the
 answer cache and what its keys cover), ``rpc.py`` (the JSON-RPC framing, and why not pygls),
-``answers.py`` (LSP answers to cq facts) and ``ranking.py``. Off with ``--no-semantic``,
+``answers.py`` (LSP answers to cq facts) and ``ranking.py``. A callsite Pyrefly leaves without
+a definition gets cq's own reading of the source when it is certain (``via: syntax``):
+``fallback.py`` runs it beside Pyrefly, ``syntax_resolve.py`` follows the call, with
+``scopes.py`` (what a scope binds), ``values.py``, ``classes.py`` (C3 order) and
+``fixtures.py`` (pytest's fixture lookup). Off with ``--no-semantic``,
 ``CQ_SEMANTIC=0`` or a profile's ``[semantic] enabled = false`` (``settings.py``); the stage's
 modules are imported only when it runs.
 """

@@ -142,8 +142,8 @@ def definition_fact(
     col = char_col(text, units)
     relative = relative_to_root(path, root)
     if relative is not None:
-        return SemanticDefinition(file=relative, line=line0 + 1, col=col)
+        return SemanticDefinition(file=relative, line=line0 + 1, col=col, via="pyrefly")
     name = identifier_at(text, col)
     if owner and name:
         name = f"{owner}.{name}"
-    return SemanticDefinition(module=module_name(path, name))
+    return SemanticDefinition(module=module_name(path, name), via="pyrefly")

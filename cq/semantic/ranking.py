@@ -7,12 +7,14 @@ Two questions get a target definition among the shown findings:
 - a question about callers ("who calls build_graph_product", "where is it called?"): the
   best-ranked definition of the queried name.
 
-Hits that Pyrefly resolved to the target move ahead of the other shown hits (for a callers
-question, the callsites that resolve to it lead, ahead of the definition itself); otherwise
-the order is the score order. A partition, not a weight: a hit resolved to the target beats
-a same-named hit resolved elsewhere whatever their scores, which is what resolution means.
+Hits resolved to the target (by Pyrefly, or by cq's syntax fallback) move ahead of the other
+shown hits (for a callers question, the callsites that resolve to it lead, ahead of the
+definition itself); otherwise the order is the score order. A partition, not a weight: a
+hit resolved to the target beats a same-named hit resolved elsewhere whatever their scores,
+which is what resolution means.
 Counts go to ``summary.telemetry["semantic.target"]`` so the report can say how many
-resolved to the target. Without a target, or with no resolved hit, nothing moves.
+resolved to the target (and how many of those by cq's syntax fallback, ``via: syntax``).
+Without a target, or with no resolved hit, nothing moves.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ def refine_order(
     ]
     elsewhere = sum(1 for r in resolved if r is not None and r not in keys)  # same name only
     counts = {"resolved_to_target": len(to_target), "resolved_elsewhere": elsewhere}
+    by_syntax = sum(1 for i in to_target if _via(shown[i]) == "syntax")
+    if by_syntax:
+        counts["resolved_to_target_by_syntax"] = by_syntax
     if callers:
         counts["callers_question"] = 1
     if not to_target:
@@ -89,6 +94,12 @@ def _keys(target: Finding) -> set[tuple[str, int]]:
     if target.containing_scope:
         keys.add((f"{module_of(target.file)}.{target.containing_scope}", 0))
     return keys
+
+
+def _via(f: Finding) -> str | None:
+    semantic = f.enrichment.semantic if f.enrichment is not None else None
+    target = semantic.definition if semantic is not None else None
+    return target.via if target is not None else None
 
 
 def _resolved_key(f: Finding) -> tuple[str, int] | None:

@@ -31,10 +31,12 @@ from cq.model import (
     RawMatch,
     RunCounters,
     SearchRequest,
+    SemanticDefinition,
     SemanticFacts,
     StageStatus,
 )
 from cq.parse import Corpus, SourceFile
+from cq.semantic.fallback import SyntaxPass
 from cq.semantic.memo import AnswerMemo
 from cq.semantic.pool import pool
 from cq.semantic.questions import Ask, Questions
@@ -141,7 +143,11 @@ class SemanticRun:
             if key in known:
                 facts[i] = known[key]
         missing = [i for i in code if keys.get(i) not in known]
+        calls = [i for i in missing if hits[i].category == "callsite"]
+        syntax = SyntaxPass(self.root, self._source, [hits[i] for i in calls]) if calls else None
         for i, fact in zip(missing, self._ask([hits[i] for i in missing], deadline), strict=True):
+            if syntax is not None and i in calls:
+                fact = _fallback(fact, syntax.result(calls.index(i), deadline))
             facts[i] = fact
         fresh = {keys[i]: facts[i] for i in missing if i in keys and facts[i].status == "applied"}
         complete = len(keys) == len(code) and all(facts[i].status == "applied" for i in code)
@@ -215,6 +221,22 @@ class SemanticRun:
             if rel not in self._files:
                 self._files[rel] = self.corpus.source(rel, "python")
             return self._files[rel]
+
+
+def _fallback(fact: SemanticFacts, syntax: tuple[bool, SemanticDefinition | None]) -> SemanticFacts:
+    """A callsite Pyrefly left without a definition takes cq's own reading of the source,
+    when it is certain (``syntax_resolve.py``, marked ``via: syntax``); one the syntax pass
+    had no time for is ``degraded`` (asked again next time, never cached as answered). A hit
+    Pyrefly failed on (missing, dead, silent) gets nothing: a failed stage changes no other
+    output (Top Contexts groups resolved callsites)."""
+    if fact.definition is not None or fact.status == "failed":
+        return fact
+    ready, found = syntax
+    if not ready:
+        reason = "; ".join(r for r in (fact.reason, "syntax resolution: time budget") if r)
+        status = "degraded" if fact.status == "applied" else fact.status
+        return msgspec.structs.replace(fact, status=status, reason=reason)
+    return fact if found is None else msgspec.structs.replace(fact, definition=found)
 
 
 def _with_semantic(finding: Finding, facts: SemanticFacts) -> Finding:
