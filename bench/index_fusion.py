@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import _loc
@@ -33,7 +34,7 @@ from cq.index.build import update_index
 from cq.index.fuse import fused_files, fused_units, fusion_for, index_file_order
 from cq.index.query import IndexHits, ask
 from cq.index.scopes import rg_scope_key
-from cq.model.index_tuning import Fusion
+from cq.model.index_tuning import PYTHON_FUSION, Fusion
 
 _lock = threading.Lock()
 
@@ -162,8 +163,11 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument(
         "--grid",
-        action="store_true",
-        help="also score a grid of fusions, with leave-one-repository-out",
+        nargs="?",
+        const="all",
+        choices=("all", "files", "functions"),
+        help="also score a grid of fusions (the file order's, the Relevant Functions' or "
+        "both), with leave-one-repository-out",
     )
     ap.add_argument(
         "--requery",
@@ -207,17 +211,23 @@ def main() -> int:
     for table in tables:
         print("\n" + table)
     if args.grid:
-        grid(groups)
+        grid(groups, args.grid)
     return 0
 
 
 GRID_TOP = 30  # each order's first files scored by the grid (Acc@5 needs the first few)
 
 
-def grid(groups: dict[str, list[Signals]]) -> None:
-    """File Acc@5 of every fusion of the grid, the mean over the sets (each set counts
-    once), best first; then leave-one-repository-out: for each repository the fusion best
-    on the others, scored on it (how the Python fusion's weights were chosen)."""
+def grid(groups: dict[str, list[Signals]], which: str = "all") -> None:
+    """File Acc@5 of every fusion of the grid, then the Relevant Functions' weights by
+    function Hit@5 (around the Python fusion: Python sets), each with leave-one-repository-out."""
+    if which in ("all", "files"):
+        grid_files(groups)
+    if which in ("all", "functions"):
+        grid_functions(groups)
+
+
+def grid_files(groups: dict[str, list[Signals]]) -> None:
     fusions = [
         Fusion(k=k, w_index=wi, w_units=wu, w_named=wn, w_defined=wd)
         for k, wi, wn, wd, wu in itertools.product(
@@ -228,30 +238,52 @@ def grid(groups: dict[str, list[Signals]]) -> None:
             (0.0, 0.5),
         )
     ]
-    hits: dict[tuple[str, str], list[bool]] = {}
+    loro(groups, fusions, _acc5, "file Acc@5")
+
+
+def grid_functions(groups: dict[str, list[Signals]]) -> None:
+    units = [
+        msgspec.structs.replace(PYTHON_FUSION, fn_w_index=wi, fn_w_rg=wr, w_unit_file=wf)
+        for wi, wr, wf in itertools.product(
+            (0.5, 1.0, 2.0, 3.0), (0.25, 0.5, 1.0), (1.0, 2.0, 3.0, 4.0, 6.0)
+        )
+    ]
+    loro(groups, units, _fn5, "function Hit@5")
+
+
+def loro(
+    groups: dict[str, list[Signals]],
+    fusions: list[Fusion],
+    metric: Callable[[Signals, Fusion], bool | None],
+    label: str,
+) -> None:
+    """``metric`` of every fusion, the mean over the sets (each set counts once, issues the
+    metric does not score left out), best first; then leave-one-repository-out: for each
+    repository the fusion best on the others, scored on it."""
+    hits: dict[tuple[str, str], list[bool | None]] = {}
     for fusion in fusions:
         for name, sigs in groups.items():
-            hits[(repr(fusion), name)] = [_acc5(s, fusion) for s in sigs]
+            hits[(repr(fusion), name)] = [metric(s, fusion) for s in sigs]
+
+    def rate(got: list[bool | None]) -> float | None:
+        scored = [h for h in got if h is not None]
+        return 100 * sum(scored) / len(scored) if scored else None
 
     def mean(fusion: Fusion, left_out: str = "") -> float:
         per_set = []
         for name, sigs in groups.items():
-            got = [
-                h
-                for s, h in zip(sigs, hits[(repr(fusion), name)], strict=True)
-                if s.repo != left_out
-            ]
-            if got:
-                per_set.append(100 * sum(got) / len(got))
+            got = zip(sigs, hits[(repr(fusion), name)], strict=True)
+            r = rate([h for s, h in got if s.repo != left_out])
+            if r is not None:
+                per_set.append(r)
         return sum(per_set) / len(per_set)
 
+    print(f"\n{label}:")
     for fusion in sorted(fusions, key=lambda f: -mean(f))[:15]:
-        sets = " ".join(
-            f"{100 * sum(hits[(repr(fusion), n)]) / len(groups[n]):.1f}" for n in groups
-        )
-        print(f"Acc@5 mean {mean(fusion):.2f} [{sets}] {fusion}")
+        sets = " ".join(f"{rate(hits[(repr(fusion), n)]) or 0:.1f}" for n in groups)
+        print(f"{label} mean {mean(fusion):.2f} [{sets}] {fusion}")
     repos = sorted({s.repo for sigs in groups.values() for s in sigs})
-    right: dict[str, list[bool]] = defaultdict(list)
+    right: dict[str, list[bool | None]] = defaultdict(list)
     chosen: dict[str, int] = defaultdict(int)
     for repo in repos:
         best = max(fusions, key=lambda f: mean(f, repo))
@@ -259,11 +291,18 @@ def grid(groups: dict[str, list[Signals]]) -> None:
         for name, sigs in groups.items():
             got = zip(sigs, hits[(repr(best), name)], strict=True)
             right[name] += [h for s, h in got if s.repo == repo]
-    print("\nleave-one-repository-out Acc@5:")
+    print(f"\nleave-one-repository-out {label}:")
     for name, got in right.items():
-        print(f"  {name}: {100 * sum(got) / len(got):.1f} ({len(got)})")
+        scored = [h for h in got if h is not None]
+        print(f"  {name}: {rate(got) or 0:.1f} ({len(scored)})")
     for fusion, n in sorted(chosen.items(), key=lambda x: -x[1]):
         print(f"  chosen by {n} of {len(repos)} folds: {fusion}")
+
+
+def _fn5(s: Signals, fusion: Fusion) -> bool | None:
+    """A gold function among the first 5 Relevant Functions (None: the issue has none)."""
+    functions = orders(s, fusion)["fused"][1]
+    return _loc.function_hit(functions[:5], s.gold_functions)
 
 
 def _acc5(s: Signals, fusion: Fusion) -> bool:

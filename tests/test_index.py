@@ -310,6 +310,28 @@ def test_fused_order_keeps_test_files_behind_unless_the_question_is_about_tests(
     assert wanted[0] == "tests/parse_tests.rs"  # found first by rg and second by the index
 
 
+def test_python_relevant_functions_follow_the_file_order() -> None:
+    """A Python question's Relevant Functions start in the first file of the fused order: a
+    unit the index ranks first in the first file leads a unit of the second file that rg's
+    first scope matched (with equal weights, as Rust keeps, rg's scope led)."""
+    from cq.index.fuse import fused_units
+    from cq.index.query import IndexHit
+    from cq.model.index_tuning import IndexTuning
+
+    tuning = IndexTuning()
+
+    units = (
+        IndexHit(path="pkg/settings.py", kind="function", qualname="load", line=3),
+        IndexHit(path="pkg/upload.py", kind="function", qualname="Handler.save", line=9),
+    )
+    rg_scopes = [("pkg/upload.py", "Handler.save")]
+    files = {"pkg/settings.py": 1, "pkg/upload.py": 2}
+    python = [v.qualname for v in fused_units(units, rg_scopes, files, tuning.python)]
+    assert python == ["load", "Handler.save"]
+    default = [v.qualname for v in fused_units(units, rg_scopes, files, tuning.fusion)]
+    assert default == ["Handler.save", "load"]
+
+
 def test_a_rebuilt_index_answers_in_the_same_order(repo: Path, tmp_path: Path) -> None:
     """Equal BM25 scores come back in document order: two builds of one tree (fresh caches)
     must store the documents in the same order, so one question gets one answer."""

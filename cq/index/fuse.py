@@ -168,8 +168,8 @@ def fused_units(
     for v in found.values():
         if _rust_type(v):
             continue
-        score = fusion.w_index / (fusion.k + v.rank_index) if v.rank_index else 0.0
-        score += fusion.w_rg / (fusion.k + v.rank_rg) if v.rank_rg else 0.0
+        score = fusion.fn_w_index / (fusion.k + v.rank_index) if v.rank_index else 0.0
+        score += fusion.fn_w_rg / (fusion.k + v.rank_rg) if v.rank_rg else 0.0
         f = file_ranks.get(v.file)
         score += fusion.w_unit_file / (fusion.k + f) if f else 0.0
         if test_factor != 1.0 and path_role(v.file) == "test":

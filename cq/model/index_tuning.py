@@ -55,6 +55,12 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     w_unit_file: Annotated[
         float, _why("hand-set: Relevant Functions, the weight of the unit's file's fused rank")
     ] = 1.0
+    fn_w_index: Annotated[
+        float, _why("hand-set: Relevant Functions, the weight of a unit's rank in the index")
+    ] = 1.0
+    fn_w_rg: Annotated[
+        float, _why("hand-set: Relevant Functions, the weight of rg's scope's rank")
+    ] = 1.0
     roles: Annotated[
         bool,
         _why(
@@ -83,7 +89,15 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 # --grid --loro): 12 of the 14 folds chose these weights; file Acc@5 (mean over the four sets
 # 67.1 -> 68.7) python_tuning 57.8 -> 62.0, titles 47.0 -> 49.0, lite 95.5 and 68.2 kept.
 # w_named 1.0-2.0 and w_defined 0.25-0.5 score within one issue of it.
-PYTHON_FUSION = Fusion(w_units=0.0, w_named=1.0, w_defined=0.5)
+# Relevant Functions: the unit's file's fused rank weighs 3, its rank among the index's units
+# 2 and rg's scope's 0.5, so the list follows the file order (its best units first). Chosen by
+# leave-one-repository-out on function Hit@5 (bench/index_fusion.py --grid functions, grid
+# fn_w_index 0.5-3, fn_w_rg 0.25-1, w_unit_file 1-6; 12 of 14 folds) over python_tuning 313
+# texts and titles and lite-dev 22 texts and titles: 55.9/34.6/75.0/40.0 -> 59.0/40.3/70.0/
+# 45.0 (leave-one-out 59.0/39.7/65.0/40.0); 290 -> 316 of the 630 issues with a gold function.
+PYTHON_FUSION = Fusion(
+    w_units=0.0, w_named=1.0, w_defined=0.5, w_unit_file=3.0, fn_w_index=2.0, fn_w_rg=0.5
+)
 # Rust questions (every question whose files are not mostly Python): the files the text names
 # (rustc's and a panic's locations, paths in the prose, GitHub file links) as a third list at
 # Python's measured weight (the same evidence; too few Rust texts name a file of their tree to
@@ -96,7 +110,8 @@ RUST_FUSION = Fusion(w_named=1.0, test_functions=True)
 # 1.25/1.5 gave Acc@5 39.0/39.8); leave-one-repository-out over w_index 1-3 x w_rg 0.5-1: 12
 # of 13 folds chose it, held-out Acc@5 39.0 (clap gains 3 issues, async-trait 1,
 # async-graphql loses 1; without clap 47.0 -> 48.2). Full texts: every fold kept weight 1.
-RUST_LINE_FUSION = msgspec.structs.replace(RUST_FUSION, w_index=2.0)
+# Its Relevant Functions keep the index weight they had with it (fn_w_index follows w_index).
+RUST_LINE_FUSION = msgspec.structs.replace(RUST_FUSION, w_index=2.0, fn_w_index=2.0)
 
 
 class FieldBoosts(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -137,7 +152,9 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         Fusion,
         _why(
             "measured: leave-one-repository-out, 12 of 14 folds; python_tuning 313 Acc@5 "
-            "57.8 -> 62.0, titles 47.0 -> 49.0, lite-dev 95.5 and 68.2 kept"
+            "57.8 -> 62.0, titles 47.0 -> 49.0, lite-dev 95.5 and 68.2 kept; Relevant "
+            "Functions (fn_w_*, w_unit_file) by --grid functions, 12 of 14 folds, fn Hit@5 "
+            "of 630 issues 290 -> 316"
         ),
     ] = msgspec.field(default_factory=lambda: PYTHON_FUSION)
     title_weight: Annotated[
