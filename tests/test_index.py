@@ -310,6 +310,24 @@ def test_fused_order_keeps_test_files_behind_unless_the_question_is_about_tests(
     assert wanted[0] == "tests/parse_tests.rs"  # found first by rg and second by the index
 
 
+def test_a_python_title_asks_the_index_with_its_own_words(repo: Path) -> None:
+    """The rewriter's terms join an issue text's words in the index's query, not a one-line
+    question's: there they outnumber its words (bench figures in cq/index/query.py)."""
+    from cq.index.build import update_index
+    from cq.index.query import ask
+
+    opened, _ = update_index(repo)
+    terms = ("FileSystemStorage", "TemporaryUploadHandler")
+    title = "default permissions of uploaded files"
+    plain = ask(opened.index, opened.manifest, title, ())
+    assert plain.files[0].path == "app/conf/global_settings.py"
+    assert ask(opened.index, opened.manifest, title, terms) == plain
+    text = f"{title}\nThe storage saves them with the mode of the temporary file."
+    assert ask(opened.index, opened.manifest, text, terms) != ask(
+        opened.index, opened.manifest, text, ()
+    )
+
+
 def test_python_relevant_functions_follow_the_file_order() -> None:
     """A Python question's Relevant Functions start in the first file of the fused order: a
     unit the index ranks first in the first file leads a unit of the second file that rg's

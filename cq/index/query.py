@@ -18,6 +18,15 @@ weigh ``index.title_weight`` times as much. With bench/index_fusion.py --requery
 62.3/34.2 (index alone Acc@1 29.1 -> 31.9); lite-dev 22: 95.5/68.2 both (index alone Acc@1
 54.5 -> 63.6). Rust texts keep weight 1 (not measured there).
 
+A one-line Python question (an issue title) asks with its own words only: the rewriter maps
+each word onto the vocabulary's names (``checkpoint`` -> ``ModelCheckpoint``,
+``checkpoint_callback``, ...) and their subwords outnumber a title's few words. With
+bench/index_fusion.py --requery on signals gathered with main 862b7ae, file Acc@1/3/5/10
+fused, python_tuning 313 titles 27.8/45.7/52.1/58.8 -> 30.7/47.3/52.4/60.4 (Acc@1 up in 6
+of 9 repositories, down in 1), lite-dev 22 titles 50.0/63.6/72.7/86.4 -> 45.5/68.2/81.8/90.9
+(index alone Acc@5 68.2 -> 86.4). Issue texts keep the terms: without them python_tuning
+313 texts lost a point (61.3 -> 60.4, before the title weight). Rust keeps them.
+
 Every number here (words kept, field boosts, documents asked for) is ``Tuning.index``'s
 (``cq/model/index_tuning.py``).
 """
@@ -74,11 +83,12 @@ def ask(
     tuning: IndexTuning | None = None,
 ) -> IndexHits:
     """Everything the index says about a question: BM25 hits for its words and the rewriter's
-    terms, the files it names (Python files; a Rust tree's .rs files too), and for an issue
-    text (more than one line) the Python files defining the names it writes as code. A
-    one-line question may ask for a name's uses ("who calls build_graph"): its definition's
-    file must not lead then; on titles alone the defining files changed file Acc@5 not at all
-    (python_tuning 313: 50.5 either way, Acc@1 27.5 -> 29.1; lite-dev 22: 68.2 either way)."""
+    terms (a one-line Python question: its words only), the files it names (Python files; a
+    Rust tree's .rs files too), and for an issue text (more than one line) the Python files
+    defining the names it writes as code. A one-line question may ask for a name's uses ("who
+    calls build_graph"): its definition's file must not lead then; on titles alone the
+    defining files changed file Acc@5 not at all (python_tuning 313: 50.5 either way, Acc@1
+    27.5 -> 29.1; lite-dev 22: 68.2 either way)."""
     tuning = tuning or IndexTuning()
     paths = list(paths)
     py = [p for p in paths if p.endswith(".py")]
@@ -86,6 +96,8 @@ def ask(
     rs = [p for p in paths if p.endswith(".rs")]
     rust = len(rs) * 2 > len(paths)
     one_line = len([ln for ln in text.splitlines() if ln.strip()]) < 2
+    if python and one_line:
+        terms = ()  # see the module docstring: the terms drown a short question's words
     words = query_words(text, terms, tuning.max_words, tuning.title_weight if python else 1.0)
     hits = msgspec.structs.replace(search_index(index, words, tuning), one_line=one_line)
     if not py and not rust:
