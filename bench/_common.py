@@ -7,6 +7,7 @@ import statistics
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,16 +28,29 @@ def cq_command() -> list[str]:
 
 class Timing:
     """Wall time, CPU time (user + system, with the children it waited for: rg, workers) and
-    peak RSS of one child process. CPU time barely moves when other work shares the cores."""
+    peak RSS of one child process. CPU time barely moves when other work shares the cores.
+    ``max_rss_mb`` is what ``wait4`` reports: the larger of the process's own peak and those
+    of the children it reaped (Pyrefly's, in a search with the semantic stage); a command run
+    through ``cq_rss.py`` (``time_cq``) also has the two apart, ``main_rss_mb`` and
+    ``children_rss_mb`` (the largest child), else they are 0."""
 
     def __init__(
-        self, seconds: float, max_rss_mb: float, returncode: int, stdout: bytes, cpu: float = 0.0
+        self,
+        seconds: float,
+        max_rss_mb: float,
+        returncode: int,
+        stdout: bytes,
+        cpu: float = 0.0,
+        main_rss_mb: float = 0.0,
+        children_rss_mb: float = 0.0,
     ) -> None:
         self.seconds = seconds
         self.cpu_seconds = cpu
         self.max_rss_mb = max_rss_mb
         self.returncode = returncode
         self.stdout = stdout
+        self.main_rss_mb = main_rss_mb
+        self.children_rss_mb = children_rss_mb
 
 
 def time_command(
@@ -57,6 +71,38 @@ def time_command(
     proc.returncode = os.waitstatus_to_exitcode(status)
     cpu = usage.ru_utime + usage.ru_stime
     return Timing(seconds, usage.ru_maxrss / 1024, proc.returncode, out, cpu)
+
+
+_CQ_RSS = str(Path(__file__).parent / "cq_rss.py")
+
+
+def time_cq(args: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> Timing:
+    """``cq ARGS`` run through ``cq_rss.py``: as ``time_command``, with the main process's
+    peak RSS and its largest child's apart (from the two lines it writes on stderr)."""
+    env = {**os.environ, **(env or {})}
+    if cwd:  # as ``python -m cq`` run there would: that checkout's cq first
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (cwd, env.get("PYTHONPATH")) if p)
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [sys.executable, _CQ_RSS, *args], stdout=subprocess.PIPE, stderr=err, env=env, cwd=cwd
+        )
+        out = proc.stdout.read() if proc.stdout else b""
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        err.seek(0)
+        peaks = dict(
+            line.split() for line in err.read().decode().splitlines() if "maxrss_mb " in line
+        )
+    return Timing(
+        seconds,
+        usage.ru_maxrss / 1024,
+        os.waitstatus_to_exitcode(status),
+        out,
+        usage.ru_utime + usage.ru_stime,
+        main_rss_mb=float(peaks.get("maxrss_mb", 0)),
+        children_rss_mb=float(peaks.get("children_maxrss_mb", 0)),
+    )
 
 
 def median(values: list[float]) -> float:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -28,9 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median, rg_binary, stdlib_dir
-
-_WRAPPER = str(Path(__file__).parent / "cq_rss.py")
+from _common import median, rg_binary, stdlib_dir, time_cq
 
 
 def make_tree(target: Path) -> None:
@@ -47,25 +44,8 @@ def make_tree(target: Path) -> None:
 def run_cq(argv: list[str], cache: str, src: str | None) -> tuple[float, float, float, dict]:
     """Wall seconds, main-process peak RSS (MB), CPU seconds (user + system, the children it
     waited for included: rg, pool workers) and the JSON report of one run."""
-    env = {**os.environ, "CQ_CACHE_DIR": cache}
-    if src:
-        env["PYTHONPATH"] = src
-    started = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            [sys.executable, _WRAPPER, *argv],
-            stdout=subprocess.PIPE,
-            stderr=err,
-            env=env,
-            cwd=src or None,
-        )
-        out = proc.stdout.read() if proc.stdout else b""
-        _, _, usage = os.wait4(proc.pid, 0)  # the pool workers it reaped at exit included
-        seconds = time.perf_counter() - started
-        err.seek(0)
-        lines = err.read().decode().splitlines()
-    rss = next(float(line.split()[1]) for line in lines if line.startswith("maxrss_mb "))
-    return seconds, rss, usage.ru_utime + usage.ru_stime, json.loads(out)
+    run = time_cq(argv, env={"CQ_CACHE_DIR": cache}, cwd=src)
+    return run.seconds, run.main_rss_mb, run.cpu_seconds, json.loads(run.stdout)
 
 
 def run_rg(query: str, root: str) -> float:

@@ -10,7 +10,10 @@ second of its own), median and max wall and median CPU, and whether an unchanged
 re-indexed (``files_updated``), (4) identifier-search latency with the index in the cache,
 against ``rg -w`` and, with ``--base DIR`` (a ``git archive`` of an older cq), that cq.
 Runs are interleaved so machine noise hits all alike; the load average is printed at the
-start and the end (this machine has 2 cores shared with other work).
+start and the end (this machine has 2 cores shared with other work). Peak RSS is cq's main
+process's own (``cq_rss.py``), cold and warm; its largest child's (Pyrefly's ``lsp`` process,
+whose memory issue 15 reports, or a pool worker) is printed apart. Before, this printed
+``wait4``'s figure, the larger of the two: 338 MB was Pyrefly's, cq's own was ~125 MB.
 
     python bench/index_speed.py --root /work/index-bench --runs 5 --base /tmp/cq-base
 """
@@ -23,8 +26,9 @@ import os
 import re
 import sys
 import tempfile
+from pathlib import Path
 
-from _common import median, rg_binary, time_command
+from _common import median, rg_binary, time_command, time_cq
 
 QUESTIONS = (
     "how is the learning rate scheduler stepped after every epoch?",
@@ -40,13 +44,21 @@ IDENTIFIERS = ("LightningModule", "sliding_window_inference", "Vocabulary")
 
 
 def cq(python: str, checkout: str, *args: str, env: dict[str, str]) -> tuple[float, float, dict]:
-    t = time_command([python, "-m", "cq", *args], env=env, cwd=checkout)
+    """Wall seconds, the main process's peak RSS (MB) and the JSON report of this checkout's
+    cq (or another's, ``--base``, which may predate ``cq_rss.py``: its RSS is ``wait4``'s)."""
+    if checkout == HERE:
+        t = time_cq(list(args), env=env, cwd=checkout)
+    else:
+        t = time_command([python, "-m", "cq", *args], env=env, cwd=checkout)
     data = json.loads(t.stdout) if t.stdout.startswith(b"{") else {}
     CPU.append(t.cpu_seconds)
-    return t.seconds, t.max_rss_mb, data
+    CHILD_RSS.append(t.children_rss_mb)
+    return t.seconds, t.main_rss_mb or t.max_rss_mb, data
 
 
+HERE = str(Path(__file__).resolve().parent.parent)
 CPU: list[float] = []  # CPU seconds of every cq run, in order
+CHILD_RSS: list[float] = []  # peak RSS of the largest child (Pyrefly, a worker) of every run
 
 
 def main() -> int:
@@ -55,7 +67,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--base", help="a checkout of another cq, timed on identifier searches")
     args = ap.parse_args()
-    here = str(__import__("pathlib").Path(__file__).resolve().parent.parent)
+    here = HERE
     py = sys.executable
     q0 = QUESTIONS[0]
     ask = ["search", "--format", "json", "--root", args.root, "--rewrite"]
@@ -63,17 +75,21 @@ def main() -> int:
 
     print(f"tree: {args.root}; load average {_load()}")
     builds, waits, walls, rss, nos, rgs, cpu_with, cpu_no = [], [], [], [], [], [], [], []
+    rss_no, child_rss = [], []
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
             s, r, data = cq(py, here, *ask, q0, env={"CQ_CACHE_DIR": c1})
             cpu_with.append(CPU[-1])
+            child_rss.append(CHILD_RSS[-1])
             index = data["summary"]["telemetry"]["index"]
             timings = data["run"]["timings_ms"]
             builds.append(timings["index"] / 1000)
             waits.append(timings.get("index.wait", timings["index"]) / 1000)
             walls.append(s)
             rss.append(r)
-            nos.append(cq(py, here, *ask, q0, "--no-index", env={"CQ_CACHE_DIR": c2})[0])
+            s, r, _ = cq(py, here, *ask, q0, "--no-index", env={"CQ_CACHE_DIR": c2})
+            nos.append(s)
+            rss_no.append(r)
             cpu_no.append(CPU[-1])
             rgs.append(time_command(rg_q).seconds)
     added = [w - n for w, n in zip(cpu_with, cpu_no, strict=True)]
@@ -82,9 +98,14 @@ def main() -> int:
         f"cold search, first build of the index: index {median(builds):.2f} s (max "
         f"{max(builds):.2f}), the search waited for it {median(waits):.2f} s; whole search "
         f"{median(walls):.2f} s wall, {median(cpu_with):.2f} CPU-s; same search --no-index "
-        f"{median(nos):.2f} s wall, {median(cpu_no):.2f} CPU-s; rg {median(rgs):.3f} s; peak "
-        f"RSS {max(rss):.0f} MB; CPU seconds the index added (user + system, workers "
-        f"included) {median(added):.2f}, so >= {median(added) / 2:.2f} s wall on 2 idle cores"
+        f"{median(nos):.2f} s wall, {median(cpu_no):.2f} CPU-s; rg {median(rgs):.3f} s; CPU "
+        f"seconds the index added (user + system, workers included) {median(added):.2f}, so "
+        f">= {median(added) / 2:.2f} s wall on 2 idle cores"
+    )
+    print(
+        f"cold search peak RSS, cq's main process: max {max(rss):.0f} MB (median "
+        f"{median(rss):.0f}; --no-index max {max(rss_no):.0f}); its largest child (Pyrefly, "
+        f"a pool worker), apart: max {max(child_rss):.0f} MB"
     )
 
     with tempfile.TemporaryDirectory() as cache:
@@ -98,11 +119,14 @@ def main() -> int:
             cq(py, here, *ask, q, env=env)
             cq(py, here, *ask, q, "--no-index", env=env)
         warm, warm_no, warm_nosem, cpu_warm, waited, updated, rg_w = [], [], [], [], [], 0, []
+        warm_rss, warm_child = [], []
         for _ in range(max(1, args.runs // 2)):
             for q in QUESTIONS:
-                s, _, data = cq(py, here, *ask, q, env=env)
+                s, r, data = cq(py, here, *ask, q, env=env)
                 warm.append(s)
                 cpu_warm.append(CPU[-1])
+                warm_rss.append(r)
+                warm_child.append(CHILD_RSS[-1])
                 timings = data["run"]["timings_ms"]
                 waited.append(timings.get("index.wait", timings["index"]) / 1000)
                 updated += data["run"]["counters"].get("index.files_updated", 0)
@@ -119,6 +143,10 @@ def main() -> int:
             f"max {max(warm_no):.2f} s; --no-semantic median {median(warm_nosem):.2f} s, max "
             f"{max(warm_nosem):.2f} s); waited for the index: median {median(waited):.3f} s; "
             f"files re-indexed on the unchanged tree: {updated}; rg median {median(rg_w):.3f} s"
+        )
+        print(
+            f"warm question peak RSS, cq's main process: max {max(warm_rss):.0f} MB (median "
+            f"{median(warm_rss):.0f}); its largest child, apart: max {max(warm_child):.0f} MB"
         )
         for ident in IDENTIFIERS:
             cq(py, here, "search", ident, "--root", args.root, env=env)

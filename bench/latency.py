@@ -2,7 +2,8 @@
 
 Runs are interleaved (cq, rg, cq, rg, ...) so machine noise hits both alike. Prints medians of
 wall time and of CPU time (user + system, children included: on a shared, loaded machine the
-CPU seconds stay put while wall times swing), the ratio cq/rg, peak RSS of cq, and the markdown
+CPU seconds stay put while wall times swing), the ratio cq/rg, peak RSS of cq's main process
+and, apart, of its largest child (a pool worker, Pyrefly: ``cq_rss.py``), and the markdown
 report's line count.
 
     python bench/latency.py                      # 'register' on the stdlib dir, 5 runs
@@ -22,7 +23,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 
-from _common import cq_command, median, rg_binary, stdlib_dir, time_command
+from _common import cq_command, median, rg_binary, stdlib_dir, time_command, time_cq
 
 
 def main() -> None:
@@ -40,7 +41,7 @@ def main() -> None:
     print(f"excluded: {args.exclude}  cq extra args: {args.extra}")
     header = (
         f"{'query':<14}{'cq s':>8}{'rg s':>8}{'ratio':>8}{'cq cpu':>8}{'rg cpu':>8}"
-        f"{'cq RSS MB':>11}{'md lines':>10}"
+        f"{'cq RSS MB':>11}{'child MB':>10}{'md lines':>10}"
     )
     if args.base:
         header += f"{'base s':>8}{'ratio':>8}{'base cpu':>9}{'cq/base cpu':>12}"
@@ -49,7 +50,8 @@ def main() -> None:
         row = measure(query, args.root, args.runs, args.cold, args.exclude, args.extra, args.base)
         line = (
             f"{query:<14}{row['cq']:>8.3f}{row['rg']:>8.3f}{row['cq'] / row['rg']:>8.1f}"
-            f"{row['cq_cpu']:>8.3f}{row['rg_cpu']:>8.3f}{row['rss']:>11.0f}{row['lines']:>10d}"
+            f"{row['cq_cpu']:>8.3f}{row['rg_cpu']:>8.3f}{row['rss']:>11.0f}{row['child_rss']:>10.0f}"
+            f"{row['lines']:>10d}"
         )
         if args.base:
             line += (
@@ -78,13 +80,13 @@ def measure(
             time_command(cq_argv, env={"CQ_CACHE_DIR": warm_cache})  # fill the cache
             if base:
                 time_command(cq_argv, env={"CQ_CACHE_DIR": base_warm, **base_env}, cwd=base)
-        cq_times, rg_times, cq_cpu, rg_cpu, rss = [], [], [], [], []
+        cq_times, rg_times, cq_cpu, rg_cpu, rss, child_rss = [], [], [], [], [], []
         base_times, base_cpu = [], []
         lines = 0
         for _ in range(runs):
             with tempfile.TemporaryDirectory() as cold_cache:
                 env = {"CQ_CACHE_DIR": cold_cache if cold else warm_cache}
-                cq = time_command(cq_argv, env=env)
+                cq = time_cq(cq_argv[len(cq_command()) :], env=env)
             if base:
                 with tempfile.TemporaryDirectory() as cold_cache:
                     env = {"CQ_CACHE_DIR": cold_cache if cold else base_warm, **base_env}
@@ -96,7 +98,8 @@ def measure(
             rg_times.append(rg.seconds)
             cq_cpu.append(cq.cpu_seconds)
             rg_cpu.append(rg.cpu_seconds)
-            rss.append(cq.max_rss_mb)
+            rss.append(cq.main_rss_mb)
+            child_rss.append(cq.children_rss_mb)
             lines = cq.stdout.decode("utf-8", errors="replace").count("\n")
     return {
         "cq": median(cq_times),
@@ -104,6 +107,7 @@ def measure(
         "cq_cpu": median(cq_cpu),
         "rg_cpu": median(rg_cpu),
         "rss": max(rss),
+        "child_rss": max(child_rss),
         "lines": lines,
         "base": median(base_times),
         "base_cpu": median(base_cpu),

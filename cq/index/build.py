@@ -103,7 +103,7 @@ def update_index(
     changes.finish()
     removed = set(manifest) - set(fresh)
     stale = False
-    pooled = 0
+    pooled = updated = 0
     if changed or removed:
         writer = _writer(index, tuning)
         if writer is None:
@@ -113,6 +113,7 @@ def update_index(
                 manifest = read_manifest(manifest_path)
                 changed = {p: d for p, d in changed.items() if _differs(manifest, fresh, p)}
                 removed = set(manifest) - set(fresh)
+            updated = len(changed)
             pooled = _apply(root, writer, changed, removed, progress, tuning)
             if persist:
                 write_manifest(manifest_path, fresh)
@@ -122,7 +123,7 @@ def update_index(
     update = IndexUpdate(
         files=len(manifest),
         documents=index.searcher().num_docs,
-        files_updated=0 if stale else len(changed),
+        files_updated=updated,
         files_removed=0 if stale else len(removed),
         files_read=changes.files_read,
         files_pooled=pooled,
