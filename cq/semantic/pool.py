@@ -1,5 +1,9 @@
 """The process's Pyrefly servers: one per searched root, at most ``MAX_SERVERS`` at once,
 spawned on one thread that lives as long as cq (the child's parent death signal is tied to it).
+
+A process that keeps its servers between searches (``cq mcp``'s search workers call
+``keep_warm``) always asks its server; a one-shot search skips a tree whose fresh server was
+not ready within the budget before (``stage.py``), unless a server for it already runs here.
 """
 
 from __future__ import annotations
@@ -31,6 +35,17 @@ class ServerPool:
         self._jobs: queue.SimpleQueue[PyreflyServer] = queue.SimpleQueue()
         self._spawner: threading.Thread | None = None
         self._hooked = False
+        self.warm = False  # this process keeps its servers between searches (``keep_warm``)
+
+    def keep_warm(self) -> None:
+        """Mark this process long-lived: its searches always start and ask the server."""
+        self.warm = True
+
+    def serving(self, root: str) -> bool:
+        """Whether this process keeps servers warm or already runs a live one for ``root``."""
+        with self._lock:
+            server = self._servers.get(root)
+        return self.warm or (server is not None and server.alive())
 
     def get(self, root: str) -> PyreflyServer | None:
         """The server for ``root``, started in the background when there is none (or the

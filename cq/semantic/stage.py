@@ -12,7 +12,11 @@ Status per hit: ``applied`` when every answer came; ``degraded`` when some did n
 reason says which: a request error, the time budget, references asked before indexing
 ended — these are the only timing-dependent results, they say so, and they are asked again
 next time); ``failed`` when the server is missing, dead or silent; ``skipped`` for hits that
-are not code (comments, strings). Other stages' output never changes.
+are not code (comments, strings), and for every hit not in the cache when a fresh server was
+not ready within the budget in an earlier search of this very tree (``memo.not_ready``): a
+one-shot search does not start Pyrefly then, and the telemetry (``semantic.skipped``) says
+why. A process that keeps its servers (``cq mcp``), or already runs one for the root, always
+asks. Other stages' output never changes.
 """
 
 from __future__ import annotations
@@ -64,8 +68,14 @@ class SemanticRun:
         self.telemetry: dict[str, dict[str, int]] = {}  # for ``Summary.telemetry``
         self.counters = RunCounters()
         self.memo = AnswerMemo(
-            request, pyrefly_binary() if active else None, enabled=settings.cache
+            request,
+            pyrefly_binary() if active else None,
+            enabled=settings.cache,
+            budget_ms=settings.budget_ms,
         )
+        # A long-lived process, or a server already running for the root: always ask, and
+        # never remember a cut as "not ready" (a warm server answers the next search).
+        self.warm = active and pool().serving(self.root)
         self._files: dict[str, SourceFile | None] = {}
         self._files_lock = threading.Lock()
         self._server_lock = threading.Lock()
@@ -141,15 +151,30 @@ class SemanticRun:
             if key in known:
                 facts[i] = known[key]
         missing = [i for i in code if keys.get(i) not in known]
-        for i, fact in zip(missing, self._ask([hits[i] for i in missing], deadline), strict=True):
+        skip = None if self.warm or self.memo.not_ready is None else self._not_ready_reason()
+        asked: list[SemanticFacts] = []
+        if skip is None:
+            asked = answers = self._ask([hits[i] for i in missing], deadline)
+        else:
+            answers = [SemanticFacts(status="skipped", reason=skip)] * len(missing)
+            if missing:
+                self.telemetry["semantic.skipped"] = {skip: len(missing)}
+        for i, fact in zip(missing, answers, strict=True):
             facts[i] = fact
+        cut = next((f.reason for f in asked if _cut_by_budget(f)), None)
+        if cut is not None and not self.warm:
+            self.memo.mark_not_ready(cut)
         fresh = {keys[i]: facts[i] for i in missing if i in keys and facts[i].status == "applied"}
         complete = len(keys) == len(code) and all(facts[i].status == "applied" for i in code)
         self.memo.put(fresh, every_hit_known=complete)
         self.counters = RunCounters(
-            semantic_cached=len(code) - len(missing), semantic_asked=len(missing)
+            semantic_cached=len(code) - len(missing), semantic_asked=len(asked)
         )
         return facts
+
+    def _not_ready_reason(self) -> str:
+        budget = f"{self.settings.budget_ms:.0f} ms"
+        return f"not asked: Pyrefly was not ready within {budget} in an earlier search of this tree"
 
     def _ask(self, hits: list[Finding], deadline: float) -> list[SemanticFacts]:
         if not hits:
@@ -173,12 +198,13 @@ class SemanticRun:
         return [ask.facts() for ask in asks]
 
     def _prepare(self, files: list[str]) -> None:
-        """In the background: the fingerprint, then, unless every answer is known, the
-        server and the files it should check before the questions come."""
+        """In the background: the fingerprint, then, unless every answer is known or the tree
+        is skipped, the server and the files it should check before the questions come."""
         self.memo.compute()
-        if not self.memo.complete():
-            self._ensure_server()
-            self._preopen(files)
+        if self.memo.every_hit_known or (self.memo.not_ready is not None and not self.warm):
+            return  # answered from the cache, or skipped: no server for this search
+        self._ensure_server()
+        self._preopen(files)
 
     def _ensure_server(self) -> PyreflyServer | None:
         with self._server_lock:
@@ -215,6 +241,16 @@ class SemanticRun:
             if rel not in self._files:
                 self._files[rel] = self.corpus.source(rel, "python")
             return self._files[rel]
+
+
+# What the questions report when the deadline, not Pyrefly, ended an answer (``rpc.RpcTimeout``,
+# the waits for indexing and diagnostics in ``questions.py``, the start-up wait above).
+_BUDGET_PHRASES = ("no answer in time", "within the time budget")
+
+
+def _cut_by_budget(facts: SemanticFacts) -> bool:
+    reason = facts.reason or ""
+    return facts.status != "applied" and any(p in reason for p in _BUDGET_PHRASES)
 
 
 def _with_semantic(finding: Finding, facts: SemanticFacts) -> Finding:
