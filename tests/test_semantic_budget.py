@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -127,3 +128,51 @@ def test_mcp_asks_a_tree_a_one_shot_search_skips(
 
     anyio.run(scenario)
     assert statuses and "skipped" not in statuses  # the warm process asked its server
+
+
+def test_a_one_shot_search_reports_no_reference_counts_and_mcp_does(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A one-shot search's Pyrefly runs without a workspace index (reference counts need it):
+    the definition is ``applied`` without a count; cq mcp's warm server indexes and counts."""
+    from tests.test_mcp_server import session, text_of
+
+    one_shot = _search(repo, "build_graph_product", env=ANSWER_BUDGET)
+    definition = next(f for f in one_shot["findings"] if f["category"] == "definition")
+    assert _semantic(definition)["status"] == "applied"
+    assert "references" not in _semantic(definition)
+    assert (
+        "references"
+        not in run_cq(
+            "search", "build_graph_product", "--root", str(repo), env=ANSWER_BUDGET
+        ).stdout.split("## ")[0]
+    )
+    uses = len(re.findall(r"\bbuild_graph_product\b", USE))  # the import and two calls
+    counted: list[int] = []
+
+    async def scenario() -> None:
+        with (tmp_path / "server.err").open("w") as errlog:
+            async with session(repo, errlog) as client:
+                answer = await client.call_tool(
+                    "search", {"query": "build_graph_product", "format": "json"}
+                )
+                result = json.loads(text_of(answer))
+                found = next(f for f in result["findings"] if f["category"] == "definition")
+                counted.append(_semantic(found).get("references"))
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CQ_SEMANTIC_BUDGET_MS", ANSWER_BUDGET["CQ_SEMANTIC_BUDGET_MS"])
+        anyio.run(scenario)
+    assert counted == [uses]
+
+
+def test_errors_are_reported_in_a_tree_whose_path_needs_escaping(tmp_path: Path) -> None:
+    """Pyrefly names files in its diagnostics with a literal "+" where ``Path.as_uri`` has
+    %2B: a tree under such a path still gets its type errors."""
+    files = {"pkg/__init__.py": "", "pkg/graph.py": GRAPH, "pkg/other.py": OTHER, "pkg/use.py": USE}
+    root = write_tree(tmp_path / "Lightning-AI+lightning", files)
+    result = _search(root, "build_graph_product", env=ANSWER_BUDGET)
+    bad = next(i for i, line in enumerate(USE.split("\n"), 1) if "total: int =" in line)
+    facts = {f["line"]: _semantic(f) for f in result["findings"] if f["file"] == "pkg/use.py"}
+    assert facts[bad]["status"] == "applied"
+    assert any("bad-assignment" in d for d in facts[bad]["diagnostics"])

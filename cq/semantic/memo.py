@@ -8,7 +8,8 @@ What an answer depends on, and so what its key covers:
   while cq classifies): a definition, a type or a reference count can change with any file;
 - the hit: file, its content digest, line, column, category and text;
 - the server: the Pyrefly binary (path, size, mtime: a new version answers differently),
-  and the search's excludes (which files the fingerprint covers);
+  whether it builds the workspace index (reference counts), and the search's excludes
+  (which files the fingerprint covers);
 - cq's code that turns answers into facts (``PayloadCache`` namespaces it).
 
 Only complete answers are kept (status ``applied``: hover, definition, references after
@@ -47,12 +48,19 @@ class AnswerMemo:
     """The cache of one search: keys wait for the tree's fingerprint (``start``)."""
 
     def __init__(
-        self, request: SearchRequest, binary: str | None, *, enabled: bool, budget_ms: float
+        self,
+        request: SearchRequest,
+        binary: str | None,
+        *,
+        enabled: bool,
+        budget_ms: float,
+        indexing: bool,
     ) -> None:
         self.request = request
         self.binary = binary
         self.enabled = enabled and request.use_cache
         self.budget_ms = budget_ms
+        self.indexing = indexing
         self.fingerprint: str | None = None
         self.every_hit_known = False  # the whole search was answered before (``search_key``)
         self.not_ready: str | None = None  # why a fresh server was not ready (``mark_not_ready``)
@@ -66,7 +74,8 @@ class AnswerMemo:
         cache says of this search and tree: every hit known, or a server not ready in time."""
         try:
             if self.enabled and self.binary is not None:
-                self.fingerprint = _fingerprint(self.request, self.binary)
+                tree = _fingerprint(self.request, self.binary)
+                self.fingerprint = _digest(tree, "indexed" if self.indexing else "not indexed")
                 keys = [k for k in (self.search_key(), self._not_ready_key()) if k is not None]
                 found = self._store().get_many(keys)
                 self.every_hit_known = keys[0] in found

@@ -47,12 +47,13 @@ class ServerPool:
             server = self._servers.get(root)
         return self.warm or (server is not None and server.alive())
 
-    def get(self, root: str) -> PyreflyServer | None:
+    def get(self, root: str, *, indexing: bool = True) -> PyreflyServer | None:
         """The server for ``root``, started in the background when there is none (or the
-        last one died); None when Pyrefly is not installed."""
+        last one died, or does not index as asked: its answers would differ), building the
+        workspace index when ``indexing``; None when Pyrefly is not installed."""
         with self._lock:
             server = self._servers.pop(root, None)
-            if server is not None and (not server.initialized.is_set() or server.alive()):
+            if server is not None and _reusable(server, indexing):
                 self._servers[root] = server  # most recently used last
                 return server
             binary = pyrefly_binary()
@@ -60,7 +61,8 @@ class ServerPool:
                 return None
             if server is not None:
                 _stop_quietly(server)
-            server = PyreflyServer(root, binary, self._cache_root() / "pyrefly-tmp")
+            scratch = self._cache_root() / "pyrefly-tmp"
+            server = PyreflyServer(root, binary, scratch, indexing=indexing)
             self._servers[root] = server
             while len(self._servers) > MAX_SERVERS:  # a library caller searching many roots
                 _stop_quietly(self._servers.pop(next(iter(self._servers))))
@@ -99,6 +101,11 @@ class ServerPool:
                 server.initialized.set()
                 continue
             threading.Thread(target=server.handshake, name="cq-lsp-init", daemon=True).start()
+
+
+def _reusable(server: PyreflyServer, indexing: bool) -> bool:
+    """Starting or alive, and indexing as asked."""
+    return server.indexing == indexing and (not server.initialized.is_set() or server.alive())
 
 
 def _stop_quietly(server: PyreflyServer) -> None:

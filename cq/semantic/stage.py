@@ -3,10 +3,15 @@
 ``SemanticRun.begin`` (right after rg, before classification) starts a background thread that
 fingerprints the tree for the answer cache (``memo.py``); unless the cache says this very
 search was answered before, it gets the root's server from the pool (starting it when
-there is none) and opens the Python files with the most hits, so Pyrefly checks them while cq
-classifies. ``apply`` (after enrichment) takes the answers it can from the cache and asks
-Pyrefly the rest (``questions.py``); nothing waits past ``budget_ms`` from the start of
-``apply``. Complete answers go to the cache, so a repeated search is identical and fast.
+there is none), so Pyrefly starts (process, ``initialize``, its interpreter query) while cq
+classifies. No file is opened before ``apply``: Pyrefly checks every opened file (and what it
+imports) before it answers anything, and opening the 40 files with the most hits beforehand
+made the stdlib's ``register`` wait 12.1-13.5 s for the 30 shown hits' answers instead of
+3.2-4.0 s (fresh server, budget lifted, load ~15; 8 files: 3.7-4.7 s). ``apply`` (after
+enrichment) takes the answers it can from the cache and asks Pyrefly the rest
+(``questions.py``; references only of a server that indexes, ``settings.py``); nothing waits
+past ``budget_ms`` from the start of ``apply``. Complete answers go to the cache, so a
+repeated search is identical and fast.
 
 Status per hit: ``applied`` when every answer came; ``degraded`` when some did not (the
 reason says which: a request error, the time budget, references asked before indexing
@@ -43,14 +48,12 @@ from cq.semantic.memo import AnswerMemo
 from cq.semantic.pool import pool
 from cq.semantic.questions import Ask, Questions
 from cq.semantic.ranking import refine_order
-from cq.semantic.rpc import RpcError
 from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.settings import SemanticSettings
 
 CODE_CATEGORIES = frozenset(
     {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}
 )
-PREOPEN_FILES = 40  # files opened while classification runs: more than a 30-hit report spans
 
 
 class SemanticRun:
@@ -67,20 +70,23 @@ class SemanticRun:
         self.server: PyreflyServer | None = None
         self.telemetry: dict[str, dict[str, int]] = {}  # for ``Summary.telemetry``
         self.counters = RunCounters()
+        # A long-lived process, or a server already running for the root: always ask, and
+        # never remember a cut as "not ready" (a warm server answers the next search).
+        self.warm = active and pool().serving(self.root)
+        # The index only where the process keeps its server (cq mcp), so that the same search
+        # in the same kind of process always gets the same kind of answer.
+        self.indexing = settings.index == "always" or (settings.index == "auto" and pool().warm)
         self.memo = AnswerMemo(
             request,
             pyrefly_binary() if active else None,
             enabled=settings.cache,
             budget_ms=settings.budget_ms,
+            indexing=self.indexing,
         )
-        # A long-lived process, or a server already running for the root: always ask, and
-        # never remember a cut as "not ready" (a warm server answers the next search).
-        self.warm = active and pool().serving(self.root)
         self._files: dict[str, SourceFile | None] = {}
         self._files_lock = threading.Lock()
         self._server_lock = threading.Lock()
         self._server_asked = False
-        self._opener: threading.Thread | None = None
 
     @classmethod
     def begin(
@@ -92,15 +98,10 @@ class SemanticRun:
     ) -> SemanticRun:
         """Fingerprint the tree and start (or reuse) the server in the background when the
         search has Python hits; files come from the search's ``corpus``."""
-        python = [m for m in matches if m.language == "python"]
-        run = cls(settings, request, active=settings.enabled and bool(python), corpus=corpus)
+        python = any(m.language == "python" for m in matches)
+        run = cls(settings, request, active=settings.enabled and python, corpus=corpus)
         if run.active:
-            hits = Counter(m.file for m in python)  # most hits first: likeliest to be shown
-            files = sorted(hits, key=lambda f: (-hits[f], f))[:PREOPEN_FILES]
-            run._opener = threading.Thread(
-                target=run._prepare, args=(files,), name="cq-lsp-open", daemon=True
-            )
-            run._opener.start()
+            threading.Thread(target=run._prepare, name="cq-lsp-start", daemon=True).start()
         return run
 
     def apply(self, enriched: EnrichOutcome, limit: int) -> EnrichOutcome:
@@ -185,32 +186,30 @@ class SemanticRun:
             failed = SemanticFacts(status="failed", reason=failure or "pyrefly not installed")
             return [failed] * len(hits)
         asks = [Ask(f, self._source(f.file)) for f in hits]
-        if self._opener is not None:  # its didOpens would cancel requests sent meanwhile
-            self._opener.join(max(deadline - time.monotonic(), 0.0))
         questions = Questions(self.root, server, self._source)
         versions = questions.sync(asks)
         questions.positions(asks, deadline)
-        questions.references(asks, deadline)
+        if server.indexing:  # without the workspace index references stay within open files
+            questions.references(asks, deadline)
         questions.diagnostics(asks, versions, deadline)
         with self._files_lock:
             mine = {str(Path(self.root) / rel) for rel in self._files}
         server.trim(keep=mine)
         return [ask.facts() for ask in asks]
 
-    def _prepare(self, files: list[str]) -> None:
+    def _prepare(self) -> None:
         """In the background: the fingerprint, then, unless every answer is known or the tree
-        is skipped, the server and the files it should check before the questions come."""
+        is skipped, the server."""
         self.memo.compute()
         if self.memo.every_hit_known or (self.memo.not_ready is not None and not self.warm):
             return  # answered from the cache, or skipped: no server for this search
         self._ensure_server()
-        self._preopen(files)
 
     def _ensure_server(self) -> PyreflyServer | None:
         with self._server_lock:
             if not self._server_asked:
                 self._server_asked = True
-                self.server = pool().get(self.root)
+                self.server = pool().get(self.root, indexing=self.indexing)
             return self.server
 
     def _unavailable(self, server: PyreflyServer | None, deadline: float) -> str | None:
@@ -223,18 +222,6 @@ class SemanticRun:
         if not server.alive():
             return "server exited" + (f": {server.stderr_tail()}" if server.stderr_tail() else "")
         return None
-
-    def _preopen(self, files: list[str]) -> None:
-        server = self.server
-        if server is None or not server.initialized.wait(10.0) or server.error:
-            return
-        for rel in files:
-            source = self._source(rel)
-            if source is not None and source.text is not None and server.alive():
-                try:
-                    server.sync(str(Path(self.root) / rel), source.text, source.digest)
-                except (RpcError, AssertionError):
-                    return
 
     def _source(self, rel: str) -> SourceFile | None:
         with self._files_lock:
