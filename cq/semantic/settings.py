@@ -24,7 +24,7 @@ from typing import Literal
 
 import msgspec
 
-from cq.env import env_float
+from cq.env import env_choice, env_float
 from cq.errors import UsageError
 
 DEFAULT_BUDGET_MS = 1000.0
@@ -49,11 +49,12 @@ def semantic_settings(profile: str, root: str, requested: bool) -> SemanticSetti
     enabled = settings.enabled and requested and _switch("CQ_SEMANTIC")
     budget_ms = env_float("CQ_SEMANTIC_BUDGET_MS", settings.budget_ms)  # checked by name
     cache = settings.cache and _switch("CQ_SEMANTIC_CACHE")
-    index = os.environ.get("CQ_SEMANTIC_INDEX", "").strip().lower() or settings.index
-    if index not in ("auto", "always", "never"):
-        raise UsageError(f"CQ_SEMANTIC_INDEX must be auto, always or never, not {index!r}")
+    index = env_choice("CQ_SEMANTIC_INDEX") or settings.index  # checked by name
     return SemanticSettings(
-        enabled=enabled, budget_ms=max(budget_ms, 0.0), cache=cache, index=index
+        enabled=enabled,
+        budget_ms=max(budget_ms, 0.0),
+        cache=cache,
+        index=index,  # type: ignore[arg-type]  (one of SETTINGS' choices)
     )
 
 
