@@ -1,17 +1,19 @@
 """The semantic stage of one search: ask Pyrefly about each shown Python hit, within a budget.
 
 ``SemanticRun.begin`` (right after rg, before classification) starts a background thread that
-fingerprints the tree for the answer cache (``memo.py``); unless the cache says this very
-search was answered before, it gets the root's server from the pool (starting it when
-there is none), so Pyrefly starts (process, ``initialize``, its interpreter query) while cq
-classifies. No file is opened before ``apply``: Pyrefly checks every opened file (and what it
-imports) before it answers anything, and opening the 40 files with the most hits beforehand
-made the stdlib's ``register`` wait 12.1-13.5 s for the 30 shown hits' answers instead of
-3.2-4.0 s (fresh server, budget lifted, load ~15; 8 files: 3.7-4.7 s). ``apply`` (after
-enrichment) takes the answers it can from the cache and asks Pyrefly the rest
+fingerprints the tree for the answer cache (``memo.py``); in a process that keeps its server
+(``cq mcp``) it then gets the root's server from the pool, starting it when there is none, so
+Pyrefly starts (process, ``initialize``, its interpreter query) while cq classifies. A one-shot
+search starts it only in ``apply``, inside the budget: started beside classification, its
+start-up made classification itself 120-520 ms slower (saleor ``get_graphql_content``, load
+~20), wall time the budget did not count. No file is opened before ``apply``: Pyrefly checks
+every opened file (and what it imports) before it answers anything, and opening the 40 files
+with the most hits beforehand made the stdlib's ``register`` wait 12.1-13.5 s for the 30 shown
+hits' answers instead of 3.2-4.0 s (fresh server, budget lifted, load ~15; 8 files: 3.7-4.7 s).
+``apply`` (after enrichment) takes the answers it can from the cache and asks Pyrefly the rest
 (``questions.py``; references only of a server that indexes, ``settings.py``); nothing waits
-past ``budget_ms`` from the start of ``apply``. Complete answers go to the cache, so a
-repeated search is identical and fast.
+past ``budget_ms`` from the start of ``apply``. Complete answers go to the cache, so a repeated
+search is identical and fast.
 
 Status per hit: ``applied`` when every answer came; ``degraded`` when some did not (the
 reason says which: a request error, the time budget, references asked before indexing
@@ -198,12 +200,11 @@ class SemanticRun:
         return [ask.facts() for ask in asks]
 
     def _prepare(self) -> None:
-        """In the background: the fingerprint, then, unless every answer is known or the tree
-        is skipped, the server."""
+        """In the background: the fingerprint, then, in a process that keeps its server and
+        unless every answer is known, the server."""
         self.memo.compute()
-        if self.memo.every_hit_known or (self.memo.not_ready is not None and not self.warm):
-            return  # answered from the cache, or skipped: no server for this search
-        self._ensure_server()
+        if self.warm and not self.memo.every_hit_known:
+            self._ensure_server()
 
     def _ensure_server(self) -> PyreflyServer | None:
         with self._server_lock:
