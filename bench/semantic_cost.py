@@ -54,6 +54,7 @@ from _common import cq_command, median, rg_binary, stdlib_dir, time_command
 
 from cq.model import SearchRequest
 from cq.pipeline import run_search
+from cq.semantic import keep_servers_warm
 from cq.semantic.answers import identifier_at
 from cq.semantic.pool import pool
 
@@ -81,6 +82,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--resolution-only", action="store_true", help="only item 4")
     args = parser.parse_args()
+    keep_servers_warm()  # the in-process searches are cq mcp's: the server indexes, stays warm
     trees = [] if args.no_stdlib else [("stdlib", stdlib_dir(), STDLIB_EXCLUDE)]
     trees += [(n, d, ()) for n, d in (t.split("=", 1) for t in args.tree)]
     chosen: dict[str, list[str]] = {}

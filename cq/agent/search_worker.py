@@ -82,6 +82,9 @@ def main() -> None:
     threading.Thread(target=_warm_up, args=(searching,), daemon=True).start()
     import cq.pipeline
     import cq.report  # noqa: F401
+    from cq.semantic import keep_servers_warm
+
+    keep_servers_warm()  # this process lives across searches: its Pyrefly stays warm
 
     while True:
         job = jobs.get()

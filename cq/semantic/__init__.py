@@ -43,4 +43,12 @@ def begin(
     return SemanticRun.begin(request, matches, corpus, settings)
 
 
-__all__ = ["begin"]
+def keep_servers_warm() -> None:
+    """For a long-lived process (``cq mcp``'s search workers): always start and ask the
+    root's server, even for a tree whose fresh server was not ready in an earlier search."""
+    from cq.semantic.pool import pool
+
+    pool().keep_warm()
+
+
+__all__ = ["begin", "keep_servers_warm"]

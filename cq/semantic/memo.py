@@ -8,7 +8,8 @@ What an answer depends on, and so what its key covers:
   while cq classifies): a definition, a type or a reference count can change with any file;
 - the hit: file, its content digest, line, column, category and text;
 - the server: the Pyrefly binary (path, size, mtime: a new version answers differently),
-  and the search's excludes (which files the fingerprint covers);
+  whether it builds the workspace index (reference counts), and the search's excludes
+  (which files the fingerprint covers);
 - cq's code that turns answers into facts (``PayloadCache`` namespaces it).
 
 Only complete answers are kept (status ``applied``: hover, definition, references after
@@ -17,6 +18,12 @@ indexing, and diagnostics after indexing all came). A hit the budget cut is repo
 complete one, and from then on identical runs are identical. Files imported from outside the
 root (site-packages, an excluded directory) are not fingerprinted: an installed package
 changing under an unchanged tree is the one change a cached answer does not see.
+
+The memo also remembers that a fresh server was *not ready* for this tree within this budget
+(``mark_not_ready``; key: the fingerprint and the budget): a one-shot search of a tree Pyrefly
+needs longer for than the budget (index-bench, 2,531 files: the workspace index alone takes
+~70 s) would otherwise pay the whole budget every time and cache nothing. The stage reads it
+(``not_ready``) to skip asking; an edit, another budget or another Pyrefly asks again.
 """
 
 from __future__ import annotations
@@ -40,21 +47,40 @@ _LIST_TIMEOUT_S = 30.0
 class AnswerMemo:
     """The cache of one search: keys wait for the tree's fingerprint (``start``)."""
 
-    def __init__(self, request: SearchRequest, binary: str | None, *, enabled: bool) -> None:
+    def __init__(
+        self,
+        request: SearchRequest,
+        binary: str | None,
+        *,
+        enabled: bool,
+        budget_ms: float,
+        indexing: bool,
+    ) -> None:
         self.request = request
         self.binary = binary
         self.enabled = enabled and request.use_cache
+        self.budget_ms = budget_ms
+        self.indexing = indexing
         self.fingerprint: str | None = None
+        self.every_hit_known = False  # the whole search was answered before (``search_key``)
+        self.not_ready: str | None = None  # why a fresh server was not ready (``mark_not_ready``)
         self._ready = threading.Event()
         self._cache: PayloadCache[SemanticFacts] | None = None
         if self.enabled and binary is not None:
             self._store()  # opened here, not first on the background thread
 
     def compute(self) -> None:
-        """The tree's fingerprint (None when rg fails: nothing is cached then)."""
+        """The tree's fingerprint (None when rg fails: nothing is cached then), and what the
+        cache says of this search and tree: every hit known, or a server not ready in time."""
         try:
             if self.enabled and self.binary is not None:
-                self.fingerprint = _fingerprint(self.request, self.binary)
+                tree = _fingerprint(self.request, self.binary)
+                self.fingerprint = _digest(tree, "indexed" if self.indexing else "not indexed")
+                keys = [k for k in (self.search_key(), self._not_ready_key()) if k is not None]
+                found = self._store().get_many(keys)
+                self.every_hit_known = keys[0] in found
+                marked = found.get(keys[1])
+                self.not_ready = marked.reason if marked is not None else None
         except (OSError, subprocess.SubprocessError):
             self.fingerprint = None
         finally:
@@ -79,9 +105,18 @@ class AnswerMemo:
     def get_many(self, keys: list[str]) -> dict[str, SemanticFacts]:
         return self._store().get_many(keys) if keys else {}
 
-    def complete(self) -> bool:
-        key = self.search_key()
-        return key is not None and bool(self._store().get_many([key]))
+    def mark_not_ready(self, reason: str) -> None:
+        """Remember that a fresh server did not answer this tree within the budget."""
+        key = self._not_ready_key()
+        if key is not None:
+            store = self._store()
+            store.add(key, SemanticFacts(status="skipped", reason=reason))
+            store.flush()
+
+    def _not_ready_key(self) -> str | None:
+        if self.fingerprint is None:
+            return None
+        return _digest(self.fingerprint, "not ready", self.budget_ms)
 
     def put(self, answers: dict[str, SemanticFacts], every_hit_known: bool) -> None:
         store = self._store()

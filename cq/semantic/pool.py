@@ -1,5 +1,9 @@
 """The process's Pyrefly servers: one per searched root, at most ``MAX_SERVERS`` at once,
 spawned on one thread that lives as long as cq (the child's parent death signal is tied to it).
+
+A process that keeps its servers between searches (``cq mcp``'s search workers call
+``keep_warm``) always asks its server; a one-shot search skips a tree whose fresh server was
+not ready within the budget before (``stage.py``), unless a server for it already runs here.
 """
 
 from __future__ import annotations
@@ -31,13 +35,25 @@ class ServerPool:
         self._jobs: queue.SimpleQueue[PyreflyServer] = queue.SimpleQueue()
         self._spawner: threading.Thread | None = None
         self._hooked = False
+        self.warm = False  # this process keeps its servers between searches (``keep_warm``)
 
-    def get(self, root: str) -> PyreflyServer | None:
+    def keep_warm(self) -> None:
+        """Mark this process long-lived: its searches always start and ask the server."""
+        self.warm = True
+
+    def serving(self, root: str) -> bool:
+        """Whether this process keeps servers warm or already runs a live one for ``root``."""
+        with self._lock:
+            server = self._servers.get(root)
+        return self.warm or (server is not None and server.alive())
+
+    def get(self, root: str, *, indexing: bool = True) -> PyreflyServer | None:
         """The server for ``root``, started in the background when there is none (or the
-        last one died); None when Pyrefly is not installed."""
+        last one died, or does not index as asked: its answers would differ), building the
+        workspace index when ``indexing``; None when Pyrefly is not installed."""
         with self._lock:
             server = self._servers.pop(root, None)
-            if server is not None and (not server.initialized.is_set() or server.alive()):
+            if server is not None and _reusable(server, indexing):
                 self._servers[root] = server  # most recently used last
                 return server
             binary = pyrefly_binary()
@@ -45,7 +61,8 @@ class ServerPool:
                 return None
             if server is not None:
                 _stop_quietly(server)
-            server = PyreflyServer(root, binary, self._cache_root() / "pyrefly-tmp")
+            scratch = self._cache_root() / "pyrefly-tmp"
+            server = PyreflyServer(root, binary, scratch, indexing=indexing)
             self._servers[root] = server
             while len(self._servers) > MAX_SERVERS:  # a library caller searching many roots
                 _stop_quietly(self._servers.pop(next(iter(self._servers))))
@@ -84,6 +101,11 @@ class ServerPool:
                 server.initialized.set()
                 continue
             threading.Thread(target=server.handshake, name="cq-lsp-init", daemon=True).start()
+
+
+def _reusable(server: PyreflyServer, indexing: bool) -> bool:
+    """Starting or alive, and indexing as asked."""
+    return server.indexing == indexing and (not server.initialized.is_set() or server.alive())
 
 
 def _stop_quietly(server: PyreflyServer) -> None:

@@ -1,6 +1,10 @@
 """One ``pyrefly lsp`` process per searched root: started in the background, kept warm for the
 life of the cq process (``cq mcp`` keeps it across searches), stopped at exit.
 
+A server started for a one-shot search runs ``--indexing-mode none`` (``settings.py`` says
+why): it checks only the files cq opens, with all cores, since cq waits for it then; one that
+indexes (``cq mcp``, ``index = "always"``) keeps half the cores for cq while it indexes.
+
 Start-up: ``initialize`` with the root as the one workspace folder (and the client capability
 ``workspace.workspaceFolders``: without it Pyrefly 1.4.1 indexes nothing, and references stay
 within open files), answers ``workspace/configuration`` with ``displayTypeErrors: force-on``
@@ -35,12 +39,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from cq.semantic.rpc import Connection, RpcError
 
 INDEXING_LIMIT = 100_000  # files; Pyrefly's default 2000 leaves larger roots half-indexed
-# Pyrefly's threads: half the cores, so its background indexing leaves cq's classification and
-# enrichment (whose LibCST stage has a wall-time budget) the other half.
+# Pyrefly's threads when it indexes: half the cores, so its background indexing leaves cq's
+# classification and enrichment (whose LibCST stage has a wall-time budget) the other half.
 # After indexing, Pyrefly publishes the open files' diagnostics again; when it has nothing new
 # to say for a file it may not, so the earlier publish stands after this grace.
 REPUBLISH_GRACE_S = 1.0
@@ -50,7 +55,6 @@ REPUBLISH_GRACE_S = 1.0
 # check. A search opens at most 40 (PREOPEN_FILES) + its shown hits' files; those stay open.
 MAX_OPEN_FILES = 80
 _INIT_TIMEOUT_S = 10.0
-_STOP_GRACE_S = 0.3
 _STDERR_TAIL = 20
 
 
@@ -68,10 +72,11 @@ def pyrefly_binary() -> str | None:
 class PyreflyServer:
     """A running (or starting, or dead) language server for one root."""
 
-    def __init__(self, root: str, binary: str, scratch: Path) -> None:
+    def __init__(self, root: str, binary: str, scratch: Path, *, indexing: bool = True) -> None:
         self.root = root
         self.binary = binary
         self.scratch = scratch
+        self.indexing = indexing  # builds the workspace index (references); else none at all
         self.process: subprocess.Popen[bytes] | None = None
         self.conn: Connection | None = None
         self.error: str | None = None
@@ -80,6 +85,9 @@ class PyreflyServer:
         self._lock = threading.Lock()
         self._versions: dict[str, tuple[int, str]] = {}  # open path -> (version, digest)
         self._last_version: dict[str, int] = {}
+        # Published diagnostics by file path: Pyrefly's URIs spell some characters unlike
+        # ``Path.as_uri`` ("+" literal, not %2B: index-bench's "Lightning-AI+pytorch-lightning"
+        # matched no published URI, and every search there waited out its whole budget).
         self._diagnostics: dict[str, tuple[int | None, list[Any], float]] = {}
         self._indexed_at = 0.0  # when the last indexing pass ended (stderr)
         self._diag_changed = threading.Condition(self._lock)
@@ -95,8 +103,12 @@ class PyreflyServer:
         the parent death signal is tied to the thread that forked)."""
         self.scratch.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, TMPDIR=str(self.scratch), PYREFLY_COLOR="never")
-        argv = [self.binary, "lsp", "--workspace-indexing-limit", str(INDEXING_LIMIT)]
-        argv += ["--threads", str(max(1, (os.cpu_count() or 2) // 2))]
+        argv = [self.binary, "lsp"]
+        if self.indexing:
+            argv += ["--workspace-indexing-limit", str(INDEXING_LIMIT)]
+            argv += ["--threads", str(max(1, (os.cpu_count() or 2) // 2))]
+        else:
+            argv += ["--indexing-mode", "none", "--threads", "0"]  # 0: Pyrefly's choice, all
         self.process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -149,18 +161,15 @@ class PyreflyServer:
         )
 
     def stop(self) -> None:
-        """Terminate, then kill. No LSP ``shutdown`` handshake: Pyrefly keeps no state to
-        save, and a busy server answered it only after its grace, which every one-shot
-        search paid at exit."""
+        """Kill and reap. Pyrefly keeps no state to save, so neither an LSP ``shutdown``
+        handshake (a busy server answered it only after its grace) nor SIGTERM is needed:
+        a busy server took 6-360 ms to act on SIGTERM (load 10-20), which every one-shot
+        search paid at exit; SIGKILL ends it at once."""
         process = self.process
         if process is None or process.poll() is not None:
             return
-        process.terminate()
-        try:
-            process.wait(_STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        process.kill()
+        process.wait()
 
     # -- documents -------------------------------------------------------------------------
 
@@ -198,7 +207,7 @@ class PyreflyServer:
             closing = spare[: max(len(self._versions) - MAX_OPEN_FILES, 0)]
             for path in closing:
                 del self._versions[path]
-                self._diagnostics.pop(Path(path).as_uri(), None)
+                self._diagnostics.pop(path, None)
         for path in closing:
             with contextlib.suppress(RpcError):
                 uri = Path(path).as_uri()
@@ -208,11 +217,10 @@ class PyreflyServer:
         """The diagnostics published for this version of the file after indexing ended (Pyrefly
         checks open files again then, and the first publish may rest on a state it had not
         finished), waiting until ``deadline`` (``time.monotonic``); None when none came."""
-        uri = Path(path).as_uri()
         with self._diag_changed:
             while True:
-                got = self._diagnostics.get(uri)
-                indexed = (
+                got = self._diagnostics.get(path)
+                indexed = not self.indexing or (
                     self._workspace_indexed.is_set()
                     and self._indexing_done >= self._indexing_started
                 )
@@ -232,7 +240,10 @@ class PyreflyServer:
                 self._diag_changed.wait(min(left, 0.05))
 
     def indexed(self) -> bool:
-        """Pyrefly finished indexing the workspace and every config it started on."""
+        """Pyrefly finished indexing the workspace and every config it started on (a server
+        that does not index has nothing to finish)."""
+        if not self.indexing:
+            return True
         with self._lock:
             return self._workspace_indexed.is_set() and (
                 self._indexing_done >= self._indexing_started
@@ -270,7 +281,7 @@ class PyreflyServer:
         if method != "textDocument/publishDiagnostics" or not isinstance(params, dict):
             return
         with self._diag_changed:
-            self._diagnostics[params.get("uri", "")] = (
+            self._diagnostics[_uri_path(params.get("uri", ""))] = (
                 params.get("version"),
                 params.get("diagnostics") or [],
                 time.monotonic(),
@@ -294,6 +305,12 @@ class PyreflyServer:
                         self._workspace_indexed.set()
                 elif line and " INFO " not in f" {line}" and "DEBUG" not in line:
                     self._stderr_tail = [*self._stderr_tail[-_STDERR_TAIL:], line]
+
+
+def _uri_path(uri: str) -> str:
+    """The file path of a ``file:`` URI as Pyrefly spells it (percent-escapes decoded)."""
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
 def _death_signal() -> Callable[[], None] | None:

@@ -1,18 +1,29 @@
 """The semantic stage of one search: ask Pyrefly about each shown Python hit, within a budget.
 
 ``SemanticRun.begin`` (right after rg, before classification) starts a background thread that
-fingerprints the tree for the answer cache (``memo.py``); unless the cache says this very
-search was answered before, it gets the root's server from the pool (starting it when
-there is none) and opens the Python files with the most hits, so Pyrefly checks them while cq
-classifies. ``apply`` (after enrichment) takes the answers it can from the cache and asks
-Pyrefly the rest (``questions.py``); nothing waits past ``budget_ms`` from the start of
-``apply``. Complete answers go to the cache, so a repeated search is identical and fast.
+fingerprints the tree for the answer cache (``memo.py``); in a process that keeps its server
+(``cq mcp``) it then gets the root's server from the pool, starting it when there is none, so
+Pyrefly starts (process, ``initialize``, its interpreter query) while cq classifies. A one-shot
+search starts it only in ``apply``, inside the budget: started beside classification, its
+start-up made classification itself 120-520 ms slower (saleor ``get_graphql_content``, load
+~20), wall time the budget did not count. No file is opened before ``apply``: Pyrefly checks
+every opened file (and what it imports) before it answers anything, and opening the 40 files
+with the most hits beforehand made the stdlib's ``register`` wait 12.1-13.5 s for the 30 shown
+hits' answers instead of 3.2-4.0 s (fresh server, budget lifted, load ~15; 8 files: 3.7-4.7 s).
+``apply`` (after enrichment) takes the answers it can from the cache and asks Pyrefly the rest
+(``questions.py``; references only of a server that indexes, ``settings.py``); nothing waits
+past ``budget_ms`` from the start of ``apply``. Complete answers go to the cache, so a repeated
+search is identical and fast.
 
 Status per hit: ``applied`` when every answer came; ``degraded`` when some did not (the
 reason says which: a request error, the time budget, references asked before indexing
 ended — these are the only timing-dependent results, they say so, and they are asked again
 next time); ``failed`` when the server is missing, dead or silent; ``skipped`` for hits that
-are not code (comments, strings). Other stages' output never changes.
+are not code (comments, strings), and for every hit not in the cache when a fresh server was
+not ready within the budget in an earlier search of this very tree (``memo.not_ready``): a
+one-shot search does not start Pyrefly then, and the telemetry (``semantic.skipped``) says
+why. A process that keeps its servers (``cq mcp``), or already runs one for the root, always
+asks. Other stages' output never changes.
 """
 
 from __future__ import annotations
@@ -41,14 +52,12 @@ from cq.semantic.memo import AnswerMemo
 from cq.semantic.pool import pool
 from cq.semantic.questions import Ask, Questions
 from cq.semantic.ranking import refine_order
-from cq.semantic.rpc import RpcError
 from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.settings import SemanticSettings
 
 CODE_CATEGORIES = frozenset(
     {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}
 )
-PREOPEN_FILES = 40  # files opened while classification runs: more than a 30-hit report spans
 
 
 class SemanticRun:
@@ -65,14 +74,23 @@ class SemanticRun:
         self.server: PyreflyServer | None = None
         self.telemetry: dict[str, dict[str, int]] = {}  # for ``Summary.telemetry``
         self.counters = RunCounters()
+        # A long-lived process, or a server already running for the root: always ask, and
+        # never remember a cut as "not ready" (a warm server answers the next search).
+        self.warm = active and pool().serving(self.root)
+        # The index only where the process keeps its server (cq mcp), so that the same search
+        # in the same kind of process always gets the same kind of answer.
+        self.indexing = settings.index == "always" or (settings.index == "auto" and pool().warm)
         self.memo = AnswerMemo(
-            request, pyrefly_binary() if active else None, enabled=settings.cache
+            request,
+            pyrefly_binary() if active else None,
+            enabled=settings.cache,
+            budget_ms=settings.budget_ms,
+            indexing=self.indexing,
         )
         self._files: dict[str, SourceFile | None] = {}
         self._files_lock = threading.Lock()
         self._server_lock = threading.Lock()
         self._server_asked = False
-        self._opener: threading.Thread | None = None
 
     @classmethod
     def begin(
@@ -84,15 +102,10 @@ class SemanticRun:
     ) -> SemanticRun:
         """Fingerprint the tree and start (or reuse) the server in the background when the
         search has Python hits; files come from the search's ``corpus``."""
-        python = [m for m in matches if m.language == "python"]
-        run = cls(settings, request, active=settings.enabled and bool(python), corpus=corpus)
+        python = any(m.language == "python" for m in matches)
+        run = cls(settings, request, active=settings.enabled and python, corpus=corpus)
         if run.active:
-            hits = Counter(m.file for m in python)  # most hits first: likeliest to be shown
-            files = sorted(hits, key=lambda f: (-hits[f], f))[:PREOPEN_FILES]
-            run._opener = threading.Thread(
-                target=run._prepare, args=(files,), name="cq-lsp-open", daemon=True
-            )
-            run._opener.start()
+            threading.Thread(target=run._prepare, name="cq-lsp-start", daemon=True).start()
         return run
 
     def apply(self, enriched: EnrichOutcome, limit: int) -> EnrichOutcome:
@@ -143,19 +156,34 @@ class SemanticRun:
             if key in known:
                 facts[i] = known[key]
         missing = [i for i in code if keys.get(i) not in known]
-        calls = [i for i in missing if hits[i].category == "callsite"]
+        skip = None if self.warm or self.memo.not_ready is None else self._not_ready_reason()
+        asked: list[SemanticFacts] = []
+        calls = [i for i in missing if hits[i].category == "callsite"] if skip is None else []
         syntax = SyntaxPass(self.root, self._source, [hits[i] for i in calls]) if calls else None
-        for i, fact in zip(missing, self._ask([hits[i] for i in missing], deadline), strict=True):
+        if skip is None:
+            asked = answers = self._ask([hits[i] for i in missing], deadline)
+        else:
+            answers = [SemanticFacts(status="skipped", reason=skip)] * len(missing)
+            if missing:
+                self.telemetry["semantic.skipped"] = {skip: len(missing)}
+        for i, fact in zip(missing, answers, strict=True):
             if syntax is not None and i in calls:
                 fact = _fallback(fact, syntax.result(calls.index(i), deadline))
             facts[i] = fact
+        cut = next((f.reason for f in asked if _cut_by_budget(f)), None)
+        if cut is not None and not self.warm:
+            self.memo.mark_not_ready(cut)
         fresh = {keys[i]: facts[i] for i in missing if i in keys and facts[i].status == "applied"}
         complete = len(keys) == len(code) and all(facts[i].status == "applied" for i in code)
         self.memo.put(fresh, every_hit_known=complete)
         self.counters = RunCounters(
-            semantic_cached=len(code) - len(missing), semantic_asked=len(missing)
+            semantic_cached=len(code) - len(missing), semantic_asked=len(asked)
         )
         return facts
+
+    def _not_ready_reason(self) -> str:
+        budget = f"{self.settings.budget_ms:.0f} ms"
+        return f"not asked: Pyrefly was not ready within {budget} in an earlier search of this tree"
 
     def _ask(self, hits: list[Finding], deadline: float) -> list[SemanticFacts]:
         if not hits:
@@ -166,31 +194,29 @@ class SemanticRun:
             failed = SemanticFacts(status="failed", reason=failure or "pyrefly not installed")
             return [failed] * len(hits)
         asks = [Ask(f, self._source(f.file)) for f in hits]
-        if self._opener is not None:  # its didOpens would cancel requests sent meanwhile
-            self._opener.join(max(deadline - time.monotonic(), 0.0))
         questions = Questions(self.root, server, self._source)
         versions = questions.sync(asks)
         questions.positions(asks, deadline)
-        questions.references(asks, deadline)
+        if server.indexing:  # without the workspace index references stay within open files
+            questions.references(asks, deadline)
         questions.diagnostics(asks, versions, deadline)
         with self._files_lock:
             mine = {str(Path(self.root) / rel) for rel in self._files}
         server.trim(keep=mine)
         return [ask.facts() for ask in asks]
 
-    def _prepare(self, files: list[str]) -> None:
-        """In the background: the fingerprint, then, unless every answer is known, the
-        server and the files it should check before the questions come."""
+    def _prepare(self) -> None:
+        """In the background: the fingerprint, then, in a process that keeps its server and
+        unless every answer is known, the server."""
         self.memo.compute()
-        if not self.memo.complete():
+        if self.warm and not self.memo.every_hit_known:
             self._ensure_server()
-            self._preopen(files)
 
     def _ensure_server(self) -> PyreflyServer | None:
         with self._server_lock:
             if not self._server_asked:
                 self._server_asked = True
-                self.server = pool().get(self.root)
+                self.server = pool().get(self.root, indexing=self.indexing)
             return self.server
 
     def _unavailable(self, server: PyreflyServer | None, deadline: float) -> str | None:
@@ -203,18 +229,6 @@ class SemanticRun:
         if not server.alive():
             return "server exited" + (f": {server.stderr_tail()}" if server.stderr_tail() else "")
         return None
-
-    def _preopen(self, files: list[str]) -> None:
-        server = self.server
-        if server is None or not server.initialized.wait(10.0) or server.error:
-            return
-        for rel in files:
-            source = self._source(rel)
-            if source is not None and source.text is not None and server.alive():
-                try:
-                    server.sync(str(Path(self.root) / rel), source.text, source.digest)
-                except (RpcError, AssertionError):
-                    return
 
     def _source(self, rel: str) -> SourceFile | None:
         with self._files_lock:
@@ -237,6 +251,16 @@ def _fallback(fact: SemanticFacts, syntax: tuple[bool, SemanticDefinition | None
         status = "degraded" if fact.status == "applied" else fact.status
         return msgspec.structs.replace(fact, status=status, reason=reason)
     return fact if found is None else msgspec.structs.replace(fact, definition=found)
+
+
+# What the questions report when the deadline, not Pyrefly, ended an answer (``rpc.RpcTimeout``,
+# the waits for indexing and diagnostics in ``questions.py``, the start-up wait above).
+_BUDGET_PHRASES = ("no answer in time", "within the time budget")
+
+
+def _cut_by_budget(facts: SemanticFacts) -> bool:
+    reason = facts.reason or ""
+    return facts.status != "applied" and any(p in reason for p in _BUDGET_PHRASES)
 
 
 def _with_semantic(finding: Finding, facts: SemanticFacts) -> Finding:
