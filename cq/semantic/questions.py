@@ -26,7 +26,7 @@ from cq.semantic.answers import (
     relative_to_root,
     utf16_col,
 )
-from cq.semantic.rpc import RpcError
+from cq.semantic.rpc import NOT_WITHIN_BUDGET, RpcError
 from cq.semantic.server import PyreflyServer
 
 _DIAGNOSTIC_ERROR = 1
@@ -122,7 +122,7 @@ class Questions:
             return
         if not self.server.wait_indexed(min(deadline, time.monotonic() + INDEXING_WAIT_S)):
             for ask in wanted:
-                ask.problems.append("references: indexing not finished within the time budget")
+                ask.problems.append(f"references: indexing not finished {NOT_WITHIN_BUDGET}")
             return
         calls = []
         for ask in wanted:
@@ -150,7 +150,7 @@ class Questions:
         for ask in asks:
             published = by_file.get(ask.finding.file)
             if published is None:
-                ask.problems.append("diagnostics: not published within the time budget")
+                ask.problems.append(f"diagnostics: not published {NOT_WITHIN_BUDGET}")
                 continue
             ask.diagnostics = tuple(
                 _clip(f"{d.get('code', 'error')}: {' '.join(str(d.get('message', '')).split())}")

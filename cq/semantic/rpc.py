@@ -29,6 +29,13 @@ _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder()
 
 
+# The words of a reason that says the deadline, not Pyrefly, ended an answer: the stage reads
+# them to remember a tree whose fresh server was not ready in time (``stage._cut_by_budget``).
+NO_ANSWER_IN_TIME = "no answer in time"
+NOT_WITHIN_BUDGET = "within the time budget"
+BUDGET_PHRASES = (NO_ANSWER_IN_TIME, NOT_WITHIN_BUDGET)
+
+
 class RpcError(Exception):
     """The server answered with an error, or the connection is gone."""
 
@@ -130,7 +137,7 @@ class Connection:
                     return RpcError(f"{method}: server exited")
                 if time.monotonic() >= deadline:
                     self._cancel(ident)
-                    return RpcTimeout(f"{method}: no answer in time")
+                    return RpcTimeout(f"{method}: {NO_ANSWER_IN_TIME}")
         finally:
             with self._lock:
                 self._pending.pop(ident, None)

@@ -52,6 +52,7 @@ from cq.semantic.memo import AnswerMemo
 from cq.semantic.pool import pool
 from cq.semantic.questions import Ask, Questions
 from cq.semantic.ranking import refine_order
+from cq.semantic.rpc import BUDGET_PHRASES, NOT_WITHIN_BUDGET
 from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.settings import SemanticSettings
 
@@ -223,7 +224,7 @@ class SemanticRun:
         if server is None:
             return "pyrefly not installed"
         if not server.initialized.wait(max(deadline - time.monotonic(), 0.0)):
-            return "server not ready within the time budget"
+            return f"server not ready {NOT_WITHIN_BUDGET}"
         if server.error:
             return server.error
         if not server.alive():
@@ -253,14 +254,9 @@ def _fallback(fact: SemanticFacts, syntax: tuple[bool, SemanticDefinition | None
     return fact if found is None else msgspec.structs.replace(fact, definition=found)
 
 
-# What the questions report when the deadline, not Pyrefly, ended an answer (``rpc.RpcTimeout``,
-# the waits for indexing and diagnostics in ``questions.py``, the start-up wait above).
-_BUDGET_PHRASES = ("no answer in time", "within the time budget")
-
-
 def _cut_by_budget(facts: SemanticFacts) -> bool:
     reason = facts.reason or ""
-    return facts.status != "applied" and any(p in reason for p in _BUDGET_PHRASES)
+    return facts.status != "applied" and any(p in reason for p in BUDGET_PHRASES)
 
 
 def _with_semantic(finding: Finding, facts: SemanticFacts) -> Finding:
