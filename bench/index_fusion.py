@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cq.index.build import update_index
 from cq.index.fuse import fused_files, fused_units, fusion_for, index_file_order
+from cq.index.manifest import Manifest
 from cq.index.query import IndexHits, ask
 from cq.index.scopes import rg_scope_key
 from cq.model.index_tuning import PYTHON_FUSION, Fusion
@@ -52,6 +53,7 @@ class Signals(msgspec.Struct):
     hits: IndexHits
     terms: tuple[str, ...] = ()
     focus: str = ""  # the search's focus (older signal files: unknown, not "tests")
+    sizes: dict[str, int] = {}  # bytes of rg's and the index's files (the index's manifest)
 
 
 def gather(row: dict, args: argparse.Namespace, text: str) -> Signals | None:
@@ -92,6 +94,7 @@ def gather(row: dict, args: argparse.Namespace, text: str) -> Signals | None:
         hits=hits,
         terms=terms,
         focus=focus,
+        sizes=_sizes(opened.manifest, files[:100], hits),
     )
 
 
@@ -102,7 +105,15 @@ def requery(s: Signals, rows: dict[str, dict], trees: str) -> Signals:
     terms = s.terms or _terms(query, tree)
     opened, _ = update_index(tree)
     hits = ask(opened.index, opened.manifest, query, terms)
-    return msgspec.structs.replace(s, hits=hits, terms=terms)
+    sizes = _sizes(opened.manifest, s.rg_files, hits)
+    return msgspec.structs.replace(s, hits=hits, terms=terms, sizes=sizes)
+
+
+def _sizes(manifest: Manifest, rg_files: list[str], hits: IndexHits) -> dict[str, int]:
+    """The bytes of every file either order may rank, as a search reads them (its manifest)."""
+    files = [*rg_files, *(h.path for h in (*hits.files, *hits.units))]
+    files += [m.path for m in (*hits.named, *hits.defined)]
+    return {f: manifest[f].size for f in files if f in manifest}
 
 
 def _terms(query: str, tree: Path) -> tuple[str, ...]:
@@ -120,10 +131,11 @@ def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list
     """Per method: (files, function names ``path::qualname``) in rank order."""
     fusion = fusion_for(s.rg_files, s.hits) if fusion is None else fusion
     ix_files = index_file_order(s.hits, fusion)
-    votes = fused_files(s.rg_files, ix_files, fusion, s.hits, tests_wanted=s.focus == "tests")
+    tests = s.focus == "tests"
+    votes = fused_files(s.rg_files, ix_files, fusion, s.hits, tests_wanted=tests, sizes=s.sizes)
     fused = [v.file for v in votes]
     ranks = {f: i for i, f in enumerate(fused, 1)}
-    units = fused_units(s.hits.units, s.rg_scopes, ranks, fusion, tests_wanted=s.focus == "tests")
+    units = fused_units(s.hits.units, s.rg_scopes, ranks, fusion, tests_wanted=tests)
     rg_fns = [f"{f}::{q}" for f, q in dict.fromkeys(s.rg_scopes)]
     ix_fns = [f"{u.path}::{u.qualname}" for u in s.hits.units if u.kind != "module"]
     return {
@@ -165,9 +177,10 @@ def main() -> int:
         "--grid",
         nargs="?",
         const="all",
-        choices=("all", "files", "functions"),
+        choices=("all", "files", "functions", "prior"),
         help="also score a grid of fusions (the file order's, the Relevant Functions' or "
-        "both), with leave-one-repository-out",
+        "both; or the file prior's numbers over each issue's own fusion), with "
+        "leave-one-repository-out",
     )
     ap.add_argument(
         "--requery",
@@ -225,6 +238,8 @@ def grid(groups: dict[str, list[Signals]], which: str = "all") -> None:
         grid_files(groups)
     if which in ("all", "functions"):
         grid_functions(groups)
+    if which == "prior":
+        grid_prior(groups)
 
 
 def grid_files(groups: dict[str, list[Signals]]) -> None:
@@ -249,6 +264,27 @@ def grid_functions(groups: dict[str, list[Signals]]) -> None:
         )
     ]
     loro(groups, units, _fn5, "function Hit@5")
+
+
+def grid_prior(groups: dict[str, list[Signals]]) -> None:
+    """The file prior's numbers (``fuse.file_prior``), each over the fusion a search would
+    use for the issue (Rust's, a one-line question's, Python's)."""
+    priors = [
+        Fusion(size_exponent=a, unit_votes=u, unit_votes_max=m)
+        for a, u, m in itertools.product((0.0, 0.1, 0.2, 0.3), (0.0, 0.025, 0.05, 0.1), (5, 10))
+    ]
+
+    def acc5(s: Signals, prior: Fusion) -> bool:
+        own = fusion_for(s.rg_files, s.hits)
+        fusion = msgspec.structs.replace(
+            own,
+            size_exponent=prior.size_exponent,
+            unit_votes=prior.unit_votes,
+            unit_votes_max=prior.unit_votes_max,
+        )
+        return _acc5(s, fusion)
+
+    loro(groups, priors, acc5, "file Acc@5 (file prior)")
 
 
 def loro(
@@ -310,7 +346,8 @@ def _acc5(s: Signals, fusion: Fusion) -> bool:
     top = msgspec.structs.replace(
         s.hits, named=s.hits.named[:GRID_TOP], defined=s.hits.defined[:GRID_TOP]
     )
-    votes = fused_files(s.rg_files[:GRID_TOP], ix, fusion, top, tests_wanted=s.focus == "tests")
+    tests = s.focus == "tests"
+    votes = fused_files(s.rg_files[:GRID_TOP], ix, fusion, top, tests_wanted=tests, sizes=s.sizes)
     files = [v.file for v in votes[:5]]
     return bool(s.gold) and all(g in files for g in s.gold)
 

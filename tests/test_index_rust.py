@@ -133,3 +133,33 @@ def test_a_one_line_rust_question_trusts_the_index_over_rg_s_guesses() -> None:
         fusion = fusion_for(rg, hits)
         order = [v.file for v in fused_files(rg, index_file_order(hits, fusion), fusion, hits)]
         assert order[0] == first
+
+
+def test_a_bigger_rust_file_and_one_with_more_matching_units_win_a_tie() -> None:
+    """rg's first file against the index's first file is a tie (rg's wins it); with the file
+    prior a Rust issue's bigger file wins it, and a file holding several of the index's best
+    units beats one holding none. A Python question's order keeps no prior."""
+    from cq.index.fuse import fused_files, fusion_for, index_file_order
+    from cq.index.query import IndexHit, IndexHits
+
+    def first(rg: list[str], hits: IndexHits, sizes: dict[str, int]) -> str:
+        fusion = fusion_for(rg, hits)
+        index = index_file_order(hits, fusion)
+        return fused_files(rg, index, fusion, hits, sizes=sizes)[0].file
+
+    hits = IndexHits(files=(IndexHit(path="src/parser.rs", kind="file"),))
+    rg = ["src/help.rs"]
+    assert first(rg, hits, {}) == "src/help.rs"
+    assert first(rg, hits, {"src/help.rs": 2_000, "src/parser.rs": 80_000}) == "src/parser.rs"
+    assert first(rg, hits, {"src/help.rs": 80_000, "src/parser.rs": 2_000}) == "src/help.rs"
+    py = IndexHits(files=(IndexHit(path="pkg/parser.py", kind="file"),))
+    assert first(["pkg/help.py"], py, {"pkg/help.py": 2_000, "pkg/parser.py": 80_000}) == (
+        "pkg/help.py"
+    )
+    # the same tie at equal sizes: the file holding three of the index's best units wins it
+    same = {"src/help.rs": 10_000, "src/parser.rs": 10_000}
+    for holder in ("src/help.rs", "src/parser.rs"):
+        units = tuple(IndexHit(path=holder, kind="fn", qualname=f"f{i}") for i in range(3))
+        held = IndexHits(files=hits.files, units=units)
+        fusion = fusion_for(rg, held)
+        assert fused_files(rg, ["src/parser.rs"], fusion, held, sizes=same)[0].file == holder

@@ -44,13 +44,17 @@ def fuse_findings(
     rg_files = list(dict.fromkeys(f.file for f in ranked))
     fusion = fusion_for(rg_files, evidence.hits, numbers)
     weights = "index.python" if fusion is numbers.python else "index.fusion"
+    index_files = index_file_order(evidence.hits, fusion, roles)
+    known = evidence.manifest
+    sizes = {f: known[f].size for f in (*rg_files, *index_files) if f in known}
     votes = fused_files(
         rg_files,
-        index_file_order(evidence.hits, fusion, roles),
+        index_files,
         fusion,
         evidence.hits,
         tests_wanted=tests_wanted,
         roles=roles,
+        sizes=sizes,
     )
     by_file: dict[str, list[Finding]] = {}
     for f in ranked:

@@ -24,6 +24,7 @@ import msgspec
 from cq.errors import SearchCancelledError
 from cq.index.build import IndexUpdate, OpenIndex, Progress, TooLarge, update_index
 from cq.index.location import clear_index
+from cq.index.manifest import Manifest
 from cq.index.query import IndexHits, ask, query_words
 from cq.model import SearchRequest
 from cq.model.index_tuning import IndexTuning
@@ -37,6 +38,7 @@ class Evidence(msgspec.Struct, frozen=True, kw_only=True):
     hits: IndexHits
     words: dict[str, float]  # the query's words as the index was asked
     update: IndexUpdate
+    manifest: Manifest  # the indexed files' sizes, for the fusion's file prior
     milliseconds: float  # the update (in its thread) and the query, end to end
     waited_ms: float  # how long the search waited for the update to finish
 
@@ -151,6 +153,7 @@ class IndexUpdateRun:
             hits=hits,
             words=words,
             update=update,
+            manifest=opened.manifest,
             milliseconds=round(update.milliseconds + (time.perf_counter() - asked) * 1000, 1),
             waited_ms=round(waited * 1000, 1),
         )

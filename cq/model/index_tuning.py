@@ -74,6 +74,15 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     w_defined: Annotated[
         float, _why("hand-set: files defining a name the text writes as code; Python only")
     ] = 0.0
+    size_exponent: Annotated[
+        float, _why("measured: RUST_FUSION's note; the file prior grows as bytes to this power")
+    ] = 0.0
+    unit_votes: Annotated[
+        float, _why("measured: RUST_FUSION's note; the file prior's gain per unit among hits")
+    ] = 0.0
+    unit_votes_max: Annotated[
+        int, _why("measured: RUST_FUSION's note; units the file prior counts (5/10 tried)")
+    ] = 10
     test_functions: Annotated[
         bool,
         _why(
@@ -103,7 +112,18 @@ PYTHON_FUSION = Fusion(
 # Python's measured weight (the same evidence; too few Rust texts name a file of their tree to
 # fit one: on rust_tuning 123, 9 texts name 12 files of their tree, 8 of them gold; weight
 # 0.5/1/2 scored Acc@5 37.4/38.2/38.2). rust_tuning 123 fused file Acc@5 37.4 -> 38.2.
-RUST_FUSION = Fusion(w_named=1.0, test_functions=True)
+#
+# The file prior (``fuse.file_prior``): a file's fused score times (bytes / 10 kB) ** 0.2 and
+# 1 + 0.05 per unit among the index's 50 best (at most 10). Bigger files and files with several
+# matching units are fixed more often (bench/rust_signals.py: of the fused first 10 files,
+# gold 12.9% under 10 kB, 27.7% from 50 kB; 30.4% with 3+ units, 8.1% with none; titles
+# alike). bench/index_fusion.py on main 3fc380b's signals, grid size_exponent 0/0.1/0.2/0.3 x
+# unit_votes 0/0.025/0.05/0.1 x unit_votes_max 5/10, leave-one-repository-out on mean Acc@5
+# of texts and titles: 11 of 13 folds chose these, held-out Acc@5 texts 38.2 (39.0 without),
+# titles 42.3 (40.7). rust_tuning 123 fused Acc@1/3/5/10 texts 9.8/24.4/39.0/56.9 ->
+# 11.4/27.6/39.8/58.5, titles 13.0/28.5/40.7/51.2 -> 14.6/29.3/43.1/52.8; fn Hit@5 unchanged
+# (35.6, 28.8). Small (1-3 issues a figure) but no figure falls. Python keeps no prior.
+RUST_FUSION = Fusion(w_named=1.0, test_functions=True, size_exponent=0.2, unit_votes=0.05)
 # A one-line Rust question (or an issue's title alone) has few words for rg's patterns, most
 # of them guessed from the prose: the index's order weighs twice rg's. rust_tuning 123
 # titles, fused file Acc@1/3/5/10 13.8/26.0/37.4/49.6 -> 13.0/28.5/40.7/51.2 (index weight
@@ -138,7 +158,8 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         Fusion,
         _why(
             "measured: bench/index_fusion.py, the table in Fusion's docstring; Rust's named "
-            "files and test functions: RUST_FUSION's note (rust_tuning 123 Acc@5 37.4 -> 38.2)"
+            "files and test functions: RUST_FUSION's note (rust_tuning 123 Acc@5 37.4 -> 38.2); "
+            "its file prior: the note above it (texts 39.0 -> 39.8, titles 40.7 -> 43.1)"
         ),
     ] = msgspec.field(default_factory=lambda: RUST_FUSION)
     one_line: Annotated[
