@@ -7,6 +7,8 @@ The index's own file order fuses its two granularities the same way: a file's ra
 documents and the rank of its best unit among unit documents. The numbers (``Fusion``, one for
 Python questions and one for the rest) are ``Tuning.index``'s (``cq/model/index_tuning.py``);
 tests, docs and vendored code are demoted by the rank's role multipliers (``rank.role``).
+A Rust question's fused scores are also weighed by a file prior (``file_prior``: size and the
+index's units in the file).
 """
 
 from __future__ import annotations
@@ -129,8 +131,8 @@ def fused_files(
     return sorted(votes, key=lambda v: (-v.fused, v.rank_rg or 1 << 30, v.file))
 
 
-SIZE_FLOOR = 1_000  # bytes: a stub file is not less likely to be fixed than a 1 kB one
-SIZE_REFERENCE = 10_000  # bytes: the prior is 1 for a 10 kB file (ranks depend on neither)
+SIZE_FLOOR = 1_000  # hand-set: a file under 1 kB counts as 1 kB (a stub is no less likely)
+SIZE_REFERENCE = 10_000  # the prior is 1 for a 10 kB file (the order does not depend on it)
 
 
 def file_prior(
