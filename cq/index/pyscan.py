@@ -11,8 +11,12 @@ import re
 
 from cq.index.spans import LineCounter, LineHeads, own_text
 
-# Headers (and block ends, below) are found after a newline: see ``LineHeads``.
-_HEADS = LineHeads(r"([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
+# Headers (and block ends, below) are found after a newline: see ``LineHeads``. The
+# indentation is matched possessively (``*+``, ``{0,n}+``): a line that is not a header gives
+# up at its first other character instead of backtracking through its indentation one space
+# at a time (bench tree of bench/index_speed.py, 19 MB: the header scan 0.19 -> 0.05 CPU-s,
+# every unit identical).
+_HEADS = LineHeads(r"([ \t]*+)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
 _SIG_END = re.compile(r":[ \t]*(?:#[^\n]*)?$", re.M)
 _DOC = re.compile(r"\s*[rRuU]?(\"\"\"|'''|\"|')")
 _LEADING_COMMENTS = re.compile(r"(?:[ \t\r\n]*#[^\n]*)*")
@@ -72,7 +76,7 @@ def _signature_end(text: str, pos: int, block_end: int) -> int:
 def _block_end(text: str, indent: int, pos: int) -> int:
     pattern = _ends.get(indent)
     if pattern is None:
-        pattern = _ends[indent] = re.compile(rf"\n[ \t]{{0,{indent}}}[^ \t\r\n#)\]}}]")
+        pattern = _ends[indent] = re.compile(rf"\n[ \t]{{0,{indent}}}+[^ \t\r\n#)\]}}]")
     m = pattern.search(text, pos)
     return m.start() + 1 if m else len(text)
 

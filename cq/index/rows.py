@@ -14,11 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from cq.index.documents import file_rows
+from cq.index.documents import Row, file_rows
 from cq.index.files import language_of_path
-from cq.index.words import split_words
-
-Row = tuple[str, str, str, int, str, str, str, str, str]
 
 
 def prepared_rows(
@@ -76,11 +73,5 @@ def _batches(
 def _rows(batch: list[tuple[str, bytes]]) -> list[Row]:
     out: list[Row] = []
     for path, data in batch:
-        for _, kind, qualname, line, names, sig, doc, text in file_rows(
-            path, data, language_of_path(path)
-        ):
-            words = split_words(path) if kind == "file" else ""
-            out.append(
-                (path, kind, qualname, line, words, split_words(names), split_words(sig), doc, text)
-            )
+        out.extend(file_rows(path, data, language_of_path(path)))
     return out

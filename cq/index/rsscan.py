@@ -8,9 +8,10 @@ import re
 
 from cq.index.spans import LineCounter, LineHeads, own_text
 
-# Headers (and closing braces, below) are found after a newline: see ``LineHeads``.
+# Headers (and closing braces, below) are found after a newline: see ``LineHeads``; the
+# indentation is matched possessively, as in ``pyscan.py`` (why there).
 _HEADS = LineHeads(
-    r"([ \t]*)(?:pub(?:\([^)\n]*\))?[ \t]+)?"
+    r"([ \t]*+)(?:pub(?:\([^)\n]*\))?[ \t]+)?"
     r"(?:(?:const|async|unsafe|default|extern[ \t]+\"[^\"\n]*\")[ \t]+)*"
     r"(fn|struct|enum|trait|impl|mod|macro_rules!)(?=[\s<])"
 )
