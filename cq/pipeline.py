@@ -59,19 +59,21 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         own = patterns_for_query(typed, mode) if typed is not None else ()  # type: ignore[arg-type]
         mode_chain = [mode]
 
+        # Every stage reads files through it, rg's lone-CR files included (candidates.lines);
+        # the rewriter, the index and the semantic stage share its list of the tree's files.
+        corpus = Corpus(
+            Path(request.root), tuning.scale.corpus_keep_bytes, remember=request.use_cache
+        )
+        listing = corpus.listing
         rewrite: Rewrite | None = None
         trigger = rewrite_trigger(request, tuning.rewrite)
         if trigger is not None:
             # A question: the index is brought up to date meanwhile (cq.index.evidence).
-            index = IndexRun.start(request, progress.update, tuning)
+            index = IndexRun.start(request, progress.update, tuning, listing=listing)
             with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, trigger, tuning.rewrite)
+                rewrite = rewrite_query(request, trigger, tuning.rewrite, listing)
             index = index.kept(rewrite.summary) if index is not None else None
         patterns = own + (rewrite.plan.patterns if rewrite else ())
-        # Every stage reads files through it, rg's lone-CR files included (candidates.lines).
-        corpus = Corpus(
-            Path(request.root), tuning.scale.corpus_keep_bytes, remember=request.use_cache
-        )
 
         with _timed(timings, "candidates"):
             candidates = _collect(request, patterns, progress.searching, tuning, corpus)
@@ -89,8 +91,8 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 candidates, patterns = retry, literal
         if not candidates.matches and rewrite is None and request.rewrite is None:
             with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, "zero_results", tuning.rewrite)
-            index = IndexRun.start(request, progress.update, tuning, rewrite.summary)
+                rewrite = rewrite_query(request, "zero_results", tuning.rewrite, listing)
+            index = IndexRun.start(request, progress.update, tuning, rewrite.summary, listing)
             if rewrite.plan.patterns:
                 patterns = own + rewrite.plan.patterns
                 with _timed(timings, "candidates_rewritten"):

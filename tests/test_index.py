@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cq.tools import find_rg
 from tests.conftest import run_cq, write_tree
 
 # Lower-case settings: no name the rewriter's vocabulary holds (it maps the question's words
@@ -388,3 +389,26 @@ def test_a_search_answered_from_a_stale_index_says_so(repo: Path) -> None:
     fresh = search(repo, *quick)["summary"]["telemetry"]["index"]
     assert fresh["files"] == 4 and "stale" not in fresh
     assert "index: stale" not in run_cq("search", "-", "--root", str(repo), stdin=QUESTION).stdout
+
+
+def test_a_question_lists_the_tree_once(repo: Path, tmp_path: Path) -> None:
+    """The rewriter's vocabulary and the index share one ``rg --files`` (the search's
+    listing): the real rg, run through a script that notes each call's arguments."""
+    calls = tmp_path / "rg-calls"
+    wrapper = tmp_path / "rg"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {find_rg()} "$@"\n')
+    wrapper.chmod(0o755)
+    data = search(repo, env={"CQ_RG": str(wrapper)})
+    assert data["summary"]["rewrite"]["applied"]
+    assert data["summary"]["telemetry"]["index"]["files"] == 3
+    listings = [line for line in calls.read_text().splitlines() if "--files" in line.split()]
+    assert len(listings) == 1
+
+
+def test_the_index_holds_what_the_search_sees(repo: Path) -> None:
+    """Files rg ignores (an ``.ignore`` file) and files over the search's 2 MB limit are not
+    indexed: a question never surfaces a file a pattern search would not read."""
+    (repo / ".ignore").write_text("*_generated.py\n")
+    (repo / "app/files/upload_generated.py").write_text("def upload_permissions():\n    pass\n")
+    (repo / "app/files/huge.py").write_text("x = 1\n" * 400_000)  # 2.4 MB
+    assert counts(run_cq("index", "--root", str(repo)))["files"].startswith("3 ")

@@ -49,7 +49,7 @@ BASE_ALLOWED = {
     "profiles": {"model", "errors", "confine", "env"},
     "workers": set(),
     "cancel": {"errors"},
-    "parse": {"model", "cache", "rooted"},
+    "parse": {"model", "cache", "rooted", "tools"},
 }
 
 

@@ -26,7 +26,7 @@ import msgspec
 
 from cq.model import Finding, RelevantFunction, RewriteSummary, RunCounters, SearchRequest
 from cq.model.tuning import Tuning
-from cq.parse import Corpus
+from cq.parse import Corpus, Listing
 
 
 class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,13 +61,17 @@ class IndexRun:
     ends either way."""
 
     def __init__(
-        self, request: SearchRequest, progress: Callable[[str], None], tuning: Tuning
+        self,
+        request: SearchRequest,
+        progress: Callable[[str], None],
+        tuning: Tuning,
+        listing: Listing | None = None,
     ) -> None:
         from cq.index.evidence import IndexUpdateRun
 
         self.request = request
         self.tuning = tuning
-        self.update = IndexUpdateRun.start(request, progress, tuning.index)
+        self.update = IndexUpdateRun.start(request, progress, tuning.index, listing)
         self.consulted = False
 
     @classmethod
@@ -77,13 +81,15 @@ class IndexRun:
         progress: Callable[[str], None],
         tuning: Tuning,
         rewrite: RewriteSummary | None = None,
+        listing: Listing | None = None,
     ) -> IndexRun | None:
         """Start the update of a search that will consult the index: one being rewritten
         (``rewrite`` None: started beside the rewrite, see ``kept``) or rewritten (None when
-        ``rewrite`` was not applied, or with ``--no-index``)."""
+        ``rewrite`` was not applied, or with ``--no-index``). ``listing``: the search's list
+        of the tree's files (its ``Corpus``'s)."""
         if not request.use_index or (rewrite is not None and not consults_index(request, rewrite)):
             return None
-        return cls(request, progress, tuning)
+        return cls(request, progress, tuning, listing)
 
     def kept(self, rewrite: RewriteSummary) -> IndexRun | None:
         """This run if the rewritten search consults the index; else it stops (``close``)."""

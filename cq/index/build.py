@@ -25,6 +25,7 @@ from cq.index.manifest import Manifest, read_manifest, write_manifest
 from cq.index.rows import Row, prepared_rows
 from cq.index.schema import build_schema, register_analyzers
 from cq.model.index_tuning import IndexTuning
+from cq.parse import Listing
 
 # One indexing thread (not a tuned number: the output depends on it). Tantivy gives each
 # thread a segment of its own and documents go to whichever thread is free, so with two the
@@ -75,10 +76,12 @@ def update_index(
     persist: bool = True,
     build_limit: int = 0,
     tuning: IndexTuning | None = None,
+    listing: Listing | None = None,
 ) -> tuple[OpenIndex, IndexUpdate]:
     """Open (or create) the root's index and apply the tree's changes to it; ``persist``
     False (``--no-cache``) builds a throw-away index in memory. More than ``build_limit``
-    bytes (0: no limit) of new or changed files raise ``TooLarge`` before anything is read."""
+    bytes (0: no limit) of new or changed files raise ``TooLarge`` before anything is read.
+    ``listing``: the search's list of the tree's files (None: listed here)."""
     tuning = tuning or IndexTuning()
     started = time.perf_counter()
     directory = index_dir(root)
@@ -87,11 +90,11 @@ def update_index(
     marker = directory.with_name(f"{directory.name}.too-large")
     if build_limit and not manifest:
         _check_marker(marker, root, tuning.too_large_s)
-    changes = Changes(root, remember=persist)
-    listing = changes.list()
+    changes = Changes(root, remember=persist, listing=listing)
+    state = changes.list()
     # New files only: indexed ones are re-read when their stat is not trusted (written in the
     # last 2 s), and that costs a read, not a build.
-    moved = sum(n for rel, n in changes.to_read(listing, manifest).items() if rel not in manifest)
+    moved = sum(n for rel, n in changes.to_read(state, manifest).items() if rel not in manifest)
     if build_limit and moved > build_limit:
         if persist:
             _write_marker(marker, root, moved)
@@ -99,7 +102,7 @@ def update_index(
     index, rebuilt = _open(directory) if persist else (_in_memory(), False)
     if rebuilt:  # the old index was unreadable: everything is new again
         manifest = {}
-    changed, fresh = changes.read(listing, manifest)
+    changed, fresh = changes.read(state, manifest)
     changes.finish()
     removed = set(manifest) - set(fresh)
     stale = False

@@ -7,14 +7,15 @@ manifest (to re-index, with their bytes) and their size before any is read (``pe
 A file's digest is cq's (``cq.parse.load_source``: blake2b of the bytes rg searched), and
 unchanged files are recognised by ``cq.cache.digests``: the same memory the search's Corpus
 recalls and teaches, so a file read and hashed by either is not read or hashed by the other
-while its stat (device, inode, size, mtime, ctime) stays put. An unchanged tree costs one
-``rg --files``, a stat per file and one lookup in cq's store; nothing is read.
+while its stat (device, inode, size, mtime, ctime) stays put. The files are the search's
+listing (``cq.parse.Listing``: one ``rg --files`` shared with the rewriter and the semantic
+stage), without those over ``MAX_FILE_BYTES``. An unchanged tree costs that listing, a stat
+per file and one lookup in cq's store; nothing is read.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import msgspec
@@ -22,14 +23,13 @@ import msgspec
 from cq.cache.digests import DigestMemory, Recalled, stat_file
 from cq.index.files import language_of_path
 from cq.index.manifest import Entry, Manifest
-from cq.parse import searched_digests
+from cq.parse import Listing, list_tree, searched_digests
 from cq.parse.source import load_source
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # the search's default max_file_size_bytes
-_GLOBS = ("*.py", "*.pyi", "*.rs")
 
 
-class Listing(msgspec.Struct, frozen=True, kw_only=True):
+class TreeState(msgspec.Struct, frozen=True, kw_only=True):
     """The tree now: ``known`` files whose digest the memory gave without a read, ``unknown``
     files to read (with their size on disk: what reading them will cost)."""
 
@@ -40,29 +40,40 @@ class Listing(msgspec.Struct, frozen=True, kw_only=True):
 class Changes:
     """Reads what it must and remembers what it learned (``finish``)."""
 
-    def __init__(self, root: Path, *, remember: bool) -> None:
+    def __init__(self, root: Path, *, remember: bool, listing: Listing | None = None) -> None:
+        """``listing``: the search's (None: list the tree here)."""
         self.root = root
+        self.listing = listing
         self.base = os.path.abspath(root)
         self.memory: DigestMemory = searched_digests(remember)
         self.files_read = 0  # files read and hashed (the rest were known by their stat)
 
-    def list(self) -> Listing:
-        """Every listed file, known by its digest when its stat has not moved."""
-        paths = {f"{self.base}/{rel}": rel for rel in list_files(self.root)}
+    def list(self) -> TreeState:
+        """Every listed file up to ``MAX_FILE_BYTES``, known by its digest when its stat has
+        not moved."""
+        paths = {f"{self.base}/{rel}": rel for rel in self._listed()}
         recalled: dict[str, Recalled] = self.memory.recall(paths)
         known: Manifest = {}
         unknown: dict[str, int] = {}
         for path, rel in paths.items():
             hit = recalled.get(path)
             if hit is not None:
-                known[rel] = Entry(hit.size, hit.digest)
+                if hit.size <= MAX_FILE_BYTES:
+                    known[rel] = Entry(hit.size, hit.digest)
             else:
                 st = stat_file(path)
-                if st is not None:
+                if st is not None and st.size <= MAX_FILE_BYTES:
                     unknown[rel] = st.size
-        return Listing(known=known, unknown=unknown)
+        return TreeState(known=known, unknown=unknown)
 
-    def to_read(self, listing: Listing, manifest: Manifest) -> dict[str, int]:
+    def _listed(self) -> tuple[str, ...]:
+        """The tree's files (none when rg cannot run: as before, the index then empties)."""
+        try:
+            return self.listing.files() if self.listing is not None else list_tree(self.root)
+        except OSError:
+            return ()
+
+    def to_read(self, listing: TreeState, manifest: Manifest) -> dict[str, int]:
         """Files to read for this manifest (size on disk): unknown ones, and known ones whose
         digest is not the indexed one (a search read them since the index last did)."""
         moved = {
@@ -70,7 +81,7 @@ class Changes:
         }
         return listing.unknown | moved
 
-    def read(self, listing: Listing, manifest: Manifest) -> tuple[dict[str, bytes], Manifest]:
+    def read(self, listing: TreeState, manifest: Manifest) -> tuple[dict[str, bytes], Manifest]:
         """(bytes of files whose digest is not the manifest's, the manifest of the tree now)."""
         fresh = dict(listing.known)
         changed: dict[str, bytes] = {}
@@ -95,15 +106,3 @@ class Changes:
 def _indexed(manifest: Manifest, rel: str, digest: str) -> bool:
     entry = manifest.get(rel)
     return entry is not None and entry.digest == digest
-
-
-def list_files(root: Path) -> list[str]:
-    """Python and Rust files under ``root`` as rg sees them (ignore files respected)."""
-    from cq.tools import find_rg
-
-    argv = [find_rg(), "--files", "--no-config", "--max-filesize", str(MAX_FILE_BYTES)]
-    for glob in _GLOBS:
-        argv += ["-g", glob]
-    proc = subprocess.run(argv, cwd=root, capture_output=True, check=False)
-    names = proc.stdout.decode("utf-8", errors="surrogateescape").splitlines()
-    return sorted(n.removeprefix("./") for n in names if n)

@@ -28,6 +28,7 @@ from cq.index.manifest import Manifest
 from cq.index.query import IndexHits, ask, query_words
 from cq.model import SearchRequest
 from cq.model.index_tuning import IndexTuning
+from cq.parse import Listing
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
@@ -46,8 +47,15 @@ class Evidence(msgspec.Struct, frozen=True, kw_only=True):
 class IndexUpdateRun:
     """One search's index update, running in a thread from ``start`` until ``consult``."""
 
-    def __init__(self, request: SearchRequest, progress: Progress, tuning: IndexTuning) -> None:
+    def __init__(
+        self,
+        request: SearchRequest,
+        progress: Progress,
+        tuning: IndexTuning,
+        listing: Listing | None = None,
+    ) -> None:
         self.request = request
+        self.listing = listing  # the search's list of the tree's files
         self.progress = progress
         self.tuning = tuning
         self.abandoned = threading.Event()
@@ -59,9 +67,13 @@ class IndexUpdateRun:
 
     @classmethod
     def start(
-        cls, request: SearchRequest, progress: Progress, tuning: IndexTuning
+        cls,
+        request: SearchRequest,
+        progress: Progress,
+        tuning: IndexTuning,
+        listing: Listing | None = None,
     ) -> IndexUpdateRun:
-        run = cls(request, progress, tuning)
+        run = cls(request, progress, tuning, listing)
         run.thread.start()
         return run
 
@@ -85,6 +97,7 @@ class IndexUpdateRun:
             persist=self.request.use_cache,
             build_limit=self.tuning.auto_build_bytes,
             tuning=self.tuning,
+            listing=self.listing,
         )
 
     def _cleared(self) -> bool:

@@ -6,10 +6,12 @@ and a cached payload is all that is asked). Out: ``SourceFile`` (bytes, text, co
 language) and, on demand, its ast-grep root, tree-sitter tree, Python ``ast`` module and
 LibCST metadata, kept in bounded LRU caches
 keyed by content hash so repeated searches in one process (the MCP server) parse nothing twice.
-Heavy libraries are imported only when a parse is first asked for.
+Heavy libraries are imported only when a parse is first asked for. The corpus also holds
+the tree's file list (``listing.py``), listed once for every part of the search that needs it.
 """
 
 from cq.parse.corpus import Corpus, CorpusStats, searched_digests
+from cq.parse.listing import Listing, list_tree
 from cq.parse.python_trees import CstMetadata, cst_metadata, imported_names, py_ast
 from cq.parse.source import SourceFile
 from cq.parse.trees import cache_stats, sg_root, ts_tree
@@ -18,10 +20,12 @@ __all__ = [
     "Corpus",
     "CorpusStats",
     "CstMetadata",
+    "Listing",
     "SourceFile",
     "cache_stats",
     "cst_metadata",
     "imported_names",
+    "list_tree",
     "py_ast",
     "searched_digests",
     "sg_root",

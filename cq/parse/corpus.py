@@ -34,6 +34,7 @@ import msgspec
 from cq.cache.digests import DigestMemory, Recalled
 from cq.model import Language
 from cq.model.tuning import ScaleTuning
+from cq.parse.listing import Listing
 from cq.parse.source import SourceFile, load_source
 
 KEEP_BYTES = ScaleTuning().corpus_keep_bytes  # the tuned default (see its provenance)
@@ -75,6 +76,7 @@ class Corpus:
         self._lock = threading.Lock()
         self._base = os.path.abspath(root)
         self._memory = searched_digests(remember)
+        self.listing = Listing(root)  # the tree's Python and Rust files, listed once
 
     def recall(self, rels: Iterable[str]) -> dict[str, Recalled]:
         """Of ``rels`` not met yet, those whose digest (and size on disk) the memory gives

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from cq.model import SearchRequest
 from cq.model.tuning import RewriteTuning
+from cq.parse import Listing
 from cq.rewrite.extract import Mentions, extract_mentions, split_dotted
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
@@ -29,9 +30,11 @@ __all__ = [
 ]
 
 
-def rewrite_query(request: SearchRequest, trigger: str, tuning: RewriteTuning) -> Rewrite:
+def rewrite_query(
+    request: SearchRequest, trigger: str, tuning: RewriteTuning, listing: Listing | None = None
+) -> Rewrite:
     """``run.rewrite_query``, imported on first use (the LLM client, TOML and the vocabulary
     cost ~15 ms to import, wasted on a search that does not rewrite)."""
     from cq.rewrite.run import rewrite_query as run
 
-    return run(request, trigger, tuning)
+    return run(request, trigger, tuning, listing)

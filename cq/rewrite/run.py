@@ -14,6 +14,7 @@ import msgspec
 from cq.cache.payloads import PayloadCache
 from cq.model import Pattern, RewriteSummary, SearchRequest
 from cq.model.tuning import RewriteTuning
+from cq.parse import Listing
 from cq.rewrite.config import LlmConfig, load_config
 from cq.rewrite.extract import COMMON_NAMES, extract_mentions
 from cq.rewrite.llm import LlmUnavailable, deadline_of, llm_rewrite, probe
@@ -24,11 +25,14 @@ from cq.rewrite.validate import ModelAnswer
 from cq.rewrite.vocabulary import Vocabulary, load_vocabulary
 
 
-def rewrite_query(request: SearchRequest, trigger: str, t: RewriteTuning) -> Rewrite:
-    """Rewrite the request's query into patterns; never raises for LLM trouble."""
+def rewrite_query(
+    request: SearchRequest, trigger: str, t: RewriteTuning, listing: Listing | None = None
+) -> Rewrite:
+    """Rewrite the request's query into patterns; never raises for LLM trouble. ``listing``:
+    the search's list of the tree's files (its ``Corpus``'s)."""
     root = Path(request.root)
     globs = (*request.include, *("!" + g for g in request.exclude))
-    vocabulary = load_vocabulary(root, globs=globs, use_cache=request.use_cache)
+    vocabulary = load_vocabulary(root, globs=globs, use_cache=request.use_cache, listing=listing)
     subject = _subject(request, root, vocabulary)
     mentions = extract_mentions(request.query)
     plan = offline_rewrite(request.query, mentions, vocabulary, subject, t)

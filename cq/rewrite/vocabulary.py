@@ -6,7 +6,8 @@ groups are numbered 1 to 3, replaced by ``${1}${2}${3}`` (the groups that did no
 empty): with one ``-e`` each and ``$1``, rg numbers the groups across the joined patterns, so
 every Rust name and constant came out empty and Rust trees had no vocabulary at all. The
 result is cached in the cq store, keyed by a fingerprint of the file list (paths, sizes,
-mtimes), so a warm search pays one ``rg --files``.
+mtimes), so a warm search pays one ``rg --files``: the search's listing (``cq.parse.Listing``,
+shared with the index and the semantic stage) when no --include/--exclude narrows it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import msgspec
 
 from cq.cache.digests import stat_fingerprint
 from cq.cache.payloads import PayloadCache
-from cq.parse import python_syntax, rust_syntax
+from cq.parse import Listing, list_tree, python_syntax, rust_syntax
+from cq.parse.listing import PYTHON_RUST
 from cq.rewrite.words import stem, subwords
 from cq.tools import find_rg
 
@@ -32,8 +34,6 @@ _DEFINITIONS = (
     r"^([A-Z][A-Z0-9_]{2,})[ \t]*(?::[^=\n]*)?=[^=]",
 )
 _EXTRACT = "|".join(f"(?:{pattern})" for pattern in _DEFINITIONS)
-_TYPES = ("--type-add", "cqpython:*.{py,pyi}", "--type-add", "cqrust:*.rs")
-_TYPE_SELECT = ("--type", "cqpython", "--type", "cqrust")
 _MAX_NAMES = 200_000
 
 
@@ -57,15 +57,20 @@ class Vocabulary(msgspec.Struct, frozen=True):
 
 
 def load_vocabulary(
-    root: Path, *, globs: tuple[str, ...] = (), use_cache: bool = True
+    root: Path,
+    *,
+    globs: tuple[str, ...] = (),
+    use_cache: bool = True,
+    listing: Listing | None = None,
 ) -> Vocabulary:
     """The vocabulary of ``root`` (Python and Rust files), from the cache when unchanged.
 
     ``globs`` are rg ``--glob`` filters (the search's ``--include``/``--exclude``), so names
-    from excluded trees (vendored or installed packages) do not steer the rewrite.
+    from excluded trees (vendored or installed packages) do not steer the rewrite; without
+    them the files are the search's ``listing`` when it has one.
     """
     filters = [arg for glob in globs for arg in ("--glob", glob)]
-    files = _list_files(root, filters)
+    files = _list_files(root, filters, listing)
     fingerprint = _fingerprint(root, files)
     key = f"{root.resolve()}:{fingerprint}"
     store = PayloadCache(
@@ -80,9 +85,22 @@ def load_vocabulary(
     return vocabulary
 
 
-def _list_files(root: Path, filters: list[str]) -> tuple[str, ...]:
-    out = _rg(root, ["--files", *_TYPES, *_TYPE_SELECT, *filters])
-    return tuple(sorted(_relative(line) for line in out.splitlines() if line))
+def _list_files(root: Path, filters: list[str], listing: Listing | None) -> tuple[str, ...]:
+    try:
+        if listing is not None and not filters:
+            files = listing.files()
+        else:
+            files = list_tree(root, tuple(filters))
+    except OSError:
+        return ()
+    return tuple(map(_printable, files))
+
+
+def _printable(path: str) -> str:
+    """A listed path as text the store can hold (bytes that are not UTF-8 replaced)."""
+    if path.isascii():
+        return path
+    return path.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
 
 
 def _fingerprint(root: Path, files: tuple[str, ...]) -> str:
@@ -95,7 +113,7 @@ def _extract(
     root: Path, files: tuple[str, ...], fingerprint: str, filters: list[str]
 ) -> Vocabulary:
     argv = ["--no-heading", "--with-filename", "--no-line-number", "--only-matching"]
-    argv += ["--replace", "${1}${2}${3}", *_TYPES, *_TYPE_SELECT, *filters, "-e", _EXTRACT]
+    argv += ["--replace", "${1}${2}${3}", *PYTHON_RUST, *filters, "-e", _EXTRACT]
     names: dict[str, list[str]] = {}
     for line in _rg(root, argv).splitlines()[:_MAX_NAMES]:
         path, sep, name = line.rpartition(":")

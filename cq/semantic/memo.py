@@ -5,7 +5,9 @@ What an answer depends on, and so what its key covers:
 
 - the tree: a fingerprint of every Python file Pyrefly indexes (path, size, mtime, from
   ``rg --files`` with the search's excludes and ignore switches, stat'ed in the background
-  while cq classifies): a definition, a type or a reference count can change with any file;
+  while cq classifies): a definition, a type or a reference count can change with any file.
+  Without excludes or switches the files are the search's listing (``cq.parse.Listing``,
+  shared with the rewriter and the index);
 - the hit: file, its content digest, line, column, category and text;
 - the server: the Pyrefly binary (path, size, mtime: a new version answers differently),
   whether it builds the workspace index (reference counts), and the search's excludes
@@ -32,16 +34,16 @@ import hashlib
 import os
 import subprocess
 import threading
+from pathlib import Path
 
 import msgspec
 
 from cq.cache.digests import stat_fingerprint
 from cq.cache.payloads import PayloadCache
 from cq.model import Finding, SearchRequest, SemanticFacts
-from cq.tools import find_rg
+from cq.parse import Listing, list_tree
 
 _BUILDERS = ("cq.semantic.stage",)
-_LIST_TIMEOUT_S = 30.0
 
 
 class AnswerMemo:
@@ -55,8 +57,10 @@ class AnswerMemo:
         enabled: bool,
         budget_ms: float,
         indexing: bool,
+        listing: Listing | None = None,
     ) -> None:
         self.request = request
+        self.listing = listing  # the search's list of the tree's files
         self.binary = binary
         self.enabled = enabled and request.use_cache
         self.budget_ms = budget_ms
@@ -74,7 +78,7 @@ class AnswerMemo:
         cache says of this search and tree: every hit known, or a server not ready in time."""
         try:
             if self.enabled and self.binary is not None:
-                tree = _fingerprint(self.request, self.binary)
+                tree = _fingerprint(self.request, self.binary, self.listing)
                 self.fingerprint = _digest(tree, "indexed" if self.indexing else "not indexed")
                 keys = [k for k in (self.search_key(), self._not_ready_key()) if k is not None]
                 found = self._store().get_many(keys)
@@ -133,27 +137,25 @@ class AnswerMemo:
         return self._cache
 
 
-def _fingerprint(request: SearchRequest, binary: str) -> str:
-    argv = [find_rg(), "--files", "--no-config", "--type-add", "cqpython:*.{py,pyi}"]
-    argv += ["--type", "cqpython"]
-    if request.hidden:
-        argv.append("--hidden")
-    if request.no_ignore:
-        argv.append("--no-ignore")
-    for glob in request.exclude:
-        argv += ["--glob", "!" + glob]
-    done = subprocess.run(
-        argv, cwd=request.root, capture_output=True, timeout=_LIST_TIMEOUT_S, check=False
-    )
-    if done.returncode not in (0, 1):
-        raise OSError(done.stderr.decode("utf-8", errors="replace").strip())
+def _fingerprint(request: SearchRequest, binary: str, listing: Listing | None) -> str:
     digest = hashlib.blake2b(digest_size=16)
     server = os.stat(binary)
     digest.update(f"{os.path.realpath(binary)}\0{server.st_size}\0{server.st_mtime_ns}\n".encode())
     digest.update(msgspec.json.encode(sorted(request.exclude)) + b"\n")
-    listed = sorted(done.stdout.decode("utf-8", errors="surrogateescape").splitlines())
+    listed = [p for p in _listed(request, listing) if p.endswith((".py", ".pyi"))]
     stat_fingerprint(digest, request.root, listed)
     return digest.hexdigest()
+
+
+def _listed(request: SearchRequest, listing: Listing | None) -> tuple[str, ...]:
+    """The tree's Python and Rust files as Pyrefly sees the tree: the search's listing, or
+    rg's with the search's switches and excludes when it has any."""
+    options = ["--hidden"] if request.hidden else []
+    options += ["--no-ignore"] if request.no_ignore else []
+    options += [arg for glob in request.exclude for arg in ("--glob", "!" + glob)]
+    if listing is not None and not options:
+        return listing.files()
+    return list_tree(Path(request.root), tuple(options))
 
 
 def _digest(*parts: object) -> str:

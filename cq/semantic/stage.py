@@ -87,6 +87,7 @@ class SemanticRun:
             enabled=settings.cache,
             budget_ms=settings.budget_ms,
             indexing=self.indexing,
+            listing=corpus.listing,
         )
         self._files: dict[str, SourceFile | None] = {}
         self._files_lock = threading.Lock()
