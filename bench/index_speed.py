@@ -8,7 +8,8 @@ size on disk against the indexed source bytes (``cq index``), (3) warm questions
 index, with ``--no-index`` and with ``--no-semantic`` (the semantic stage's budget is a
 second of its own), median and max wall and median CPU, and whether an unchanged tree was
 re-indexed (``files_updated``), (4) identifier-search latency with the index in the cache,
-against ``rg -w`` and, with ``--base DIR`` (a ``git archive`` of an older cq), that cq.
+against ``rg -w`` and, with ``--base DIR`` (a ``git archive`` of an older cq), that cq;
+``--base`` also runs that cq's cold searches (1) interleaved with this one's.
 Runs are interleaved so machine noise hits all alike; the load average is printed at the
 start and the end (this machine has 2 cores shared with other work). Peak RSS is cq's main
 process's own (``cq_rss.py``), cold and warm; its largest child's (Pyrefly's ``lsp`` process,
@@ -65,7 +66,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default="/work/index-bench")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--base", help="a checkout of another cq, timed on identifier searches")
+    ap.add_argument(
+        "--base",
+        help="a checkout of another cq, timed on the cold searches (interleaved) and on "
+        "identifier searches",
+    )
     args = ap.parse_args()
     here = HERE
     py = sys.executable
@@ -76,6 +81,7 @@ def main() -> int:
     print(f"tree: {args.root}; load average {_load()}")
     builds, waits, walls, rss, nos, rgs, cpu_with, cpu_no = [], [], [], [], [], [], [], []
     rss_no, child_rss = [], []
+    base_cold: dict[str, list[float]] = {k: [] for k in ("index", "wait", "wall", "cpu", "added")}
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
             s, r, data = cq(py, here, *ask, q0, env={"CQ_CACHE_DIR": c1})
@@ -92,6 +98,8 @@ def main() -> int:
             rss_no.append(r)
             cpu_no.append(CPU[-1])
             rgs.append(time_command(rg_q).seconds)
+            if args.base:  # the other cq's same pair, interleaved with this one's
+                _cold_pair(py, args.base, [*ask, q0], base_cold)
     added = [w - n for w, n in zip(cpu_with, cpu_no, strict=True)]
     print(f"files indexed: {index['files']}, documents: {index['documents']}")
     print(
@@ -102,6 +110,14 @@ def main() -> int:
         f"seconds the index added (user + system, workers included) {median(added):.2f}, so "
         f">= {median(added) / 2:.2f} s wall on 2 idle cores"
     )
+    if args.base:
+        b = {k: median(v) for k, v in base_cold.items()}
+        print(
+            f"base cq, same cold searches: index {b['index']:.2f} s (max "
+            f"{max(base_cold['index']):.2f}), waited {b['wait']:.2f} s; whole search "
+            f"{b['wall']:.2f} s wall, {b['cpu']:.2f} CPU-s; CPU seconds the index added "
+            f"{b['added']:.2f} (this cq {median(added):.2f})"
+        )
     print(
         f"cold search peak RSS, cq's main process: max {max(rss):.0f} MB (median "
         f"{median(rss):.0f}; --no-index max {max(rss_no):.0f}); its largest child (Pyrefly, "
@@ -163,6 +179,21 @@ def main() -> int:
             print(line + f", rg {median(rg):.3f} s (ratio cq/rg {median(ours) / median(rg):.1f})")
     print(f"load average at the end: {_load()}")
     return 0
+
+
+def _cold_pair(py: str, checkout: str, argv: list[str], out: dict[str, list[float]]) -> None:
+    """A cold search of ``checkout``'s cq with its index built inside and one ``--no-index``
+    (each with an empty cache): the index's own time, the wait, wall, CPU, CPU added."""
+    with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
+        seconds, _, data = cq(py, checkout, *argv, env={"CQ_CACHE_DIR": c1})
+        with_index = CPU[-1]
+        cq(py, checkout, *argv, "--no-index", env={"CQ_CACHE_DIR": c2})
+    timings = data["run"]["timings_ms"]
+    out["index"].append(timings["index"] / 1000)
+    out["wait"].append(timings.get("index.wait", timings["index"]) / 1000)
+    out["wall"].append(seconds)
+    out["cpu"].append(with_index)
+    out["added"].append(with_index - CPU[-1])
 
 
 def _load() -> str:
