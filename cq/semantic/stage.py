@@ -31,6 +31,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -42,12 +43,11 @@ from cq.model import (
     RawMatch,
     RunCounters,
     SearchRequest,
-    SemanticDefinition,
     SemanticFacts,
     StageStatus,
 )
 from cq.parse import Corpus, SourceFile
-from cq.semantic.fallback import SyntaxPass
+from cq.semantic.fallback import SyntaxAnswer, SyntaxPass
 from cq.semantic.memo import AnswerMemo
 from cq.semantic.pool import pool
 from cq.semantic.questions import Ask, Questions
@@ -55,6 +55,7 @@ from cq.semantic.ranking import refine_order
 from cq.semantic.rpc import BUDGET_PHRASES, NOT_WITHIN_BUDGET
 from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.settings import SemanticSettings
+from cq.semantic.unique_name import UniqueNames
 
 CODE_CATEGORIES = frozenset(
     {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}
@@ -92,6 +93,7 @@ class SemanticRun:
         self._files_lock = threading.Lock()
         self._server_lock = threading.Lock()
         self._server_asked = False
+        self._unique = UniqueNames(request)
 
     @classmethod
     def begin(
@@ -160,7 +162,11 @@ class SemanticRun:
         skip = None if self.warm or self.memo.not_ready is None else self._not_ready_reason()
         asked: list[SemanticFacts] = []
         calls = [i for i in missing if hits[i].category == "callsite"] if skip is None else []
-        syntax = SyntaxPass(self.root, self._source, [hits[i] for i in calls]) if calls else None
+        syntax = (
+            SyntaxPass(self.root, self._source, [hits[i] for i in calls], self._unique)
+            if calls
+            else None
+        )
         if skip is None:
             asked = answers = self._ask([hits[i] for i in missing], deadline)
         else:
@@ -169,7 +175,9 @@ class SemanticRun:
                 self.telemetry["semantic.skipped"] = {skip: len(missing)}
         for i, fact in zip(missing, answers, strict=True):
             if syntax is not None and i in calls:
-                fact = _fallback(fact, syntax.result(calls.index(i), deadline))
+                fact = _fallback(
+                    fact, syntax.result(calls.index(i), deadline), self._unique.defined_outside
+                )
             facts[i] = fact
         cut = next((f.reason for f in asked if _cut_by_budget(f)), None)
         if cut is not None and not self.warm:
@@ -207,10 +215,13 @@ class SemanticRun:
         return [ask.facts() for ask in asks]
 
     def _prepare(self) -> None:
-        """In the background: the fingerprint, then, in a process that keeps its server and
-        unless every answer is known, the server."""
+        """In the background: the fingerprint, then, unless every answer is known (or, in a
+        one-shot search, the tree's fresh server was not ready in time before), the server:
+        started now, it spends its own start (the interpreter query) beside classification."""
         self.memo.compute()
-        if self.warm and not self.memo.every_hit_known:
+        if self.memo.every_hit_known:
+            return
+        if self.warm or self.memo.not_ready is None:
             self._ensure_server()
 
     def _ensure_server(self) -> PyreflyServer | None:
@@ -238,20 +249,33 @@ class SemanticRun:
             return self._files[rel]
 
 
-def _fallback(fact: SemanticFacts, syntax: tuple[bool, SemanticDefinition | None]) -> SemanticFacts:
+def _fallback(
+    fact: SemanticFacts,
+    syntax: tuple[bool, SyntaxAnswer],
+    defined_outside: Callable[[str], bool],
+) -> SemanticFacts:
     """A callsite Pyrefly left without a definition takes cq's own reading of the source,
-    when it is certain (``syntax_resolve.py``, marked ``via: syntax``); one the syntax pass
-    had no time for is ``degraded`` (asked again next time, never cached as answered). A hit
-    Pyrefly failed on (missing, dead, silent) gets nothing: a failed stage changes no other
-    output (Top Contexts groups resolved callsites)."""
+    when it is certain (``syntax_resolve.py``, marked ``via: syntax``); else, for ``x.m()``
+    that Pyrefly typed ``Unknown`` and the syntax reading could not follow, the root's one
+    method ``m`` when nothing outside the root defines it either (``unique_name.py``, ``via:
+    unique-name``). One the syntax pass had no time for is ``degraded`` (asked again next
+    time, never cached as answered). A hit Pyrefly failed on (missing, dead, silent) gets
+    nothing: a failed stage changes no other output (Top Contexts groups resolved callsites)."""
     if fact.definition is not None or fact.status == "failed":
         return fact
-    ready, found = syntax
+    ready, answer = syntax
     if not ready:
         reason = "; ".join(r for r in (fact.reason, "syntax resolution: time budget") if r)
         status = "degraded" if fact.status == "applied" else fact.status
         return msgspec.structs.replace(fact, status=status, reason=reason)
-    return fact if found is None else msgspec.structs.replace(fact, definition=found)
+    if answer.definition is not None:
+        return msgspec.structs.replace(fact, definition=answer.definition)
+    untyped = fact.type is not None and "Unknown" in fact.type
+    if answer.unique is None or answer.name is None or not untyped:
+        return fact
+    if defined_outside(answer.name):
+        return fact
+    return msgspec.structs.replace(fact, definition=answer.unique)
 
 
 def _cut_by_budget(facts: SemanticFacts) -> bool:
