@@ -84,6 +84,12 @@ def main() -> None:
     parser.add_argument("-q", "--query", action="append", help="TREE:QUERY (repeatable)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--resolution-only", action="store_true", help="only item 4")
+    parser.add_argument(
+        "--unique-precision",
+        type=int,
+        metavar="N",
+        help="only the unique-name rule's precision, on N method names the root defines once",
+    )
     args = parser.parse_args()
     keep_servers_warm()  # the in-process searches are cq mcp's: the server indexes, stays warm
     trees = [] if args.no_stdlib else [("stdlib", stdlib_dir(), STDLIB_EXCLUDE)]
@@ -95,7 +101,9 @@ def main() -> None:
     for name, root, exclude in trees:
         queries = chosen.get(name) or list(TREE_QUERIES.get(name, STDLIB_QUERIES))
         print(f"\n# {name}: {root} ({count_py(root, exclude)} .py files); {load()}")
-        if args.resolution_only:
+        if args.unique_precision:
+            bench_unique_precision(root, exclude, args.unique_precision)
+        elif args.resolution_only:
             bench_resolution(root, exclude, queries)
         else:
             bench_tree(root, exclude, queries, args.runs)
@@ -141,6 +149,38 @@ def bench_resolution(root: str, exclude: tuple[str, ...], queries: list[str]) ->
     totals.report()
     print("unbudgeted:")
     full.report()
+    pool().stop_all()
+
+
+def bench_unique_precision(root: str, exclude: tuple[str, ...], count: int) -> None:
+    """The unique-name rule where Pyrefly knows the answer: N method names the root defines
+    exactly once (every k-th of them, sorted), each searched with every hit shown and every
+    answer in (warm server, budget lifted); each attribute callsite Pyrefly resolved is
+    compared with what the rule would name, whatever its receiver."""
+    argv = [rg_binary(), "--no-config", "-o", "-N", "--no-filename", "-t", "py"]
+    argv += ["-r", "$1", r"^\s+(?:async\s+)?def\s+([a-z]\w+)\s*\(\s*self\b", "."]
+    for glob in exclude:
+        argv += ["--glob", f"!{glob}"]
+    listed = subprocess.run(argv, capture_output=True, check=False, cwd=root).stdout.decode()
+    counts: dict[str, int] = {}
+    for name in listed.split():
+        counts[name] = counts.get(name, 0) + 1
+    once = sorted(n for n, c in counts.items() if c == 1 and not n.startswith("test"))
+    step = max(1, len(once) // count)
+    names = once[::step][:count]
+    print(f"{len(once)} method names defined once; sampled {len(names)} (every {step}th)")
+    totals: dict[str, int] = {}
+    with unbudgeted():
+        os.environ["CQ_SEMANTIC_CACHE"] = "0"
+        for name in names:
+            request = SearchRequest(query=name, root=root, exclude=exclude, limit=0)
+            result = run_search(request)
+            got = unique_name_check(result, root, exclude)
+            for key, value in got.items():
+                totals[key] = totals.get(key, 0) + value
+            if got.get("disagree") or got.get("outside_claimed"):
+                print(f"  {name}: {got}")
+    print(f"unique-name rule vs Pyrefly on {len(names)} names: {totals}")
     pool().stop_all()
 
 
@@ -367,7 +407,7 @@ def unique_name_check(result, root: str, exclude: tuple[str, ...]) -> dict[str, 
     the receiver: its precision where Pyrefly knows the answer."""
     request = SearchRequest(query="-", root=root, exclude=exclude)
     names = UniqueNames(request)
-    corpus = Corpus(root)
+    corpus = Corpus(Path(root))
     resolver = SyntaxResolver(root, lambda rel: corpus.source(rel, "python"))
     out = {"agree": 0, "disagree": 0, "abstain": 0, "outside_claimed": 0}
     for f in result.findings:
