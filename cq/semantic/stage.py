@@ -179,9 +179,8 @@ class SemanticRun:
                 self.telemetry["semantic.skipped"] = {skip: len(missing)}
         for i, fact in zip(missing, answers, strict=True):
             if syntax is not None and i in calls:
-                fact = _fallback(
-                    fact, syntax.result(calls.index(i), deadline), self._unique.defined_outside
-                )
+                answer = syntax.result(calls.index(i), deadline)
+                fact = _fallback(fact, answer, self._outside_by(deadline))
             facts[i] = fact
         cut = next((f.reason for f in asked if _cut_by_budget(f)), None)
         if cut is not None and not self.warm:
@@ -246,6 +245,9 @@ class SemanticRun:
             return "server exited" + (f": {server.stderr_tail()}" if server.stderr_tail() else "")
         return None
 
+    def _outside_by(self, deadline: float) -> Callable[[str], bool | None]:
+        return lambda name: self._unique.defined_outside(name, deadline)
+
     def _source(self, rel: str) -> SourceFile | None:
         with self._files_lock:
             if rel not in self._files:
@@ -256,7 +258,7 @@ class SemanticRun:
 def _fallback(
     fact: SemanticFacts,
     syntax: tuple[bool, SyntaxAnswer],
-    defined_outside: Callable[[str], bool],
+    defined_outside: Callable[[str], bool | None],
 ) -> SemanticFacts:
     """A callsite Pyrefly left without a definition takes cq's own reading of the source,
     when it is certain (``syntax_resolve.py``, marked ``via: syntax``); else, for ``x.m()``
@@ -269,17 +271,23 @@ def _fallback(
         return fact
     ready, answer = syntax
     if not ready:
-        reason = "; ".join(r for r in (fact.reason, "syntax resolution: time budget") if r)
-        status = "degraded" if fact.status == "applied" else fact.status
-        return msgspec.structs.replace(fact, status=status, reason=reason)
+        return _syntax_cut(fact)
     if answer.definition is not None:
         return msgspec.structs.replace(fact, definition=answer.definition)
     untyped = fact.type is not None and "Unknown" in fact.type
     if answer.unique is None or answer.name is None or not untyped:
         return fact
-    if defined_outside(answer.name):
-        return fact
-    return msgspec.structs.replace(fact, definition=answer.unique)
+    outside = defined_outside(answer.name)
+    if outside is None:
+        return _syntax_cut(fact)
+    return fact if outside else msgspec.structs.replace(fact, definition=answer.unique)
+
+
+def _syntax_cut(fact: SemanticFacts) -> SemanticFacts:
+    """A hit whose syntax reading had no time: ``degraded``, asked again next time."""
+    reason = "; ".join(r for r in (fact.reason, "syntax resolution: time budget") if r)
+    status = "degraded" if fact.status == "applied" else fact.status
+    return msgspec.structs.replace(fact, status=status, reason=reason)
 
 
 def _cut_by_budget(facts: SemanticFacts) -> bool:

@@ -29,6 +29,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -86,13 +87,18 @@ class UniqueNames:
             self._in_root[name] = found
         return found
 
-    def defined_outside(self, name: str) -> bool:
+    def defined_outside(self, name: str, deadline: float | None = None) -> bool | None:
         """Whether a module Pyrefly reads outside the root defines ``name`` (True when that
-        cannot be checked: the answer must then not be given)."""
+        cannot be checked: the answer must then not be given); None when its rg run did not
+        end by ``deadline`` (``time.monotonic``; asked again on the next call)."""
         with self._lock:
             if name in self._outside:
                 return self._outside[name]
-        lines = self._lines("outside", name)
+        timeout = _TIMEOUT_S if deadline is None else max(deadline - time.monotonic(), 0.0)
+        try:
+            lines = self._lines("outside", name, timeout)
+        except subprocess.TimeoutExpired:
+            return None
         found = lines is None or bool(lines)
         with self._lock:
             self._outside[name] = found
@@ -119,13 +125,20 @@ class UniqueNames:
             self._runs[(kind, name)] = run
             return run
 
-    def _lines(self, kind: str, name: str) -> list[str] | None:
-        """rg's output lines for ``name``; None when rg could not run or failed."""
+    def _lines(self, kind: str, name: str, timeout: float = _TIMEOUT_S) -> list[str] | None:
+        """rg's output lines for ``name``; None when rg could not run or failed; raises
+        ``subprocess.TimeoutExpired`` when it did not end within ``timeout`` (still running:
+        a later call waits on)."""
         run = self._start(kind, name)
         if run is None:
             return None
         try:
-            out, _ = run.communicate(timeout=_TIMEOUT_S)
+            out, _ = run.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            if timeout >= _TIMEOUT_S:
+                run.kill()
+                return None
+            raise
         except (subprocess.SubprocessError, OSError, ValueError):
             run.kill()
             return None
