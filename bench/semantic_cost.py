@@ -53,10 +53,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import cq_command, median, rg_binary, stdlib_dir, time_command
 
 from cq.model import SearchRequest
+from cq.parse import Corpus
 from cq.pipeline import run_search
 from cq.semantic import keep_servers_warm
 from cq.semantic.answers import identifier_at
 from cq.semantic.pool import pool
+from cq.semantic.syntax_resolve import SyntaxResolver
+from cq.semantic.unique_name import UniqueNames
 
 STDLIB_QUERIES = ("register", "urlopen", "getLogger", "deepcopy", "literal_eval", "namedtuple")
 TREE_QUERIES = {
@@ -81,6 +84,12 @@ def main() -> None:
     parser.add_argument("-q", "--query", action="append", help="TREE:QUERY (repeatable)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--resolution-only", action="store_true", help="only item 4")
+    parser.add_argument(
+        "--unique-precision",
+        type=int,
+        metavar="N",
+        help="only the unique-name rule's precision, on N method names the root defines once",
+    )
     args = parser.parse_args()
     keep_servers_warm()  # the in-process searches are cq mcp's: the server indexes, stays warm
     trees = [] if args.no_stdlib else [("stdlib", stdlib_dir(), STDLIB_EXCLUDE)]
@@ -92,7 +101,9 @@ def main() -> None:
     for name, root, exclude in trees:
         queries = chosen.get(name) or list(TREE_QUERIES.get(name, STDLIB_QUERIES))
         print(f"\n# {name}: {root} ({count_py(root, exclude)} .py files); {load()}")
-        if args.resolution_only:
+        if args.unique_precision:
+            bench_unique_precision(root, exclude, args.unique_precision)
+        elif args.resolution_only:
             bench_resolution(root, exclude, queries)
         else:
             bench_tree(root, exclude, queries, args.runs)
@@ -130,7 +141,8 @@ def bench_resolution(root: str, exclude: tuple[str, ...], queries: list[str]) ->
         full.add(all_in)
         statuses = dict(on.summary.telemetry.get("semantic", {}))
         print(
-            f"{query} | {statuses} | {got.pyrefly}/{got.callsites} | {got.resolved}/{got.callsites}"
+            f"{query} | {statuses} | {got.pyrefly}/{got.callsites}"
+            f" | {got.resolved}/{got.callsites} ({got.unique} by unique name)"
             f" | {got.causes or ''} | {all_in.pyrefly}/{all_in.callsites}"
             f" {all_in.resolved}/{all_in.callsites} {all_in.causes or ''}"
         )
@@ -140,13 +152,49 @@ def bench_resolution(root: str, exclude: tuple[str, ...], queries: list[str]) ->
     pool().stop_all()
 
 
+def bench_unique_precision(root: str, exclude: tuple[str, ...], count: int) -> None:
+    """The unique-name rule where Pyrefly knows the answer: N method names the root defines
+    exactly once (every k-th of them, sorted), each searched with every hit shown and every
+    answer in (warm server, budget lifted); each attribute callsite Pyrefly resolved is
+    compared with what the rule would name, whatever its receiver."""
+    argv = [rg_binary(), "--no-config", "-o", "-N", "--no-filename", "-t", "py"]
+    argv += ["-r", "$1", r"^\s+(?:async\s+)?def\s+([a-z]\w+)\s*\(\s*self\b", "."]
+    for glob in exclude:
+        argv += ["--glob", f"!{glob}"]
+    listed = subprocess.run(argv, capture_output=True, check=False, cwd=root).stdout.decode()
+    counts: dict[str, int] = {}
+    for name in listed.split():
+        counts[name] = counts.get(name, 0) + 1
+    once = sorted(n for n, c in counts.items() if c == 1 and not n.startswith("test"))
+    step = max(1, len(once) // count)
+    names = once[::step][:count]
+    print(f"{len(once)} method names defined once; sampled {len(names)} (every {step}th)")
+    totals: dict[str, int] = {}
+    with unbudgeted():
+        os.environ["CQ_SEMANTIC_CACHE"] = "0"
+        for name in names:
+            request = SearchRequest(query=name, root=root, exclude=exclude, limit=0)
+            result = run_search(request)
+            got = unique_name_check(result, root, exclude)
+            for key, value in got.items():
+                totals[key] = totals.get(key, 0) + value
+            if got.get("disagree") or got.get("outside_claimed"):
+                print(f"  {name}: {got}")
+    print(f"unique-name rule vs Pyrefly on {len(names)} names: {totals}")
+    pool().stop_all()
+
+
 class Totals:
     def __init__(self) -> None:
         self.resolved = self.pyrefly = self.callsites = self.bad = self.checked = 0
-        self.parameters = 0
+        self.parameters = self.unique = 0
         self.causes: dict[str, int] = {}
+        self.rule: dict[str, int] = {}
 
     def add(self, got: Resolution) -> None:
+        self.unique += got.unique
+        for key in ("agree", "disagree", "abstain", "outside_claimed"):
+            self.rule[key] = self.rule.get(key, 0) + getattr(got, key)
         self.resolved += got.resolved
         self.pyrefly += got.pyrefly
         self.callsites += got.callsites
@@ -161,7 +209,13 @@ class Totals:
         for label, resolved in (("Pyrefly alone", self.pyrefly), ("combined", self.resolved)):
             rate = f"{100 * resolved / total:.1f}%" if total else "n/a"
             print(f"callsites of root-defined names resolved, {label}: {resolved}/{total} = {rate}")
-        print(f"  misses (combined) {self.causes}")
+        print(f"  misses (combined) {self.causes}; by unique name: {self.unique}")
+        print(
+            "unique-name rule on the attribute callsites Pyrefly resolved: agrees"
+            f" {self.rule.get('agree', 0)}, differs {self.rule.get('disagree', 0)}, abstains"
+            f" {self.rule.get('abstain', 0)}; names a root method where Pyrefly resolved"
+            f" outside the root: {self.rule.get('outside_claimed', 0)}"
+        )
         print(
             f"resolved definitions not on a `definition` line: {self.bad}/{self.checked}"
             f" (parameters, which cq labels reference/assignment: {self.parameters})"
@@ -292,18 +346,27 @@ class Resolution(msgspec.Struct, kw_only=True):
 
     resolved: int = 0
     pyrefly: int = 0
+    unique: int = 0
     callsites: int = 0
     bad: int = 0
     checked: int = 0
     parameters: int = 0
     causes: dict[str, int] = {}
+    # the unique-name rule on callsites Pyrefly resolved to a root definition: same answer,
+    # another answer (a miss of precision), no answer; and Pyrefly's answers outside the root
+    # where the rule would have named a root method (also wrong)
+    agree: int = 0
+    disagree: int = 0
+    abstain: int = 0
+    outside_claimed: int = 0
 
 
 def resolution(result, query: str, root: str, exclude: tuple[str, ...]) -> Resolution:  # type: ignore[no-untyped-def]
     every = _all_findings(query, root, exclude)
     defined = any(f.category == "definition" and f.text == query for f in every.values())
-    resolved = total = bad = checked = params = pyrefly = 0
+    resolved = total = bad = checked = params = pyrefly = unique = 0
     causes: dict[str, int] = {}
+    rule = unique_name_check(result, root, exclude)
     for f in result.findings:
         semantic = f.enrichment.semantic if f.enrichment else None
         target = semantic.definition if semantic else None
@@ -311,6 +374,7 @@ def resolution(result, query: str, root: str, exclude: tuple[str, ...]) -> Resol
             total += 1
             resolved += target is not None
             pyrefly += target is not None and target.via == "pyrefly"
+            unique += target is not None and target.via == "unique-name"
             if target is None:
                 cause = miss_cause(semantic)
                 causes[cause] = causes.get(cause, 0) + 1
@@ -327,12 +391,46 @@ def resolution(result, query: str, root: str, exclude: tuple[str, ...]) -> Resol
     return Resolution(
         resolved=resolved,
         pyrefly=pyrefly,
+        unique=unique,
         callsites=total,
         bad=bad,
         checked=checked,
         parameters=params,
         causes=causes,
+        **rule,
     )
+
+
+def unique_name_check(result, root: str, exclude: tuple[str, ...]) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """The unique-name rule (the root's one method ``m`` for ``x.m()``, nothing outside the
+    root defining ``m``) applied to every shown attribute callsite Pyrefly resolved, whatever
+    the receiver: its precision where Pyrefly knows the answer."""
+    request = SearchRequest(query="-", root=root, exclude=exclude)
+    names = UniqueNames(request)
+    corpus = Corpus(Path(root))
+    resolver = SyntaxResolver(root, lambda rel: corpus.source(rel, "python"))
+    out = {"agree": 0, "disagree": 0, "abstain": 0, "outside_claimed": 0}
+    for f in result.findings:
+        semantic = f.enrichment.semantic if f.enrichment else None
+        target = semantic.definition if semantic else None
+        before = f.line_text[: f.col].rstrip()
+        if f.category != "callsite" or not before.endswith(".") or target is None:
+            continue
+        if target.via != "pyrefly":
+            continue
+        name = f.text.rsplit(".", 1)[-1]
+        guess = names.candidate(name, resolver.parsed)
+        if guess is not None and names.defined_outside(name):
+            guess = None
+        if target.file is None:
+            out["outside_claimed"] += guess is not None
+        elif guess is None:
+            out["abstain"] += 1
+        elif (guess.file, guess.line) == (target.file, target.line):
+            out["agree"] += 1
+        else:
+            out["disagree"] += 1
+    return out
 
 
 def is_parameter(root: str, file: str, line: int, col: int) -> bool:

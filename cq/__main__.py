@@ -1,5 +1,5 @@
 """``python -m cq``."""
 
-from cq.cli import main
+from cq.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -541,7 +541,8 @@ def _fixture_tree(tmp_path: Path) -> Path:
 def test_a_fixture_call_pyrefly_cannot_type_resolves_by_syntax(tmp_path: Path) -> None:
     """Pyrefly has no type for a pytest fixture parameter; cq's syntax fallback follows the
     fixture to the class it returns, marked ``via: syntax``. A call Pyrefly resolves keeps its
-    answer, and an untyped parameter of a plain function stays unresolved."""
+    answer, and on an untyped parameter of a plain function it is the root's one method of
+    that name, the weaker reading marked ``via: unique-name``."""
     root = _fixture_tree(tmp_path)
     result = _search(root, "post_graphql", env=ANSWER_BUDGET)
     calls = {f["line"]: f for f in result["findings"] if f["category"] == "callsite"}
@@ -552,28 +553,106 @@ def test_a_fixture_call_pyrefly_cannot_type_resolves_by_syntax(tmp_path: Path) -
     assert fixture["definition"] == {**place, "via": "syntax"}
     typed = _semantic(calls[_line_of(FIXTURE_TEST, "make().post_graphql")])
     assert typed["definition"] == {**place, "via": "pyrefly"}
-    assert "definition" not in _semantic(calls[_line_of(FIXTURE_TEST, " client.post_graphql")])
+    untyped = _semantic(calls[_line_of(FIXTURE_TEST, " client.post_graphql")])
+    assert untyped["definition"] == {**place, "via": "unique-name"}
     defined = [f for f in result["findings"] if (f["file"], f["line"]) == ("pkg/client.py", target)]
     assert [f["category"] for f in defined] == ["definition"]
     md = run_cq("search", "post_graphql", "--root", str(root), env=ANSWER_BUDGET).stdout
     assert f"→ `pkg/client.py:{target}` (syntax)" in md, md
+    assert f"→ `pkg/client.py:{target}` (unique name)" in md, md
 
 
 def test_callers_and_dotted_questions_count_calls_resolved_by_syntax(tmp_path: Path) -> None:
-    """The fixture call resolved by syntax is one of the callers and one of the uses of the
-    dotted name, and the report says who resolved them."""
+    """The fixture call resolved by syntax and the untyped call read by its unique name are
+    callers and uses of the dotted name, and the report says who resolved them."""
     root = _fixture_tree(tmp_path)
     run = run_cq("search", "who calls post_graphql", "--root", str(root), env=ANSWER_BUDGET)
     answer = run.stdout.split("\n\n")[1]
-    assert answer.startswith("**Answer:** 2 shown callsites of `post_graphql`"), answer
-    assert "resolved by Pyrefly + syntax:" in answer
-    lead = _search(root, "who calls post_graphql", env=ANSWER_BUDGET)["findings"][:2]
+    assert answer.startswith("**Answer:** 3 shown callsites of `post_graphql`"), answer
+    assert "resolved by Pyrefly + syntax + unique name:" in answer
+    lead = _search(root, "who calls post_graphql", env=ANSWER_BUDGET)["findings"][:3]
     assert [(f["category"], _semantic(f)["definition"]["via"]) for f in lead] == [
         ("callsite", "syntax"),
         ("callsite", "pyrefly"),
+        ("callsite", "unique-name"),
     ]
     dotted = _search(root, "ApiClient.post_graphql", env=ANSWER_BUDGET)
     target = dotted["summary"]["telemetry"]["semantic.target"]
-    assert (target["resolved_to_target"], target["resolved_to_target_by_syntax"]) == (2, 1)
+    assert (
+        target["resolved_to_target"],
+        target["resolved_to_target_by_syntax"],
+        target["resolved_to_target_by_unique_name"],
+    ) == (3, 1, 1)
     md = run_cq("search", "ApiClient.post_graphql", "--root", str(root), env=ANSWER_BUDGET).stdout
-    assert "Pyrefly + syntax: 2 shown uses resolve to this definition (1 by syntax)" in md, md
+    expected = (
+        "Pyrefly + syntax + unique name: 3 shown uses resolve to this definition"
+        " (1 by syntax, 1 by unique name)"
+    )
+    assert expected in md, md
+
+
+UNIQUE_MODELS = """\
+class Store:
+    def save_meta(self, items):
+        return items
+
+    def join(self, parts):
+        return parts
+
+    def dumps(self):
+        return ""
+
+    def twice(self):
+        return 1
+
+    @property
+    def sized(self):
+        return len
+
+
+class Other:
+    def __init__(self):
+        self.rebound = None
+
+    def twice(self):
+        return 2
+
+    def rebound(self):
+        return 3
+"""
+UNIQUE_USE = """\
+import missing_package
+
+
+def work(store, thing):
+    store.save_meta({})
+    store.join(["a"])
+    store.dumps()
+    store.twice()
+    store.sized()
+    thing.rebound()
+    missing_package.client.save_meta({})
+"""
+
+
+def test_an_untyped_method_call_reads_the_roots_one_method_of_that_name(tmp_path: Path) -> None:
+    """``x.m()`` on a receiver neither Pyrefly nor the syntax reading can type resolves to the
+    root's one ``def m`` when it is a method and nothing else binds ``m``; a name the builtin
+    types or typeshed define, a name defined twice or also assigned, a property and a receiver
+    imported from a module outside the root all stay unresolved (Pyrefly typed every one of
+    them ``Unknown``)."""
+    root = write_tree(
+        tmp_path / "repo",
+        {"pkg/__init__.py": "", "pkg/models.py": UNIQUE_MODELS, "pkg/use.py": UNIQUE_USE},
+    )
+    names = r"\b(save_meta|join|dumps|twice|sized|rebound)\b"
+    result = _search(root, "--regex", names, env=ANSWER_BUDGET)
+    calls = {f["line"]: _semantic(f) for f in result["findings"] if f["file"] == "pkg/use.py"}
+    assert set(calls) == set(range(5, 12)), result["findings"]
+    save_meta = _line_of(UNIQUE_MODELS, "def save_meta")
+    place = {"file": "pkg/models.py", "line": save_meta, "col": 8}
+    assert calls[5]["definition"] == {**place, "via": "unique-name"}
+    for line in range(6, 12):
+        assert calls[line]["status"] == "applied", calls[line]
+        assert "Unknown" in calls[line]["type"], calls[line]
+        assert "definition" not in calls[line], (line, calls[line])

@@ -11,7 +11,7 @@ from typing import Literal
 import msgspec
 
 SemanticStatus = Literal["applied", "degraded", "failed", "skipped"]
-DefinitionSource = Literal["pyrefly", "syntax"]
+DefinitionSource = Literal["pyrefly", "syntax", "unique-name"]
 
 
 class SemanticDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -23,7 +23,9 @@ class SemanticDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_default
     col: int = 0
     module: str | None = None
     # who answered: ``pyrefly``, or ``syntax`` when Pyrefly had none and cq's own reading of
-    # the source is certain (``cq.semantic.syntax_resolve``)
+    # the source is certain (``cq.semantic.syntax_resolve``), or ``unique-name``: a weaker
+    # reading, for ``x.m()`` with ``x`` untyped, the root's one method ``m``
+    # (``cq.semantic.unique_name``)
     via: DefinitionSource | None = None
 
 

@@ -51,10 +51,13 @@ def answer(result: SearchResult) -> list[str]:
         lines.append(extra)
     if target.get("resolved_to_target") or target.get("resolved_elsewhere"):
         by_syntax = target.get("resolved_to_target_by_syntax", 0)
+        by_name = target.get("resolved_to_target_by_unique_name", 0)
+        weaker = [f"{n} by {how}" for n, how in ((by_syntax, "syntax"), (by_name, "unique name"))]
+        weaker = [w for w in weaker if not w.startswith("0 ")]
+        who = " + ".join(["Pyrefly", *(w.split(" by ", 1)[1] for w in weaker)])
         lines.append(
-            f"{'Pyrefly + syntax' if by_syntax else 'Pyrefly'}:"
-            f" {target.get('resolved_to_target', 0)} shown uses resolve to this definition"
-            + (f" ({by_syntax} by syntax)" if by_syntax else "")
+            f"{who}: {target.get('resolved_to_target', 0)} shown uses resolve to this definition"
+            + (f" ({', '.join(weaker)})" if weaker else "")
             + f", {target.get('resolved_elsewhere', 0)} to other definitions"
         )
     return lines
@@ -76,17 +79,20 @@ def _callers_answer(result: SearchResult, definition: Finding, count: int) -> li
     return lines
 
 
+_RESOLVERS = {"pyrefly": "Pyrefly", "syntax": "syntax", "unique-name": "unique name"}
+
+
 def _resolvers(findings: list[Finding]) -> str:
-    """Who resolved these hits' definitions: ``Pyrefly``, ``syntax`` (cq's own reading of the
-    source, ``via: syntax``) or ``Pyrefly + syntax``."""
+    """Who resolved these hits' definitions, joined by `` + ``: ``Pyrefly``, ``syntax`` (cq's
+    own reading of the source, ``via: syntax``), ``unique name`` (the root's one method of
+    that name, ``via: unique-name``)."""
     via = {
         f.enrichment.semantic.definition.via
         for f in findings
         if f.enrichment and f.enrichment.semantic and f.enrichment.semantic.definition
     }
-    if "syntax" not in via:
-        return "Pyrefly"
-    return "Pyrefly + syntax" if "pyrefly" in via else "syntax"
+    named = [label for key, label in _RESOLVERS.items() if key in via]
+    return " + ".join(named) or "Pyrefly"
 
 
 def _header_lines(signature: str, line_text: str) -> list[str]:
@@ -296,15 +302,16 @@ def _detail(f: Finding) -> str:
 def _resolved(f: Finding) -> str:
     """`` → `pkg/mod.py:12` `def f(x: int) -> str` ``: where Pyrefly resolved the name (a
     module name outside the root) and the type it gives it; `` → `pkg/mod.py:12` (syntax)``
-    when cq's own reading of the source resolved it (Pyrefly's type is then ``Unknown``, not
-    shown); empty when unresolved."""
+    when cq's own reading of the source resolved it, ``(unique name)`` when it is the root's
+    one method of that name (Pyrefly's type is then ``Unknown``, not shown); empty when
+    unresolved."""
     semantic = f.enrichment.semantic if f.enrichment else None
     target = semantic.definition if semantic else None
     if semantic is None or target is None:
         return ""
     place = f"{target.file}:{target.line}" if target.file else (target.module or "?")
-    if target.via == "syntax":
-        kind = " (syntax)"
+    if target.via in ("syntax", "unique-name"):
+        kind = f" ({_RESOLVERS[target.via]})"
     else:
         kind = f" {code(semantic.type)}" if semantic.type else ""
     errors = f" · error {code(semantic.diagnostics[0])}" if semantic.diagnostics else ""

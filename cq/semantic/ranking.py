@@ -55,6 +55,9 @@ def refine_order(
     by_syntax = sum(1 for i in to_target if _via(shown[i]) == "syntax")
     if by_syntax:
         counts["resolved_to_target_by_syntax"] = by_syntax
+    by_name = sum(1 for i in to_target if _via(shown[i]) == "unique-name")
+    if by_name:
+        counts["resolved_to_target_by_unique_name"] = by_name
     if callers:
         counts["callers_question"] = 1
     if not to_target:

@@ -1,15 +1,19 @@
 """The semantic stage of one search: ask Pyrefly about each shown Python hit, within a budget.
 
 ``SemanticRun.begin`` (right after rg, before classification) starts a background thread that
-fingerprints the tree for the answer cache (``memo.py``); in a process that keeps its server
-(``cq mcp``) it then gets the root's server from the pool, starting it when there is none, so
-Pyrefly starts (process, ``initialize``, its interpreter query) while cq classifies. A one-shot
-search starts it only in ``apply``, inside the budget: started beside classification, its
-start-up made classification itself 120-520 ms slower (saleor ``get_graphql_content``, load
-~20), wall time the budget did not count. No file is opened before ``apply``: Pyrefly checks
-every opened file (and what it imports) before it answers anything, and opening the 40 files
-with the most hits beforehand made the stdlib's ``register`` wait 12.1-13.5 s for the 30 shown
-hits' answers instead of 3.2-4.0 s (fresh server, budget lifted, load ~15; 8 files: 3.7-4.7 s).
+fingerprints the tree for the answer cache (``memo.py``), then, unless every answer is known
+(or, in a one-shot search, the tree's fresh server was not ready in time before), gets the
+root's server from the pool, starting it when there is none: Pyrefly starts (process,
+``initialize``, the query of its Python interpreter for ``sys.path``: 0.3-0.6 s through a
+pyenv shim, under strace at load ~5) while cq classifies. Idle until a file is opened, it took
+0.01 CPU-s in its first 2 s (stdlib and saleor roots), the interpreter query ~0.1 CPU-s more.
+(Session 3 started a one-shot search's server only in ``apply``, inside the budget, after
+measuring classification 120-520 ms slower beside it at load ~20 while 40 files were
+pre-opened; with none opened, Pyrefly's work before ``apply`` is the ~0.1 CPU-s above.)
+No file is opened before ``apply``: Pyrefly checks every opened file (and what it imports)
+before it answers anything, and opening the 40 files with the most hits beforehand made the
+stdlib's ``register`` wait 12.1-13.5 s for the 30 shown hits' answers instead of 3.2-4.0 s
+(fresh server, budget lifted, load ~15; 8 files: 3.7-4.7 s).
 ``apply`` (after enrichment) takes the answers it can from the cache and asks Pyrefly the rest
 (``questions.py``; references only of a server that indexes, ``settings.py``); nothing waits
 past ``budget_ms`` from the start of ``apply``. Complete answers go to the cache, so a repeated
@@ -31,6 +35,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -42,12 +47,11 @@ from cq.model import (
     RawMatch,
     RunCounters,
     SearchRequest,
-    SemanticDefinition,
     SemanticFacts,
     StageStatus,
 )
 from cq.parse import Corpus, SourceFile
-from cq.semantic.fallback import SyntaxPass
+from cq.semantic.fallback import SyntaxAnswer, SyntaxPass
 from cq.semantic.memo import AnswerMemo
 from cq.semantic.pool import pool
 from cq.semantic.questions import Ask, Questions
@@ -55,6 +59,7 @@ from cq.semantic.ranking import refine_order
 from cq.semantic.rpc import BUDGET_PHRASES, NOT_WITHIN_BUDGET
 from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.settings import SemanticSettings
+from cq.semantic.unique_name import UniqueNames
 
 CODE_CATEGORIES = frozenset(
     {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}
@@ -93,6 +98,7 @@ class SemanticRun:
         self._files_lock = threading.Lock()
         self._server_lock = threading.Lock()
         self._server_asked = False
+        self._unique = UniqueNames(request)
 
     @classmethod
     def begin(
@@ -161,7 +167,11 @@ class SemanticRun:
         skip = None if self.warm or self.memo.not_ready is None else self._not_ready_reason()
         asked: list[SemanticFacts] = []
         calls = [i for i in missing if hits[i].category == "callsite"] if skip is None else []
-        syntax = SyntaxPass(self.root, self._source, [hits[i] for i in calls]) if calls else None
+        syntax = (
+            SyntaxPass(self.root, self._source, [hits[i] for i in calls], self._unique)
+            if calls
+            else None
+        )
         if skip is None:
             asked = answers = self._ask([hits[i] for i in missing], deadline)
         else:
@@ -170,7 +180,8 @@ class SemanticRun:
                 self.telemetry["semantic.skipped"] = {skip: len(missing)}
         for i, fact in zip(missing, answers, strict=True):
             if syntax is not None and i in calls:
-                fact = _fallback(fact, syntax.result(calls.index(i), deadline))
+                answer = syntax.result(calls.index(i), deadline)
+                fact = _fallback(fact, answer, self._outside_by(deadline))
             facts[i] = fact
         cut = next((f.reason for f in asked if _cut_by_budget(f)), None)
         if cut is not None and not self.warm:
@@ -208,10 +219,13 @@ class SemanticRun:
         return [ask.facts() for ask in asks]
 
     def _prepare(self) -> None:
-        """In the background: the fingerprint, then, in a process that keeps its server and
-        unless every answer is known, the server."""
+        """In the background: the fingerprint, then, unless every answer is known (or, in a
+        one-shot search, the tree's fresh server was not ready in time before), the server:
+        started now, it spends its own start (the interpreter query) beside classification."""
         self.memo.compute()
-        if self.warm and not self.memo.every_hit_known:
+        if self.memo.every_hit_known:
+            return
+        if self.warm or self.memo.not_ready is None:
             self._ensure_server()
 
     def _ensure_server(self) -> PyreflyServer | None:
@@ -232,6 +246,9 @@ class SemanticRun:
             return "server exited" + (f": {server.stderr_tail()}" if server.stderr_tail() else "")
         return None
 
+    def _outside_by(self, deadline: float) -> Callable[[str], bool | None]:
+        return lambda name: self._unique.defined_outside(name, deadline)
+
     def _source(self, rel: str) -> SourceFile | None:
         with self._files_lock:
             if rel not in self._files:
@@ -239,20 +256,39 @@ class SemanticRun:
             return self._files[rel]
 
 
-def _fallback(fact: SemanticFacts, syntax: tuple[bool, SemanticDefinition | None]) -> SemanticFacts:
+def _fallback(
+    fact: SemanticFacts,
+    syntax: tuple[bool, SyntaxAnswer],
+    defined_outside: Callable[[str], bool | None],
+) -> SemanticFacts:
     """A callsite Pyrefly left without a definition takes cq's own reading of the source,
-    when it is certain (``syntax_resolve.py``, marked ``via: syntax``); one the syntax pass
-    had no time for is ``degraded`` (asked again next time, never cached as answered). A hit
-    Pyrefly failed on (missing, dead, silent) gets nothing: a failed stage changes no other
-    output (Top Contexts groups resolved callsites)."""
+    when it is certain (``syntax_resolve.py``, marked ``via: syntax``); else, for ``x.m()``
+    that Pyrefly typed ``Unknown`` and the syntax reading could not follow, the root's one
+    method ``m`` when nothing outside the root defines it either (``unique_name.py``, ``via:
+    unique-name``). One the syntax pass had no time for is ``degraded`` (asked again next
+    time, never cached as answered). A hit Pyrefly failed on (missing, dead, silent) gets
+    nothing: a failed stage changes no other output (Top Contexts groups resolved callsites)."""
     if fact.definition is not None or fact.status == "failed":
         return fact
-    ready, found = syntax
+    ready, answer = syntax
     if not ready:
-        reason = "; ".join(r for r in (fact.reason, "syntax resolution: time budget") if r)
-        status = "degraded" if fact.status == "applied" else fact.status
-        return msgspec.structs.replace(fact, status=status, reason=reason)
-    return fact if found is None else msgspec.structs.replace(fact, definition=found)
+        return _syntax_cut(fact)
+    if answer.definition is not None:
+        return msgspec.structs.replace(fact, definition=answer.definition)
+    untyped = fact.type is not None and "Unknown" in fact.type
+    if answer.unique is None or answer.name is None or not untyped:
+        return fact
+    outside = defined_outside(answer.name)
+    if outside is None:
+        return _syntax_cut(fact)
+    return fact if outside else msgspec.structs.replace(fact, definition=answer.unique)
+
+
+def _syntax_cut(fact: SemanticFacts) -> SemanticFacts:
+    """A hit whose syntax reading had no time: ``degraded``, asked again next time."""
+    reason = "; ".join(r for r in (fact.reason, "syntax resolution: time budget") if r)
+    status = "degraded" if fact.status == "applied" else fact.status
+    return msgspec.structs.replace(fact, status=status, reason=reason)
 
 
 def _cut_by_budget(facts: SemanticFacts) -> bool:

@@ -11,9 +11,10 @@ parameter whose fixture returns ``C(...)`` (``fixtures.py``) through the C3 orde
 classes in the root. It answers only when the result is certain: a name bound in a branch
 or twice in a function, a base class outside the root before the method is found, a
 ``property``, an instance attribute of the same name, or an import it cannot find all
-make it say nothing. It never guesses by name ("the only def of that name"), and never
-overrides Pyrefly: the stage asks it only for callsites Pyrefly left without a definition,
-and marks what it answers ``via: syntax``.
+make it say nothing. It never guesses by name ("the only def of that name": that weaker
+reading is ``unique_name.py``'s, marked ``via: unique-name``; ``opaque_method`` tells it which
+receivers this reading could not follow), and never overrides Pyrefly: the stage asks it only
+for callsites Pyrefly left without a definition, and marks what it answers ``via: syntax``.
 """
 
 from __future__ import annotations
@@ -75,6 +76,51 @@ class SyntaxResolver:
 
     def resolve(self, finding: Finding) -> SemanticDefinition | None:
         """The ``def``/``class`` a callsite calls, when it is certain; else None."""
+        return self.read(finding)[0]
+
+    def read(self, finding: Finding) -> tuple[SemanticDefinition | None, str | None]:
+        """``resolve``'s answer, and, when there is none for a call ``x.m(...)`` whose
+        receiver ``x`` this reading cannot follow at all, the name ``m`` (``unique_name.py``
+        may then read it by name; not for a receiver imported from a module outside the root,
+        nor for a root class whose methods lack ``m``)."""
+        located = self._call(finding)
+        if located is None:
+            return None, None
+        mod, func, stack = located
+        if not isinstance(func, ast.Attribute):
+            value = self.value_of(mod, stack, func, finding.line, 0)
+            return (self._definition(value) if isinstance(value, DefValue) else None), None
+        receiver = self.value_of(mod, stack, func.value, finding.line, 1)
+        if receiver is None:
+            opaque = not self._imported_from_outside(mod, func.value)
+            return None, func.attr if opaque else None
+        value = self.attribute(receiver, func.attr, 0)
+        return (self._definition(value) if isinstance(value, DefValue) else None), None
+
+    def _imported_from_outside(self, mod: Module, expr: ast.AST) -> bool:
+        """Whether the leftmost name of ``expr`` is imported at module level from a module
+        that is not in the root."""
+        while isinstance(expr, (ast.Attribute, ast.Call, ast.Subscript)):
+            expr = expr.func if isinstance(expr, ast.Call) else expr.value
+        if not isinstance(expr, ast.Name):
+            return False
+        for binding in mod.body.names.get(expr.id, []):
+            node, statement = binding.node, binding.statement
+            if binding.kind == "import" and isinstance(node, ast.alias):
+                target = self.module_file(node.name.split(".")[0], mod.file)
+            elif binding.kind == "from" and isinstance(statement, ast.ImportFrom):
+                target = self.from_module(mod.file, statement)
+            else:
+                continue
+            if target is None:
+                return True
+        return False
+
+    def parsed(self, rel: str) -> tuple[ast.Module, list[str]] | None:
+        mod = self.module(rel)
+        return (mod.tree, mod.lines) if mod is not None else None
+
+    def _call(self, finding: Finding) -> tuple[Module, ast.AST, list[ast.AST]] | None:
         if finding.category != "callsite" or finding.language != "python":
             return None
         mod = self.module(finding.file)
@@ -88,8 +134,7 @@ class SyntaxResolver:
         if located is None:
             return None
         func, stack = located
-        value = self.value_of(mod, stack, func, finding.line, 0)
-        return self._definition(value) if isinstance(value, DefValue) else None
+        return mod, func, stack
 
     # -- files and modules -------------------------------------------------------------------
 
