@@ -12,6 +12,9 @@ from cq.model import Pattern, QueryMode
 
 # A dotted name such as ``store.insert_call``; ``\w`` is Unicode-aware, like Python identifiers.
 _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
+_SEPARATOR = re.compile(r"\.|::")
+# The ``Pattern.source`` of a dotted query's last name: the user's own query, not a rewrite.
+DOTTED_SOURCE = "dotted"
 
 
 def is_identifier_query(query: str) -> bool:
@@ -24,10 +27,27 @@ def detect_mode(query: str) -> QueryMode:
     return "identifier" if is_identifier_query(query.strip()) else "literal"
 
 
+def dotted_parts(query: str) -> tuple[str, ...] | None:
+    """The names of a dotted or ``::``-qualified identifier query (``ABCMeta.register``,
+    ``pkg.mod.f``, ``Utc::now``), owner first; None for any other query."""
+    text = query.strip()
+    if _IDENTIFIER.fullmatch(text) is None:
+        return None
+    parts = tuple(_SEPARATOR.split(text))
+    return parts if len(parts) > 1 else None
+
+
 def patterns_for_query(query: str, mode: QueryMode) -> tuple[Pattern, ...]:
-    """The user's own query as a single pattern in the given mode."""
+    """The user's own query as a pattern in the given mode; a dotted identifier also searches
+    its last name word-bounded (``source="dotted"``): ``ABCMeta.register`` is written so
+    nowhere, its definition is ``def register`` inside the class and its uses ``x.register(``,
+    which the ranking sorts by what they resolve to (``cq.rank.dotted``)."""
     text = query.strip() if mode == "identifier" else query
-    return (Pattern(text=text, kind=mode),)
+    own = Pattern(text=text, kind=mode)
+    parts = dotted_parts(text) if mode == "identifier" else None
+    if parts is None:
+        return (own,)
+    return (own, Pattern(text=parts[-1], kind="identifier", source=DOTTED_SOURCE))
 
 
 def pattern_regex(pattern: Pattern) -> str:

@@ -74,6 +74,28 @@ class RankWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     evidence_hint: Annotated[
         float, _why("hand-set: a path hint of weight 1 is worth this many average hits")
     ] = 2.0
+    dotted_target: Annotated[
+        float,
+        _why(
+            "hand-set: a dotted query's own definition (ABCMeta.register) times exact_definition"
+            " leads whatever its role; semantic_cost.py --dotted shows it first on stdlib"
+        ),
+    ] = 3.0
+    dotted_other_definition: Annotated[
+        float,
+        _why(
+            "hand-set: another owner's definition of a dotted query's last name (0.5) ranks"
+            " below its uses (stdlib ABCMeta.register: 16 other register defs took 16 of 30"
+            " shown places at 1.0)"
+        ),
+    ] = 0.5
+    dotted_receiver: Annotated[
+        float,
+        _why(
+            "hand-set: a use whose receiver names the owner (a callsite 0.8 x 3 = 2.4) ranks"
+            " above other owners' definitions of the name (1.0) and plain uses"
+        ),
+    ] = 3.0
 
 
 def complete_weights(partial: RankWeights) -> RankWeights:
