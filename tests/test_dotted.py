@@ -109,3 +109,11 @@ def test_the_markdown_answer_is_the_owners_definition(tree: Path) -> None:
     answer = run.stdout.split("\n\n")[1]
     assert answer.startswith("**Answer:** `send`"), answer
     assert "defined at `pkg/client.py:2:8` in `Client`" in answer
+
+
+def test_an_attribute_of_self_is_searched_as_written(tree: Path) -> None:
+    run = run_cq("search", "self.send", "--root", str(tree), "--format", "json")
+    assert run.json()["summary"]["patterns"] == ["identifier:self.send"]
+    assert [(f["file"], f["line"]) for f in run.json()["findings"]] == [("pkg/client.py", 6)]
+    dotted = run_cq("search", "Client.send", "--root", str(tree), "--format", "json").json()
+    assert dotted["summary"]["patterns"] == ["identifier:Client.send", "identifier:send"]

@@ -174,7 +174,8 @@ def test_dotted_query_ranks_uses_of_that_definition_first(tree: Path) -> None:
     md = run_cq("search", "Client.send", "--root", str(tree), env=ANSWER_BUDGET).stdout
     answer = md.split("\n\n")[1]
     assert answer.startswith(
-        f"**Answer:** `send` — `def send(self, data: bytes) -> int:` defined at `pkg/graph.py:{send_line}:8`"
+        "**Answer:** `send` — `def send(self, data: bytes) -> int:` defined at"
+        f" `pkg/graph.py:{send_line}:8`"
     )
     assert (
         f"Pyrefly: 1 of 2 shown uses of `send` resolve to `pkg/graph.py:{send_line}`"

@@ -15,6 +15,8 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
 _SEPARATOR = re.compile(r"\.|::")
 # The ``Pattern.source`` of a dotted query's last name: the user's own query, not a rewrite.
 DOTTED_SOURCE = "dotted"
+# ``self.config`` names an attribute of whatever class the code is in: searched as written.
+_NO_OWNER = frozenset({"self", "cls", "Self", "super", "crate"})
 
 
 def is_identifier_query(query: str) -> bool:
@@ -29,12 +31,15 @@ def detect_mode(query: str) -> QueryMode:
 
 def dotted_parts(query: str) -> tuple[str, ...] | None:
     """The names of a dotted or ``::``-qualified identifier query (``ABCMeta.register``,
-    ``pkg.mod.f``, ``Utc::now``), owner first; None for any other query."""
+    ``pkg.mod.f``, ``Utc::now``), owner first; None for any other query, and for one whose
+    owner is ``self`` / ``cls`` / ``Self`` / ``super`` / ``crate`` (no class to look in)."""
     text = query.strip()
     if _IDENTIFIER.fullmatch(text) is None:
         return None
     parts = tuple(_SEPARATOR.split(text))
-    return parts if len(parts) > 1 else None
+    if len(parts) < 2 or parts[-2] in _NO_OWNER:
+        return None
+    return parts
 
 
 def patterns_for_query(query: str, mode: QueryMode) -> tuple[Pattern, ...]:
