@@ -11,7 +11,9 @@ the last name belong to other owners. By syntax alone:
 - a use is *plausible* when its receiver names the owner (``ABCMeta.register``,
   ``abc.ABCMeta.register``, ``client.send`` for ``Client.send``, ``Utc::now``) or is
   ``self`` / ``cls`` / ``Self`` / ``super()`` inside the owner's body;
-- another owner's definition of the name is a same-named one, ranked below the uses;
+- another owner's definition of the name is a same-named one, ranked below the uses, and so
+  is a use without a receiver when the owner is named like a class (``call_event(...)`` is
+  not ``BaseMutation.call_event``);
 - anything else is neither.
 
 The score weighs these (``RankWeights.dotted_*``, in the ``exact_definition`` factor); the
@@ -73,8 +75,11 @@ def is_plausible_use(f: Finding, dotted: Dotted) -> bool:
     if f.category == "definition" or last_name(f.text) != dotted.member:
         return False
     receiver = receiver_of(f, dotted.member)
-    if receiver is None:
-        return False
+    return receiver is not None and is_plausible(f, receiver, dotted)
+
+
+def is_plausible(f: Finding, receiver: str, dotted: Dotted) -> bool:
+    """Whether ``receiver`` (written before the hit's name) plausibly is the owner."""
     last = _segments(receiver)[-1]
     if last == dotted.owner:
         return True
@@ -90,11 +95,16 @@ def dotted_factor(f: Finding, dotted: Dotted, weights: RankWeights) -> float:
     the uses (it is a same-named one, not the one asked about)."""
     if is_target_definition(f, dotted):
         return weights.exact_definition * weights.dotted_target
-    if is_plausible_use(f, dotted):
-        return weights.dotted_receiver
-    if f.category == "definition" and last_name(f.text) == dotted.member:
+    if last_name(f.text) != dotted.member:
+        return 1.0
+    if f.category == "definition":
         return weights.dotted_other_definition
-    return 1.0
+    receiver = receiver_of(f, dotted.member)
+    if receiver is None:
+        # ``call_event(...)`` cannot call the method ``BaseMutation.call_event``: a method or
+        # associated fn needs a receiver (an owner named like a class, not a module)
+        return weights.dotted_bare if dotted.owner[:1].isupper() else 1.0
+    return weights.dotted_receiver if is_plausible(f, receiver, dotted) else 1.0
 
 
 def receiver_of(f: Finding, member: str) -> str | None:
