@@ -117,3 +117,12 @@ def test_an_attribute_of_self_is_searched_as_written(tree: Path) -> None:
     assert [(f["file"], f["line"]) for f in run.json()["findings"]] == [("pkg/client.py", 6)]
     dotted = run_cq("search", "Client.send", "--root", str(tree), "--format", "json").json()
     assert dotted["summary"]["patterns"] == ["identifier:Client.send", "identifier:send"]
+
+
+def test_another_owners_definition_is_not_the_answer(tree: Path) -> None:
+    run = run_cq("search", "Server.send", "--root", str(tree), "--format", "json")
+    result = run.json()
+    assert result["summary"]["primary"] is None
+    assert {f["text"] for f in result["findings"]} >= {"send"}  # the last name was searched
+    md = run_cq("search", "Server.send", "--root", str(tree)).stdout
+    assert md.split("\n\n")[1].startswith("**No definition found.**"), md
