@@ -22,6 +22,13 @@ OTHER = """\
 class Other:
     def send(self, text: str) -> None:
         print(text)
+
+
+def send(text: str) -> None:
+    print(text)
+
+
+send("bare")
 """
 USE = """\
 from pkg.client import Client
@@ -32,6 +39,8 @@ other.send("text")
 Client().send(b"payload")
 http_client = Client()
 http_client.send(b"more")
+clients = [Client()]
+clients[0].send(b"again")
 """
 RUST = """\
 pub struct Utc;
@@ -86,6 +95,10 @@ def test_the_owners_definition_leads_and_its_uses_come_before_other_owners(tree:
     other_call = places.index(("pkg/use.py", 5, "callsite"))  # other.send
     other_definition = places.index(("pkg/other.py", 2, "definition"))
     assert max(mine) < other_call < other_definition
+    # a receiver cq cannot read stays a plain use; a call without one cannot be the method
+    unread = places.index(("pkg/use.py", 10, "callsite"))  # clients[0].send
+    bare = places.index(("pkg/other.py", 10, "callsite"))  # send("bare")
+    assert max(mine) < unread < bare
 
 
 def test_a_module_qualified_name_finds_the_function_in_that_module(tree: Path) -> None:

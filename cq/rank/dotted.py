@@ -34,6 +34,7 @@ from cq.model import Finding, Pattern, RankWeights
 _SEGMENTS = re.compile(r"\.|::|\s+|/")
 # The receiver just before the name: ``a.b.``, ``Type::``, ``Client().``, ``super().``.
 _RECEIVER = re.compile(r"([^\W\d]\w*(?:\s*(?:\.|::)\s*[^\W\d]\w*)*)\s*(?:\(\s*\))?\s*(?:\.|::)\s*$")
+_RECEIVER_CHARS = 200  # a receiver longer than this is not read (one regex pass per hit)
 _OWN_BODY = frozenset({"self", "cls", "Self", "super"})
 _MODULE_STEMS = frozenset({"__init__", "mod", "lib", "main"})
 
@@ -75,7 +76,7 @@ def is_plausible_use(f: Finding, dotted: Dotted) -> bool:
     if f.category == "definition" or last_name(f.text) != dotted.member:
         return False
     receiver = receiver_of(f, dotted.member)
-    return receiver is not None and is_plausible(f, receiver, dotted)
+    return is_plausible(f, receiver, dotted) if receiver else False
 
 
 def is_plausible(f: Finding, receiver: str, dotted: Dotted) -> bool:
@@ -100,20 +101,27 @@ def dotted_factor(f: Finding, dotted: Dotted, weights: RankWeights) -> float:
     if f.category == "definition":
         return weights.dotted_other_definition
     receiver = receiver_of(f, dotted.member)
-    if receiver is None:
+    if receiver == "":
         # ``call_event(...)`` cannot call the method ``BaseMutation.call_event``: a method or
         # associated fn needs a receiver (an owner named like a class, not a module)
         return weights.dotted_bare if dotted.owner[:1].isupper() else 1.0
+    if receiver is None:
+        return 1.0
     return weights.dotted_receiver if is_plausible(f, receiver, dotted) else 1.0
 
 
 def receiver_of(f: Finding, member: str) -> str | None:
     """The expression written just before the hit's last name (``Iterator`` in
-    ``Iterator.register(...)``), when it is a name, a dotted name or ``Name()``."""
+    ``Iterator.register(...)``) when it is a name, a dotted name or ``Name()``; ``""`` when
+    there is none (``register(...)``); None when it cannot be read (``f(x).register``, a
+    line cut for the report)."""
     start = f.col + len(f.text) - len(member)
     if not f.text.endswith(member) or f.line_text[start : start + len(member)] != member:
-        return None  # a line cut for the report: nothing certain to read
-    found = _RECEIVER.search(f.line_text[:start])
+        return None
+    before = f.line_text[max(0, start - _RECEIVER_CHARS) : start]
+    if not before.rstrip().endswith((".", "::")):
+        return ""
+    found = _RECEIVER.search(before)
     return found.group(1) if found else None
 
 
