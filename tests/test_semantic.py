@@ -153,10 +153,13 @@ def test_markdown_names_resolved_targets_and_reference_counts(tree: Path) -> Non
 
 
 def test_dotted_query_ranks_uses_of_that_definition_first(tree: Path) -> None:
+    """``Client.send`` is written nowhere: its definition (``def send`` inside ``Client``)
+    leads, the call resolved to it follows, the call resolved to ``Other.send`` comes last."""
     result = _search(tree, "Client.send", env=ANSWER_BUDGET)
     findings = result["findings"]
     send_line = _line_of(GRAPH, "def send")
     place = {"file": "pkg/graph.py", "line": send_line, "col": 8, "via": "pyrefly"}
+    assert (findings[0]["file"], findings[0]["line"]) == ("pkg/graph.py", send_line)
     mine = [i for i, f in enumerate(findings) if (_semantic(f) or {}).get("definition") == place]
     others = [
         i
@@ -165,12 +168,19 @@ def test_dotted_query_ranks_uses_of_that_definition_first(tree: Path) -> None:
         and f["text"].endswith("send")
         and (_semantic(f) or {}).get("definition") not in (None, place)
     ]
-    assert mine and others
-    assert max(mine) < min(others)
+    assert mine == [1] and others == [len(findings) - 1]
     target = result["summary"]["telemetry"]["semantic.target"]
-    assert target["resolved_to_target"] == len(mine)
+    assert (target["resolved_to_target"], target["resolved_elsewhere"]) == (1, 1)
     md = run_cq("search", "Client.send", "--root", str(tree), env=ANSWER_BUDGET).stdout
-    assert f"Pyrefly: {len(mine)} shown uses resolve to this definition" in md
+    answer = md.split("\n\n")[1]
+    assert answer.startswith(
+        "**Answer:** `send` — `def send(self, data: bytes) -> int:` defined at"
+        f" `pkg/graph.py:{send_line}:8`"
+    )
+    assert (
+        f"Pyrefly: 1 of 2 shown uses of `send` resolve to `pkg/graph.py:{send_line}`"
+        " `Client.send`, 1 to other definitions" in answer
+    ), answer
 
 
 def test_callers_question_leads_with_resolved_callsites(tree: Path) -> None:
@@ -585,8 +595,9 @@ def test_callers_and_dotted_questions_count_calls_resolved_by_syntax(tmp_path: P
     ) == (3, 1, 1)
     md = run_cq("search", "ApiClient.post_graphql", "--root", str(root), env=ANSWER_BUDGET).stdout
     expected = (
-        "Pyrefly + syntax + unique name: 3 shown uses resolve to this definition"
-        " (1 by syntax, 1 by unique name)"
+        "Pyrefly + syntax + unique name: 3 of 3 shown uses of `post_graphql` resolve to"
+        f" `pkg/client.py:{_line_of(FIXTURE_CLIENT, 'def post_graphql')}`"
+        " `ApiClient.post_graphql` (1 by syntax, 1 by unique name), 0 to other definitions"
     )
     assert expected in md, md
 

@@ -35,7 +35,7 @@ from cq.model import (
     Tally,
 )
 from cq.model.tuning import ReportTuning
-from cq.rank import is_exact_definition, queried_names
+from cq.rank import Dotted, dotted_query, is_exact_definition, is_target_definition, queried_names
 
 
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -65,7 +65,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     request = facts.request
     shown = tuple(shown_ranked)
     names = queried_names(facts.patterns)
-    primary = _primary(shown, names)
+    primary = _primary(shown, names, dotted_query(facts.patterns))
     omitted = Omitted(by_limit=tally.total - len(shown))
     summary = Summary(
         query=request.query,
@@ -135,9 +135,15 @@ def build_sections(
     )
 
 
-def _primary(shown: tuple[Finding, ...], names: frozenset[str]) -> int | None:
-    """The answer: the best-ranked definition of the queried name, else of anything."""
+def _primary(
+    shown: tuple[Finding, ...], names: frozenset[str], dotted: Dotted | None
+) -> int | None:
+    """The answer: the best-ranked definition of the queried name, else of anything; for a
+    dotted query only its own definition (another owner's ``register`` is not
+    ``ABCMeta.register``)."""
     definitions = [i for i, f in enumerate(shown) if f.category == "definition"]
+    if dotted is not None:
+        return next((i for i in definitions if is_target_definition(shown[i], dotted)), None)
     exact = [i for i in definitions if is_exact_definition(shown[i], names)]
     return (exact or definitions or [None])[0]
 

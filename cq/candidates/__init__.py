@@ -7,6 +7,20 @@ its line (lone CRs, undecodable bytes, long lines), ``limits.py`` enforces the c
 """
 
 from cq.candidates.collect import Candidates, collect_candidates
-from cq.candidates.patterns import detect_mode, pattern_regex, patterns_for_query
+from cq.candidates.patterns import (
+    DOTTED_SOURCE,
+    detect_mode,
+    dotted_parts,
+    pattern_regex,
+    patterns_for_query,
+)
 
-__all__ = ["Candidates", "collect_candidates", "detect_mode", "pattern_regex", "patterns_for_query"]
+__all__ = [
+    "DOTTED_SOURCE",
+    "Candidates",
+    "collect_candidates",
+    "detect_mode",
+    "dotted_parts",
+    "pattern_regex",
+    "patterns_for_query",
+]

@@ -12,6 +12,11 @@ from cq.model import Pattern, QueryMode
 
 # A dotted name such as ``store.insert_call``; ``\w`` is Unicode-aware, like Python identifiers.
 _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
+_SEPARATOR = re.compile(r"\.|::")
+# The ``Pattern.source`` of a dotted query's last name: the user's own query, not a rewrite.
+DOTTED_SOURCE = "dotted"
+# ``self.config`` names an attribute of whatever class the code is in: searched as written.
+_NO_OWNER = frozenset({"self", "cls", "Self", "super", "crate"})
 
 
 def is_identifier_query(query: str) -> bool:
@@ -24,10 +29,30 @@ def detect_mode(query: str) -> QueryMode:
     return "identifier" if is_identifier_query(query.strip()) else "literal"
 
 
+def dotted_parts(query: str) -> tuple[str, ...] | None:
+    """The names of a dotted or ``::``-qualified identifier query (``ABCMeta.register``,
+    ``pkg.mod.f``, ``Utc::now``), owner first; None for any other query, and for one whose
+    owner is ``self`` / ``cls`` / ``Self`` / ``super`` / ``crate`` (no class to look in)."""
+    text = query.strip()
+    if _IDENTIFIER.fullmatch(text) is None:
+        return None
+    parts = tuple(_SEPARATOR.split(text))
+    if len(parts) < 2 or parts[-2] in _NO_OWNER:
+        return None
+    return parts
+
+
 def patterns_for_query(query: str, mode: QueryMode) -> tuple[Pattern, ...]:
-    """The user's own query as a single pattern in the given mode."""
+    """The user's own query as a pattern in the given mode; a dotted identifier also searches
+    its last name word-bounded (``source="dotted"``): ``ABCMeta.register`` is written so
+    nowhere, its definition is ``def register`` inside the class and its uses ``x.register(``,
+    which the ranking sorts by what they resolve to (``cq.rank.dotted``)."""
     text = query.strip() if mode == "identifier" else query
-    return (Pattern(text=text, kind=mode),)
+    own = Pattern(text=text, kind=mode)
+    parts = dotted_parts(text) if mode == "identifier" else None
+    if parts is None:
+        return (own,)
+    return (own, Pattern(text=parts[-1], kind="identifier", source=DOTTED_SOURCE))
 
 
 def pattern_regex(pattern: Pattern) -> str:

@@ -17,6 +17,9 @@ class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
 
     ``score = category_weight x role_multiplier x confidence x focus_multiplier x boosts -
     depth_penalty`` (never below 0), where ``boosts = exact_definition x filename x terms``.
+    For a dotted query (``ABCMeta.register``) ``exact_definition`` is the hit's relation to the
+    dotted name instead: its definition, a use with a plausible receiver, or neither
+    (``cq.rank.dotted``).
     """
 
     category_weight: float = 1.0

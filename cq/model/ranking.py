@@ -74,6 +74,36 @@ class RankWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     evidence_hint: Annotated[
         float, _why("hand-set: a path hint of weight 1 is worth this many average hits")
     ] = 2.0
+    dotted_target: Annotated[
+        float,
+        _why(
+            "hand-set: a dotted query's own definition (ABCMeta.register) times exact_definition"
+            " leads whatever its role; dotted_rank.py: #1 for 9 of 9 queries, stage off"
+        ),
+    ] = 3.0
+    dotted_other_definition: Annotated[
+        float,
+        _why(
+            "hand-set: another owner's definition of a dotted query's last name (0.5) ranks"
+            " below its uses (stdlib ABCMeta.register: 16 other register defs took 16 of 30"
+            " shown places at 1.0)"
+        ),
+    ] = 0.5
+    dotted_receiver: Annotated[
+        float,
+        _why(
+            "hand-set: a use whose receiver names the owner (a callsite 0.8 x 3 = 2.4) ranks"
+            " above other owners' definitions of the name (1.0) and plain uses"
+        ),
+    ] = 3.0
+    dotted_bare: Annotated[
+        float,
+        _why(
+            "hand-set: a use without a receiver of a dotted query whose owner is named like a"
+            " class (saleor BaseMutation.call_event: bare call_event() calls, a module"
+            " function, took 27 of 29 shown uses at 1.0; dotted_rank.py)"
+        ),
+    ] = 0.5
 
 
 def complete_weights(partial: RankWeights) -> RankWeights:

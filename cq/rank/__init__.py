@@ -6,7 +6,8 @@ when asked), the report's limit of them picked to show. ``final_order`` runs onc
 enrichment moved the shown findings' confidence: score descending, ties broken by
 (file, line, col). Open ``score.py`` for the formula; ``roles.py``
 (path conventions) and ``rust_tests.py`` (``#[cfg(test)]`` items) decide the item role,
-``signals.py`` holds the query-aware boosts, ``terms.py`` the multi-pattern signal.
+``signals.py`` holds the query-aware boosts, ``terms.py`` the multi-pattern signal,
+``dotted.py`` a dotted query's target definition and plausible uses.
 """
 
 from __future__ import annotations
@@ -19,6 +20,14 @@ import msgspec
 
 from cq.model import Finding, Focus, Pattern, RankWeights, Role, ScoreBreakdown, Tally
 from cq.parse import Corpus
+from cq.rank.dotted import (
+    Dotted,
+    dotted_factor,
+    dotted_query,
+    is_plausible_use,
+    is_target_definition,
+    last_name,
+)
 from cq.rank.roles import path_role
 from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
 from cq.rank.score import breakdown, total
@@ -137,6 +146,7 @@ class _Scorer:
     def __init__(self, ctx: RankContext, signal: dict[str, float]) -> None:
         self.ctx, self.signal = ctx, signal
         self.names = queried_names(ctx.patterns)
+        self.dotted = dotted_query(ctx.patterns)
         self.boost = ctx.weights.evidence if is_rewritten(ctx.patterns) else ctx.weights.coverage
         self.filenames: dict[str, float] = {}
         self.depths: dict[str | None, int] = {}
@@ -152,7 +162,10 @@ class _Scorer:
         if depth is None:
             depth = self.depths[f.containing_scope] = nesting_depth(f.containing_scope)
         terms = terms_multiplier(f, ctx.patterns, self.signal.get(f.file, 0.0), self.boost)
-        exact = exact_definition(f, self.names, ctx.weights)
+        if self.dotted is not None:
+            exact = dotted_factor(f, self.dotted, ctx.weights)
+        else:
+            exact = exact_definition(f, self.names, ctx.weights)
         return (f.category, role, f.confidence, depth, exact, filename, terms)
 
     def breakdown(self, f: Finding, role: Role) -> ScoreBreakdown:
@@ -215,10 +228,15 @@ class _Roles:
 
 
 __all__ = [
+    "Dotted",
     "RankContext",
     "Ranked",
+    "dotted_query",
     "final_order",
     "is_exact_definition",
+    "is_plausible_use",
+    "is_target_definition",
+    "last_name",
     "order_key",
     "path_role",
     "queried_names",

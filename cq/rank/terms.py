@@ -15,12 +15,14 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
+from cq.candidates import DOTTED_SOURCE
 from cq.model import Finding, Pattern, RankWeights
 
 
 def is_rewritten(patterns: tuple[Pattern, ...]) -> bool:
-    """True when some pattern came from a rewriter rather than the user's own text."""
-    return any(p.source != "query" for p in patterns)
+    """True when some pattern came from a rewriter rather than the user's own text (a dotted
+    query's last name is the user's own)."""
+    return any(p.source not in ("query", DOTTED_SOURCE) for p in patterns)
 
 
 def file_coverage(findings: Iterable[Finding], patterns: tuple[Pattern, ...]) -> dict[str, float]:

@@ -50,17 +50,35 @@ def answer(result: SearchResult) -> list[str]:
     if extra:
         lines.append(extra)
     if target.get("resolved_to_target") or target.get("resolved_elsewhere"):
-        by_syntax = target.get("resolved_to_target_by_syntax", 0)
-        by_name = target.get("resolved_to_target_by_unique_name", 0)
-        weaker = [f"{n} by {how}" for n, how in ((by_syntax, "syntax"), (by_name, "unique name"))]
-        weaker = [w for w in weaker if not w.startswith("0 ")]
-        who = " + ".join(["Pyrefly", *(w.split(" by ", 1)[1] for w in weaker)])
-        lines.append(
-            f"{who}: {target.get('resolved_to_target', 0)} shown uses resolve to this definition"
-            + (f" ({', '.join(weaker)})" if weaker else "")
-            + f", {target.get('resolved_elsewhere', 0)} to other definitions"
-        )
+        lines.append(_resolved_line(f, target))
     return lines
+
+
+def _resolved_line(f: Finding, target: dict[str, int]) -> str:
+    """How many shown uses resolve to the answer's definition (a dotted query also says of
+    how many same-named uses: ``12 of 30``), by whom, and how many elsewhere."""
+    by_syntax = target.get("resolved_to_target_by_syntax", 0)
+    by_name = target.get("resolved_to_target_by_unique_name", 0)
+    weaker = [f"{n} by {how}" for n, how in ((by_syntax, "syntax"), (by_name, "unique name")) if n]
+    who = " + ".join(["Pyrefly", *(w.split(" by ", 1)[1] for w in weaker)])
+    mine = target.get("resolved_to_target", 0)
+    uses = target.get("uses")
+    named = f" {code(f.containing_scope)}" if f.containing_scope else ""
+    return (
+        f"{who}:"
+        + (
+            f" {mine} of {uses} shown uses of {code(_last_name(f.text))}"
+            if uses
+            else f" {mine} shown uses"
+        )
+        + f" resolve to {code(f'{f.file}:{f.line}')}{named}"
+        + (f" ({', '.join(weaker)})" if weaker else "")
+        + f", {target.get('resolved_elsewhere', 0)} to other definitions"
+    )
+
+
+def _last_name(text: str) -> str:
+    return re.split(r"\.|::", text)[-1]
 
 
 def _callers_answer(result: SearchResult, definition: Finding, count: int) -> list[str]:

@@ -2,14 +2,16 @@
 
 Two questions get a target definition among the shown findings:
 
-- a dotted query (``ABCMeta.register``, ``Client.send``): the definition whose scope path ends
-  with the dotted name;
+- a dotted query (``ABCMeta.register``, ``Client.send``): a definition whose qualified name
+  ends with the dotted name (``cq.rank.dotted``); of several (the stdlib's ``abc.py`` and
+  ``_py_abc.py``), the one most shown uses resolve to;
 - a question about callers ("who calls build_graph_product", "where is it called?"): the
   best-ranked definition of the queried name.
 
 Hits resolved to the target (by Pyrefly, or by cq's syntax fallback) move ahead of the other
 shown hits (for a callers question, the callsites that resolve to it lead, ahead of the
-definition itself); otherwise the order is the score order. A partition, not a weight: a
+definition itself; for a dotted query the definition leads, and same-named uses resolved to
+another definition go last); otherwise the order is the score order. A partition, not a weight: a
 hit resolved to the target beats a same-named hit resolved elsewhere whatever their scores,
 which is what resolution means.
 Counts go to ``summary.telemetry["semantic.target"]`` so the report can say how many
@@ -22,10 +24,16 @@ from __future__ import annotations
 import re
 
 from cq.model import Finding, Pattern
-from cq.rank import is_exact_definition, queried_names
+from cq.rank import (
+    Dotted,
+    dotted_query,
+    is_exact_definition,
+    is_target_definition,
+    last_name,
+    queried_names,
+)
 from cq.semantic.answers import module_of
 
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # "who calls X", "where is it called?", "callers of X", "what calls X", "call sites of X"
 _CALLERS = re.compile(
     r"\b(?:who|what|where|which)\b.*\bcall(?:s|ed|ing)?\b|\bcallers?\b|\bcall ?sites?\b", re.I
@@ -37,20 +45,53 @@ def refine_order(
     shown: list[Finding], patterns: tuple[Pattern, ...], query: str
 ) -> tuple[list[Finding], dict[str, int]]:
     """The shown findings, hits resolved to the target first; and the counts to report."""
-    dotted = query.strip() if _DOTTED.fullmatch(query.strip()) else None
-    callers = dotted is None and bool(_CALLERS.search(query))
-    target = _target(shown, patterns, dotted, callers)
+    dotted = dotted_query(patterns)
+    if dotted is not None:
+        return _dotted_order(shown, dotted)
+    if not _CALLERS.search(query):
+        return shown, {}
+    names = queried_names(patterns)
+    target = next((f for f in shown if is_exact_definition(f, names)), None)
     if target is None:
         return shown, {}
     keys = _keys(target)
     name = _last(target.text)
     resolved = [_resolved_key(f) if _last(f.text) == name else None for f in shown]
-    to_target = [
+    to_target = [i for i, f in enumerate(shown) if resolved[i] in keys and f.category == "callsite"]
+    elsewhere = sum(1 for r in resolved if r is not None and r not in keys)  # same name only
+    counts = _counts(shown, to_target, elsewhere) | {"callers_question": 1}
+    lead = set(to_target)
+    first = [f for i, f in enumerate(shown) if i in lead]
+    return first + [f for i, f in enumerate(shown) if i not in lead], counts
+
+
+def _dotted_order(shown: list[Finding], dotted: Dotted) -> tuple[list[Finding], dict[str, int]]:
+    """A dotted query: its definition (of several, the one most shown uses resolve to), the
+    uses resolved to it, then the rest in score order (plausible receivers first, as scored),
+    and same-named uses resolved to another definition last."""
+    targets = [i for i, f in enumerate(shown) if is_target_definition(f, dotted)]
+    if not targets:
+        return shown, {}
+    uses = [
         i
         for i, f in enumerate(shown)
-        if resolved[i] in keys and (not callers or f.category == "callsite")
+        if f.category in _RESOLVED_CATEGORIES and last_name(f.text) == dotted.member
     ]
-    elsewhere = sum(1 for r in resolved if r is not None and r not in keys)  # same name only
+    resolved = {i: _resolved_key(shown[i]) for i in uses}
+    tally = [sum(1 for r in resolved.values() if r in _keys(shown[t])) for t in targets]
+    target = targets[tally.index(max(tally))]  # ties: the best ranked
+    keys = _keys(shown[target])
+    to_target = [i for i in uses if resolved[i] in keys]
+    elsewhere = [i for i in uses if resolved[i] is not None and resolved[i] not in keys]
+    counts = _counts(shown, to_target, len(elsewhere)) | {"uses": len(uses)}
+    if not to_target and not elsewhere:
+        return shown, counts
+    first, last = [target, *to_target], set(elsewhere)
+    middle = [i for i in range(len(shown)) if i not in set(first) and i not in last]
+    return [shown[i] for i in (*first, *middle, *elsewhere)], counts
+
+
+def _counts(shown: list[Finding], to_target: list[int], elsewhere: int) -> dict[str, int]:
     counts = {"resolved_to_target": len(to_target), "resolved_elsewhere": elsewhere}
     by_syntax = sum(1 for i in to_target if _via(shown[i]) == "syntax")
     if by_syntax:
@@ -58,35 +99,11 @@ def refine_order(
     by_name = sum(1 for i in to_target if _via(shown[i]) == "unique-name")
     if by_name:
         counts["resolved_to_target_by_unique_name"] = by_name
-    if callers:
-        counts["callers_question"] = 1
-    if not to_target:
-        return shown, counts
-    lead = set(to_target)
-    if dotted:  # the target definition itself leads too: it is the answer
-        lead.add(shown.index(target))
-    first = [f for i, f in enumerate(shown) if i in lead]
-    return first + [f for i, f in enumerate(shown) if i not in lead], counts
-
-
-def _target(
-    shown: list[Finding], patterns: tuple[Pattern, ...], dotted: str | None, callers: bool
-) -> Finding | None:
-    definitions = [f for f in shown if f.category == "definition"]
-    if dotted:
-        return next((f for f in definitions if _scope_ends_with(f.containing_scope, dotted)), None)
-    if callers:
-        names = queried_names(patterns)
-        return next((f for f in definitions if is_exact_definition(f, names)), None)
-    return None
+    return counts
 
 
 def _last(text: str) -> str:
     return text.rsplit(".", 1)[-1]
-
-
-def _scope_ends_with(scope: str | None, dotted: str) -> bool:
-    return bool(scope) and (scope == dotted or str(scope).endswith("." + dotted))
 
 
 def _keys(target: Finding) -> set[tuple[str, int]]:

@@ -1,0 +1,145 @@
+"""A dotted query's relation to each hit: its named definition, a use whose receiver plausibly
+is the named owner, or neither.
+
+``ABCMeta.register`` (``Client.send``, ``pkg.mod.f``, Rust ``Utc::now``) is searched as typed
+and, word-bounded, by its last name (``cq.candidates.patterns``): the definition is
+``def register`` inside ``class ABCMeta``, the uses are ``x.register(...)``, and most hits of
+the last name belong to other owners. By syntax alone:
+
+- the *target* definitions are the definitions of the last name whose qualified name (module
+  path, then containing scope) ends with the query's names;
+- a use is *plausible* when its receiver names the owner (``ABCMeta.register``,
+  ``abc.ABCMeta.register``, ``client.send`` for ``Client.send``, ``Utc::now``) or is
+  ``self`` / ``cls`` / ``Self`` / ``super()`` inside the owner's body;
+- another owner's definition of the name is a same-named one, ranked below the uses, and so
+  is a use without a receiver when the owner is named like a class (``call_event(...)`` is
+  not ``BaseMutation.call_event``);
+- anything else is neither.
+
+The score weighs these (``RankWeights.dotted_*``, in the ``exact_definition`` factor); the
+semantic stage then puts what Pyrefly resolved to the target ahead (``cq.semantic.ranking``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+import msgspec
+
+from cq.candidates import DOTTED_SOURCE, dotted_parts
+from cq.model import Finding, Pattern, RankWeights
+
+# Scope and path segments: ``A.b``, ``impl Utc::now``, ``impl Display for Utc::fmt``.
+_SEGMENTS = re.compile(r"\.|::|\s+|/")
+# The receiver just before the name: ``a.b.``, ``Type::``, ``Client().``, ``super().``.
+_RECEIVER = re.compile(r"([^\W\d]\w*(?:\s*(?:\.|::)\s*[^\W\d]\w*)*)\s*(?:\(\s*\))?\s*(?:\.|::)\s*$")
+_RECEIVER_CHARS = 200  # a receiver longer than this is not read (one regex pass per hit)
+_OWN_BODY = frozenset({"self", "cls", "Self", "super"})
+_MODULE_STEMS = frozenset({"__init__", "mod", "lib", "main"})
+
+
+class Dotted(msgspec.Struct, frozen=True):
+    """The names of a dotted query, owner first (``("ABCMeta", "register")``)."""
+
+    parts: tuple[str, ...]
+
+    @property
+    def owner(self) -> str:
+        return self.parts[-2]
+
+    @property
+    def member(self) -> str:
+        return self.parts[-1]
+
+
+def dotted_query(patterns: tuple[Pattern, ...]) -> Dotted | None:
+    """The search's dotted query, when its patterns are one searched with its last name."""
+    if not any(p.source == DOTTED_SOURCE for p in patterns):
+        return None
+    own = next((p for p in patterns if p.source == "query" and p.kind == "identifier"), None)
+    parts = dotted_parts(own.text) if own is not None else None
+    return Dotted(parts) if parts else None
+
+
+def is_target_definition(f: Finding, dotted: Dotted) -> bool:
+    """A definition of the last name whose qualified name ends with the query's names."""
+    if f.category != "definition" or last_name(f.text) != dotted.member:
+        return False
+    qualified = [*_module_segments(f.file), *_segments(f.containing_scope or dotted.member)]
+    n = len(dotted.parts)
+    return tuple(qualified[-n:]) == dotted.parts
+
+
+def is_plausible_use(f: Finding, dotted: Dotted) -> bool:
+    """A hit of the last name (not a definition) whose receiver plausibly is the owner."""
+    if f.category == "definition" or last_name(f.text) != dotted.member:
+        return False
+    receiver = receiver_of(f, dotted.member)
+    return is_plausible(f, receiver, dotted) if receiver else False
+
+
+def is_plausible(f: Finding, receiver: str, dotted: Dotted) -> bool:
+    """Whether ``receiver`` (written before the hit's name) plausibly is the owner."""
+    last = _segments(receiver)[-1]
+    if last == dotted.owner:
+        return True
+    if last in _OWN_BODY:
+        return dotted.owner in _segments(f.containing_scope or "")
+    mine, owner = _fold(last), _fold(dotted.owner)
+    return mine == owner or (len(owner) >= 4 and mine.endswith(owner))
+
+
+def dotted_factor(f: Finding, dotted: Dotted, weights: RankWeights) -> float:
+    """The ``exact_definition`` factor of a hit of a dotted query: the target definition is
+    the answer; a plausible use comes next; another owner's definition of the name goes below
+    the uses (it is a same-named one, not the one asked about)."""
+    if is_target_definition(f, dotted):
+        return weights.exact_definition * weights.dotted_target
+    if last_name(f.text) != dotted.member:
+        return 1.0
+    if f.category == "definition":
+        return weights.dotted_other_definition
+    receiver = receiver_of(f, dotted.member)
+    if receiver == "":
+        # ``call_event(...)`` cannot call the method ``BaseMutation.call_event``: a method or
+        # associated fn needs a receiver (an owner named like a class, not a module)
+        return weights.dotted_bare if dotted.owner[:1].isupper() else 1.0
+    if receiver is None:
+        return 1.0
+    return weights.dotted_receiver if is_plausible(f, receiver, dotted) else 1.0
+
+
+def receiver_of(f: Finding, member: str) -> str | None:
+    """The expression written just before the hit's last name (``Iterator`` in
+    ``Iterator.register(...)``) when it is a name, a dotted name or ``Name()``; ``""`` when
+    there is none (``register(...)``); None when it cannot be read (``f(x).register``, a
+    line cut for the report)."""
+    start = f.col + len(f.text) - len(member)
+    if not f.text.endswith(member) or f.line_text[start : start + len(member)] != member:
+        return None
+    before = f.line_text[max(0, start - _RECEIVER_CHARS) : start]
+    if not before.rstrip().endswith((".", "::")):
+        return ""
+    found = _RECEIVER.search(before)
+    return found.group(1) if found else None
+
+
+def last_name(text: str) -> str:
+    return _SEGMENTS.split(text)[-1]
+
+
+def _segments(text: str) -> list[str]:
+    return [s for s in _SEGMENTS.split(text) if s]
+
+
+def _module_segments(path: str) -> list[str]:
+    """``pkg/mod.py`` -> ``pkg``, ``mod``; a package's ``__init__.py`` (Rust ``mod.rs``) is
+    its directory."""
+    stem, _ = posixpath.splitext(path)
+    parts = _segments(stem)
+    return parts[:-1] if parts and parts[-1] in _MODULE_STEMS else parts
+
+
+def _fold(name: str) -> str:
+    return name.replace("_", "").lower()

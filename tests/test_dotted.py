@@ -1,0 +1,141 @@
+"""A dotted query without Pyrefly (the suite's default, ``CQ_SEMANTIC=0``): the last name is
+searched too, the owner's definition leads, uses whose receiver names the owner come next,
+and other owners' definitions of the name go below the uses. Real ``python -m cq`` runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cq, write_tree
+
+CLIENT = """\
+class Client:
+    def send(self, data: bytes) -> int:
+        return len(data)
+
+    def resend(self, data: bytes) -> int:
+        return self.send(data)
+"""
+OTHER = """\
+class Other:
+    def send(self, text: str) -> None:
+        print(text)
+
+
+def send(text: str) -> None:
+    print(text)
+
+
+send("bare")
+"""
+USE = """\
+from pkg.client import Client
+from pkg.other import Other
+
+other = Other()
+other.send("text")
+Client().send(b"payload")
+http_client = Client()
+http_client.send(b"more")
+clients = [Client()]
+clients[0].send(b"again")
+"""
+RUST = """\
+pub struct Utc;
+pub struct Local;
+
+impl Local {
+    pub fn now() -> u64 {
+        Utc::now() + 1
+    }
+}
+
+impl Utc {
+    pub fn now() -> u64 {
+        0
+    }
+}
+
+pub fn stamp() -> u64 {
+    Local::now() + Utc::now()
+}
+"""
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    return write_tree(
+        tmp_path / "repo",
+        {
+            "pkg/__init__.py": "",
+            "pkg/client.py": CLIENT,
+            "pkg/other.py": OTHER,
+            "pkg/use.py": USE,
+            "src/time.rs": RUST,
+        },
+    )
+
+
+def _places(root: Path, query: str) -> list[tuple[str, int, str]]:
+    run = run_cq("search", query, "--root", str(root), "--format", "json", "--no-semantic")
+    assert run.returncode == 0, run.stderr
+    return [(f["file"], f["line"], f["category"]) for f in run.json()["findings"]]
+
+
+def test_the_owners_definition_leads_and_its_uses_come_before_other_owners(tree: Path) -> None:
+    places = _places(tree, "Client.send")
+    assert places[0] == ("pkg/client.py", 2, "definition")
+    mine = [
+        places.index(("pkg/client.py", 6, "callsite")),  # self.send inside Client
+        places.index(("pkg/use.py", 6, "callsite")),  # Client().send
+        places.index(("pkg/use.py", 8, "callsite")),  # http_client.send
+    ]
+    other_call = places.index(("pkg/use.py", 5, "callsite"))  # other.send
+    other_definition = places.index(("pkg/other.py", 2, "definition"))
+    assert max(mine) < other_call < other_definition
+    # a receiver cq cannot read stays a plain use; a call without one cannot be the method
+    unread = places.index(("pkg/use.py", 10, "callsite"))  # clients[0].send
+    bare = places.index(("pkg/other.py", 10, "callsite"))  # send("bare")
+    assert max(mine) < unread < bare
+
+
+def test_a_module_qualified_name_finds_the_function_in_that_module(tree: Path) -> None:
+    places = _places(tree, "other.Other.send")
+    assert places[0] == ("pkg/other.py", 2, "definition")
+    assert places.index(("pkg/client.py", 2, "definition")) > places.index(
+        ("pkg/use.py", 5, "callsite")
+    )
+
+
+def test_a_rust_path_finds_the_impls_fn(tree: Path) -> None:
+    places = [p for p in _places(tree, "Utc::now") if p[0] == "src/time.rs"]
+    assert places[0] == ("src/time.rs", 11, "definition")  # fn now in impl Utc
+    utc_calls = [places.index(("src/time.rs", line, "callsite")) for line in (6, 17)]
+    local_definition = places.index(("src/time.rs", 5, "definition"))
+    assert max(utc_calls) < local_definition
+
+
+def test_the_markdown_answer_is_the_owners_definition(tree: Path) -> None:
+    run = run_cq("search", "Client.send", "--root", str(tree), "--no-semantic")
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** `send`"), answer
+    assert "defined at `pkg/client.py:2:8` in `Client`" in answer
+
+
+def test_an_attribute_of_self_is_searched_as_written(tree: Path) -> None:
+    run = run_cq("search", "self.send", "--root", str(tree), "--format", "json")
+    assert run.json()["summary"]["patterns"] == ["identifier:self.send"]
+    assert [(f["file"], f["line"]) for f in run.json()["findings"]] == [("pkg/client.py", 6)]
+    dotted = run_cq("search", "Client.send", "--root", str(tree), "--format", "json").json()
+    assert dotted["summary"]["patterns"] == ["identifier:Client.send", "identifier:send"]
+
+
+def test_another_owners_definition_is_not_the_answer(tree: Path) -> None:
+    run = run_cq("search", "Server.send", "--root", str(tree), "--format", "json")
+    result = run.json()
+    assert result["summary"]["primary"] is None
+    assert {f["text"] for f in result["findings"]} >= {"send"}  # the last name was searched
+    md = run_cq("search", "Server.send", "--root", str(tree)).stdout
+    assert md.split("\n\n")[1].startswith("**No definition found.**"), md
