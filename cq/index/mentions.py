@@ -15,6 +15,13 @@ define a unit of that name. Either is kept when it picks out at most
 bare ``utils.py`` in a tree of ten ``utils.py``, or ``forward`` defined in fifty models,
 says nothing.
 
+A Python text's title (its first line) may name a file by its name alone: "nan when training
+Alexnet" (``examples/ImageNetModels/alexnet.py``), "Running Cycle GAN" (``CycleGAN.py``),
+"holiday features" (``time_feature/holiday.py``). A word of the title, or two adjacent words
+joined, that spells the name of exactly ``index.stem_max_files`` files or fewer (case
+ignored; ``__init__.py`` is a package, not a name, and the project's own name would point at
+it) adds those files after the paths, at ``index.mention_name``'s weight.
+
 Paths are read against one language's files: a Python question's ``.py`` files, a Rust
 question's ``.rs`` files (rustc's ``--> src/x.rs:12:5``, a panic's ``src/x.rs:12:5``, a path
 in the prose, a GitHub file link). A Rust path that is only a crate root (``src/lib.rs``,
@@ -26,9 +33,10 @@ bench/results/rust-accuracy.md).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import msgspec
 
@@ -51,7 +59,7 @@ class Mention(msgspec.Struct, frozen=True, kw_only=True):
 
     path: str
     weight: float
-    how: str  # traceback | path | definition
+    how: str  # traceback | path | name | definition
     unit: Definition | None = None
 
 
@@ -121,6 +129,38 @@ def named_files(
                 else msgspec.structs.replace(old, weight=old.weight + add)
             )
     return _ranked(found)
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def files_named_by_words(
+    line: str,
+    paths: Iterable[str],
+    keep: Callable[[str], bool],
+    tuning: IndexTuning,
+) -> list[Mention]:
+    """Files whose name (``.py`` dropped, case ignored) a word of ``line`` spells, or two
+    adjacent words joined with or without ``_``, among the files ``keep`` accepts (asked of
+    the matching files only); a name shared by more than ``stem_max_files`` of them,
+    ``__init__.py`` and words shorter than ``stem_min_len`` are not read."""
+    by_stem: dict[str, list[str]] = defaultdict(list)
+    for p in paths:
+        name = p.rsplit("/", 1)[-1]
+        if name.endswith(".py") and name != "__init__.py":
+            by_stem[name[:-3].lower()].append(p)
+    words = [w.lower() for w in _WORD.findall(line)]
+    joined = [a + sep + b for a, b in itertools.pairwise(words) for sep in ("", "_")]
+    found: dict[str, Mention] = {}
+    for word in dict.fromkeys([*words, *joined]):
+        if len(word) < tuning.stem_min_len or word not in by_stem:
+            continue
+        files = [f for f in by_stem[word] if keep(f)]
+        if 0 < len(files) <= tuning.stem_max_files:
+            weight = tuning.mention_name / len(files)
+            for f in files:
+                found.setdefault(f, Mention(path=f, weight=weight, how="name"))
+    return list(found.values())
 
 
 def code_names(mentions: Mentions) -> list[str]:
