@@ -78,6 +78,7 @@ def test_a_title_names_a_file_by_its_name_alone_when_one_file_has_it() -> None:
         "examples/GAN/CycleGAN.py",
         "examples/GAN/GAN.py",
         "pkg/time_feature/holiday.py",
+        "pkg/spatial/random_affine.py",
         "pkg/__init__.py",
         "tests/test_holiday.py",
         "tests/holiday.py",
@@ -95,6 +96,7 @@ def test_a_title_names_a_file_by_its_name_alone_when_one_file_has_it() -> None:
         ("examples/GAN/CycleGAN.py", "name"),
     ]
     assert named("Holiday features are off by one") == [("pkg/time_feature/holiday.py", "name")]
+    assert named("RandomAffine and random affine") == [("pkg/spatial/random_affine.py", "name")]
     # four utils.py say nothing, a package is not a name, a test file is not kept
     assert named("utils of pkg break the trainer") == [("src/pkg/trainer/trainer.py", "name")]
 

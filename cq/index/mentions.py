@@ -17,10 +17,10 @@ says nothing.
 
 A Python text's title (its first line) may name a file by its name alone: "nan when training
 Alexnet" (``examples/ImageNetModels/alexnet.py``), "Running Cycle GAN" (``CycleGAN.py``),
-"holiday features" (``time_feature/holiday.py``). A word of the title, or two adjacent words
-joined, that spells the name of exactly ``index.stem_max_files`` files or fewer (case
-ignored; ``__init__.py`` is a package, not a name, and the project's own name would point at
-it) adds those files after the paths, at ``index.mention_name``'s weight.
+"RandomAffine" (``random_affine.py``). A word of the title, or two or three adjacent words
+joined, that spells the name of at most ``index.stem_max_files`` files (case and
+underscores ignored; ``__init__.py`` is a package, not a name, and the project's own name
+would point at it) adds those files after the paths, at ``index.mention_name``'s weight.
 
 Paths are read against one language's files: a Python question's ``.py`` files, a Rust
 question's ``.rs`` files (rustc's ``--> src/x.rs:12:5``, a panic's ``src/x.rs:12:5``, a path
@@ -33,7 +33,6 @@ bench/results/rust-accuracy.md).
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -140,17 +139,17 @@ def files_named_by_words(
     keep: Callable[[str], bool],
     tuning: IndexTuning,
 ) -> list[Mention]:
-    """Files whose name (``.py`` dropped, case ignored) a word of ``line`` spells, or two
-    adjacent words joined with or without ``_``, among the files ``keep`` accepts (asked of
+    """Files whose name (``.py`` dropped, case and ``_`` ignored) a word of ``line`` spells,
+    or two or three adjacent words joined, among the files ``keep`` accepts (asked of
     the matching files only); a name shared by more than ``stem_max_files`` of them,
     ``__init__.py`` and words shorter than ``stem_min_len`` are not read."""
     by_stem: dict[str, list[str]] = defaultdict(list)
     for p in paths:
         name = p.rsplit("/", 1)[-1]
         if name.endswith(".py") and name != "__init__.py":
-            by_stem[name[:-3].lower()].append(p)
-    words = [w.lower() for w in _WORD.findall(line)]
-    joined = [a + sep + b for a, b in itertools.pairwise(words) for sep in ("", "_")]
+            by_stem[name[:-3].lower().replace("_", "")].append(p)
+    words = [w.lower().replace("_", "") for w in _WORD.findall(line)]
+    joined = ["".join(words[i : i + n]) for n in (2, 3) for i in range(len(words) - n + 1)]
     found: dict[str, Mention] = {}
     for word in dict.fromkeys([*words, *joined]):
         if len(word) < tuning.stem_min_len or word not in by_stem:
