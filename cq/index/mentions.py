@@ -143,18 +143,18 @@ def files_named_by_words(
     or two or three adjacent words joined, among the files ``keep`` accepts (asked of
     the matching files only); a name shared by more than ``stem_max_files`` of them,
     ``__init__.py`` and words shorter than ``stem_min_len`` are not read."""
-    by_stem: dict[str, list[str]] = defaultdict(list)
-    for p in paths:
-        name = p.rsplit("/", 1)[-1]
-        if name.endswith(".py") and name != "__init__.py":
-            by_stem[name[:-3].lower().replace("_", "")].append(p)
     words = [w.lower().replace("_", "") for w in _WORD.findall(line)]
     joined = ["".join(words[i : i + n]) for n in (2, 3) for i in range(len(words) - n + 1)]
+    wanted = [w for w in dict.fromkeys([*words, *joined]) if len(w) >= tuning.stem_min_len]
+    keys = {f"{w}.py" for w in wanted}
+    by_stem: dict[str, list[str]] = defaultdict(list)
+    for p in paths:
+        name = p[p.rfind("/") + 1 :].lower().replace("_", "")
+        if name in keys and not p.endswith("__init__.py"):
+            by_stem[name[:-3]].append(p)
     found: dict[str, Mention] = {}
-    for word in dict.fromkeys([*words, *joined]):
-        if len(word) < tuning.stem_min_len or word not in by_stem:
-            continue
-        files = [f for f in by_stem[word] if keep(f)]
+    for word in wanted:
+        files = [f for f in by_stem.get(word, ()) if keep(f)]
         if 0 < len(files) <= tuning.stem_max_files:
             weight = tuning.mention_name / len(files)
             for f in files:
