@@ -11,6 +11,7 @@ from cq.index.mentions import (
     code_names,
     defining_files,
     files_named_by_words,
+    merged,
     named_files,
     with_linked_paths,
 )
@@ -99,6 +100,16 @@ def test_a_title_names_a_file_by_its_name_alone_when_one_file_has_it() -> None:
     assert named("RandomAffine and random affine") == [("pkg/spatial/random_affine.py", "name")]
     # four utils.py say nothing, a package is not a name, a test file is not kept
     assert named("utils of pkg break the trainer") == [("src/pkg/trainer/trainer.py", "name")]
+    # a file both a path and the title name leads the files named by a path alone
+    paths = named_files(
+        extract_mentions("see pkg/core/lightning.py, pkg.trainer.trainer"), tree, tuning
+    )
+    title = files_named_by_words("Trainer breaks", tree, lambda p: True, tuning)
+    assert [m.path for m in paths] == ["src/pkg/core/lightning.py", "src/pkg/trainer/trainer.py"]
+    assert [(m.path, m.how) for m in merged(paths, title)] == [
+        ("src/pkg/trainer/trainer.py", "path"),
+        ("src/pkg/core/lightning.py", "path"),
+    ]
 
 
 RUST_TREE = [

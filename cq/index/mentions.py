@@ -20,7 +20,8 @@ Alexnet" (``examples/ImageNetModels/alexnet.py``), "Running Cycle GAN" (``CycleG
 "RandomAffine" (``random_affine.py``). A word of the title, or two or three adjacent words
 joined, that spells the name of at most ``index.stem_max_files`` files (case and
 underscores ignored; ``__init__.py`` is a package, not a name, and the project's own name
-would point at it) adds those files after the paths, at ``index.mention_name``'s weight.
+would point at it) points at those files with ``index.mention_name``'s weight (half a path's:
+after the paths, ahead of them when a path names the file too).
 
 Paths are read against one language's files: a Python question's ``.py`` files, a Rust
 question's ``.rs`` files (rustc's ``--> src/x.rs:12:5``, a panic's ``src/x.rs:12:5``, a path
@@ -160,6 +161,18 @@ def files_named_by_words(
             for f in files:
                 found.setdefault(f, Mention(path=f, weight=weight, how="name"))
     return list(found.values())
+
+
+def merged(*lists: list[Mention]) -> list[Mention]:
+    """One list: a file pointed at more than once has the sum of its weights (and its first
+    ``how``), strongest first."""
+    found: dict[str, Mention] = {}
+    for m in (m for ms in lists for m in ms):
+        old = found.get(m.path)
+        found[m.path] = (
+            m if old is None else msgspec.structs.replace(old, weight=old.weight + m.weight)
+        )
+    return _ranked(found)
 
 
 def code_names(mentions: Mentions) -> list[str]:

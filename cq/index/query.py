@@ -51,6 +51,7 @@ from cq.index.mentions import (
     code_names,
     defining_files,
     files_named_by_words,
+    merged,
     named_files,
     with_linked_paths,
 )
@@ -114,8 +115,7 @@ def ask(
     named = tuple(named_files(linked, rs, tuning, ".rs")) if rust else ()
     if not py:
         return msgspec.structs.replace(hits, named=named)
-    named += tuple(named_files(mentions, py, tuning))
-    named += tuple(_named_by_title(text, py, {m.path for m in named}, tuning))
+    named += tuple(merged(named_files(mentions, py, tuning), _named_by_title(text, py, tuning)))
     if one_line:
         return msgspec.structs.replace(hits, named=named)
     names = code_names(mentions)
@@ -127,15 +127,11 @@ def ask(
     return msgspec.structs.replace(hits, named=named, defined=defined)
 
 
-def _named_by_title(
-    text: str, py: list[str], known: set[str], tuning: IndexTuning
-) -> list[Mention]:
+def _named_by_title(text: str, py: list[str], tuning: IndexTuning) -> list[Mention]:
     """Files the title (first line) names by their name alone (``mentions.py``), tests left
-    out, after the files the text names otherwise."""
+    out."""
     title = next((ln for ln in text.splitlines() if ln.strip()), "")
-    return files_named_by_words(
-        title, py, lambda p: p not in known and path_role(p) != "test", tuning
-    )
+    return files_named_by_words(title, py, lambda p: path_role(p) != "test", tuning)
 
 
 def query_words(

@@ -212,9 +212,10 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         float,
         _why(
             "measured: bench/index_fusion.py --requery, a file a Python title names by its "
-            "name alone (mentions.py), listed after the paths: python_tuning 313 titles fused "
+            "name alone (mentions.py), half a path's weight: python_tuning 313 titles fused "
             "Acc@1/3/5/10 30.7/47.3/52.4/60.4 -> 31.0/47.6/54.0/61.3, texts Acc@5 62.6 kept "
-            "(Acc@1 34.5 -> 35.8), lite-dev 22 texts kept, titles Acc@1 45.5 -> 50.0"
+            "(Acc@1 34.5 -> 35.8), lite-dev 22 texts kept, titles Acc@1 45.5 -> 50.0; weight "
+            "1 scores the same, 2 (a frame's) texts Acc@1 35.5"
         ),
     ] = 0.5
     stem_max_files: Annotated[
