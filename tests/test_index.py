@@ -152,6 +152,14 @@ def test_a_name_written_as_code_points_at_its_definition(repo: Path) -> None:
     assert relevant_files(data)[0] == "app/files/handlers.py"
 
 
+def test_a_title_names_a_file_by_its_name(repo: Path) -> None:
+    """The word "handlers" is the name of one file: the title points at it as a path would."""
+    data = search(repo, "--explain", query="Uploaded chunks vanish in the handlers")
+    named = [f for f in data["findings"] if f["file"] == "app/files/handlers.py"]
+    assert named and named[0]["explain"]["file_rank_named"] == 1
+    assert relevant_files(data)[0] == "app/files/handlers.py"
+
+
 def test_identifier_search_never_touches_the_index(repo: Path, _isolated_cache: Path) -> None:
     data = search(repo, query="FileSystemStorage")
     assert data["findings"] and "index" not in data["summary"]["telemetry"]

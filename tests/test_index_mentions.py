@@ -10,6 +10,8 @@ from cq.index.mentions import (
     PathTable,
     code_names,
     defining_files,
+    files_named_by_words,
+    merged,
     named_files,
     with_linked_paths,
 )
@@ -70,6 +72,44 @@ def test_a_definition_counts_only_when_few_files_define_the_name() -> None:
     found = defining_files(names, definitions, IndexTuning().mention_max_files)
     assert [(m.path, m.how) for m in found] == [("pkg/data.py", "definition")]
     assert found[0].unit == definitions["DataLoader"][0]
+
+
+def test_a_title_names_a_file_by_its_name_alone_when_one_file_has_it() -> None:
+    tree = [
+        "examples/GAN/CycleGAN.py",
+        "examples/GAN/GAN.py",
+        "pkg/time_feature/holiday.py",
+        "pkg/spatial/random_affine.py",
+        "pkg/__init__.py",
+        "tests/test_holiday.py",
+        "tests/holiday.py",
+        *TREE,
+    ]
+    tuning = IndexTuning()
+
+    def named(title: str) -> list[tuple[str, str]]:
+        found = files_named_by_words(title, tree, lambda p: not p.startswith("tests/"), tuning)
+        return [(m.path, m.how) for m in found]
+
+    # two adjacent words joined spell CycleGAN.py; "gan" spells GAN.py (case ignored)
+    assert named("Running Cycle GAN fails") == [
+        ("examples/GAN/GAN.py", "name"),
+        ("examples/GAN/CycleGAN.py", "name"),
+    ]
+    assert named("Holiday features are off by one") == [("pkg/time_feature/holiday.py", "name")]
+    assert named("RandomAffine and random affine") == [("pkg/spatial/random_affine.py", "name")]
+    # four utils.py say nothing, a package is not a name, a test file is not kept
+    assert named("utils of pkg break the trainer") == [("src/pkg/trainer/trainer.py", "name")]
+    # a file both a path and the title name leads the files named by a path alone
+    paths = named_files(
+        extract_mentions("see pkg/core/lightning.py, pkg.trainer.trainer"), tree, tuning
+    )
+    title = files_named_by_words("Trainer breaks", tree, lambda p: True, tuning)
+    assert [m.path for m in paths] == ["src/pkg/core/lightning.py", "src/pkg/trainer/trainer.py"]
+    assert [(m.path, m.how) for m in merged(paths, title)] == [
+        ("src/pkg/trainer/trainer.py", "path"),
+        ("src/pkg/core/lightning.py", "path"),
+    ]
 
 
 RUST_TREE = [

@@ -15,6 +15,14 @@ define a unit of that name. Either is kept when it picks out at most
 bare ``utils.py`` in a tree of ten ``utils.py``, or ``forward`` defined in fifty models,
 says nothing.
 
+A Python text's title (its first line) may name a file by its name alone: "nan when training
+Alexnet" (``examples/ImageNetModels/alexnet.py``), "Running Cycle GAN" (``CycleGAN.py``),
+"RandomAffine" (``random_affine.py``). A word of the title, or two or three adjacent words
+joined, that spells the name of at most ``index.stem_max_files`` files (case and
+underscores ignored; ``__init__.py`` is a package, not a name, and the project's own name
+would point at it) points at those files with ``index.mention_name``'s weight (half a path's:
+after the paths, ahead of them when a path names the file too).
+
 Paths are read against one language's files: a Python question's ``.py`` files, a Rust
 question's ``.rs`` files (rustc's ``--> src/x.rs:12:5``, a panic's ``src/x.rs:12:5``, a path
 in the prose, a GitHub file link). A Rust path that is only a crate root (``src/lib.rs``,
@@ -28,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import msgspec
 
@@ -51,7 +59,7 @@ class Mention(msgspec.Struct, frozen=True, kw_only=True):
 
     path: str
     weight: float
-    how: str  # traceback | path | definition
+    how: str  # traceback | path | name | definition
     unit: Definition | None = None
 
 
@@ -120,6 +128,50 @@ def named_files(
                 if old is None
                 else msgspec.structs.replace(old, weight=old.weight + add)
             )
+    return _ranked(found)
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def files_named_by_words(
+    line: str,
+    paths: Iterable[str],
+    keep: Callable[[str], bool],
+    tuning: IndexTuning,
+) -> list[Mention]:
+    """Files whose name (``.py`` dropped, case and ``_`` ignored) a word of ``line`` spells,
+    or two or three adjacent words joined, among the files ``keep`` accepts (asked of
+    the matching files only); a name shared by more than ``stem_max_files`` of them,
+    ``__init__.py`` and words shorter than ``stem_min_len`` are not read."""
+    words = [w.lower().replace("_", "") for w in _WORD.findall(line)]
+    joined = ["".join(words[i : i + n]) for n in (2, 3) for i in range(len(words) - n + 1)]
+    wanted = [w for w in dict.fromkeys([*words, *joined]) if len(w) >= tuning.stem_min_len]
+    keys = {f"{w}.py" for w in wanted}
+    by_stem: dict[str, list[str]] = defaultdict(list)
+    for p in paths:
+        name = p[p.rfind("/") + 1 :].lower().replace("_", "")
+        if name in keys and not p.endswith("__init__.py"):
+            by_stem[name[:-3]].append(p)
+    found: dict[str, Mention] = {}
+    for word in wanted:
+        files = [f for f in by_stem.get(word, ()) if keep(f)]
+        if 0 < len(files) <= tuning.stem_max_files:
+            weight = tuning.mention_name / len(files)
+            for f in files:
+                found.setdefault(f, Mention(path=f, weight=weight, how="name"))
+    return list(found.values())
+
+
+def merged(*lists: list[Mention]) -> list[Mention]:
+    """One list: a file pointed at more than once has the sum of its weights (and its first
+    ``how``), strongest first."""
+    found: dict[str, Mention] = {}
+    for m in (m for ms in lists for m in ms):
+        old = found.get(m.path)
+        found[m.path] = (
+            m if old is None else msgspec.structs.replace(old, weight=old.weight + m.weight)
+        )
     return _ranked(found)
 
 

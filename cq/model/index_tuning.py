@@ -208,6 +208,28 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     mention_path: Annotated[
         float, _why(f"hand-set: a path or module the text names; {_MENTIONS}")
     ] = 1.0
+    mention_name: Annotated[
+        float,
+        _why(
+            "measured: bench/index_fusion.py --requery, a file a Python title names by its "
+            "name alone (mentions.py), half a path's weight: python_tuning 313 titles fused "
+            "Acc@1/3/5/10 30.7/47.3/52.4/60.4 -> 31.0/47.6/54.0/61.3, texts Acc@5 62.6 kept "
+            "(Acc@1 34.5 -> 35.8), lite-dev 22 texts kept, titles Acc@1 45.5 -> 50.0; weight "
+            "1 scores the same, 2 (a frame's) texts Acc@1 35.5"
+        ),
+    ] = 0.5
+    stem_max_files: Annotated[
+        int,
+        _why(
+            "measured: --requery, a title word naming at most 1, 2 or 3 files: python_tuning "
+            "313 Acc@5 texts 62.6/62.6/62.6, titles 54.0/54.0/54.0 (flat: the most precise kept; "
+            "measured with words and pairs, before underscores were ignored)"
+        ),
+    ] = 1
+    stem_min_len: Annotated[
+        int,
+        _why("measured: --requery, words of 3 letters and more, not 4: titles Acc@5 54.0 vs 53.4"),
+    ] = 3
     mention_max_files: Annotated[
         int, _why("hand-set: a mention matching more files than this is too vague to count")
     ] = 3
