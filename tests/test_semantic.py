@@ -23,15 +23,13 @@ from cq.model import SearchRequest
 from cq.pipeline import run_search
 from cq.semantic.pool import pool
 from tests.conftest import run_cq, write_tree
-
-
-@pytest.fixture(autouse=True)
-def _semantic_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    """conftest turns the stage off for the rest of the suite; these tests are about it.
-    Pyrefly's answers, not its speed on a shared machine: budget tests set their own."""
-    monkeypatch.setenv("CQ_SEMANTIC", "1")
-    monkeypatch.setenv("CQ_SEMANTIC_BUDGET_MS", "600000")
-
+from tests.semantic_cli import (
+    ANSWER_BUDGET,
+    line_of,
+    search_json,
+    semantic_of,
+    semantic_on,  # noqa: F401  (autouse: applies by being imported)
+)
 
 GRAPH = """\
 class Client:
@@ -63,9 +61,6 @@ def run() -> int:
     total: int = build_graph_product(4, 5)
     return total
 """
-# Generous budgets: answers, not timing, are asserted here, on a shared machine (the
-# enrichment budget too, so two runs compared byte for byte are enriched alike).
-ANSWER_BUDGET = {"CQ_SEMANTIC_BUDGET_MS": "30000", "CQ_ENRICH_BUDGET_MS": "600000"}
 # Reference counts need Pyrefly's workspace index, which only a warm server (cq mcp) builds
 # by default; a one-shot search builds it when told to (``[semantic] index``).
 INDEXED = {**ANSWER_BUDGET, "CQ_SEMANTIC_INDEX": "always"}
@@ -85,29 +80,15 @@ def tree(tmp_path: Path) -> Path:
     )
 
 
-def _search(root: Path, *args: str, env: dict[str, str] | None = None) -> dict:
-    run = run_cq("search", *args, "--root", str(root), "--format", "json", env=env)
-    assert run.returncode == 0, run.stderr
-    return run.json()
-
-
-def _semantic(finding: dict) -> dict | None:
-    return (finding.get("enrichment") or {}).get("semantic")
-
-
-def _line_of(text: str, needle: str) -> int:
-    return next(i for i, line in enumerate(text.split("\n"), 1) if needle in line)
-
-
 def test_callsite_resolves_to_its_definition(tree: Path) -> None:
-    result = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    result = search_json(tree, "build_graph_product", env=ANSWER_BUDGET)
     findings = result["findings"]
     by_place = {(f["file"], f["line"]): f for f in findings}
     calls = [f for f in findings if f["category"] == "callsite"]
     assert calls
-    def_line = _line_of(GRAPH, "def build_graph_product")
+    def_line = line_of(GRAPH, "def build_graph_product")
     for call in calls:
-        semantic = _semantic(call)
+        semantic = semantic_of(call)
         assert semantic["status"] == "applied", semantic
         assert semantic["definition"] == {
             "file": "pkg/graph.py",
@@ -122,27 +103,27 @@ def test_callsite_resolves_to_its_definition(tree: Path) -> None:
 
 
 def test_definition_counts_its_references_in_the_root(tree: Path) -> None:
-    result = _search(tree, "build_graph_product", env=INDEXED)
+    result = search_json(tree, "build_graph_product", env=INDEXED)
     definition = next(f for f in result["findings"] if f["category"] == "definition")
     uses = sum(
         len(re.findall(r"\bbuild_graph_product\b", (tree / "pkg" / name).read_text()))
         for name in ("use.py", "other.py")
     )
-    assert _semantic(definition)["references"] == uses
+    assert semantic_of(definition)["references"] == uses
 
 
 def test_type_error_is_reported_on_its_line_only(tree: Path) -> None:
-    result = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
-    bad_line = _line_of(USE, "total: int = build_graph_product")
-    good_line = _line_of(USE, "values = build_graph_product")
-    by_line = {f["line"]: _semantic(f) for f in result["findings"] if f["file"] == "pkg/use.py"}
+    result = search_json(tree, "build_graph_product", env=ANSWER_BUDGET)
+    bad_line = line_of(USE, "total: int = build_graph_product")
+    good_line = line_of(USE, "values = build_graph_product")
+    by_line = {f["line"]: semantic_of(f) for f in result["findings"] if f["file"] == "pkg/use.py"}
     assert any("bad-assignment" in d for d in by_line[bad_line]["diagnostics"])
     assert "diagnostics" not in by_line[good_line]
 
 
 def test_markdown_names_resolved_targets_and_reference_counts(tree: Path) -> None:
     run = run_cq("search", "build_graph_product", "--root", str(tree), env=INDEXED)
-    def_line = _line_of(GRAPH, "def build_graph_product")
+    def_line = line_of(GRAPH, "def build_graph_product")
     uses = len(re.findall(r"\bbuild_graph_product\b", USE))
     assert f"→ `pkg/graph.py:{def_line}` `def build_graph_product(" in run.stdout
     definition = (
@@ -155,18 +136,18 @@ def test_markdown_names_resolved_targets_and_reference_counts(tree: Path) -> Non
 def test_dotted_query_ranks_uses_of_that_definition_first(tree: Path) -> None:
     """``Client.send`` is written nowhere: its definition (``def send`` inside ``Client``)
     leads, the call resolved to it follows, the call resolved to ``Other.send`` comes last."""
-    result = _search(tree, "Client.send", env=ANSWER_BUDGET)
+    result = search_json(tree, "Client.send", env=ANSWER_BUDGET)
     findings = result["findings"]
-    send_line = _line_of(GRAPH, "def send")
+    send_line = line_of(GRAPH, "def send")
     place = {"file": "pkg/graph.py", "line": send_line, "col": 8, "via": "pyrefly"}
     assert (findings[0]["file"], findings[0]["line"]) == ("pkg/graph.py", send_line)
-    mine = [i for i, f in enumerate(findings) if (_semantic(f) or {}).get("definition") == place]
+    mine = [i for i, f in enumerate(findings) if (semantic_of(f) or {}).get("definition") == place]
     others = [
         i
         for i, f in enumerate(findings)
         if f["category"] == "callsite"
         and f["text"].endswith("send")
-        and (_semantic(f) or {}).get("definition") not in (None, place)
+        and (semantic_of(f) or {}).get("definition") not in (None, place)
     ]
     assert mine == [1] and others == [len(findings) - 1]
     target = result["summary"]["telemetry"]["semantic.target"]
@@ -187,10 +168,10 @@ def test_callers_question_leads_with_resolved_callsites(tree: Path) -> None:
     run = run_cq("search", "who calls build_graph_product", "--root", str(tree), env=ANSWER_BUDGET)
     answer = run.stdout.split("\n\n")[1]
     assert answer.startswith("**Answer:** 2 shown callsites of `build_graph_product`"), answer
-    result = _search(tree, "who calls build_graph_product", env=ANSWER_BUDGET)
+    result = search_json(tree, "who calls build_graph_product", env=ANSWER_BUDGET)
     first = result["findings"][0]
     assert first["category"] == "callsite"
-    assert _semantic(first)["definition"]["file"] == "pkg/graph.py"
+    assert semantic_of(first)["definition"]["file"] == "pkg/graph.py"
 
 
 def _without_semantic(result: dict, *, grouping: bool = False) -> dict:
@@ -210,13 +191,13 @@ def _without_semantic(result: dict, *, grouping: bool = False) -> dict:
 
 
 def test_no_semantic_leaves_everything_else_identical(tree: Path) -> None:
-    on = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    on = search_json(tree, "build_graph_product", env=ANSWER_BUDGET)
     off = run_cq(
         *("search", "build_graph_product", "--root", str(tree), "--format", "json"),
         "--no-semantic",
         env=NO_ENRICH_CLOCK,
     )
-    assert all(_semantic(f) is None for f in off.json()["findings"])
+    assert all(semantic_of(f) is None for f in off.json()["findings"])
     assert _without_semantic(on, grouping=True) == _without_semantic(off.json(), grouping=True)
     resolved = next(s for s in on["sections"] if s["type"] == "top_contexts")["groups"]
     plain = next(s for s in off.json()["sections"] if s["type"] == "top_contexts")["groups"]
@@ -233,18 +214,18 @@ def test_no_semantic_leaves_everything_else_identical(tree: Path) -> None:
 def test_profile_switch_turns_the_stage_off(tree: Path) -> None:
     profile = tree / "quiet.toml"  # a profile file must lie inside the root
     profile.write_text("max_files = 100\n[semantic]\nenabled = false\n")
-    result = _search(tree, "build_graph_product", "--profile", str(profile))
-    assert all(_semantic(f) is None for f in result["findings"])
+    result = search_json(tree, "build_graph_product", "--profile", str(profile))
+    assert all(semantic_of(f) is None for f in result["findings"])
     assert "semantic" not in result["summary"]["telemetry"]
 
 
 def test_missing_pyrefly_fails_open(tree: Path) -> None:
-    result = _search(
+    result = search_json(
         tree, "build_graph_product", env={"CQ_PYREFLY": str(tree / "nope"), **NO_ENRICH_CLOCK}
     )
-    statuses = {_semantic(f)["status"] for f in result["findings"]}
+    statuses = {semantic_of(f)["status"] for f in result["findings"]}
     assert statuses == {"failed"}
-    assert _semantic(result["findings"][0])["reason"] == "pyrefly not installed"
+    assert semantic_of(result["findings"][0])["reason"] == "pyrefly not installed"
     off = run_cq(
         *("search", "build_graph_product", "--root", str(tree), "--format", "json"),
         "--no-semantic",
@@ -255,7 +236,7 @@ def test_missing_pyrefly_fails_open(tree: Path) -> None:
 
 def test_searched_tree_is_left_untouched(tree: Path) -> None:
     before = sorted((str(p), p.stat().st_mtime_ns) for p in tree.rglob("*"))
-    _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    search_json(tree, "build_graph_product", env=ANSWER_BUDGET)
     assert sorted((str(p), p.stat().st_mtime_ns) for p in tree.rglob("*")) == before
 
 
@@ -382,7 +363,7 @@ def test_mcp_keeps_one_warm_server_and_stops_it(
                     answer = await client.call_tool("search", {"query": query, "format": "json"})
                     assert not answer.is_error
                     result = json.loads(text_of(answer))
-                    assert any(_semantic(f) for f in result["findings"])
+                    assert any(semantic_of(f) for f in result["findings"])
                     seen.append(_pyrefly_children(scratch))
 
     anyio.run(scenario)
@@ -402,9 +383,9 @@ def test_where_is_it_called_after_a_follow_up_leads_with_callsites(tree: Path) -
 
 
 def test_a_constructor_call_resolves_to_its_class(tree: Path) -> None:
-    result = _search(tree, "Other", env=ANSWER_BUDGET)
+    result = search_json(tree, "Other", env=ANSWER_BUDGET)
     call = next(f for f in result["findings"] if f["category"] == "callsite")
-    assert _semantic(call)["definition"] == {
+    assert semantic_of(call)["definition"] == {
         "file": "pkg/other.py",
         "line": 1,
         "col": 6,
@@ -414,7 +395,7 @@ def test_a_constructor_call_resolves_to_its_class(tree: Path) -> None:
 
 def _resolved(result: dict) -> dict[tuple[str, int], dict | None]:
     return {
-        (f["file"], f["line"]): (_semantic(f) or {}).get("definition") for f in result["findings"]
+        (f["file"], f["line"]): (semantic_of(f) or {}).get("definition") for f in result["findings"]
     }
 
 
@@ -435,12 +416,12 @@ def test_a_repeated_search_is_answered_from_the_cache_without_a_server(
 
 
 def test_an_edit_anywhere_in_the_tree_is_asked_again(tree: Path) -> None:
-    before = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
-    line = _line_of(GRAPH, "def build_graph_product")
+    before = search_json(tree, "build_graph_product", env=ANSWER_BUDGET)
+    line = line_of(GRAPH, "def build_graph_product")
     calls = [k for k, d in _resolved(before).items() if k[0] == "pkg/use.py" and d]
     assert calls and all(_resolved(before)[k]["line"] == line for k in calls)
     (tree / "pkg" / "graph.py").write_text("import os\n\n" + GRAPH)  # the calls' file unchanged
-    after = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
+    after = search_json(tree, "build_graph_product", env=ANSWER_BUDGET)
     assert all(
         _resolved(after)[k]
         == {"file": "pkg/graph.py", "line": line + 2, "col": 4, "via": "pyrefly"}
@@ -450,14 +431,14 @@ def test_an_edit_anywhere_in_the_tree_is_asked_again(tree: Path) -> None:
 
 
 def test_answers_cut_by_the_budget_are_not_kept(tree: Path) -> None:
-    cut = _search(
+    cut = search_json(
         tree, "build_graph_product", env={"CQ_SEMANTIC_BUDGET_MS": "0", **NO_ENRICH_CLOCK}
     )
-    statuses = {_semantic(f)["status"] for f in cut["findings"]}
+    statuses = {semantic_of(f)["status"] for f in cut["findings"]}
     assert statuses <= {"failed", "degraded"}, statuses
-    assert all("time budget" in _semantic(f)["reason"] for f in cut["findings"])
-    full = _search(tree, "build_graph_product", env=ANSWER_BUDGET)
-    assert {_semantic(f)["status"] for f in full["findings"]} == {"applied"}
+    assert all("time budget" in semantic_of(f)["reason"] for f in cut["findings"])
+    full = search_json(tree, "build_graph_product", env=ANSWER_BUDGET)
+    assert {semantic_of(f)["status"] for f in full["findings"]} == {"applied"}
     assert "semantic.cached" not in full["run"]["counters"]
 
 
@@ -473,11 +454,11 @@ def test_a_call_typed_from_typeshed_resolves_to_the_roots_source_of_it(tmp_path:
             "    pass\n\n\nSized.register(list)\n",
         },
     )
-    result = _search(root, "register", env=ANSWER_BUDGET)
+    result = search_json(root, "register", env=ANSWER_BUDGET)
     call = next(f for f in result["findings"] if f["category"] == "callsite")
-    assert _semantic(call)["type"].startswith("def register")
-    assert _semantic(call)["definition"] == {"module": "abc.ABCMeta.register", "via": "pyrefly"}
-    dotted = _search(root, "ABCMeta.register", env=ANSWER_BUDGET)
+    assert semantic_of(call)["type"].startswith("def register")
+    assert semantic_of(call)["definition"] == {"module": "abc.ABCMeta.register", "via": "pyrefly"}
+    dotted = search_json(root, "ABCMeta.register", env=ANSWER_BUDGET)
     assert dotted["summary"]["telemetry"]["semantic.target"]["resolved_to_target"] == 1
     lead = [(f["file"], f["category"]) for f in dotted["findings"][:2]]
     assert sorted(lead) == [("abc.py", "definition"), ("use.py", "callsite")]
@@ -506,164 +487,3 @@ def test_files_closed_past_the_open_file_cap_are_answered_alike_when_reopened(
     # only this search's files stayed open; graph.py was closed by "Other" and opened again
     assert sorted(Path(p).name for p in opened) == ["graph.py", "use.py"]
     assert opened[str(tree / "pkg" / "graph.py")][0] == 2
-
-
-FIXTURE_CLIENT = """\
-class ApiClient:
-    def post_graphql(self, query: str) -> str:
-        return query
-
-
-def make() -> ApiClient:
-    return ApiClient()
-"""
-FIXTURE_TEST = """\
-import pytest
-
-from pkg.client import ApiClient, make
-
-
-@pytest.fixture
-def api_client():
-    return ApiClient()
-
-
-def test_query(api_client):
-    api_client.post_graphql("q")
-
-
-def test_typed():
-    make().post_graphql("q")
-
-
-def untyped(client):
-    client.post_graphql("q")
-"""
-
-
-def _fixture_tree(tmp_path: Path) -> Path:
-    return write_tree(
-        tmp_path / "repo",
-        {"pkg/__init__.py": "", "pkg/client.py": FIXTURE_CLIENT, "tests/test_q.py": FIXTURE_TEST},
-    )
-
-
-def test_a_fixture_call_pyrefly_cannot_type_resolves_by_syntax(tmp_path: Path) -> None:
-    """Pyrefly has no type for a pytest fixture parameter; cq's syntax fallback follows the
-    fixture to the class it returns, marked ``via: syntax``. A call Pyrefly resolves keeps its
-    answer, and on an untyped parameter of a plain function it is the root's one method of
-    that name, the weaker reading marked ``via: unique-name``."""
-    root = _fixture_tree(tmp_path)
-    result = _search(root, "post_graphql", env=ANSWER_BUDGET)
-    calls = {f["line"]: f for f in result["findings"] if f["category"] == "callsite"}
-    target = _line_of(FIXTURE_CLIENT, "def post_graphql")
-    place = {"file": "pkg/client.py", "line": target, "col": 8}
-    fixture = _semantic(calls[_line_of(FIXTURE_TEST, "api_client.post_graphql")])
-    assert fixture["status"] == "applied"
-    assert fixture["definition"] == {**place, "via": "syntax"}
-    typed = _semantic(calls[_line_of(FIXTURE_TEST, "make().post_graphql")])
-    assert typed["definition"] == {**place, "via": "pyrefly"}
-    untyped = _semantic(calls[_line_of(FIXTURE_TEST, " client.post_graphql")])
-    assert untyped["definition"] == {**place, "via": "unique-name"}
-    defined = [f for f in result["findings"] if (f["file"], f["line"]) == ("pkg/client.py", target)]
-    assert [f["category"] for f in defined] == ["definition"]
-    md = run_cq("search", "post_graphql", "--root", str(root), env=ANSWER_BUDGET).stdout
-    assert f"→ `pkg/client.py:{target}` (syntax)" in md, md
-    assert f"→ `pkg/client.py:{target}` (unique name)" in md, md
-
-
-def test_callers_and_dotted_questions_count_calls_resolved_by_syntax(tmp_path: Path) -> None:
-    """The fixture call resolved by syntax and the untyped call read by its unique name are
-    callers and uses of the dotted name, and the report says who resolved them."""
-    root = _fixture_tree(tmp_path)
-    run = run_cq("search", "who calls post_graphql", "--root", str(root), env=ANSWER_BUDGET)
-    answer = run.stdout.split("\n\n")[1]
-    assert answer.startswith("**Answer:** 3 shown callsites of `post_graphql`"), answer
-    assert "resolved by Pyrefly + syntax + unique name:" in answer
-    lead = _search(root, "who calls post_graphql", env=ANSWER_BUDGET)["findings"][:3]
-    assert [(f["category"], _semantic(f)["definition"]["via"]) for f in lead] == [
-        ("callsite", "syntax"),
-        ("callsite", "pyrefly"),
-        ("callsite", "unique-name"),
-    ]
-    dotted = _search(root, "ApiClient.post_graphql", env=ANSWER_BUDGET)
-    target = dotted["summary"]["telemetry"]["semantic.target"]
-    assert (
-        target["resolved_to_target"],
-        target["resolved_to_target_by_syntax"],
-        target["resolved_to_target_by_unique_name"],
-    ) == (3, 1, 1)
-    md = run_cq("search", "ApiClient.post_graphql", "--root", str(root), env=ANSWER_BUDGET).stdout
-    expected = (
-        "Pyrefly + syntax + unique name: 3 of 3 shown uses of `post_graphql` resolve to"
-        f" `pkg/client.py:{_line_of(FIXTURE_CLIENT, 'def post_graphql')}`"
-        " `ApiClient.post_graphql` (1 by syntax, 1 by unique name), 0 to other definitions"
-    )
-    assert expected in md, md
-
-
-UNIQUE_MODELS = """\
-class Store:
-    def save_meta(self, items):
-        return items
-
-    def join(self, parts):
-        return parts
-
-    def dumps(self):
-        return ""
-
-    def twice(self):
-        return 1
-
-    @property
-    def sized(self):
-        return len
-
-
-class Other:
-    def __init__(self):
-        self.rebound = None
-
-    def twice(self):
-        return 2
-
-    def rebound(self):
-        return 3
-"""
-UNIQUE_USE = """\
-import missing_package
-
-
-def work(store, thing):
-    store.save_meta({})
-    store.join(["a"])
-    store.dumps()
-    store.twice()
-    store.sized()
-    thing.rebound()
-    missing_package.client.save_meta({})
-"""
-
-
-def test_an_untyped_method_call_reads_the_roots_one_method_of_that_name(tmp_path: Path) -> None:
-    """``x.m()`` on a receiver neither Pyrefly nor the syntax reading can type resolves to the
-    root's one ``def m`` when it is a method and nothing else binds ``m``; a name the builtin
-    types or typeshed define, a name defined twice or also assigned, a property and a receiver
-    imported from a module outside the root all stay unresolved (Pyrefly typed every one of
-    them ``Unknown``)."""
-    root = write_tree(
-        tmp_path / "repo",
-        {"pkg/__init__.py": "", "pkg/models.py": UNIQUE_MODELS, "pkg/use.py": UNIQUE_USE},
-    )
-    names = r"\b(save_meta|join|dumps|twice|sized|rebound)\b"
-    result = _search(root, "--regex", names, env=ANSWER_BUDGET)
-    calls = {f["line"]: _semantic(f) for f in result["findings"] if f["file"] == "pkg/use.py"}
-    assert set(calls) == set(range(5, 12)), result["findings"]
-    save_meta = _line_of(UNIQUE_MODELS, "def save_meta")
-    place = {"file": "pkg/models.py", "line": save_meta, "col": 8}
-    assert calls[5]["definition"] == {**place, "via": "unique-name"}
-    for line in range(6, 12):
-        assert calls[line]["status"] == "applied", calls[line]
-        assert "Unknown" in calls[line]["type"], calls[line]
-        assert "definition" not in calls[line], (line, calls[line])

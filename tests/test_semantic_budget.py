@@ -2,7 +2,7 @@
 server was not ready within the budget is not asked again by a one-shot search (skipped, with
 the reason in JSON and markdown), while a long-lived process (``cq mcp``) always asks.
 
-The tree and the helpers are those of ``test_semantic.py``.
+The tree is that of ``test_semantic.py``; the helpers are in ``semantic_cli.py``.
 """
 
 from __future__ import annotations
@@ -20,17 +20,13 @@ from cq.model import SearchRequest
 from cq.pipeline import run_search
 from cq.semantic.pool import pool
 from tests.conftest import run_cq, write_tree
-from tests.test_semantic import (  # noqa: F401  (_semantic_on: an autouse fixture)
+from tests.semantic_cli import (
     ANSWER_BUDGET,
-    GRAPH,
-    NO_ENRICH_CLOCK,
-    OTHER,
-    USE,
-    _on_server_start,
-    _search,
-    _semantic,
-    _semantic_on,
+    search_json,
+    semantic_of,
+    semantic_on,  # noqa: F401  (autouse: applies by being imported)
 )
+from tests.test_semantic import GRAPH, NO_ENRICH_CLOCK, OTHER, USE, _on_server_start
 
 CODE = {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}
 BUDGET_MS = 400
@@ -44,7 +40,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _code_facts(result: dict) -> list[dict]:
-    return [_semantic(f) for f in result["findings"] if f["category"] in CODE]
+    return [semantic_of(f) for f in result["findings"] if f["category"] in CODE]
 
 
 def _not_ready_once(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -80,7 +76,7 @@ def test_a_tree_not_ready_within_the_budget_is_skipped_by_the_next_search(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _not_ready_once(repo, monkeypatch)
-    skipped = _search(repo, "build_graph_product", env=SHORT)
+    skipped = search_json(repo, "build_graph_product", env=SHORT)
     facts = _code_facts(skipped)
     reason = (
         f"not asked: Pyrefly was not ready within {BUDGET_MS} ms in an earlier search of this tree"
@@ -88,19 +84,19 @@ def test_a_tree_not_ready_within_the_budget_is_skipped_by_the_next_search(
     assert facts and all(s == {"status": "skipped", "reason": reason} for s in facts)
     assert skipped["summary"]["telemetry"]["semantic.skipped"] == {reason: len(facts)}
     assert "semantic.asked" not in skipped["run"]["counters"]  # no server was asked
-    again = _search(repo, "build_graph_product", env=SHORT)
+    again = search_json(repo, "build_graph_product", env=SHORT)
     assert again | {"run": None} == skipped | {"run": None}  # identical runs, identical output
     markdown = run_cq("search", "build_graph_product", "--root", str(repo), env=SHORT)
     assert f"semantic.skipped {reason} {len(facts)}" in markdown.stdout
 
-    asked = _search(repo, "build_graph_product", env=ANSWER_BUDGET)  # another budget: asked
+    asked = search_json(repo, "build_graph_product", env=ANSWER_BUDGET)  # another budget: asked
     assert {s["status"] for s in _code_facts(asked)} == {"applied"}
 
 
 def test_an_edit_asks_a_skipped_tree_again(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _not_ready_once(repo, monkeypatch)
     (repo / "pkg" / "extra.py").write_text("VALUE = 1\n")
-    edited = _search(repo, "build_graph_product", env=SHORT)
+    edited = search_json(repo, "build_graph_product", env=SHORT)
     assert "skipped" not in {s["status"] for s in _code_facts(edited)}
     assert edited["run"]["counters"]["semantic.asked"] > 0
 
@@ -113,7 +109,9 @@ def test_mcp_asks_a_tree_a_one_shot_search_skips(
     from tests.test_mcp_server import session, text_of
 
     _not_ready_once(repo, monkeypatch)
-    assert _code_facts(_search(repo, "build_graph_product", env=SHORT))[0]["status"] == "skipped"
+    assert (
+        _code_facts(search_json(repo, "build_graph_product", env=SHORT))[0]["status"] == "skipped"
+    )
     statuses: set[str] = set()
 
     async def scenario() -> None:
@@ -137,10 +135,10 @@ def test_a_one_shot_search_reports_no_reference_counts_and_mcp_does(
     the definition is ``applied`` without a count; cq mcp's warm server indexes and counts."""
     from tests.test_mcp_server import session, text_of
 
-    one_shot = _search(repo, "build_graph_product", env=ANSWER_BUDGET)
+    one_shot = search_json(repo, "build_graph_product", env=ANSWER_BUDGET)
     definition = next(f for f in one_shot["findings"] if f["category"] == "definition")
-    assert _semantic(definition)["status"] == "applied"
-    assert "references" not in _semantic(definition)
+    assert semantic_of(definition)["status"] == "applied"
+    assert "references" not in semantic_of(definition)
     assert (
         "references"
         not in run_cq(
@@ -158,7 +156,7 @@ def test_a_one_shot_search_reports_no_reference_counts_and_mcp_does(
                 )
                 result = json.loads(text_of(answer))
                 found = next(f for f in result["findings"] if f["category"] == "definition")
-                counted.append(_semantic(found).get("references"))
+                counted.append(semantic_of(found).get("references"))
 
     with pytest.MonkeyPatch.context() as env:
         env.setenv("CQ_SEMANTIC_BUDGET_MS", ANSWER_BUDGET["CQ_SEMANTIC_BUDGET_MS"])
@@ -171,8 +169,8 @@ def test_errors_are_reported_in_a_tree_whose_path_needs_escaping(tmp_path: Path)
     %2B: a tree under such a path still gets its type errors."""
     files = {"pkg/__init__.py": "", "pkg/graph.py": GRAPH, "pkg/other.py": OTHER, "pkg/use.py": USE}
     root = write_tree(tmp_path / "Lightning-AI+lightning", files)
-    result = _search(root, "build_graph_product", env=ANSWER_BUDGET)
+    result = search_json(root, "build_graph_product", env=ANSWER_BUDGET)
     bad = next(i for i, line in enumerate(USE.split("\n"), 1) if "total: int =" in line)
-    facts = {f["line"]: _semantic(f) for f in result["findings"] if f["file"] == "pkg/use.py"}
+    facts = {f["line"]: semantic_of(f) for f in result["findings"] if f["file"] == "pkg/use.py"}
     assert facts[bad]["status"] == "applied"
     assert any("bad-assignment" in d for d in facts[bad]["diagnostics"])

@@ -2,7 +2,7 @@
 what it follows exactly, and where it must say nothing rather than guess.
 
 The rules are checked on real searches (rg, classification) with the resolver run on their
-callsites; the stage's use of it, beside the real Pyrefly, is in ``test_semantic.py``.
+callsites; the stage's use of it, beside the real Pyrefly, is in ``test_semantic_fallback.py``.
 """
 
 from __future__ import annotations

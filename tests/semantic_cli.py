@@ -1,0 +1,37 @@
+"""What the semantic-stage test modules share: the stage turned on (conftest turns it off
+for the rest of the suite), a generous answer budget, and a JSON search by the real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cq
+
+
+@pytest.fixture(autouse=True)
+def semantic_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Imported by a test module, turns the stage on for each of its tests. Pyrefly's
+    answers, not its speed on a shared machine: budget tests set their own."""
+    monkeypatch.setenv("CQ_SEMANTIC", "1")
+    monkeypatch.setenv("CQ_SEMANTIC_BUDGET_MS", "600000")
+
+
+# Generous budgets: answers, not timing, are asserted here, on a shared machine (the
+# enrichment budget too, so two runs compared byte for byte are enriched alike).
+ANSWER_BUDGET = {"CQ_SEMANTIC_BUDGET_MS": "30000", "CQ_ENRICH_BUDGET_MS": "600000"}
+
+
+def search_json(root: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+    run = run_cq("search", *args, "--root", str(root), "--format", "json", env=env)
+    assert run.returncode == 0, run.stderr
+    return run.json()
+
+
+def semantic_of(finding: dict) -> dict | None:
+    return (finding.get("enrichment") or {}).get("semantic")
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.split("\n"), 1) if needle in line)
