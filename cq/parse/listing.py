@@ -17,18 +17,9 @@ import subprocess
 import threading
 from pathlib import Path
 
-from cq.tools import find_rg
+from cq.tools import find_rg, rg_types
 
-PYTHON_RUST = (
-    "--type-add",
-    "cqpython:*.{py,pyi}",
-    "--type-add",
-    "cqrust:*.rs",
-    "--type",
-    "cqpython",
-    "--type",
-    "cqrust",
-)
+PYTHON_RUST = rg_types("python", "rust")
 _TIMEOUT_S = 30.0
 
 

@@ -35,10 +35,10 @@ from pathlib import Path
 
 from cq.model import SearchRequest, SemanticDefinition
 from cq.semantic.scopes import FUNCTIONS, decorator_names
-from cq.tools import find_rg
+from cq.tools import find_rg, rg_types
 
 _TIMEOUT_S = 30.0
-_PY = ("--type-add", "cqpython:*.{py,pyi}", "--type", "cqpython")
+_PY = rg_types("python")
 
 
 def _builtin_attributes() -> frozenset[str]:
