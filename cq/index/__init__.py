@@ -128,10 +128,7 @@ class IndexRun:
             findings=findings,
             functions=functions,
             telemetry={"index": held},
-            counters=RunCounters(
-                index_files_updated=update.files_updated + update.files_removed,
-                index_files_apart=update.files_apart,
-            ),
+            counters=RunCounters(index_files_updated=update.files_updated + update.files_removed),
             timings_ms={"index": evidence.milliseconds, "index.wait": evidence.waited_ms},
         )
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from cq.index.changes import Changes, TreeState
+from cq.index.changes import Changes
 from cq.index.location import index_dir
 from cq.index.manifest import Manifest, read_manifest, write_manifest
 from cq.index.rows import Row, prepared_rows
@@ -46,7 +46,6 @@ class IndexUpdate(msgspec.Struct, frozen=True, kw_only=True):
     files_removed: int = 0
     files_read: int = 0  # files read and hashed; the others' digests were known by stat
     files_pooled: int = 0  # of the updated files, those whose rows worker processes prepared
-    files_apart: int = 0  # of the updated files, those a child process indexed (spawn.py)
     source_bytes: int = 0  # bytes of the indexed files
     milliseconds: float = 0.0
     stale: bool = False  # another process held the writer: read as last committed
@@ -70,24 +69,6 @@ class TooLarge(Exception):
         self.source_bytes = source_bytes
 
 
-class Plan:
-    """What an update found before reading anything: the tree's state against the manifest
-    (``changes.py``) and the bytes it will read, to decide where to build (``spawn.py``)."""
-
-    def __init__(
-        self,
-        root: Path,
-        directory: Path,
-        manifest: Manifest,
-        changes: Changes,
-        state: TreeState,
-        started: float,
-    ) -> None:
-        self.root, self.directory, self.manifest = root, directory, manifest
-        self.changes, self.state, self.started = changes, state, started
-        self.pending_bytes = sum(changes.to_read(state, manifest).values())
-
-
 def update_index(
     root: Path,
     progress: Progress | None = None,
@@ -102,52 +83,26 @@ def update_index(
     bytes (0: no limit) of new or changed files raise ``TooLarge`` before anything is read.
     ``listing``: the search's list of the tree's files (None: listed here)."""
     tuning = tuning or IndexTuning()
-    plan = plan_update(
-        root, persist=persist, build_limit=build_limit, tuning=tuning, listing=listing
-    )
-    return finish_update(plan, progress, persist=persist, tuning=tuning)
-
-
-def plan_update(
-    root: Path,
-    *,
-    persist: bool = True,
-    build_limit: int = 0,
-    tuning: IndexTuning,
-    listing: Listing | None = None,
-) -> Plan:
-    """List the tree and compare it with the manifest, reading nothing; ``TooLarge`` when
-    more than ``build_limit`` bytes of new files would be read (0: no limit)."""
     started = time.perf_counter()
     directory = index_dir(root)
-    manifest = read_manifest(directory / "manifest.msgpack") if persist else {}
+    manifest_path = directory / "manifest.msgpack"
+    manifest = read_manifest(manifest_path) if persist else {}
     marker = directory.with_name(f"{directory.name}.too-large")
     if build_limit and not manifest:
         _check_marker(marker, root, tuning.too_large_s)
     changes = Changes(root, remember=persist, listing=listing)
-    plan = Plan(root, directory, manifest, changes, changes.list(), started)
+    state = changes.list()
     # New files only: indexed ones are re-read when their stat is not trusted (written in the
     # last 2 s), and that costs a read, not a build.
-    moved = sum(
-        n for rel, n in changes.to_read(plan.state, manifest).items() if rel not in manifest
-    )
+    moved = sum(n for rel, n in changes.to_read(state, manifest).items() if rel not in manifest)
     if build_limit and moved > build_limit:
         if persist:
             _write_marker(marker, root, moved)
         raise TooLarge(moved)
-    return plan
-
-
-def finish_update(
-    plan: Plan, progress: Progress | None, *, persist: bool, tuning: IndexTuning
-) -> tuple[OpenIndex, IndexUpdate]:
-    """Read what moved, replace its documents and commit (``plan``: ``plan_update``'s)."""
-    root, directory, manifest, changes = plan.root, plan.directory, plan.manifest, plan.changes
-    manifest_path = directory / "manifest.msgpack"
     index, rebuilt = _open(directory) if persist else (_in_memory(), False)
     if rebuilt:  # the old index was unreadable: everything is new again
         manifest = {}
-    changed, fresh = changes.read(plan.state, manifest)
+    changed, fresh = changes.read(state, manifest)
     changes.finish()
     removed = set(manifest) - set(fresh)
     stale = False
@@ -176,22 +131,10 @@ def finish_update(
         files_read=changes.files_read,
         files_pooled=pooled,
         source_bytes=sum(e.size for e in manifest.values()),
-        milliseconds=round((time.perf_counter() - plan.started) * 1000, 1),
+        milliseconds=round((time.perf_counter() - started) * 1000, 1),
         stale=stale,
     )
     return OpenIndex(root, index, manifest), update
-
-
-def has_index(root: Path) -> bool:
-    """Whether the root's index was ever committed (its manifest is written after)."""
-    return (index_dir(root) / "manifest.msgpack").is_file()
-
-
-def open_committed(root: Path) -> OpenIndex:
-    """The root's index as last committed, with its manifest (another process updated it)."""
-    directory = index_dir(root)
-    index, _ = _open(directory)
-    return OpenIndex(root, index, read_manifest(directory / "manifest.msgpack"))
 
 
 def _check_marker(marker: Path, root: Path, keep_s: float) -> None:

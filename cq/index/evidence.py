@@ -22,11 +22,10 @@ from pathlib import Path
 import msgspec
 
 from cq.errors import SearchCancelledError
-from cq.index.build import IndexUpdate, OpenIndex, Progress, TooLarge
+from cq.index.build import IndexUpdate, OpenIndex, Progress, TooLarge, update_index
 from cq.index.location import clear_index
 from cq.index.manifest import Manifest
 from cq.index.query import IndexHits, ask, query_words
-from cq.index.spawn import update_spawning
 from cq.model import SearchRequest
 from cq.model.index_tuning import IndexTuning
 from cq.parse import Listing
@@ -92,7 +91,7 @@ class IndexUpdateRun:
         """A search builds the index on its own up to ``index.auto_build_bytes`` of new
         source; a bigger tree is indexed only by an explicit ``cq index``, then kept current
         by every search."""
-        return update_spawning(
+        return update_index(
             Path(self.request.root),
             self._progress,
             persist=self.request.use_cache,

@@ -268,13 +268,6 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "3.4/3.4, load 25-30); the pool above the bench tree, below the 64 MB"
         ),
     ] = 32 * 1024 * 1024
-    spawn_bytes: Annotated[
-        int,
-        _why(
-            "measured: bench/index_speed.py, see cq/index/spawn.py (a first build of its "
-            "19 MB tree in a child process); below, the child's start (~0.15 CPU-s) outweighs"
-        ),
-    ] = 4 * 1024 * 1024
     build_batch_bytes: Annotated[
         int, _why("hand-set: source per worker batch of a pooled build, rows come in path order")
     ] = 1024 * 1024

@@ -60,8 +60,6 @@ class RunCounters(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     enrich_store_hits: int = msgspec.field(default=0, name="enrich.store_hits")
     enrich_computed: int = msgspec.field(default=0, name="enrich.computed")
     index_files_updated: int = msgspec.field(default=0, name="index.files_updated")
-    # of those, files a child process indexed (cq/index/spawn.py: a large update)
-    index_files_apart: int = msgspec.field(default=0, name="index.files_built_apart")
     semantic_cached: int = msgspec.field(default=0, name="semantic.cached")  # from the cache
     semantic_asked: int = msgspec.field(default=0, name="semantic.asked")  # sent to Pyrefly
 

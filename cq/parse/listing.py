@@ -57,13 +57,6 @@ class Listing:
         self._files: tuple[str, ...] | None = None
         self._error: OSError | None = None
 
-    @classmethod
-    def of(cls, root: Path, files: tuple[str, ...]) -> Listing:
-        """A listing made elsewhere (another process's: the index's build, ``cq.index``)."""
-        listing = cls(root)
-        listing._files = files
-        return listing
-
     def files(self) -> tuple[str, ...]:
         """The listed files; raises ``OSError`` (each time) when rg could not list them."""
         with self._lock:
