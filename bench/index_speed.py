@@ -9,7 +9,9 @@ index, with ``--no-index`` and with ``--no-semantic`` (the semantic stage's budg
 second of its own), median and max wall and median CPU, and whether an unchanged tree was
 re-indexed (``files_updated``), (4) identifier-search latency with the index in the cache,
 against ``rg -w`` and, with ``--base DIR`` (a ``git archive`` of an older cq), that cq;
-``--base`` also runs that cq's cold searches (1) interleaved with this one's.
+``--base`` also runs that cq's cold searches (1) interleaved with this one's;
+``--cold-no-semantic`` runs those with ``CQ_SEMANTIC=0``, so the CPU seconds the index adds
+are not lost in Pyrefly's (two pairs did not resolve 0.6 CPU-s with it on).
 Runs are interleaved so machine noise hits all alike; the load average is printed at the
 start and the end (this machine has 2 cores shared with other work). Peak RSS is cq's main
 process's own (``cq_rss.py``), cold and warm; its largest child's (Pyrefly's ``lsp`` process,
@@ -71,7 +73,14 @@ def main() -> int:
         help="a checkout of another cq, timed on the cold searches (interleaved) and on "
         "identifier searches",
     )
+    ap.add_argument(
+        "--cold-no-semantic",
+        action="store_true",
+        help="the cold searches (1) with CQ_SEMANTIC=0: Pyrefly's server (~1.1 CPU-s of a cold "
+        "search, more the longer the search lasts) otherwise hides the index's CPU seconds",
+    )
     args = ap.parse_args()
+    cold_env = {"CQ_SEMANTIC": "0"} if args.cold_no_semantic else {}
     here = HERE
     py = sys.executable
     q0 = QUESTIONS[0]
@@ -79,12 +88,14 @@ def main() -> int:
     rg_q = [rg_binary(), "--json", "-i", "-e", "scheduler", args.root]
 
     print(f"tree: {args.root}; load average {_load()}")
+    if cold_env:
+        print("cold searches with CQ_SEMANTIC=0 (--cold-no-semantic)")
     builds, waits, walls, rss, nos, rgs, cpu_with, cpu_no = [], [], [], [], [], [], [], []
     rss_no, child_rss = [], []
     base_cold: dict[str, list[float]] = {k: [] for k in ("index", "wait", "wall", "cpu", "added")}
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
-            s, r, data = cq(py, here, *ask, q0, env={"CQ_CACHE_DIR": c1})
+            s, r, data = cq(py, here, *ask, q0, env={"CQ_CACHE_DIR": c1, **cold_env})
             cpu_with.append(CPU[-1])
             child_rss.append(CHILD_RSS[-1])
             index = data["summary"]["telemetry"]["index"]
@@ -93,13 +104,13 @@ def main() -> int:
             waits.append(timings.get("index.wait", timings["index"]) / 1000)
             walls.append(s)
             rss.append(r)
-            s, r, _ = cq(py, here, *ask, q0, "--no-index", env={"CQ_CACHE_DIR": c2})
+            s, r, _ = cq(py, here, *ask, q0, "--no-index", env={"CQ_CACHE_DIR": c2, **cold_env})
             nos.append(s)
             rss_no.append(r)
             cpu_no.append(CPU[-1])
             rgs.append(time_command(rg_q).seconds)
             if args.base:  # the other cq's same pair, interleaved with this one's
-                _cold_pair(py, args.base, [*ask, q0], base_cold)
+                _cold_pair(py, args.base, [*ask, q0], base_cold, cold_env)
     added = [w - n for w, n in zip(cpu_with, cpu_no, strict=True)]
     print(f"files indexed: {index['files']}, documents: {index['documents']}")
     print(
@@ -181,13 +192,16 @@ def main() -> int:
     return 0
 
 
-def _cold_pair(py: str, checkout: str, argv: list[str], out: dict[str, list[float]]) -> None:
+def _cold_pair(
+    py: str, checkout: str, argv: list[str], out: dict[str, list[float]], env: dict[str, str]
+) -> None:
     """A cold search of ``checkout``'s cq with its index built inside and one ``--no-index``
-    (each with an empty cache): the index's own time, the wait, wall, CPU, CPU added."""
+    (each with an empty cache, ``env`` added): the index's own time, the wait, wall, CPU,
+    CPU added."""
     with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
-        seconds, _, data = cq(py, checkout, *argv, env={"CQ_CACHE_DIR": c1})
+        seconds, _, data = cq(py, checkout, *argv, env={"CQ_CACHE_DIR": c1, **env})
         with_index = CPU[-1]
-        cq(py, checkout, *argv, "--no-index", env={"CQ_CACHE_DIR": c2})
+        cq(py, checkout, *argv, "--no-index", env={"CQ_CACHE_DIR": c2, **env})
     timings = data["run"]["timings_ms"]
     out["index"].append(timings["index"] / 1000)
     out["wait"].append(timings.get("index.wait", timings["index"]) / 1000)
