@@ -3,8 +3,10 @@
 In: an opened index, the question's text and the rewriter's terms. Out: ``IndexHits``, the
 best file documents and unit documents with their BM25 scores, best first. The text becomes
 a bag of words (identifiers whole and split, see ``words.py``), a word said n times weighing
-1 + ln n; the rewriter's terms join as words of weight 1. No stop-word list: BM25's IDF
-already discounts words every file has.
+1 + ln n; the rewriter's terms join as words of weight 1. No stop-word list beyond English
+function words (``words.FUNCTION_WORDS``: "how", "are", "the"; its note has the figures):
+BM25's IDF already discounts words every file has, but not "are" in the few test names
+written as sentences.
 
 Measured with bench/index_fusion.py on lite-dev 22, python_tuning sample 100 and rust_tuning
 sample 60 (index alone, file Acc@5 lite/py/rs): this query 90.9/49.0/36.7, mean 58.9; with a
@@ -12,20 +14,26 @@ stop-word list of English and bug-report words 86.4/49.0/36.7; with the rewriter
 boosted x2 (the first version) 86.4/51.0/36.7 but Acc@1 54.5/27.0/13.3 against 59.1/36.0/15.0
 here; without the terms 86.4/50.0/36.7.
 
-A Python issue text's title (its first line, when more follow) is its summary: its words
+An issue text's title (its first line, when more follow) is its summary: its words
 weigh ``index.title_weight`` times as much. With bench/index_fusion.py --requery (the fusion
 ``index.python``), file Acc@5 / Acc@1 fused, python_tuning 313 full texts: 61.3/33.5 ->
 62.3/34.2 (index alone Acc@1 29.1 -> 31.9); lite-dev 22: 95.5/68.2 both (index alone Acc@1
-54.5 -> 63.6). Rust texts keep weight 1 (not measured there).
+54.5 -> 63.6). Rust texts too, measured later (--requery on the saved signals against
+main 46dc352 with function words left out): rust_tuning 123 texts fused Acc@1/3/5/10
+11.4/28.5/42.3/57.7 -> 13.0/30.9/42.3/61.8 (Acc@5 up in async-graphql +2 and aya +1, down
+in clap -3; Acc@10 up in 4 crates, down in none), function Hit@5 34.7 -> 33.9.
 
-A one-line Python question (an issue title) asks with its own words only: the rewriter maps
+A one-line question (an issue title) asks with its own words only: the rewriter maps
 each word onto the vocabulary's names (``checkpoint`` -> ``ModelCheckpoint``,
 ``checkpoint_callback``, ...) and their subwords outnumber a title's few words. With
 bench/index_fusion.py --requery on signals gathered with main 862b7ae, file Acc@1/3/5/10
 fused, python_tuning 313 titles 27.8/45.7/52.1/58.8 -> 30.7/47.3/52.4/60.4 (Acc@1 up in 6
 of 9 repositories, down in 1), lite-dev 22 titles 50.0/63.6/72.7/86.4 -> 45.5/68.2/81.8/90.9
 (index alone Acc@5 68.2 -> 86.4). Issue texts keep the terms: without them python_tuning
-313 texts lost a point (61.3 -> 60.4, before the title weight). Rust keeps them.
+313 texts lost a point (61.3 -> 60.4, before the title weight). Rust titles too, measured
+later (against main 46dc352 with function words left out and the title weight): rust_tuning
+123 titles fused 14.6/29.3/42.3/52.8 -> 16.3/31.7/43.1/55.3, function Hit@5 29.7 -> 28.0
+(Acc@5 up in cargo-generate +2, down in aya -1).
 
 A Python text's title names files by their name alone too (``mentions.files_named_by_words``:
 "Running Cycle GAN" names ``CycleGAN.py``), after the paths the text names: python_tuning
@@ -55,10 +63,10 @@ from cq.index.mentions import (
     named_files,
     with_linked_paths,
 )
-from cq.index.words import split_words
+from cq.index.words import prose_words, split_words
 from cq.model.index_tuning import IndexTuning
 from cq.rank import path_role
-from cq.rewrite import extract_mentions
+from cq.rewrite import extract_mentions, numbered
 
 
 class IndexHit(msgspec.Struct, frozen=True, kw_only=True):
@@ -90,7 +98,7 @@ def ask(
     tuning: IndexTuning | None = None,
 ) -> IndexHits:
     """Everything the index says about a question: BM25 hits for its words and the rewriter's
-    terms (a one-line Python question: its words only), the files it names (Python files; a
+    terms (a one-line question: its words only), the files it names (Python files; a
     Rust tree's .rs files too), and for an issue text (more than one line) the Python files
     defining the names it writes as code. A one-line question may ask for a name's uses ("who
     calls build_graph"): its definition's file must not lead then; on titles alone the
@@ -99,13 +107,12 @@ def ask(
     tuning = tuning or IndexTuning()
     paths = list(paths)
     py = [p for p in paths if p.endswith(".py")]
-    python = len(py) * 2 > len(paths)
     rs = [p for p in paths if p.endswith(".rs")]
     rust = len(rs) * 2 > len(paths)
     one_line = len([ln for ln in text.splitlines() if ln.strip()]) < 2
-    if python and one_line:
+    if one_line:
         terms = ()  # see the module docstring: the terms drown a short question's words
-    words = query_words(text, terms, tuning.max_words, tuning.title_weight if python else 1.0)
+    words = query_words(text, terms, tuning.max_words, tuning.title_weight)
     hits = msgspec.structs.replace(search_index(index, words, tuning), one_line=one_line)
     if not py and not rust:
         return hits
@@ -139,8 +146,11 @@ def query_words(
 ) -> dict[str, float]:
     """Word -> weight: how often the text says it (log-damped; its ``max_words`` most
     frequent words), times ``title`` for the words of its first line when more lines
-    follow; the rewriter's terms too."""
-    counts = Counter(w for w in split_words(text).split() if len(w) > 1)
+    follow; the rewriter's terms too. English function words are left out
+    (``words.FUNCTION_WORDS``); a word and a number written apart are asked joined as well,
+    as code spells them ("RFC 3339" -> rfc3339, which the body's tokenizer keeps whole)."""
+    counts = Counter(w for w in prose_words(text) if len(w) > 1)
+    counts.update(f"{word}{number}".lower() for word, number in numbered(text))
     most = counts.most_common(max_words)
     weights = {w: round(1.0 + math.log(n), 3) for w, n in most}
     lines = [ln for ln in text.splitlines() if ln.strip()]

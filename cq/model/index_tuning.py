@@ -182,19 +182,30 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         float,
         _why(
             "measured: --requery, python_tuning 313 fused Acc@5/1 61.3/33.5 -> 62.3/34.2, "
-            "lite-dev 95.5/68.2 both; a Python issue title's words (Rust: 1, not measured)"
+            "lite-dev 95.5/68.2 both; rust_tuning 123 Acc@5/10 42.3/57.7 -> 42.3/61.8 "
+            "(cq/index/query.py); an issue title's words"
         ),
     ] = 2.0
     max_words: Annotated[
         int, _why("hand-set: distinct query words kept, most frequent first (tracebacks repeat)")
     ] = 256
     file_boosts: Annotated[
-        FieldBoosts, _why("hand-set: a file document's fields (path words count double)")
+        FieldBoosts,
+        _why(
+            "hand-set, then measured: bench/index_fusion.py --requery, path words 1 or names 2 "
+            "moved fused Acc@5 by at most an issue a set (python_tuning 313 titles names 2: "
+            "-4 issues); path words count double"
+        ),
     ] = msgspec.field(
         default_factory=lambda: FieldBoosts(path_words=2.0, names=1.0, doc=0.5, body=1.0)
     )
     unit_boosts: Annotated[
-        FieldBoosts, _why("hand-set: a unit document's fields (its names count double)")
+        FieldBoosts,
+        _why(
+            "hand-set, then measured: bench/index_fusion.py --requery, names 1 or 3, doc 1, "
+            "body 2: fused file Acc@5 within 1-3 issues a set, fn Hit@5 of python_tuning 313 "
+            "texts 59.7 -> 57.3-58.3 (lite-dev 22 texts names 1: 70.0 -> 75.0); names count double"
+        ),
     ] = msgspec.field(default_factory=lambda: FieldBoosts(names=2.0, sig=1.0, doc=0.5, body=1.0))
     files_asked: Annotated[int, _why("hand-set: file documents retrieved per question")] = 50
     units_asked: Annotated[int, _why("hand-set: unit documents retrieved per question")] = 50

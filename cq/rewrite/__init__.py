@@ -17,11 +17,13 @@ from cq.rewrite.extract import Mentions, extract_mentions, split_dotted
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.trigger import remember_primary, rewrite_trigger
+from cq.rewrite.words import numbered
 
 __all__ = [
     "Mentions",
     "Rewrite",
     "extract_mentions",
+    "numbered",
     "remember_primary",
     "rewrite_query",
     "rewrite_trigger",

@@ -20,7 +20,15 @@ from cq.rewrite.extract import COMMON_NAMES, Mentions, split_dotted
 from cq.rewrite.paths import frame_literals, module_hints, path_hints
 from cq.rewrite.plan import RewritePlan, cap_patterns
 from cq.rewrite.vocabulary import Vocabulary
-from cq.rewrite.words import GENERIC_WORDS, STOP_WORDS, SYNONYMS, stem, subwords, words
+from cq.rewrite.words import (
+    GENERIC_WORDS,
+    STOP_WORDS,
+    SYNONYMS,
+    numbered,
+    stem,
+    subwords,
+    words,
+)
 
 SOURCE = "offline"
 _TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "fixture", "fixtures", "pytest"})
@@ -182,6 +190,10 @@ def _add(weights: dict[str, float], name: str, weight: float) -> None:
 def _content_stems(prose: str, *, generic: bool = False) -> Counter[str]:
     """Stems of the prose's content words (``generic``: of its generic words instead)."""
     counts: Counter[str] = Counter()
+    if not generic:  # "RFC 3339": code writes the number into the name (parse_rfc3339)
+        for word, number in numbered(prose):
+            if word.lower() not in STOP_WORDS and len(number) >= 2:
+                counts[stem(number)] += 1
     for word in words(prose):
         lower = word.lower()
         if lower in STOP_WORDS or len(lower) < 3 or lower.isdigit():

@@ -76,6 +76,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_NUMBERED = re.compile(r"\b([A-Za-z]{2,})[ \t-](\d{1,5})\b")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 _CAPITALISED = re.compile(r"[A-Z][a-z]+[A-Z]\w*")
@@ -107,6 +108,11 @@ _SUFFIXES = (
 def words(text: str) -> list[str]:
     """Alphanumeric words in order, as written."""
     return _WORD.findall(text)
+
+
+def numbered(text: str) -> list[tuple[str, str]]:
+    """(word, number) pairs the text writes apart: "RFC 3339", "SHA-256"."""
+    return _NUMBERED.findall(text)
 
 
 def subwords(name: str) -> list[str]:
