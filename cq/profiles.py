@@ -126,12 +126,12 @@ def _nested_defaults(table: dict[str, Any], default: msgspec.Struct) -> dict[str
 
 
 def _check_numbers(name_or_path: str, prefix: str, group: msgspec.Struct) -> None:
-    for field in msgspec.structs.fields(group):
-        value = getattr(group, field.name)
+    for name in group.__struct_fields__:  # not ``structs.fields``: it resolves annotations
+        value = getattr(group, name)
         if isinstance(value, msgspec.Struct):
-            _check_numbers(name_or_path, f"{prefix}.{field.name}", value)
+            _check_numbers(name_or_path, f"{prefix}.{name}", value)
         elif isinstance(value, int | float) and not isinstance(value, bool):
-            _check_weight(name_or_path, f"{prefix}.{field.name}", value)
+            _check_weight(name_or_path, f"{prefix}.{name}", value)
 
 
 def load_rank_weights(name_or_path: str, root: str) -> RankWeights:
