@@ -337,13 +337,13 @@ def test_a_python_title_asks_the_index_with_its_own_words(repo: Path) -> None:
     )
 
 
-def test_python_relevant_functions_follow_the_file_order() -> None:
-    """A Python question's Relevant Functions start in the first file of the fused order: a
-    unit the index ranks first in the first file leads a unit of the second file that rg's
-    first scope matched (with equal weights, as Rust keeps, rg's scope led)."""
+def test_relevant_functions_follow_the_file_order() -> None:
+    """A question's Relevant Functions start in the first file of the fused order, in Python
+    and Rust: a unit the index ranks first in the first file leads a unit of the second file
+    that rg's first scope matched (with equal weights rg's scope led)."""
     from cq.index.fuse import fused_units
     from cq.index.query import IndexHit
-    from cq.model.index_tuning import IndexTuning
+    from cq.model.index_tuning import Fusion, IndexTuning
 
     tuning = IndexTuning()
 
@@ -353,10 +353,11 @@ def test_python_relevant_functions_follow_the_file_order() -> None:
     )
     rg_scopes = [("pkg/upload.py", "Handler.save")]
     files = {"pkg/settings.py": 1, "pkg/upload.py": 2}
-    python = [v.qualname for v in fused_units(units, rg_scopes, files, tuning.python)]
-    assert python == ["load", "Handler.save"]
-    default = [v.qualname for v in fused_units(units, rg_scopes, files, tuning.fusion)]
-    assert default == ["Handler.save", "load"]
+    for fusion in (tuning.python, tuning.fusion, tuning.one_line):
+        order = [v.qualname for v in fused_units(units, rg_scopes, files, fusion)]
+        assert order == ["load", "Handler.save"]
+    equal = [v.qualname for v in fused_units(units, rg_scopes, files, Fusion())]
+    assert equal == ["Handler.save", "load"]
 
 
 def test_a_rebuilt_index_answers_in_the_same_order(repo: Path, tmp_path: Path) -> None:
