@@ -266,7 +266,8 @@ def _two_cli_libraries(tmp_path: Path) -> Path:
     ("question", "file", "name", "pattern"),
     [
         # the module the question names wins over one defining more of the same words
-        ("where does argcli format the help", "clilib/argcli.py", "HelpFormatter", "format_help"),
+        # (its method leads: the first Relevant Function, cq/assemble/result.py)
+        ("where does argcli format the help", "clilib/argcli.py", "format_help", "format_help"),
         # a generic word ("files") as a name's second word, and the package named
         (
             "how does applog rotate files",

@@ -23,6 +23,7 @@ from cq.index.query import IndexHit, IndexHits
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
 from cq.model import Finding, RelevantFunction, ScoreBreakdown
+from cq.model.index_tuning import IndexTuning
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.rank import path_role
@@ -92,7 +93,43 @@ def fuse_findings(
     units = fused_units(
         evidence.hits.units, scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles
     )[: numbers.functions]
+    if units and units[0].line:
+        vote = vote_of.get(units[0].file)
+        explained = weights if explain else ""
+        head, tail = _lead_with(units[0], head, tail, lines, vote, explained, numbers)
     return head + tail, tuple(_function(u, ranked, lines) for u in units)
+
+
+def _lead_with(
+    unit: UnitVote,
+    head: list[Finding],
+    tail: list[Finding],
+    lines: _Lines,
+    vote: FileVote | None,
+    explain: str,
+    numbers: IndexTuning,
+) -> tuple[list[Finding], list[Finding]]:
+    """The first Relevant Function's definition line first among its file's findings, so
+    the report's Answer can be it (``cq/assemble/result.py``): rg's finding of that line if
+    rg had one, else one made from the index's unit. Its file's place does not move."""
+    at = next((i for i, f in enumerate(head) if f.file == unit.file), None)
+    if at is None or vote is None:
+        return head, tail
+    found = next((f for f in head if _defines(f, unit)), None)
+    if found is not None:
+        kept = [f for f in head if f is not found]
+        return [*kept[:at], found, *kept[at:]], tail
+    moved = next((f for f in tail if _defines(f, unit)), None)
+    if moved is None:
+        hit = IndexHit(path=unit.file, kind=unit.kind, qualname=unit.qualname, line=unit.line)
+        moved = _definition(hit, lines, vote, explain, numbers.index_only_confidence)
+        if moved is None or moved.category != "definition":
+            return head, tail
+    return [*head[:at], moved, *head[at:]], [f for f in tail if f is not moved]
+
+
+def _defines(f: Finding, unit: UnitVote) -> bool:
+    return f.file == unit.file and f.line == unit.line and f.category == "definition"
 
 
 def _defining_units(hits: IndexHits) -> list[IndexHit]:
@@ -144,17 +181,18 @@ def _definition(
     if text is None:
         return None
     name = "" if hit.kind == "module" else hit.qualname.replace("::", ".").rsplit(".", 1)[-1]
-    col = text.find(name) + 1 if name and name in text else 1
+    shown = name if name and name in text else text.strip()[:80]
+    col = text.find(shown)  # 0-based, as rg's: ``line_text[col:end_col] == text``
     parent = "" if hit.kind == "module" else hit.qualname.replace("::", ".").rpartition(".")[0]
     finding = Finding(
         file=hit.path,
         line=hit.line,
         col=col,
-        end_col=col + len(name) if name else col,
-        text=name or text.strip()[:80],
+        end_col=col + len(shown),
+        text=shown,
         line_text=text,
         language="rust" if hit.path.endswith(".rs") else "python",
-        category="definition" if name else "assignment" if "=" in text else "text_match",
+        category="definition" if shown == name else "assignment" if "=" in text else "text_match",
         confidence=confidence,
         tier="index",
         node_kind=hit.kind,

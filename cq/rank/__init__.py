@@ -28,6 +28,7 @@ from cq.rank.dotted import (
     is_target_definition,
     last_name,
 )
+from cq.rank.questions import asks_for_callers
 from cq.rank.roles import path_role
 from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
 from cq.rank.score import breakdown, total
@@ -231,6 +232,7 @@ __all__ = [
     "Dotted",
     "RankContext",
     "Ranked",
+    "asks_for_callers",
     "dotted_query",
     "final_order",
     "is_exact_definition",

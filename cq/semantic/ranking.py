@@ -21,11 +21,10 @@ Without a target, or with no resolved hit, nothing moves.
 
 from __future__ import annotations
 
-import re
-
 from cq.model import Finding, Pattern
 from cq.rank import (
     Dotted,
+    asks_for_callers,
     dotted_query,
     is_exact_definition,
     is_target_definition,
@@ -34,10 +33,6 @@ from cq.rank import (
 )
 from cq.semantic.answers import module_of
 
-# "who calls X", "where is it called?", "callers of X", "what calls X", "call sites of X"
-_CALLERS = re.compile(
-    r"\b(?:who|what|where|which)\b.*\bcall(?:s|ed|ing)?\b|\bcallers?\b|\bcall ?sites?\b", re.I
-)
 _RESOLVED_CATEGORIES = frozenset({"callsite", "reference", "import", "from_import", "assignment"})
 
 
@@ -48,7 +43,7 @@ def refine_order(
     dotted = dotted_query(patterns)
     if dotted is not None:
         return _dotted_order(shown, dotted)
-    if not _CALLERS.search(query):
+    if not asks_for_callers(query):
         return shown, {}
     names = queried_names(patterns)
     target = next((f for f in shown if is_exact_definition(f, names)), None)
