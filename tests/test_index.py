@@ -358,6 +358,12 @@ def test_relevant_functions_follow_the_file_order() -> None:
         assert order == ["load", "Handler.save"]
     equal = [v.qualname for v in fused_units(units, rg_scopes, files, Fusion())]
     assert equal == ["Handler.save", "load"]
+    # A class is where a function lives: an index class unit and an rg scope in a class body
+    # (CapWords, as PEP 8 names classes) are not Relevant Functions.
+    cls = IndexHit(path="pkg/upload.py", kind="class", qualname="Handler", line=1)
+    scopes = [("pkg/upload.py", "Handler.Meta"), *rg_scopes]
+    listed = [v.qualname for v in fused_units((cls, *units), scopes, files, tuning.python)]
+    assert listed == ["load", "Handler.save"]
 
 
 def test_a_rebuilt_index_answers_in_the_same_order(repo: Path, tmp_path: Path) -> None:
