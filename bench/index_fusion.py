@@ -164,6 +164,16 @@ def fn_hit(insts: list[_loc.Instance]) -> float:
     return 100 * sum(bool(i.fn) for i in scored) / max(1, len(scored))
 
 
+def fn_hit1(sigs: list[Signals], method: str) -> float:
+    """A gold function first in the method's function list (what a question's Answer is)."""
+    hits = [
+        _loc.function_hit(orders(s, None)[method][1][:1], s.gold_functions)
+        for s in sigs
+        if s.gold_functions
+    ]
+    return 100 * sum(bool(h) for h in hits) / max(1, len(hits))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="../shared/eval/swebench_lite_dev_tuning.jsonl")
@@ -209,15 +219,14 @@ def main() -> int:
         for s in sigs:
             groups[f"{s.set}/{s.text}"].append(s)
     tables: list[str] = []
-    print("| set | n | method | Acc@1 | Acc@3 | Acc@5 | Acc@10 | fn Hit@5 |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| set | n | method | Acc@1 | Acc@3 | Acc@5 | Acc@10 | fn Hit@5 | fn Hit@1 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, sigs in groups.items():
         for method in ("rg", "index", "fused"):
             insts = instances(sigs, None, method)
             cells = [f"{pooled(insts, k):.1f}" for k in _loc.KS]
-            print(
-                f"| {name} | {len(sigs)} | {method} | {' | '.join(cells)} | {fn_hit(insts):.1f} |"
-            )
+            cells += [f"{fn_hit(insts):.1f}", f"{fn_hit1(sigs, method):.1f}"]
+            print(f"| {name} | {len(sigs)} | {method} | {' | '.join(cells)} |")
             if args.tables and method in ("rg", "fused"):
                 label = "cq before (rg)" if method == "rg" else "cq with the index (fused)"
                 tables.append(_loc.table(_loc.Run(label, method, name, name, [], insts)))

@@ -72,13 +72,9 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     request = facts.request
     shown = tuple(shown_ranked)
     names = queried_names(facts.patterns)
-    dotted = dotted_query(facts.patterns)
-    if facts.functions and dotted is None and not asks_for_callers(request.query):
-        primary = _first_function(shown, facts.functions)
-    else:
-        primary = None
-    if primary is None:
-        primary = _primary(shown, names, dotted)
+    # A callers question is answered by the function it names, not by what its words are about.
+    functions = () if asks_for_callers(request.query) else facts.functions
+    primary = _primary(shown, names, dotted_query(facts.patterns), functions)
     omitted = Omitted(by_limit=tally.total - len(shown))
     summary = Summary(
         query=request.query,
@@ -169,14 +165,21 @@ def _first_function(
 
 
 def _primary(
-    shown: tuple[Finding, ...], names: frozenset[str], dotted: Dotted | None
+    shown: tuple[Finding, ...],
+    names: frozenset[str],
+    dotted: Dotted | None,
+    functions: tuple[RelevantFunction, ...],
 ) -> int | None:
-    """The answer: the best-ranked definition of the queried name, else of anything; for a
-    dotted query only its own definition (another owner's ``register`` is not
-    ``ABCMeta.register``)."""
+    """The answer: for a dotted query only its own definition (another owner's ``register``
+    is not ``ABCMeta.register``); for a question with Relevant Functions the first of them
+    shown (``_first_function``); else the best-ranked definition of the queried name, else of
+    anything."""
     definitions = [i for i, f in enumerate(shown) if f.category == "definition"]
     if dotted is not None:
         return next((i for i in definitions if is_target_definition(shown[i], dotted)), None)
+    first = _first_function(shown, functions)
+    if first is not None:
+        return first
     exact = [i for i in definitions if is_exact_definition(shown[i], names)]
     return (exact or definitions or [None])[0]
 

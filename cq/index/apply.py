@@ -23,7 +23,6 @@ from cq.index.query import IndexHit, IndexHits
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
 from cq.model import Finding, RelevantFunction, ScoreBreakdown
-from cq.model.index_tuning import IndexTuning
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.rank import path_role
@@ -96,7 +95,8 @@ def fuse_findings(
     if units and units[0].line:
         vote = vote_of.get(units[0].file)
         explained = weights if explain else ""
-        head, tail = _lead_with(units[0], head, tail, lines, vote, explained, numbers)
+        confidence = numbers.index_only_confidence
+        head, tail = _lead_with(units[0], head, tail, lines, vote, explained, confidence)
     return head + tail, tuple(_function(u, ranked, lines) for u in units)
 
 
@@ -107,7 +107,7 @@ def _lead_with(
     lines: _Lines,
     vote: FileVote | None,
     explain: str,
-    numbers: IndexTuning,
+    confidence: float,
 ) -> tuple[list[Finding], list[Finding]]:
     """The first Relevant Function's definition line first among its file's findings, so
     the report's Answer can be it (``cq/assemble/result.py``): rg's finding of that line if
@@ -122,7 +122,7 @@ def _lead_with(
     moved = next((f for f in tail if _defines(f, unit)), None)
     if moved is None:
         hit = IndexHit(path=unit.file, kind=unit.kind, qualname=unit.qualname, line=unit.line)
-        moved = _definition(hit, lines, vote, explain, numbers.index_only_confidence)
+        moved = _definition(hit, lines, vote, explain, confidence)
         if moved is None or moved.category != "definition":
             return head, tail
     return [*head[:at], moved, *head[at:]], [f for f in tail if f is not moved]

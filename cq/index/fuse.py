@@ -184,11 +184,10 @@ def fused_units(
     roles: Mapping[str, float] = DEFAULT_ROLE_MULTIPLIERS,
 ) -> list[UnitVote]:
     """Index units and rg's scopes (``(file, scope)`` in finding order) fused, best first; a
-    unit is helped by its file's place in the fused file order too. Rust types (see
-    ``_container``: Rust types, Python classes) are left out: they are where a function lives, not
-    where to start. With
-    ``fusion.test_functions`` a test file's units are demoted by ``roles`` (as the file order
-    demotes test files) unless ``tests_wanted``."""
+    unit is helped by its file's place in the fused file order too. Rust types and Python
+    classes (``_container``) are left out: they are where a function lives, not where to
+    start. With ``fusion.test_functions`` a test file's units are demoted by ``roles`` (as the
+    file order demotes test files) unless ``tests_wanted``."""
     test_factor = roles["test"] if fusion.test_functions and not tests_wanted else 1.0
     rg_rank: dict[tuple[str, str], int] = {}
     for file, scope in rg_scopes:
@@ -230,8 +229,9 @@ def _container(v: UnitVote) -> bool:
 
     Python: a class the index found (its units' own text is what its methods leave: the
     header, the docstring, class attributes; its names field holds every method's name, so a
-    question naming a method ranked its class first). On the signals of main 4321858,
-    function Hit@1 / Hit@5 of the fused list: python_tuning 313 texts 19.7/61.4 ->
+    question naming a method ranked its class first). bench/index_fusion.py (its fn Hit@1
+    and fn Hit@5 columns, fused) on session 4's signals requeried with main 4321858:
+    python_tuning 313 texts 19.7/61.4 ->
     35.3/64.1, titles 13.9/45.8 -> 27.1/50.2; lite-dev 22 texts 50.0/65.0 -> 60.0/65.0,
     titles 30.0/50.0 -> 35.0/55.0. An rg scope (a finding in a class body, outside its
     methods) is a class by PEP 8's naming, CapWords (``OrderDiscount.Meta``): then texts
