@@ -9,6 +9,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cq, write_tree
@@ -141,6 +142,7 @@ def test_an_older_cq_cache_file_is_removed(tmp_path: Path) -> None:
 _WORKER = """
 import hashlib, random, sys
 from pathlib import Path
+from typing import Any
 from cq.cache.store import Store
 path, seed = Path(sys.argv[1]), int(sys.argv[2])
 store = Store(path, max_bytes=1 << 20)
@@ -252,3 +254,35 @@ def test_a_store_opened_twice_in_one_process_keeps_working(tmp_path: Path) -> No
     second.put_many("ns", {"b": b"2"})
     both = {"a": b"1", "b": b"2"}
     assert first.get_many("ns", ["a", "b"]) == both == second.get_many("ns", ["a", "b"])
+
+
+def _open_at_once(path: Path, barrier: Any, failures: Any) -> None:
+    from cq.cache import schema
+
+    barrier.wait()
+    try:
+        schema.connect(path).close()
+    except sqlite3.Error as exc:
+        failures.put(str(exc))
+
+
+def test_processes_opening_one_new_cache_at_the_same_instant_all_get_it(tmp_path: Path) -> None:
+    # Switching a new file to WAL fails at once, without the busy timeout, while another
+    # process lays it out: before the retry 6 of 100 such rounds left a search uncached.
+    import multiprocessing
+
+    fork = multiprocessing.get_context("fork")
+    failures = fork.Queue()
+    for round_ in range(60):
+        path = tmp_path / str(round_) / FILE_NAME
+        path.parent.mkdir()
+        barrier = fork.Barrier(6)
+        workers = [
+            fork.Process(target=_open_at_once, args=(path, barrier, failures)) for _ in range(6)
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=60)
+            assert worker.exitcode == 0
+    assert failures.empty()

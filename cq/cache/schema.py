@@ -19,15 +19,21 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from pathlib import Path
 
-from cq.cache.faults import NotACache
+from cq.cache.faults import NotACache, is_transient
 
 FILE_NAME = "cq-v2.sqlite3"  # the format is in the name: older cq versions used cq.sqlite3
 KEYS_NAME = "cq-v2-keys.sqlite3"
 LEGACY_NAME = "cq.sqlite3"
 _FORMAT = 2
 _WAL_LIMIT = 4 * 1024 * 1024  # a WAL file is truncated to this after a checkpoint
+# Switching a file to WAL can fail at once, without the busy timeout, while another
+# process writes it (sqlite returns BUSY where waiting could deadlock): 6 concurrent
+# first opens of one new cache failed 6 times in 100 rounds before this retry, none after.
+# Retried for up to ~1.6 s (hand-set: far above the few ms another cq's create takes).
+_WAL_TRIES, _WAL_PAUSE = 10, 0.01
 # A put dirties one keys page per entry, written whole to the WAL: 300 random inserts into
 # 500,000 keys took 14.6 ms with 1 KiB pages, 21.8 ms with 4 KiB, 25.3 ms with 512 B (mean
 # of 60 commits, checkpoints included; bench/cache_growth.py --part keys).
@@ -70,7 +76,7 @@ def connect(path: Path) -> sqlite3.Connection:
         db.execute(f"PRAGMA k.page_size = {_KEYS_PAGE}")  # new files only, as below
         for schema in ("main", "k"):
             db.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")  # new files only
-            db.execute(f"PRAGMA {schema}.journal_mode = WAL").fetchall()
+            _write_ahead(db, schema)
             db.execute(f"PRAGMA {schema}.synchronous = NORMAL")
             db.execute(f"PRAGMA {schema}.journal_size_limit = {_WAL_LIMIT}").fetchall()
         if db.execute("PRAGMA user_version").fetchone()[0] != _FORMAT:
@@ -82,6 +88,18 @@ def connect(path: Path) -> sqlite3.Connection:
         raise
     _read_ahead(path.with_name(KEYS_NAME))
     return db
+
+
+def _write_ahead(db: sqlite3.Connection, schema: str) -> None:
+    """Put ``schema`` in WAL mode, waiting out another process that holds the file."""
+    for attempt in range(_WAL_TRIES):
+        try:
+            db.execute(f"PRAGMA {schema}.journal_mode = WAL").fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_transient(exc) or attempt == _WAL_TRIES - 1:
+                raise
+            time.sleep(_WAL_PAUSE * 2 ** min(attempt, 5))
 
 
 def _create(db: sqlite3.Connection, path: Path) -> None:
