@@ -427,3 +427,52 @@ def test_the_index_holds_what_the_search_sees(repo: Path) -> None:
     (repo / "app/files/upload_generated.py").write_text("def upload_permissions():\n    pass\n")
     (repo / "app/files/huge.py").write_text("x = 1\n" * 400_000)  # 2.4 MB
     assert counts(run_cq("index", "--root", str(repo)))["files"].startswith("3 ")
+
+
+LOADER = '''"""Records on disk."""
+
+
+def load_records(
+    path,  # where the records are
+    limit=None,
+):
+    """Read records."""
+    with open(path) as handle:
+        return handle.readlines()[:limit]
+
+
+def count_lines(path):
+    return len(load_records(path))
+'''
+ARCHIVE = '''def compress_backup(folder):
+    """Pack every snapshot of the folder into one tarball for offsite retention."""
+    return folder
+'''
+
+
+def test_relevant_functions_start_at_their_definition_with_the_whole_header(
+    tmp_path: Path,
+) -> None:
+    """Each Relevant Function points at its ``def`` line with its header on one line (a
+    multi-line one joined, its comment dropped), also one only rg's hits found: the index
+    asked for a single unit leaves ``count_lines`` to rg's callsite inside it."""
+    repo = write_tree(tmp_path / "repo", {"app/loader.py": LOADER})
+    profiles = Path(os.environ["XDG_CONFIG_HOME"]) / "cq" / "profiles"
+    profiles.mkdir(parents=True, exist_ok=True)
+    (profiles / "one-unit.toml").write_text("[index]\nunits_asked = 1\n")
+    data = search(repo, "--profile", "one-unit", query="why does load_records ignore the limit?")
+    functions = {f["name"]: f for f in section(data, "functions")["functions"]}
+    loader = functions["app/loader.py::load_records"]
+    assert (loader["line"], loader["signature"]) == (4, "def load_records(path, limit=None):")
+    counted = functions["app/loader.py::count_lines"]
+    assert counted["signals"] == ["rg"]
+    assert (counted["line"], counted["signature"]) == (13, "def count_lines(path):")
+
+
+def test_a_definition_only_the_index_found_is_listed_with_its_line(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "repo", {"app/archive.py": ARCHIVE, "app/loader.py": LOADER})
+    question = "how are snapshots packed into a tarball for offsite retention?"
+    data = search(repo, query=question)
+    assert [(f["file"], f["tier"]) for f in data["findings"]] == [("app/archive.py", "index")]
+    md = run_cq("search", "-", "--root", str(repo), stdin=question)
+    assert "- `app/archive.py:1:4` — `def compress_backup(folder):`" in md.stdout

@@ -8,6 +8,8 @@ Relevant Functions. Rank order inside a file is rg's.
 
 from __future__ import annotations
 
+import textwrap
+
 import msgspec
 
 from cq.index.evidence import Evidence
@@ -207,27 +209,38 @@ def _native_scope(path: str, dotted: str) -> str:
 
 
 def _function(u: UnitVote, ranked: list[Finding], lines: _Lines) -> RelevantFunction:
-    line = u.line or next(
-        (
-            f.line
-            for f in ranked
-            if f.file == u.file
-            and f.containing_scope
-            and rg_scope_key(f.file, f.containing_scope) == u.qualname
-        ),
-        1,
-    )
+    """A Relevant Function at its definition line, with its header on one line: an rg
+    scope's unit is looked up in its file (the index's scanner, ``units.py``); one the
+    scanner does not find stays at its first finding, without a signature."""
+    line, kind = u.line, u.kind
+    if not line:
+        line, kind = lines.unit(u.file, u.qualname) or (0, "")
+    signature = lines.header(u.file, line) if line else ""
+    if not line:
+        line = next(
+            (
+                f.line
+                for f in ranked
+                if f.file == u.file
+                and f.containing_scope
+                and rg_scope_key(f.file, f.containing_scope) == u.qualname
+            ),
+            1,
+        )
     signals = tuple(s for s, r in (("index", u.rank_index), ("rg", u.rank_rg)) if r)
-    text = lines.get(u.file, line) if u.line else None
     return RelevantFunction(
         name=f"{u.file}::{u.qualname}",
         file=u.file,
         line=line,
-        kind=u.kind or "scope",
+        kind=kind or "scope",
         score=u.fused,
-        signature=" ".join(text.split())[:160] if text else "",
+        signature=signature,
         signals=signals,
     )
+
+
+# hand-set: one parameter a line, a 30-parameter header still fits; a longer one is cut
+_HEADER_LINES = 40
 
 
 class _Lines:
@@ -236,10 +249,46 @@ class _Lines:
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
         self.files: dict[str, list[str] | None] = {}
+        self.units: dict[str, dict[str, tuple[int, str]]] = {}
+
+    def unit(self, path: str, qualname: str) -> tuple[int, str] | None:
+        """The definition line and kind of the file's unit ``qualname`` (scanned once)."""
+        if path not in self.units:
+            from cq.index.units import file_units
+
+            language = "rust" if path.endswith(".rs") else "python"
+            text = "\n".join(self.all(path))
+            found: dict[str, tuple[int, str]] = {}
+            for u in file_units(text, language) if text else ():
+                found.setdefault(u.qualname, (u.line, u.kind))
+            self.units[path] = found
+        return self.units[path].get(qualname)
 
     def all(self, path: str) -> list[str]:
         self.get(path, 1)
         return self.files.get(path) or []
+
+    def header(self, path: str, line: int) -> str:
+        """The def/fn header starting at ``line`` on one line (at most ``_HEADER_LINES``
+        lines: to the one ending in ``:`` in Python, holding ``{`` or ending in ``;`` in
+        Rust), comments dropped."""
+        from cq.parse.one_line import one_line_signature
+
+        rust = path.endswith(".rs")
+        content = self.all(path)[line - 1 : line - 1 + _HEADER_LINES]
+        for n, text in enumerate(content, 1):
+            code = text.split("//")[0] if rust else text.split("#")[0]
+            if (
+                ("{" in code or code.rstrip().endswith(";"))
+                if rust
+                else code.rstrip().endswith(":")
+            ):
+                content = content[:n]
+                break
+        if not content:
+            return ""
+        header = textwrap.dedent("\n".join(content))
+        return one_line_signature(header, "rust" if rust else "python")
 
     def get(self, path: str, line: int) -> str | None:
         if path not in self.files:

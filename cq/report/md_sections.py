@@ -295,16 +295,21 @@ def _role(f: Finding) -> str:
 
 
 def _detail(f: Finding) -> str:
-    """A one-line signature for definitions (and Pyrefly's reference count), the resolved
-    target or else the call target for callsites, when enriched."""
+    """A one-line signature for definitions (and Pyrefly's reference count; an unenriched
+    definition's own line), the resolved target or else the call target for callsites, when
+    enriched."""
     e = f.enrichment
-    if e is None:
-        return ""
+    if e is None:  # e.g. a definition only the index found: its line says what it is
+        if f.category != "definition" or not f.line_text.strip():
+            return ""
+        from cq.parse.one_line import one_line_signature
+
+        return f" — {code(one_line_signature(f.line_text.strip(), f.language))}"
     if e.signature:
         refs = _references(f)
         if "\n" not in e.signature:
             return f" — {code(e.signature)}{refs}"
-        from cq.report.one_line import one_line_signature
+        from cq.parse.one_line import one_line_signature
 
         return f" — {code(one_line_signature(e.signature, f.language))}{refs}"
     resolved = _resolved(f)

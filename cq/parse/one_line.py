@@ -1,4 +1,5 @@
-"""A multi-line def/fn header as one line, for lists where a fenced block would be too much.
+"""A multi-line def/fn header as one line, for lists where a fenced block would be too much
+(the report's definition lists, the index's Relevant Functions).
 
 Comments are dropped (they would swallow the rest of the line) and the line breaks inside
 brackets collapse, so ``def f(\\n    a: int,  # note\\n) -> X:`` reads ``def f(a: int) -> X:``.
