@@ -174,6 +174,25 @@ def test_index_lives_in_the_cache_dir_never_in_the_tree(repo: Path, _isolated_ca
     assert any((_isolated_cache / "index").rglob("manifest.msgpack"))
 
 
+def test_an_older_schema_versions_index_of_the_root_is_removed(
+    repo: Path, _isolated_cache: Path
+) -> None:
+    """An upgraded cq builds an index of its own schema and drops the root's old one, not
+    another root's."""
+    search(repo)
+    (current,) = (_isolated_cache / "index").rglob("manifest.msgpack")
+    key, version = current.parent.name, current.parent.parent.name
+    old = _isolated_cache / "index" / "v0" / key
+    other_root = _isolated_cache / "index" / "v0" / "another-root"
+    for directory in (old, other_root):
+        directory.mkdir(parents=True)
+        (directory / "manifest.msgpack").write_bytes(b"\x80")
+    run_cq("index", "--clear", "--root", str(repo))
+    search(repo)
+    assert not old.exists() and other_root.exists()
+    assert (_isolated_cache / "index" / version / key / "manifest.msgpack").is_file()
+
+
 def counts(run) -> dict[str, str]:
     assert run.returncode == 0, run.stderr
     return dict(line.split(": ", 1) for line in run.stdout.splitlines() if ": " in line)

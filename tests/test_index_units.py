@@ -112,3 +112,19 @@ def test_identifiers_split_the_way_people_write_about_them() -> None:
         "file_upload_permissions file upload permissions"
     )
     assert split_words("parse HTTPServer x") == "parse httpserver http server x"
+
+
+def test_a_rust_impl_for_a_reference_is_named_for_its_type_as_rg_scopes_are() -> None:
+    """``impl<'a> Tr for &'a mut Ser<W>`` holds ``Ser``'s methods: a unit named for the
+    lifetime (``a::f``) would never meet rg's scope ``Ser::f`` in Relevant Functions."""
+    from cq.index.scopes import rg_scope_key
+
+    source = (
+        "impl<'a, W: Write> serde::Serializer for &'a mut Ser<W> {\n"
+        "    fn serialize_unit(self) -> Result<()> {\n        Ok(())\n    }\n}\n"
+        "impl Shape for &mut [u8] {\n    fn area(&self) -> f64 {\n        0.0\n    }\n}\n"
+    )
+    names = [u.qualname for u in file_units(source, "rust")]
+    assert names == ["<module>", "Ser", "Ser::serialize_unit", "u8", "u8::area"]
+    scope = "impl serde::Serializer for &'a mut Ser<W>::serialize_unit"  # as cq's scopes read
+    assert rg_scope_key("ser.rs", scope) == "Ser::serialize_unit"

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from cq.index.changes import Changes
-from cq.index.location import index_dir
+from cq.index.location import drop_other_versions, index_dir
 from cq.index.manifest import Manifest, read_manifest, write_manifest
 from cq.index.rows import Row, prepared_rows
 from cq.index.schema import build_schema, register_analyzers
@@ -90,6 +90,8 @@ def update_index(
     marker = directory.with_name(f"{directory.name}.too-large")
     if build_limit and not manifest:
         _check_marker(marker, root, tuning.too_large_s)
+    if persist and not manifest:
+        drop_other_versions(root)
     changes = Changes(root, remember=persist, listing=listing)
     state = changes.list()
     # New files only: indexed ones are re-read when their stat is not trusted (written in the

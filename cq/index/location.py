@@ -21,6 +21,19 @@ def index_dir(root: Path) -> Path:
     return indexes_dir() / f"v{SCHEMA_VERSION}" / key
 
 
+def drop_other_versions(root: Path) -> None:
+    """Remove this root's indexes of other schema versions (an upgraded cq builds its own:
+    the old one would only take disk space until ``cq cache clear``)."""
+    current = index_dir(root)
+    base = current.parent.parent
+    if not base.is_dir():
+        return
+    for version in base.iterdir():
+        old = version / current.name
+        if version.name != current.parent.name and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def dir_size(directory: Path) -> int:
     if not directory.exists():
         return 0

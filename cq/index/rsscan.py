@@ -17,7 +17,11 @@ _HEADS = LineHeads(
 )
 _OPEN = re.compile(r"[{;]")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_IMPL_TARGET = re.compile(r"(?:&\s*)?(?:mut\s+)?(?:dyn\s+)?((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)")
+# The self type after ``for``: a reference's lifetime and ``mut``/``dyn`` are not its name
+# (``&'a mut Serializer<W>`` is ``Serializer``, as rg's scopes read it: ``scopes.py``).
+_IMPL_TARGET = re.compile(
+    r"(?:&\s*)?(?:'\w+\s+)?(?:mut\s+)?(?:dyn\s+)?(?<![\w'])(?!(?:mut|dyn)\b)((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)"
+)
 _INNER_DOC = re.compile(r"(?:[ \t]*//![^\n]*\n)+")
 _CONTAINERS = ("impl", "trait", "mod")
 _SIG_MAX = 300
