@@ -79,9 +79,12 @@ def test_a_file_a_rust_issue_names_by_its_panic_location_leads(crate: Path) -> N
 
 
 def test_relevant_functions_of_a_rust_question_are_functions(crate: Path) -> None:
-    names = functions(search(crate, "how does the parser get the matches of the command line?"))
+    data = search(crate, "how does the parser get the matches of the command line?")
+    names = functions(data)
     assert names and names[0] == "src/parser.rs::Parser::get_matches"
     assert "src/parser.rs::Parser" not in names  # the struct and its impl block are not listed
+    first = next(s for s in data["sections"] if s["type"] == "functions")["functions"][0]
+    assert first["signature"] == "pub fn get_matches(&self) -> Vec<String>"  # the body cut off
 
 
 def test_test_files_units_do_not_take_the_unit_ranks_of_source_files() -> None:

@@ -270,25 +270,22 @@ class _Lines:
 
     def header(self, path: str, line: int) -> str:
         """The def/fn header starting at ``line`` on one line (at most ``_HEADER_LINES``
-        lines: to the one ending in ``:`` in Python, holding ``{`` or ending in ``;`` in
+        lines: to the one ending in ``:`` in Python, to the body's ``{`` or a ``;`` in
         Rust), comments dropped."""
         from cq.parse.one_line import one_line_signature
 
         rust = path.endswith(".rs")
         content = self.all(path)[line - 1 : line - 1 + _HEADER_LINES]
         for n, text in enumerate(content, 1):
-            code = text.split("//")[0] if rust else text.split("#")[0]
-            if (
-                ("{" in code or code.rstrip().endswith(";"))
-                if rust
-                else code.rstrip().endswith(":")
-            ):
+            code = (text.split("//")[0] if rust else text.split("#")[0]).rstrip()
+            if rust and "{" in code:
+                content = [*content[: n - 1], code[: code.index("{")].rstrip()]
+                break
+            if code.endswith(";" if rust else ":"):
                 content = content[:n]
                 break
-        if not content:
-            return ""
-        header = textwrap.dedent("\n".join(content))
-        return one_line_signature(header, "rust" if rust else "python")
+        header = textwrap.dedent("\n".join(content)).strip()
+        return one_line_signature(header, "rust" if rust else "python") if header else ""
 
     def get(self, path: str, line: int) -> str | None:
         if path not in self.files:
