@@ -166,3 +166,24 @@ def test_a_bigger_rust_file_and_one_with_more_matching_units_win_a_tie() -> None
         held = IndexHits(files=hits.files, units=units)
         fusion = fusion_for(rg, held)
         assert fused_files(rg, ["src/parser.rs"], fusion, held, sizes=same)[0].file == holder
+
+
+def test_a_rust_fn_only_the_index_found_is_listed_by_its_header(tmp_path: Path) -> None:
+    archive = (
+        "pub fn compress_backup(folder: &str) -> String {\n"
+        "    // Pack every snapshot of the folder into one tarball for offsite retention.\n"
+        "    folder.to_string()\n}\n"
+    )
+    crate = write_tree(
+        tmp_path / "crate", {"src/lib.rs": "pub mod archive;\n", "src/archive.rs": archive}
+    )
+    question = "how are snapshots packed into a tarball for offsite retention?"
+    header = "pub fn compress_backup(folder: &str) -> String"  # not the body's brace
+    data = search(crate, question)
+    assert [(f["file"], f["tier"]) for f in data["findings"]] == [("src/archive.rs", "index")]
+    listed = next(s for s in data["sections"] if s["type"] == "functions")["functions"]
+    assert [(f["name"], f["signature"]) for f in listed] == [
+        ("src/archive.rs::compress_backup", header)
+    ]
+    md = run_cq("search", "-", "--root", str(crate), stdin=question)
+    assert f"- `src/archive.rs:1:7` — `{header}`" in md.stdout

@@ -8,8 +8,6 @@ Relevant Functions. Rank order inside a file is rg's.
 
 from __future__ import annotations
 
-import textwrap
-
 import msgspec
 
 from cq.index.evidence import Evidence
@@ -269,23 +267,11 @@ class _Lines:
         return self.files.get(path) or []
 
     def header(self, path: str, line: int) -> str:
-        """The def/fn header starting at ``line`` on one line (at most ``_HEADER_LINES``
-        lines: to the one ending in ``:`` in Python, to the body's ``{`` or a ``;`` in
-        Rust), comments dropped."""
-        from cq.parse.one_line import one_line_signature
+        """The def/fn header starting at ``line``, on one line (``one_line_header``)."""
+        from cq.parse.one_line import one_line_header
 
-        rust = path.endswith(".rs")
-        content = self.all(path)[line - 1 : line - 1 + _HEADER_LINES]
-        for n, text in enumerate(content, 1):
-            code = (text.split("//")[0] if rust else text.split("#")[0]).rstrip()
-            if rust and "{" in code:
-                content = [*content[: n - 1], code[: code.index("{")].rstrip()]
-                break
-            if code.endswith(";" if rust else ":"):
-                content = content[:n]
-                break
-        header = textwrap.dedent("\n".join(content)).strip()
-        return one_line_signature(header, "rust" if rust else "python") if header else ""
+        language = "rust" if path.endswith(".rs") else "python"
+        return one_line_header(self.all(path)[line - 1 : line - 1 + _HEADER_LINES], language)
 
     def get(self, path: str, line: int) -> str | None:
         if path not in self.files:

@@ -9,11 +9,29 @@ from __future__ import annotations
 
 import io
 import re
+import textwrap
 import tokenize
 
 MAX_WIDTH = 160
 _AFTER_OPEN = re.compile(r"([(\[{]) ")
 _BEFORE_CLOSE = re.compile(r",? ([)\]}])")
+
+
+def one_line_header(lines: list[str], language: str) -> str:
+    """The def/fn header that ``lines`` start with, on one line: up to the line ending in
+    ``:`` in Python, up to the body's ``{`` or a ``;`` in Rust (the body is not part of it);
+    all of ``lines`` when no end is found (then cut with an ellipsis)."""
+    rust = language == "rust"
+    for n, text in enumerate(lines, 1):
+        code = (text.split("//")[0] if rust else text.split("#")[0]).rstrip()
+        if rust and "{" in code:
+            lines = [*lines[: n - 1], code[: code.index("{")].rstrip()]
+            break
+        if code.endswith(";" if rust else ":"):
+            lines = lines[:n]
+            break
+    header = textwrap.dedent("\n".join(lines)).strip()
+    return one_line_signature(header, language) if header else ""
 
 
 def one_line_signature(signature: str, language: str) -> str:

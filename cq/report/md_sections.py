@@ -302,9 +302,9 @@ def _detail(f: Finding) -> str:
     if e is None:  # e.g. a definition only the index found: its line says what it is
         if f.category != "definition" or not f.line_text.strip():
             return ""
-        from cq.parse.one_line import one_line_signature
+        from cq.parse.one_line import one_line_header
 
-        return f" — {code(one_line_signature(f.line_text.strip(), f.language))}"
+        return f" — {code(one_line_header([f.line_text], f.language))}"
     if e.signature:
         refs = _references(f)
         if "\n" not in e.signature:
