@@ -37,7 +37,7 @@ from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.profiles import load_tuning
 from cq.progress import Progress
-from cq.rank import RankContext, final_order, score_findings
+from cq.rank import RankContext, callers_first, final_order, score_findings
 from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
 from cq.semantic import begin as begin_semantic
 
@@ -119,6 +119,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             explain=request.explain,
             path_hints=rewrite.plan.path_hints if rewrite else {},
             use_cache=request.use_cache,
+            query=request.query,
         )
         with _timed(timings, "rank"):
             findings = _findings(candidates.matches, classified.classifications)
@@ -148,7 +149,8 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             if index is not None and rewrite is not None:  # it reorders every finding's file
                 fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus)
                 tally = Tally.of(fused.findings)
-                ordered = fused.findings[: request.limit] if request.limit > 0 else fused.findings
+                ordered = callers_first(fused.findings, ranking)
+                ordered = ordered[: request.limit] if request.limit > 0 else ordered
                 ordered = refine(ordered) if refine is not None else ordered
 
         corpus.finish()

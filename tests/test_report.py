@@ -193,3 +193,57 @@ def test_a_rust_signature_over_lines_is_one_line_in_lists(tmp_path: Path) -> Non
     assert listed == [
         "- `src/lib.rs:1:7` — `pub fn build<T>(width: u32, tag: T) -> Grid<T> where T: Clone`"
     ]
+
+
+BUFFER_RS = """pub struct Buffer {
+    bytes: Vec<u8>,
+}
+
+impl Buffer {
+    pub fn flush_buffer(&mut self) -> usize {
+        let n = self.bytes.len();
+        self.bytes.clear();
+        n
+    }
+
+    pub fn flush_buffered_bytes(&mut self) -> usize {
+        self.flush_buffer()
+    }
+}
+
+pub fn buffer_flush_policy() -> usize {
+    0
+}
+"""
+WRITER_RS = """use crate::buffer::Buffer;
+
+pub fn write_all(buffer: &mut Buffer) -> usize {
+    buffer.flush_buffer()
+}
+"""
+
+
+def test_a_rust_callers_question_is_answered_by_the_calls_of_that_name(tmp_path: Path) -> None:
+    """No Pyrefly for Rust: the calls named like the asked-about function are shown (they
+    score like its definition, ahead of the rewrite's other names) and answer it."""
+    files = {"src/lib.rs": "pub mod buffer;\npub mod writer;\n", "src/buffer.rs": BUFFER_RS}
+    write_tree(tmp_path, {**files, "src/writer.rs": WRITER_RS})
+    run = run_cq("search", "who calls flush_buffer", "--root", str(tmp_path), "--limit", "3")
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith(
+        "**Answer:** 2 shown callsites of `flush_buffer` (defined at `src/buffer.rs:6:11`), "
+        "matched by name, not resolved:"
+    ), answer
+    assert "- `src/buffer.rs:13:13` in `impl Buffer::flush_buffered_bytes`" in answer
+    assert "- `src/writer.rs:4:11` in `write_all`" in answer
+
+
+def test_a_callers_question_without_calls_says_so(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"app/loader.py": "def count_lines(path):\n    return 0\n"})
+    run = run_cq("search", "who calls count_lines", "--root", str(tmp_path))
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith(
+        "**Answer:** no callsite of `count_lines` among the shown findings (it may be called "
+        "through a trait or a callback, or from outside the tree); `count_lines`"
+    ), answer
+    assert "defined at `app/loader.py:1:4` (src)" in answer

@@ -28,7 +28,7 @@ from cq.rank.dotted import (
     is_target_definition,
     last_name,
 )
-from cq.rank.questions import asks_for_callers
+from cq.rank.questions import asks_for_callers, called_names
 from cq.rank.roles import path_role
 from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
 from cq.rank.score import breakdown, total
@@ -51,6 +51,7 @@ class RankContext(msgspec.Struct, frozen=True, kw_only=True):
     explain: bool = False
     path_hints: dict[str, float] = {}  # files a rewritten query's text points at, by weight
     use_cache: bool = True  # read and fill cq's cache (Rust ``#[cfg(test)]`` ranges)
+    query: str = ""  # the query as typed: a callers question's own names (``called_names``)
 
 
 class Ranked(msgspec.Struct, frozen=True):
@@ -75,9 +76,13 @@ def score_findings(
     role_of = [roles.of(f) for f in findings]
     scores = [scorer.score(f, role) for f, role in zip(findings, role_of, strict=True)]
 
-    def key(i: int) -> tuple[float, str, int, int]:
+    # A callers question shows its function's definitions and calls first, whatever their
+    # file's evidence: a partition, as resolution is (``cq/semantic/ranking.py``).
+    leads = [scorer.leads(f) for f in findings] if scorer.called else None
+
+    def key(i: int) -> tuple[bool, float, str, int, int]:
         f = findings[i]
-        return (-scores[i], f.file, f.line, f.col)
+        return (leads is not None and not leads[i], -scores[i], f.file, f.line, f.col)
 
     count = len(findings) if limit <= 0 else min(limit, len(findings))
     best = heapq.nsmallest(count, range(len(findings)), key=key)
@@ -134,6 +139,23 @@ def final_order(
     return final, msgspec.structs.replace(ranked.tally, files_in_rank_order=files)
 
 
+def callers_first(findings: list[Finding], ctx: RankContext) -> list[Finding]:
+    """For a callers question, its function's definitions and calls ahead of the rest (each
+    part in its order): after the index fusion, which orders whole files, as before it."""
+    called = called_names(ctx.query, queried_names(ctx.patterns))
+    if not called:
+        return findings
+    lead = [_is_lead(f, called) for f in findings]
+    return [f for f, x in zip(findings, lead, strict=True) if x] + [
+        f for f, x in zip(findings, lead, strict=True) if not x
+    ]
+
+
+def _is_lead(f: Finding, called: frozenset[str]) -> bool:
+    """A definition or a call of the function a callers question names."""
+    return f.category in ("definition", "callsite") and last_name(f.text) in called
+
+
 def rank_findings(findings: list[Finding], ctx: RankContext, corpus: Corpus) -> list[Finding]:
     """Score and sort every finding (no enrichment in between); deterministic."""
     ranked = score_findings(findings, ctx, corpus, 0)
@@ -147,6 +169,7 @@ class _Scorer:
     def __init__(self, ctx: RankContext, signal: dict[str, float]) -> None:
         self.ctx, self.signal = ctx, signal
         self.names = queried_names(ctx.patterns)
+        self.called = called_names(ctx.query, self.names)
         self.dotted = dotted_query(ctx.patterns)
         self.boost = ctx.weights.evidence if is_rewritten(ctx.patterns) else ctx.weights.coverage
         self.filenames: dict[str, float] = {}
@@ -165,9 +188,14 @@ class _Scorer:
         terms = terms_multiplier(f, ctx.patterns, self.signal.get(f.file, 0.0), self.boost)
         if self.dotted is not None:
             exact = dotted_factor(f, self.dotted, ctx.weights)
+        elif self.called:  # a callers question: its function's definition and calls
+            exact = ctx.weights.exact_definition if self.leads(f) else 1.0
         else:
             exact = exact_definition(f, self.names, ctx.weights)
         return (f.category, role, f.confidence, depth, exact, filename, terms)
+
+    def leads(self, f: Finding) -> bool:
+        return _is_lead(f, self.called)
 
     def breakdown(self, f: Finding, role: Role) -> ScoreBreakdown:
         key = self._key(f, role)
@@ -233,6 +261,7 @@ __all__ = [
     "RankContext",
     "Ranked",
     "asks_for_callers",
+    "callers_first",
     "dotted_query",
     "final_order",
     "is_exact_definition",

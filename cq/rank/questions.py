@@ -2,7 +2,9 @@
 
 "who calls build_graph", "where is it called?", "callers of X", "call sites of X": the answer
 is the named function with the calls that resolve to it (``cq/semantic/ranking.py``), not the
-code the question's words are about (``cq/assemble/result.py``).
+code the question's words are about (``cq/assemble/result.py``); its callsites score like its
+definition (``called_names``), so that they are shown even where nothing resolves them (Rust,
+``--no-semantic``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,17 @@ _CALLERS = re.compile(
 )
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def asks_for_callers(query: str) -> bool:
     """Whether the query asks who calls a function."""
     return _CALLERS.search(query) is not None
+
+
+def called_names(query: str, names: frozenset[str]) -> frozenset[str]:
+    """The queried ``names`` a callers question writes itself ("who calls build_graph":
+    build_graph), not the ones a rewrite added; empty for other queries."""
+    if not asks_for_callers(query):
+        return frozenset()
+    return names & frozenset(_NAME.findall(query))

@@ -15,6 +15,7 @@ from cq.model import (
     SearchResult,
     TopContexts,
 )
+from cq.rank import asks_for_callers
 from cq.report.md_text import code, fence, shown_line
 
 _SHORT_KIND = {"docstring_match": "docstring", "comment_match": "comment", "string_match": "string"}
@@ -36,13 +37,41 @@ def answer(result: SearchResult) -> list[str]:
     f = findings[summary.primary]
     target = summary.telemetry.get("semantic.target", {})
     if target.get("callers_question") and target.get("resolved_to_target"):
-        return _callers_answer(result, f, target["resolved_to_target"])
+        calls = [c for c in findings if c.category == "callsite"][: target["resolved_to_target"]]
+        return _callers_answer(f, calls, f"resolved by {_resolvers(calls)}")
+    if f.category == "definition" and asks_for_callers(summary.query):
+        # Unresolved (no Pyrefly for Rust, --no-semantic): the callsites of its name that
+        # resolve nowhere else.
+        name = _last_name(f.text)
+        calls = [
+            c
+            for c in findings
+            if c.category == "callsite"
+            and _last_name(c.text) == name
+            and not _resolved_elsewhere(c, f)
+        ]
+        if calls:
+            same = sum(
+                1 for d in findings if d.category == "definition" and _last_name(d.text) == name
+            )
+            also = f"; {same} shown definitions have that name" if same > 1 else ""
+            return _callers_answer(f, calls, f"matched by name, not resolved{also}")
+        lead = (
+            f"**Answer:** no callsite of {code(name)} among the shown findings (it may be "
+            "called through a trait or a callback, or from outside the tree);"
+        )
+        return _definition_answer(f, target, lead)
+    return _definition_answer(f, target, "**Answer:**")
+
+
+def _definition_answer(f: Finding, target: dict[str, int], lead: str) -> list[str]:
+    """The definition with its signature, place and what enrichment knows of it."""
     scope = _scope(f)
     where = f" in {code(scope)}" if scope else ""
     signature = f.enrichment.signature if f.enrichment else None
     one_line = signature if signature and "\n" not in signature else None
     what = f"{code(f.text)} — {code(one_line)}" if one_line else code(f.text)
-    lines = [f"**Answer:** {what} defined at {_where(f)}{where} ({f.role})"]
+    lines = [f"{lead} {what} defined at {_where(f)}{where} ({f.role})"]
     # A header spanning lines is fenced as written; otherwise the definition's own line.
     source = _header_lines(signature, _line(f)) if signature and not one_line else [_line(f)]
     lines += fence(source, f.language)
@@ -81,14 +110,19 @@ def _last_name(text: str) -> str:
     return re.split(r"\.|::", text)[-1]
 
 
-def _callers_answer(result: SearchResult, definition: Finding, count: int) -> list[str]:
-    """A question about callers: the callsites Pyrefly resolved to the definition lead (the
-    ranking put them first), the definition follows on one line."""
-    calls = [f for f in result.findings if f.category == "callsite"][:count]
-    plural = "s" if count != 1 else ""
+def _resolved_elsewhere(call: Finding, definition: Finding) -> bool:
+    semantic = call.enrichment.semantic if call.enrichment else None
+    target = semantic.definition if semantic else None
+    return target is not None and (target.file, target.line) != (definition.file, definition.line)
+
+
+def _callers_answer(definition: Finding, calls: list[Finding], how: str) -> list[str]:
+    """A question about callers: its callsites lead (the ranking put them first; ``how``
+    they were tied to the definition), the definition follows on one line."""
+    plural = "s" if len(calls) != 1 else ""
     lines = [
-        f"**Answer:** {count} shown callsite{plural} of {code(definition.text)}"
-        f" (defined at {_where(definition)}), resolved by {_resolvers(calls)}:"
+        f"**Answer:** {len(calls)} shown callsite{plural} of {code(definition.text)}"
+        f" (defined at {_where(definition)}), {how}:"
     ]
     for call in calls[:_CALLERS_LISTED]:
         scope = _scope(call)
