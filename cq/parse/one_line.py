@@ -27,7 +27,8 @@ def one_line_header(lines: list[str], language: str) -> str:
         if rust and "{" in code:
             lines = [*lines[: n - 1], code[: code.index("{")].rstrip()]
             break
-        if code.endswith(";" if rust else ":"):
+        end = ";" if rust else ":"
+        if code.endswith(end) or text.rstrip().endswith(end):  # "#" may sit in a string
             lines = lines[:n]
             break
     header = textwrap.dedent("\n".join(lines)).strip()
