@@ -37,7 +37,14 @@ from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.profiles import load_tuning
 from cq.progress import Progress
-from cq.rank import RankContext, callers_first, final_order, score_findings
+from cq.rank import (
+    RankContext,
+    called_names,
+    callers_first,
+    final_order,
+    queried_names,
+    score_findings,
+)
 from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
 from cq.semantic import begin as begin_semantic
 
@@ -119,7 +126,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             explain=request.explain,
             path_hints=rewrite.plan.path_hints if rewrite else {},
             use_cache=request.use_cache,
-            query=request.query,
+            called=called_names(
+                request.query, queried_names(patterns), rewrite.plan.subject if rewrite else None
+            ),
         )
         with _timed(timings, "rank"):
             findings = _findings(candidates.matches, classified.classifications)

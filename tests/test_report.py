@@ -247,3 +247,17 @@ def test_a_callers_question_without_calls_says_so(tmp_path: Path) -> None:
         "through a trait or a callback, or from outside the tree); `count_lines`"
     ), answer
     assert "defined at `app/loader.py:1:4` (src)" in answer
+
+
+def test_where_is_it_called_after_a_follow_up_lists_the_calls_of_that_function(
+    tmp_path: Path,
+) -> None:
+    files = {"src/lib.rs": "pub mod buffer;\npub mod writer;\n", "src/buffer.rs": BUFFER_RS}
+    write_tree(tmp_path, {**files, "src/writer.rs": WRITER_RS})
+    first = run_cq("search", "flush_buffer", "--root", str(tmp_path), "--follow-up")
+    assert first.returncode == 0, first.stderr
+    argv = ("search", "where is it called?", "--root", str(tmp_path), "--follow-up")
+    data = run_cq(*argv, "--format", "json").json()
+    assert data["summary"]["rewrite"]["subject"] == "flush_buffer"
+    answer = run_cq(*argv).stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** 2 shown callsites of `flush_buffer`"), answer

@@ -29,6 +29,7 @@ class RewriteSummary(msgspec.Struct, frozen=True, kw_only=True):
     literals: tuple[str, ...] = ()
     focus: str = "all"
     fallback_reason: str | None = None  # why the LLM was not used (its time: run.timings_ms)
+    subject: str | None = None  # the name "it" was read as (--context, --follow-up)
 
 
 class RunCounters(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -51,7 +51,7 @@ class RankContext(msgspec.Struct, frozen=True, kw_only=True):
     explain: bool = False
     path_hints: dict[str, float] = {}  # files a rewritten query's text points at, by weight
     use_cache: bool = True  # read and fill cq's cache (Rust ``#[cfg(test)]`` ranges)
-    query: str = ""  # the query as typed: a callers question's own names (``called_names``)
+    called: frozenset[str] = frozenset()  # a callers question's function (``called_names``)
 
 
 class Ranked(msgspec.Struct, frozen=True):
@@ -142,7 +142,7 @@ def final_order(
 def callers_first(findings: list[Finding], ctx: RankContext) -> list[Finding]:
     """For a callers question, its function's definitions and calls ahead of the rest (each
     part in its order): after the index fusion, which orders whole files, as before it."""
-    called = called_names(ctx.query, queried_names(ctx.patterns))
+    called = ctx.called
     if not called:
         return findings
     lead = [_is_lead(f, called) for f in findings]
@@ -169,7 +169,7 @@ class _Scorer:
     def __init__(self, ctx: RankContext, signal: dict[str, float]) -> None:
         self.ctx, self.signal = ctx, signal
         self.names = queried_names(ctx.patterns)
-        self.called = called_names(ctx.query, self.names)
+        self.called = ctx.called
         self.dotted = dotted_query(ctx.patterns)
         self.boost = ctx.weights.evidence if is_rewritten(ctx.patterns) else ctx.weights.coverage
         self.filenames: dict[str, float] = {}
@@ -261,6 +261,7 @@ __all__ = [
     "RankContext",
     "Ranked",
     "asks_for_callers",
+    "called_names",
     "callers_first",
     "dotted_query",
     "final_order",

@@ -24,9 +24,11 @@ def asks_for_callers(query: str) -> bool:
     return _CALLERS.search(query) is not None
 
 
-def called_names(query: str, names: frozenset[str]) -> frozenset[str]:
-    """The queried ``names`` a callers question writes itself ("who calls build_graph":
-    build_graph), not the ones a rewrite added; empty for other queries."""
+def called_names(query: str, names: frozenset[str], subject: str | None = None) -> frozenset[str]:
+    """The function a callers question asks about: the queried ``names`` it writes itself
+    ("who calls build_graph": build_graph), not the ones a rewrite guessed, or the ``subject``
+    its "it" was read as ("where is it called?" after ``--follow-up``); empty for other
+    queries."""
     if not asks_for_callers(query):
         return frozenset()
-    return names & frozenset(_NAME.findall(query))
+    return (names & frozenset(_NAME.findall(query))) | ({subject} if subject else set())

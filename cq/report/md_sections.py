@@ -15,7 +15,7 @@ from cq.model import (
     SearchResult,
     TopContexts,
 )
-from cq.rank import asks_for_callers
+from cq.rank import called_names
 from cq.report.md_text import code, fence, shown_line
 
 _SHORT_KIND = {"docstring_match": "docstring", "comment_match": "comment", "string_match": "string"}
@@ -39,10 +39,11 @@ def answer(result: SearchResult) -> list[str]:
     if target.get("callers_question") and target.get("resolved_to_target"):
         calls = [c for c in findings if c.category == "callsite"][: target["resolved_to_target"]]
         return _callers_answer(f, calls, f"resolved by {_resolvers(calls)}")
-    if f.category == "definition" and asks_for_callers(summary.query):
+    name = _last_name(f.text)
+    subject = summary.rewrite.subject if summary.rewrite else None
+    if f.category == "definition" and called_names(summary.query, frozenset({name}), subject):
         # Unresolved (no Pyrefly for Rust, --no-semantic): the callsites of its name that
         # resolve nowhere else.
-        name = _last_name(f.text)
         calls = [
             c
             for c in findings

@@ -16,6 +16,7 @@ class RewritePlan(msgspec.Struct, frozen=True, kw_only=True):
     path_hints: dict[str, float] = {}
     rewriter: str = "offline"
     fallback_reason: str | None = None
+    subject: str | None = None  # the name "it" refers to, when the query refers back
 
 
 class Rewrite(msgspec.Struct, frozen=True, kw_only=True):

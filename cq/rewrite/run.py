@@ -41,6 +41,7 @@ def rewrite_query(
         plan = _with_llm(request, config, vocabulary, plan, t)
     else:
         plan = msgspec.structs.replace(plan, fallback_reason="llm disabled by config")
+    plan = msgspec.structs.replace(plan, subject=subject)
     summary = RewriteSummary(
         applied=bool(plan.patterns),
         trigger=trigger,
@@ -49,6 +50,7 @@ def rewrite_query(
         literals=tuple(p.text for p in plan.patterns if p.kind == "literal"),
         focus=plan.focus,
         fallback_reason=plan.fallback_reason,
+        subject=subject,
     )
     return Rewrite(plan=plan, summary=summary)
 
