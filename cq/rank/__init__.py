@@ -78,7 +78,7 @@ def score_findings(
 
     # A callers question shows its function's definitions and calls first, whatever their
     # file's evidence: a partition, as resolution is (``cq/semantic/ranking.py``).
-    leads = [scorer.leads(f) for f in findings] if scorer.called else None
+    leads = [_is_lead(f, ctx.called) for f in findings] if ctx.called else None
 
     def key(i: int) -> tuple[bool, float, str, int, int]:
         f = findings[i]
@@ -189,13 +189,10 @@ class _Scorer:
         if self.dotted is not None:
             exact = dotted_factor(f, self.dotted, ctx.weights)
         elif self.called:  # a callers question: its function's definition and calls
-            exact = ctx.weights.exact_definition if self.leads(f) else 1.0
+            exact = ctx.weights.exact_definition if _is_lead(f, self.called) else 1.0
         else:
             exact = exact_definition(f, self.names, ctx.weights)
         return (f.category, role, f.confidence, depth, exact, filename, terms)
-
-    def leads(self, f: Finding) -> bool:
-        return _is_lead(f, self.called)
 
     def breakdown(self, f: Finding, role: Role) -> ScoreBreakdown:
         key = self._key(f, role)

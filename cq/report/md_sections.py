@@ -39,30 +39,34 @@ def answer(result: SearchResult) -> list[str]:
     if target.get("callers_question") and target.get("resolved_to_target"):
         calls = [c for c in findings if c.category == "callsite"][: target["resolved_to_target"]]
         return _callers_answer(f, calls, f"resolved by {_resolvers(calls)}")
-    name = _last_name(f.text)
     subject = summary.rewrite.subject if summary.rewrite else None
-    if f.category == "definition" and called_names(summary.query, frozenset({name}), subject):
-        # Unresolved (no Pyrefly for Rust, --no-semantic): the callsites of its name that
-        # resolve nowhere else.
-        calls = [
-            c
-            for c in findings
-            if c.category == "callsite"
-            and _last_name(c.text) == name
-            and not _resolved_elsewhere(c, f)
-        ]
-        if calls:
-            same = sum(
-                1 for d in findings if d.category == "definition" and _last_name(d.text) == name
-            )
-            also = f"; {same} shown definitions have that name" if same > 1 else ""
-            return _callers_answer(f, calls, f"matched by name, not resolved{also}")
-        lead = (
-            f"**Answer:** no callsite of {code(name)} among the shown findings (it may be "
-            "called through a trait or a callback, or from outside the tree);"
-        )
-        return _definition_answer(f, target, lead)
+    if f.category == "definition" and called_names(
+        summary.query, frozenset({_last_name(f.text)}), subject
+    ):
+        return _unresolved_callers_answer(findings, f, target)
     return _definition_answer(f, target, "**Answer:**")
+
+
+def _unresolved_callers_answer(
+    findings: tuple[Finding, ...], f: Finding, target: dict[str, int]
+) -> list[str]:
+    """A callers question nothing resolved (Rust, ``--no-semantic``): the shown calls of the
+    definition's name that resolve nowhere else, or, with none, the definition saying so."""
+    name = _last_name(f.text)
+    calls = [
+        c
+        for c in findings
+        if c.category == "callsite" and _last_name(c.text) == name and not _resolved_elsewhere(c, f)
+    ]
+    if calls:
+        same = sum(1 for d in findings if d.category == "definition" and _last_name(d.text) == name)
+        also = f"; {same} shown definitions have that name" if same > 1 else ""
+        return _callers_answer(f, calls, f"matched by name, not resolved{also}")
+    lead = (
+        f"**Answer:** no callsite of {code(name)} among the shown findings (it may be "
+        "called through a trait or a callback, or from outside the tree);"
+    )
+    return _definition_answer(f, target, lead)
 
 
 def _definition_answer(f: Finding, target: dict[str, int], lead: str) -> list[str]:
@@ -112,6 +116,7 @@ def _last_name(text: str) -> str:
 
 
 def _resolved_elsewhere(call: Finding, definition: Finding) -> bool:
+    """The call resolves (Pyrefly, syntax) to another definition than ``definition``."""
     semantic = call.enrichment.semantic if call.enrichment else None
     target = semantic.definition if semantic else None
     return target is not None and (target.file, target.line) != (definition.file, definition.line)
