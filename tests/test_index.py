@@ -493,5 +493,7 @@ def test_a_definition_only_the_index_found_is_listed_with_its_line(tmp_path: Pat
     question = "how are snapshots packed into a tarball for offsite retention?"
     data = search(repo, query=question)
     assert [(f["file"], f["tier"]) for f in data["findings"]] == [("app/archive.py", "index")]
+    assert data["findings"][0]["containing_scope"] == "compress_backup"  # as rg's hits read it
     md = run_cq("search", "-", "--root", str(repo), stdin=question)
     assert "- `app/archive.py:1:4` — `def compress_backup(folder):`" in md.stdout
+    assert "### `compress_backup` (`app/archive.py`)" in md.stdout  # not "module level"

@@ -183,7 +183,10 @@ def _definition(
     name = "" if hit.kind == "module" else hit.qualname.replace("::", ".").rsplit(".", 1)[-1]
     shown = name if name and name in text else text.strip()[:80]
     col = text.find(shown)  # 0-based, as rg's: ``line_text[col:end_col] == text``
-    parent = "" if hit.kind == "module" else hit.qualname.replace("::", ".").rpartition(".")[0]
+    dotted = "" if hit.kind == "module" else hit.qualname.replace("::", ".")
+    # A definition's scope is the unit itself, as rg's hits read it (Top Contexts name the
+    # function); a line the unit's name is not on sits in the unit's container.
+    scope = dotted if name and name in text else dotted.rpartition(".")[0]
     finding = Finding(
         file=hit.path,
         line=hit.line,
@@ -196,7 +199,7 @@ def _definition(
         confidence=confidence,
         tier="index",
         node_kind=hit.kind,
-        containing_scope=_native_scope(hit.path, parent) or None,
+        containing_scope=_native_scope(hit.path, scope) or None,
         role=path_role(hit.path),
     )
     return _explained(finding, vote, explain) if explain else finding
