@@ -462,6 +462,13 @@ def load_records(
 
 def count_lines(path):
     return len(load_records(path))
+
+
+def load_all(paths):
+    def load_one(path):
+        return load_records(path, limit=10)
+
+    return [load_one(p) for p in paths]
 '''
 ARCHIVE = '''def compress_backup(folder):
     """Pack every snapshot of the folder into one tarball for offsite retention."""
@@ -474,7 +481,8 @@ def test_relevant_functions_start_at_their_definition_with_the_whole_header(
 ) -> None:
     """Each Relevant Function points at its ``def`` line with its header on one line (a
     multi-line one joined, its comment dropped), also one only rg's hits found: the index
-    asked for a single unit leaves ``count_lines`` to rg's callsite inside it."""
+    asked for a single unit leaves ``count_lines`` and the nested ``load_one`` to rg's
+    callsites inside them."""
     repo = write_tree(tmp_path / "repo", {"app/loader.py": LOADER})
     profiles = Path(os.environ["XDG_CONFIG_HOME"]) / "cq" / "profiles"
     profiles.mkdir(parents=True, exist_ok=True)
@@ -486,14 +494,18 @@ def test_relevant_functions_start_at_their_definition_with_the_whole_header(
     counted = functions["app/loader.py::count_lines"]
     assert counted["signals"] == ["rg"]
     assert (counted["line"], counted["signature"]) == (13, "def count_lines(path):")
+    nested = functions["app/loader.py::load_all.load_one"]  # not a unit: found by its def line
+    assert (nested["line"], nested["signature"]) == (18, "def load_one(path):")
 
 
 def test_a_definition_only_the_index_found_is_listed_with_its_line(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "repo", {"app/archive.py": ARCHIVE, "app/loader.py": LOADER})
     question = "how are snapshots packed into a tarball for offsite retention?"
     data = search(repo, query=question)
-    assert [(f["file"], f["tier"]) for f in data["findings"]] == [("app/archive.py", "index")]
-    assert data["findings"][0]["containing_scope"] == "compress_backup"  # as rg's hits read it
+    first = data["findings"][0]
+    assert (first["file"], first["tier"]) == ("app/archive.py", "index")
+    assert {f["tier"] for f in data["findings"]} == {"index"}  # no pattern matched
+    assert first["containing_scope"] == "compress_backup"  # as rg's hits read it
     md = run_cq("search", "-", "--root", str(repo), stdin=question)
     assert "- `app/archive.py:1:4` — `def compress_backup(folder):`" in md.stdout
     assert "### `compress_backup` (`app/archive.py`)" in md.stdout  # not "module level"

@@ -8,6 +8,8 @@ Relevant Functions. Rank order inside a file is rg's.
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from cq.index.evidence import Evidence
@@ -212,13 +214,13 @@ def _native_scope(path: str, dotted: str) -> str:
 def _function(u: UnitVote, ranked: list[Finding], lines: _Lines) -> RelevantFunction:
     """A Relevant Function at its definition line, with its header on one line: an rg
     scope's unit is looked up in its file (the index's scanner, ``units.py``); one the
-    scanner does not find stays at its first finding, without a signature."""
+    scanner does not list (a function nested in a function) by its ``def``/``fn`` line above
+    its first finding; else it stays at that finding, without a signature."""
     line, kind = u.line, u.kind
     if not line:
         line, kind = lines.unit(u.file, u.qualname) or (0, "")
-    signature = lines.header(u.file, line) if line else ""
     if not line:
-        line = next(
+        first = next(
             (
                 f.line
                 for f in ranked
@@ -228,6 +230,11 @@ def _function(u: UnitVote, ranked: list[Finding], lines: _Lines) -> RelevantFunc
             ),
             1,
         )
+        name = re.split(r"\.|::", u.qualname)[-1]
+        line = lines.header_above(u.file, first, name)
+        kind = "function" if line else ""
+        line = line or first
+    signature = lines.header(u.file, line) if kind else ""
     signals = tuple(s for s, r in (("index", u.rank_index), ("rg", u.rank_rg)) if r)
     return RelevantFunction(
         name=f"{u.file}::{u.qualname}",
@@ -242,6 +249,7 @@ def _function(u: UnitVote, ranked: list[Finding], lines: _Lines) -> RelevantFunc
 
 # hand-set: one parameter a line, a 30-parameter header still fits; a longer one is cut
 _HEADER_LINES = 40
+_HEADER_SEARCH = 400  # hand-set: lines searched upwards for a nested function's def
 
 
 class _Lines:
@@ -268,6 +276,21 @@ class _Lines:
     def all(self, path: str) -> list[str]:
         self.get(path, 1)
         return self.files.get(path) or []
+
+    def header_above(self, path: str, line: int, name: str) -> int:
+        """The nearest ``def name``/``fn name`` line at or above ``line`` (within
+        ``_HEADER_SEARCH`` lines), 0 when there is none."""
+        rust = path.endswith(".rs")
+        head = re.compile(
+            rf"\bfn\s+{re.escape(name)}\b"
+            if rust
+            else rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\b"
+        )
+        content = self.all(path)
+        for number in range(min(line, len(content)), max(0, line - _HEADER_SEARCH), -1):
+            if head.search(content[number - 1]):
+                return number
+        return 0
 
     def header(self, path: str, line: int) -> str:
         """The def/fn header starting at ``line``, on one line (``one_line_header``)."""
