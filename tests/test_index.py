@@ -509,3 +509,20 @@ def test_a_definition_only_the_index_found_is_listed_with_its_line(tmp_path: Pat
     md = run_cq("search", "-", "--root", str(repo), stdin=question)
     assert "- `app/archive.py:1:4` — `def compress_backup(folder):`" in md.stdout
     assert "### `compress_backup` (`app/archive.py`)" in md.stdout  # not "module level"
+
+
+def test_a_form_feed_does_not_shift_the_lines_the_index_shows(tmp_path: Path) -> None:
+    """Lines are counted at "\\n" as rg counts them: ``str.splitlines`` also splits at a form
+    feed (old modules separate sections with one) and showed the line above the definition."""
+    archive = "# Backups.\n\x0c\n" + ARCHIVE
+    repo = write_tree(tmp_path / "repo", {"app/archive.py": archive, "app/loader.py": LOADER})
+    question = "how are snapshots packed into a tarball for offsite retention?"
+    data = search(repo, query=question)
+    first = data["findings"][0]
+    assert (first["file"], first["line"], first["line_text"]) == (
+        "app/archive.py",
+        3,
+        "def compress_backup(folder):",
+    )
+    listed = section(data, "functions")["functions"][0]
+    assert (listed["line"], listed["signature"]) == (3, "def compress_backup(folder):")

@@ -304,8 +304,12 @@ class _Lines:
             language = "rust" if path.endswith(".rs") else "python"
             source = self.corpus.source(path, language)
             data = source.data if source is not None else None
+            # Split on "\n" only, as rg and the index's scanner count lines: ``splitlines``
+            # also splits at a form feed (shlex.py has them) and shifts every later line.
             self.files[path] = (
-                data.decode("utf-8", errors="replace").splitlines() if data is not None else None
+                [ln.removesuffix("\r") for ln in data.decode("utf-8", errors="replace").split("\n")]
+                if data is not None
+                else None
             )
         content = self.files[path]
         if not content or not 1 <= line <= len(content):

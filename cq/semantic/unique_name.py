@@ -144,7 +144,8 @@ class UniqueNames:
             return None
         if run.returncode not in (0, 1):
             return None
-        return out.decode("utf-8", errors="surrogateescape").splitlines()
+        text = out.decode("utf-8", errors="surrogateescape")  # "\n" only: see rg's -n
+        return [line for line in text.split("\n") if line]
 
     def candidate(
         self, name: str, parsed: Callable[[str], tuple[ast.Module, list[str]] | None]
