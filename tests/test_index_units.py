@@ -128,3 +128,12 @@ def test_a_rust_impl_for_a_reference_is_named_for_its_type_as_rg_scopes_are() ->
     assert names == ["<module>", "Ser", "Ser::serialize_unit", "u8", "u8::area"]
     scope = "impl serde::Serializer for &'a mut Ser<W>::serialize_unit"  # as cq's scopes read
     assert rg_scope_key("ser.rs", scope) == "Ser::serialize_unit"
+
+
+def test_a_file_with_crlf_line_ends_has_the_units_of_the_same_file_with_lf() -> None:
+    """A Windows-edited module: a header over lines still ends at its colon, so its
+    signature and docstring are indexed as they are with ``\\n`` line ends."""
+    crlf = PY.replace("\n", "\r\n")
+    lf_units = [(u.qualname, u.line, u.signature, u.doc) for u in file_units(PY, "python")]
+    crlf_units = [(u.qualname, u.line, u.signature, u.doc) for u in file_units(crlf, "python")]
+    assert crlf_units == lf_units

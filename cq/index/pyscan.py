@@ -17,7 +17,7 @@ from cq.index.spans import LineCounter, LineHeads, own_text
 # at a time (bench tree of bench/index_speed.py, 19 MB: the header scan 0.19 -> 0.05 CPU-s,
 # every unit identical).
 _HEADS = LineHeads(r"([ \t]*+)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
-_SIG_END = re.compile(r":[ \t]*(?:#[^\n]*)?$", re.M)
+_SIG_END = re.compile(r":[ \t]*(?:#[^\r\n]*)?\r?$", re.M)  # CRLF files too
 _DOC = re.compile(r"\s*[rRuU]?(\"\"\"|'''|\"|')")
 _LEADING_COMMENTS = re.compile(r"(?:[ \t\r\n]*#[^\n]*)*")
 _SIG_MAX = 2000  # characters searched for a signature's closing colon
