@@ -261,3 +261,23 @@ def test_where_is_it_called_after_a_follow_up_lists_the_calls_of_that_function(
     assert data["summary"]["rewrite"]["subject"] == "flush_buffer"
     answer = run_cq(*argv).stdout.split("\n\n")[1]
     assert answer.startswith("**Answer:** 2 shown callsites of `flush_buffer`"), answer
+
+
+def test_calls_of_a_name_several_functions_have_are_not_tied_to_one_of_them(
+    tmp_path: Path,
+) -> None:
+    """Without resolution, a call named like two definitions may reach either: the Answer
+    counts the calls by name and says how many definitions share it."""
+    other = (
+        "pub struct Pipe;\n\nimpl Pipe {\n"
+        "    pub fn flush_buffer(&mut self) -> usize {\n        0\n    }\n}\n"
+    )
+    files = {"src/lib.rs": "pub mod buffer;\npub mod pipe;\npub mod writer;\n"}
+    files |= {"src/buffer.rs": BUFFER_RS, "src/pipe.rs": other, "src/writer.rs": WRITER_RS}
+    write_tree(tmp_path, files)
+    run = run_cq("search", "who calls flush_buffer", "--root", str(tmp_path))
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith(
+        "**Answer:** 2 shown callsites named `flush_buffer`, not resolved: 2 shown definitions "
+        "have that name (the best-ranked at `src/"
+    ), answer

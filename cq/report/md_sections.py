@@ -60,8 +60,15 @@ def _unresolved_callers_answer(
     ]
     if calls:
         same = sum(1 for d in findings if d.category == "definition" and _last_name(d.text) == name)
-        also = f"; {same} shown definitions have that name" if same > 1 else ""
-        return _callers_answer(f, calls, f"matched by name, not resolved{also}")
+        if same > 1:  # which of them a call reaches is not known: say so, name none
+            plural = "s" if len(calls) != 1 else ""
+            head = (
+                f"**Answer:** {len(calls)} shown callsite{plural} named {code(name)}, not "
+                f"resolved: {same} shown definitions have that name (the best-ranked at "
+                f"{_where(f)}):"
+            )
+            return _call_lines(head, calls)
+        return _callers_answer(f, calls, "matched by name, not resolved")
     lead = (
         f"**Answer:** no callsite of {code(name)} among the shown findings (it may be "
         "called through a trait or a callback, or from outside the tree);"
@@ -126,10 +133,16 @@ def _callers_answer(definition: Finding, calls: list[Finding], how: str) -> list
     """A question about callers: its callsites lead (the ranking put them first; ``how``
     they were tied to the definition), the definition follows on one line."""
     plural = "s" if len(calls) != 1 else ""
-    lines = [
+    head = (
         f"**Answer:** {len(calls)} shown callsite{plural} of {code(definition.text)}"
         f" (defined at {_where(definition)}), {how}:"
-    ]
+    )
+    return _call_lines(head, calls)
+
+
+def _call_lines(head: str, calls: list[Finding]) -> list[str]:
+    """``head``, the first calls with their scopes, and the first call's line."""
+    lines = [head]
     for call in calls[:_CALLERS_LISTED]:
         scope = _scope(call)
         lines.append(f"- {_where(call)}" + (f" in {code(scope)}" if scope else ""))
