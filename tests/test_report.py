@@ -223,13 +223,26 @@ pub fn write_all(buffer: &mut Buffer) -> usize {
 """
 
 
+def buffer_crate(root: Path, **more: str) -> Path:
+    """A crate whose ``flush_buffer`` is called twice (once from another file); ``more``:
+    further modules by name."""
+    mods = ["buffer", "writer", *more]
+    files = {"src/lib.rs": "".join(f"pub mod {m};\n" for m in sorted(mods))}
+    files |= {"src/buffer.rs": BUFFER_RS, "src/writer.rs": WRITER_RS}
+    files |= {f"src/{m}.rs": text for m, text in more.items()}
+    return write_tree(root, files)
+
+
+def answer_of(*argv: str) -> str:
+    """The Answer block of a markdown report (``cq`` run with ``argv``)."""
+    return run_cq(*argv).stdout.split("\n\n")[1]
+
+
 def test_a_rust_callers_question_is_answered_by_the_calls_of_that_name(tmp_path: Path) -> None:
     """No Pyrefly for Rust: the calls named like the asked-about function are shown (they
     score like its definition, ahead of the rewrite's other names) and answer it."""
-    files = {"src/lib.rs": "pub mod buffer;\npub mod writer;\n", "src/buffer.rs": BUFFER_RS}
-    write_tree(tmp_path, {**files, "src/writer.rs": WRITER_RS})
-    run = run_cq("search", "who calls flush_buffer", "--root", str(tmp_path), "--limit", "3")
-    answer = run.stdout.split("\n\n")[1]
+    buffer_crate(tmp_path)
+    answer = answer_of("search", "who calls flush_buffer", "--root", str(tmp_path), "--limit", "3")
     assert answer.startswith(
         "**Answer:** 2 shown callsites of `flush_buffer` (defined at `src/buffer.rs:6:11`), "
         "matched by name, not resolved:"
@@ -240,8 +253,7 @@ def test_a_rust_callers_question_is_answered_by_the_calls_of_that_name(tmp_path:
 
 def test_a_callers_question_without_calls_says_so(tmp_path: Path) -> None:
     write_tree(tmp_path, {"app/loader.py": "def count_lines(path):\n    return 0\n"})
-    run = run_cq("search", "who calls count_lines", "--root", str(tmp_path))
-    answer = run.stdout.split("\n\n")[1]
+    answer = answer_of("search", "who calls count_lines", "--root", str(tmp_path))
     assert answer.startswith(
         "**Answer:** no callsite of `count_lines` among the shown findings (it may be called "
         "through a trait or a callback, or from outside the tree); `count_lines`"
@@ -252,14 +264,13 @@ def test_a_callers_question_without_calls_says_so(tmp_path: Path) -> None:
 def test_where_is_it_called_after_a_follow_up_lists_the_calls_of_that_function(
     tmp_path: Path,
 ) -> None:
-    files = {"src/lib.rs": "pub mod buffer;\npub mod writer;\n", "src/buffer.rs": BUFFER_RS}
-    write_tree(tmp_path, {**files, "src/writer.rs": WRITER_RS})
+    buffer_crate(tmp_path)
     first = run_cq("search", "flush_buffer", "--root", str(tmp_path), "--follow-up")
     assert first.returncode == 0, first.stderr
     argv = ("search", "where is it called?", "--root", str(tmp_path), "--follow-up")
     data = run_cq(*argv, "--format", "json").json()
     assert data["summary"]["rewrite"]["subject"] == "flush_buffer"
-    answer = run_cq(*argv).stdout.split("\n\n")[1]
+    answer = answer_of(*argv)
     assert answer.startswith("**Answer:** 2 shown callsites of `flush_buffer`"), answer
 
 
@@ -272,11 +283,8 @@ def test_calls_of_a_name_several_functions_have_are_not_tied_to_one_of_them(
         "pub struct Pipe;\n\nimpl Pipe {\n"
         "    pub fn flush_buffer(&mut self) -> usize {\n        0\n    }\n}\n"
     )
-    files = {"src/lib.rs": "pub mod buffer;\npub mod pipe;\npub mod writer;\n"}
-    files |= {"src/buffer.rs": BUFFER_RS, "src/pipe.rs": other, "src/writer.rs": WRITER_RS}
-    write_tree(tmp_path, files)
-    run = run_cq("search", "who calls flush_buffer", "--root", str(tmp_path))
-    answer = run.stdout.split("\n\n")[1]
+    buffer_crate(tmp_path, pipe=other)
+    answer = answer_of("search", "who calls flush_buffer", "--root", str(tmp_path))
     assert answer.startswith(
         "**Answer:** 2 shown callsites named `flush_buffer`, not resolved: 2 shown definitions "
         "have that name (the best-ranked at `src/"

@@ -27,7 +27,7 @@ from cq.index.words import split_words
 from cq.model import Finding, RelevantFunction, ScoreBreakdown
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
-from cq.rank import path_role
+from cq.rank import last_name, path_role
 
 
 def fuse_findings(
@@ -230,8 +230,7 @@ def _function(u: UnitVote, ranked: list[Finding], lines: _Lines) -> RelevantFunc
             ),
             1,
         )
-        name = re.split(r"\.|::", u.qualname)[-1]
-        line = lines.header_above(u.file, first, name)
+        line = lines.header_above(u.file, first, last_name(u.qualname))
         kind = "function" if line else ""
         line = line or first
     signature = lines.header(u.file, line) if kind else ""

@@ -231,12 +231,11 @@ def _container(v: UnitVote) -> bool:
     header, the docstring, class attributes; its names field holds every method's name, so a
     question naming a method ranked its class first). bench/index_fusion.py (its fn Hit@1
     and fn Hit@5 columns, fused) on session 4's signals requeried with main 4321858:
-    python_tuning 313 texts 19.7/61.4 ->
-    35.3/64.1, titles 13.9/45.8 -> 27.1/50.2; lite-dev 22 texts 50.0/65.0 -> 60.0/65.0,
-    titles 30.0/50.0 -> 35.0/55.0. An rg scope (a finding in a class body, outside its
-    methods) is a class by PEP 8's naming, CapWords (``OrderDiscount.Meta``): then texts
-    Hit@1/5 35.3/64.1 -> 35.9/65.4, titles 27.1/50.2 -> 27.1/50.5, lite-dev titles Hit@1
-    35.0 -> 40.0, nothing lower.
+    python_tuning 313 texts 19.7/61.4 -> 35.3/64.1, titles 13.9/45.8 -> 27.1/50.2; lite-dev
+    22 texts 50.0/65.0 -> 60.0/65.0, titles 30.0/50.0 -> 35.0/55.0. An rg scope (a finding
+    in a class body, outside its methods) is a class by PEP 8's naming, CapWords
+    (``OrderDiscount.Meta``): then texts Hit@1/5 35.3/64.1 -> 35.9/65.4, titles 27.1/50.2
+    -> 27.1/50.5, lite-dev titles Hit@1 35.0 -> 40.0, nothing lower.
     """
     if v.file.endswith(".py"):
         return v.kind == "class" if v.kind else v.qualname.rsplit(".", 1)[-1][:1].isupper()

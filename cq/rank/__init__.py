@@ -142,10 +142,9 @@ def final_order(
 def callers_first(findings: list[Finding], ctx: RankContext) -> list[Finding]:
     """For a callers question, its function's definitions and calls ahead of the rest (each
     part in its order): after the index fusion, which orders whole files, as before it."""
-    called = ctx.called
-    if not called:
+    if not ctx.called:
         return findings
-    lead = [_is_lead(f, called) for f in findings]
+    lead = [_is_lead(f, ctx.called) for f in findings]
     return [f for f, x in zip(findings, lead, strict=True) if x] + [
         f for f, x in zip(findings, lead, strict=True) if not x
     ]
@@ -169,7 +168,6 @@ class _Scorer:
     def __init__(self, ctx: RankContext, signal: dict[str, float]) -> None:
         self.ctx, self.signal = ctx, signal
         self.names = queried_names(ctx.patterns)
-        self.called = ctx.called
         self.dotted = dotted_query(ctx.patterns)
         self.boost = ctx.weights.evidence if is_rewritten(ctx.patterns) else ctx.weights.coverage
         self.filenames: dict[str, float] = {}
@@ -188,8 +186,8 @@ class _Scorer:
         terms = terms_multiplier(f, ctx.patterns, self.signal.get(f.file, 0.0), self.boost)
         if self.dotted is not None:
             exact = dotted_factor(f, self.dotted, ctx.weights)
-        elif self.called:  # a callers question: its function's definition and calls
-            exact = ctx.weights.exact_definition if _is_lead(f, self.called) else 1.0
+        elif ctx.called:  # a callers question: its function's definition and calls
+            exact = ctx.weights.exact_definition if _is_lead(f, ctx.called) else 1.0
         else:
             exact = exact_definition(f, self.names, ctx.weights)
         return (f.category, role, f.confidence, depth, exact, filename, terms)

@@ -14,8 +14,6 @@ import re
 _CALLERS = re.compile(
     r"\b(?:who|what|where|which)\b.*\bcall(?:s|ed|ing)?\b|\bcallers?\b|\bcall ?sites?\b", re.I
 )
-
-
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

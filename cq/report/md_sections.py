@@ -15,7 +15,7 @@ from cq.model import (
     SearchResult,
     TopContexts,
 )
-from cq.rank import called_names
+from cq.rank import called_names, last_name
 from cq.report.md_text import code, fence, shown_line
 
 _SHORT_KIND = {"docstring_match": "docstring", "comment_match": "comment", "string_match": "string"}
@@ -41,7 +41,7 @@ def answer(result: SearchResult) -> list[str]:
         return _callers_answer(f, calls, f"resolved by {_resolvers(calls)}")
     subject = summary.rewrite.subject if summary.rewrite else None
     if f.category == "definition" and called_names(
-        summary.query, frozenset({_last_name(f.text)}), subject
+        summary.query, frozenset({last_name(f.text)}), subject
     ):
         return _unresolved_callers_answer(findings, f, target)
     return _definition_answer(f, target, "**Answer:**")
@@ -52,14 +52,14 @@ def _unresolved_callers_answer(
 ) -> list[str]:
     """A callers question nothing resolved (Rust, ``--no-semantic``): the shown calls of the
     definition's name that resolve nowhere else, or, with none, the definition saying so."""
-    name = _last_name(f.text)
+    name = last_name(f.text)
     calls = [
         c
         for c in findings
-        if c.category == "callsite" and _last_name(c.text) == name and not _resolved_elsewhere(c, f)
+        if c.category == "callsite" and last_name(c.text) == name and not _resolved_elsewhere(c, f)
     ]
     if calls:
-        same = sum(1 for d in findings if d.category == "definition" and _last_name(d.text) == name)
+        same = sum(1 for d in findings if d.category == "definition" and last_name(d.text) == name)
         if same > 1:  # which of them a call reaches is not known: say so, name none
             plural = "s" if len(calls) != 1 else ""
             head = (
@@ -108,7 +108,7 @@ def _resolved_line(f: Finding, target: dict[str, int]) -> str:
     return (
         f"{who}:"
         + (
-            f" {mine} of {uses} shown uses of {code(_last_name(f.text))}"
+            f" {mine} of {uses} shown uses of {code(last_name(f.text))}"
             if uses
             else f" {mine} shown uses"
         )
@@ -116,10 +116,6 @@ def _resolved_line(f: Finding, target: dict[str, int]) -> str:
         + (f" ({', '.join(weaker)})" if weaker else "")
         + f", {target.get('resolved_elsewhere', 0)} to other definitions"
     )
-
-
-def _last_name(text: str) -> str:
-    return re.split(r"\.|::", text)[-1]
 
 
 def _resolved_elsewhere(call: Finding, definition: Finding) -> bool:
