@@ -513,7 +513,8 @@ def test_a_definition_only_the_index_found_is_listed_with_its_line(tmp_path: Pat
 
 def test_a_form_feed_does_not_shift_the_lines_the_index_shows(tmp_path: Path) -> None:
     """Lines are counted at "\\n" as rg counts them: ``str.splitlines`` also splits at a form
-    feed (old modules separate sections with one) and showed the line above the definition."""
+    feed (a page break, ^L, that an editor may write between sections) and showed the line
+    above the definition."""
     archive = "# Backups.\n\x0c\n" + ARCHIVE
     repo = write_tree(tmp_path / "repo", {"app/archive.py": archive, "app/loader.py": LOADER})
     question = "how are snapshots packed into a tarball for offsite retention?"

@@ -304,7 +304,7 @@ class _Lines:
             source = self.corpus.source(path, language)
             data = source.data if source is not None else None
             # Split on "\n" only, as rg and the index's scanner count lines: ``splitlines``
-            # also splits at a form feed (shlex.py has them) and shifts every later line.
+            # also splits at a form feed (a page break, ^L) and shifts every later line.
             self.files[path] = (
                 [ln.removesuffix("\r") for ln in data.decode("utf-8", errors="replace").split("\n")]
                 if data is not None
