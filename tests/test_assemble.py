@@ -143,3 +143,19 @@ def test_no_follow_up_asks_who_calls_a_test(tmp_path: Path) -> None:
         if isinstance(s, FollowUps)
     ).follow_ups
     assert not any("test_it" in item.argv for item in follow), follow
+
+
+def test_no_follow_up_searches_a_generic_parameter(tmp_path: Path) -> None:
+    """``impl<P> Parse for P``: a search for ``P`` finds every P of the tree, not a type."""
+    from cq.assemble.followups import follow_ups
+
+    def owner_followups(scope: str) -> list[str]:
+        definition = msgspec.structs.replace(
+            FINDINGS[0], file="src/lib.rs", language="rust", containing_scope=scope
+        )
+        request = SearchRequest(query="register", root=str(tmp_path))
+        got = follow_ups(request, (definition,), 0, 0).follow_ups
+        return [item.argv[-1] for item in got if "which defines it" in item.why]
+
+    assert owner_followups("impl Parse for P::register") == []
+    assert owner_followups("impl Parse for Parser::register") == ["Parser"]

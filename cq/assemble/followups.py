@@ -61,12 +61,15 @@ def follow_ups(
 
 
 def _outer_name(scope: str | None) -> str | None:
-    """The outermost name of a containing scope (``impl Foo::bar`` -> ``Foo``)."""
+    """The outermost name of a containing scope (``impl Foo::bar`` -> ``Foo``).
+
+    A one-letter name is a generic parameter (``impl<P> Parser for P``, ``T = TypeVar("T")``):
+    a search for it finds every ``P`` of the tree, not the type, so none is suggested."""
     if not scope:
         return None
     head = re.split(r"\.|::", scope)[0].removeprefix("impl ").split(" for ")[-1].strip()
     head = head.split("<")[0]
-    return head if _IDENTIFIER.fullmatch(head) else None
+    return head if len(head) > 1 and _IDENTIFIER.fullmatch(head) else None
 
 
 def _best_caller(shown: tuple[Finding, ...], query: str) -> str | None:
