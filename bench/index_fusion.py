@@ -31,7 +31,13 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cq.index.build import update_index
-from cq.index.fuse import fused_files, fused_units, fusion_for, index_file_order
+from cq.index.fuse import (
+    fused_files,
+    fused_units,
+    fusion_for,
+    index_file_order,
+    with_namesakes,
+)
 from cq.index.manifest import Manifest
 from cq.index.query import IndexHits, ask
 from cq.index.scopes import rg_scope_key
@@ -135,7 +141,12 @@ def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list
     votes = fused_files(s.rg_files, ix_files, fusion, s.hits, tests_wanted=tests, sizes=s.sizes)
     fused = [v.file for v in votes]
     ranks = {f: i for i, f in enumerate(fused, 1)}
-    units = fused_units(s.hits.units, s.rg_scopes, ranks, fusion, tests_wanted=tests)
+    units = [
+        u
+        for u, _ in with_namesakes(
+            fused_units(s.hits.units, s.rg_scopes, ranks, fusion, tests_wanted=tests)
+        )
+    ]
     rg_fns = [f"{f}::{q}" for f, q in dict.fromkeys(s.rg_scopes)]
     ix_fns = [f"{u.path}::{u.qualname}" for u in s.hits.units if u.kind != "module"]
     return {

@@ -187,3 +187,42 @@ def test_a_rust_fn_only_the_index_found_is_listed_by_its_header(tmp_path: Path) 
     ]
     md = run_cq("search", "-", "--root", str(crate), stdin=question)
     assert f"- `src/archive.rs:1:7` — `{header}`" in md.stdout
+
+
+def test_a_method_many_types_implement_in_one_file_is_listed_once(tmp_path: Path) -> None:
+    """Eight impls of one trait method in a file are one place to read, not eight entries of
+    Relevant Functions: the best-ranked stands for them with their lines, and the list goes
+    on to other functions (the validator, which the impls would have pushed out)."""
+    kinds = ["Bool", "Falsey", "Boolish", "Enum", "Map", "TryMap", "Path", "Os"]
+    impls = "".join(
+        f"pub struct {k}Values;\n\nimpl ValueSource for {k}Values {{\n"
+        f"    fn possible_values(&self) -> Vec<String> {{\n"
+        f'        vec!["{k.lower()}".to_string()]\n    }}\n}}\n\n'
+        for k in kinds
+    )
+    source = "pub trait ValueSource {\n    fn possible_values(&self) -> Vec<String>;\n}\n\n" + impls
+    validator = (
+        "use crate::values::ValueSource;\n\n"
+        "/// Rejects a value that is not among the possible values of its argument.\n"
+        "pub fn check_value(source: &dyn ValueSource, value: &str) -> bool {\n"
+        "    source.possible_values().iter().any(|v| v == value)\n}\n"
+    )
+    crate = write_tree(
+        tmp_path / "crate",
+        {
+            "src/lib.rs": "pub mod validator;\npub mod values;\n",
+            "src/values.rs": source,
+            "src/validator.rs": validator,
+        },
+    )
+    question = "where are the possible values of an argument checked?"
+    data = search(crate, question)
+    section = next(s for s in data["sections"] if s["type"] == "functions")["functions"]
+    in_values = [f for f in section if f["file"] == "src/values.rs"]
+    assert len(in_values) == 1, [f["name"] for f in section]
+    defined = [i for i, ln in enumerate(source.splitlines(), 1) if "fn possible_values" in ln]
+    assert sorted([in_values[0]["line"], *in_values[0]["namesakes"]]) == defined
+    assert "src/validator.rs::check_value" in functions(data)
+    markdown = run_cq("search", "-", "--root", str(crate), stdin=question).stdout
+    others = ", ".join(str(n) for n in sorted(in_values[0]["namesakes"])[:6])
+    assert f"8 more `possible_values` in this file (lines {others}, …)" in markdown, markdown

@@ -20,6 +20,7 @@ from cq.index.fuse import (
     fused_units,
     fusion_for,
     index_file_order,
+    with_namesakes,
 )
 from cq.index.query import IndexHit, IndexHits
 from cq.index.scopes import rg_scope_key
@@ -91,15 +92,17 @@ def fuse_findings(
     scopes = [
         (f.file, rg_scope_key(f.file, f.containing_scope)) for f in ranked if f.containing_scope
     ]
-    units = fused_units(
-        evidence.hits.units, scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles
+    units = with_namesakes(
+        fused_units(
+            evidence.hits.units, scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles
+        )
     )[: numbers.functions]
-    if units and units[0].line:
-        vote = vote_of.get(units[0].file)
+    if units and units[0][0].line:
+        vote = vote_of.get(units[0][0].file)
         explained = weights if explain else ""
         confidence = numbers.index_only_confidence
-        head, tail = _lead_with(units[0], head, tail, lines, vote, explained, confidence)
-    return head + tail, tuple(_function(u, ranked, lines) for u in units)
+        head, tail = _lead_with(units[0][0], head, tail, lines, vote, explained, confidence)
+    return head + tail, tuple(_function(u, more, ranked, lines) for u, more in units)
 
 
 def _lead_with(
@@ -211,11 +214,14 @@ def _native_scope(path: str, dotted: str) -> str:
     return dotted.replace(".", "::") if path.endswith(".rs") else dotted
 
 
-def _function(u: UnitVote, ranked: list[Finding], lines: _Lines) -> RelevantFunction:
+def _function(
+    u: UnitVote, namesakes: list[UnitVote], ranked: list[Finding], lines: _Lines
+) -> RelevantFunction:
     """A Relevant Function at its definition line, with its header on one line: an rg
     scope's unit is looked up in its file (the index's scanner, ``units.py``); one the
     scanner does not list (a function nested in a function) by its ``def``/``fn`` line above
-    its first finding; else it stays at that finding, without a signature."""
+    its first finding; else it stays at that finding, without a signature. ``namesakes``
+    (same file, same last name, ranked lower) are listed by their lines."""
     line, kind = u.line, u.kind
     if not line:
         line, kind = lines.unit(u.file, u.qualname) or (0, "")
@@ -243,7 +249,13 @@ def _function(u: UnitVote, ranked: list[Finding], lines: _Lines) -> RelevantFunc
         score=u.fused,
         signature=signature,
         signals=signals,
+        namesakes=tuple(_line_of(n, lines) for n in namesakes),
     )
+
+
+def _line_of(u: UnitVote, lines: _Lines) -> int:
+    """A unit's definition line: the index's, else its file's scan (0: not found there)."""
+    return u.line or (lines.unit(u.file, u.qualname) or (0, ""))[0]
 
 
 # hand-set: one parameter a line, a 30-parameter header still fits; a longer one is cut

@@ -151,7 +151,8 @@ class HotFiles(msgspec.Struct, frozen=True, kw_only=True, tag="hot_files"):
 
 class RelevantFunction(msgspec.Struct, frozen=True, kw_only=True):
     """A code unit a rewritten question is probably about: ``name`` is ``path::Qualified.name``
-    (``path::Type::method`` in Rust), ``signals`` says which evidence found it."""
+    (``path::Type::method`` in Rust), ``signals`` says which evidence found it, ``namesakes``
+    where its file defines the same name again."""
 
     name: str
     file: str
@@ -160,6 +161,9 @@ class RelevantFunction(msgspec.Struct, frozen=True, kw_only=True):
     score: float
     signature: str = ""
     signals: tuple[str, ...] = ()  # "index" (the repository index), "rg" (a pattern's hits)
+    # definition lines of the file's lower-ranked units of the same last name, which the list
+    # leaves out (0: a line the file's scan did not find)
+    namesakes: tuple[int, ...] = ()
 
 
 class FunctionList(msgspec.Struct, frozen=True, kw_only=True, tag="functions"):

@@ -11,6 +11,7 @@ from cq.model import (
     FunctionList,
     HotFiles,
     KindCounts,
+    RelevantFunction,
     ScoreBreakdown,
     SearchResult,
     TopContexts,
@@ -289,8 +290,24 @@ def functions(section: FunctionList) -> list[str]:
     for i, fn in enumerate(section.functions, 1):
         signature = f" — {code(fn.signature)}" if fn.signature else ""
         found = " + ".join(fn.signals)
-        lines.append(f"{i}. {code(fn.name)} ({code(f'{fn.file}:{fn.line}')}){signature} [{found}]")
+        entry = f"{i}. {code(fn.name)} ({code(f'{fn.file}:{fn.line}')}){signature} [{found}]"
+        lines.append(entry + _namesakes(fn))
     return lines
+
+
+_NAMESAKE_LINES = 6  # hand-set: line numbers shown before "…"
+
+
+def _namesakes(fn: RelevantFunction) -> str:
+    """`` · 7 more `possible_values` in this file (lines 254, 1177, …)``."""
+    if not fn.namesakes:
+        return ""
+    known = sorted(n for n in fn.namesakes if n)
+    shown = ", ".join(map(str, known[:_NAMESAKE_LINES])) + (
+        ", …" if len(known) > _NAMESAKE_LINES else ""
+    )
+    where = f" (line{'s' if len(known) > 1 else ''} {shown})" if known else ""
+    return f" · {len(fn.namesakes)} more {code(last_name(fn.name))} in this file{where}"
 
 
 def hot_files(section: HotFiles) -> list[str]:
