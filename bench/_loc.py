@@ -233,6 +233,12 @@ def table(run: Run) -> str:
     clean = [i for i in run.instances if not i.flagged]
     if len(clean) < len(run.instances):
         lines.append(metric_row(f"pooled without {FLAG}", clean, with_fn, timed))
+    # SWE-bench Lite keeps only issues fixed in one file: its figures compare with this row
+    single = [i for i in run.instances if len(i.gold) == 1]
+    if 0 < len(single) < len(run.instances):
+        lines.append(metric_row("pooled, fixed in one file", single, with_fn, timed))
+        multi = [i for i in run.instances if len(i.gold) > 1]
+        lines.append(metric_row("pooled, fixed in several files", multi, with_fn, timed))
     return "\n".join(lines)
 
 
