@@ -29,6 +29,7 @@ from cq.index.query import IndexHits, ask, query_words
 from cq.model import SearchRequest
 from cq.model.index_tuning import IndexTuning
 from cq.parse import Listing
+from cq.rewrite import without_environment
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
@@ -140,7 +141,7 @@ class IndexUpdateRun:
         opened, update = outcome
         request = self.request
         asked = time.perf_counter()
-        words = query_words(request.query, terms, self.tuning.max_words)
+        words = query_words(without_environment(request.query), terms, self.tuning.max_words)
         try:
             hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning)
         except (OSError, ValueError, RuntimeError):

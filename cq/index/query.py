@@ -66,7 +66,7 @@ from cq.index.mentions import (
 from cq.index.words import prose_words, split_words
 from cq.model.index_tuning import IndexTuning
 from cq.rank import path_role
-from cq.rewrite import extract_mentions, numbered
+from cq.rewrite import extract_mentions, numbered, without_environment
 
 
 class IndexHit(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,6 +105,7 @@ def ask(
     defining files changed file Acc@5 not at all (python_tuning 313: 50.5 either way, Acc@1
     27.5 -> 29.1; lite-dev 22: 68.2 either way)."""
     tuning = tuning or IndexTuning()
+    text = without_environment(text)
     paths = list(paths)
     py = [p for p in paths if p.endswith(".py")]
     rs = [p for p in paths if p.endswith(".rs")]

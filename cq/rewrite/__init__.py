@@ -5,7 +5,8 @@ In: a ``SearchRequest`` whose query reads as English or is a pasted issue. Out: 
 Open ``trigger.py`` and ``run.py`` first (``run`` loads lazily: a plain identifier search
 never imports it); ``heuristic.py`` decides whether to rewrite, ``extract.py`` finds the
 code the text names, ``offline.py`` maps the rest onto ``vocabulary.py``'s defined names,
-``llm.py`` asks a model (``config.py``, ``validate.py``), ``memory.py`` resolves "it".
+``llm.py`` asks a model (``config.py``, ``validate.py``), ``memory.py`` resolves "it",
+``template.py`` leaves an issue form's environment sections out.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from cq.parse import Listing
 from cq.rewrite.extract import Mentions, extract_mentions, split_dotted
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
+from cq.rewrite.template import without_environment
 from cq.rewrite.trigger import remember_primary, rewrite_trigger
 from cq.rewrite.words import numbered
 
@@ -29,6 +31,7 @@ __all__ = [
     "rewrite_trigger",
     "should_rewrite",
     "split_dotted",
+    "without_environment",
 ]
 
 

@@ -21,6 +21,7 @@ from cq.rewrite.llm import LlmUnavailable, deadline_of, llm_rewrite, probe
 from cq.rewrite.memory import recall_subject, refers_back, subject_from_context
 from cq.rewrite.offline import map_words, offline_rewrite
 from cq.rewrite.plan import Rewrite, RewritePlan, cap_patterns
+from cq.rewrite.template import without_environment
 from cq.rewrite.validate import ModelAnswer
 from cq.rewrite.vocabulary import Vocabulary, load_vocabulary
 
@@ -29,7 +30,9 @@ def rewrite_query(
     request: SearchRequest, trigger: str, t: RewriteTuning, listing: Listing | None = None
 ) -> Rewrite:
     """Rewrite the request's query into patterns; never raises for LLM trouble. ``listing``:
-    the search's list of the tree's files (its ``Corpus``'s)."""
+    the search's list of the tree's files (its ``Corpus``'s). An issue text's environment
+    and checklist sections are not read (``template.py``)."""
+    request = msgspec.structs.replace(request, query=without_environment(request.query))
     root = Path(request.root)
     globs = (*request.include, *("!" + g for g in request.exclude))
     vocabulary = load_vocabulary(root, globs=globs, use_cache=request.use_cache, listing=listing)
