@@ -4,8 +4,9 @@ texts: each shape repeated (numbered ones as distinct lines) to 100 KB and 1 MB.
 The stages are what a rewritten search runs on the query text before any rg run: the
 heuristic (``should_rewrite``), the extraction (``extract_mentions``), the offline rewriter
 over a real vocabulary (``offline_rewrite``, which maps the prose onto the tree's names), and
-the model-answer check (``parse_answer``) on the same text as a model answer, and the nesting
-scan of an LLM reply body (``json_depth``, without its early stop). Then every
+the model-answer check (``parse_answer``) on the same text as a model answer, the nesting
+scan of an LLM reply body (``json_depth``, without its early stop), and the issue-form
+environment cut (``without_environment``, which reads every line as a possible heading). Then every
 compiled module-level regex of ``cq.rewrite`` scans the text (``finditer``). Each shape runs in
 a child process; an item that takes longer than ``--cap`` seconds is killed and shown as
 ``>CAP`` (the quadratic and cubic patterns this bench was written for never finish), one that
@@ -56,6 +57,9 @@ SHAPES = {
     "camel": "aB",
     "word": "a",
     "error-line": "E: Error: x",
+    "heading": "# a ",
+    "bold": "**",
+    "env-lines": "### Environment\n- OS: x\n",
     "issue": _ISSUE,
     # Distinct paths, each line different: "{i}" is the line's number.
     "init-paths": "d{i}/__init__.py ",
@@ -87,7 +91,7 @@ def main() -> None:
                 print(f"{shape:<12}{size:>9}  {cells}  {worst} {_fmt(regexes.get(worst))}")
 
 
-_STAGES = ("heuristic", "extract", "offline", "answer", "json_depth")
+_STAGES = ("heuristic", "extract", "offline", "answer", "json_depth", "template")
 
 
 def _measure(shape: str, size: int, args: argparse.Namespace, cache: str) -> dict[str, object]:
@@ -122,6 +126,7 @@ def _child(unit: str, size: int, skip: int, root: str) -> None:
     from pathlib import Path
 
     import cq.rewrite.validate
+    from cq.model.tuning import RewriteTuning
     from cq.rewrite.extract import extract_mentions
     from cq.rewrite.heuristic import should_rewrite
     from cq.rewrite.offline import offline_rewrite
@@ -133,7 +138,7 @@ def _child(unit: str, size: int, skip: int, root: str) -> None:
 
     def answer() -> None:
         with contextlib.suppress(InvalidAnswer):
-            parse_answer(text)
+            parse_answer(text, RewriteTuning())
 
     items = [
         ("heuristic", lambda: should_rewrite(text)),
@@ -144,6 +149,8 @@ def _child(unit: str, size: int, skip: int, root: str) -> None:
     data = text.encode()
     depth = getattr(cq.rewrite.validate, "json_depth", None)  # absent before issue 13
     items += [("json_depth", lambda: depth(data, len(data)))] if depth else []
+    cut = getattr(cq.rewrite, "without_environment", None)  # absent before session 8
+    items += [("template", lambda: cut(text))] if cut else []
     items += [
         (
             name,

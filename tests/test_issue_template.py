@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from cq.rewrite.template import without_environment
 from tests.conftest import run_cq, write_tree
 
@@ -88,3 +91,34 @@ def test_an_environment_section_does_not_pull_the_version_printer_to_the_top(
     files = list(dict.fromkeys(f["file"] for f in run.json()["findings"]))
     assert files[0] == "pkg/loader.py", files
     assert "pkg/collect_env.py" not in files, files
+
+
+_PIECES = st.sampled_from(
+    [
+        "### Environment",
+        "**Versions:**",
+        "## Describe the bug",
+        "### Configuration",
+        "| version | 1.0 |",
+        "- OS: Linux",
+        "",
+        "   ",
+        "The parser drops the last token when the input ends without a newline.",
+        "```",
+        "#" * 7 + " Environment",
+        "**",
+        "# " + " " * 200 + "x",
+    ]
+)
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(lines=st.lists(st.one_of(_PIECES, st.text(max_size=40)), max_size=30))
+def test_the_cut_only_drops_whole_lines_and_a_second_cut_changes_nothing(
+    lines: list[str],
+) -> None:
+    text = "\n".join(lines)
+    cut = without_environment(text)
+    kept = iter(text.splitlines(keepends=True))
+    assert all(line in kept for line in cut.splitlines(keepends=True))  # an ordered subset
+    assert without_environment(cut) == cut
