@@ -509,6 +509,8 @@ def test_a_definition_only_the_index_found_is_listed_with_its_line(tmp_path: Pat
     md = run_cq("search", "-", "--root", str(repo), stdin=question)
     assert "- `app/archive.py:1:4` — `def compress_backup(folder):`" in md.stdout
     assert "### `compress_backup` (`app/archive.py`)" in md.stdout  # not "module level"
+    answer = next(ln for ln in md.stdout.splitlines() if ln.startswith("**Answer:**"))
+    assert answer.endswith("(src; the index alone found it, no pattern matched it)"), answer
 
 
 def test_a_form_feed_does_not_shift_the_lines_the_index_shows(tmp_path: Path) -> None:

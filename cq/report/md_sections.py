@@ -84,7 +84,9 @@ def _definition_answer(f: Finding, target: dict[str, int], lead: str) -> list[st
     signature = f.enrichment.signature if f.enrichment else None
     one_line = signature if signature and "\n" not in signature else None
     what = f"{code(f.text)} — {code(one_line)}" if one_line else code(f.text)
-    lines = [f"{lead} {what} defined at {_where(f)}{where} ({f.role})"]
+    # A definition no pattern matched (the index's unit, tier "index") is a weaker answer: say so
+    alone = "; the index alone found it, no pattern matched it" if f.tier == "index" else ""
+    lines = [f"{lead} {what} defined at {_where(f)}{where} ({f.role}{alone})"]
     # A header spanning lines is fenced as written; otherwise the definition's own line.
     source = _header_lines(signature, _line(f)) if signature and not one_line else [_line(f)]
     lines += fence(source, f.language)
