@@ -251,6 +251,20 @@ def test_a_rust_callers_question_is_answered_by_the_calls_of_that_name(tmp_path:
     assert "- `src/writer.rs:4:11` in `write_all`" in answer
 
 
+def test_a_callers_question_searches_the_named_function_alone(tmp_path: Path) -> None:
+    """ "who calls flush_buffer" names what it asks about: neither the names its words map
+    onto (``flush_buffered_bytes``, ``buffer_flush_policy``, ``Buffer``) nor the index's
+    files about flushing and buffers are searched, so the report holds its calls."""
+    buffer_crate(tmp_path)
+    run = run_cq("search", "who calls flush_buffer", "--root", str(tmp_path), "--format", "json")
+    data = run.json()
+    assert data["summary"]["rewrite"]["identifiers"] == ["flush_buffer"]
+    assert {f["text"] for f in data["findings"]} == {"flush_buffer"}
+    assert "index" not in data["summary"]["telemetry"]  # not consulted
+    calls = [(f["file"], f["line"]) for f in data["findings"] if f["category"] == "callsite"]
+    assert sorted(calls) == [("src/buffer.rs", 13), ("src/writer.rs", 4)]
+
+
 def test_a_callers_question_without_calls_says_so(tmp_path: Path) -> None:
     write_tree(tmp_path, {"app/loader.py": "def count_lines(path):\n    return 0\n"})
     answer = answer_of("search", "who calls count_lines", "--root", str(tmp_path))

@@ -37,12 +37,12 @@ from cq.model import (
 from cq.model.tuning import ReportTuning
 from cq.rank import (
     Dotted,
-    asks_for_callers,
     dotted_query,
     is_exact_definition,
     is_target_definition,
     queried_names,
 )
+from cq.rewrite import asks_for_callers
 
 
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):

@@ -27,6 +27,8 @@ import msgspec
 from cq.model import Finding, RelevantFunction, RewriteSummary, RunCounters, SearchRequest
 from cq.model.tuning import Tuning
 from cq.parse import Corpus, Listing
+from cq.rank import called_names
+from cq.rewrite import one_line_callers_question
 
 
 class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
@@ -47,9 +49,18 @@ def consults_index(request: SearchRequest, rewrite: RewriteSummary | None) -> bo
     its words named or mapped onto a defined name): the index still matches its words. On
     rust_tuning 123 the offline rewriter found none for 35 texts before its vocabulary held
     Rust names, and those searches answered nothing. An identifier search that found nothing
-    and whose rewrite found nothing either (trigger ``zero_results``) stays out.
+    and whose rewrite found nothing either (trigger ``zero_results``) stays out, and so does a
+    callers question whose patterns are the names it writes ("who calls parse_subcommand?"):
+    it asks for a name's calls, not for code about its words.
     """
     if rewrite is None or not request.use_index:
+        return False
+    asked = frozenset(rewrite.identifiers)
+    if (
+        asked
+        and one_line_callers_question(request.query)
+        and called_names(request.query, asked, rewrite.subject) >= asked
+    ):
         return False
     return rewrite.applied or rewrite.trigger in ("heuristic", "forced")
 

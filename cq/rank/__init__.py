@@ -28,7 +28,7 @@ from cq.rank.dotted import (
     is_target_definition,
     last_name,
 )
-from cq.rank.questions import asks_for_callers, called_names
+from cq.rank.questions import called_names
 from cq.rank.roles import path_role
 from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
 from cq.rank.score import breakdown, total
@@ -255,7 +255,6 @@ __all__ = [
     "Dotted",
     "RankContext",
     "Ranked",
-    "asks_for_callers",
     "called_names",
     "callers_first",
     "dotted_query",

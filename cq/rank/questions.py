@@ -11,15 +11,9 @@ from __future__ import annotations
 
 import re
 
-_CALLERS = re.compile(
-    r"\b(?:who|what|where|which)\b.*\bcall(?:s|ed|ing)?\b|\bcallers?\b|\bcall ?sites?\b", re.I
-)
+from cq.rewrite import asks_for_callers
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def asks_for_callers(query: str) -> bool:
-    """Whether the query asks who calls a function."""
-    return _CALLERS.search(query) is not None
 
 
 def called_names(query: str, names: frozenset[str], subject: str | None = None) -> frozenset[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from cq.model import SearchRequest
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
+from cq.rewrite.callers import asks_for_callers, one_line_callers_question
 from cq.rewrite.extract import Mentions, extract_mentions, split_dotted
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
@@ -24,8 +25,10 @@ from cq.rewrite.words import numbered
 __all__ = [
     "Mentions",
     "Rewrite",
+    "asks_for_callers",
     "extract_mentions",
     "numbered",
+    "one_line_callers_question",
     "remember_primary",
     "rewrite_query",
     "rewrite_trigger",

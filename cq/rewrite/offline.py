@@ -16,6 +16,7 @@ from functools import cache
 from cq.model import Focus, Pattern
 from cq.model.tuning import RewriteTuning
 from cq.parse.syntax import is_test_path
+from cq.rewrite.callers import one_line_callers_question
 from cq.rewrite.extract import COMMON_NAMES, Mentions, split_dotted
 from cq.rewrite.paths import frame_literals, module_hints, path_hints
 from cq.rewrite.plan import RewritePlan, cap_patterns
@@ -62,7 +63,13 @@ def offline_rewrite(
                 elif _distinctive(part):  # keyword arguments, attributes, ...
                     _add(weights, part, strength * t.undefined_part)
     modules = module_hints(mentions.prose, vocabulary, t)
-    for name, score in map_words(mentions.prose, vocabulary, t, exclude=weights, prefer=modules):
+    # "who calls parse_subcommand?" names what it asks about: the words mapped onto other
+    # names (parse_help_subcommand, Parser, parse, ...) only bury its calls
+    named = one_line_callers_question(query) and any(vocabulary.defines(n) for n in weights)
+    mapped = (
+        () if named else map_words(mentions.prose, vocabulary, t, exclude=weights, prefer=modules)
+    )
+    for name, score in mapped:
         # a guess: below anything the text names
         _add(weights, name, t.mapped_floor + t.mapped_span * score)
     patterns = [

@@ -24,13 +24,13 @@ from __future__ import annotations
 from cq.model import Finding, Pattern
 from cq.rank import (
     Dotted,
-    asks_for_callers,
     dotted_query,
     is_exact_definition,
     is_target_definition,
     last_name,
     queried_names,
 )
+from cq.rewrite import asks_for_callers
 from cq.semantic.answers import module_of
 
 _RESOLVED_CATEGORIES = frozenset({"callsite", "reference", "import", "from_import", "assignment"})
