@@ -105,3 +105,18 @@ def test_a_question_is_answered_by_its_first_relevant_function(tmp_path: Path) -
         "search", "who calls validate?", "--root", str(root), "--format", "json"
     ).json()
     assert callers["findings"][callers["summary"]["primary"]]["text"] == "validate"
+
+
+def test_a_question_about_a_name_itself_is_answered_by_its_definition(tmp_path: Path) -> None:
+    """"where is Nested defined?" asks for the class, not for the best function of its
+    words (the method ``Nested.deserialize``, which Relevant Functions still lists)."""
+    write_tree(tmp_path, {"shapes/schema.py": SCHEMA, "tests/test_schema.py": TESTS})
+    for question in ("where is Nested defined?", "how is Nested used?"):
+        md = run_cq("search", question, "--root", str(tmp_path)).stdout
+        answer = next(ln for ln in md.splitlines() if ln.startswith("**Answer:**"))
+        assert answer.startswith(
+            "**Answer:** `Nested` — `class Nested:` defined at `shapes/schema.py:1:6`"
+        ), answer
+    md = run_cq("search", "how does a nested schema load its errors?", "--root", str(tmp_path))
+    answer = next(ln for ln in md.stdout.splitlines() if ln.startswith("**Answer:**"))
+    assert "`deserialize`" in answer, answer  # a question about words: the best function

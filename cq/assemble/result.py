@@ -42,7 +42,7 @@ from cq.rank import (
     is_target_definition,
     queried_names,
 )
-from cq.rewrite import asks_for_callers
+from cq.rewrite import asks_for_callers, names_asked_about
 
 
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,9 +72,11 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     request = facts.request
     shown = tuple(shown_ranked)
     names = queried_names(facts.patterns)
-    # A callers question is answered by the function it names, not by what its words are about.
-    functions = () if asks_for_callers(request.query) else facts.functions
-    primary = _primary(shown, names, dotted_query(facts.patterns), functions)
+    # A callers question, or one about a name itself ("where is X defined?"), is answered by
+    # the function or name it writes, not by what its words are about.
+    about = names_asked_about(request.query) & names
+    functions = () if about or asks_for_callers(request.query) else facts.functions
+    primary = _primary(shown, about or names, dotted_query(facts.patterns), functions)
     omitted = Omitted(by_limit=tally.total - len(shown))
     summary = Summary(
         query=request.query,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from cq.model import SearchRequest
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
-from cq.rewrite.callers import asks_for_callers, one_line_callers_question
+from cq.rewrite.asks import asks_for_callers, names_asked_about, one_line_callers_question
 from cq.rewrite.extract import Mentions, extract_mentions, split_dotted
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
@@ -27,6 +27,7 @@ __all__ = [
     "Rewrite",
     "asks_for_callers",
     "extract_mentions",
+    "names_asked_about",
     "numbered",
     "one_line_callers_question",
     "remember_primary",

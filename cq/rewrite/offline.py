@@ -16,7 +16,7 @@ from functools import cache
 from cq.model import Focus, Pattern
 from cq.model.tuning import RewriteTuning
 from cq.parse.syntax import is_test_path
-from cq.rewrite.callers import one_line_callers_question
+from cq.rewrite.asks import one_line_callers_question
 from cq.rewrite.extract import COMMON_NAMES, Mentions, split_dotted
 from cq.rewrite.paths import frame_literals, module_hints, path_hints
 from cq.rewrite.plan import RewritePlan, cap_patterns

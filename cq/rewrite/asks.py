@@ -1,0 +1,55 @@
+"""What a one-line question asks about, beyond its words.
+
+Who calls a function ("who calls build_graph", "where is it called?", "callers of X", "call
+sites of X"): the rewriter then looks for the named function alone (``offline.py``), the
+ranking and the report answer with its calls (``cq.rank.questions``). A name itself ("where
+is SlidingWindowInferer defined?", "how is Vocabulary used?"): the report's Answer is that
+name's definition (``cq.assemble``), not the best function about the question's words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cq.rewrite.words import STOP_WORDS
+
+_CALLERS = re.compile(
+    r"\b(?:who|what|where|which)\b.*\bcall(?:s|ed|ing)?\b|\bcallers?\b|\bcall ?sites?\b", re.I
+)
+
+
+def asks_for_callers(query: str) -> bool:
+    """Whether the query asks who calls a function."""
+    return _CALLERS.search(query) is not None
+
+
+def one_line_callers_question(query: str) -> bool:
+    """A question of one line that asks who calls a function: it names what it asks about.
+    An issue text saying "where the hook is called twice" in its fourth line is not one
+    (8 of the 458 tuning texts match ``asks_for_callers`` somewhere, none in their title)."""
+    return "\n" not in query.strip() and asks_for_callers(query)
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# What a question about a name itself says besides the name and STOP_WORDS (which hold
+# "use", "used", "uses", "how", "where", "what", ...).
+_ABOUT_A_NAME = frozenset(
+    re.findall(
+        r"\w+",
+        """define defined definition declared declaration implemented implementation work works
+        working mean means meaning return returns do find show live lives located location
+        come comes called named""",
+    )
+)
+
+
+def names_asked_about(query: str) -> frozenset[str]:
+    """The names a one-line question asks about themselves ("where is X defined?", "how is
+    X used?", "what does X do?"): the identifiers it writes when every other word is a stop
+    word or one of ``_ABOUT_A_NAME``; empty for any other query."""
+    if "\n" in query.strip():
+        return frozenset()
+    words = _WORD.findall(query)
+    rest = [w for w in words if w.lower() in STOP_WORDS or w.lower() in _ABOUT_A_NAME]
+    names = frozenset(w for w in words if w not in rest)
+    return names if len(names) == 1 and len(words) > 1 else frozenset()
