@@ -108,7 +108,7 @@ def test_a_question_is_answered_by_its_first_relevant_function(tmp_path: Path) -
 
 
 def test_a_question_about_a_name_itself_is_answered_by_its_definition(tmp_path: Path) -> None:
-    """"where is Nested defined?" asks for the class, not for the best function of its
+    """ "where is Nested defined?" asks for the class, not for the best function of its
     words (the method ``Nested.deserialize``, which Relevant Functions still lists)."""
     write_tree(tmp_path, {"shapes/schema.py": SCHEMA, "tests/test_schema.py": TESTS})
     for question in ("where is Nested defined?", "how is Nested used?"):

@@ -63,7 +63,12 @@ def _not_ready_once(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             os.kill(pid, signal.SIGCONT)
         pool().stop_all()
     assert pids, "the search did not start a server"
-    assert all("no answer in time" in s.reason for s in map(_facts_of, result.findings) if s)
+    facts = [s for s in map(_facts_of, result.findings) if s]
+    assert all("no answer in time" in s.reason for s in facts)
+    failed = sum(1 for s in facts if s.status == "failed")
+    assert result.summary.telemetry["semantic.failed"] == {
+        f"no answer within its {BUDGET_MS} ms": failed
+    }
 
 
 def _facts_of(finding):  # type: ignore[no-untyped-def]

@@ -186,6 +186,10 @@ class SemanticRun:
         cut = next((f.reason for f in asked if _cut_by_budget(f)), None)
         if cut is not None and not self.warm:
             self.memo.mark_not_ready(cut)
+        timed_out = sum(1 for f in asked if f.status == "failed" and _cut_by_budget(f))
+        if timed_out:  # "semantic failed 26" alone reads as broken; this was the clock
+            budget = f"{self.settings.budget_ms:.0f} ms"
+            self.telemetry["semantic.failed"] = {f"no answer within its {budget}": timed_out}
         fresh = {keys[i]: facts[i] for i in missing if i in keys and facts[i].status == "applied"}
         complete = len(keys) == len(code) and all(facts[i].status == "applied" for i in code)
         self.memo.put(fresh, every_hit_known=complete)
