@@ -265,6 +265,17 @@ def test_a_callers_question_searches_the_named_function_alone(tmp_path: Path) ->
     assert sorted(calls) == [("src/buffer.rs", 13), ("src/writer.rs", 4)]
 
 
+def test_a_question_with_nothing_to_look_for_finds_nothing(tmp_path: Path) -> None:
+    """ "who calls?" names no function and has no word to look for: no guess from the index
+    ("calls" in some docstring) is made its Answer."""
+    notes = "/// Defined once: it calls nothing and is called from the defined callers.\n"
+    buffer_crate(tmp_path, notes=notes + "pub fn noop() {}\n")
+    for question in ("who calls?", "where is it defined?"):
+        run = run_cq("search", question, "--root", str(tmp_path))
+        assert run.returncode == 1, (question, run.stdout)
+        assert run.stdout.splitlines()[2] == f"No findings for `{question}`."
+
+
 def test_a_callers_question_without_calls_says_so(tmp_path: Path) -> None:
     write_tree(tmp_path, {"app/loader.py": "def count_lines(path):\n    return 0\n"})
     answer = answer_of("search", "who calls count_lines", "--root", str(tmp_path))

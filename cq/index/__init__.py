@@ -28,7 +28,7 @@ from cq.model import Finding, RelevantFunction, RewriteSummary, RunCounters, Sea
 from cq.model.tuning import Tuning
 from cq.parse import Corpus, Listing
 from cq.rank import called_names
-from cq.rewrite import one_line_callers_question
+from cq.rewrite import one_line_callers_question, says_nothing
 
 
 class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,9 +51,11 @@ def consults_index(request: SearchRequest, rewrite: RewriteSummary | None) -> bo
     Rust names, and those searches answered nothing. An identifier search that found nothing
     and whose rewrite found nothing either (trigger ``zero_results``) stays out, and so does a
     callers question whose patterns are the names it writes ("who calls parse_subcommand?"):
-    it asks for a name's calls, not for code about its words.
+    it asks for a name's calls, not for code about its words. A one-line question with no word
+    to look for ("who calls?", ``asks.says_nothing``) stays out too: BM25 would still rank
+    something for "calls" and make it the Answer.
     """
-    if rewrite is None or not request.use_index:
+    if rewrite is None or not request.use_index or says_nothing(request.query):
         return False
     asked = frozenset(rewrite.identifiers)
     if (

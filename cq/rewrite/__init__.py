@@ -14,7 +14,12 @@ from __future__ import annotations
 from cq.model import SearchRequest
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
-from cq.rewrite.asks import asks_for_callers, names_asked_about, one_line_callers_question
+from cq.rewrite.asks import (
+    asks_for_callers,
+    names_asked_about,
+    one_line_callers_question,
+    says_nothing,
+)
 from cq.rewrite.extract import Mentions, extract_mentions, split_dotted
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
@@ -33,6 +38,7 @@ __all__ = [
     "remember_primary",
     "rewrite_query",
     "rewrite_trigger",
+    "says_nothing",
     "should_rewrite",
     "split_dotted",
     "without_environment",

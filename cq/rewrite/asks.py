@@ -53,3 +53,17 @@ def names_asked_about(query: str) -> frozenset[str]:
     rest = [w for w in words if w.lower() in STOP_WORDS or w.lower() in _ABOUT_A_NAME]
     names = frozenset(w for w in words if w not in rest)
     return names if len(names) == 1 and len(words) > 1 else frozenset()
+
+
+_CALL_WORDS = frozenset(
+    {"call", "calls", "called", "calling", "caller", "callers", "site", "sites"}
+)
+
+
+def says_nothing(query: str) -> bool:
+    """A one-line question whose every word is a stop word or a word about names and calls
+    ("who calls?", "where is defined?"): nothing in it to look for, so nothing is guessed."""
+    if "\n" in query.strip():
+        return False
+    ignored = STOP_WORDS | _ABOUT_A_NAME | _CALL_WORDS
+    return all(w.lower() in ignored for w in _WORD.findall(query))
