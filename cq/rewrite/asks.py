@@ -5,6 +5,7 @@ sites of X"): the rewriter then looks for the named function alone (``offline.py
 ranking and the report answer with its calls (``cq.rank.questions``). A name itself ("where
 is SlidingWindowInferer defined?", "how is Vocabulary used?"): the report's Answer is that
 name's definition (``cq.assemble``), not the best function about the question's words.
+Nothing at all ("who calls?"): the index is not asked to guess (``cq.index``).
 """
 
 from __future__ import annotations
