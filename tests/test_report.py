@@ -263,6 +263,11 @@ def test_a_callers_question_searches_the_named_function_alone(tmp_path: Path) ->
     assert "index" not in data["summary"]["telemetry"]  # not consulted
     calls = [(f["file"], f["line"]) for f in data["findings"] if f["category"] == "callsite"]
     assert sorted(calls) == [("src/buffer.rs", 13), ("src/writer.rs", 4)]
+    # its owner written with it is not searched either: the question is about the method
+    dotted = ("search", "who calls Buffer::flush_buffer?", "--root", str(tmp_path))
+    assert run_cq(*dotted, "--format", "json").json()["summary"]["rewrite"]["identifiers"] == [
+        "flush_buffer"
+    ]
 
 
 def test_a_question_with_nothing_to_look_for_finds_nothing(tmp_path: Path) -> None:

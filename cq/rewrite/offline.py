@@ -54,10 +54,13 @@ def offline_rewrite(
         if vocabulary.defines(name) and name not in COMMON_NAMES:
             weight = t.frame_innermost if depth == 0 else t.frame_near if depth < 3 else t.frame_far
             _add(weights, name, weight)
+    # "who calls Parser.parse_subcommand?" asks for the method's calls, not the class's uses
+    callers = one_line_callers_question(query)
     # What the reporter names in their own words outweighs what the code they pasted calls.
     for names, own in ((mentions.prose_names, t.prose_name), (mentions.code_names, t.code_name)):
         for name in names:
-            for part, strength in _name_parts(name, t):
+            parts = _name_parts(name, t)
+            for part, strength in parts[:1] if callers else parts:
                 if vocabulary.defines(part):
                     _add(weights, part, strength * (own if _distinctive(part) else t.plain_part))
                 elif _distinctive(part):  # keyword arguments, attributes, ...
@@ -65,7 +68,7 @@ def offline_rewrite(
     modules = module_hints(mentions.prose, vocabulary, t)
     # "who calls parse_subcommand?" names what it asks about: the words mapped onto other
     # names (parse_help_subcommand, Parser, parse, ...) only bury its calls
-    named = one_line_callers_question(query) and any(vocabulary.defines(n) for n in weights)
+    named = callers and any(vocabulary.defines(n) for n in weights)
     mapped = (
         () if named else map_words(mentions.prose, vocabulary, t, exclude=weights, prefer=modules)
     )
