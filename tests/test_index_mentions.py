@@ -5,6 +5,8 @@ nothing. Real extraction (the rewriter's), real files listed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from cq.index.mentions import (
     Definition,
     PathTable,
@@ -17,6 +19,7 @@ from cq.index.mentions import (
 )
 from cq.model.index_tuning import IndexTuning
 from cq.rewrite import extract_mentions
+from tests.conftest import run_cq, write_tree
 
 TREE = [
     "src/pkg/trainer/trainer.py",
@@ -141,3 +144,26 @@ def test_a_rust_text_names_its_tree_files_by_location_and_link_but_not_by_crate_
         ("src/build/arg.rs", "path"),
     ]
     assert named_files(mentions, RUST_TREE, IndexTuning()) == []  # a Python table reads no .rs
+
+
+def test_a_python_text_names_the_file_it_links_on_github(tmp_path: Path) -> None:
+    """A link to a file (``github.com/o/r/blob/<ref>/pkg/x.py#L3``) names it as a path in the
+    prose does: it leads a question whose words are about another file."""
+    root = write_tree(
+        tmp_path / "repo",
+        {
+            "pkg/stopping.py": (
+                '"""Early stopping: stop training when the monitored metric stops improving."""\n'
+                "def should_stop(history, patience):\n    return len(history) > patience\n"
+            ),
+            "pkg/saving.py": "def save_model(model, path):\n    return path\n",
+        },
+    )
+    text = (
+        "Early stopping stops training too soon\n\n"
+        "When the monitored metric stops improving training stops, but the model is lost:\n"
+        "https://github.com/owner/repo/blob/0123abc/pkg/saving.py#L1-L2\n"
+    )
+    run = run_cq("search", "-", "--root", str(root), "--format", "json", stdin=text)
+    files = list(dict.fromkeys(f["file"] for f in run.json()["findings"]))
+    assert files[0] == "pkg/saving.py", files

@@ -123,6 +123,7 @@ def ask(
     named = tuple(named_files(linked, rs, tuning, ".rs")) if rust else ()
     if not py:
         return msgspec.structs.replace(hits, named=named)
+    mentions = with_linked_paths(mentions, text, ".py")
     named += tuple(merged(named_files(mentions, py, tuning), _named_by_title(text, py, tuning)))
     if one_line:
         return msgspec.structs.replace(hits, named=named)
