@@ -60,6 +60,7 @@ SHAPES = {
     "heading": "# a ",
     "bold": "**",
     "env-lines": "### Environment\n- OS: x\n",
+    "gh-links": "github.com/a/b/blob/c/",
     "issue": _ISSUE,
     # Distinct paths, each line different: "{i}" is the line's number.
     "init-paths": "d{i}/__init__.py ",

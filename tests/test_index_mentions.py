@@ -15,7 +15,6 @@ from cq.index.mentions import (
     files_named_by_words,
     merged,
     named_files,
-    with_linked_paths,
 )
 from cq.model.index_tuning import IndexTuning
 from cq.rewrite import extract_mentions
@@ -135,7 +134,7 @@ The check is https://github.com/clap-rs/clap/blob/0123abc/src/build/arg.rs#L32-L
 
 
 def test_a_rust_text_names_its_tree_files_by_location_and_link_but_not_by_crate_root() -> None:
-    mentions = with_linked_paths(extract_mentions(RUST_ISSUE), RUST_ISSUE)
+    mentions = extract_mentions(RUST_ISSUE)
     named = named_files(mentions, RUST_TREE, IndexTuning(), ".rs")
     # the panic's location (a frame, innermost) first, then the linked file; rustc's
     # ``--> src/lib.rs`` is the reporter's own crate root and names nothing here

@@ -64,20 +64,6 @@ class Mention(msgspec.Struct, frozen=True, kw_only=True):
 
 
 CRATE_ROOTS = frozenset({("src", "lib.rs"), ("src", "main.rs")})
-# A link to a file on GitHub (``github.com/owner/repo/blob/<ref>/src/x.rs#L32``): the path
-# after the ref, a file the reporter points at as a traceback or a path in the prose does.
-_LINKED = re.compile(r"github\.com/[\w.-]+/[\w.-]+/(?:blob|tree)/[^/\s]+/([\w./-]+\.(?:rs|py))\b")
-
-
-def with_linked_paths(mentions: Mentions, text: str, suffix: str = ".rs") -> Mentions:
-    """``mentions`` with the paths of the GitHub file links of ``text`` to ``suffix`` files
-    added. rust_tuning 123: 6 texts link a .rs file, 2 resolve in their tree, both gold.
-    python_tuning 313: 29 texts link a .py file, 18 of them named nowhere else in the text;
-    bench/index_fusion.py --requery (session 8 signals), fused Acc@1/3/5 of the texts
-    35.1/54.6/63.9 -> 35.5/55.0/64.2, function Hit@1 36.6 -> 36.3; lite-dev 22 unchanged."""
-    found = [p for p in _LINKED.findall(text) if p.endswith(suffix)]
-    linked = tuple(p for p in dict.fromkeys(found) if p not in mentions.paths)
-    return msgspec.structs.replace(mentions, paths=mentions.paths + linked) if linked else mentions
 
 
 class PathTable:

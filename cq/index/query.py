@@ -61,7 +61,6 @@ from cq.index.mentions import (
     files_named_by_words,
     merged,
     named_files,
-    with_linked_paths,
 )
 from cq.index.words import prose_words, split_words
 from cq.model.index_tuning import IndexTuning
@@ -119,11 +118,9 @@ def ask(
         return hits
     mentions = extract_mentions(text)
     # A Rust tree's own .rs files first (its few .py files, read as before, after them).
-    linked = with_linked_paths(mentions, text) if rust else mentions
-    named = tuple(named_files(linked, rs, tuning, ".rs")) if rust else ()
+    named = tuple(named_files(mentions, rs, tuning, ".rs")) if rust else ()
     if not py:
         return msgspec.structs.replace(hits, named=named)
-    mentions = with_linked_paths(mentions, text, ".py")
     named += tuple(merged(named_files(mentions, py, tuning), _named_by_title(text, py, tuning)))
     if one_line:
         return msgspec.structs.replace(hits, named=named)
