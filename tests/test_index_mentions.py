@@ -166,3 +166,29 @@ def test_a_python_text_names_the_file_it_links_on_github(tmp_path: Path) -> None
     run = run_cq("search", "-", "--root", str(root), "--format", "json", stdin=text)
     files = list(dict.fromkeys(f["file"] for f in run.json()["findings"]))
     assert files[0] == "pkg/saving.py", files
+
+
+IPYTHON_ISSUE = """Trainer.fit fails on one GPU
+
+```
+RuntimeError                              Traceback (most recent call last)
+~/conda/lib/python3.6/site-packages/pkg/trainer/trainer.py in fit(self, model)
+    343         # if we did not use slurm
+--> 344         self.single_gpu_train(model)
+
+/opt/conda/lib/python3.6/site-packages/pkg/core/memory.py(189): summarize
+```
+"""
+
+
+def test_ipython_and_pdb_frames_are_traceback_frames() -> None:
+    """Jupyter's ``path.py in func(...)`` and pdb's / a trace's ``path.py(189): func`` name the
+    file and the function as ``File "path", line N, in func`` does."""
+    mentions = extract_mentions(IPYTHON_ISSUE)
+    assert mentions.frame_functions == ("fit", "summarize")
+    tree = ["src/pkg/trainer/trainer.py", "src/pkg/core/memory.py", "src/pkg/core/hooks.py"]
+    named = named_files(mentions, tree, IndexTuning())
+    assert [(m.path, m.how) for m in named] == [
+        ("src/pkg/core/memory.py", "traceback"),
+        ("src/pkg/trainer/trainer.py", "traceback"),
+    ]
