@@ -97,11 +97,12 @@ def fuse_findings(
             evidence.hits.units, scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles
         )
     )[: numbers.functions]
-    if units and units[0][0].line:
-        vote = vote_of.get(units[0][0].file)
+    first = units[0][0] if units else None
+    if first is not None and first.line:
+        vote = vote_of.get(first.file)
         explained = weights if explain else ""
         confidence = numbers.index_only_confidence
-        head, tail = _lead_with(units[0][0], head, tail, lines, vote, explained, confidence)
+        head, tail = _lead_with(first, head, tail, lines, vote, explained, confidence)
     return head + tail, tuple(_function(u, more, ranked, lines) for u, more in units)
 
 

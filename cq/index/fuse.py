@@ -222,7 +222,8 @@ def with_namesakes(votes: list[UnitVote]) -> list[tuple[UnitVote, list[UnitVote]
     classes, read as one place, not eight lines of a top 10. bench/index_fusion.py on the
     signals of session 8 (main 6c7c748), function Hit@5 fused before -> after: rust_tuning
     123 texts 36.4 -> 37.3, titles 33.1 both; python_tuning 313 texts 65.4 both, titles
-    50.5 -> 50.2 (one issue); lite-dev 22 unchanged; function Hit@1 unchanged everywhere."""
+    50.5 -> 50.2 (one issue); lite-dev 22 unchanged; function Hit@1 unchanged everywhere
+    (commands: bench/README.md, "Session 8")."""
     out: list[tuple[UnitVote, list[UnitVote]]] = []
     first: dict[tuple[str, str], list[UnitVote]] = {}
     for v in votes:

@@ -28,13 +28,13 @@ def one_line_callers_question(query: str) -> bool:
     """A question of one line that asks who calls a function: it names what it asks about.
     An issue text saying "where the hook is called twice" in its fourth line is not one
     (8 of the 458 tuning texts match ``asks_for_callers`` somewhere, none in their title)."""
-    return "\n" not in query.strip() and asks_for_callers(query)
+    return _one_line(query) and asks_for_callers(query)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# What a question about a name itself says besides the name and STOP_WORDS (which hold
-# "use", "used", "uses", "how", "where", "what", ...).
-_ABOUT_A_NAME = frozenset(
+# What a question about a name itself says besides the name: STOP_WORDS (which hold "use",
+# "used", "uses", "how", "where", "what", ...) and these.
+_ABOUT_A_NAME = STOP_WORDS | frozenset(
     re.findall(
         r"\w+",
         """define defined definition declared declaration implemented implementation work works
@@ -42,29 +42,28 @@ _ABOUT_A_NAME = frozenset(
         come comes called named""",
     )
 )
-
-
-def names_asked_about(query: str) -> frozenset[str]:
-    """The names a one-line question asks about themselves ("where is X defined?", "how is
-    X used?", "what does X do?"): the identifiers it writes when every other word is a stop
-    word or one of ``_ABOUT_A_NAME``; empty for any other query."""
-    if "\n" in query.strip():
-        return frozenset()
-    words = _WORD.findall(query)
-    rest = [w for w in words if w.lower() in STOP_WORDS or w.lower() in _ABOUT_A_NAME]
-    names = frozenset(w for w in words if w not in rest)
-    return names if len(names) == 1 and len(words) > 1 else frozenset()
-
-
-_CALL_WORDS = frozenset(
+# A question with nothing to look for says only those and words about calls.
+_NOTHING = _ABOUT_A_NAME | frozenset(
     {"call", "calls", "called", "calling", "caller", "callers", "site", "sites"}
 )
 
 
+def names_asked_about(query: str) -> frozenset[str]:
+    """The names a one-line question asks about themselves ("where is X defined?", "how is
+    X used?", "what does X do?"): the identifier it writes when every other word is in
+    ``_ABOUT_A_NAME``; empty for any other query."""
+    if not _one_line(query):
+        return frozenset()
+    words = _WORD.findall(query)
+    names = frozenset(w for w in words if w.lower() not in _ABOUT_A_NAME)
+    return names if len(names) == 1 and len(words) > 1 else frozenset()
+
+
 def says_nothing(query: str) -> bool:
-    """A one-line question whose every word is a stop word or a word about names and calls
-    ("who calls?", "where is defined?"): nothing in it to look for, so nothing is guessed."""
-    if "\n" in query.strip():
-        return False
-    ignored = STOP_WORDS | _ABOUT_A_NAME | _CALL_WORDS
-    return all(w.lower() in ignored for w in _WORD.findall(query))
+    """A one-line question whose every word is in ``_NOTHING`` ("who calls?", "where is
+    defined?"): nothing in it to look for, so nothing is guessed."""
+    return _one_line(query) and all(w.lower() in _NOTHING for w in _WORD.findall(query))
+
+
+def _one_line(query: str) -> bool:
+    return "\n" not in query.strip()

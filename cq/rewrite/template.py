@@ -15,7 +15,7 @@ Acc@1/3/5/10 and function Hit@1: rust_tuning 123 13.0/30.9/42.3/62.6, 15.3 ->
 35.1/55.0/64.2/69.3, 35.9 -> 35.1/54.6/63.9/69.3, 36.6 (5 higher, 8 lower, most past rank 20:
 the reporter's GPU and CUDA lines had happened to match a DDP bug's file); lite-dev 22
 unchanged (its pydicom issue's finding after the version table kept: see ``_prose``). Titles
-have no such sections.
+have no such sections. Commands: bench/README.md, "Session 8".
 """
 
 from __future__ import annotations
@@ -25,14 +25,12 @@ import re
 _WORD = re.compile(r"[a-z]+")
 # Heading words (lower-cased, punctuation and emoji dropped) that open an environment or
 # checklist section.
-_ENVIRONMENT = (
-    re.compile(
-        r"(your |system |platform |software )?environment( info(rmation)?| details)?"
-        r"|system info(rmation)?|specifications|platform|(operating system|os)( version)?"
-        r"|versions?( info(rmation)?)?"
-        r"|(\w+ )?version|affected versions? of \w+|versions? of \w+( used)?"
-        r"|(please |make sure you )?(complete|completed) the following tasks|checklist"
-    ),
+_ENVIRONMENT = re.compile(
+    r"(your |system |platform |software )?environment( info(rmation)?| details)?"
+    r"|system info(rmation)?|specifications|platform|(operating system|os)( version)?"
+    r"|versions?( info(rmation)?)?"
+    r"|(\w+ )?version|affected versions? of \w+|versions? of \w+( used)?"
+    r"|(please |make sure you )?(complete|completed) the following tasks|checklist"
 )
 # A "Configuration" section is the environment when it is a table of versions (nushell's
 # form pastes ``version``'s output); a config file's text under that heading is kept.
@@ -52,7 +50,7 @@ def without_environment(text: str) -> str:
         heading = _heading(line)
         if heading is not None:
             title = " ".join(_WORD.findall(heading.lower()))
-            dropping = any(p.fullmatch(title) for p in _ENVIRONMENT) or (
+            dropping = _ENVIRONMENT.fullmatch(title) is not None or (
                 title == _CONFIGURATION and _version_table(lines[i + 1 :])
             )
             seen = blank = False
