@@ -25,12 +25,14 @@ import re
 _WORD = re.compile(r"[a-z]+")
 # Heading words (lower-cased, punctuation and emoji dropped) that open an environment or
 # checklist section.
+# ``\b`` first: tried only where a word starts, a long run of letters is not rescanned from
+# each of them by ``(\w+ )?version`` (bench/rewrite_hostile.py scans it with finditer).
 _ENVIRONMENT = re.compile(
-    r"(your |system |platform |software )?environment( info(rmation)?| details)?"
+    r"\b(?:(your |system |platform |software )?environment( info(rmation)?| details)?"
     r"|system info(rmation)?|specifications|platform|(operating system|os)( version)?"
     r"|versions?( info(rmation)?)?"
     r"|(\w+ )?version|affected versions? of \w+|versions? of \w+( used)?"
-    r"|(please |make sure you )?(complete|completed) the following tasks|checklist"
+    r"|(please |make sure you )?(complete|completed) the following tasks|checklist)"
 )
 # A "Configuration" section is the environment when it is a table of versions (nushell's
 # form pastes ``version``'s output); a config file's text under that heading is kept.
