@@ -120,3 +120,23 @@ def test_a_question_about_a_name_itself_is_answered_by_its_definition(tmp_path: 
     md = run_cq("search", "how does a nested schema load its errors?", "--root", str(tmp_path))
     answer = next(ln for ln in md.stdout.splitlines() if ln.startswith("**Answer:**"))
     assert "`deserialize`" in answer, answer  # a question about words: the best function
+
+
+READER = '''def read_elements_from_file(fp):
+    """Every element of a file, in order."""
+    return [line.split("=") for line in fp]
+'''
+WRITER = '''def write_elements(fp, elements):
+    """Each element as one key=value line."""
+    for key, value in elements:
+        fp.write(f"{key}={value}\\n")
+'''
+
+
+def test_an_irregular_verb_meets_the_names_of_its_base(tmp_path: Path) -> None:
+    """ "written" is ``write``: no suffix rule leads there, and the reader's name, which says
+    "elements" and "file", won the question before."""
+    root = write_tree(tmp_path / "repo", {"codec/reader.py": READER, "codec/writer.py": WRITER})
+    for question in ("how are elements written to a file?", "where are the elements written?"):
+        names = relevant_functions(root, question)
+        assert names[0] == "codec/writer.py::write_elements", (question, names)

@@ -65,7 +65,7 @@ from cq.index.mentions import (
 from cq.index.words import prose_words, split_words
 from cq.model.index_tuning import IndexTuning
 from cq.rank import path_role
-from cq.rewrite import extract_mentions, numbered, without_environment
+from cq.rewrite import IRREGULAR_FORMS, extract_mentions, numbered, without_environment
 
 
 class IndexHit(msgspec.Struct, frozen=True, kw_only=True):
@@ -147,7 +147,8 @@ def query_words(
     frequent words), times ``title`` for the words of its first line when more lines
     follow; the rewriter's terms too. English function words are left out
     (``words.FUNCTION_WORDS``); a word and a number written apart are asked joined as well,
-    as code spells them ("RFC 3339" -> rfc3339, which the body's tokenizer keeps whole)."""
+    as code spells them ("RFC 3339" -> rfc3339, which the body's tokenizer keeps whole), and
+    an irregular verb's past form its base too ("built" -> build)."""
     counts = Counter(w for w in prose_words(text) if len(w) > 1)
     counts.update(f"{word}{number}".lower() for word, number in numbered(text))
     most = counts.most_common(max_words)
@@ -157,6 +158,9 @@ def query_words(
         for w in set(split_words(lines[0]).split()):
             if w in weights:
                 weights[w] = round(weights[w] * title, 3)
+    for w, weight in list(weights.items()):
+        if base := IRREGULAR_FORMS.get(w):  # "written": code says write_*
+            weights.setdefault(base, weight)
     for term in terms:
         for w in split_words(term).split():
             if len(w) > 1:

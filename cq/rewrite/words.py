@@ -123,10 +123,40 @@ def subwords(name: str) -> list[str]:
     return out
 
 
+# Irregular past forms of verbs that name what code does: no suffix leads from ``written`` to
+# ``write``, so "how are data elements written to a file?" (pydicom) mapped onto reading
+# functions, none named ``write_*``. Left out: forms an issue text uses for the reporter's
+# story or a symptom more than for what code does ("I ran", "it took", "given a list", "is
+# broken", "was thrown", "lost"), forms that are other words ("left", "found", "bound"), and
+# verbs in STOP_WORDS or GENERIC_WORDS (got, made, done).
+IRREGULAR_FORMS = {
+    form: base
+    for base, forms in {
+        "write": "written wrote overwritten overwrote rewritten rewrote",
+        "build": "built rebuilt",
+        "send": "sent resent",
+        "show": "shown",
+        "hide": "hidden hid",
+        "choose": "chosen chose",
+        "draw": "drawn drew redrawn",
+        "freeze": "frozen froze",
+        "hold": "held",
+        "keep": "kept",
+        "begin": "begun began",
+        "seek": "sought",
+        "feed": "fed",
+        "spin": "spun",
+    }.items()
+    for form in forms.split()
+}
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A crude, deterministic suffix stripper: ``inserted``/``insert``, ``edges``/``edge``."""
+    """A crude, deterministic suffix stripper: ``inserted``/``insert``, ``edges``/``edge``;
+    irregular verbs by a table (``written``/``write``)."""
     w = word.lower()
+    w = IRREGULAR_FORMS.get(w, w)
     for suffix, replacement in _SUFFIXES:
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
             w = w[: -len(suffix)] + replacement
