@@ -140,3 +140,28 @@ def test_an_irregular_verb_meets_the_names_of_its_base(tmp_path: Path) -> None:
     for question in ("how are elements written to a file?", "where are the elements written?"):
         names = relevant_functions(root, question)
         assert names[0] == "codec/writer.py::write_elements", (question, names)
+
+
+TEMPLATES = '''class Template:
+    """A page with holes."""
+
+    def render(self, context):
+        """Fill the holes from the context."""
+        return self.source.format(**context)
+
+
+def find_used_templates(root):
+    """The templates a page includes."""
+    return sorted(root.glob("*.html"))
+'''
+
+
+def test_an_inflected_word_meets_the_name_of_its_base(tmp_path: Path) -> None:
+    """ "rendered" meets ``render``: the rewriter stems both alike ("render" was "rend",
+    "rendered" "render"), and the index is asked the base of a one-line question's word."""
+    root = write_tree(tmp_path / "repo", {"pages/template.py": TEMPLATES})
+    question = "how are templates rendered?"
+    run = run_cq("search", question, "--root", str(root), "--format", "json")
+    assert "render" in run.json()["summary"]["rewrite"]["identifiers"]
+    names = relevant_functions(root, question)
+    assert names[0] == "pages/template.py::Template.render", names

@@ -62,7 +62,7 @@ from cq.index.mentions import (
     merged,
     named_files,
 )
-from cq.index.words import prose_words, split_words
+from cq.index.words import base_forms, prose_words, split_words
 from cq.model.index_tuning import IndexTuning
 from cq.rank import path_role
 from cq.rewrite import IRREGULAR_FORMS, extract_mentions, numbered, without_environment
@@ -113,6 +113,8 @@ def ask(
     if one_line:
         terms = ()  # see the module docstring: the terms drown a short question's words
     words = query_words(text, terms, tuning.max_words, tuning.title_weight)
+    if one_line:  # "how are templates rendered?": the code says render
+        words = with_base_forms(words, tuning.base_form_weight)
     hits = msgspec.structs.replace(search_index(index, words, tuning), one_line=one_line)
     if not py and not rust:
         return hits
@@ -166,6 +168,16 @@ def query_words(
             if len(w) > 1:
                 weights.setdefault(w, 1.0)
     return weights
+
+
+def with_base_forms(words: dict[str, float], share: float) -> dict[str, float]:
+    """``words`` and the base forms of its inflected ones (``words.base_forms``) at ``share``
+    of their weight; a base the question says itself keeps its own weight."""
+    out = dict(words)
+    for w, weight in words.items():
+        for base in base_forms(w):
+            out.setdefault(base, round(weight * share, 3))
+    return out
 
 
 def search_index(index: Any, words: dict[str, float], tuning: IndexTuning) -> IndexHits:

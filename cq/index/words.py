@@ -52,3 +52,25 @@ def prose_words(text: str) -> list[str]:
     """The words of a question or an issue text as the index is asked: ``split_words``
     without ``FUNCTION_WORDS``."""
     return [w for w in split_words(text).split() if w not in FUNCTION_WORDS]
+
+
+def base_forms(word: str) -> tuple[str, ...]:
+    """What an inflected English word may be the form of, for code that names the base:
+    ``rendered`` -> render, rendere; ``parsing`` -> pars, parse; ``stopped`` -> stopp, stoppe,
+    stop; ``entries`` -> entry; ``caches`` -> cach, cache. Spellings no document holds match
+    nothing. Bases under 3 letters are left out."""
+    w = word.lower()
+    if len(w) < 5 or not w.isalpha():
+        return ()
+    if w.endswith(("ies", "ied")):
+        found = [w[:-3] + "y"]
+    elif w.endswith(("ing", "ed")):
+        stem = w[:-3] if w.endswith("ing") else w[:-2]
+        found = [stem, stem + "e"] + ([stem[:-1]] if stem[-1] == stem[-2] else [])
+    elif w.endswith("es"):
+        found = [w[:-2], w[:-1]]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        found = [w[:-1]]
+    else:
+        return ()
+    return tuple(f for f in dict.fromkeys(found) if len(f) >= 3 and f != w)

@@ -84,24 +84,26 @@ _CAPITALISED = re.compile(r"[A-Z][a-z]+[A-Z]\w*")
 # retrying a long word from each of its letters was quadratic (bench/rewrite_hostile.py).
 _DOTTED_NAME = re.compile(r"(?<!\w)[A-Za-z_]\w*+(?:(?:\.|::)[A-Za-z_]\w*+)+(?:\(\))?")
 _LOWER_PAIR = re.compile(r"(?<![a-z])[a-z]++\.[a-z]+")
-_SUFFIXES = (
-    ("izations", "iz"),
-    ("ization", "iz"),
-    ("isation", "is"),
-    ("ations", "at"),
-    ("ation", "at"),
-    ("ments", ""),
-    ("ment", ""),
+# Inflections first, then one derivation: "rendered" -> "render" -> "rend", as "render" ->
+# "rend". One pass over a single list left "rendered" at "render" and "render" at "rend", so a
+# question about something "rendered" never met a function named ``render`` (askama), nor
+# "filtered" ``filter``, "registered" ``register``, "ordered" ``order``.
+_INFLECTIONS = (
     ("ings", ""),
     ("ing", ""),
     ("ies", "y"),
     ("ied", "y"),
-    ("ers", ""),
-    ("er", ""),
     ("ed", ""),
     ("es", ""),
     ("s", ""),
     ("ly", ""),
+)
+_DERIVATIONS = (
+    ("ization", "iz"),
+    ("isation", "is"),
+    ("ation", "at"),
+    ("ment", ""),
+    ("er", ""),
 )
 
 
@@ -156,15 +158,28 @@ def stem(word: str) -> str:
     """A crude, deterministic suffix stripper: ``inserted``/``insert``, ``edges``/``edge``;
     irregular verbs by a table (``written``/``write``)."""
     w = word.lower()
-    w = IRREGULAR_FORMS.get(w, w)
-    for suffix, replacement in _SUFFIXES:
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
-            w = w[: -len(suffix)] + replacement
-            break
-    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-        w = w[:-1]  # "mapp" (from mapping) -> "map"
+    w = _undouble(_strip(IRREGULAR_FORMS.get(w, w), _INFLECTIONS))
+    w = _strip(w, _DERIVATIONS)
+    if w.endswith("er"):
+        w = _strip(w, _DERIVATIONS)  # "renderer" -> "render" -> "rend"
+    w = _undouble(w)
     if len(w) > 3 and w.endswith("e"):
         w = w[:-1]  # "validate" and "validation" both end as "validat"
+    return w
+
+
+def _undouble(w: str) -> str:
+    """``mapp`` (from mapping) -> ``map``, ``inferr`` (from inferred) -> ``infer``."""
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        return w[:-1]
+    return w
+
+
+def _strip(w: str, suffixes: tuple[tuple[str, str], ...]) -> str:
+    """``w`` without the first of ``suffixes`` it ends with, if 3 letters stay ("ss" kept)."""
+    for suffix, replacement in suffixes:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+            return w[: -len(suffix)] + replacement
     return w
 
 
