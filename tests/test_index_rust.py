@@ -78,6 +78,16 @@ def test_a_file_a_rust_issue_names_by_its_panic_location_leads(crate: Path) -> N
     assert first["file"] == "src/validator.rs" and first["explain"]["file_rank_named"] == 1
 
 
+def test_explain_names_the_fusion_a_rust_question_was_ranked_by(crate: Path) -> None:
+    """A one-line question has its own weights (``index.one_line``); an issue text Rust's."""
+    for text, weights in (
+        ("how are the matches validated?", "index.one_line"),
+        (PANIC, "index.fusion"),
+    ):
+        data = search(crate, text, "--explain")
+        assert {f["explain"].get("file_fusion") for f in data["findings"]} == {weights}
+
+
 def test_relevant_functions_of_a_rust_question_are_functions(crate: Path) -> None:
     data = search(crate, "how does the parser get the matches of the command line?")
     names = functions(data)

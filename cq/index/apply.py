@@ -19,6 +19,7 @@ from cq.index.fuse import (
     fused_files,
     fused_units,
     fusion_for,
+    fusion_name,
     index_file_order,
     with_namesakes,
 )
@@ -46,7 +47,7 @@ def fuse_findings(
     numbers, roles = tuning.index, tuning.rank.role
     rg_files = list(dict.fromkeys(f.file for f in ranked))
     fusion = fusion_for(rg_files, evidence.hits, numbers)
-    weights = "index.python" if fusion is numbers.python else "index.fusion"
+    weights = fusion_name(fusion, numbers)
     index_files = index_file_order(evidence.hits, fusion, roles)
     known = evidence.manifest
     sizes = {f: known[f].size for f in (*rg_files, *index_files) if f in known}

@@ -37,6 +37,12 @@ def fusion_for(rg_files: list[str], hits: IndexHits, tuning: IndexTuning | None 
     return tuning.one_line if hits.one_line else tuning.fusion
 
 
+def fusion_name(fusion: Fusion, tuning: IndexTuning) -> str:
+    """The tuning field ``fusion`` is (``index.python``), as ``--explain`` names the weights."""
+    fields = ("python", "fusion", "one_line")
+    return next((f"index.{f}" for f in fields if getattr(tuning, f) is fusion), "index")
+
+
 class FileVote(msgspec.Struct, frozen=True, kw_only=True):
     """One file's place in the fused order, with both signals (``--explain`` shows them)."""
 
