@@ -236,3 +236,25 @@ def test_a_method_many_types_implement_in_one_file_is_listed_once(tmp_path: Path
     markdown = run_cq("search", "-", "--root", str(crate), stdin=question).stdout
     others = ", ".join(str(n) for n in sorted(in_values[0]["namesakes"])[:6])
     assert f"8 more `possible_values` in this file (lines {others}, …)" in markdown, markdown
+
+
+def test_a_source_file_s_own_tests_do_not_answer_a_question(tmp_path: Path) -> None:
+    """A ``mod tests`` inside a source file is test code, as ``tests/`` is: its functions, whose
+    names say the question's words over and over, come after the function they test; a
+    question about tests keeps them first."""
+    template = (
+        "/// Find the template a project asks for.\n"
+        "pub fn locate_template(root: &str) -> String {\n    root.to_string()\n}\n\n"
+        "#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
+        + "".join(
+            f"    #[test]\n    fn locate_template_{case}() {{\n"
+            f'        assert_eq!(locate_template("{case}"), "{case}");\n    }}\n\n'
+            for case in ("finds_a_template", "locates_nested_template", "template_missing")
+        )
+        + "}\n"
+    )
+    crate = write_tree(tmp_path / "crate", {"src/lib.rs": template})
+    question = "how is the template located?"
+    assert functions(search(crate, question))[0] == "src/lib.rs::locate_template"
+    tested = functions(search(crate, question, "--focus", "tests"))
+    assert tested[0].startswith("src/lib.rs::tests::locate_template_"), tested
