@@ -6,7 +6,9 @@ No I/O, no cq imports beyond the standard library: pure functions over strings.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
+from types import MappingProxyType
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -131,26 +133,28 @@ def subwords(name: str) -> list[str]:
 # story or a symptom more than for what code does ("I ran", "it took", "given a list", "is
 # broken", "was thrown", "lost"), forms that are other words ("left", "found", "bound"), and
 # verbs in STOP_WORDS or GENERIC_WORDS (got, made, done).
-IRREGULAR_FORMS = {
-    form: base
-    for base, forms in {
-        "write": "written wrote overwritten overwrote rewritten rewrote",
-        "build": "built rebuilt",
-        "send": "sent resent",
-        "show": "shown",
-        "hide": "hidden hid",
-        "choose": "chosen chose",
-        "draw": "drawn drew redrawn",
-        "freeze": "frozen froze",
-        "hold": "held",
-        "keep": "kept",
-        "begin": "begun began",
-        "seek": "sought",
-        "feed": "fed",
-        "spin": "spun",
-    }.items()
-    for form in forms.split()
-}
+IRREGULAR_FORMS: Mapping[str, str] = MappingProxyType(
+    {
+        form: base
+        for base, forms in {
+            "write": "written wrote overwritten overwrote rewritten rewrote",
+            "build": "built rebuilt",
+            "send": "sent resent",
+            "show": "shown",
+            "hide": "hidden hid",
+            "choose": "chosen chose",
+            "draw": "drawn drew redrawn",
+            "freeze": "frozen froze",
+            "hold": "held",
+            "keep": "kept",
+            "begin": "begun began",
+            "seek": "sought",
+            "feed": "fed",
+            "spin": "spun",
+        }.items()
+        for form in forms.split()
+    }
+)
 
 
 @lru_cache(maxsize=65536)
