@@ -165,3 +165,31 @@ def test_an_inflected_word_meets_the_name_of_its_base(tmp_path: Path) -> None:
     assert "render" in run.json()["summary"]["rewrite"]["identifiers"]
     names = relevant_functions(root, question)
     assert names[0] == "pages/template.py::Template.render", names
+
+
+EVAL = '''def eval_pipeline(stack, pipeline):
+    """Run each element, feeding the next."""
+    for element in pipeline.elements:
+        stack = element.run(stack)
+    return stack
+
+
+class Pipeline:
+    """Elements joined by pipes."""
+
+    def __init__(self, elements):
+        self.elements = elements
+
+    def is_empty(self):
+        return not self.elements
+'''
+
+
+def test_a_word_code_abbreviates_meets_the_abbreviated_name(tmp_path: Path) -> None:
+    """ "evaluated" meets ``eval_pipeline``: code writes eval, args, config where a question
+    spells the word out."""
+    root = write_tree(tmp_path / "repo", {"engine/eval.py": EVAL})
+    question = "how is a pipeline evaluated?"
+    run = run_cq("search", question, "--root", str(root), "--format", "json")
+    assert "eval_pipeline" in run.json()["summary"]["rewrite"]["identifiers"]
+    assert relevant_functions(root, question)[0] == "engine/eval.py::eval_pipeline"

@@ -22,6 +22,7 @@ from cq.rewrite.paths import frame_literals, module_hints, path_hints
 from cq.rewrite.plan import RewritePlan, cap_patterns
 from cq.rewrite.vocabulary import Vocabulary
 from cq.rewrite.words import (
+    ABBREVIATIONS,
     GENERIC_WORDS,
     STOP_WORDS,
     SYNONYMS,
@@ -157,7 +158,7 @@ def map_words(
 @cache
 def _synonym_stems() -> dict[str, frozenset[str]]:
     table: dict[str, set[str]] = {}
-    for word, alternatives in SYNONYMS.items():
+    for word, alternatives in (*SYNONYMS.items(), *ABBREVIATIONS.items()):
         table.setdefault(stem(word), set()).update(stem(a) for a in alternatives)
     return {k: frozenset(v - {k}) for k, v in table.items()}
 
