@@ -258,3 +258,32 @@ def test_a_source_file_s_own_tests_do_not_answer_a_question(tmp_path: Path) -> N
     assert functions(search(crate, question))[0] == "src/lib.rs::locate_template"
     tested = functions(search(crate, question, "--focus", "tests"))
     assert tested[0].startswith("src/lib.rs::tests::locate_template_"), tested
+
+
+def test_a_question_s_auxiliary_is_does_not_pick_is_methods(tmp_path: Path) -> None:
+    """ "how is a pipeline evaluated?": "is" is the question's auxiliary, not the ``is_`` of
+    short predicates, and "evaluated" is what code calls ``eval``."""
+    pipeline = (
+        "pub struct Pipeline {\n    pub elements: Vec<String>,\n}\n\nimpl Pipeline {\n"
+        + "".join(
+            f"    pub fn is_{name}(&self) -> bool {{\n        self.elements.{test}\n    }}\n\n"
+            for name, test in (("empty", "is_empty()"), ("single", "len() == 1"))
+        )
+        + "}\n"
+    )
+    evaluate = (
+        "use crate::pipeline::Pipeline;\n\n"
+        "/// Run each element of the pipeline, feeding its output to the next.\n"
+        "pub fn eval_pipeline(pipeline: &Pipeline, input: String) -> String {\n"
+        "    pipeline.elements.iter().fold(input, |acc, element| acc + element)\n}\n"
+    )
+    crate = write_tree(
+        tmp_path / "crate",
+        {
+            "src/lib.rs": "pub mod eval;\npub mod pipeline;\n",
+            "src/eval.rs": evaluate,
+            "src/pipeline.rs": pipeline,
+        },
+    )
+    names = functions(search(crate, "how is a pipeline evaluated?"))
+    assert names[0] == "src/eval.rs::eval_pipeline", names

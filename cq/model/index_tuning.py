@@ -211,7 +211,8 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "measured: --requery of titles (one-line), base forms at 0.25/0.5/1.0: file Acc@5 "
             "python_tuning 53.7 -> 54.0 each, rust 43.1 -> 43.1/43.9/43.9, lite-dev 81.8 kept; "
             "Acc@10 python 61.7 -> 61.0/60.4/60.4, rust 55.3 -> 57.7, lite 90.9 -> 90.9/86.4/"
-            "86.4: 1-4 issues either way; Acc@5 decides. Texts never ask them"
+            "86.4: 1-4 issues either way; Acc@5 decides. Texts never ask them. A word's "
+            "abbreviations (evaluated -> eval) are asked at this share too"
         ),
     ] = 0.5
     max_words: Annotated[

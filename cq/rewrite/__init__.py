@@ -25,9 +25,10 @@ from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.template import without_environment
 from cq.rewrite.trigger import remember_primary, rewrite_trigger
-from cq.rewrite.words import IRREGULAR_FORMS, numbered
+from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, numbered
 
 __all__ = [
+    "ABBREVIATIONS",
     "IRREGULAR_FORMS",
     "Mentions",
     "Rewrite",
