@@ -26,6 +26,8 @@ def answer_key(finding: dict) -> str:
     sep = "::" if finding["file"].endswith(".rs") else "."
     name = finding["text"].split(".")[-1].split("::")[-1]
     scope = finding.get("containing_scope") or ""
+    if scope == name or scope.endswith(sep + name):
+        scope = scope[: -len(name)].removesuffix(sep)  # a definition's scope is itself
     return f"{finding['file']}::{scope + sep if scope else ''}{name}"
 
 

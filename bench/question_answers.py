@@ -1,0 +1,74 @@
+"""Does a one-line question's Answer name the function that answers it? One search each.
+
+The tuning sets hold issues, whose titles are the nearest thing they have to a question; this
+set (``bench/data/questions.jsonl``) holds questions as an engineer or an agent asks them,
+each on a tuning-set tree (``prepare_eval_trees.py``) with the functions that answer it,
+read off the code by hand. Hand-written from cq's own failures in session 9, so it shows
+whether those stay fixed, not how cq does on questions it has not seen: keep it small and do
+not fit numbers to it. The Answer (``summary.primary``'s definition) and the first Relevant
+Function are checked as ``answer_hits.py`` checks them (``_loc.function_hit``).
+
+    CQ_LLM=off python bench/question_answers.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import _loc
+from answer_hits import answer_key
+
+QUESTIONS = Path(__file__).parent / "data" / "questions.jsonl"
+
+
+def ask(row: dict, trees: Path) -> tuple[str, str] | None:
+    """(the Answer's ``path::Scope.name``, the first Relevant Function's), empty when none."""
+    tree = trees / row["tree"]
+    if not tree.is_dir():
+        return None
+    argv = [sys.executable, "-m", "cq", "search", row["question"], "--format", "json"]
+    proc = subprocess.run([*argv, "--root", str(tree)], capture_output=True, check=False)
+    if not proc.stdout:
+        return ("", "")
+    data = json.loads(proc.stdout)
+    primary = data["summary"].get("primary")
+    answer = answer_key(data["findings"][primary]) if primary is not None else ""
+    section = next((s for s in data["sections"] if s["type"] == "functions"), None)
+    first = section["functions"][0]["name"] if section and section["functions"] else ""
+    return (answer, first)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", default=str(QUESTIONS))
+    ap.add_argument("--trees", default="/work/eval-trees")
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    rows = [json.loads(ln) for ln in Path(args.questions).read_text().splitlines() if ln]
+    trees = Path(args.trees)
+    with ThreadPoolExecutor(args.jobs) as pool:
+        got = list(pool.map(lambda r: ask(r, trees), rows))
+    asked = answered = first_hit = 0
+    for row, result in zip(rows, got, strict=True):
+        if result is None:
+            print(f"- {row['tree']}: no tree", file=sys.stderr)
+            continue
+        answer, first = result
+        hit = bool(answer and _loc.function_hit([answer], row["answers"]))
+        asked += 1
+        answered += hit
+        first_hit += bool(first and _loc.function_hit([first], row["answers"]))
+        print(f"{'ok ' if hit else 'no '} {row['question']} ({row['tree']}): {answer or '-'}")
+    n = max(1, asked)
+    share = f"Answer {100 * answered / n:.1f}%, first function {100 * first_hit / n:.1f}%"
+    print(f"{asked} questions; {share}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
