@@ -25,11 +25,10 @@ from cq.errors import SearchCancelledError
 from cq.index.build import IndexUpdate, OpenIndex, Progress, TooLarge, update_index
 from cq.index.location import clear_index
 from cq.index.manifest import Manifest
-from cq.index.query import IndexHits, ask, query_words
+from cq.index.query import IndexHits, ask, asked_words
 from cq.model import SearchRequest
 from cq.model.index_tuning import IndexTuning
 from cq.parse import Listing
-from cq.rewrite import without_environment
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
@@ -141,9 +140,9 @@ class IndexUpdateRun:
         opened, update = outcome
         request = self.request
         asked = time.perf_counter()
-        words = query_words(without_environment(request.query), terms, self.tuning.max_words)
+        words = asked_words(request.query, terms, self.tuning)
         try:
-            hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning)
+            hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning, words)
         except (OSError, ValueError, RuntimeError):
             if self._cleared():
                 return None
@@ -152,7 +151,7 @@ class IndexUpdateRun:
                 return again
             opened, update = again
             try:
-                hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning)
+                hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning, words)
             except (OSError, ValueError, RuntimeError):
                 return None
         keep = _in_scope(request)

@@ -216,7 +216,8 @@ def fused_units(
         score += fusion.fn_w_rg / (fusion.k + v.rank_rg) if v.rank_rg else 0.0
         f = file_ranks.get(v.file)
         score += fusion.w_unit_file / (fusion.k + f) if f else 0.0
-        if test_factor != 1.0 and (path_role(v.file) == "test" or _in_test_module(v)):
+        is_test = path_role(v.file) == "test" or _in_test_module(v)
+        if test_factor != 1.0 and is_test:  # 1.0: tests not demoted (focus tests, or Python)
             score *= test_factor
         out.append(msgspec.structs.replace(v, fused=round(score, 6)))
     return sorted(out, key=lambda v: (-v.fused, v.file, v.qualname))

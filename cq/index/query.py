@@ -102,9 +102,10 @@ def ask(
     text: str,
     terms: tuple[str, ...],
     tuning: IndexTuning | None = None,
+    words: dict[str, float] | None = None,
 ) -> IndexHits:
-    """Everything the index says about a question: BM25 hits for its words and the rewriter's
-    terms (a one-line question: its words only), the files it names (Python files; a
+    """Everything the index says about a question: BM25 hits for its words (``asked_words``,
+    unless the caller computed them), the files it names (Python files; a
     Rust tree's .rs files too), and for an issue text (more than one line) the Python files
     defining the names it writes as code. A one-line question may ask for a name's uses ("who
     calls build_graph"): its definition's file must not lead then; on titles alone the
@@ -116,14 +117,9 @@ def ask(
     py = [p for p in paths if p.endswith(".py")]
     rs = [p for p in paths if p.endswith(".rs")]
     rust = len(rs) * 2 > len(paths)
-    one_line = len([ln for ln in text.splitlines() if ln.strip()]) < 2
-    if one_line:
-        terms = ()  # see the module docstring: the terms drown a short question's words
-    words = query_words(
-        _without_auxiliary(text) if one_line else text, terms, tuning.max_words, tuning.title_weight
-    )
-    if one_line:  # "how are templates rendered?": the code says render
-        words = with_base_forms(words, tuning.base_form_weight)
+    one_line = _one_line(text)
+    if words is None:
+        words = asked_words(text, terms, tuning)
     hits = msgspec.structs.replace(search_index(index, words, tuning), one_line=one_line)
     if not py and not rust:
         return hits
@@ -149,6 +145,23 @@ def _named_by_title(text: str, py: list[str], tuning: IndexTuning) -> list[Menti
     out."""
     title = next((ln for ln in text.splitlines() if ln.strip()), "")
     return files_named_by_words(title, py, lambda p: path_role(p) != "test", tuning)
+
+
+def asked_words(text: str, terms: tuple[str, ...], tuning: IndexTuning) -> dict[str, float]:
+    """The words the index is asked for ``text``, with their weights: its own (an issue form's
+    environment sections cut) and the rewriter's ``terms``; a one-line question's own words
+    only, without the auxiliary "is" after its question word, with their base forms and
+    abbreviations (``with_base_forms``)."""
+    text = without_environment(text)
+    if not _one_line(text):
+        return query_words(text, terms, tuning.max_words, tuning.title_weight)
+    # the terms drown a short question's words (the module docstring)
+    words = query_words(_without_auxiliary(text), (), tuning.max_words, tuning.title_weight)
+    return with_base_forms(words, tuning.base_form_weight)  # "rendered": the code says render
+
+
+def _one_line(text: str) -> bool:
+    return len([ln for ln in text.splitlines() if ln.strip()]) < 2
 
 
 def query_words(
