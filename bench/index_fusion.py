@@ -16,6 +16,7 @@ repository, exactly as a search fuses them.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import subprocess
@@ -31,7 +32,9 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cq.index.build import update_index
+from cq.index.coverage import by_coverage, unit_words
 from cq.index.fuse import (
+    UnitVote,
     fused_files,
     fused_units,
     fusion_for,
@@ -39,9 +42,10 @@ from cq.index.fuse import (
     with_namesakes,
 )
 from cq.index.manifest import Manifest
-from cq.index.query import IndexHits, ask
+from cq.index.query import IndexHits, ask, asked_words
 from cq.index.scopes import rg_scope_key
-from cq.model.index_tuning import PYTHON_FUSION, Fusion
+from cq.index.units import Unit, file_units
+from cq.model.index_tuning import PYTHON_FUSION, Fusion, IndexTuning
 
 _lock = threading.Lock()
 
@@ -133,20 +137,60 @@ def _terms(query: str, tree: Path) -> tuple[str, ...]:
     return summary.identifiers + summary.literals
 
 
+class Reread:
+    """What a search reads to reorder its first Relevant Functions (``cq/index/coverage.py``):
+    each issue's tree for the units' text, its text for the words the index was asked."""
+
+    def __init__(self, trees: Path, eval_dir: Path) -> None:
+        self.trees, self.eval_dir = trees, eval_dir
+        self.rows: dict[str, dict] = {}
+
+    def words(self, s: Signals) -> dict[str, float]:
+        if s.id not in self.rows:
+            for row in _loc.load_rows(str(self.eval_dir / s.set)):
+                self.rows[row["instance_id"]] = row
+        query = _loc.query_text(self.rows[s.id], s.text)
+        return asked_words(query, tuple(s.terms), IndexTuning())
+
+    def reader(self, s: Signals) -> Callable[[UnitVote], frozenset[str] | None]:
+        def read(vote: UnitVote) -> frozenset[str] | None:
+            u = self._units(s.id, vote.file).get(vote.qualname)
+            return unit_words(f"{u.names} {u.signature} {u.doc} {u.text}") if u else None
+
+        return read
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 (one per bench run)
+    def _units(self, issue: str, path: str) -> dict[str, Unit]:
+        try:
+            text = (self.trees / issue / path).read_text(errors="replace")
+        except OSError:
+            return {}
+        found: dict[str, Unit] = {}
+        for u in file_units(text, "rust" if path.endswith(".rs") else "python"):
+            found.setdefault(u.qualname, u)
+        return found
+
+
+REREAD: Reread | None = None  # set by main(); None: Relevant Functions as fused (older runs)
+
+
 def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list[str]]]:
-    """Per method: (files, function names ``path::qualname``) in rank order."""
+    """Per method: (files, function names ``path::qualname``) in rank order; the fused
+    functions' first ones reordered by their text as a search does (``REREAD``)."""
     fusion = fusion_for(s.rg_files, s.hits) if fusion is None else fusion
     ix_files = index_file_order(s.hits, fusion)
     tests = s.focus == "tests"
     votes = fused_files(s.rg_files, ix_files, fusion, s.hits, tests_wanted=tests, sizes=s.sizes)
     fused = [v.file for v in votes]
     ranks = {f: i for i, f in enumerate(fused, 1)}
-    units = [
-        u
-        for u, _ in with_namesakes(
-            fused_units(s.hits.units, s.rg_scopes, ranks, fusion, tests_wanted=tests)
-        )
-    ]
+    voted = with_namesakes(
+        fused_units(s.hits.units, s.rg_scopes, ranks, fusion, tests_wanted=tests)
+    )
+    if REREAD is not None:
+        numbers = IndexTuning()
+        top, share = numbers.coverage_units, numbers.coverage_weight
+        voted = by_coverage(voted, REREAD.words(s), REREAD.reader(s), top, share)
+    units = [u for u, _ in voted]
     rg_fns = [f"{f}::{q}" for f, q in dict.fromkeys(s.rg_scopes)]
     ix_fns = [f"{u.path}::{u.qualname}" for u in s.hits.units if u.kind != "module"]
     return {
@@ -212,7 +256,20 @@ def main() -> int:
         "the JSONL sets the issue texts come from); the files are rewritten",
     )
     ap.add_argument("--tables", action="store_true", help="per-repository tables")
+    ap.add_argument(
+        "--eval-dir",
+        default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "eval"),
+        help="the sets' JSONL files (the issue texts Relevant Functions are reread for)",
+    )
+    ap.add_argument(
+        "--no-reread",
+        action="store_true",
+        help="Relevant Functions as fused, without the coverage reorder (before session 10)",
+    )
     args = ap.parse_args()
+    global REREAD
+    if not args.no_reread:
+        REREAD = Reread(Path(args.trees).resolve(), Path(args.eval_dir))
     if args.gather:
         rows = _loc.sample(_loc.load_rows(args.data), args.sample)
         got = _loc.run_all(rows, lambda r: gather(r, args, args.text), args.jobs)

@@ -1,14 +1,20 @@
 """Does a one-line question's Answer name the function that answers it? One search each.
 
-The tuning sets hold issues, whose titles are the nearest thing they have to a question; this
-set (``bench/data/questions.jsonl``) holds questions as an engineer or an agent asks them,
-each on a tuning-set tree (``prepare_eval_trees.py``) with the functions that answer it,
-read off the code by hand. Hand-written from cq's own failures in session 9, so it shows
-whether those stay fixed, not how cq does on questions it has not seen: keep it small and do
-not fit numbers to it. The Answer (``summary.primary``'s definition) and the first Relevant
-Function are checked as ``answer_hits.py`` checks them (``_loc.function_hit``).
+The tuning sets hold issues, whose titles are the nearest thing they have to a question; these
+sets hold questions as an engineer or an agent asks them, each on a tuning-set tree
+(``prepare_eval_trees.py``) with the functions that answer it, read off the code by hand:
 
-    CQ_LLM=off python bench/question_answers.py
+- ``bench/data/questions.jsonl`` (17): written from cq's own failures in session 9, so it
+  shows whether those stay fixed, not how cq does on questions it has not seen;
+- ``bench/data/questions-blind.jsonl`` (48, 24 Python and 24 Rust on 21 trees): written in
+  session 10 by a helper that read the code and never ran cq, before anything was changed
+  for them. Do not fit numbers to either.
+
+The Answer (``summary.primary``'s definition), the first Relevant Function and the first 5
+are checked as ``answer_hits.py`` checks them (``_loc.function_hit``); a line marked ``5``
+has a wrong Answer and a right function among the first 5.
+
+    CQ_LLM=off python bench/question_answers.py [--questions bench/data/questions-blind.jsonl]
 """
 
 from __future__ import annotations
@@ -26,21 +32,22 @@ from answer_hits import answer_key
 QUESTIONS = Path(__file__).parent / "data" / "questions.jsonl"
 
 
-def ask(row: dict, trees: Path) -> tuple[str, str] | None:
-    """(the Answer's ``path::Scope.name``, the first Relevant Function's), empty when none."""
+def ask(row: dict, trees: Path) -> tuple[str, list[str]] | None:
+    """(the Answer's ``path::Scope.name``, the Relevant Functions' in order), empty when
+    none."""
     tree = trees / row["tree"]
     if not tree.is_dir():
         return None
     argv = [sys.executable, "-m", "cq", "search", row["question"], "--format", "json"]
     proc = subprocess.run([*argv, "--root", str(tree)], capture_output=True, check=False)
     if not proc.stdout:
-        return ("", "")
+        return ("", [])
     data = json.loads(proc.stdout)
     primary = data["summary"].get("primary")
     answer = answer_key(data["findings"][primary]) if primary is not None else ""
     section = next((s for s in data["sections"] if s["type"] == "functions"), None)
-    first = section["functions"][0]["name"] if section and section["functions"] else ""
-    return (answer, first)
+    functions = [f["name"] for f in section["functions"]] if section else []
+    return (answer, functions)
 
 
 def main() -> int:
@@ -53,19 +60,23 @@ def main() -> int:
     trees = Path(args.trees)
     with ThreadPoolExecutor(args.jobs) as pool:
         got = list(pool.map(lambda r: ask(r, trees), rows))
-    asked = answered = first_hit = 0
+    asked = answered = first_hit = five_hit = 0
     for row, result in zip(rows, got, strict=True):
         if result is None:
             print(f"- {row['tree']}: no tree", file=sys.stderr)
             continue
-        answer, first = result
+        answer, functions = result
         hit = bool(answer and _loc.function_hit([answer], row["answers"]))
         asked += 1
         answered += hit
-        first_hit += bool(first and _loc.function_hit([first], row["answers"]))
-        print(f"{'ok ' if hit else 'no '} {row['question']} ({row['tree']}): {answer or '-'}")
+        first_hit += bool(functions and _loc.function_hit(functions[:1], row["answers"]))
+        in_five = bool(functions and _loc.function_hit(functions[:5], row["answers"]))
+        five_hit += in_five
+        mark = "ok " if hit else "5  " if in_five else "no "
+        print(f"{mark} {row['question']} ({row['tree']}): {answer or '-'}")
     n = max(1, asked)
     share = f"Answer {100 * answered / n:.1f}%, first function {100 * first_hit / n:.1f}%"
+    share += f", one of the first 5 functions {100 * five_hit / n:.1f}%"
     print(f"{asked} questions; {share}")
     return 0
 

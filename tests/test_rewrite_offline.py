@@ -268,11 +268,12 @@ def _two_cli_libraries(tmp_path: Path) -> Path:
         # the module the question names wins over one defining more of the same words
         # (its method leads: the first Relevant Function, cq/assemble/result.py)
         ("where does argcli format the help", "clilib/argcli.py", "format_help", "format_help"),
-        # a generic word ("files") as a name's second word, and the package named
+        # a generic word ("files") as a name's second word, and the package named; the
+        # method of the class that does it leads (its names say rotating and file)
         (
             "how does applog rotate files",
             "applog/handlers.py",
-            "RotatingFileHandler",
+            "do_rollover",
             "RotatingFileHandler",
         ),
         # one prose word spelling a whole CamelCase name

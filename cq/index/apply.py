@@ -9,9 +9,11 @@ Relevant Functions. Rank order inside a file is rg's.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import msgspec
 
+from cq.index.coverage import by_coverage, unit_words
 from cq.index.evidence import Evidence
 from cq.index.fuse import (
     FileVote,
@@ -30,6 +32,9 @@ from cq.model import Finding, RelevantFunction, ScoreBreakdown
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.rank import last_name, path_role
+
+if TYPE_CHECKING:
+    from cq.index.units import Unit
 
 
 def fuse_findings(
@@ -97,7 +102,9 @@ def fuse_findings(
         fused_units(
             evidence.hits.units, scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles
         )
-    )[: numbers.functions]
+    )
+    top, share = numbers.coverage_units, numbers.coverage_weight
+    units = by_coverage(units, evidence.words, lines.words, top, share)[: numbers.functions]
     first = units[0][0] if units else None
     if first is not None and first.line:
         vote = vote_of.get(first.file)
@@ -271,20 +278,30 @@ class _Lines:
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
         self.files: dict[str, list[str] | None] = {}
-        self.units: dict[str, dict[str, tuple[int, str]]] = {}
+        self.units: dict[str, dict[str, Unit]] = {}
 
     def unit(self, path: str, qualname: str) -> tuple[int, str] | None:
-        """The definition line and kind of the file's unit ``qualname`` (scanned once)."""
+        """The definition line and kind of the file's unit ``qualname``."""
+        u = self._scanned(path).get(qualname)
+        return (u.line, u.kind) if u is not None else None
+
+    def words(self, vote: UnitVote) -> frozenset[str] | None:
+        """The words of a Relevant Function's own text (``coverage.unit_words``)."""
+        u = self._scanned(vote.file).get(vote.qualname)
+        return unit_words(f"{u.names} {u.signature} {u.doc} {u.text}") if u is not None else None
+
+    def _scanned(self, path: str) -> dict[str, Unit]:
+        """The file's units by qualified name (``cq.index.units``, scanned once)."""
         if path not in self.units:
             from cq.index.units import file_units
 
             language = "rust" if path.endswith(".rs") else "python"
             text = "\n".join(self.all(path))
-            found: dict[str, tuple[int, str]] = {}
+            found: dict[str, Unit] = {}
             for u in file_units(text, language) if text else ():
-                found.setdefault(u.qualname, (u.line, u.kind))
+                found.setdefault(u.qualname, u)
             self.units[path] = found
-        return self.units[path].get(qualname)
+        return self.units[path]
 
     def all(self, path: str) -> list[str]:
         self.get(path, 1)

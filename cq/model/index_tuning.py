@@ -277,6 +277,26 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         int, _why("hand-set: findings of a file placed at its fused rank (30 findings: ~10 files)")
     ] = 3
     functions: Annotated[int, _why("hand-set: Relevant Functions listed")] = 10
+    coverage_units: Annotated[
+        int,
+        _why(
+            "measured: bench/index_fusion.py, Relevant Functions' first 10 / 15 reordered by "
+            "the question's words their text holds (cq/index/coverage.py); 10 at weight 2: "
+            "fn Hit@1/Hit@5 python_tuning 313 texts 36.6/65.4 -> 38.6/67.5, titles 27.1/50.2 "
+            "-> 25.8/51.9; rust_tuning 123 texts 15.3/39.8 -> 25.4/44.1, titles 14.4/36.4 -> "
+            "20.3/41.5; lite-dev 22 texts 60.0/65.0 -> 70.0/75.0, titles 45.0/55.0 -> "
+            "50.0/65.0 (15: python titles Hit@5 53.9, rust texts 45.8, others lower)"
+        ),
+    ] = 10
+    coverage_weight: Annotated[
+        float,
+        _why(
+            "measured: as coverage_units; a unit's fused score times 1 + this x its coverage "
+            "(0-1); weight 3: python texts 38.3/65.8, rust texts 25.4/44.9, titles 19.5/42.4; "
+            "ordering by place instead of score (1 + 2 x coverage over 6 + rank): python "
+            "texts 39.7/67.5, titles 26.8/52.2, rust texts 23.7/44.1, lite-dev texts 60.0/65.0"
+        ),
+    ] = 2.0
     index_only_confidence: Annotated[
         float, _why("hand-set: a file only the index found: relevant, not the queried name")
     ] = 0.5

@@ -25,7 +25,7 @@ from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.template import without_environment
 from cq.rewrite.trigger import remember_primary, rewrite_trigger
-from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, numbered
+from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, numbered, stem
 
 __all__ = [
     "ABBREVIATIONS",
@@ -43,6 +43,7 @@ __all__ = [
     "says_nothing",
     "should_rewrite",
     "split_dotted",
+    "stem",
     "without_environment",
 ]
 

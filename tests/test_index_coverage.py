@@ -1,0 +1,99 @@
+"""Relevant Functions' first places go to the function whose own text says what the question
+asks, not to a neighbour that shares its file's names (``cq/index/coverage.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cq.index.coverage import by_coverage, coverage, unit_words
+from cq.index.fuse import UnitVote
+from tests.conftest import run_cq, write_tree
+
+SCHEDULER = '''class PlateauScheduler:
+    """Lowers the learning rate when a metric stops improving."""
+
+    def __init__(self, optimizer, factor=0.5, patience=3):
+        self.optimizer = optimizer
+        self.factor = factor
+        self.patience = patience
+        self.best = None
+        self.bad_epochs = 0
+
+    def learning_rate(self):
+        """The learning rate of the optimizer's first group."""
+        return self.optimizer.groups[0]["lr"]
+
+    def set_learning_rate(self, value):
+        """Write a learning rate into every parameter group."""
+        for group in self.optimizer.groups:
+            group["lr"] = value
+
+    def step(self, metric):
+        """Called once an epoch with the validation metric."""
+        if self.best is None or metric < self.best:
+            self.best = metric
+            self.bad_epochs = 0
+            return
+        self.bad_epochs += 1
+        if self.bad_epochs > self.patience:
+            self.set_learning_rate(self.learning_rate() * self.factor)
+            self.bad_epochs = 0
+'''
+WARMUP = '''def warmup_learning_rate(base, epoch, epochs):
+    """The learning rate during warmup: linear from zero to base."""
+    return base * min(1.0, epoch / epochs)
+'''
+
+
+def test_the_function_that_does_what_the_question_says_comes_first(tmp_path: Path) -> None:
+    # "learning rate" names two small accessors; only ``step`` holds "metric" and the
+    # improvement check. Ranked by fusion alone, ``learning_rate`` came first.
+    root = write_tree(
+        tmp_path / "repo", {"sched/scheduler.py": SCHEDULER, "sched/warmup.py": WARMUP}
+    )
+    question = (
+        "when does the scheduler lower the learning rate because the metric stopped improving?"
+    )
+    run = run_cq("search", question, "--root", str(root), "--format", "json")
+    assert run.returncode == 0, run.stderr
+    data = run.json()
+    section = next(s for s in data["sections"] if s["type"] == "functions")
+    names = [f["name"] for f in section["functions"]]
+    assert names[0] == "sched/scheduler.py::PlateauScheduler.step", names
+    assert set(names[1:3]) == {
+        "sched/scheduler.py::PlateauScheduler.learning_rate",
+        "sched/scheduler.py::PlateauScheduler.set_learning_rate",
+    }
+    answer = data["findings"][data["summary"]["primary"]]
+    assert (answer["file"], answer["line"]) == ("sched/scheduler.py", 20)  # def step
+
+
+def test_a_word_every_candidate_holds_counts_little() -> None:
+    held = [unit_words("def rate(): lr"), unit_words("def step(metric): lr patience")]
+    shares = coverage({"lr": 1.0, "metric": 1.0, "nothing": 5.0}, held)
+    # "lr" is in both, "metric" only in the second; "nothing" is in neither and left out
+    assert shares[1] == 1.0
+    assert 0 < shares[0] < 0.25
+    assert coverage({"absent": 1.0}, held) == [0.0, 0.0]
+    assert coverage({"metric": 1.0}, [None, unit_words("metric")]) == [0.0, 1.0]
+
+
+def test_stems_meet_across_inflections() -> None:
+    held = [unit_words("def render_templates(self): pass")]
+    assert coverage({"rendered": 1.0, "template": 1.0}, held) == [1.0]
+
+
+def test_only_the_first_units_are_reordered() -> None:
+    votes = [
+        UnitVote(file="a.py", qualname=name, fused=1.0 - i / 10) for i, name in enumerate("pqrs")
+    ]
+    units = [(v, []) for v in votes]
+    says = {"r": frozenset({"metric"}), "s": frozenset({"metric"})}
+
+    def read(vote: UnitVote) -> frozenset[str] | None:
+        return says.get(vote.qualname, frozenset())
+
+    got = [v.qualname for v, _ in by_coverage(units, {"metric": 1.0}, read, 3, 2.0)]
+    assert got == ["r", "p", "q", "s"]  # "s" is past the first 3 and keeps its place
+    assert by_coverage(units, {"metric": 1.0}, read, 3, 0.0) == units
+    assert by_coverage(units, {}, read, 3, 2.0) == units
