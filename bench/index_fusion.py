@@ -32,7 +32,7 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cq.index.build import update_index
-from cq.index.coverage import by_coverage, unit_words
+from cq.index.coverage import by_coverage, unit_words, with_members
 from cq.index.fuse import (
     UnitVote,
     fused_files,
@@ -42,7 +42,7 @@ from cq.index.fuse import (
     with_namesakes,
 )
 from cq.index.manifest import Manifest
-from cq.index.query import IndexHits, ask, asked_words
+from cq.index.query import IndexHit, IndexHits, ask, asked_words
 from cq.index.scopes import rg_scope_key
 from cq.index.units import Unit, file_units
 from cq.model.index_tuning import PYTHON_FUSION, Fusion, IndexTuning
@@ -159,6 +159,15 @@ class Reread:
 
         return read
 
+    def members(self, s: Signals) -> Callable[[IndexHit], list[tuple[IndexHit, frozenset[str]]]]:
+        def found(hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
+            return [
+                (IndexHit(path=hit.path, kind=u.kind, qualname=u.qualname, line=u.line), words)
+                for u, words in _methods(self._units(s.id, hit.path), hit.qualname)
+            ]
+
+        return found
+
     @functools.lru_cache(maxsize=4096)  # noqa: B019 (one per bench run)
     def _units(self, issue: str, path: str) -> dict[str, Unit]:
         try:
@@ -169,6 +178,15 @@ class Reread:
         for u in file_units(text, "rust" if path.endswith(".rs") else "python"):
             found.setdefault(u.qualname, u)
         return found
+
+
+def _methods(units: dict[str, Unit], owner: str) -> list[tuple[Unit, frozenset[str]]]:
+    """The functions defined in class ``owner`` (as ``apply._Lines.members``)."""
+    return [
+        (u, unit_words(f"{u.names} {u.signature} {u.doc} {u.text}"))
+        for q, u in units.items()
+        if q.startswith(owner + ".") and u.kind == "function"
+    ]
 
 
 REREAD: Reread | None = None  # set by main(); None: Relevant Functions as fused (older runs)
@@ -183,9 +201,10 @@ def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list
     votes = fused_files(s.rg_files, ix_files, fusion, s.hits, tests_wanted=tests, sizes=s.sizes)
     fused = [v.file for v in votes]
     ranks = {f: i for i, f in enumerate(fused, 1)}
-    voted = with_namesakes(
-        fused_units(s.hits.units, s.rg_scopes, ranks, fusion, tests_wanted=tests)
-    )
+    units = s.hits.units
+    if REREAD is not None:
+        units = with_members(units, REREAD.words(s), REREAD.members(s))
+    voted = with_namesakes(fused_units(units, s.rg_scopes, ranks, fusion, tests_wanted=tests))
     if REREAD is not None:
         numbers = IndexTuning()
         top, share = numbers.coverage_units, numbers.coverage_weight

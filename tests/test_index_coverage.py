@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cq.index.coverage import by_coverage, coverage, unit_words
+from cq.index.coverage import by_coverage, coverage, unit_words, with_members
 from cq.index.fuse import UnitVote
+from cq.index.query import IndexHit
 from tests.conftest import run_cq, write_tree
 
 SCHEDULER = '''class PlateauScheduler:
@@ -97,3 +98,33 @@ def test_only_the_first_units_are_reordered() -> None:
     assert got == ["r", "p", "q", "s"]  # "s" is past the first 3 and keeps its place
     assert by_coverage(units, {"metric": 1.0}, read, 3, 0.0) == units
     assert by_coverage(units, {}, read, 3, 2.0) == units
+
+
+def _method(name: str, line: int) -> IndexHit:
+    return IndexHit(path="train/stopping.py", kind="function", qualname=name, line=line)
+
+
+def test_a_class_the_index_found_is_represented_by_its_method_that_says_the_question() -> None:
+    # the class's docstring paraphrases the question; classes are not Relevant Functions,
+    # so its method holding the question's words takes its place
+    cls = IndexHit(path="train/stopping.py", kind="class", qualname="EarlyStopping", score=9.0)
+    other = IndexHit(path="train/metrics.py", kind="function", qualname="best", score=5.0)
+    methods = [
+        (_method("EarlyStopping.__init__", 4), unit_words("def __init__(self, monitor, patience)")),
+        (_method("EarlyStopping.step", 13), unit_words("def step(state): stop_training monitor")),
+    ]
+
+    def members(hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
+        return methods if hit.qualname == "EarlyStopping" else []
+
+    words = {"training": 1.0, "stopped": 1.0, "monitored": 1.0}
+    got = with_members((cls, other), words, members)
+    assert [(h.qualname, h.line, h.score) for h in got] == [
+        ("EarlyStopping.step", 13, 9.0),
+        ("best", 1, 5.0),
+    ]
+    # no method holds a word: the class stays (and Relevant Functions leave it out)
+    assert with_members((cls,), {"unrelated": 1.0}, members) == (cls,)
+    # Rust types keep their place
+    ty = IndexHit(path="src/stop.rs", kind="class", qualname="EarlyStopping")
+    assert with_members((ty,), words, members) == (ty,)

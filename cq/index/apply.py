@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from cq.index.coverage import by_coverage, unit_words
+from cq.index.coverage import by_coverage, unit_words, with_members
 from cq.index.evidence import Evidence
 from cq.index.fuse import (
     FileVote,
@@ -98,14 +98,15 @@ def fuse_findings(
     scopes = [
         (f.file, rg_scope_key(f.file, f.containing_scope)) for f in ranked if f.containing_scope
     ]
+    hits = with_members(evidence.hits.units, evidence.words, lines.members)
     units = with_namesakes(
-        fused_units(
-            evidence.hits.units, scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles
-        )
+        fused_units(hits, scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles)
     )
     top, share = numbers.coverage_units, numbers.coverage_weight
     units = by_coverage(units, evidence.words, lines.words, top, share)[: numbers.functions]
     first = units[0][0] if units else None
+    if first is not None and not first.line and (found := lines.unit(first.file, first.qualname)):
+        first = msgspec.structs.replace(first, line=found[0], kind=found[1])  # rg's scope alone
     if first is not None and first.line:
         vote = vote_of.get(first.file)
         explained = weights if explain else ""
@@ -279,6 +280,7 @@ class _Lines:
         self.corpus = corpus
         self.files: dict[str, list[str] | None] = {}
         self.units: dict[str, dict[str, Unit]] = {}
+        self.said: dict[tuple[str, str], frozenset[str]] = {}
 
     def unit(self, path: str, qualname: str) -> tuple[int, str] | None:
         """The definition line and kind of the file's unit ``qualname``."""
@@ -288,7 +290,26 @@ class _Lines:
     def words(self, vote: UnitVote) -> frozenset[str] | None:
         """The words of a Relevant Function's own text (``coverage.unit_words``)."""
         u = self._scanned(vote.file).get(vote.qualname)
-        return unit_words(f"{u.names} {u.signature} {u.doc} {u.text}") if u is not None else None
+        return self._words(vote.file, u) if u is not None else None
+
+    def members(self, hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
+        """The functions of the class ``hit`` with their words, in file order
+        (``coverage.with_members``)."""
+        prefix = hit.qualname + "."
+        return [
+            (
+                IndexHit(path=hit.path, kind=u.kind, qualname=q, line=u.line),
+                self._words(hit.path, u),
+            )
+            for q, u in self._scanned(hit.path).items()
+            if q.startswith(prefix) and u.kind == "function"
+        ]
+
+    def _words(self, path: str, u: Unit) -> frozenset[str]:
+        key = (path, u.qualname)
+        if key not in self.said:
+            self.said[key] = unit_words(f"{u.names} {u.signature} {u.doc} {u.text}")
+        return self.said[key]
 
     def _scanned(self, path: str) -> dict[str, Unit]:
         """The file's units by qualified name (``cq.index.units``, scanned once)."""
