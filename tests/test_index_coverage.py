@@ -128,3 +128,31 @@ def test_a_class_the_index_found_is_represented_by_its_method_that_says_the_ques
     # Rust types keep their place
     ty = IndexHit(path="src/stop.rs", kind="class", qualname="EarlyStopping")
     assert with_members((ty,), words, members) == (ty,)
+
+
+def test_a_short_question_keeps_the_fused_order() -> None:
+    votes = [UnitVote(file="a.py", qualname=q, fused=1.0 - i / 10) for i, q in enumerate("pq")]
+    units = [(v, []) for v in votes]
+
+    def read(vote: UnitVote) -> frozenset[str] | None:
+        return frozenset({"render"}) if vote.qualname == "q" else frozenset()
+
+    few = {"templates": 1.0, "rendered": 1.0}
+    assert by_coverage(units, few, read, 10, 2.0, least=5) == units
+    assert [v.qualname for v, _ in by_coverage(units, few, read, 10, 2.0)] == ["q", "p"]
+
+
+def test_a_long_text_does_not_win_by_holding_every_word_by_chance() -> None:
+    # an orchestrator that mentions everything against the small function that does it
+    long = frozenset({"queue", "fill", "subject", "patch", "load", *(f"w{i}" for i in range(60))})
+    short = frozenset({"queue", "fill", "subject", "load"})
+    votes = [UnitVote(file="q.py", qualname=q, fused=1.0) for q in ("run", "fill")]
+    units = [(v, []) for v in votes]
+
+    def read(vote: UnitVote) -> frozenset[str] | None:
+        return long if vote.qualname == "run" else short
+
+    words = {w: 1.0 for w in ("queue", "load", "subject", "refill", "patch", "fill")}
+    assert next(v.qualname for v, _ in by_coverage(units, words, read, 10, 2.0)) == "run"
+    sized = by_coverage(units, words, read, 10, 2.0, exponent=0.25)
+    assert next(v.qualname for v, _ in sized) == "fill"

@@ -2,18 +2,19 @@
 
 The fused unit order (``fuse.fused_units``) is a rank fusion of the index's units, rg's
 scopes and their files' places: its first ten often score within a few percent of each other,
-and ranks alone decide which is first. A question's right answer was mostly among them but
-not first: on 48 one-line questions written blind on tuning-set trees
-(``bench/data/questions-blind.jsonl``) the first Relevant Function was right for 12, one of the
-first five for 36 (with this reorder and ``with_members``: 16 and 35). Reading each of the first candidates' own text (names, signature,
-docstring, body) and counting which of the asked words it holds, each word weighted by how
-few of the candidates hold it, tells the function that does what the question says from
-its neighbours that share the file's vocabulary (``MinSaver._trigger`` from
-``ModelSaver.__init__``; ``_correct_ambiguous_vr_element`` from its wrapper).
+and ranks alone decide which is first. A question's answer was mostly among them but not
+first: on 48 one-line questions written blind on tuning-set trees
+(``bench/data/questions-blind.jsonl``) the first Relevant Function was right for 12, one of
+the first five for 36; with this reorder and ``with_members``, 19 and 35. Reading each of the
+first candidates' own text (names, signature, docstring, body) and counting which of the
+asked words it holds, each word weighted by how few of the candidates hold it, tells the
+function that does what the question says from its neighbours that share the file's
+vocabulary (``MinSaver._trigger`` from ``ModelSaver.__init__``;
+``_correct_ambiguous_vr_element`` from its wrapper).
 
-Words are compared as ``cq.rewrite.stem`` stems of ``split_words`` subwords, so
-"rendered" meets ``render`` and "checkpoints" ``checkpoint``. Numbers: ``IndexTuning``'s
-``coverage_units`` and ``coverage_weight`` (their notes have the figures).
+Words are compared as ``cq.rewrite.stem`` stems of ``split_words`` subwords, so "rendered"
+meets ``render`` and "checkpoints" ``checkpoint``. Numbers: ``IndexTuning``'s
+``coverage_*`` fields (their notes have the figures).
 """
 
 from __future__ import annotations
@@ -60,16 +61,27 @@ def by_coverage(
     read: Callable[[UnitVote], frozenset[str] | None],
     top: int,
     weight: float,
+    exponent: float = 0.0,
+    least: int = 0,
 ) -> list[tuple[UnitVote, list[UnitVote]]]:
     """``units`` (each with its namesakes) with the first ``top`` reordered by their fused
-    score times ``1 + weight * coverage``; the rest keep their places. ``read`` gives a
-    unit's words (``unit_words``), None when its text cannot be found."""
-    if top < 2 or weight <= 0 or not words:
+    score times ``1 + weight * coverage / (size / mean size) ** exponent``, a unit's size
+    being how many distinct words its text holds (a long text holds more of any question's
+    words by chance); the rest keep their places. Fewer than ``least`` distinct stems asked
+    ("how are templates rendered?") leave the order as fused: two or three words tell the
+    candidates apart by chance. ``read`` gives a unit's words (``unit_words``), None when its
+    text cannot be found."""
+    if top < 2 or weight <= 0 or len({stem(w) for w in words}) < least:
         return units
     head = units[:top]
-    shares = coverage(words, [read(vote) for vote, _ in head])
+    held = [read(vote) for vote, _ in head]
+    shares = coverage(words, held)
+    sizes = [len(h) for h in held if h]
+    mean = sum(sizes) / len(sizes) if sizes else 1.0
+    scale = [(len(h) / mean) ** exponent if h and exponent else 1.0 for h in held]
     scores = [
-        vote.fused * (1.0 + weight * share) for (vote, _), share in zip(head, shares, strict=True)
+        vote.fused * (1.0 + weight * share / size)
+        for (vote, _), share, size in zip(head, shares, scale, strict=True)
     ]
     order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
     return [head[i] for i in order] + units[top:]
