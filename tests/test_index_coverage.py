@@ -135,7 +135,7 @@ def test_a_short_question_keeps_the_fused_order() -> None:
     units = [(v, []) for v in votes]
 
     def read(vote: UnitVote) -> frozenset[str] | None:
-        return frozenset({"render"}) if vote.qualname == "q" else frozenset()
+        return unit_words("def render(self)") if vote.qualname == "q" else frozenset()
 
     few = {"templates": 1.0, "rendered": 1.0}
     assert by_coverage(units, few, read, 10, 2.0, least=5) == units
@@ -144,8 +144,8 @@ def test_a_short_question_keeps_the_fused_order() -> None:
 
 def test_a_long_text_does_not_win_by_holding_every_word_by_chance() -> None:
     # an orchestrator that mentions everything against the small function that does it
-    long = frozenset({"queue", "fill", "subject", "patch", "load", *(f"w{i}" for i in range(60))})
-    short = frozenset({"queue", "fill", "subject", "load"})
+    long = unit_words(" ".join(["queue fill subject patch load", *(f"w{i}" for i in range(60))]))
+    short = unit_words("queue fill subject load")
     votes = [UnitVote(file="q.py", qualname=q, fused=1.0) for q in ("run", "fill")]
     units = [(v, []) for v in votes]
 
