@@ -208,9 +208,8 @@ def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list
     if REREAD is not None:
         numbers = IndexTuning()
         top, share = numbers.coverage_units, numbers.coverage_weight
-        size = numbers.coverage_size if s.hits.one_line else 0.0
         least = numbers.coverage_min_words
-        voted = by_coverage(voted, REREAD.words(s), REREAD.reader(s), top, share, size, least)
+        voted = by_coverage(voted, REREAD.words(s), REREAD.reader(s), top, share, least)
     units = [u for u, _ in voted]
     rg_fns = [f"{f}::{q}" for f, q in dict.fromkeys(s.rg_scopes)]
     ix_fns = [f"{u.path}::{u.qualname}" for u in s.hits.units if u.kind != "module"]

@@ -380,9 +380,9 @@ def test_relevant_functions_follow_the_file_order() -> None:
     # A class is where a function lives: an index class unit and an rg scope in a class body
     # (CapWords, as PEP 8 names classes) are not Relevant Functions.
     cls = IndexHit(path="pkg/upload.py", kind="class", qualname="Handler", line=1)
-    scopes = [("pkg/upload.py", "Handler.Meta"), *rg_scopes]
+    scopes = [("pkg/upload.py", "Handler.Meta"), ("pkg/upload.py", "_Chunk"), *rg_scopes]
     listed = [v.qualname for v in fused_units((cls, *units), scopes, files, tuning.python)]
-    assert listed == ["load", "Handler.save"]
+    assert listed == ["load", "Handler.save"]  # a private class (_Chunk) is a class too
 
 
 def test_a_rebuilt_index_answers_in_the_same_order(repo: Path, tmp_path: Path) -> None:

@@ -140,19 +140,3 @@ def test_a_short_question_keeps_the_fused_order() -> None:
     few = {"templates": 1.0, "rendered": 1.0}
     assert by_coverage(units, few, read, 10, 2.0, least=5) == units
     assert [v.qualname for v, _ in by_coverage(units, few, read, 10, 2.0)] == ["q", "p"]
-
-
-def test_a_long_text_does_not_win_by_holding_every_word_by_chance() -> None:
-    # an orchestrator that mentions everything against the small function that does it
-    long = unit_words(" ".join(["queue fill subject patch load", *(f"w{i}" for i in range(60))]))
-    short = unit_words("queue fill subject load")
-    votes = [UnitVote(file="q.py", qualname=q, fused=1.0) for q in ("run", "fill")]
-    units = [(v, []) for v in votes]
-
-    def read(vote: UnitVote) -> frozenset[str] | None:
-        return long if vote.qualname == "run" else short
-
-    words = {w: 1.0 for w in ("queue", "load", "subject", "refill", "patch", "fill")}
-    assert next(v.qualname for v, _ in by_coverage(units, words, read, 10, 2.0)) == "run"
-    sized = by_coverage(units, words, read, 10, 2.0, exponent=0.25)
-    assert next(v.qualname for v, _ in sized) == "fill"

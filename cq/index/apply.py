@@ -103,9 +103,8 @@ def fuse_findings(
         fused_units(hits, scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles)
     )
     top, share = numbers.coverage_units, numbers.coverage_weight
-    exponent = numbers.coverage_size if evidence.hits.one_line else 0.0
     least = numbers.coverage_min_words
-    units = by_coverage(units, evidence.words, lines.words, top, share, exponent, least)
+    units = by_coverage(units, evidence.words, lines.words, top, share, least)
     units = units[: numbers.functions]
     first = units[0][0] if units else None
     if first is not None and not first.line and (found := lines.unit(first.file, first.qualname)):

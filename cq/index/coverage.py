@@ -61,27 +61,19 @@ def by_coverage(
     read: Callable[[UnitVote], frozenset[str] | None],
     top: int,
     weight: float,
-    exponent: float = 0.0,
     least: int = 0,
 ) -> list[tuple[UnitVote, list[UnitVote]]]:
     """``units`` (each with its namesakes) with the first ``top`` reordered by their fused
-    score times ``1 + weight * coverage / (size / mean size) ** exponent``, a unit's size
-    being how many distinct words its text holds (a long text holds more of any question's
-    words by chance); the rest keep their places. Fewer than ``least`` distinct stems asked
-    ("how are templates rendered?") leave the order as fused: two or three words tell the
-    candidates apart by chance. ``read`` gives a unit's words (``unit_words``), None when its
-    text cannot be found."""
+    score times ``1 + weight * coverage``; the rest keep their places. Fewer than ``least``
+    distinct stems asked ("how are templates rendered?") leave the order as fused: two or
+    three words tell the candidates apart by chance. ``read`` gives a unit's words
+    (``unit_words``), None when its text cannot be found."""
     if top < 2 or weight <= 0 or len({stem(w) for w in words}) < least:
         return units
     head = units[:top]
-    held = [read(vote) for vote, _ in head]
-    shares = coverage(words, held)
-    sizes = [len(h) for h in held if h]
-    mean = sum(sizes) / len(sizes) if sizes else 1.0
-    scale = [(len(h) / mean) ** exponent if h and exponent else 1.0 for h in held]
+    shares = coverage(words, [read(vote) for vote, _ in head])
     scores = [
-        vote.fused * (1.0 + weight * share / size)
-        for (vote, _), share, size in zip(head, shares, scale, strict=True)
+        vote.fused * (1.0 + weight * share) for (vote, _), share in zip(head, shares, strict=True)
     ]
     order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
     return [head[i] for i in order] + units[top:]

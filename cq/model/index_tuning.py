@@ -297,27 +297,16 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "texts 39.7/67.5, titles 26.8/52.2, rust texts 23.7/44.1, lite-dev texts 60.0/65.0"
         ),
     ] = 2.0
-    coverage_size: Annotated[
-        float,
-        _why(
-            "measured: a one-line question's coverage divided by (a unit's distinct words / "
-            "the candidates' mean) ** this (cq/index/coverage.py). Questions written blind "
-            "(bench/question_answers.py, bench/data/questions-blind.jsonl and a second set of "
-            "48), Answer 16 and 16 of 48 -> 19 and 18 at 0.25 (Rust questions 13 -> 17 of "
-            "48); titles fn Hit@1/Hit@5 python_tuning 26.4/52.5 -> 26.8/50.8, rust_tuning "
-            "20.3/41.5 -> 17.8/41.5, lite-dev 55.0/65.0 both; 0.5: python 24.1/50.5, rust "
-            "13.6/41.5. Issue texts keep 0: a fix is most often in the long function that "
-            "does the work (rust_tuning texts Hit@1 25.4 -> 19.5 at 0.25; python 40.0 -> 42.4)"
-        ),
-    ] = 0.25
     coverage_min_words: Annotated[
         int,
         _why(
             "measured: distinct stems a question must ask before coverage reorders anything; "
             "bench/data/questions.jsonl (17 short questions: 'how are templates rendered?') "
-            "Answer 6 / 9 / 10 of 17 at 0 / 4 / 5 (10 before coverage); the blind sets' 19 "
-            "and 18 of 48 kept; titles fn Hit@1/Hit@5 python 26.8/50.8 -> 27.1/50.5, rust "
-            "and lite-dev unchanged (6: python 27.5/51.2, rust Hit@1 16.9)"
+            "Answer 9 -> 11 of 17 at 5 (10 before coverage); the three blind sets of 48 "
+            "unchanged (16, 16, 19); titles fn Hit@5 python_tuning 52.5 -> 51.9, Hit@1 and "
+            "rust and lite-dev unchanged. Dividing a one-line question's coverage by (unit "
+            "size / mean) ** 0.25 instead, against long units holding any words by chance: "
+            "blind sets 19, 18, 16 against 16, 16, 19, titles rust Hit@1 20.3 -> 17.8: not kept"
         ),
     ] = 5
     index_only_confidence: Annotated[
