@@ -140,3 +140,19 @@ def test_a_short_question_keeps_the_fused_order() -> None:
     few = {"templates": 1.0, "rendered": 1.0}
     assert by_coverage(units, few, read, 10, 2.0, least=5) == units
     assert [v.qualname for v, _ in by_coverage(units, few, read, 10, 2.0)] == ["q", "p"]
+
+
+def test_a_unit_the_index_ranks_high_joins_the_candidates_from_a_low_fused_place() -> None:
+    # rg's patterns missed its file, so its fused place is low; the index ranked it 2nd
+    votes = [
+        UnitVote(file="a.py", qualname=q, fused=1.0 - i / 20, rank_index=r)
+        for i, (q, r) in enumerate((("p", 0), ("q", 0), ("r", 0), ("s", 2), ("t", 9)))
+    ]
+    units = [(v, []) for v in votes]
+
+    def read(vote: UnitVote) -> frozenset[str] | None:
+        return unit_words("bucket padding length") if vote.qualname in "st" else frozenset()
+
+    words = {"padding": 1.0, "length": 1.0}
+    got = [v.qualname for v, _ in by_coverage(units, words, read, 3, 2.0)]
+    assert got == ["s", "p", "q", "r", "t"]  # "t": the index's 9th, past the first 3

@@ -63,20 +63,26 @@ def by_coverage(
     weight: float,
     least: int = 0,
 ) -> list[tuple[UnitVote, list[UnitVote]]]:
-    """``units`` (each with its namesakes) with the first ``top`` reordered by their fused
-    score times ``1 + weight * coverage``; the rest keep their places. Fewer than ``least``
-    distinct stems asked ("how are templates rendered?") leave the order as fused: two or
-    three words tell the candidates apart by chance. ``read`` gives a unit's words
-    (``unit_words``), None when its text cannot be found."""
+    """``units`` (each with its namesakes) with the first ``top``, and any later one among
+    the index's first ``top``, reordered by their fused score times ``1 + weight *
+    coverage``; the rest keep their order after them. The index's own first units join
+    because the fused order ranks a unit by its file's place too, and for a question rg's
+    patterns may miss the file the index ranks high (allennlp's ``_argsort_by_padding`` for
+    "how are instances of similar length grouped into the same batch to reduce padding?").
+    Fewer than ``least`` distinct stems asked ("how are templates rendered?") leave the order
+    as fused: two or three words tell the candidates apart by chance. ``read`` gives a
+    unit's words (``unit_words``), None when its text cannot be found."""
     if top < 2 or weight <= 0 or len({stem(w) for w in words}) < least:
         return units
-    head = units[:top]
+    later = [u for u in units[top:] if 0 < u[0].rank_index <= top]
+    head = units[:top] + later
     shares = coverage(words, [read(vote) for vote, _ in head])
     scores = [
         vote.fused * (1.0 + weight * share) for (vote, _), share in zip(head, shares, strict=True)
     ]
     order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-    return [head[i] for i in order] + units[top:]
+    joined = {id(u) for u in later}
+    return [head[i] for i in order] + [u for u in units[top:] if id(u) not in joined]
 
 
 def with_members(
