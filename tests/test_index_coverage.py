@@ -67,6 +67,10 @@ def test_the_function_that_does_what_the_question_says_comes_first(tmp_path: Pat
     }
     answer = data["findings"][data["summary"]["primary"]]
     assert (answer["file"], answer["line"]) == ("sched/scheduler.py", 20)  # def step
+    # the markdown Answer says rg's patterns matched inside it, though not on its def line
+    md = run_cq("search", question, "--root", str(root)).stdout
+    head = next(line for line in md.splitlines() if line.startswith("**Answer:**"))
+    assert head.endswith("(src; the index found it, patterns matched inside it)"), head
 
 
 def test_a_word_every_candidate_holds_counts_little() -> None:

@@ -45,7 +45,19 @@ def answer(result: SearchResult) -> list[str]:
         summary.query, frozenset({last_name(f.text)}), subject
     ):
         return _unresolved_callers_answer(findings, f, target)
-    return _definition_answer(f, target, "**Answer:**")
+    return _definition_answer(f, target, "**Answer:**", _patterns_inside(result, f))
+
+
+def _patterns_inside(result: SearchResult, f: Finding) -> bool:
+    """Whether rg's patterns matched inside the Answer's function though not on its definition
+    line: the first Relevant Function at that line says rg found it too."""
+    for section in result.sections:
+        if isinstance(section, FunctionList):
+            return any(
+                fn.file == f.file and fn.line == f.line and "rg" in fn.signals
+                for fn in section.functions[:1]
+            )
+    return False
 
 
 def _unresolved_callers_answer(
@@ -77,15 +89,24 @@ def _unresolved_callers_answer(
     return _definition_answer(f, target, lead)
 
 
-def _definition_answer(f: Finding, target: dict[str, int], lead: str) -> list[str]:
-    """The definition with its signature, place and what enrichment knows of it."""
+def _definition_answer(
+    f: Finding, target: dict[str, int], lead: str, inside: bool = False
+) -> list[str]:
+    """The definition with its signature, place and what enrichment knows of it (``inside``:
+    rg's patterns matched in its body, not on its definition line)."""
     scope = _scope(f)
     where = f" in {code(scope)}" if scope else ""
     signature = f.enrichment.signature if f.enrichment else None
     one_line = signature if signature and "\n" not in signature else None
     what = f"{code(f.text)} — {code(one_line)}" if one_line else code(f.text)
     # A definition no pattern matched (the index's unit, tier "index") is a weaker answer: say so
-    alone = "; the index alone found it, no pattern matched it" if f.tier == "index" else ""
+    alone = ""
+    if f.tier == "index":
+        alone = (
+            "; the index found it, patterns matched inside it"
+            if inside
+            else "; the index alone found it, no pattern matched it"
+        )
     lines = [f"{lead} {what} defined at {_where(f)}{where} ({f.role}{alone})"]
     # A header spanning lines is fenced as written; otherwise the definition's own line.
     source = _header_lines(signature, _line(f)) if signature and not one_line else [_line(f)]
