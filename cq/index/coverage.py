@@ -5,8 +5,9 @@ scopes and their files' places: its first ten often score within a few percent o
 and ranks alone decide which is first. A question's answer was mostly among them but not
 first: on 48 one-line questions written blind on tuning-set trees
 (``bench/data/questions-blind.jsonl``) the first Relevant Function was right for 12, one of
-the first five for 36; with this reorder and ``with_members``, 19 and 35. Reading each of the
-first candidates' own text (names, signature, docstring, body) and counting which of the
+the first five for 36; with this reorder and ``with_members``, 16 and 35 (the other two sets
+of 48: 17 -> 19 and 17 -> 19; one of the first five 25 -> 32 and 26 -> 29). Reading each of
+the first candidates' own text (names, signature, docstring, body) and counting which of the
 asked words it holds, each word weighted by how few of the candidates hold it, tells the
 function that does what the question says from its neighbours that share the file's
 vocabulary (``MinSaver._trigger`` from ``ModelSaver.__init__``;
