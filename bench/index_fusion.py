@@ -32,7 +32,7 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cq.index.build import update_index
-from cq.index.coverage import by_coverage, unit_words, with_members
+from cq.index.coverage import by_coverage, files_by_coverage, unit_words, with_members
 from cq.index.fuse import (
     UnitVote,
     fused_files,
@@ -159,6 +159,16 @@ class Reread:
 
         return read
 
+    def functions(self, s: Signals) -> Callable[[str], list[frozenset[str]]]:
+        def held(path: str) -> list[frozenset[str]]:
+            return [
+                unit_words(f"{u.names} {u.signature} {u.doc} {u.text}")
+                for u in self._units(s.id, path).values()
+                if u.kind in ("function", "fn")
+            ]
+
+        return held
+
     def members(self, s: Signals) -> Callable[[IndexHit], list[tuple[IndexHit, frozenset[str]]]]:
         def found(hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
             return [
@@ -199,14 +209,18 @@ def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list
     ix_files = index_file_order(s.hits, fusion)
     tests = s.focus == "tests"
     votes = fused_files(s.rg_files, ix_files, fusion, s.hits, tests_wanted=tests, sizes=s.sizes)
+    ranks = {v.file: i for i, v in enumerate(votes, 1)}  # the units' file ranks, as fused
+    numbers = IndexTuning()
+    if REREAD is not None:
+        top, share = numbers.file_coverage_files, numbers.file_coverage_weight
+        least = numbers.coverage_min_words
+        votes = files_by_coverage(votes, REREAD.words(s), REREAD.functions(s), top, share, least)
     fused = [v.file for v in votes]
-    ranks = {f: i for i, f in enumerate(fused, 1)}
     units = s.hits.units
     if REREAD is not None:
         units = with_members(units, REREAD.words(s), REREAD.members(s))
     voted = with_namesakes(fused_units(units, s.rg_scopes, ranks, fusion, tests_wanted=tests))
     if REREAD is not None:
-        numbers = IndexTuning()
         top, share = numbers.coverage_units, numbers.coverage_weight
         least = numbers.coverage_min_words
         voted = by_coverage(voted, REREAD.words(s), REREAD.reader(s), top, share, least)

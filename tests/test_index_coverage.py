@@ -160,3 +160,35 @@ def test_a_unit_the_index_ranks_high_joins_the_candidates_from_a_low_fused_place
     words = {"padding": 1.0, "length": 1.0}
     got = [v.qualname for v, _ in by_coverage(units, words, read, 3, 2.0)]
     assert got == ["s", "p", "q", "r", "t"]  # "t": the index's 9th, past the first 3
+
+
+def test_files_are_reordered_by_their_best_function_and_named_files_keep_their_place() -> None:
+    from cq.index.coverage import files_by_coverage
+    from cq.index.fuse import FileVote
+
+    votes = [
+        FileVote(file="pkg/trainer.py", fused=1.0),
+        FileVote(file="pkg/trace.py", fused=0.95, rank_named=1),  # a traceback frame's file
+        FileVote(file="pkg/settings.py", fused=0.9),  # constants only
+        FileVote(file="pkg/stopping.py", fused=0.85),
+        FileVote(file="pkg/later.py", fused=0.1),
+    ]
+    held = {
+        "pkg/trainer.py": [unit_words("def fit(self): loop epochs")],
+        "pkg/trace.py": [unit_words("def report(): print")],
+        "pkg/settings.py": [],
+        "pkg/stopping.py": [unit_words("def step(self): stop training monitor metric")],
+        "pkg/later.py": [unit_words("def stop_training_on_metric(self): stop training metric")],
+    }
+    words = {w: 1.0 for w in ("stop", "training", "monitored", "metric", "improving")}
+    got = [v.file for v in files_by_coverage(votes, words, held.__getitem__, 4, 1.0)]
+    # the named file and the settings module keep places 2 and 3; the 5th is past the first 4
+    assert got == [
+        "pkg/stopping.py",
+        "pkg/trace.py",
+        "pkg/settings.py",
+        "pkg/trainer.py",
+        "pkg/later.py",
+    ]
+    assert files_by_coverage(votes, words, held.__getitem__, 4, 0.0) == votes
+    assert files_by_coverage(votes, {"stop": 1.0}, held.__getitem__, 4, 1.0, least=5) == votes

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from cq.index.coverage import by_coverage, unit_words, with_members
+from cq.index.coverage import by_coverage, files_by_coverage, unit_words, with_members
 from cq.index.evidence import Evidence
 from cq.index.fuse import (
     FileVote,
@@ -65,13 +65,17 @@ def fuse_findings(
         roles=roles,
         sizes=sizes,
     )
+    ranks = {v.file: i for i, v in enumerate(votes, 1)}  # the units' file ranks, as fused
+    lines = _Lines(corpus)
+    top, share = numbers.file_coverage_files, numbers.file_coverage_weight
+    least = numbers.coverage_min_words
+    votes = files_by_coverage(votes, evidence.words, lines.functions, top, share, least)
     by_file: dict[str, list[Finding]] = {}
     for f in ranked:
         by_file.setdefault(f.file, []).append(f)
     best_unit: dict[str, IndexHit] = {}
     for hit in (*evidence.hits.units, *_defining_units(evidence.hits), *evidence.hits.files):
         best_unit.setdefault(hit.path, hit)
-    lines = _Lines(corpus)
     head: list[Finding] = []
     placed: set[int] = set()
     for vote in votes:
@@ -94,7 +98,6 @@ def fuse_findings(
         for f in ranked
         if id(f) not in placed
     ]
-    ranks = {v.file: i for i, v in enumerate(votes, 1)}
     scopes = [
         (f.file, rg_scope_key(f.file, f.containing_scope)) for f in ranked if f.containing_scope
     ]
@@ -293,6 +296,14 @@ class _Lines:
         """The words of a Relevant Function's own text (``coverage.unit_words``)."""
         u = self._scanned(vote.file).get(vote.qualname)
         return self._words(vote.file, u) if u is not None else None
+
+    def functions(self, path: str) -> list[frozenset[str]]:
+        """The words of each function of the file (``coverage.files_by_coverage``)."""
+        return [
+            self._words(path, u)
+            for u in self._scanned(path).values()
+            if u.kind in ("function", "fn")
+        ]
 
     def members(self, hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
         """The functions of the class ``hit`` with their words, in file order

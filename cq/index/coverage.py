@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
-from cq.index.fuse import UnitVote
+from cq.index.fuse import FileVote, UnitVote
 from cq.index.query import IndexHit
 from cq.index.words import split_words
 from cq.rewrite import stem
@@ -115,3 +115,35 @@ def with_members(
                 continue
         out.append(hit)
     return tuple(out)
+
+
+def files_by_coverage(
+    votes: list[FileVote],
+    words: Mapping[str, float],
+    functions: Callable[[str], Sequence[frozenset[str]]],
+    top: int,
+    weight: float,
+    least: int = 0,
+) -> list[FileVote]:
+    """The fused file order with its first ``top`` files reordered by their fused score
+    times ``1 + weight * best``, ``best`` the coverage of the file's function that holds most
+    of the question (``coverage`` over every function of those files: ``functions`` gives a
+    file's, as ``unit_words``). A file the text names (a traceback frame, a path, a panic
+    location) or that defines a name the text writes as code keeps its place, as does a file
+    without functions (a settings module whose constant is the answer); the others fill the
+    remaining places in their new order. Whole files' words did not tell files apart (a long
+    file holds every word); their best function's did."""
+    if top < 2 or weight <= 0 or len({stem(w) for w in words}) < least:
+        return votes
+    head = votes[:top]
+    held = [functions(v.file) for v in head]
+    flat = [h for file_held in held for h in file_held]
+    shares = iter(coverage(words, flat))
+    best = [max((next(shares) for _ in file_held), default=0.0) for file_held in held]
+    fixed = [bool(v.rank_named or v.rank_defined or not h) for v, h in zip(head, held, strict=True)]
+    movable = sorted(
+        (i for i in range(len(head)) if not fixed[i]),
+        key=lambda i: (-head[i].fused * (1.0 + weight * best[i]), i),
+    )
+    order = iter(movable)
+    return [head[i] if fixed[i] else head[next(order)] for i in range(len(head))] + votes[top:]
