@@ -214,7 +214,10 @@ def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list
     if REREAD is not None:
         top, share = numbers.file_coverage_files, numbers.file_coverage_weight
         least = numbers.coverage_min_words
-        votes = files_by_coverage(votes, REREAD.words(s), REREAD.functions(s), top, share, least)
+        read = REREAD.functions(s)
+        votes = files_by_coverage(
+            votes, REREAD.words(s), read, top, share, least, tests_wanted=tests
+        )
     fused = [v.file for v in votes]
     units = s.hits.units
     if REREAD is not None:

@@ -192,3 +192,24 @@ def test_files_are_reordered_by_their_best_function_and_named_files_keep_their_p
     ]
     assert files_by_coverage(votes, words, held.__getitem__, 4, 0.0) == votes
     assert files_by_coverage(votes, {"stop": 1.0}, held.__getitem__, 4, 1.0, least=5) == votes
+
+
+def test_a_test_file_keeps_its_place_unless_the_question_is_about_tests() -> None:
+    from cq.index.coverage import files_by_coverage
+    from cq.index.fuse import FileVote
+
+    votes = [
+        FileVote(file="pkg/trainer.py", fused=1.0),
+        FileVote(file="tests/test_stopping.py", fused=0.9),
+    ]
+    held = {
+        "pkg/trainer.py": [unit_words("def fit(self): loop epochs")],
+        "tests/test_stopping.py": [
+            unit_words("def test_training_stops_when_the_monitored_metric_stops_improving(): pass")
+        ],
+    }
+    words = {w: 1.0 for w in ("stop", "training", "monitored", "metric", "improving")}
+    kept = files_by_coverage(votes, words, held.__getitem__, 10, 1.0)
+    assert [v.file for v in kept] == ["pkg/trainer.py", "tests/test_stopping.py"]
+    asked = files_by_coverage(votes, words, held.__getitem__, 10, 1.0, tests_wanted=True)
+    assert [v.file for v in asked] == ["tests/test_stopping.py", "pkg/trainer.py"]

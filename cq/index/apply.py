@@ -69,7 +69,9 @@ def fuse_findings(
     lines = _Lines(corpus)
     top, share = numbers.file_coverage_files, numbers.file_coverage_weight
     least = numbers.coverage_min_words
-    votes = files_by_coverage(votes, evidence.words, lines.functions, top, share, least)
+    votes = files_by_coverage(
+        votes, evidence.words, lines.functions, top, share, least, tests_wanted=tests_wanted
+    )
     by_file: dict[str, list[Finding]] = {}
     for f in ranked:
         by_file.setdefault(f.file, []).append(f)

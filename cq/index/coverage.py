@@ -28,6 +28,7 @@ import msgspec
 from cq.index.fuse import FileVote, UnitVote
 from cq.index.query import IndexHit
 from cq.index.words import split_words
+from cq.rank import path_role
 from cq.rewrite import stem
 
 
@@ -124,15 +125,19 @@ def files_by_coverage(
     top: int,
     weight: float,
     least: int = 0,
+    *,
+    tests_wanted: bool = False,
 ) -> list[FileVote]:
     """The fused file order with its first ``top`` files reordered by their fused score
     times ``1 + weight * best``, ``best`` the coverage of the file's function that holds most
     of the question (``coverage`` over every function of those files: ``functions`` gives a
     file's, as ``unit_words``). A file the text names (a traceback frame, a path, a panic
     location) or that defines a name the text writes as code keeps its place, as does a file
-    without functions (a settings module whose constant is the answer); the others fill the
-    remaining places in their new order. Whole files' words did not tell files apart (a long
-    file holds every word); their best function's did."""
+    without functions (a settings module whose constant is the answer) and, unless the
+    question is about tests (``tests_wanted``), a test file: its test names spell out the
+    behaviour the question asks about. The others fill the remaining places in their new
+    order. Whole files' words did not tell files apart (a long file holds every word); their
+    best function's did."""
     if top < 2 or weight <= 0 or len({stem(w) for w in words}) < least:
         return votes
     head = votes[:top]
@@ -140,7 +145,11 @@ def files_by_coverage(
     flat = [h for file_held in held for h in file_held]
     shares = iter(coverage(words, flat))
     best = [max((next(shares) for _ in file_held), default=0.0) for file_held in held]
-    fixed = [bool(v.rank_named or v.rank_defined or not h) for v, h in zip(head, held, strict=True)]
+    fixed = [
+        bool(v.rank_named or v.rank_defined or not h)
+        or (not tests_wanted and path_role(v.file) == "test")
+        for v, h in zip(head, held, strict=True)
+    ]
     movable = sorted(
         (i for i in range(len(head)) if not fixed[i]),
         key=lambda i: (-head[i].fused * (1.0 + weight * best[i]), i),
