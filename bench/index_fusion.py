@@ -138,8 +138,9 @@ def _terms(query: str, tree: Path) -> tuple[str, ...]:
 
 
 class Reread:
-    """What a search reads to reorder its first Relevant Functions (``cq/index/coverage.py``):
-    each issue's tree for the units' text, its text for the words the index was asked."""
+    """What a search reads to reorder its first files and Relevant Functions
+    (``cq/index/coverage.py``): each issue's tree for the units' text, its text for the words
+    the index was asked."""
 
     def __init__(self, trees: Path, eval_dir: Path) -> None:
         self.trees, self.eval_dir = trees, eval_dir
@@ -199,34 +200,30 @@ def _methods(units: dict[str, Unit], owner: str) -> list[tuple[Unit, frozenset[s
     ]
 
 
-REREAD: Reread | None = None  # set by main(); None: Relevant Functions as fused (older runs)
+REREAD: Reread | None = None  # set by main(); None: files and functions as fused (--no-reread)
 
 
 def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list[str]]]:
     """Per method: (files, function names ``path::qualname``) in rank order; the fused
-    functions' first ones reordered by their text as a search does (``REREAD``)."""
+    order's first files and functions read again as a search does (``REREAD``)."""
     fusion = fusion_for(s.rg_files, s.hits) if fusion is None else fusion
     ix_files = index_file_order(s.hits, fusion)
     tests = s.focus == "tests"
     votes = fused_files(s.rg_files, ix_files, fusion, s.hits, tests_wanted=tests, sizes=s.sizes)
     ranks = {v.file: i for i, v in enumerate(votes, 1)}  # the units' file ranks, as fused
-    numbers = IndexTuning()
-    if REREAD is not None:
-        top, share = numbers.file_coverage_files, numbers.file_coverage_weight
-        least = numbers.coverage_min_words
-        read = REREAD.functions(s)
-        votes = files_by_coverage(
-            votes, REREAD.words(s), read, top, share, least, tests_wanted=tests
-        )
-    fused = [v.file for v in votes]
     units = s.hits.units
-    if REREAD is not None:
-        units = with_members(units, REREAD.words(s), REREAD.members(s))
+    if REREAD is not None:  # as cq/index/apply.py's fuse_findings
+        numbers, words = IndexTuning(), REREAD.words(s)
+        least = numbers.coverage_min_words
+        top, share = numbers.file_coverage_files, numbers.file_coverage_weight
+        read = REREAD.functions(s)
+        votes = files_by_coverage(votes, words, read, top, share, least, tests_wanted=tests)
+        units = with_members(units, words, REREAD.members(s))
     voted = with_namesakes(fused_units(units, s.rg_scopes, ranks, fusion, tests_wanted=tests))
     if REREAD is not None:
         top, share = numbers.coverage_units, numbers.coverage_weight
-        least = numbers.coverage_min_words
-        voted = by_coverage(voted, REREAD.words(s), REREAD.reader(s), top, share, least)
+        voted = by_coverage(voted, words, REREAD.reader(s), top, share, least)
+    fused = [v.file for v in votes]
     units = [u for u, _ in voted]
     rg_fns = [f"{f}::{q}" for f, q in dict.fromkeys(s.rg_scopes)]
     ix_fns = [f"{u.path}::{u.qualname}" for u in s.hits.units if u.kind != "module"]
@@ -301,7 +298,7 @@ def main() -> int:
     ap.add_argument(
         "--no-reread",
         action="store_true",
-        help="Relevant Functions as fused, without the coverage reorder (before session 10)",
+        help="files and Relevant Functions as fused, without the reread (before session 10)",
     )
     args = ap.parse_args()
     global REREAD
