@@ -45,19 +45,18 @@ def answer(result: SearchResult) -> list[str]:
         summary.query, frozenset({last_name(f.text)}), subject
     ):
         return _unresolved_callers_answer(findings, f, target)
-    return _definition_answer(f, target, "**Answer:**", _patterns_inside(result, f))
+    return _definition_answer(f, target, "**Answer:**", _signals(result, f))
 
 
-def _patterns_inside(result: SearchResult, f: Finding) -> bool:
-    """Whether rg's patterns matched inside the Answer's function though not on its definition
-    line: the first Relevant Function at that line says rg found it too."""
+def _signals(result: SearchResult, f: Finding) -> tuple[str, ...]:
+    """What found the Answer's function when it is the first Relevant Function (``index``,
+    ``rg``: its definition line made from the index's unit, or rg's scope matched inside it
+    though not on that line); empty otherwise."""
     for section in result.sections:
-        if isinstance(section, FunctionList):
-            return any(
-                fn.file == f.file and fn.line == f.line and "rg" in fn.signals
-                for fn in section.functions[:1]
-            )
-    return False
+        if isinstance(section, FunctionList) and section.functions:
+            first = section.functions[0]
+            return first.signals if (first.file, first.line) == (f.file, f.line) else ()
+    return ()
 
 
 def _unresolved_callers_answer(
@@ -90,10 +89,10 @@ def _unresolved_callers_answer(
 
 
 def _definition_answer(
-    f: Finding, target: dict[str, int], lead: str, inside: bool = False
+    f: Finding, target: dict[str, int], lead: str, signals: tuple[str, ...] = ()
 ) -> list[str]:
-    """The definition with its signature, place and what enrichment knows of it (``inside``:
-    rg's patterns matched in its body, not on its definition line)."""
+    """The definition with its signature, place and what enrichment knows of it (``signals``:
+    what found it as the first Relevant Function, ``_signals``)."""
     scope = _scope(f)
     where = f" in {code(scope)}" if scope else ""
     signature = f.enrichment.signature if f.enrichment else None
@@ -101,12 +100,11 @@ def _definition_answer(
     what = f"{code(f.text)} — {code(one_line)}" if one_line else code(f.text)
     # A definition no pattern matched (the index's unit, tier "index") is a weaker answer: say so
     alone = ""
-    if f.tier == "index":
-        alone = (
-            "; the index found it, patterns matched inside it"
-            if inside
-            else "; the index alone found it, no pattern matched it"
-        )
+    if f.tier == "index" and "rg" in signals:
+        found = "the index found it, " if "index" in signals else ""
+        alone = f"; {found}patterns matched inside it"
+    elif f.tier == "index":
+        alone = "; the index alone found it, no pattern matched it"
     lines = [f"{lead} {what} defined at {_where(f)}{where} ({f.role}{alone})"]
     # A header spanning lines is fenced as written; otherwise the definition's own line.
     source = _header_lines(signature, _line(f)) if signature and not one_line else [_line(f)]
