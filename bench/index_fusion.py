@@ -32,7 +32,13 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cq.index.build import update_index
-from cq.index.coverage import by_coverage, files_by_coverage, unit_words, with_members
+from cq.index.coverage import (
+    by_coverage,
+    files_by_coverage,
+    functions_of,
+    with_members,
+    words_of,
+)
 from cq.index.fuse import (
     UnitVote,
     fused_files,
@@ -156,25 +162,24 @@ class Reread:
     def reader(self, s: Signals) -> Callable[[UnitVote], frozenset[str] | None]:
         def read(vote: UnitVote) -> frozenset[str] | None:
             u = self._units(s.id, vote.file).get(vote.qualname)
-            return unit_words(f"{u.names} {u.signature} {u.doc} {u.text}") if u else None
+            return words_of(u) if u else None
 
         return read
 
     def functions(self, s: Signals) -> Callable[[str], list[frozenset[str]]]:
         def held(path: str) -> list[frozenset[str]]:
-            return [
-                unit_words(f"{u.names} {u.signature} {u.doc} {u.text}")
-                for u in self._units(s.id, path).values()
-                if u.kind in ("function", "fn")
-            ]
+            return [words_of(u) for u in functions_of(self._units(s.id, path))]
 
         return held
 
     def members(self, s: Signals) -> Callable[[IndexHit], list[tuple[IndexHit, frozenset[str]]]]:
         def found(hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
             return [
-                (IndexHit(path=hit.path, kind=u.kind, qualname=u.qualname, line=u.line), words)
-                for u, words in _methods(self._units(s.id, hit.path), hit.qualname)
+                (
+                    IndexHit(path=hit.path, kind=u.kind, qualname=u.qualname, line=u.line),
+                    words_of(u),
+                )
+                for u in functions_of(self._units(s.id, hit.path), hit.qualname)
             ]
 
         return found
@@ -189,15 +194,6 @@ class Reread:
         for u in file_units(text, "rust" if path.endswith(".rs") else "python"):
             found.setdefault(u.qualname, u)
         return found
-
-
-def _methods(units: dict[str, Unit], owner: str) -> list[tuple[Unit, frozenset[str]]]:
-    """The functions defined in class ``owner`` (as ``apply._Lines.members``)."""
-    return [
-        (u, unit_words(f"{u.names} {u.signature} {u.doc} {u.text}"))
-        for q, u in units.items()
-        if q.startswith(owner + ".") and u.kind == "function"
-    ]
 
 
 REREAD: Reread | None = None  # set by main(); None: files and functions as fused (--no-reread)

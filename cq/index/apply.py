@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from cq.index.coverage import by_coverage, files_by_coverage, unit_words, with_members
+from cq.index.coverage import (
+    by_coverage,
+    files_by_coverage,
+    functions_of,
+    with_members,
+    words_of,
+)
 from cq.index.evidence import Evidence
 from cq.index.fuse import (
     FileVote,
@@ -295,35 +301,29 @@ class _Lines:
         return (u.line, u.kind) if u is not None else None
 
     def words(self, vote: UnitVote) -> frozenset[str] | None:
-        """The words of a Relevant Function's own text (``coverage.unit_words``)."""
+        """The words of a Relevant Function's own text (``coverage.words_of``)."""
         u = self._scanned(vote.file).get(vote.qualname)
         return self._words(vote.file, u) if u is not None else None
 
     def functions(self, path: str) -> list[frozenset[str]]:
         """The words of each function of the file (``coverage.files_by_coverage``)."""
-        return [
-            self._words(path, u)
-            for u in self._scanned(path).values()
-            if u.kind in ("function", "fn")
-        ]
+        return [self._words(path, u) for u in functions_of(self._scanned(path))]
 
     def members(self, hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
         """The functions of the class ``hit`` with their words, in file order
         (``coverage.with_members``)."""
-        prefix = hit.qualname + "."
         return [
             (
-                IndexHit(path=hit.path, kind=u.kind, qualname=q, line=u.line),
+                IndexHit(path=hit.path, kind=u.kind, qualname=u.qualname, line=u.line),
                 self._words(hit.path, u),
             )
-            for q, u in self._scanned(hit.path).items()
-            if q.startswith(prefix) and u.kind == "function"
+            for u in functions_of(self._scanned(hit.path), hit.qualname)
         ]
 
     def _words(self, path: str, u: Unit) -> frozenset[str]:
         key = (path, u.qualname)
         if key not in self.said:
-            self.said[key] = unit_words(f"{u.names} {u.signature} {u.doc} {u.text}")
+            self.said[key] = words_of(u)
         return self.said[key]
 
     def _scanned(self, path: str) -> dict[str, Unit]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -31,10 +32,34 @@ from cq.index.words import split_words
 from cq.rank import path_role
 from cq.rewrite import stem
 
+if TYPE_CHECKING:
+    from cq.index.units import Unit
+
 
 def unit_words(text: str) -> frozenset[str]:
     """The stems of every identifier, subword and word of a unit's text."""
     return frozenset(stem(w) for w in split_words(text).split())
+
+
+def words_of(u: Unit) -> frozenset[str]:
+    """``unit_words`` of what a unit says: its names, signature, docstring and body."""
+    return unit_words(f"{u.names} {u.signature} {u.doc} {u.text}")
+
+
+def functions_of(units: Mapping[str, Unit], owner: str = "") -> list[Unit]:
+    """The functions among a file's ``units`` (by qualified name, in file order), or only
+    those of the Python class ``owner``."""
+    prefix = f"{owner}." if owner else ""
+    return [u for q, u in units.items() if u.kind in ("function", "fn") and q.startswith(prefix)]
+
+
+def _asked(words: Mapping[str, float]) -> dict[str, float]:
+    """The asked words by stem, each at the largest weight of the words sharing it."""
+    asked: dict[str, float] = {}
+    for word, weight in words.items():
+        key = stem(word)
+        asked[key] = max(asked.get(key, 0.0), weight)  # 0.0: no weight yet
+    return asked
 
 
 def coverage(words: Mapping[str, float], held: Sequence[frozenset[str] | None]) -> list[float]:
@@ -44,16 +69,15 @@ def coverage(words: Mapping[str, float], held: Sequence[frozenset[str] | None]) 
     candidates, ``df`` of which hold it: a word every candidate says (the file's own subject)
     counts little, one only the answer says counts most. Words no candidate holds are left
     out of the total; a candidate whose text could not be read (``None``) covers nothing."""
-    asked: dict[str, float] = {}
-    for word, weight in words.items():
-        key = stem(word)
-        asked[key] = max(asked.get(key, 0.0), weight)
+    asked = _asked(words)
     n = len(held)
     df = {w: sum(1 for h in held if h is not None and w in h) for w in asked}
+    # hand-set, not tuned: a smoothed inverse document frequency (BM25's +0.5) that stays
+    # above 0 when all n hold the word: log((n + 1) / (n + 0.5)) > 0
     weight = {w: asked[w] * math.log((n + 1) / (df[w] + 0.5)) for w in asked if df[w]}
     total = sum(weight.values())
     if total <= 0:
-        return [0.0] * n
+        return [0.0] * n  # no asked word in any candidate: nothing to tell them apart by
     return [sum(v for w, v in weight.items() if w in h) / total if h else 0.0 for h in held]
 
 
@@ -74,7 +98,7 @@ def by_coverage(
     Fewer than ``least`` distinct stems asked ("how are templates rendered?") leave the order
     as fused: two or three words tell the candidates apart by chance. ``read`` gives a
     unit's words (``unit_words``), None when its text cannot be found."""
-    if top < 2 or weight <= 0 or len({stem(w) for w in words}) < least:
+    if top < 2 or weight <= 0 or len(_asked(words)) < least:
         return units
     later = [u for u in units[top:] if 0 < u[0].rank_index <= top]
     head = units[:top] + later
@@ -138,7 +162,7 @@ def files_by_coverage(
     behaviour the question asks about. The others fill the remaining places in their new
     order. Whole files' words did not tell files apart (a long file holds every word); their
     best function's did."""
-    if top < 2 or weight <= 0 or len({stem(w) for w in words}) < least:
+    if top < 2 or weight <= 0 or len(_asked(words)) < least:
         return votes
     head = votes[:top]
     held = [functions(v.file) for v in head]

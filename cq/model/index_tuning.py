@@ -322,8 +322,8 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "titles 31.3/48.2/54.3 -> 33.5/48.9/53.7; rust_tuning 123 texts 13.8/33.3/43.9 "
             "-> 16.3/34.1/43.9, titles 18.7/31.7/44.7 -> 21.1/32.5/45.5; lite-dev 22 texts "
             "unchanged, titles 50.0/68.2/81.8 -> 54.5/72.7/86.4; Relevant Functions unchanged "
-            "(their file ranks stay the fused ones). The first 5 only: Acc@1 +0.6 to +4.5, "
-            "Acc@5 unchanged by construction"
+            "(their file ranks stay the fused ones). The first 5 only (a scratch script, no "
+            "file kept in place): Acc@1 +0.6 to +4.5, Acc@5 unchanged by construction"
         ),
     ] = 10
     file_coverage_weight: Annotated[
