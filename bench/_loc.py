@@ -181,6 +181,22 @@ def acc(inst: Instance, k: int) -> bool:
     return bool(inst.gold) and all(r is not None and r <= k for r in inst.ranks)
 
 
+def by_gold_count(insts: list[Instance], k: int = 5) -> str:
+    """Acc@k of the issues fixed in one file, in two, in three or more: held-out sets differ
+    in that mix (SWE-bench Lite keeps single-file fixes only), so a pooled figure alone does
+    not carry over."""
+    groups: dict[str, list[Instance]] = {"1": [], "2": [], "3+": []}
+    for i in insts:
+        if i.gold:
+            groups[str(len(i.gold)) if len(i.gold) < 3 else "3+"].append(i)
+    cells = [
+        f"{n}: {_pct(sum(acc(i, k) for i in g), len(g))}% ({len(g)})"
+        for n, g in groups.items()
+        if g
+    ]
+    return f"Acc@{k} by gold files " + ", ".join(cells)
+
+
 def hit(inst: Instance, k: int) -> bool:
     return any(r is not None and r <= k for r in inst.ranks)
 

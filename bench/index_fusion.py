@@ -32,26 +32,14 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cq.index.build import update_index
-from cq.index.coverage import (
-    by_coverage,
-    files_by_coverage,
-    functions_of,
-    with_members,
-    words_of,
-)
-from cq.index.fuse import (
-    UnitVote,
-    fused_files,
-    fused_units,
-    fusion_for,
-    index_file_order,
-    with_namesakes,
-)
-from cq.index.manifest import Manifest
+from cq.index.coverage import functions_of, words_of
+from cq.index.fuse import UnitVote, fused_files, fusion_for, index_file_order
+from cq.index.order import fused_order, sizes_of
 from cq.index.query import IndexHit, IndexHits, ask, asked_words
 from cq.index.scopes import rg_scope_key
 from cq.index.units import Unit, file_units
 from cq.model.index_tuning import PYTHON_FUSION, Fusion, IndexTuning
+from cq.model.ranking import DEFAULT_ROLE_MULTIPLIERS
 
 _lock = threading.Lock()
 
@@ -110,7 +98,7 @@ def gather(row: dict, args: argparse.Namespace, text: str) -> Signals | None:
         hits=hits,
         terms=terms,
         focus=focus,
-        sizes=_sizes(opened.manifest, files[:100], hits),
+        sizes=sizes_of(opened.manifest, files[:100], hits),
     )
 
 
@@ -121,15 +109,8 @@ def requery(s: Signals, rows: dict[str, dict], trees: str) -> Signals:
     terms = s.terms or _terms(query, tree)
     opened, _ = update_index(tree)
     hits = ask(opened.index, opened.manifest, query, terms)
-    sizes = _sizes(opened.manifest, s.rg_files, hits)
+    sizes = sizes_of(opened.manifest, s.rg_files, hits)
     return msgspec.structs.replace(s, hits=hits, terms=terms, sizes=sizes)
-
-
-def _sizes(manifest: Manifest, rg_files: list[str], hits: IndexHits) -> dict[str, int]:
-    """The bytes of every file either order may rank, as a search reads them (its manifest)."""
-    files = [*rg_files, *(h.path for h in (*hits.files, *hits.units))]
-    files += [m.path for m in (*hits.named, *hits.defined)]
-    return {f: manifest[f].size for f in files if f in manifest}
 
 
 def _terms(query: str, tree: Path) -> tuple[str, ...]:
@@ -159,30 +140,8 @@ class Reread:
         query = _loc.query_text(self.rows[s.id], s.text)
         return asked_words(query, tuple(s.terms), IndexTuning())
 
-    def reader(self, s: Signals) -> Callable[[UnitVote], frozenset[str] | None]:
-        def read(vote: UnitVote) -> frozenset[str] | None:
-            u = self._units(s.id, vote.file).get(vote.qualname)
-            return words_of(u) if u else None
-
-        return read
-
-    def functions(self, s: Signals) -> Callable[[str], list[frozenset[str]]]:
-        def held(path: str) -> list[frozenset[str]]:
-            return [words_of(u) for u in functions_of(self._units(s.id, path))]
-
-        return held
-
-    def members(self, s: Signals) -> Callable[[IndexHit], list[tuple[IndexHit, frozenset[str]]]]:
-        def found(hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
-            return [
-                (
-                    IndexHit(path=hit.path, kind=u.kind, qualname=u.qualname, line=u.line),
-                    words_of(u),
-                )
-                for u in functions_of(self._units(s.id, hit.path), hit.qualname)
-            ]
-
-        return found
+    def reader(self, s: Signals) -> TreeReader:
+        return TreeReader(functools.partial(self._units, s.id))
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 (one per bench run)
     def _units(self, issue: str, path: str) -> dict[str, Unit]:
@@ -196,37 +155,57 @@ class Reread:
         return found
 
 
+class TreeReader:
+    """``cq.index.order.Reader`` over one issue's tree (``units``: a file's units by name)."""
+
+    def __init__(self, units: Callable[[str], dict[str, Unit]]) -> None:
+        self.units = units
+
+    def words(self, vote: UnitVote) -> frozenset[str] | None:
+        u = self.units(vote.file).get(vote.qualname)
+        return words_of(u) if u else None
+
+    def functions(self, path: str) -> list[frozenset[str]]:
+        return [words_of(u) for u in functions_of(self.units(path))]
+
+    def members(self, hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
+        return [
+            (IndexHit(path=hit.path, kind=u.kind, qualname=u.qualname, line=u.line), words_of(u))
+            for u in functions_of(self.units(hit.path), hit.qualname)
+        ]
+
+
 REREAD: Reread | None = None  # set by main(); None: files and functions as fused (--no-reread)
 
 
 def orders(s: Signals, fusion: Fusion | None) -> dict[str, tuple[list[str], list[str]]]:
     """Per method: (files, function names ``path::qualname``) in rank order; the fused
-    order's first files and functions read again as a search does (``REREAD``)."""
-    fusion = fusion_for(s.rg_files, s.hits) if fusion is None else fusion
-    ix_files = index_file_order(s.hits, fusion)
-    tests = s.focus == "tests"
-    votes = fused_files(s.rg_files, ix_files, fusion, s.hits, tests_wanted=tests, sizes=s.sizes)
-    ranks = {v.file: i for i, v in enumerate(votes, 1)}  # the units' file ranks, as fused
-    units = s.hits.units
-    if REREAD is not None:  # as cq/index/apply.py's fuse_findings
-        numbers, words = IndexTuning(), REREAD.words(s)
-        least = numbers.coverage_min_words
-        top, share = numbers.file_coverage_files, numbers.file_coverage_weight
-        read = REREAD.functions(s)
-        votes = files_by_coverage(votes, words, read, top, share, least, tests_wanted=tests)
-        units = with_members(units, words, REREAD.members(s))
-    voted = with_namesakes(fused_units(units, s.rg_scopes, ranks, fusion, tests_wanted=tests))
-    if REREAD is not None:
-        top, share = numbers.coverage_units, numbers.coverage_weight
-        voted = by_coverage(voted, words, REREAD.reader(s), top, share, least)
-    fused = [v.file for v in votes]
-    units = [u for u, _ in voted]
+    order is ``cq.index.order.fused_order``'s, as a search makes it (``fusion``: one fusion
+    for every issue instead of the one a search would choose)."""
+    numbers = IndexTuning()
+    if fusion is not None:
+        numbers = msgspec.structs.replace(numbers, python=fusion, fusion=fusion, one_line=fusion)
+    reader, words = (REREAD.reader(s), REREAD.words(s)) if REREAD is not None else (None, {})
+    order = fused_order(
+        s.rg_files,
+        s.rg_scopes,
+        s.hits,
+        words,
+        s.sizes,
+        reader,
+        numbers,
+        DEFAULT_ROLE_MULTIPLIERS,
+        tests_wanted=s.focus == "tests",
+    )
     rg_fns = [f"{f}::{q}" for f, q in dict.fromkeys(s.rg_scopes)]
     ix_fns = [f"{u.path}::{u.qualname}" for u in s.hits.units if u.kind != "module"]
     return {
         "rg": (s.rg_files, rg_fns),
-        "index": (ix_files, ix_fns),
-        "fused": (fused, [f"{u.file}::{u.qualname}" for u in units]),
+        "index": (index_file_order(s.hits, order.fusion), ix_fns),
+        "fused": (
+            [v.file for v in order.files],
+            [f"{u.file}::{u.qualname}" for u, _ in order.units],
+        ),
     }
 
 
@@ -317,6 +296,7 @@ def main() -> int:
         for s in sigs:
             groups[f"{s.set}/{s.text}"].append(s)
     tables: list[str] = []
+    counts: list[str] = []  # Acc@5 by the number of files a fix touched
     print("| set | n | method | Acc@1 | Acc@3 | Acc@5 | Acc@10 | fn Hit@5 | fn Hit@1 |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name, sigs in groups.items():
@@ -325,9 +305,11 @@ def main() -> int:
             cells = [f"{pooled(insts, k):.1f}" for k in _loc.KS]
             cells += [f"{fn_hit(insts):.1f}", f"{fn_hit1(sigs, method):.1f}"]
             print(f"| {name} | {len(sigs)} | {method} | {' | '.join(cells)} |")
+            counts.append(f"{name} {method}: {_loc.by_gold_count(insts)}")
             if args.tables and method in ("rg", "fused"):
                 label = "cq before (rg)" if method == "rg" else "cq with the index (fused)"
                 tables.append(_loc.table(_loc.Run(label, method, name, name, [], insts)))
+    print("\n" + "\n".join(counts))
     for table in tables:
         print("\n" + table)
     if args.grid:

@@ -4,7 +4,8 @@ Reads the ``--json-out`` files of ``localization.py`` and ``bm25_baseline.py``:
 
 - ``table A.json ...``: the per-repository and pooled tables of every run in the files.
 - ``summary A.json ...``: one pooled row per run (and per run without flagged issues), with
-  the number of issues the run returned no file for.
+  the number of issues the run returned no file for, and each run's Acc@5 by the number of
+  files its issues' fixes touched.
 - ``diff A.json B.json``: for each pair of runs with the same query text (``full``/``title``;
   ``--a-run``/``--b-run`` pick others by ``mode/text`` key), which issues got better or worse
   (the k from which all gold files are in the top k: the worst gold rank), Acc@5 gained/lost.
@@ -85,6 +86,10 @@ def summary(runs: list[_loc.Run]) -> str:
             row.append(f"{sum(not i.files for i in group)} |")
             row.insert(1, data + suffix)
             lines.append(" | ".join(row))
+    lines.append("")
+    lines += [
+        f"{run.tool} {run.key} {run.data}: {_loc.by_gold_count(run.instances)}" for run in runs
+    ]
     return "\n".join(lines)
 
 

@@ -13,24 +13,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from cq.index.coverage import (
-    by_coverage,
-    files_by_coverage,
-    functions_of,
-    with_members,
-    words_of,
-)
+from cq.index.coverage import functions_of, words_of
 from cq.index.evidence import Evidence
-from cq.index.fuse import (
-    FileVote,
-    UnitVote,
-    fused_files,
-    fused_units,
-    fusion_for,
-    fusion_name,
-    index_file_order,
-    with_namesakes,
-)
+from cq.index.fuse import FileVote, UnitVote, fusion_name
+from cq.index.order import fused_order, sizes_of
 from cq.index.query import IndexHit, IndexHits
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
@@ -57,27 +43,23 @@ def fuse_findings(
     fusion's numbers, ``tuning.rank.role`` the role multipliers it demotes by."""
     numbers, roles = tuning.index, tuning.rank.role
     rg_files = list(dict.fromkeys(f.file for f in ranked))
-    fusion = fusion_for(rg_files, evidence.hits, numbers)
-    weights = fusion_name(fusion, numbers)
-    index_files = index_file_order(evidence.hits, fusion, roles)
-    known = evidence.manifest
-    sizes = {f: known[f].size for f in (*rg_files, *index_files) if f in known}
-    votes = fused_files(
+    scopes = [
+        (f.file, rg_scope_key(f.file, f.containing_scope)) for f in ranked if f.containing_scope
+    ]
+    hits, lines = evidence.hits, _Lines(corpus)
+    sizes = sizes_of(evidence.manifest, rg_files, hits)
+    order = fused_order(
         rg_files,
-        index_files,
-        fusion,
-        evidence.hits,
+        scopes,
+        hits,
+        evidence.words,
+        sizes,
+        lines,
+        numbers,
+        roles,
         tests_wanted=tests_wanted,
-        roles=roles,
-        sizes=sizes,
     )
-    ranks = {v.file: i for i, v in enumerate(votes, 1)}  # the units' file ranks, as fused
-    lines = _Lines(corpus)
-    top, share = numbers.file_coverage_files, numbers.file_coverage_weight
-    least = numbers.coverage_min_words
-    votes = files_by_coverage(
-        votes, evidence.words, lines.functions, top, share, least, tests_wanted=tests_wanted
-    )
+    votes, weights = order.files, fusion_name(order.fusion, numbers)
     by_file: dict[str, list[Finding]] = {}
     for f in ranked:
         by_file.setdefault(f.file, []).append(f)
@@ -106,17 +88,7 @@ def fuse_findings(
         for f in ranked
         if id(f) not in placed
     ]
-    scopes = [
-        (f.file, rg_scope_key(f.file, f.containing_scope)) for f in ranked if f.containing_scope
-    ]
-    hits = with_members(evidence.hits.units, evidence.words, lines.members)
-    units = with_namesakes(
-        fused_units(hits, scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles)
-    )
-    top, share = numbers.coverage_units, numbers.coverage_weight
-    least = numbers.coverage_min_words
-    units = by_coverage(units, evidence.words, lines.words, top, share, least)
-    units = units[: numbers.functions]
+    units = order.units[: numbers.functions]
     first = units[0][0] if units else None
     if first is not None and not first.line and (found := lines.unit(first.file, first.qualname)):
         first = msgspec.structs.replace(first, line=found[0], kind=found[1])  # rg's scope alone

@@ -19,7 +19,8 @@ Category = Literal[
     "string_match",
     "text_match",
 ]
-Tier = Literal["heuristic", "node", "records", "fallback", "index"]  # index: cq/index found it
+# index: a definition line the index's scanner placed (no rg hit on it; README "Tiers")
+Tier = Literal["heuristic", "node", "records", "fallback", "index"]
 
 
 class SymbolFlags(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -1,0 +1,104 @@
+"""The fused order of a rewritten search: files and units, fused and read again.
+
+One function, called by a search (``apply.fuse_findings``) and by the bench that replays saved
+signals (``bench/index_fusion.py``), so what the bench scores is the order a search reports:
+the fusion of rg's file order with the index's (``fuse.py``), the first files and units read
+again against the question (``coverage.py``). Reading needs the files' text, which a search
+takes from its corpus and the bench from the eval trees: a ``Reader`` gives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+import msgspec
+
+from cq.index.coverage import by_coverage, files_by_coverage, with_members
+from cq.index.fuse import (
+    FileVote,
+    UnitVote,
+    fused_files,
+    fused_units,
+    fusion_for,
+    index_file_order,
+    with_namesakes,
+)
+from cq.index.manifest import Manifest
+from cq.index.query import IndexHit, IndexHits
+from cq.model.index_tuning import Fusion, IndexTuning
+
+
+class Reader(Protocol):
+    """What the rereads need of the files: their functions' and units' words."""
+
+    def words(self, vote: UnitVote) -> frozenset[str] | None:
+        """The words of a Relevant Function's own text (``None``: not found in its file)."""
+
+    def functions(self, path: str) -> list[frozenset[str]]:
+        """The words of each function of the file."""
+
+    def members(self, hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
+        """The functions of the class ``hit`` with their words, in file order."""
+
+
+class FusedOrder(msgspec.Struct, frozen=True, kw_only=True):
+    """``files``: the file order a search reports; ``units``: its Relevant Functions, each
+    with its namesakes, uncut; ``fusion``: the numbers that fused them."""
+
+    fusion: Fusion
+    files: list[FileVote]
+    units: list[tuple[UnitVote, list[UnitVote]]]
+
+
+def fused_order(
+    rg_files: list[str],
+    rg_scopes: list[tuple[str, str]],
+    hits: IndexHits,
+    words: Mapping[str, float],
+    sizes: Mapping[str, int],
+    reader: Reader | None,
+    numbers: IndexTuning,
+    roles: Mapping[str, float],
+    *,
+    tests_wanted: bool = False,
+) -> FusedOrder:
+    """rg's files and scopes (``(path, qualname)`` in rank order) fused with the index's
+    ``hits``; ``words`` are the weights the index was asked, ``sizes`` the files' bytes.
+    ``reader`` ``None`` leaves out the rereads (the order before session 10's
+    ``coverage.py``, which the bench's ``--no-reread`` reports)."""
+    fusion = fusion_for(rg_files, hits, numbers)
+    index_files = index_file_order(hits, fusion, roles)
+    votes = fused_files(
+        rg_files,
+        index_files,
+        fusion,
+        hits,
+        tests_wanted=tests_wanted,
+        roles=roles,
+        sizes=sizes,
+    )
+    ranks = {v.file: i for i, v in enumerate(votes, 1)}  # the units' file ranks, as fused
+    least = numbers.coverage_min_words
+    units = hits.units
+    if reader is not None:
+        top, share = numbers.file_coverage_files, numbers.file_coverage_weight
+        votes = files_by_coverage(
+            votes, words, reader.functions, top, share, least, tests_wanted=tests_wanted
+        )
+        units = with_members(units, words, reader.members)
+    voted = with_namesakes(
+        fused_units(units, rg_scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles)
+    )
+    if reader is not None:
+        top, share = numbers.coverage_units, numbers.coverage_weight
+        voted = by_coverage(voted, words, reader.words, top, share, least)
+    return FusedOrder(fusion=fusion, files=votes, units=voted)
+
+
+def sizes_of(manifest: Manifest, rg_files: list[str], hits: IndexHits) -> dict[str, int]:
+    """The bytes of every file either order may rank (the index's manifest), for the Rust
+    fusion's file prior (``fuse.file_prior``)."""
+    files = [*rg_files, *(h.path for h in (*hits.files, *hits.units))]
+    files += [m.path for m in (*hits.named, *hits.defined)]
+    return {f: manifest[f].size for f in files if f in manifest}
