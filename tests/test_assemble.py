@@ -159,3 +159,18 @@ def test_no_follow_up_searches_a_generic_parameter(tmp_path: Path) -> None:
 
     assert owner_followups("impl Parse for P::register") == []
     assert owner_followups("impl Parse for Parser::register") == ["Parser"]
+
+
+def test_a_special_method_answer_suggests_its_class_not_its_name(tmp_path: Path) -> None:
+    """An answer ``Accuracy.__init__``: a search for ``__init__`` finds every constructor of the
+    tree; its class's uses are where it runs."""
+    from cq.assemble.followups import follow_ups
+
+    def suggested(text: str, scope: str) -> list[str]:
+        definition = msgspec.structs.replace(FINDINGS[0], text=text, containing_scope=scope)
+        request = SearchRequest(query="how is accuracy computed?", root=str(tmp_path))
+        got = follow_ups(request, (definition,), 0, 0, rewritten=True).follow_ups
+        return [item.argv[-1] for item in got]
+
+    assert suggested("__init__", "Accuracy.__init__")[:1] == ["Accuracy"]
+    assert suggested("update", "Accuracy.update")[:2] == ["update", "Accuracy"]

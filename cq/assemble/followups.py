@@ -14,6 +14,9 @@ from cq.model import Finding, FollowUp, FollowUps, SearchRequest
 from cq.model.options import request_default
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
+# ``__init__``, ``__call__``: every class has one and they are called through the class or
+# an operator, so a search for the name finds the tree's constructors, not the answer's uses
+_DUNDER = re.compile(r"__\w+__")
 
 
 def follow_ups(
@@ -28,7 +31,8 @@ def follow_ups(
 ) -> FollowUps:
     """At most ``most`` useful next commands, most useful first, no duplicates.
 
-    After a rewrite, the first suggestion is a plain search for the answer's name.
+    After a rewrite, the first suggestion is a plain search for the answer's name (not for
+    a special method's: its class's, which the next suggestion is).
     """
     query = request.query.strip()
     again = len(query) <= 100 and "\n" not in query  # worth repeating on a command line
@@ -36,7 +40,7 @@ def follow_ups(
     if primary is not None:
         definition = shown[primary]
         name = re.split(r"\.|::", definition.text)[-1]
-        if rewritten and _IDENTIFIER.fullmatch(name):
+        if rewritten and _IDENTIFIER.fullmatch(name) and not _DUNDER.fullmatch(name):
             found.append(_make(request, name, f"every use of `{name}`, the answer"))
         outer = _outer_name(definition.containing_scope)
         if outer and outer not in (query, name):
