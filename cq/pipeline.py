@@ -45,7 +45,13 @@ from cq.rank import (
     queried_names,
     score_findings,
 )
-from cq.rewrite import Rewrite, remember_primary, rewrite_query, rewrite_trigger
+from cq.rewrite import (
+    Rewrite,
+    code_name_asked_about,
+    remember_primary,
+    rewrite_query,
+    rewrite_trigger,
+)
 from cq.semantic import begin as begin_semantic
 
 
@@ -55,6 +61,8 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
     request names must stay inside its root (``cq.confine``)."""
     started = time.perf_counter()
     request = confine_request(request)
+    asked = _asked_name(request)
+    question, request = request, _searched_as(request, asked)
     timings: dict[str, float] = {}
     check = cancel.check if cancel is not None else never
     progress = Progress(enabled=request.progress, check=check)
@@ -173,7 +181,8 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             files_racy=read.racy,
         )
         facts = SearchFacts(
-            request=request,
+            request=question,
+            asked_name=asked,
             mode_requested=request.mode or "auto",
             mode=mode_chain[-1] if fallback_applied and ranked.tally.total else mode,
             mode_chain=tuple(mode_chain),
@@ -218,6 +227,20 @@ def _collect(
     if not patterns:
         return Candidates(matches=(), stats=SearchStats(), by_language={})
     return collect_candidates(request, patterns, on_file, tuning.report, corpus)
+
+
+def _asked_name(request: SearchRequest) -> str | None:
+    """The one name a one-line question asks about, written as code ("how does `Arg::new`
+    work?"), unless the request says how to search (``--literal``, ``--rewrite``, ...)."""
+    if request.mode is not None or request.rewrite is not None:
+        return None
+    return code_name_asked_about(request.query)
+
+
+def _searched_as(request: SearchRequest, name: str | None) -> SearchRequest:
+    """The request searched for ``name`` as if typed: its definition and uses, ranked as a
+    dotted query ranks them, not the rewriter's guesses at the question's other words."""
+    return msgspec.structs.replace(request, query=name) if name else request
 
 
 def _typed_line(query: str, mode: str) -> str | None:

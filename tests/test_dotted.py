@@ -139,3 +139,33 @@ def test_another_owners_definition_is_not_the_answer(tree: Path) -> None:
     assert {f["text"] for f in result["findings"]} >= {"send"}  # the last name was searched
     md = run_cq("search", "Server.send", "--root", str(tree)).stdout
     assert md.split("\n\n")[1].startswith("**No definition found.**"), md
+
+
+def test_a_question_about_one_written_name_is_that_names_search(tree: Path) -> None:
+    """ "how does `Client.send` work?" asks for the method itself: its search, not the
+    rewriter's guesses at "work" (``Arg::new`` was dropped as a common last name and such a
+    question found nothing)."""
+    question = "how does `Client.send` work?"
+    asked = run_cq("search", question, "--root", str(tree), "--format", "json", "--no-semantic")
+    assert asked.returncode == 0, asked.stderr
+    got = asked.json()["summary"]
+    assert (got["query"], got["asked_name"], got["rewrite"]) == (question, "Client.send", None)
+    assert _places(tree, question) == _places(tree, "Client.send")
+    rust = [p for p in _places(tree, "what does Utc::now do?") if p[0] == "src/time.rs"]
+    assert rust[0] == ("src/time.rs", 11, "definition")
+    md = run_cq("search", question, "--root", str(tree), "--no-semantic").stdout
+    assert "asked about `Client.send`: searched as that name" in md
+    assert "defined at `pkg/client.py:2:8` in `Client`" in md.split("\n\n")[1]
+
+
+def test_a_question_saying_more_than_the_name_is_rewritten(tree: Path) -> None:
+    for args in (
+        ["how does `Client.send` count bytes?"],
+        ["how does `Client.send` work?", "--literal"],
+    ):
+        got = run_cq("search", *args, "--root", str(tree), "--format", "json").json()["summary"]
+        assert got["asked_name"] is None, args
+    rewritten = run_cq(
+        "search", "how does `Client.send` count bytes?", "--root", str(tree), "--format", "json"
+    ).json()["summary"]
+    assert rewritten["rewrite"]["applied"], rewritten

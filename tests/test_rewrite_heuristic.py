@@ -67,3 +67,25 @@ def test_code_like_queries_are_not(query: str) -> None:
 def test_a_reference_back_needs_context() -> None:
     assert should_rewrite("where is it called?", has_context=True) is True
     assert should_rewrite("it", has_context=True) is False
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("how does `Arg::new` work?", "Arg::new"),
+        ("what does Client.send do?", "Client.send"),
+        ("where is `SlidingWindowInferer.__call__` defined?", "SlidingWindowInferer.__call__"),
+        ("how is `parse_args()` used?", "parse_args"),
+        ("what does self.run do?", "run"),  # the method, whoever's self it is
+        ("how does `Arg::new` parse flags?", None),  # says more than the name
+        ("how is Vocabulary used?", None),  # a plain word: rewritten (names_asked_about)
+        ("who calls `Client.send`?", None),  # a callers question: answered by the calls
+        ("how does e.g. work?", None),  # prose, not a path
+        ("Client.send", None),  # a query, not a question about one
+        ("how do `a` and `b` differ?", None),
+    ],
+)
+def test_the_name_a_question_asks_about_written_as_code(query: str, name: str | None) -> None:
+    from cq.rewrite import code_name_asked_about
+
+    assert code_name_asked_about(query) == name

@@ -48,7 +48,8 @@ from cq.rewrite import asks_for_callers, names_asked_about
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     """What the pipeline learned besides the findings."""
 
-    request: SearchRequest
+    request: SearchRequest  # as asked (its query the question, when a name was searched)
+    asked_name: str | None = None  # the name a question asked about, searched as typed
     mode_requested: str
     mode: str
     mode_chain: tuple[str, ...]
@@ -100,6 +101,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
         roles=_role_counts(tally),
         focus=facts.focus,
         rewrite=facts.rewrite,
+        asked_name=facts.asked_name,
         telemetry=facts.telemetry,
     )
     counts = Counter(tally.categories)

@@ -213,6 +213,9 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     roles: dict[str, int] = {}  # all findings per item role
     focus: str = "all"
     rewrite: RewriteSummary | None = None
+    # the one name a question asked about, written as code ("how does `Arg::new` work?"):
+    # searched as if it were the query, which ``query`` still holds
+    asked_name: str | None = None
     telemetry: dict[str, dict[str, int]] = {}
 
 

@@ -231,6 +231,8 @@ def overview(result: SearchResult) -> list[str]:
             "index: stale, another cq process holds its writer; answered from the index as "
             "last committed (files changed since are missing or out of date)"
         )
+    if s.asked_name:
+        lines.append(f"asked about {code(s.asked_name)}: searched as that name")
     if s.rewrite and s.rewrite.applied:
         terms = ", ".join(code(t) for t in (*s.rewrite.identifiers, *s.rewrite.literals))
         lines.append(f"rewritten by {s.rewrite.rewriter} ({s.rewrite.trigger}): {terms}")

@@ -16,6 +16,7 @@ from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
 from cq.rewrite.asks import (
     asks_for_callers,
+    code_name_asked_about,
     names_asked_about,
     one_line_callers_question,
     says_nothing,
@@ -33,6 +34,7 @@ __all__ = [
     "Mentions",
     "Rewrite",
     "asks_for_callers",
+    "code_name_asked_about",
     "extract_mentions",
     "names_asked_about",
     "numbered",

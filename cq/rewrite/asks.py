@@ -4,8 +4,10 @@ Who calls a function ("who calls build_graph", "where is it called?", "callers o
 sites of X"): the rewriter then looks for the named function alone (``offline.py``), the
 ranking and the report answer with its calls (``cq.rank.questions``). A name itself ("where
 is SlidingWindowInferer defined?", "how is Vocabulary used?"): the report's Answer is that
-name's definition (``cq.assemble``), not the best function about the question's words.
-Nothing at all ("who calls?"): the index is not asked to guess (``cq.index``).
+name's definition (``cq.assemble``), not the best function about the question's words; one
+written as code ("how does `Arg::new` work?", "what does Client.send do?") is searched as
+that name, as if it were the query (``cq.pipeline``). Nothing at all ("who calls?"): the
+index is not asked to guess (``cq.index``).
 """
 
 from __future__ import annotations
@@ -57,6 +59,42 @@ def names_asked_about(query: str) -> frozenset[str]:
     words = _WORD.findall(query)
     names = frozenset(w for w in words if w.lower() not in _ABOUT_A_NAME)
     return names if len(names) == 1 and len(words) > 1 else frozenset()
+
+
+# A name written as code: in backticks, or qualified (``Client.send``, ``Arg::new``), with
+# an optional call's parentheses (``parse_args()``)
+_CODE_NAME = re.compile(
+    r"`\s*(?P<quoted>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*)\s*(?:\(\s*\))?\s*`"
+    r"|(?P<qualified>\b[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)+)(?:\(\s*\))?"
+)
+
+
+def code_name_asked_about(query: str) -> str | None:
+    """The name a one-line question asks about itself, when it writes that name as code and
+    every other word is in ``_ABOUT_A_NAME``: "how does `Arg::new` work?" -> ``Arg::new``,
+    "where is ABCMeta.register defined?" -> ``ABCMeta.register``. None for any other query
+    (a plain word, "where is Vocabulary used?", is ``names_asked_about``'s: the question is
+    rewritten, its Answer the name's definition)."""
+    if not _one_line(query) or len(query) > _ASKED_CHARS or asks_for_callers(query):
+        return None  # a callers question is answered by the calls (``cq.rank.questions``)
+    found = list(_CODE_NAME.finditer(query))
+    if len(found) != 1:
+        return None
+    rest = query[: found[0].start()] + " " + query[found[0].end() :]
+    words = _WORD.findall(rest)
+    if not words or any(w.lower() not in _ABOUT_A_NAME for w in words):
+        return None
+    name = found[0]["quoted"] or found[0]["qualified"]
+    parts = re.split(r"\.|::", name)
+    if parts[0] in _NO_OWNER:  # "what does self.run do?": the method, wherever it is
+        parts = parts[1:]
+    if not parts or (found[0]["qualified"] and min(len(p) for p in parts) < 2):
+        return None  # "e.g.", "i.e.": prose, not a path
+    return ".".join(parts) if "." in name else "::".join(parts)
+
+
+_ASKED_CHARS = 200  # hand-set: a question about one name is short; longer text is a report
+_NO_OWNER = frozenset({"self", "cls", "Self", "super", "crate"})  # a receiver, not a name
 
 
 def says_nothing(query: str) -> bool:
