@@ -304,3 +304,18 @@ def test_a_question_lists_relevant_files_in_rank_order(tmp_path: Path) -> None:
     hot = next(s for s in plain["sections"] if s["type"] == "hot_files")
     assert hot["title"] == "Hot Files" and hot["order"] == "count"
     assert hot["files"][0]["file"] == "clilib/optcli.py"  # 3 findings against 2
+
+
+def test_a_qualified_name_whose_last_part_says_little_searches_its_owner(tmp_path: Path) -> None:
+    """``Arg::new`` and ``Model.__init__`` were dropped whole (``new`` is common, ``__init__``
+    special): the report lost the one type it named. A file name is no owner."""
+    m = extract_mentions("`Arg::new` panics and `Model.__init__` fails; see CODE_OF_CONDUCT.md")
+    assert {"Arg::new", "Model.__init__"} <= set(m.prose_names)
+    assert not any("CODE_OF_CONDUCT" in n for n in (*m.prose_names, *m.code_names))
+    root = write_tree(
+        tmp_path / "repo",
+        {"nets/model.py": "class Model:\n    def __init__(self, depth):\n        self.d = depth\n"},
+    )
+    rw = search(root, "`Model.__init__` fails when depth is a list\n\nIt raises.").summary.rewrite
+    assert rw is not None and "Model" in rw.identifiers, rw
+    assert "__init__" not in rw.identifiers, rw

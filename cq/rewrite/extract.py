@@ -338,9 +338,24 @@ def _without_frames(code: str) -> str:
 
 
 def _keep(name: str) -> bool:
-    last = split_dotted(name)[-1] if name else ""
-    dunder = last.startswith("__") and last.endswith("__")
-    return len(last) >= 3 and last not in COMMON_NAMES and not last.isdigit() and not dunder
+    """A name worth looking for: its last part, or for a qualified name whose last part says
+    little (``Arg::new``, ``Model.__init__``) the part before it, the owner."""
+    parts = split_dotted(name) if name else []
+    if not parts:
+        return False
+    if _telling(parts[-1]):
+        return True
+    # not a file name's owner (``CODE_OF_CONDUCT.md``): its extension is short, not common
+    said_little = parts[-1] in COMMON_NAMES or _special(parts[-1])
+    return said_little and len(parts) > 1 and _telling(parts[-2])
+
+
+def _telling(part: str) -> bool:
+    return len(part) >= 3 and part not in COMMON_NAMES and not part.isdigit() and not _special(part)
+
+
+def _special(part: str) -> bool:
+    return part.startswith("__") and part.endswith("__")
 
 
 def _unique(items) -> tuple[str, ...]:  # type: ignore[no-untyped-def]

@@ -181,7 +181,9 @@ def _name_parts(name: str, t: RewriteTuning) -> list[tuple[str, float]]:
     out = [(parts[-1], 1.0)]
     if len(parts) > 1 and parts[-2][:1].isupper():
         out.append((parts[-2], t.class_part))
-    return [(p, s) for p, s in out if len(p) >= 3 and p not in COMMON_NAMES]
+    # ``Model.__init__``: the class says what it is about, not its special method
+    special = [p for p, _ in out if p.startswith("__") and p.endswith("__")]
+    return [(p, s) for p, s in out if len(p) >= 3 and p not in COMMON_NAMES and p not in special]
 
 
 def _distinctive(name: str) -> bool:
