@@ -320,3 +320,24 @@ def test_the_pool_is_weighed_by_the_bytes_a_search_parses(tmp_path: Path) -> Non
     assert sliced["files_sliced"] == 20 and "pool_workers" not in sliced
     whole = counters("return")
     assert "files_sliced" not in whole and whole["pool_workers"] >= 2
+
+
+def test_text_in_a_function_body_is_not_its_definition(tmp_path: Path) -> None:
+    """A ``?`` or ``x * 2`` in a body walked out to the function around it and was reported
+    as its definition (and became the Answer); the header's text still is the definition."""
+    write_tree(
+        tmp_path,
+        {
+            "calc.py": "def double(x, scale):\n    y = 1\n    return x * 2\n",
+            "src/lib.rs": "fn read() -> Result<u8, E> {\n    skip()?;\n    Ok(1)\n}\n",
+        },
+    )
+
+    def categories(query: str) -> list[str]:
+        args = ("search", query, "--root", str(tmp_path), "--format", "json", "--literal")
+        return [f["category"] for f in run_cq(*args).json()["findings"]]
+
+    assert categories("x * 2") == ["text_match"]
+    assert categories("?") == ["text_match"]
+    assert categories("(x, scale)") == ["definition"]
+    assert categories("<u8, E>") != ["definition"]  # a return type is the annotation's
