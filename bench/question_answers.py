@@ -12,7 +12,11 @@ sets hold questions as an engineer or an agent asks them, each on a tuning-set t
   were read (a class's docstring paraphrasing the question led to ``coverage.with_members``);
   the second was measured after the coverage reorder; the third last, once clean, then used
   to choose between two variants (bench/README.md, "Session 10"). None is held out any
-  more: a new question set is the honest check of a change made for questions.
+  more: a new question set is the honest check of a change made for questions;
+- ``bench/data/questions-blind4.jsonl`` (48: 24 Python over 8 repositories, 24 Rust over 7
+  crates), written in session 11 the same way and first run after sessions 10's and 11's
+  changes, to measure them: session 9's end (4112c3c) Answer 11, one of the first 5 33;
+  session 10's end and session 11 25 and 38. Its failures were read once after that.
 
 Do not fit numbers to any of them.
 
