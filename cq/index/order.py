@@ -65,8 +65,8 @@ def fused_order(
 ) -> FusedOrder:
     """rg's files and scopes (``(path, qualname)`` in rank order) fused with the index's
     ``hits``; ``words`` are the weights the index was asked, ``sizes`` the files' bytes.
-    ``reader`` ``None`` leaves out the rereads (the order before session 10's
-    ``coverage.py``, which the bench's ``--no-reread`` reports)."""
+    ``reader`` ``None`` leaves the rereads out: the order as fused, which the bench's
+    ``--no-reread`` reports to measure them."""
     fusion = fusion_for(rg_files, hits, numbers)
     index_files = index_file_order(hits, fusion, roles)
     votes = fused_files(

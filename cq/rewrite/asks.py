@@ -61,6 +61,8 @@ def names_asked_about(query: str) -> frozenset[str]:
     return names if len(names) == 1 and len(words) > 1 else frozenset()
 
 
+_ASKED_CHARS = 200  # hand-set: a question about one name is short; longer text is a report
+_NO_OWNER = frozenset({"self", "cls", "Self", "super", "crate"})  # a receiver, not a name
 # A name written as code: in backticks, or qualified (``Client.send``, ``Arg::new``), with
 # an optional call's parentheses (``parse_args()``)
 _CODE_NAME = re.compile(
@@ -91,10 +93,6 @@ def code_name_asked_about(query: str) -> str | None:
     if not parts or (found[0]["qualified"] and min(len(p) for p in parts) < 2):
         return None  # "e.g.", "i.e.": prose, not a path
     return ".".join(parts) if "." in name else "::".join(parts)
-
-
-_ASKED_CHARS = 200  # hand-set: a question about one name is short; longer text is a report
-_NO_OWNER = frozenset({"self", "cls", "Self", "super", "crate"})  # a receiver, not a name
 
 
 def says_nothing(query: str) -> bool:
