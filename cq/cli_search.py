@@ -36,6 +36,9 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
         for limit in LIMIT_FLAGS
         if getattr(args, limit.field) is not None
     }
+    for field in ("max_files", "max_total_matches"):  # a cap given here binds questions too
+        if field in overrides:
+            overrides[f"question_{field}"] = overrides[field]
     if overrides:
         limits = msgspec.structs.replace(limits, **overrides)
     fields = {o.name: getattr(args, o.name) for o in SEARCH_OPTIONS if o.cli and o.name != "format"}

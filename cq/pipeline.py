@@ -89,9 +89,10 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 rewrite = rewrite_query(request, trigger, tuning.rewrite, listing)
             index = index.kept(rewrite.summary) if index is not None else None
         patterns = own + (rewrite.plan.patterns if rewrite else ())
+        searched = _widened(request) if rewrite else request
 
         with _timed(timings, "candidates"):
-            candidates = _collect(request, patterns, progress.searching, tuning, corpus)
+            candidates = _collect(searched, patterns, progress.searching, tuning, corpus)
         fallback_applied = False
         retry_literal = mode == "identifier" and request.mode is None and typed is not None
         if retry_literal and not candidates.matches:
@@ -112,7 +113,11 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 patterns = own + rewrite.plan.patterns
                 with _timed(timings, "candidates_rewritten"):
                     candidates = collect_candidates(
-                        request, patterns, progress.searching, tuning.report, corpus
+                        _widened(request),
+                        patterns,
+                        progress.searching,
+                        tuning.report,
+                        corpus,
                     )
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
@@ -227,6 +232,18 @@ def _collect(
     if not patterns:
         return Candidates(matches=(), stats=SearchStats(), by_language={})
     return collect_candidates(request, patterns, on_file, tuning.report, corpus)
+
+
+def _widened(request: SearchRequest) -> SearchRequest:
+    """A rewritten search's caps: the profile's ``question_*`` ones where higher
+    (``Limits``: its patterns are guesses, and a cap keeps the first files in path order)."""
+    limits = request.limits
+    wider = msgspec.structs.replace(
+        limits,
+        max_files=max(limits.max_files, limits.question_max_files),
+        max_total_matches=max(limits.max_total_matches, limits.question_max_total_matches),
+    )
+    return msgspec.structs.replace(request, limits=wider)
 
 
 def _asked_name(request: SearchRequest) -> str | None:

@@ -88,6 +88,21 @@ def test_files_cap(many: Path) -> None:
     assert sorted({f["file"] for f in data["findings"]}) == ["m00.py", "m01.py", "m02.py", "m03.py"]
 
 
+def test_a_rewritten_search_is_not_cut_to_the_first_files_in_path_order(many: Path) -> None:
+    """A question's patterns are guesses; the profile's file cap kept the first files in path
+    order and dropped the rest of the tree. Its ``question_max_files`` applies instead; a
+    cap given on the command line binds the question too."""
+    profile = many / "small.toml"
+    profile.write_text("max_files = 4\nquestion_max_files = 50\n")
+    typed = _search(many, "hit", "--profile", str(profile)).json()
+    assert typed["summary"]["stats"]["caps_hit"] == "files"
+    asked = _search(many, "hit", "--rewrite", "--profile", str(profile)).json()
+    assert asked["summary"]["stats"]["caps_hit"] == "none"
+    assert {f["file"] for f in asked["findings"]} >= {f"m{i:02d}.py" for i in range(12)}
+    capped = _search(many, "hit", "--rewrite", "--profile", str(profile), "--max-files", "4")
+    assert capped.json()["summary"]["stats"]["caps_hit"] == "files"
+
+
 def test_matches_per_file_cap(many: Path) -> None:
     data = _search(many, "hit", "--max-matches-per-file", "2").json()
     assert len(data["findings"]) == 24
