@@ -32,10 +32,10 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cq.index.build import update_index
-from cq.index.coverage import functions_of, words_of
-from cq.index.fuse import UnitVote, fused_files, fusion_for, index_file_order
+from cq.index.coverage import UnitReader
+from cq.index.fuse import fused_files, fusion_for, index_file_order
 from cq.index.order import fused_order, sizes_of
-from cq.index.query import IndexHit, IndexHits, ask, asked_words
+from cq.index.query import IndexHits, ask, asked_words
 from cq.index.scopes import rg_scope_key
 from cq.index.units import Unit, file_units
 from cq.model.index_tuning import PYTHON_FUSION, Fusion, IndexTuning
@@ -140,8 +140,8 @@ class Reread:
         query = _loc.query_text(self.rows[s.id], s.text)
         return asked_words(query, tuple(s.terms), IndexTuning())
 
-    def reader(self, s: Signals) -> TreeReader:
-        return TreeReader(functools.partial(self._units, s.id))
+    def reader(self, s: Signals) -> UnitReader:
+        return UnitReader(functools.partial(self._units, s.id))
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 (one per bench run)
     def _units(self, issue: str, path: str) -> dict[str, Unit]:
@@ -153,26 +153,6 @@ class Reread:
         for u in file_units(text, "rust" if path.endswith(".rs") else "python"):
             found.setdefault(u.qualname, u)
         return found
-
-
-class TreeReader:
-    """``cq.index.order.Reader`` over one issue's tree (``units``: a file's units by name)."""
-
-    def __init__(self, units: Callable[[str], dict[str, Unit]]) -> None:
-        self.units = units
-
-    def words(self, vote: UnitVote) -> frozenset[str] | None:
-        u = self.units(vote.file).get(vote.qualname)
-        return words_of(u) if u else None
-
-    def functions(self, path: str) -> list[frozenset[str]]:
-        return [words_of(u) for u in functions_of(self.units(path))]
-
-    def members(self, hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
-        return [
-            (IndexHit(path=hit.path, kind=u.kind, qualname=u.qualname, line=u.line), words_of(u))
-            for u in functions_of(self.units(hit.path), hit.qualname)
-        ]
 
 
 REREAD: Reread | None = None  # set by main(); None: files and functions as fused (--no-reread)

@@ -12,11 +12,9 @@ import shlex
 
 from cq.model import Finding, FollowUp, FollowUps, SearchRequest
 from cq.model.options import request_default
+from cq.rewrite import is_special
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
-# ``__init__``, ``__call__``: every class has one and they are called through the class or
-# an operator, so a search for the name finds the tree's constructors, not the answer's uses
-_DUNDER = re.compile(r"__\w+__")
 
 
 def follow_ups(
@@ -40,7 +38,8 @@ def follow_ups(
     if primary is not None:
         definition = shown[primary]
         name = re.split(r"\.|::", definition.text)[-1]
-        if rewritten and _IDENTIFIER.fullmatch(name) and not _DUNDER.fullmatch(name):
+        # a search for ``__init__`` finds the tree's constructors, not the answer's uses
+        if rewritten and _IDENTIFIER.fullmatch(name) and not is_special(name):
             found.append(_make(request, name, f"every use of `{name}`, the answer"))
         outer = _outer_name(definition.containing_scope)
         if outer and outer not in (query, name):

@@ -9,14 +9,13 @@ from __future__ import annotations
 import re
 
 from cq.model import Pattern, QueryMode
+from cq.rewrite import RECEIVERS
 
 # A dotted name such as ``store.insert_call``; ``\w`` is Unicode-aware, like Python identifiers.
 _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
 _SEPARATOR = re.compile(r"\.|::")
 # The ``Pattern.source`` of a dotted query's last name: the user's own query, not a rewrite.
 DOTTED_SOURCE = "dotted"
-# ``self.config`` names an attribute of whatever class the code is in: searched as written.
-_NO_OWNER = frozenset({"self", "cls", "Self", "super", "crate"})
 
 
 def is_identifier_query(query: str) -> bool:
@@ -37,7 +36,7 @@ def dotted_parts(query: str) -> tuple[str, ...] | None:
     if _IDENTIFIER.fullmatch(text) is None:
         return None
     parts = tuple(_SEPARATOR.split(text))
-    if len(parts) < 2 or parts[-2] in _NO_OWNER:
+    if len(parts) < 2 or parts[-2] in RECEIVERS:
         return None
     return parts
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from cq.index.coverage import functions_of, words_of
+from cq.index.coverage import UnitReader
 from cq.index.evidence import Evidence
 from cq.index.fuse import FileVote, UnitVote, fusion_name
 from cq.index.order import fused_order, sizes_of
@@ -54,7 +54,7 @@ def fuse_findings(
         hits,
         evidence.words,
         sizes,
-        lines,
+        lines.reader,
         numbers,
         roles,
         tests_wanted=tests_wanted,
@@ -265,38 +265,12 @@ class _Lines:
         self.corpus = corpus
         self.files: dict[str, list[str] | None] = {}
         self.units: dict[str, dict[str, Unit]] = {}
-        self.said: dict[tuple[str, str], frozenset[str]] = {}
+        self.reader = UnitReader(self._scanned)
 
     def unit(self, path: str, qualname: str) -> tuple[int, str] | None:
         """The definition line and kind of the file's unit ``qualname``."""
         u = self._scanned(path).get(qualname)
         return (u.line, u.kind) if u is not None else None
-
-    def words(self, vote: UnitVote) -> frozenset[str] | None:
-        """The words of a Relevant Function's own text (``coverage.words_of``)."""
-        u = self._scanned(vote.file).get(vote.qualname)
-        return self._words(vote.file, u) if u is not None else None
-
-    def functions(self, path: str) -> list[frozenset[str]]:
-        """The words of each function of the file (``coverage.files_by_coverage``)."""
-        return [self._words(path, u) for u in functions_of(self._scanned(path))]
-
-    def members(self, hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
-        """The functions of the class ``hit`` with their words, in file order
-        (``coverage.with_members``)."""
-        return [
-            (
-                IndexHit(path=hit.path, kind=u.kind, qualname=u.qualname, line=u.line),
-                self._words(hit.path, u),
-            )
-            for u in functions_of(self._scanned(hit.path), hit.qualname)
-        ]
-
-    def _words(self, path: str, u: Unit) -> frozenset[str]:
-        key = (path, u.qualname)
-        if key not in self.said:
-            self.said[key] = words_of(u)
-        return self.said[key]
 
     def _scanned(self, path: str) -> dict[str, Unit]:
         """The file's units by qualified name (``cq.index.units``, scanned once)."""

@@ -53,6 +53,41 @@ def functions_of(units: Mapping[str, Unit], owner: str = "") -> list[Unit]:
     return [u for q, u in units.items() if u.kind in ("function", "fn") and q.startswith(prefix)]
 
 
+class UnitReader:
+    """The words the rereads need (``order.fused_order``), over ``units``: a file's scanned
+    units by qualified name (``cq.index.units``), from a search's corpus or the bench's trees.
+    Each unit's words are made once."""
+
+    def __init__(self, units: Callable[[str], Mapping[str, Unit]]) -> None:
+        self.units = units
+        self.said: dict[tuple[str, str], frozenset[str]] = {}
+
+    def words(self, vote: UnitVote) -> frozenset[str] | None:
+        """A Relevant Function's words (``by_coverage``); None: not found in its file."""
+        u = self.units(vote.file).get(vote.qualname)
+        return self._words(vote.file, u) if u is not None else None
+
+    def functions(self, path: str) -> list[frozenset[str]]:
+        """The words of each function of the file (``files_by_coverage``)."""
+        return [self._words(path, u) for u in functions_of(self.units(path))]
+
+    def members(self, hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
+        """The methods of the class ``hit`` with their words, in file order (``with_members``)."""
+        return [
+            (
+                IndexHit(path=hit.path, kind=u.kind, qualname=u.qualname, line=u.line),
+                self._words(hit.path, u),
+            )
+            for u in functions_of(self.units(hit.path), hit.qualname)
+        ]
+
+    def _words(self, path: str, u: Unit) -> frozenset[str]:
+        key = (path, u.qualname)
+        if key not in self.said:
+            self.said[key] = words_of(u)
+        return self.said[key]
+
+
 def _asked(words: Mapping[str, float]) -> dict[str, float]:
     """The asked words by stem, each at the largest weight of the words sharing it."""
     asked: dict[str, float] = {}
@@ -65,20 +100,21 @@ def _asked(words: Mapping[str, float]) -> dict[str, float]:
 def coverage(words: Mapping[str, float], held: Sequence[frozenset[str] | None]) -> list[float]:
     """Each candidate's share (0-1) of the asked words' weight that its text holds.
 
-    A word weighs its asked weight times ``log((n + 1) / (df + 0.5))`` over the ``n``
+    A word weighs its asked weight times ``log((n + 1) / (df + 0.5))`` (hand-set) over the ``n``
     candidates, ``df`` of which hold it: a word every candidate says (the file's own subject)
     counts little, one only the answer says counts most. Words no candidate holds are left
     out of the total; a candidate whose text could not be read (``None``) covers nothing."""
     asked = _asked(words)
     n = len(held)
     df = {w: sum(1 for h in held if h is not None and w in h) for w in asked}
-    # hand-set, not tuned: a smoothed inverse document frequency (BM25's +0.5) that stays
-    # above 0 when all n hold the word: log((n + 1) / (n + 0.5)) > 0
-    weight = {w: asked[w] * math.log((n + 1) / (df[w] + 0.5)) for w in asked if df[w]}
+    # a smoothed inverse document frequency that stays above 0 when all n hold the word
+    idf = {w: math.log((n + 1) / (df[w] + 0.5)) for w in asked if df[w]}  # hand-set: BM25's +0.5
+    weight = {w: asked[w] * x for w, x in idf.items()}
     total = sum(weight.values())
     if total <= 0:
         return [0.0] * n  # no asked word in any candidate: nothing to tell them apart by
-    return [sum(v for w, v in weight.items() if w in h) / total if h else 0.0 for h in held]
+    held_weight = [sum(v for w, v in weight.items() if w in h) if h else 0.0 for h in held]
+    return [x / total for x in held_weight]  # shares of the total, 0 to 1
 
 
 def by_coverage(
@@ -103,9 +139,8 @@ def by_coverage(
     later = [u for u in units[top:] if 0 < u[0].rank_index <= top]
     head = units[:top] + later
     shares = coverage(words, [read(vote) for vote, _ in head])
-    scores = [
-        vote.fused * (1.0 + weight * share) for (vote, _), share in zip(head, shares, strict=True)
-    ]
+    # coverage only raises a score: 1 + ``weight`` (IndexTuning.coverage_weight) x share
+    scores = [vote.fused * (1.0 + weight * x) for (vote, _), x in zip(head, shares, strict=True)]
     order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
     joined = {id(u) for u in later}
     return [head[i] for i in order] + [u for u in units[top:] if id(u) not in joined]
@@ -124,8 +159,9 @@ def with_members(
     has stopped improving") was the index's first unit for "when does training get halted
     because the monitored metric stopped improving?", and none of its methods was listed;
     now ``EarlyStopping.step``. A class none of whose methods holds a word stays, and is
-    left out of the list as before. bench/index_fusion.py (session 10, after ``by_coverage``),
-    fn Hit@1/Hit@5 fused: python_tuning 313 texts 38.6/67.5 -> 40.0/68.5, titles 25.8/51.9 ->
+    left out of the list as before. ``python bench/index_fusion.py --signals ...``
+    (session 10, after ``by_coverage``), fn Hit@1/Hit@5 fused: python_tuning 313 texts
+    38.6/67.5 -> 40.0/68.5, titles 25.8/51.9 ->
     26.4/52.5, lite-dev 22 titles 50.0/65.0 -> 55.0/65.0, texts unchanged. Rust's types and
     impl blocks keep their place: the same for them moved rust_tuning 123 texts 25.4/44.1 ->
     24.6/43.2, titles 20.3/41.5 -> 19.5/42.4."""
@@ -176,7 +212,7 @@ def files_by_coverage(
     ]
     movable = sorted(
         (i for i in range(len(head)) if not fixed[i]),
-        key=lambda i: (-head[i].fused * (1.0 + weight * best[i]), i),
+        key=lambda i: (-head[i].fused * (1.0 + weight * best[i]), i),  # as by_coverage's
     )
     order = iter(movable)
     return [head[i] if fixed[i] else head[next(order)] for i in range(len(head))] + votes[top:]

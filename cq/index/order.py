@@ -3,18 +3,17 @@
 One function, called by a search (``apply.fuse_findings``) and by the bench that replays saved
 signals (``bench/index_fusion.py``), so what the bench scores is the order a search reports:
 the fusion of rg's file order with the index's (``fuse.py``), the first files and units read
-again against the question (``coverage.py``). Reading needs the files' text, which a search
-takes from its corpus and the bench from the eval trees: a ``Reader`` gives it.
+again against the question (``coverage.py``). Reading needs the files' units, which a search
+scans from its corpus and the bench from the eval trees: a ``coverage.UnitReader`` over them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
 
 import msgspec
 
-from cq.index.coverage import by_coverage, files_by_coverage, with_members
+from cq.index.coverage import UnitReader, by_coverage, files_by_coverage, with_members
 from cq.index.fuse import (
     FileVote,
     UnitVote,
@@ -25,21 +24,8 @@ from cq.index.fuse import (
     with_namesakes,
 )
 from cq.index.manifest import Manifest
-from cq.index.query import IndexHit, IndexHits
+from cq.index.query import IndexHits
 from cq.model.index_tuning import Fusion, IndexTuning
-
-
-class Reader(Protocol):
-    """What the rereads need of the files: their functions' and units' words."""
-
-    def words(self, vote: UnitVote) -> frozenset[str] | None:
-        """The words of a Relevant Function's own text (``None``: not found in its file)."""
-
-    def functions(self, path: str) -> list[frozenset[str]]:
-        """The words of each function of the file."""
-
-    def members(self, hit: IndexHit) -> list[tuple[IndexHit, frozenset[str]]]:
-        """The functions of the class ``hit`` with their words, in file order."""
 
 
 class FusedOrder(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,7 +43,7 @@ def fused_order(
     hits: IndexHits,
     words: Mapping[str, float],
     sizes: Mapping[str, int],
-    reader: Reader | None,
+    reader: UnitReader | None,
     numbers: IndexTuning,
     roles: Mapping[str, float],
     *,

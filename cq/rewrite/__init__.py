@@ -21,21 +21,23 @@ from cq.rewrite.asks import (
     one_line_callers_question,
     says_nothing,
 )
-from cq.rewrite.extract import Mentions, extract_mentions, split_dotted
+from cq.rewrite.extract import Mentions, extract_mentions, is_special, split_dotted
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.template import without_environment
 from cq.rewrite.trigger import remember_primary, rewrite_trigger
-from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, numbered, stem
+from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, RECEIVERS, numbered, stem
 
 __all__ = [
     "ABBREVIATIONS",
     "IRREGULAR_FORMS",
+    "RECEIVERS",
     "Mentions",
     "Rewrite",
     "asks_for_callers",
     "code_name_asked_about",
     "extract_mentions",
+    "is_special",
     "names_asked_about",
     "numbered",
     "one_line_callers_question",

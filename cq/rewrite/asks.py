@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from cq.rewrite.words import STOP_WORDS
+from cq.rewrite.extract import split_dotted
+from cq.rewrite.words import RECEIVERS, STOP_WORDS
 
 _CALLERS = re.compile(
     r"\b(?:who|what|where|which)\b.*\bcall(?:s|ed|ing)?\b|\bcallers?\b|\bcall ?sites?\b", re.I
@@ -62,7 +63,6 @@ def names_asked_about(query: str) -> frozenset[str]:
 
 
 _ASKED_CHARS = 200  # hand-set: a question about one name is short; longer text is a report
-_NO_OWNER = frozenset({"self", "cls", "Self", "super", "crate"})  # a receiver, not a name
 # A name written as code: in backticks, or qualified (``Client.send``, ``Arg::new``), with
 # an optional call's parentheses (``parse_args()``)
 _CODE_NAME = re.compile(
@@ -87,8 +87,8 @@ def code_name_asked_about(query: str) -> str | None:
     if not words or any(w.lower() not in _ABOUT_A_NAME for w in words):
         return None
     name = found[0]["quoted"] or found[0]["qualified"]
-    parts = re.split(r"\.|::", name)
-    if parts[0] in _NO_OWNER:  # "what does self.run do?": the method, wherever it is
+    parts = split_dotted(name)
+    if parts[0] in RECEIVERS:  # "what does self.run do?": the method, wherever it is
         parts = parts[1:]
     if not parts or (found[0]["qualified"] and min(len(p) for p in parts) < 2):
         return None  # "e.g.", "i.e.": prose, not a path

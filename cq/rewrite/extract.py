@@ -346,16 +346,20 @@ def _keep(name: str) -> bool:
     if _telling(parts[-1]):
         return True
     # not a file name's owner (``CODE_OF_CONDUCT.md``): its extension is short, not common
-    said_little = parts[-1] in COMMON_NAMES or _special(parts[-1])
+    said_little = parts[-1] in COMMON_NAMES or is_special(parts[-1])
     return said_little and len(parts) > 1 and _telling(parts[-2])
 
 
 def _telling(part: str) -> bool:
-    return len(part) >= 3 and part not in COMMON_NAMES and not part.isdigit() and not _special(part)
+    return (
+        len(part) >= 3 and part not in COMMON_NAMES and not part.isdigit() and not is_special(part)
+    )
 
 
-def _special(part: str) -> bool:
-    return part.startswith("__") and part.endswith("__")
+def is_special(name: str) -> bool:
+    """A special method's name (``__init__``, ``__call__``): every class may have one, and it
+    is reached through the class or an operator, not by its name."""
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _unique(items) -> tuple[str, ...]:  # type: ignore[no-untyped-def]

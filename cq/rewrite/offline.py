@@ -17,7 +17,7 @@ from cq.model import Focus, Pattern
 from cq.model.tuning import RewriteTuning
 from cq.parse.syntax import is_test_path
 from cq.rewrite.asks import one_line_callers_question
-from cq.rewrite.extract import COMMON_NAMES, Mentions, split_dotted
+from cq.rewrite.extract import COMMON_NAMES, Mentions, is_special, split_dotted
 from cq.rewrite.paths import frame_literals, module_hints, path_hints
 from cq.rewrite.plan import RewritePlan, cap_patterns
 from cq.rewrite.vocabulary import Vocabulary
@@ -182,8 +182,7 @@ def _name_parts(name: str, t: RewriteTuning) -> list[tuple[str, float]]:
     if len(parts) > 1 and parts[-2][:1].isupper():
         out.append((parts[-2], t.class_part))
     # ``Model.__init__``: the class says what it is about, not its special method
-    special = [p for p, _ in out if p.startswith("__") and p.endswith("__")]
-    return [(p, s) for p, s in out if len(p) >= 3 and p not in COMMON_NAMES and p not in special]
+    return [(p, s) for p, s in out if len(p) >= 3 and p not in COMMON_NAMES and not is_special(p)]
 
 
 def _distinctive(name: str) -> bool:

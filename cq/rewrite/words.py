@@ -43,6 +43,10 @@ GENERIC_WORDS = _wordset(
     defaults support supported test tests testing"""
 )
 
+# ``self.config``, ``Self::new``, ``crate::parse``: a receiver or a path root, not a type a
+# name belongs to (a dotted query is searched as written; a question asks about the member)
+RECEIVERS = frozenset({"self", "cls", "Self", "super", "crate"})
+
 # Code synonyms: a word on the left also looks for names containing any word on the right.
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "insert": ("add", "put", "append", "store", "push"),
