@@ -66,6 +66,17 @@ class _Pending:
 
 ServerRequestHandler = Callable[[str, Any], Any]
 NotificationHandler = Callable[[str, Any], None]
+Translate = Callable[[Any], Any]
+
+# The largest message body read from a server: a hostile or broken server announcing
+# ``Content-Length: 1e14`` must not make cq allocate it. Pyrefly's largest answers (hover of
+# a big class, a file's diagnostics) are kilobytes to a few megabytes.
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+_MAX_HEADER_LINE = 8192
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 class Connection:
@@ -76,8 +87,15 @@ class Connection:
         process: subprocess.Popen[bytes],
         on_request: ServerRequestHandler,
         on_notification: NotificationHandler,
+        *,
+        outgoing: Translate = _same,
+        incoming: Translate = _same,
     ) -> None:
+        """``outgoing`` / ``incoming`` rewrite every message on its way to and from the
+        server (the workspace view's path translation, ``view.py``)."""
         self.process = process
+        self._outgoing = outgoing
+        self._incoming = incoming
         self._on_request = on_request
         self._on_notification = on_notification
         self._outbox: queue.SimpleQueue[bytes] = queue.SimpleQueue()
@@ -158,7 +176,7 @@ class Connection:
         that thread, never the search."""
         if self.closed.is_set():
             raise RpcError("server exited")
-        body = _ENCODER.encode(message)
+        body = _ENCODER.encode(self._outgoing(message))
         self._outbox.put(f"Content-Length: {len(body)}\r\n\r\n".encode("ascii") + body)
 
     def _write_loop(self) -> None:
@@ -178,7 +196,7 @@ class Connection:
                 if body is None:
                     break
                 try:
-                    self._dispatch(_DECODER.decode(body))
+                    self._dispatch(self._incoming(_DECODER.decode(body)))
                 except msgspec.DecodeError:
                     continue
         except (OSError, ValueError):
@@ -221,18 +239,23 @@ class Connection:
 
 
 def _read_message(stream: Any) -> bytes | None:
-    """One framed message body, or None at end of stream."""
+    """One framed message body, or None at end of stream; a header line or a body over its
+    bound ends the connection (``ValueError``) rather than being read."""
     length = -1
     while True:
-        line = stream.readline()
+        line = stream.readline(_MAX_HEADER_LINE + 1)
         if not line:
             return None
+        if len(line) > _MAX_HEADER_LINE:
+            raise ValueError("language server header line too long")
         line = line.strip()
         if not line:
             break
         name, _, value = line.partition(b":")
         if name.strip().lower() == b"content-length":
             length = int(value.strip())
+            if length > MAX_FRAME_BYTES:
+                raise ValueError(f"language server message of {length} bytes")
     if length < 0:
         return b""
     body = stream.read(length)

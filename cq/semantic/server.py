@@ -42,6 +42,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from cq.semantic.rpc import Connection, RpcError
+from cq.semantic.view import WorkspaceView
 
 INDEXING_LIMIT = 100_000  # files; Pyrefly's default 2000 leaves larger roots half-indexed
 # Pyrefly's threads when it indexes: half the cores, so its background indexing leaves cq's
@@ -79,6 +80,7 @@ class PyreflyServer:
         self.indexing = indexing  # builds the workspace index (references); else none at all
         self.process: subprocess.Popen[bytes] | None = None
         self.conn: Connection | None = None
+        self.view = WorkspaceView(root, scratch)
         self.error: str | None = None
         self.initialized = threading.Event()
         self.started_at = time.monotonic()
@@ -102,7 +104,8 @@ class PyreflyServer:
         """Start the process (called on the pool's spawner thread, which lives as long as cq:
         the parent death signal is tied to the thread that forked)."""
         self.scratch.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, TMPDIR=str(self.scratch), PYREFLY_COLOR="never")
+        self.view.build()
+        env = self.view.environment(self.scratch)
         argv = [self.binary, "lsp"]
         if self.indexing:
             argv += ["--workspace-indexing-limit", str(INDEXING_LIMIT)]
@@ -119,7 +122,13 @@ class PyreflyServer:
             preexec_fn=_death_signal(),
         )
         threading.Thread(target=self._read_stderr, name="cq-lsp-stderr", daemon=True).start()
-        self.conn = Connection(self.process, self._on_request, self._on_notification)
+        self.conn = Connection(
+            self.process,
+            self._on_request,
+            self._on_notification,
+            outgoing=self.view.translate_out,
+            incoming=self.view.translate_in,
+        )
 
     def handshake(self) -> None:
         """``initialize`` and ``initialized``; on failure ``error`` says why."""
@@ -166,10 +175,10 @@ class PyreflyServer:
         a busy server took 6-360 ms to act on SIGTERM (load 10-20), which every one-shot
         search paid at exit; SIGKILL ends it at once."""
         process = self.process
-        if process is None or process.poll() is not None:
-            return
-        process.kill()
-        process.wait()
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+        self.view.remove()
 
     # -- documents -------------------------------------------------------------------------
 
@@ -177,6 +186,7 @@ class PyreflyServer:
         """Open ``path`` (absolute) with ``text``, or send the new text if it changed since;
         returns the version whose diagnostics belong to this text."""
         assert self.conn is not None
+        self.view.link(path)  # a file new since the view was built
         uri = Path(path).as_uri()
         with self._lock:
             known = self._versions.pop(path, None)
@@ -270,11 +280,11 @@ class PyreflyServer:
         return None  # registerCapability, workDoneProgress/create: accepted, nothing to do
 
     def _settings(self) -> dict[str, Any]:
-        """What cq tells Pyrefly: errors also where the tree has no Pyrefly config, no hover
-        go-to links."""
+        """What cq tells Pyrefly: cq's own config (``view.py``: no interpreter, nothing outside
+        the root), errors shown, no hover go-to links."""
         return {
             "analysis": {"showHoverGoToLinks": False},
-            "pyrefly": {"displayTypeErrors": "force-on"},
+            "pyrefly": {"displayTypeErrors": "force-on", "configPath": str(self.view.config)},
         }
 
     def _on_notification(self, method: str, params: Any) -> None:

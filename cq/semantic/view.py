@@ -1,0 +1,206 @@
+"""What Pyrefly may see of a searched root: a view of links, and the config cq writes for it.
+
+A searched repository is untrusted. Left to itself, Pyrefly discovers a Python interpreter
+(a repository's ``.venv/bin/python``, a ``python-interpreter-path`` or
+``python-interpreter-find-command`` in its ``pyrefly.toml`` / ``pyproject.toml``, a mypy
+``python_executable``) and runs it to ask for ``sys.path``: cloning a repository and searching
+it ran the repository's program. Its config may also name a ``search-path`` outside the root,
+and a link inside the root may point anywhere: either put content from outside the root into
+a report (the ``Literal`` type of a secret).
+
+So cq chooses everything Pyrefly reads:
+- the config is cq's own, given to the language server as ``pyrefly.configPath`` (which
+  replaces config discovery for every file, the repository's configs included): no
+  interpreter query, no site-packages, a search path inside the view only;
+- the workspace is a *view*: a directory in cq's scratch space holding one link per
+  Python file of the root whose real path lies inside the root (a link pointing out of the
+  root, a virtualenv, a hidden or cache directory are left out). Pyrefly resolves imports
+  within the view and reports view paths, which the connection translates back to the
+  root's (``translate_out`` / ``translate_in``), so the rest of the stage sees root paths.
+- the child runs with ``PATH`` set to an empty directory and without the environment that
+  points at interpreters (``VIRTUAL_ENV``, ``CONDA_*``, ``PYTHON*``).
+What Pyrefly then reads: the root's Python files (through the view) and its own bundled
+typeshed stubs; nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+_SUFFIXES = (".py", ".pyi")
+# Directories never put in the view: caches and version-control metadata hold no source
+# Pyrefly should resolve; a virtualenv (a directory with ``pyvenv.cfg``) is another
+# program's packages, and Pyrefly's own defaults exclude them too.
+_SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
+# Files linked at most: the workspace indexing limit cq gives Pyrefly (server.py).
+MAX_LINKED_FILES = 100_000
+# Environment names dropped from the child's: each points Pyrefly (or a Python it might
+# start) at an interpreter or a module path.
+_DROPPED_ENV_PREFIXES = ("PYTHON", "VIRTUAL_ENV", "CONDA", "PYREFLY", "PIXI", "UV_")
+
+
+class WorkspaceView:
+    """The view of one root for one language server, and its config file."""
+
+    def __init__(self, root: str, scratch: Path) -> None:
+        self.root = os.path.realpath(root)
+        key = hashlib.sha256(self.root.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        self.base = scratch / "views"
+        self.dir = self.base / f"{key}-{os.getpid()}-{id(self):x}"
+        self.config = self.dir.with_suffix(".toml")
+        self.bin = scratch / "empty-bin"
+        self._root_uri = Path(self.root).as_uri()
+        self._view_uri = self.dir.as_uri()
+        self._view_prefix = f"{self.dir}{os.sep}"
+
+    def build(self) -> None:
+        """Link the root's Python files into a fresh view and write the config."""
+        _remove_orphans(self.base)
+        self.base.mkdir(parents=True, exist_ok=True)
+        self.bin.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir()
+        linked = 0
+        for current, dirs, files in os.walk(self.root):
+            dirs[:] = sorted(d for d in dirs if _walkable(current, d))
+            for name in sorted(files):
+                if linked >= MAX_LINKED_FILES:
+                    break
+                if name.endswith(_SUFFIXES) and self.link(os.path.join(current, name)):
+                    linked += 1
+        self.config.write_text(self._config_text(), encoding="utf-8")
+
+    def link(self, path: str) -> bool:
+        """Put ``path`` (a file of the root) in the view when its real path lies inside the
+        root; True when it is there."""
+        real = os.path.realpath(path)
+        if not _inside(real, self.root) or not os.path.isfile(real):
+            return False
+        relative = os.path.relpath(os.path.abspath(path), self.root)
+        if relative.startswith(os.pardir):
+            return False
+        target = self.dir / relative
+        if os.path.lexists(target):
+            return True
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(real, target)
+        except OSError:
+            return False
+        return True
+
+    def remove(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            self.config.unlink()
+
+    def environment(self, scratch: Path) -> dict[str, str]:
+        """The child's environment: cq's, less what names an interpreter, with ``PATH`` an
+        empty directory (nothing to run, whatever a config says)."""
+        env = {
+            name: value
+            for name, value in os.environ.items()
+            if not name.upper().startswith(_DROPPED_ENV_PREFIXES)
+        }
+        env.update(TMPDIR=str(scratch), PYREFLY_COLOR="never", PATH=str(self.bin))
+        return env
+
+    # -- translation between root and view ---------------------------------------------------
+
+    def translate_out(self, value: Any) -> Any:
+        """A message for Pyrefly: the root's file URIs become the view's."""
+        if isinstance(value, str):
+            if value == self._root_uri or value.startswith(f"{self._root_uri}/"):
+                return self._view_uri + value[len(self._root_uri) :]
+            return value
+        return _walk(value, self.translate_out)
+
+    def translate_in(self, value: Any) -> Any:
+        """A message from Pyrefly: the view's file URIs and paths become the root's."""
+        if isinstance(value, str):
+            if value.startswith("file:"):
+                path = unquote(urlparse(value).path)
+                if path == str(self.dir) or path.startswith(self._view_prefix):
+                    return Path(self.root + path[len(str(self.dir)) :]).as_uri()
+                return value
+            if str(self.dir) in value:
+                return value.replace(str(self.dir), self.root)
+            return value
+        return _walk(value, self.translate_in)
+
+    def _config_text(self) -> str:
+        view = str(self.dir)
+        search_path = [view]
+        if os.path.isdir(os.path.join(self.root, "src")):
+            search_path.append(os.path.join(view, "src"))  # the src layout's import root
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        lines = [
+            f"project-includes = {_toml([f'{view}/**/*.py', f'{view}/**/*.pyi'])}",
+            f"search-path = {_toml(search_path)}",
+            "site-package-path = []",
+            "skip-interpreter-query = true",
+            "disable-search-path-heuristics = true",
+            # The view holds only what should be checked, and sits in cq's cache dir, whose
+            # hidden parent (``~/.cache``) Pyrefly's default excludes would drop whole.
+            "project-excludes = []",
+            "disable-project-excludes-heuristics = true",
+            f"python-version = {_toml(version)}",
+            f"python-platform = {_toml(sys.platform)}",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def _walk(value: Any, translate: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: translate(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [translate(item) for item in value]
+    return value
+
+
+def _walkable(parent: str, name: str) -> bool:
+    if name.startswith(".") or name in _SKIPPED_DIRS:
+        return False
+    path = os.path.join(parent, name)
+    return not os.path.islink(path) and not os.path.exists(os.path.join(path, "pyvenv.cfg"))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _toml(value: Any) -> str:
+    """A TOML value: JSON's strings and arrays of strings are valid TOML."""
+    return json.dumps(value)
+
+
+def _remove_orphans(base: Path) -> None:
+    """Views left by cq processes that are gone (killed before they could remove theirs)."""
+    with contextlib.suppress(OSError):
+        for entry in base.iterdir():
+            pid = entry.name.split("-")[1] if entry.name.count("-") >= 2 else ""
+            pid = pid.split(".")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        entry.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

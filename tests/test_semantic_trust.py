@@ -1,0 +1,129 @@
+"""A searched repository never makes cq run its program, nor read outside its root, through
+Pyrefly: a hostile tree plants every way Pyrefly would find an interpreter or a path of its
+choosing, and the real CLI and the real MCP server search it with the semantic stage on."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cq, write_tree
+from tests.semantic_cli import ANSWER_BUDGET, semantic_of, semantic_on  # noqa: F401
+
+SECRET = "hunter2-outside-the-root"
+
+
+def _interpreter(marker: Path) -> str:
+    """A 'python' that records that it ran, then behaves like one."""
+    return f'#!/bin/sh\necho "$0 $*" >> "{marker}"\nexec "{sys.executable}" "$@"\n'
+
+
+def _executable(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> tuple[Path, Path]:
+    """(root, marker): the root plants a virtualenv interpreter, configs naming interpreters,
+    a find-command, search paths outside the root and a link to a file outside it."""
+    marker = tmp_path / "ran.log"
+    outside = write_tree(
+        tmp_path / "outside",
+        {"secretmod.py": f'from typing import Literal\nSECRET: Literal["{SECRET}"] = "{SECRET}"\n'},
+    )
+    root = tmp_path / "repo"
+    uses = "from secretmod import SECRET\nfrom pkg import handler\n\nvalue = SECRET\nhandler(1)\n"
+    write_tree(
+        root,
+        {
+            ".venv/pyvenv.cfg": f"home = {Path(sys.executable).parent}\n",
+            "pkg/__init__.py": "def handler(x: int) -> int:\n    return x + 1\n",
+            "pyrefly.toml": 'python-interpreter-path = "evil/python"\n'
+            f'search-path = ["{outside}", "../outside"]\n',
+            "app/main.py": uses,
+            "tool/pyproject.toml": "[tool.pyrefly]\n"
+            f'python-interpreter-find-command = ["{root}/evil/python", "-c", "print(1)"]\n',
+            "tool/run.py": uses,
+            "typed/mypy.ini": f"[mypy]\npython_executable = {root}/evil/python\n"
+            f"mypy_path = {outside}\n",
+            "typed/check.py": uses,
+            "linked.py": "from secret_link import SECRET\n\nlinked_value = SECRET\n",
+        },
+    )
+    for name in (".venv/bin/python", ".venv/bin/python3", "evil/python"):
+        _executable(root / name, _interpreter(marker))
+    os.symlink(outside / "secretmod.py", root / "secret_link.py")
+    return root, marker
+
+
+def _semantic_answers(result: dict) -> list[dict]:
+    return [s for f in result["findings"] if (s := semantic_of(f)) and s["status"] == "applied"]
+
+
+def test_a_search_runs_no_program_of_the_tree_and_reads_nothing_outside(
+    hostile: tuple[Path, Path],
+) -> None:
+    root, marker = hostile
+    for query in ("handler", "SECRET", "linked_value"):
+        run = run_cq("search", query, "--root", str(root), "--format", "json", env=ANSWER_BUDGET)
+        assert run.returncode == 0, run.stderr
+        assert SECRET not in run.stdout, query
+        assert not marker.exists(), marker.read_text()
+        result = run.json()
+        answers = _semantic_answers(result)
+        assert answers, f"Pyrefly answered nothing for {query}: the test proves nothing"
+        if query == "handler":
+            calls = [f for f in result["findings"] if f["category"] == "callsite"]
+            targets = {json.dumps(semantic_of(f).get("definition"), sort_keys=True) for f in calls}
+            # Pyrefly still resolves within the root, from every directory's files.
+            assert targets == {
+                json.dumps(
+                    {"col": 4, "file": "pkg/__init__.py", "line": 1, "via": "pyrefly"},
+                    sort_keys=True,
+                )
+            }
+            assert len(calls) == 3
+
+
+def test_the_cache_dir_keeps_no_view_after_a_search(hostile: tuple[Path, Path]) -> None:
+    """The links cq shows Pyrefly are removed when the search ends."""
+    root, _ = hostile
+    run = run_cq("search", "handler", "--root", str(root), "--format", "json", env=ANSWER_BUDGET)
+    assert run.returncode == 0, run.stderr
+    views = Path(os.environ["CQ_CACHE_DIR"]) / "pyrefly-tmp" / "views"
+    assert not views.exists() or list(views.iterdir()) == []
+
+
+HUGE_FRAME_SERVER = """\
+import sys, time
+stdin = sys.stdin.buffer
+while stdin.readline().strip():
+    pass  # the initialize request's headers, then its body is left unread
+sys.stdout.buffer.write(b"Content-Length: 100000000000000\\r\\n\\r\\n{")
+sys.stdout.buffer.flush()
+time.sleep(30)
+"""
+
+
+def test_a_language_server_announcing_a_huge_message_is_cut_off(tmp_path: Path) -> None:
+    """A frame announced at 100 TB is refused unread: the search ends at once and reports the
+    stage as failed (it was a MemoryError traceback)."""
+    root = write_tree(tmp_path / "repo", {"a.py": "def handler():\n    pass\n\nhandler()\n"})
+    server = tmp_path / "bin" / "pyrefly"
+    _executable(server, f"#!{sys.executable}\n{HUGE_FRAME_SERVER}")
+    run = run_cq(
+        *("search", "handler", "--root", str(root), "--format", "json"),
+        env={**ANSWER_BUDGET, "CQ_PYREFLY": str(server)},
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr and "MemoryError" not in run.stderr
+    statuses = {semantic_of(f)["status"] for f in run.json()["findings"]}
+    assert statuses == {"failed"}
