@@ -55,8 +55,10 @@ def hostile(tmp_path: Path) -> tuple[Path, Path]:
             f"mypy_path = {outside}\n",
             "typed/check.py": uses,
             "linked.py": "from secret_link import SECRET\n\nlinked_value = SECRET\n",
+            "pkg/deep/use.py": "from pkg.ext.secretmod import SECRET\n\ndeep_value = SECRET\n",
         },
     )
+    os.symlink(outside, root / "pkg" / "ext")
     for name in (".venv/bin/python", ".venv/bin/python3", "evil/python"):
         _executable(root / name, _interpreter(marker))
     os.symlink(outside / "secretmod.py", root / "secret_link.py")
@@ -71,7 +73,7 @@ def test_a_search_runs_no_program_of_the_tree_and_reads_nothing_outside(
     hostile: tuple[Path, Path],
 ) -> None:
     root, marker = hostile
-    for query in ("handler", "SECRET", "linked_value"):
+    for query in ("handler", "SECRET", "linked_value", "deep_value"):
         run = run_cq("search", query, "--root", str(root), "--format", "json", env=ANSWER_BUDGET)
         assert run.returncode == 0, run.stderr
         assert SECRET not in run.stdout, query

@@ -12,11 +12,12 @@ So cq chooses everything Pyrefly reads:
 - the config is cq's own, given to the language server as ``pyrefly.configPath`` (which
   replaces config discovery for every file, the repository's configs included): no
   interpreter query, no site-packages, a search path inside the view only;
-- the workspace is a *view*: a directory in cq's scratch space holding one link per
-  Python file of the root whose real path lies inside the root (a link pointing out of the
-  root, a virtualenv, a hidden or cache directory are left out). Pyrefly resolves imports
-  within the view and reports view paths, which the connection translates back to the
-  root's (``translate_out`` / ``translate_in``), so the rest of the stage sees root paths.
+- the workspace is a *view*: a place in cq's scratch space from which Pyrefly sees the root
+  without any link leading out of it. A root without such links is seen through one link
+  to it; a directory that holds one (at any depth) is mirrored, its other entries linked
+  whole, the links out (and links to directories) left out. Pyrefly resolves imports within
+  the view and reports view paths, which the connection translates back to the root's
+  (``translate_out`` / ``translate_in``), so the rest of the stage sees root paths.
 - the child runs with ``PATH`` set to an empty directory and without the environment that
   points at interpreters (``VIRTUAL_ENV``, ``CONDA_*``, ``PYTHON*``).
 What Pyrefly then reads: the root's Python files (through the view) and its own bundled
@@ -35,13 +36,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-_SUFFIXES = (".py", ".pyi")
-# Directories never put in the view: caches and version-control metadata hold no source
-# Pyrefly should resolve; a virtualenv (a directory with ``pyvenv.cfg``) is another
-# program's packages, and Pyrefly's own defaults exclude them too.
-_SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
-# Files linked at most: the workspace indexing limit cq gives Pyrefly (server.py).
-MAX_LINKED_FILES = 100_000
+# What Pyrefly does not check in the view: its own default excludes (hidden directories,
+# caches, ``venv``), anchored at the view, and installed packages.
+_EXCLUDED = (".[!/.]*/**", "__pycache__", "node_modules", "venv/**", "site-packages/**")
 # Environment names dropped from the child's: each points Pyrefly (or a Python it might
 # start) at an interpreter or a module path.
 _DROPPED_ENV_PREFIXES = ("PYTHON", "VIRTUAL_ENV", "CONDA", "PYREFLY", "PIXI", "UV_")
@@ -62,34 +59,62 @@ class WorkspaceView:
         self._view_prefix = f"{self.dir}{os.sep}"
 
     def build(self) -> None:
-        """Link the root's Python files into a fresh view and write the config."""
+        """Make a fresh view of the root and write the config."""
         _remove_orphans(self.base)
         self.base.mkdir(parents=True, exist_ok=True)
         self.bin.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(self.dir, ignore_errors=True)
-        self.dir.mkdir()
-        linked = 0
-        for current, dirs, files in os.walk(self.root):
-            dirs[:] = sorted(d for d in dirs if _walkable(current, d))
-            for name in sorted(files):
-                if linked >= MAX_LINKED_FILES:
-                    break
-                if name.endswith(_SUFFIXES) and self.link(os.path.join(current, name)):
-                    linked += 1
+        with contextlib.suppress(OSError):
+            self.dir.unlink()
+        tainted = _tainted_dirs(self.root)
+        if self.root in tainted:
+            self._mirror(self.root, self.dir, tainted)
+        else:
+            os.symlink(self.root, self.dir)  # nothing in the root leads out of it
         self.config.write_text(self._config_text(), encoding="utf-8")
 
+    def _mirror(self, source: str, target: Path, tainted: set[str]) -> None:
+        """Mirror a directory holding (at some depth) a link out of the root: its clean
+        subdirectories and files are linked whole, tainted ones mirrored in turn, links out
+        of the root and linked directories left out."""
+        target.mkdir(parents=True, exist_ok=True)
+        try:
+            with os.scandir(source) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                if entry.is_symlink():
+                    real = os.path.realpath(entry.path)
+                    keep = _inside(real, self.root) and os.path.isfile(real)
+                    link_to = real if keep else None
+                elif entry.is_dir():
+                    if entry.path in tainted:
+                        self._mirror(entry.path, target / entry.name, tainted)
+                        continue
+                    link_to = entry.path
+                else:
+                    link_to = entry.path
+                if link_to is not None:
+                    os.symlink(link_to, target / entry.name)
+            except OSError:
+                continue
+
     def link(self, path: str) -> bool:
-        """Put ``path`` (a file of the root) in the view when its real path lies inside the
-        root; True when it is there."""
-        real = os.path.realpath(path)
-        if not _inside(real, self.root) or not os.path.isfile(real):
-            return False
+        """Whether ``path`` (a file of the root, perhaps new since the view was built) is
+        seen through the view; a file new in a mirrored directory is linked now when its
+        real path lies inside the root."""
         relative = os.path.relpath(os.path.abspath(path), self.root)
         if relative.startswith(os.pardir):
             return False
         target = self.dir / relative
         if os.path.lexists(target):
             return True
+        real = os.path.realpath(path)
+        parent = os.path.realpath(target.parent)
+        if not _inside(real, self.root) or not os.path.isfile(real) or _inside(parent, self.root):
+            return False  # out of the root, or a directory seen through a link (already there)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             os.symlink(real, target)
@@ -98,7 +123,11 @@ class WorkspaceView:
         return True
 
     def remove(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if self.dir.is_symlink():
+            with contextlib.suppress(OSError):
+                self.dir.unlink()
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
         with contextlib.suppress(OSError):
             self.config.unlink()
 
@@ -148,9 +177,9 @@ class WorkspaceView:
             "site-package-path = []",
             "skip-interpreter-query = true",
             "disable-search-path-heuristics = true",
-            # The view holds only what should be checked, and sits in cq's cache dir, whose
-            # hidden parent (``~/.cache``) Pyrefly's default excludes would drop whole.
-            "project-excludes = []",
+            # Pyrefly's default excludes match hidden directories anywhere in a path, and the
+            # view sits in cq's cache dir (``~/.cache``): anchored at the view instead.
+            f"project-excludes = {_toml([f'{view}/**/{name}' for name in _EXCLUDED])}",
             "disable-project-excludes-heuristics = true",
             f"python-version = {_toml(version)}",
             f"python-platform = {_toml(sys.platform)}",
@@ -166,11 +195,34 @@ def _walk(value: Any, translate: Any) -> Any:
     return value
 
 
-def _walkable(parent: str, name: str) -> bool:
-    if name.startswith(".") or name in _SKIPPED_DIRS:
-        return False
-    path = os.path.join(parent, name)
-    return not os.path.islink(path) and not os.path.exists(os.path.join(path, "pyvenv.cfg"))
+def _tainted_dirs(root: str) -> set[str]:
+    """The directories of the root (the root included) that hold, at some depth, a link
+    leading out of the root or to a directory. Hidden directories are not read: no import
+    reaches a name with a dot, and the config keeps Pyrefly's checking out of them."""
+    tainted: set[str] = set()
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_symlink():
+                    real = os.path.realpath(entry.path)
+                    if not (_inside(real, root) and os.path.isfile(real)):
+                        tainted.add(current)
+                elif entry.is_dir() and not entry.name.startswith("."):
+                    stack.append(entry.path)
+            except OSError:
+                tainted.add(current)
+    for path in list(tainted):
+        while _inside(path, root) and path != root:
+            path = os.path.dirname(path)
+            tainted.add(path)
+    return tainted
 
 
 def _inside(path: str, root: str) -> bool:
