@@ -129,3 +129,63 @@ def test_a_language_server_announcing_a_huge_message_is_cut_off(tmp_path: Path) 
     assert "Traceback" not in run.stderr and "MemoryError" not in run.stderr
     statuses = {semantic_of(f)["status"] for f in run.json()["findings"]}
     assert statuses == {"failed"}
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _state(pid: int) -> str:
+    """The process's state letter (``T`` stopped, ``Z`` zombie), "" when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent death signal: Linux")
+def test_a_stopped_language_server_dies_with_a_killed_cq(tmp_path: Path) -> None:
+    """A language server that is stopped (SIGSTOP, a debugger) when cq is killed goes with
+    it: it outlived cq before, holding the death signal until continued."""
+    import signal
+    import subprocess
+    import time
+
+    from cq.semantic.server import pyrefly_binary
+
+    root = write_tree(tmp_path / "repo", {"a.py": "def handler():\n    pass\n\nhandler()\n"})
+    stopping = tmp_path / "bin" / "pyrefly"  # stops itself at once, as a SIGSTOP would
+    _executable(stopping, f'#!/bin/sh\nkill -STOP $$\nexec "{pyrefly_binary()}" "$@"\n')
+    env = {**os.environ, **ANSWER_BUDGET, "CQ_SEMANTIC": "1", "CQ_PYREFLY": str(stopping)}
+    cq = subprocess.Popen(
+        [sys.executable, "-m", "cq", "search", "handler", "--root", str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    stopped: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not stopped and time.monotonic() < deadline and cq.poll() is None:
+            stopped = [c for c in _children(cq.pid) if _state(c) == "T"]
+            time.sleep(0.01)
+        assert stopped, "cq started no language server"
+    finally:
+        cq.kill()
+        cq.wait()
+    deadline = time.monotonic() + 10
+    while _state(stopped[0]) not in ("", "Z", "X") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    state = _state(stopped[0])
+    if state not in ("", "Z", "X"):
+        os.kill(stopped[0], signal.SIGKILL)
+    assert state in ("", "Z", "X"), f"the stopped server outlived cq (state {state})"

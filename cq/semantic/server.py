@@ -324,7 +324,7 @@ def _uri_path(uri: str) -> str:
 
 
 def _death_signal() -> Callable[[], None] | None:
-    """For the child, before exec: SIGTERM when the thread that forked it dies (Linux
+    """For the child, before exec: SIGKILL when the thread that forked it dies (Linux
     ``PR_SET_PDEATHSIG``). libc is looked up here, in the parent: nothing is imported or
     loaded between fork and exec."""
     if not sys.platform.startswith("linux"):
@@ -335,4 +335,6 @@ def _death_signal() -> Callable[[], None] | None:
         prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
     except (OSError, AttributeError):
         return None
-    return lambda: prctl(1, signal.SIGTERM)
+    # SIGKILL, not SIGTERM: a stopped server (SIGSTOP, a debugger) holds SIGTERM until it is
+    # continued, and outlived a killed cq; Pyrefly keeps no state that a kill would lose.
+    return lambda: prctl(1, signal.SIGKILL)
