@@ -94,6 +94,38 @@ def test_a_search_runs_no_program_of_the_tree_and_reads_nothing_outside(
             assert len(calls) == 3
 
 
+def test_the_mcp_server_runs_no_program_of_the_tree(
+    hostile: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """``cq mcp`` keeps its language server warm across calls: the same confinement."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    root, marker = hostile
+    env = {k: v for k, v in os.environ.items() if k.startswith(("CQ_", "PATH", "HOME", "XDG_"))}
+    env.update(ANSWER_BUDGET)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "cq", "mcp", "--root", str(root)], env=env
+    )
+    texts: list[str] = []
+
+    async def scenario() -> None:
+        with (tmp_path / "server.err").open("w") as errlog:
+            transport = stdio_client(params, errlog=errlog)
+            async with Client(transport, mode="legacy", read_timeout_seconds=120) as client:
+                for query in ("handler", "deep_value"):
+                    args = {"query": query, "format": "json", "limit": 10}
+                    result = await client.call_tool("search", args)
+                    assert not result.is_error
+                    texts.append("".join(block.text for block in result.content))
+
+    anyio.run(scenario)
+    assert not marker.exists(), marker.read_text()
+    assert all(SECRET not in text for text in texts)
+    assert _semantic_answers(json.loads(texts[0]))
+
+
 def test_the_cache_dir_keeps_no_view_after_a_search(hostile: tuple[Path, Path]) -> None:
     """The links cq shows Pyrefly are removed when the search ends."""
     root, _ = hostile
