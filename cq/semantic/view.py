@@ -173,8 +173,12 @@ class WorkspaceView:
         version = f"{sys.version_info.major}.{sys.version_info.minor}"
         lines = [
             f"project-includes = {_toml([f'{view}/**/*.py', f'{view}/**/*.pyi'])}",
-            f"search-path = {_toml(search_path)}",
-            "site-package-path = []",
+            # The root's import roots are searched after Pyrefly's bundled stubs, as Pyrefly
+            # orders the import roots it infers itself: a root holding the stdlib's sources
+            # resolves ``import os`` to the stub (checking the real ``os.py`` and what it
+            # imports did not answer within the stage's budget on the stdlib).
+            "search-path = []",
+            f"site-package-path = {_toml(search_path)}",
             "skip-interpreter-query = true",
             "disable-search-path-heuristics = true",
             # Pyrefly's default excludes match hidden directories anywhere in a path, and the
