@@ -12,8 +12,8 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-import _cache_fill as cf
-from _common import stdlib_dir
+from bench import _cache_fill as cf
+from bench._common import stdlib_dir
 
 _NL_QUERY = "where is the configuration parsed and validated"
 

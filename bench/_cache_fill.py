@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import stdlib_dir
+from bench._common import stdlib_dir
 
 # (namespace, raw value size, share of entries): an average of ~2.9 KB raw per entry, the
 # mix of the cache the issue describes (350,000 entries, 506 MB).

@@ -1,9 +1,9 @@
 """Audit scale: ``cq search QUERY --profile audit`` over a ~24,000-file tree, cold and warm,
 next to ``rg --json -w`` in the same run, with the peak RSS of cq's main process.
 
-    python bench/audit_scale.py --make-tree /tmp/audit-tree      # once: stdlib + copies
-    python bench/audit_scale.py --root /tmp/audit-tree --runs 3
-    python bench/audit_scale.py --root /tmp/audit-tree --cq-src /tmp/base   # another checkout
+    python -m bench.audit_scale --make-tree /tmp/audit-tree      # once: stdlib + copies
+    python -m bench.audit_scale --root /tmp/audit-tree --runs 3
+    python -m bench.audit_scale --root /tmp/audit-tree --cq-src /tmp/base   # another checkout
 
 ``--make-tree`` copies every ``.py`` file of the running interpreter's stdlib directory
 (site-packages included) to ``DIR/a`` and those of site-packages again to ``DIR/b``: on this
@@ -21,13 +21,11 @@ import argparse
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import median, rg_binary, stdlib_dir, time_cq
+from bench._common import median, rg_binary, stdlib_dir, time_cq
 
 
 def make_tree(target: Path) -> None:

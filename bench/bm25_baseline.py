@@ -25,8 +25,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import _loc
 import tantivy
+
+from bench import _loc
 
 WORD = re.compile(r"[A-Za-z0-9_]+")
 PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")

@@ -19,9 +19,9 @@ Parts (``--part``, repeatable; default ``put`` and ``search``):
 ``--cq-dir DIR`` runs another cq checkout (e.g. the commit before the v2 store, from ``git
 worktree add``) for before/after figures; that store format is filled directly with sqlite.
 
-    python bench/cache_growth.py --size-mb 1024 --runs 3
-    python bench/cache_growth.py --part bound --size-mb 512 --runs 5
-    python bench/cache_growth.py --part codecs --tree chrono=/work/trees/chrono
+    python -m bench.cache_growth --size-mb 1024 --runs 3
+    python -m bench.cache_growth --part bound --size-mb 512 --runs 5
+    python -m bench.cache_growth --part codecs --tree chrono=/work/trees/chrono
 """
 
 from __future__ import annotations
@@ -35,15 +35,15 @@ import tempfile
 import time
 from pathlib import Path
 
-import _cache_fill as cf
-from _common import median, rg_binary, stdlib_dir, time_command
+from bench import _cache_fill as cf
+from bench._common import median, rg_binary, stdlib_dir, time_command
 
 HERE = Path(__file__).resolve().parent
 _PUT = """
 import json, random, sys, time
 from pathlib import Path
-sys.path.insert(0, {bench!r})
-import _cache_fill as cf
+sys.path.append({bench!r})  # after PYTHONPATH: --cq-dir names the cq to run
+from bench import _cache_fill as cf
 from cq.cache.store import Store
 t0 = time.perf_counter()
 store = Store(Path({path!r}), {bound})
@@ -121,7 +121,7 @@ def put_cost(cq_dir: Path, cache: Path, size_mb: int, runs: int) -> None:
             for run in range(runs):
                 if state == "dropped":
                     cf.drop_from_page_cache(path)
-                code = _PUT.format(bench=str(HERE), path=str(path), bound=1 << 40, seed=run)
+                code = _PUT.format(bench=str(HERE.parent), path=str(path), bound=1 << 40, seed=run)
                 rows.append(json.loads(cf.in_cq(cq_dir, code)))
                 cf.forget_searches(path, cq_dir)  # the bench-put rows stay small
             mb = path.stat().st_size / 1e6 if path.exists() else 0
@@ -220,7 +220,7 @@ def at_bound(args: argparse.Namespace, cq_dir: Path, work: Path) -> None:
             for name, limit in (("at", files), ("far", 1 << 40)):
                 if state == "dropped":
                     cf.drop_from_page_cache(db)
-                code = _PUT.format(bench=str(HERE), path=str(db), bound=limit, seed=run)
+                code = _PUT.format(bench=str(HERE.parent), path=str(db), bound=limit, seed=run)
                 cells[name].append(json.loads(cf.in_cq(cq_dir, code))["put300"] * 1e3)
         at, far = median(cells["at"]), median(cells["far"])
         print(f"{state:>8}{at:>12.1f}{far:>8.1f}{at - far:>12.1f}")

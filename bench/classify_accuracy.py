@@ -7,8 +7,8 @@ with ``python_oracle.py``, runs ``cq search ID --format json --limit 0`` for eac
 findings to labels by (file, line, col) and prints the confusion (oracle -> cq), per-category
 and overall agreement, and coverage (occurrences cq missed, findings the oracle lacks).
 
-    python bench/classify_accuracy.py                 # the default sample, stdlib
-    python bench/classify_accuracy.py -q name -q cls --examples 5
+    python -m bench.classify_accuracy                 # the default sample, stdlib
+    python -m bench.classify_accuracy -q name -q cls --examples 5
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import tokenize
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from _common import cq_command, stdlib_dir
-from python_oracle import FileLabels, label_file
+from bench._common import cq_command, stdlib_dir
+from bench.python_oracle import FileLabels, label_file
 
 # Deterministic mix: builtins and methods called everywhere, names defined once, attributes,
 # module names imported, parameters, typing names in annotations, words of prose.

@@ -21,8 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import cq_command, stdlib_dir
+from bench._common import cq_command, stdlib_dir
 
 # Key names whose values are clocks or cache state, not search results.
 _VOLATILE = re.compile(r"(^|_)(ms|seconds|elapsed|timings?|cache|cached|counters)($|_)")

@@ -18,7 +18,7 @@ process's own (``cq_rss.py``), cold and warm; its largest child's (Pyrefly's ``l
 whose memory issue 15 reports, or a pool worker) is printed apart. Before, this printed
 ``wait4``'s figure, the larger of the two: 338 MB was Pyrefly's, cq's own was ~125 MB.
 
-    python bench/index_speed.py --root /work/index-bench --runs 5 --base /tmp/cq-base
+    python -m bench.index_speed --root /work/index-bench --runs 5 --base /tmp/cq-base
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import median, rg_binary, time_command, time_cq
+from bench._common import median, rg_binary, time_command, time_cq
 
 QUESTIONS = (
     "how is the learning rate scheduler stepped after every epoch?",

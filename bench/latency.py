@@ -6,10 +6,10 @@ CPU seconds stay put while wall times swing), the ratio cq/rg, peak RSS of cq's 
 and, apart, of its largest child (a pool worker, Pyrefly: ``cq_rss.py``), and the markdown
 report's line count.
 
-    python bench/latency.py                      # 'register' on the stdlib dir, 5 runs
-    python bench/latency.py -q register -q __init__ --runs 5 --exclude 'site-packages/**'
-    python bench/latency.py --cold               # every cq run with an empty cache dir
-    python bench/latency.py --base /tmp/cq-base  # and another checkout's cq, same runs
+    python -m bench.latency                      # 'register' on the stdlib dir, 5 runs
+    python -m bench.latency -q register -q __init__ --runs 5 --exclude 'site-packages/**'
+    python -m bench.latency --cold               # every cq run with an empty cache dir
+    python -m bench.latency --base /tmp/cq-base  # and another checkout's cq, same runs
 
 ``--base DIR`` runs the cq package of another checkout (``PYTHONPATH=DIR``, same interpreter)
 interleaved with this one and rg, each with its own cache dir, and adds its columns.
@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 
-from _common import cq_command, median, rg_binary, stdlib_dir, time_command, time_cq
+from bench._common import cq_command, median, rg_binary, stdlib_dir, time_command, time_cq
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ import argparse
 import sys
 from pathlib import Path
 
-import _loc
+from bench import _loc
 
 
 def main() -> int:

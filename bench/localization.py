@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import _loc
+from bench import _loc
 
 
 def main() -> int:

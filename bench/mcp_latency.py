@@ -5,10 +5,10 @@ Speaks raw JSON-RPC lines to one ``cq mcp`` process (so the timings are the serv
 client library's), calls the same search ``--calls`` times, prints each call's round trip, and
 writes the wire transcript of the first call (request and response) to ``--transcript``.
 
-    python bench/mcp_latency.py                        # 'register' on the stdlib dir, 10 calls
-    python bench/mcp_latency.py -q __init__ --transcript /tmp/mcp.jsonl
-    python bench/mcp_latency.py --filled-cache         # the cache dir already holds the corpus
-    python bench/mcp_latency.py --cancel 5 -q self --limit 0   # cancel-to-stop latency
+    python -m bench.mcp_latency                        # 'register' on the stdlib dir, 10 calls
+    python -m bench.mcp_latency -q __init__ --transcript /tmp/mcp.jsonl
+    python -m bench.mcp_latency --filled-cache         # the cache dir already holds the corpus
+    python -m bench.mcp_latency --cancel 5 -q self --limit 0   # cancel-to-stop latency
 
 ``--cancel N`` measures instead how fast a cancelled search stops: N times, a fresh server on
 an empty cache starts the search, the client cancels it after ``--cancel-after`` seconds, and
@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from _common import cq_command, median, rg_binary, stdlib_dir, time_command
+from bench._common import cq_command, median, rg_binary, stdlib_dir, time_command
 
 
 class RawSession:

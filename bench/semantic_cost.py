@@ -26,8 +26,8 @@ Per tree (the stdlib without site-packages, plus any ``--tree NAME=DIR``), per q
 5. a killed and a SIGSTOPped server: the search's stage time against budget + 0.5 s;
 6. Pyrefly's peak RSS (``VmHWM``) on the tree after the queries, and the files it had open.
 
-    python bench/semantic_cost.py --runs 3
-    python bench/semantic_cost.py --no-stdlib --tree saleor=/work/trees/saleor --runs 3
+    python -m bench.semantic_cost --runs 3
+    python -m bench.semantic_cost --no-stdlib --tree saleor=/work/trees/saleor --runs 3
 
 ``--resolution-only`` measures 4 alone (the warm server, one budgeted search per query), for a
 quick look at resolution quality.
@@ -41,17 +41,13 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 
-sys.path.insert(0, str(Path(__file__).parent.parent))
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import cq_command, median, rg_binary, stdlib_dir, time_command
-
+from bench._common import cq_command, median, rg_binary, stdlib_dir, time_command
 from cq.model import SearchRequest
 from cq.parse import Corpus
 from cq.pipeline import run_search

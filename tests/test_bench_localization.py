@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import write_tree
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
-sys.path.insert(0, str(BENCH))
+from bench import _loc
 
-import _loc  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 UPLOAD = '''"""Upload handling."""
 
@@ -89,11 +88,12 @@ def bench_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     rust_data = base / "rust.jsonl"
     rust_data.write_text(json.dumps(rust) + "\n")
     trees = base / "trees"
-    argv = [sys.executable, BENCH / "prepare_eval_trees.py", "--data", data, "--data", rust_data]
+    argv = [sys.executable, "-m", "bench.prepare_eval_trees", "--data", data, "--data", rust_data]
     prep = subprocess.run(
         [*argv, "--mirrors", mirrors, "--out", trees],
         capture_output=True,
         text=True,
+        cwd=REPO,
     )
     assert prep.returncode == 0, prep.stderr
     return {"data": data, "trees": trees, "base": base}
@@ -125,8 +125,9 @@ def _files(trees: Path, n: int) -> list[Path]:
 
 
 def _run(script: str, *args: object) -> subprocess.CompletedProcess[str]:
+    module = f"bench.{script.removesuffix('.py')}"
     proc = subprocess.run(
-        [sys.executable, BENCH / script, *map(str, args)], capture_output=True, text=True
+        [sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True, cwd=REPO
     )
     assert proc.returncode == 0, proc.stderr
     return proc

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from conftest import write_tree
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-
-from _common import time_cq
+from bench._common import time_cq
 
 MODULE = '''"""Schedulers."""
 

@@ -3,7 +3,7 @@ environment values and an unreadable root, through the real CLI and the real MCP
 
 Each case ends in a correct search or one ``cq: ...`` line and exit 2 (a tool error over MCP),
 never ``internal error``; hostile texts within the size limit are analysed in linear time
-(``bench/rewrite_hostile.py`` has the figures), so they finish like any other search.
+(``bench/studies/rewrite_hostile.py`` has the figures), so they finish like any other search.
 """
 
 from __future__ import annotations

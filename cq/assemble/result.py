@@ -156,7 +156,7 @@ def _first_function(
 
     The Relevant Functions fuse the index's units with rg's scopes and leave classes out; the
     first of them names a gold function more often than the best-ranked definition of a name
-    the rewriter guessed. The Answer naming a gold function (bench/answer_hits.py, one
+    the rewriter guessed. The Answer naming a gold function (bench/studies/answer_hits.py, one
     ``cq search -`` each), before -> after: lite-dev 22 texts 25 -> 55%, titles 25 -> 35%;
     python_tuning sample 100 texts 15.2 -> 26.1%, titles 12.0 -> 20.7%; rust_tuning sample
     60 texts 7.1 -> 16.1%, titles 7.1 -> 10.7%.

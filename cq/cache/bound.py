@@ -7,7 +7,8 @@ waits for budget, so the file never passes 110% while a put costs in proportion 
 writes. A file more than 2% over its bound with free pages (the bound was lowered) returns
 them with ``incremental_vacuum`` on the same budget; ``cq cache prune`` returns all of them.
 
-Tuned with ``bench/cache_growth.py --part bound`` (figures in bench/README.md).
+Tuned with ``python -m bench.cache_growth --part bound`` (figures in
+bench/results/2026-11-27-bench-log.md).
 """
 
 from __future__ import annotations

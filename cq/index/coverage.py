@@ -159,8 +159,8 @@ def with_members(
     has stopped improving") was the index's first unit for "when does training get halted
     because the monitored metric stopped improving?", and none of its methods was listed;
     now ``EarlyStopping.step``. A class none of whose methods holds a word stays, and is
-    left out of the list as before. ``python bench/index_fusion.py --signals ...``
-    (session 10, after ``by_coverage``), fn Hit@1/Hit@5 fused: python_tuning 313 texts
+    left out of the list as before. ``python -m bench.studies.index_fusion --signals ...``
+    (after ``by_coverage``), fn Hit@1/Hit@5 fused: python_tuning 313 texts
     38.6/67.5 -> 40.0/68.5, titles 25.8/51.9 ->
     26.4/52.5, lite-dev 22 titles 50.0/65.0 -> 55.0/65.0, texts unchanged. Rust's types and
     impl blocks keep their place: the same for them moved rust_tuning 123 texts 25.4/44.1 ->

@@ -1,7 +1,7 @@
 """Fuse rg's file order with the index's: weighted reciprocal-rank fusion.
 
 Pure functions over ranks, shared by the pipeline (``apply.py``) and the tuning bench
-(bench/index_fusion.py), so the bench measures exactly what a search does.
+(bench/studies/index_fusion.py), so the bench measures exactly what a search does.
 
 The index's own file order fuses its two granularities the same way: a file's rank among file
 documents and the rank of its best unit among unit documents. The numbers (``Fusion``, one for
@@ -100,7 +100,7 @@ def fused_files(
     Unless the question is about tests (``tests_wanted``: focus "tests"), a test file's fused
     score is multiplied by cq's test role multiplier (``roles``), as each order's own scores
     were: a rank fusion sees ranks only, so a test file both orders placed mid-list outranked
-    a source file only one of them found. bench/index_fusion.py, fused file Acc@5 (Acc@10)
+    a source file only one of them found. bench/studies/index_fusion.py, fused file Acc@5 (Acc@10)
     before -> after: rust_tuning 123 full 36.6 (53.7) -> 37.4 (56.1); lite-dev 22 full 95.5
     (95.5) -> 95.5 (95.5), Acc@1 54.5 -> 59.1; lite-dev titles 72.7 (81.8) -> 72.7 (86.4);
     python_tuning 313 full (main's signals) 57.8 (66.8) -> 59.1 (67.1). Docs and vendored
@@ -147,7 +147,7 @@ def file_prior(
     """A file's fused score multiplier before any evidence of the question: bigger files and
     files holding several of the index's best units are fixed more often.
 
-    On rust_tuning 123 (main 3fc380b's signals, bench/rust_signals.py), of the fused first 10
+    On rust_tuning 123 (bench/studies/rust_signals.py), of the fused first 10
     files 12.9% of those under 10 kB are gold, 20.6% of 10-50 kB, 27.7% of 50 kB and more
     (titles 11.6/21.9/26.7%); 30.4% of those with 3 or more of the index's 50 best units,
     8.1% of those with none (titles 29.9/14.5%). ``(bytes / 10 kB) ** fusion.size_exponent``
@@ -226,8 +226,8 @@ def fused_units(
 def _in_test_module(v: UnitVote) -> bool:
     """A Rust unit inside a ``mod tests`` (or ``mod test``) of a source file: test code, as a
     file under ``tests/`` is. cargo-generate's ``src/lib.rs`` filled 4 of the first 5 Relevant
-    Functions with ``tests::auto_locate_template_*``. bench/index_fusion.py on the signals of
-    session 9 (main 45edc3a), function Hit@5 / Hit@1 fused: rust_tuning 123 texts 37.3/14.4 ->
+    Functions with ``tests::auto_locate_template_*``. bench/studies/index_fusion.py on saved
+    signals, function Hit@5 / Hit@1 fused: rust_tuning 123 texts 37.3/14.4 ->
     39.0/12.7, titles 33.9/14.4 -> 36.4/15.3 (a fix's own tests are gold functions at times,
     so texts' Hit@1 lost 2 issues); file orders unchanged."""
     scopes = v.qualname.split("::")[:-1]
@@ -238,11 +238,11 @@ def with_namesakes(votes: list[UnitVote]) -> list[tuple[UnitVote, list[UnitVote]
     """Each unit with the later units of its file that share its last name, which leave the
     list: the methods of one trait implemented by many types of a file (clap's
     ``value_parser.rs`` has 12 ``possible_values``), or one method overridden in sibling
-    classes, read as one place, not eight lines of a top 10. bench/index_fusion.py on the
-    signals of session 8 (main 6c7c748), function Hit@5 fused before -> after: rust_tuning
+    classes, read as one place, not eight lines of a top 10. bench/studies/index_fusion.py on
+    saved signals, function Hit@5 fused before -> after: rust_tuning
     123 texts 36.4 -> 37.3, titles 33.1 both; python_tuning 313 texts 65.4 both, titles
     50.5 -> 50.2 (one issue); lite-dev 22 unchanged; function Hit@1 unchanged everywhere
-    (commands: bench/README.md, "Session 8")."""
+    (commands: bench/results/2026-11-27-bench-log.md)."""
     out: list[tuple[UnitVote, list[UnitVote]]] = []
     first: dict[tuple[str, str], list[UnitVote]] = {}
     for v in votes:
@@ -265,12 +265,12 @@ def _container(v: UnitVote) -> bool:
     naming (types are UpperCamelCase, functions snake_case, as rustc's lints ask). A type's
     line in a finding (a field, a derive) pushed the functions out of Relevant Functions:
     rust_tuning 123, function Hit@5 of the fused texts 24.6 -> 31.4, titles 24.6 -> 27.1
-    (bench/index_fusion.py on main 862b7ae's signals; no gold function of the set is a type).
+    (bench/studies/index_fusion.py on saved signals; no gold function of the set is a type).
 
     Python: a class the index found (its units' own text is what its methods leave: the
     header, the docstring, class attributes; its names field holds every method's name, so a
-    question naming a method ranked its class first). bench/index_fusion.py (its fn Hit@1
-    and fn Hit@5 columns, fused) on session 4's signals requeried with main 4321858:
+    question naming a method ranked its class first). bench/studies/index_fusion.py (its fn
+    Hit@1 and fn Hit@5 columns, fused) on saved signals, requeried:
     python_tuning 313 texts 19.7/61.4 -> 35.3/64.1, titles 13.9/45.8 -> 27.1/50.2; lite-dev
     22 texts 50.0/65.0 -> 60.0/65.0, titles 30.0/50.0 -> 35.0/55.0. An rg scope (a finding
     in a class body, outside its methods) is a class by PEP 8's naming, CapWords

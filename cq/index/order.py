@@ -1,7 +1,7 @@
 """The fused order of a rewritten search: files and units, fused and read again.
 
 One function, called by a search (``apply.fuse_findings``) and by the bench that replays saved
-signals (``bench/index_fusion.py``), so what the bench scores is the order a search reports:
+signals (``bench/studies/index_fusion.py``), so what the bench scores is the order a search reports:
 the fusion of rg's file order with the index's (``fuse.py``), the first files and units read
 again against the question (``coverage.py``). Reading needs the files' units, which a search
 scans from its corpus and the bench from the eval trees: a ``coverage.UnitReader`` over them.

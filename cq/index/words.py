@@ -14,7 +14,7 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # is meant, and as subwords of test names (``test_fields_are_added``) or of ``how_to`` they
 # matched it. Only closed-class words: ``is``, ``get``, ``set``, ``not``, ``to``, ``in`` and the
 # like stay, as code spells names with them (``is_valid``, ``to_dict``). Measured with
-# bench/index_fusion.py --requery on the saved signals against main 46dc352, fused file Acc@5:
+# bench/studies/index_fusion.py --requery on the saved signals, fused file Acc@5:
 # python_tuning 313 texts 62.6 -> 64.2 (one issue more in each of 5 of 9 repositories, none
 # fewer), rust_tuning 123 texts 39.8 -> 42.3 (clap +2, async-graphql +1), titles 54.0 -> 53.7
 # and 43.1 -> 42.3 (one issue each), lite-dev 22 unchanged.

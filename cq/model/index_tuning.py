@@ -1,11 +1,11 @@
 """The repository index's tuned numbers: the fusion, the query, the build (``Tuning.index``).
 
 Part of ``tuning.Tuning`` (its ``index`` group), read by ``cq/index`` and by the tuning bench
-``bench/index_fusion.py``, so the bench scores exactly what a search does. A profile
+``bench/studies/index_fusion.py``, so the bench scores exactly what a search does. A profile
 overrides single fields, e.g. ``[index] title_weight = 1.5`` or ``[index.python] w_named =
 2.0`` (a nested table keeps the defaults of the fields it does not name).
 
-The fusion's figures are file Acc@5 of ``bench/index_fusion.py`` (see
+The fusion's figures are file Acc@5 of ``bench/studies/index_fusion.py`` (see
 ``bench/results/index-python.md`` and ``bench/results/rust-accuracy.md`` for the tables).
 """
 
@@ -20,13 +20,13 @@ def _why(note: str) -> msgspec.Meta:
     return msgspec.Meta(description=note)
 
 
-_GRID = "bench/index_fusion.py --grid"
+_GRID = "bench/studies/index_fusion.py --grid"
 
 
 class Fusion(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Weighted reciprocal-rank fusion of rg's file order with the index's (``cq/index/fuse.py``).
 
-    Measured with ``bench/index_fusion.py`` on lite-dev 22, python_tuning sample 100 and
+    Measured with ``bench/studies/index_fusion.py`` on lite-dev 22, python_tuning sample 100 and
     rust_tuning sample 60, full texts and titles; file Acc@5 full lite/py/rs, titles lite/py:
 
     - rg alone (cq before the index): 86.4/55.0/15.0, titles 63.6/40.0
@@ -94,19 +94,19 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 
 
 # Chosen by leave-one-repository-out over python_tuning 313 full texts, python_tuning
-# sample-100 titles, lite-dev 22 texts and titles (14 repositories; bench/index_fusion.py
+# sample-100 titles, lite-dev 22 texts and titles (14 repositories; bench/studies/index_fusion.py
 # --grid --loro): 12 of the 14 folds chose these weights; file Acc@5 (mean over the four sets
 # 67.1 -> 68.7) python_tuning 57.8 -> 62.0, titles 47.0 -> 49.0, lite 95.5 and 68.2 kept.
 # w_named 1.0-2.0 and w_defined 0.25-0.5 score within one issue of it.
 # Relevant Functions: the unit's file's fused rank weighs 3, its rank among the index's units
 # 2 and rg's scope's 0.5 (now 1 and 0.25, below), so the list follows the file order (its best
 # units first). Chosen by
-# leave-one-repository-out on function Hit@5 (bench/index_fusion.py --grid functions, grid
+# leave-one-repository-out on function Hit@5 (bench/studies/index_fusion.py --grid functions, grid
 # fn_w_index 0.5-3, fn_w_rg 0.25-1, w_unit_file 1-6; 12 of 14 folds) over python_tuning 313
 # texts and titles and lite-dev 22 texts and titles: 55.9/34.6/75.0/40.0 -> 59.0/40.3/70.0/
 # 45.0 (leave-one-out 59.0/39.7/65.0/40.0); 290 -> 316 of the 630 issues with a gold function.
-# Re-chosen in session 6 the same way on the signals of main 2b04b23 (the index's query words
-# had changed): 12 of 14 folds chose fn_w_index 1 and fn_w_rg 0.25 (were 2 and 0.5); held out
+# Re-chosen the same way on signals gathered again after the index's query words changed:
+# 12 of 14 folds chose fn_w_index 1 and fn_w_rg 0.25 (were 2 and 0.5); held out
 # python_tuning texts/titles 61.0/45.4 and lite-dev 65.0/45.0, against 60.3/41.7 and 70.0/45.0
 # with the old weights (in-sample 61.4/45.8/65.0/50.0).
 PYTHON_FUSION = Fusion(
@@ -120,9 +120,9 @@ PYTHON_FUSION = Fusion(
 #
 # The file prior (``fuse.file_prior``): a file's fused score times (bytes / 10 kB) ** 0.2 and
 # 1 + 0.05 per unit among the index's 50 best (at most 10). Bigger files and files with several
-# matching units are fixed more often (bench/rust_signals.py: of the fused first 10 files,
+# matching units are fixed more often (bench/studies/rust_signals.py: of the fused first 10 files,
 # gold 12.9% under 10 kB, 27.7% from 50 kB; 30.4% with 3+ units, 8.1% with none; titles
-# alike). bench/index_fusion.py on main 3fc380b's signals, grid size_exponent 0/0.1/0.2/0.3 x
+# alike). bench/studies/index_fusion.py on saved signals, grid size_exponent 0/0.1/0.2/0.3 x
 # unit_votes 0/0.025/0.05/0.1 x unit_votes_max 5/10, leave-one-repository-out on mean Acc@5
 # of texts and titles: 11 of 13 folds chose these, held-out Acc@5 texts 38.2 (39.0 without),
 # titles 42.3 (40.7). rust_tuning 123 fused Acc@1/3/5/10 texts 9.8/24.4/39.0/56.9 ->
@@ -132,7 +132,7 @@ PYTHON_FUSION = Fusion(
 # Its Relevant Functions follow the file order, as Python's do: the unit's file's fused rank
 # weighs 3, its rank among the index's units 0.5 and rg's scope's 0.25 (they were 1/1/1,
 # hand-set). Leave-one-repository-out on function Hit@5 over rust_tuning 123 texts and titles
-# (fn_w_index 0.5-3 x fn_w_rg 0.25-1 x w_unit_file 0.5-6, signals of main 2b04b23; 11 of 13
+# (fn_w_index 0.5-3 x fn_w_rg 0.25-1 x w_unit_file 0.5-6, saved signals; 11 of 13
 # folds chose it): held out 33.9 -> 33.9 texts, 28.0 -> 32.2 titles.
 RUST_FUSION = Fusion(
     w_named=1.0,
@@ -167,7 +167,7 @@ class FieldBoosts(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         return {f: w for f in self.__struct_fields__ if (w := getattr(self, f))}
 
 
-_MENTIONS = "bench/index_fusion.py weighs the whole list (index.python.w_named)"
+_MENTIONS = "bench/studies/index_fusion.py weighs the whole list (index.python.w_named)"
 
 
 class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -176,9 +176,9 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     fusion: Annotated[
         Fusion,
         _why(
-            "measured: bench/index_fusion.py, the table in Fusion's docstring; Rust's named "
-            "files and test functions: RUST_FUSION's note (rust_tuning 123 Acc@5 37.4 -> 38.2); "
-            "its file prior: the note above it (texts 39.0 -> 39.8, titles 40.7 -> 43.1)"
+            "measured: bench/studies/index_fusion.py, the table in Fusion's docstring; Rust's "
+            "named files and test functions: RUST_FUSION's note (rust_tuning 123 Acc@5 37.4 -> "
+            "38.2); its file prior: the note above it (texts 39.0 -> 39.8, titles 40.7 -> 43.1)"
         ),
     ] = msgspec.field(default_factory=lambda: RUST_FUSION)
     one_line: Annotated[
@@ -221,9 +221,9 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     file_boosts: Annotated[
         FieldBoosts,
         _why(
-            "hand-set, then measured: bench/index_fusion.py --requery, path words 1 or names 2 "
-            "moved fused Acc@5 by at most an issue a set (python_tuning 313 titles names 2: "
-            "-4 issues); path words count double"
+            "hand-set, then measured: bench/studies/index_fusion.py --requery, path words 1 "
+            "or names 2 moved fused Acc@5 by at most an issue a set (python_tuning 313 titles "
+            "names 2: -4 issues); path words count double"
         ),
     ] = msgspec.field(
         default_factory=lambda: FieldBoosts(path_words=2.0, names=1.0, doc=0.5, body=1.0)
@@ -231,8 +231,8 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     unit_boosts: Annotated[
         FieldBoosts,
         _why(
-            "hand-set, then measured: bench/index_fusion.py --requery, names 1 or 3, doc 1, "
-            "body 2: fused file Acc@5 within 1-3 issues a set, fn Hit@5 of python_tuning 313 "
+            "hand-set, then measured: bench/studies/index_fusion.py --requery, names 1 or 3, doc "
+            "1, body 2: fused file Acc@5 within 1-3 issues a set, fn Hit@5 of python_tuning 313 "
             "texts 59.7 -> 57.3-58.3 (lite-dev 22 texts names 1: 70.0 -> 75.0); names count double"
         ),
     ] = msgspec.field(default_factory=lambda: FieldBoosts(names=2.0, sig=1.0, doc=0.5, body=1.0))
@@ -251,7 +251,7 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     mention_name: Annotated[
         float,
         _why(
-            "measured: bench/index_fusion.py --requery, a file a Python title names by its "
+            "measured: bench/studies/index_fusion.py --requery, a file a Python title names by its "
             "name alone (mentions.py), half a path's weight: python_tuning 313 titles fused "
             "Acc@1/3/5/10 30.7/47.3/52.4/60.4 -> 31.0/47.6/54.0/61.3, texts Acc@5 62.6 kept "
             "(Acc@1 34.5 -> 35.8), lite-dev 22 texts kept, titles Acc@1 45.5 -> 50.0; weight "
@@ -280,16 +280,16 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     coverage_units: Annotated[
         int,
         _why(
-            "measured: bench/index_fusion.py, Relevant Functions' first 10 / 15 reordered by "
-            "the question's words their text holds (cq/index/coverage.py); 10 at weight 2: "
-            "fn Hit@1/Hit@5 python_tuning 313 texts 36.6/65.4 -> 38.6/67.5, titles 27.1/50.2 "
-            "-> 25.8/51.9; rust_tuning 123 texts 15.3/39.8 -> 25.4/44.1, titles 14.4/36.4 -> "
-            "20.3/41.5; lite-dev 22 texts 60.0/65.0 -> 70.0/75.0, titles 45.0/55.0 -> "
-            "50.0/65.0 (15: python titles Hit@5 53.9, rust texts 45.8, others lower). The "
-            "index's own first 10 units join them wherever fused (with_members and the "
-            "5-stem minimum in place): python texts Hit@5 68.5 -> 69.2, titles 26.4/51.9 -> "
-            "26.1/53.6, rust texts 44.1 -> 45.8; blind questions Answer 16/16/19 of 48 -> "
-            "16/19/19 (3 or 5 of the index's: python titles Hit@5 51.9/52.2, rust 45.8/46.6)"
+            "measured: bench/studies/index_fusion.py, Relevant Functions' first 10 / 15 reordered "
+            "by the question's words their text holds (cq/index/coverage.py); 10 at weight 2: fn "
+            "Hit@1/Hit@5 python_tuning 313 texts 36.6/65.4 -> 38.6/67.5, titles 27.1/50.2 -> "
+            "25.8/51.9; rust_tuning 123 texts 15.3/39.8 -> 25.4/44.1, titles 14.4/36.4 -> "
+            "20.3/41.5; lite-dev 22 texts 60.0/65.0 -> 70.0/75.0, titles 45.0/55.0 -> 50.0/65.0 "
+            "(15: python titles Hit@5 53.9, rust texts 45.8, others lower). The index's own first "
+            "10 units join them wherever fused (with_members and the 5-stem minimum in place): "
+            "python texts Hit@5 68.5 -> 69.2, titles 26.4/51.9 -> 26.1/53.6, rust texts 44.1 -> "
+            "45.8; blind questions Answer 16/16/19 of 48 -> 16/19/19 (3 or 5 of the index's: "
+            "python titles Hit@5 51.9/52.2, rust 45.8/46.6)"
         ),
     ] = 10
     coverage_weight: Annotated[
@@ -316,7 +316,7 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     file_coverage_files: Annotated[
         int,
         _why(
-            "measured: bench/index_fusion.py, the fused first 10 files reordered by their "
+            "measured: bench/studies/index_fusion.py, the fused first 10 files reordered by their "
             "best function's coverage of the question (coverage.files_by_coverage), weight "
             "1: file Acc@1/3/5 python_tuning 313 texts 35.5/55.3/63.9 -> 36.1/55.3/63.6, "
             "titles 31.3/48.2/54.3 -> 33.5/48.9/53.7; rust_tuning 123 texts 13.8/33.3/43.9 "

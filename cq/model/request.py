@@ -33,9 +33,9 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     max_file_size_bytes: int = 2 * 1024 * 1024
     # A rewritten search's caps (a question, an issue text), when higher: its patterns are
     # guesses, some generic, and a cap keeps the first files in path order, cutting a large
-    # tree's later half. 112 python_tuning texts over /work/index-bench (2,622 files of 7
-    # repositories, bench/README "Session 11"): 36 hit the caps above; at these, none, file
-    # Acc@5 60 -> 62, a cold search +0.16 s. The tuning trees never reach either.
+    # tree's later half. 112 python_tuning texts over a 2,622-file tree of 7 tuning
+    # repositories (bench/studies/scale_localization.py): 36 hit the caps above; at these,
+    # none, file Acc@5 60 -> 62, a cold search +0.16 s. The tuning trees never reach either.
     question_max_files: int = 5000
     question_max_total_matches: int = 100_000
 

@@ -86,10 +86,12 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Agreement's effect on confidence, enrichment's budgets and size limits."""
 
     agreement_bonus: Annotated[
-        float, _why("hand-set: three parses agree, +0.05 (bench/enrich_agreement.py counts them)")
+        float,
+        _why("hand-set: three parses agree, +0.05 (bench/studies/enrich_agreement.py counts them)"),
     ] = 0.05
     conflict_factor: Annotated[
-        float, _why("hand-set: a parse misread the hit (bench/enrich_agreement.py lists them)")
+        float,
+        _why("hand-set: a parse misread the hit (bench/studies/enrich_agreement.py lists them)"),
     ] = 0.8
     budget_ms: Annotated[
         float, _why("measured: a loaded test machine crossed 1 s (commit a09767e); 5 s net")
@@ -98,13 +100,13 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         int, _why("hand-set: more than the default --limit 30 (commit a09767e)")
     ] = 40
     max_payload_bytes: Annotated[
-        int, _why("hand-set: one payload's JSON; bench/enrich_cost.py reports the sizes")
+        int, _why("hand-set: one payload's JSON; bench/studies/enrich_cost.py reports the sizes")
     ] = 4096
     max_deep_bytes: Annotated[
         int, _why("measured: a 5 MB file cost 2.7 s compile + 1.8 s parse (commit 694f87b)")
     ] = 1024 * 1024
     max_skeleton_bytes: Annotated[
-        int, _why("measured: LibCST ~1 ms per skeleton line (bench/enrich_cost.py)")
+        int, _why("measured: LibCST ~1 ms per skeleton line (bench/studies/enrich_cost.py)")
     ] = 128 * 1024
     symtable_min_confidence: Annotated[
         float, _why("hand-set: the seed's symtable threshold (004: >= 0.70)")
@@ -224,7 +226,7 @@ class ScaleTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """How a large search streams: what the main process holds, when a pool pays."""
 
     pool_min_bytes: Annotated[
-        int, _why("measured: bench/pool_breakeven.py, ~2 MB parse a second on one core")
+        int, _why("measured: bench/studies/pool_breakeven.py, ~2 MB parse a second on one core")
     ] = 3 * 1024 * 1024
     max_workers: Annotated[int, _why("hand-set: pool workers at most (and at most the CPUs)")] = 4
     batch_bytes: Annotated[
@@ -243,7 +245,7 @@ class ScaleTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
 
 class ReportTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """How much of each section a report shows (bench/report_size.py: lines per report)."""
+    """How much of each section a report shows (bench/studies/report_size.py: lines per report)."""
 
     top_groups: Annotated[int, _why("hand-set: scope groups in Top Contexts")] = 5
     group_members: Annotated[int, _why("hand-set: findings listed per group")] = 4

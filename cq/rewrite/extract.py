@@ -23,8 +23,8 @@ _FRAME = re.compile(r'File "(?P<path>[^"\n]+)", line \d+(?:, in (?P<function>\w+
 # ``> /src/pkg/mod.py(189)fit()`` / ``.../pkg/mod.py(189): fit``. Anchored at a line start, a
 # path is tried once per line. The same evidence as a ``File "..."`` frame; python_tuning 313
 # (whose reports are mostly scripts) moved by a rank or two: texts fused Acc@1/3/5 35.8/55.0/
-# 64.2 -> 35.5/55.3/64.2, function Hit@5 65.4 -> 65.8 (bench/index_fusion.py, signals
-# gathered again in session 8); rust and lite-dev unchanged.
+# 64.2 -> 35.5/55.3/64.2, function Hit@5 65.4 -> 65.8 (bench/studies/index_fusion.py,
+# signals gathered again); rust and lite-dev unchanged.
 _OTHER_FRAME = re.compile(
     r"^[^\S\n]*(?:>[^\S\n]*)?(?P<path>[^\s\"'()<>]+\.pyi?)"
     r"(?: in |\(\d+\)(?::[^\S\n]*)?)(?P<function>[A-Za-z_]\w*)",
@@ -47,7 +47,7 @@ _PATH = re.compile(r"(?<![\w/\\.-])((?:[A-Za-z]:)?[/\\]?(?:[\w.-]+[/\\])*[\w-]+\
 # after the ref, which ``_PATH`` does not read inside a URL. At most 30 folders: a text of
 # repeated link prefixes is not rescanned to its end from each of them. rust_tuning 123: 6
 # texts link a .rs file, 2 resolve in their tree, both gold; python_tuning 313: 29 link a .py
-# file, 18 of them name it nowhere else. bench/index_fusion.py, session 8 signals, texts fused
+# file, 18 of them name it nowhere else. bench/studies/index_fusion.py, texts fused
 # Acc@1/3/5: python 35.1/54.6/63.9 -> 35.5/55.0/64.2 with the index's named files reading
 # them, 35.8/55.0/64.2 with the rewriter's path hints too (signals gathered again), function
 # Hit@1 36.6 both; rust (which read .rs links before) and lite-dev 22 unchanged.
@@ -183,7 +183,7 @@ def extract_mentions(text: str) -> Mentions:
     """Every explicit code reference in ``text``, deduplicated, in order of appearance.
 
     Linear in the length of ``text``: no pattern here rescans a run of characters from each
-    of its positions (``bench/rewrite_hostile.py`` times every shape of 100 KB and 1 MB).
+    of its positions (``bench/studies/rewrite_hostile.py`` times every shape of 100 KB and 1 MB).
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     blocks, prose = _split_fences(text)

@@ -8,14 +8,14 @@ repository and name the code that prints versions or checks GPUs: asked of the i
 pulled nushell's ``version.rs`` into the top 3 of unrelated issues. They are left out of what
 the rewriter and the index read; the rest of the text is kept as written.
 
-The headings are those of common issue forms, not fitted to a set. bench/index_fusion.py,
-signals gathered with and without this (session 8, main 4df7bde), issue texts, fused file
+The headings are those of common issue forms, not fitted to a set.
+bench/studies/index_fusion.py, signals gathered with and without this, issue texts, fused file
 Acc@1/3/5/10 and function Hit@1: rust_tuning 123 13.0/30.9/42.3/62.6, 15.3 ->
 13.8/31.7/43.1/62.6, 14.4 (14 issues' gold files ranked higher, 7 lower); python_tuning 313
 35.1/55.0/64.2/69.3, 35.9 -> 35.1/54.6/63.9/69.3, 36.6 (5 higher, 8 lower, most past rank 20:
 the reporter's GPU and CUDA lines had happened to match a DDP bug's file); lite-dev 22
 unchanged (its pydicom issue's finding after the version table kept: see ``_prose``). Titles
-have no such sections. Commands: bench/README.md, "Session 8".
+have no such sections. Commands: bench/results/2026-11-27-bench-log.md.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _WORD = re.compile(r"[a-z]+")
 # Heading words (lower-cased, punctuation and emoji dropped) that open an environment or
 # checklist section.
 # ``\b`` first: tried only where a word starts, a long run of letters is not rescanned from
-# each of them by ``(\w+ )?version`` (bench/rewrite_hostile.py scans it with finditer).
+# each of them by ``(\w+ )?version`` (bench/studies/rewrite_hostile.py scans it with finditer).
 _ENVIRONMENT = re.compile(
     r"\b(?:(your |system |platform |software )?environment( info(rmation)?| details)?"
     r"|system info(rmation)?|specifications|platform|(operating system|os)( version)?"

@@ -84,8 +84,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 # Words a question spells out and code abbreviates: "how is a pipeline evaluated?" asks for
 # ``eval_pipeline``, "where is the configuration read?" for ``read_config``. Common
 # programming abbreviations, not any project's; matched as synonyms are (half a word's credit,
-# and a name must still cover two of the question's words). bench/index_fusion.py, signals
-# gathered with and without them (session 9), fused file Acc@1/3/5/10, fn Hit@5/Hit@1:
+# and a name must still cover two of the question's words). bench/studies/index_fusion.py,
+# signals gathered with and without them, fused file Acc@1/3/5/10, fn Hit@5/Hit@1:
 # rust_tuning 123 texts 13.8/31.7/43.1/62.6, 39.0/12.7 -> 13.8/33.3/43.9/64.2, 39.8/15.3,
 # titles 17.9/30.9/43.9/57.7, 36.4/15.3 -> 18.7/30.9/44.7/58.5, 36.4/15.3; python_tuning
 # 313 texts 35.5/55.3/64.2/69.3, 65.8/36.6 -> 35.5/55.3/63.9/70.0, 65.4/36.6, titles
@@ -156,7 +156,7 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 _CAPITALISED = re.compile(r"[A-Z][a-z]+[A-Z]\w*")
 # Whole words only, taken possessively: a search (not only a fullmatch) stays linear, where
-# retrying a long word from each of its letters was quadratic (bench/rewrite_hostile.py).
+# retrying a long word from each of its letters was quadratic (bench/studies/rewrite_hostile.py).
 _DOTTED_NAME = re.compile(r"(?<!\w)[A-Za-z_]\w*+(?:(?:\.|::)[A-Za-z_]\w*+)+(?:\(\))?")
 _LOWER_PAIR = re.compile(r"(?<![a-z])[a-z]++\.[a-z]+")
 # Inflections first, then one derivation: "rendered" -> "render" -> "rend", as "render" ->

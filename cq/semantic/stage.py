@@ -3,13 +3,11 @@
 ``SemanticRun.begin`` (right after rg, before classification) starts a background thread that
 fingerprints the tree for the answer cache (``memo.py``), then, unless every answer is known
 (or, in a one-shot search, the tree's fresh server was not ready in time before), gets the
-root's server from the pool, starting it when there is none: Pyrefly starts (process,
-``initialize``, the query of its Python interpreter for ``sys.path``: 0.3-0.6 s through a
-pyenv shim, under strace at load ~5) while cq classifies. Idle until a file is opened, it took
-0.01 CPU-s in its first 2 s (stdlib and saleor roots), the interpreter query ~0.1 CPU-s more.
-(Session 3 started a one-shot search's server only in ``apply``, inside the budget, after
-measuring classification 120-520 ms slower beside it at load ~20 while 40 files were
-pre-opened; with none opened, Pyrefly's work before ``apply`` is the ~0.1 CPU-s above.)
+root's server from the pool, starting it when there is none: Pyrefly starts (process, its view
+of the root, ``initialize``) while cq classifies. Idle until a file is opened, it took 0.01
+CPU-s in its first 2 s (stdlib and saleor roots). (Starting it only in ``apply``, inside the
+budget, was tried: classification ran 120-520 ms slower beside it at load ~20 while 40 files
+were pre-opened; with none opened, Pyrefly's work before ``apply`` is negligible.)
 No file is opened before ``apply``: Pyrefly checks every opened file (and what it imports)
 before it answers anything, and opening the 40 files with the most hits beforehand made the
 stdlib's ``register`` wait 12.1-13.5 s for the 30 shown hits' answers instead of 3.2-4.0 s

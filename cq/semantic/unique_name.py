@@ -16,8 +16,8 @@ say so. Not checked: packages installed outside a virtualenv (the interpreter's 
 site-packages, 685 MB here: too much to read per search).
 
 Precision, measured by applying the rule to every shown attribute callsite Pyrefly did resolve
-and comparing (``bench/semantic_cost.py --resolution-only``): bench/README.md, "Unique-name
-reading".
+and comparing (``python -m bench.semantic_cost --resolution-only``):
+bench/results/2026-11-27-bench-log.md, "Unique-name reading".
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Measure candidate Rust localization signals before building them into the fusion.
 
-In: signal files of ``bench/index_fusion.py`` (texts and titles of rust_tuning), the issue
+In: signal files of ``bench/studies/index_fusion.py`` (texts and titles of rust_tuning), the issue
 rows and their trees (each issue's index in CQ_CACHE_DIR, built if missing). Out, on stdout:
 
 1. **Candidate file lists** a Rust text could add as a fused list, each with how many texts
@@ -20,7 +20,7 @@ rows and their trees (each issue's index in CQ_CACHE_DIR, built if missing). Out
    10's main crate scores ``c`` times as much, file Acc@1/5/10 per set and leave-one-
    repository-out (Acc@5 and Acc@10). Results: ``bench/results/rust-accuracy.md`` (session 4).
 
-    CQ_CACHE_DIR=/tmp/me/cache python bench/rust_signals.py \
+    CQ_CACHE_DIR=/tmp/me/cache python -m bench.studies.rust_signals \
         --signals /tmp/me/full.jsonl --signals /tmp/me/title.jsonl
 """
 
@@ -30,18 +30,14 @@ import argparse
 import itertools
 import os
 import re
-import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-import _loc
 import msgspec
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from index_fusion import Signals, orders
-
+from bench import _loc
+from bench.studies.index_fusion import Signals, orders
 from cq.index.build import update_index
 from cq.index.fuse import FileVote, fused_files, fusion_for, index_file_order
 from cq.index.mentions import code_names

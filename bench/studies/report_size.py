@@ -5,8 +5,8 @@ definition of the queried name among all findings (it should be 1 whenever one e
 Prints one row per query, then the median and max line counts and how many queries had their
 definition first.
 
-    python bench/report_size.py -- --exclude 'site-packages/**'
-    python bench/report_size.py -q register -q urlopen -- --exclude 'site-packages/**'
+    python -m bench.studies.report_size -- --exclude 'site-packages/**'
+    python -m bench.studies.report_size -q register -q urlopen -- --exclude 'site-packages/**'
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 import statistics
 import subprocess
 
-from _common import cq_command, stdlib_dir
+from bench._common import cq_command, stdlib_dir
 
 QUERIES = (
     "register",

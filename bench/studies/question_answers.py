@@ -26,7 +26,8 @@ The Answer (``summary.primary``'s definition), the first Relevant Function and t
 are checked as ``answer_hits.py`` checks them (``_loc.function_hit``); a line marked ``5``
 has a wrong Answer and a right function among the first 5.
 
-    CQ_LLM=off python bench/question_answers.py [--questions bench/data/questions-blind.jsonl]
+    CQ_LLM=off python -m bench.studies.question_answers \
+        [--questions bench/data/questions-blind.jsonl]
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import _loc
-from answer_hits import answer_key
+from bench import _loc
+from bench.studies.answer_hits import answer_key
 
 QUESTIONS = Path(__file__).parent / "data" / "questions.jsonl"
 

@@ -10,8 +10,8 @@ parse (those files fall back to a whole-file parse: slower, never wrong) and the
 bytes parsed. Files whose whole parse has errors are skipped: tree-sitter's recovery there is
 no reference (a slice of such a file is often the cleaner parse).
 
-    python bench/slice_agreement.py                     # stdlib, 6 words a file
-    python bench/slice_agreement.py --root DIR --words 20 --examples 10
+    python -m bench.studies.slice_agreement                     # stdlib, 6 words a file
+    python -m bench.studies.slice_agreement --root DIR --words 20 --examples 10
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from _common import stdlib_dir
-
+from bench._common import stdlib_dir
 from cq.classify.analyze import SLICE_FAILED, FileTask, analyze_file, slice_records
 from cq.classify.lookup import classify_from_records
 from cq.classify.records import FileRecords

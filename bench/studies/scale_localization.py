@@ -7,8 +7,8 @@ repositories is searched over the whole tree, its gold files looked up under the
 repository's folder (at the bench tree's commit, not the issue's: a gold file missing there
 leaves the issue out). Reports file Acc@1 / Acc@5 and how many searches hit a cap.
 
-    CQ_LLM=off python bench/scale_localization.py --text full
-    CQ_LLM=off python bench/scale_localization.py --text full -- --max-files 1000 \\
+    CQ_LLM=off python -m bench.studies.scale_localization --text full
+    CQ_LLM=off python -m bench.studies.scale_localization --text full -- --max-files 1000 \\
         --max-total-matches 10000       # the interactive caps, for a before
 """
 
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import _loc
+from bench import _loc
 
 FOLDERS = {  # repository -> its folder in the bench tree (bench/prepare_eval_trees.py)
     "pyro-ppl/pyro": "pyro",

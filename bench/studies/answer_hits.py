@@ -5,7 +5,7 @@ report's Answer (``summary.primary``'s definition, as ``path::Scope.name``) and 
 Relevant Function are checked against the gold functions (``_loc.function_hit``). Prints the
 share of issues each names, for the issue text (``--text full``) or its title alone.
 
-    CQ_LLM=off python bench/answer_hits.py --data ../shared/eval/rust_tuning.jsonl \
+    CQ_LLM=off python -m bench.studies.answer_hits --data ../shared/eval/rust_tuning.jsonl \
         --sample 60 --text full --jobs 2
 """
 
@@ -18,7 +18,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import _loc
+from bench import _loc
 
 
 def answer_key(finding: dict) -> str:

@@ -5,7 +5,7 @@ forced off (``CQ_POOL_MIN_BYTES`` huge) and forced on (``CQ_POOL_MIN_BYTES=1``),
 median of N runs, and prints the bytes parsed. The default threshold in ``cq/classify/pool.py``
 should sit where the two columns cross.
 
-    python bench/pool_breakeven.py --runs 3
+    python -m bench.studies.pool_breakeven --runs 3
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import argparse
 import json
 import tempfile
 
-from _common import cq_command, median, stdlib_dir, time_command
+from bench._common import cq_command, median, stdlib_dir, time_command
 
 QUERIES = ("sched", "getpass", "register", "warn", "__init__")
 

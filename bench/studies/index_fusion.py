@@ -8,9 +8,10 @@ the index alone, and the fusion of ``cq/index/fuse.py`` with its defaults (``Tun
 ``cq/model/index_tuning.py``) and a grid of alternatives (``--grid``), per set and
 repository, exactly as a search fuses them.
 
-    python bench/index_fusion.py --data ../shared/eval/python_tuning.jsonl --sample 100 \
+    python -m bench.studies.index_fusion --data ../shared/eval/python_tuning.jsonl --sample 100 \
         --text full --signals /tmp/sig-py.jsonl --gather --jobs 2
-    python bench/index_fusion.py --signals /tmp/sig-py.jsonl --signals /tmp/sig-rs.jsonl --grid
+    python -m bench.studies.index_fusion --signals /tmp/sig-py.jsonl \
+        --signals /tmp/sig-rs.jsonl --grid
 """
 
 from __future__ import annotations
@@ -26,11 +27,9 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-import _loc
 import msgspec
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+from bench import _loc
 from cq.index.build import update_index
 from cq.index.coverage import UnitReader
 from cq.index.fuse import fused_files, fusion_for, index_file_order

@@ -9,8 +9,8 @@
 3. Per-hit stage timings (median, p95) in one fresh process, nothing stored: the cost of
    computing enrichment, parses included.
 
-    python bench/enrich_cost.py                          # stdlib, register and __init__
-    python bench/enrich_cost.py -q register --runs 7 -- --exclude 'site-packages/**'
+    python -m bench.studies.enrich_cost                          # stdlib, register and __init__
+    python -m bench.studies.enrich_cost -q register --runs 7 -- --exclude 'site-packages/**'
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-from _common import cq_command, median, stdlib_dir, time_command
+from bench._common import cq_command, median, stdlib_dir, time_command
 
 _STAGES_SCRIPT = """
 import json, sys
