@@ -218,6 +218,8 @@ def overview(result: SearchResult) -> list[str]:
     if s.stats.caps_hit != "none" or s.stats.timed_out:
         parts.append(f"caps hit {s.stats.caps_hit}" + (", timed out" if s.stats.timed_out else ""))
     lines = [" · ".join(parts)]
+    if s.stats.dropped_by_scope:
+        lines.append(_dropped_by_scope(s.stats.dropped_by_scope, s.lang_scope))
     if s.telemetry:
         lines.append(
             "telemetry: "
@@ -347,6 +349,21 @@ def follow_ups(section: FollowUps) -> list[str]:
     lines = [f"## {section.title}", ""]
     lines += [f"- {item.why}: {code(item.command)}" for item in section.follow_ups]
     return lines
+
+
+def _dropped_by_scope(n: int, scope: str) -> str:
+    """Hits an ``--include`` glob let rg find in files cq does not read as code: said, with
+    what shows them (``--lang auto`` for the other language's, rg itself for the rest)."""
+    matches = f"{n} match{'es' if n != 1 else ''}"
+    if scope == "auto":
+        return (
+            f"{matches} left out: not in Python or Rust files, which is all cq reads "
+            "(rg itself, with the same pattern and glob, shows them)"
+        )
+    return (
+        f"{matches} left out by --lang {scope}: `--lang auto` shows those in Python or Rust "
+        "files, rg itself the rest"
+    )
 
 
 def _collapsed(section: FindingList, findings: tuple[Finding, ...], count: str) -> list[str]:
