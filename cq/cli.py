@@ -62,7 +62,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     flag = next((word for word in extra if word.startswith("-") and word != "-"), None)
     if flag is not None:
         name = flag.split("=", 1)[0]
-        raise UsageError(f"{where} does not take {name} (see '{where} --help')")
+        # ``-foo`` is more likely a query than a flag
+        query = "; a query starting with '-' goes after '--'" if _word_like(name) else ""
+        raise UsageError(f"{where} does not take {name} (see '{where} --help'{query})")
     raise UsageError(
         f"unexpected argument {extra[0]!r}: quote a query with spaces (see '{where} --help')"
     )
@@ -75,6 +77,10 @@ _SEARCH_HELP = (
     "Search Python and Rust code with ripgrep, then classify, rank and report every hit. "
     "QUERY is an identifier, a literal, a regex (with --regex) or '-' to read it from stdin."
 )
+
+
+def _word_like(flag: str) -> bool:
+    return not flag.startswith("--") and len(flag) > 2
 
 
 def entry() -> None:

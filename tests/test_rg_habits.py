@@ -105,6 +105,18 @@ def test_without_the_new_flags_the_json_has_no_new_fields(repo: Path) -> None:
     assert all("context_before" not in f and "context_after" not in f for f in data["findings"])
 
 
+def test_the_schema_describes_the_context_lines_and_the_output_follows_it(repo: Path) -> None:
+    import jsonschema  # a dependency of the mcp SDK cq depends on
+
+    schema = run_cq("schema").json()
+    declared = schema["$defs"]["Finding"]["properties"]
+    assert declared["context_before"]["items"] == {"$ref": "#/$defs/ContextLine"}
+    assert declared["context_after"]["items"] == {"$ref": "#/$defs/ContextLine"}
+    assert schema["$defs"]["ContextLine"]["required"] == ["line", "text"]
+    run = _search(repo, "-C", "2", "get_bucket", "--format", "json")
+    jsonschema.validate(run.json(), schema)
+
+
 def test_files_with_matches_lists_every_file_best_first(repo: Path) -> None:
     report = _search(repo, "get_bucket", "--format", "json", "--limit", "0").json()
     ranked = list(dict.fromkeys(f["file"] for f in report["findings"]))
@@ -164,6 +176,13 @@ def test_a_flag_cq_does_not_take_is_refused_by_name(repo: Path, args, flag: str)
     assert run.stderr == f"cq: cq search does not take {flag} (see 'cq search --help')\n"
 
 
+def test_a_query_starting_with_a_dash_is_told_to_follow_double_dash(repo: Path) -> None:
+    run = _search(repo, "-get_bucket")
+    assert run.returncode == 2
+    assert "does not take -get_bucket" in run.stderr
+    assert "a query starting with '-' goes after '--'" in run.stderr
+
+
 def test_usage_errors_point_to_search_help(repo: Path) -> None:
     run = _search(repo, "get_bucket", "extra")
     assert run.returncode == 2
@@ -201,6 +220,7 @@ def test_color_always_never_and_json(repo: Path) -> None:
     answer = next(line for line in always.stdout.splitlines() if "Answer:" in line)
     assert answer.startswith(f"{ESC}1m{ESC}32m**Answer:**")
     assert "`\x1b[35mpkg/store.py:1:4\x1b[0m`" in always.stdout
+    assert "`\x1b[35mapp.py\x1b[0m`" in always.stdout  # a path: Hot Files
     assert ESC not in _search(repo, "get_bucket").stdout  # a pipe: no colour by default
     assert ESC not in _search(repo, "--color", "never", "get_bucket").stdout
     assert ESC not in _search(repo, "--color", "always", "get_bucket", "--format", "json").stdout

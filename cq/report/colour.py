@@ -9,8 +9,9 @@ import re
 
 _BOLD, _GREEN, _MAGENTA, _RESET = "\x1b[1m", "\x1b[32m", "\x1b[35m", "\x1b[0m"
 _FENCE = re.compile(r"^(`{3,})")
-# ``path:line:col`` and ``path:line`` code spans (rg's colour for paths)
-_PLACE = re.compile(r"`([^`\s]+:\d+(?::\d+)?)`")
+# Code spans holding a place (``path:line:col``, ``path:line``) or a Python or Rust file's
+# path, in rg's colour for paths
+_PLACE = re.compile(r"`([^`\s]+(?::\d+(?::\d+)?|\.pyi?|\.rs))`")
 _ANSWER = "**Answer:**"
 
 
