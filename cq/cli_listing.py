@@ -10,12 +10,12 @@ from cq.errors import UsageError
 from cq.model import SearchRequest
 
 _FLAG = {"paths": "-l/--files-with-matches", "counts": "-c/--count", "files": "--files"}
-_MAGENTA, _RESET = "\x1b[35m", "\x1b[0m"  # rg's colour for paths
 
 
 def run_listing(args: argparse.Namespace) -> int:
     """Print the files; exit 0 when there are some, 1 when none (as rg)."""
     from cq.cli_search import colour_wanted, request_from_args
+    from cq.report import colour_path
     from cq.terminal import visible
 
     flag = _FLAG[args.listing]
@@ -34,8 +34,8 @@ def run_listing(args: argparse.Namespace) -> int:
         lines = [(fc.file, f":{fc.count}" if counted else "") for fc in files]
     colour = colour_wanted(args)
     for path, tail in lines:
-        shown = visible(path)
-        sys.stdout.write(f"{_MAGENTA}{shown}{_RESET}{tail}\n" if colour else f"{shown}{tail}\n")
+        shown = colour_path(visible(path)) if colour else visible(path)
+        sys.stdout.write(f"{shown}{tail}\n")
     sys.stdout.flush()
     return 0 if lines else 1
 

@@ -113,9 +113,9 @@ def run_search_command(args: argparse.Namespace) -> int:
 
 
 def colour_wanted(args: argparse.Namespace) -> bool:
-    """``--color``: ``auto`` colours only a terminal, and never when ``NO_COLOR`` is set to
-    anything (no-color.org) or the terminal is ``dumb``; the flag's ``always`` and ``never``
-    win over both."""
+    """``--color``: ``auto`` colours only a terminal, and never when ``NO_COLOR`` is set and not
+    empty (no-color.org) or the terminal is ``dumb``; the flag's ``always`` and ``never`` win
+    over both."""
     if args.color != "auto":
         return args.color == "always"
     if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":

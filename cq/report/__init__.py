@@ -4,8 +4,8 @@ Open ``markdown.py`` for the human/agent report, ``json_format.py`` for the mach
 ``colour.py`` colours a finished markdown report for a terminal.
 """
 
-from cq.report.colour import colour_markdown
+from cq.report.colour import colour_markdown, colour_path
 from cq.report.json_format import render_json
 from cq.report.markdown import render_markdown
 
-__all__ = ["colour_markdown", "render_json", "render_markdown"]
+__all__ = ["colour_markdown", "colour_path", "render_json", "render_markdown"]

@@ -33,10 +33,15 @@ def colour_markdown(text: str) -> str:
     return "\n".join(out)
 
 
+def colour_path(path: str) -> str:
+    """A path in rg's colour for paths (``-l``, ``-c`` print them too)."""
+    return f"{_MAGENTA}{path}{_RESET}"
+
+
 def _coloured(line: str) -> str:
     if line.startswith("#"):
         return f"{_BOLD}{line}{_RESET}"
-    line = _PLACE.sub(lambda m: f"`{_MAGENTA}{m.group(1)}{_RESET}`", line)
+    line = _PLACE.sub(lambda m: f"`{colour_path(m.group(1))}`", line)
     if line.startswith(_ANSWER):
         line = f"{_BOLD}{_GREEN}{_ANSWER}{_RESET}{line[len(_ANSWER) :]}"
     return line
