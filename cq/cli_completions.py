@@ -165,7 +165,18 @@ def zsh(commands: list[Command]) -> str:
         items += [f"{w}:{w}" for w in c.words]
         body = " ".join(_zsh_quote(item) for item in items)
         out.append(f"        ({_zsh_quote(c.path)}) offered=({body}) ;;")
-    out += ["    esac", "    _describe -t options cq offered", "}", '_cq "$@"', ""]
+    out += [
+        "    esac",
+        "    _describe -t options cq offered",
+        "}",
+        "# autoloaded from $fpath: complete now; sourced (after compinit): register",
+        'if [[ "${zsh_eval_context[-1]}" == loadautofunc ]]; then',
+        '    _cq "$@"',
+        "else",
+        "    compdef _cq cq",
+        "fi",
+        "",
+    ]
     return "\n".join(out)
 
 

@@ -322,3 +322,14 @@ def test_the_readme_documents_every_search_flag() -> None:
                 assert all(f"`{flag}" in table for flag in spelled), spelled
                 assert any(f"[{flag}" in usage or f" {flag}" in usage for flag in spelled), spelled
     assert "cq completions bash|zsh|fish" in usage
+
+
+def test_zsh_completion_registers_for_cq_when_sourced(tmp_path: Path) -> None:
+    if shutil.which("zsh") is None:
+        pytest.skip("zsh is not installed here, so its completions cannot be loaded")
+    script = tmp_path / "cq.zsh"
+    script.write_text(_script("zsh"))
+    probe = f"autoload -U compinit; compinit -u -d {tmp_path}/zcomp; source {script}; "
+    probe += "print -r -- $_comps[cq]"
+    done = subprocess.run(["zsh", "-f", "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "_cq"
