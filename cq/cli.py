@@ -62,9 +62,10 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     flag = next((word for word in extra if word.startswith("-") and word != "-"), None)
     if flag is not None:
         name = flag.split("=", 1)[0]
-        # ``-foo`` is more likely a query than a flag
-        query = "; a query starting with '-' goes after '--'" if _word_like(name) else ""
-        raise UsageError(f"{where} does not take {name} (see '{where} --help'{query})")
+        hint = f"; cq's is {_RG_SPELLINGS[name]}" if name in _RG_SPELLINGS else ""
+        if _word_like(name):  # ``-foo`` is more likely a query than a flag
+            hint = "; a query starting with '-' goes after '--'"
+        raise UsageError(f"{where} does not take {name} (see '{where} --help'{hint})")
     raise UsageError(
         f"unexpected argument {extra[0]!r}: quote a query with spaces (see '{where} --help')"
     )
@@ -77,6 +78,18 @@ _SEARCH_HELP = (
     "Search Python and Rust code with ripgrep, then classify, rank and report every hit. "
     "QUERY is an identifier, a literal, a regex (with --regex) or '-' to read it from stdin."
 )
+
+
+# rg flags people type out of habit whose meaning cq spells another way: named in the refusal.
+_RG_SPELLINGS = {
+    "--json": "--format json",
+    "-g": "--include GLOB (or --exclude GLOB)",
+    "--glob": "--include GLOB (or --exclude GLOB)",
+    "-e": "--regex QUERY",
+    "--regexp": "--regex QUERY",
+    "-u": "--no-ignore",
+    "-.": "--hidden",
+}
 
 
 def _word_like(flag: str) -> bool:

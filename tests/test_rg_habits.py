@@ -176,6 +176,13 @@ def test_a_flag_cq_does_not_take_is_refused_by_name(repo: Path, args, flag: str)
     assert run.stderr == f"cq: cq search does not take {flag} (see 'cq search --help')\n"
 
 
+def test_an_rg_flag_cq_spells_otherwise_names_cqs_spelling(repo: Path) -> None:
+    run = _search(repo, "-g", "*.py", "get_bucket")
+    assert run.returncode == 2
+    assert "does not take -g" in run.stderr and "cq's is --include GLOB" in run.stderr
+    assert "cq's is --format json" in _search(repo, "--json", "get_bucket").stderr
+
+
 def test_a_query_starting_with_a_dash_is_told_to_follow_double_dash(repo: Path) -> None:
     run = _search(repo, "-get_bucket")
     assert run.returncode == 2
@@ -194,6 +201,7 @@ def test_regex_errors_show_rgs_caret_under_the_users_pattern(repo: Path) -> None
         "x[z-a]": (2, 3, "error: invalid character class range"),  # under 'z-a'
         "ab(c": (2, 1, "error: unclosed group"),  # under the '(' left open
         "foo)": (3, 1, "error: unopened group"),  # under the ')' opening nothing
+        "ab{": (3, 1, "error: repetition quantifier"),  # just past the end: it ended too soon
     }
     for pattern, (col, width, error) in cases.items():
         run = _search(repo, "--regex", pattern)

@@ -8,6 +8,7 @@ wrapping: ``regex_error`` shows their pattern with the caret moved under it.
 from __future__ import annotations
 
 _INDENT = "    "  # rg's indent of the pattern and caret lines
+_UNOPENED = ["error: unopened group"]
 
 
 def regex_error(messages: list[str], regexes: list[str]) -> str | None:
@@ -23,9 +24,10 @@ def regex_error(messages: list[str], regexes: list[str]) -> str | None:
         return "\n".join(["regex parse error:", *messages[at + 1 :]])
     start, width = carets
     regex, col = _place(regexes, start)
-    if col is None:  # in the wrapping, which the pattern's own fault unbalanced
+    if col is None or (col == len(regex) and rest[:1] in (["error: unclosed group"], _UNOPENED)):
+        # in the wrapping, which the pattern's own fault unbalanced (``a(b``, ``foo)``)
         col, width = _unbalanced(regex), 1
-    width = max(1, min(width, len(regex) - col))
+    width = max(1, min(width, len(regex) - col))  # past the end (``a{``): one caret there
     return "\n".join(
         [
             "regex parse error:",
@@ -49,15 +51,16 @@ def _parts(lines: list[str]) -> tuple[str | None, tuple[int, int] | None, list[s
 
 
 def _place(regexes: list[str], start: int) -> tuple[str, int | None]:
-    """The regex the column falls in and the column within it (None: in its wrapping)."""
+    """The regex the column falls in and the column within it: its length on the wrapping's
+    ``)``, where rg points when the pattern ended too soon (``a{``); None in ``(?:``."""
     pos = 0
-    for regex in regexes:
+    for n, regex in enumerate(regexes, 1):
         inner = pos + len("(?:")
         end = inner + len(regex)
-        if start <= end:
-            return regex, (start - inner if inner <= start < end else None)
+        if start <= end or n == len(regexes):  # past the whole text: the last one ended
+            break
         pos = end + len(")|")
-    return regexes[-1], None
+    return regex, (min(start - inner, len(regex)) if start >= inner else None)
 
 
 def _unbalanced(regex: str) -> int:

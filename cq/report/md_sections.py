@@ -17,6 +17,7 @@ from cq.model import (
     TopContexts,
 )
 from cq.rank import called_names, last_name
+from cq.report.md_scope import dropped_by_scope
 from cq.report.md_text import code, fence, shown_line
 
 _SHORT_KIND = {"docstring_match": "docstring", "comment_match": "comment", "string_match": "string"}
@@ -219,7 +220,7 @@ def overview(result: SearchResult) -> list[str]:
         parts.append(f"caps hit {s.stats.caps_hit}" + (", timed out" if s.stats.timed_out else ""))
     lines = [" · ".join(parts)]
     if s.stats.dropped_by_scope:
-        lines.append(_dropped_by_scope(s.stats.dropped_by_scope, s.lang_scope))
+        lines.append(dropped_by_scope(s.stats.dropped_by_scope, s.lang_scope))
     if s.telemetry:
         lines.append(
             "telemetry: "
@@ -349,21 +350,6 @@ def follow_ups(section: FollowUps) -> list[str]:
     lines = [f"## {section.title}", ""]
     lines += [f"- {item.why}: {code(item.command)}" for item in section.follow_ups]
     return lines
-
-
-def _dropped_by_scope(n: int, scope: str) -> str:
-    """Hits an ``--include`` glob let rg find in files cq does not read as code: said, with
-    what shows them (``--lang auto`` for the other language's, rg itself for the rest)."""
-    matches = f"{n} match{'es' if n != 1 else ''}"
-    if scope == "auto":
-        return (
-            f"{matches} left out: not in Python or Rust files, which is all cq reads "
-            "(rg itself, with the same pattern and glob, shows them)"
-        )
-    return (
-        f"{matches} left out by --lang {scope}: `--lang auto` shows those in Python or Rust "
-        "files, rg itself the rest"
-    )
 
 
 def _collapsed(section: FindingList, findings: tuple[Finding, ...], count: str) -> list[str]:
