@@ -169,7 +169,8 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         name="color",
         group="output",
         flags=("--color",),
-        help="colour the markdown report: auto (default: at a terminal, unless $NO_COLOR)",
+        help="colour the markdown report and -l/-c paths: auto (default) only at a terminal "
+        "without $NO_COLOR",
         mcp=False,
     ),
     SearchOption(
