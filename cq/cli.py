@@ -28,7 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     from cq.cli_options import add_search_options
 
-    add_search_options(sub.add_parser("search", help="search code", description=_SEARCH_HELP))
+    # No abbreviations: rg's --ignore would otherwise be taken for --ignore-case.
+    search = sub.add_parser(
+        "search", help="search code", description=_SEARCH_HELP, allow_abbrev=False
+    )
+    add_search_options(search)
     from cq.cli_agent import add_agent_parser
     from cq.cli_cache import add_cache_parser
     from cq.cli_index import add_index_parser
@@ -41,7 +45,30 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "schema", help="print the JSON Schema of the search result", description=_SCHEMA_HELP
     )
+    from cq.cli_completions import add_completions_parser
+
+    add_completions_parser(sub)
     return parser
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments, or a ``UsageError`` naming the first flag cq does not take (rg's
+    ``--pcre2``, ``-U``): said by name, never with the next word, which argparse would have
+    taken as the query, and pointing to the subcommand's own help."""
+    args, extra = build_parser().parse_known_args(argv)
+    if not extra:
+        return args
+    where = f"cq {args.command}" if args.command else "cq"
+    flag = next((word for word in extra if word.startswith("-") and word != "-"), None)
+    if flag is not None:
+        name = flag.split("=", 1)[0]
+        hint = f"; cq's is {_RG_SPELLINGS[name]}" if name in _RG_SPELLINGS else ""
+        if _word_like(name):  # ``-foo`` is more likely a query than a flag
+            hint = "; a query starting with '-' goes after '--'"
+        raise UsageError(f"{where} does not take {name} (see '{where} --help'{hint})")
+    raise UsageError(
+        f"unexpected argument {extra[0]!r}: quote a query with spaces (see '{where} --help')"
+    )
 
 
 _SCHEMA_HELP = "Print the JSON Schema of what 'cq search --format json' prints."
@@ -51,6 +78,22 @@ _SEARCH_HELP = (
     "Search Python and Rust code with ripgrep, then classify, rank and report every hit. "
     "QUERY is an identifier, a literal, a regex (with --regex) or '-' to read it from stdin."
 )
+
+
+# rg flags people type out of habit whose meaning cq spells another way: named in the refusal.
+_RG_SPELLINGS = {
+    "--json": "--format json",
+    "-g": "--include GLOB (or --exclude GLOB)",
+    "--glob": "--include GLOB (or --exclude GLOB)",
+    "-e": "--regex QUERY",
+    "--regexp": "--regex QUERY",
+    "-u": "--no-ignore",
+    "-.": "--hidden",
+}
+
+
+def _word_like(flag: str) -> bool:
+    return not flag.startswith("--") and len(flag) > 2
 
 
 def entry() -> None:
@@ -68,7 +111,7 @@ def entry() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     try:
-        args = build_parser().parse_args(argv)
+        args = parse(argv)
         if args.version:
             from cq import __version__
 
@@ -78,6 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from cq.env import check_environment
 
             check_environment()  # a bad CQ_* value is reported by name before any work
+        if args.command == "search" and args.listing != "report":  # -l, -c, --files
+            from cq.cli_listing import run_listing
+
+            return run_listing(args)
         if args.command == "search":
             from cq.cli_search import run_search_command
 
@@ -102,6 +149,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from cq.cli_schema import print_schema
 
             return print_schema()
+        if args.command == "completions":
+            from cq.cli_completions import print_completions
+
+            return print_completions(args, build_parser())
         build_parser().print_help()
         return 2
     except CqError as exc:

@@ -17,8 +17,14 @@ from typing import Any, Literal
 from cq.model.options import LIMIT_FLAGS, SEARCH_OPTIONS, SearchOption, option_default, option_type
 
 # The CLI's own defaults where they differ from the request's: the root and the format come
-# from the environment when no flag gives them (``cli_search.py``).
-_CLI_DEFAULTS: dict[str, Any] = {"root": None, "format": None}
+# from the environment when no flag gives them, and -A/-B left out yield to -C
+# (``cli_search.py``).
+_CLI_DEFAULTS: dict[str, Any] = {
+    "root": None,
+    "format": None,
+    "after_context": None,
+    "before_context": None,
+}
 
 
 def add_search_options(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +33,8 @@ def add_search_options(parser: argparse.ArgumentParser) -> None:
         if not option.cli:
             continue
         if option.name == "query":
-            parser.add_argument("query", metavar="QUERY", help=option.help)
+            # optional to argparse: ``--files`` takes none; ``cli_search`` asks for it otherwise
+            parser.add_argument("query", metavar="QUERY", nargs="?", help=option.help)
             continue
         _add(groups[option.group], option)
         if option.name == "profile":
@@ -61,6 +68,10 @@ def _add(group: Any, option: SearchOption) -> None:
     if option.metavar:
         named["metavar"] = option.metavar
     choices = _choices(kind)
+    if choices and option.aliases:  # offered as choices too (help, completions)
+        aliases = option.aliases
+        named["type"] = lambda text: aliases.get(text, text)
+        choices = (*choices, *aliases)
     if choices:
         group.add_argument(*option.flags, choices=choices, default=default, **named)
     elif typing.get_origin(kind) is tuple:

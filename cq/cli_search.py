@@ -10,19 +10,22 @@ import msgspec
 
 from cq.errors import UsageError
 from cq.model import SearchRequest
-from cq.model.options import LIMIT_FLAGS, SEARCH_OPTIONS
+from cq.model.options import LIMIT_FLAGS, NOT_IN_REQUEST, SEARCH_OPTIONS
 
 
-def request_from_args(args: argparse.Namespace) -> SearchRequest:
+def request_from_args(args: argparse.Namespace, *, query_needed: bool = True) -> SearchRequest:
     """Profile first, then flags on top; the query from stdin when it is '-'. Every option of
-    ``cq.model.options`` the CLI spells is read by its request field's name."""
+    ``cq.model.options`` the CLI spells is read by its request field's name. ``--files``
+    needs no query (``query_needed``): its request's is empty."""
     from cq.confine import is_profile_name
     from cq.profiles import load_profile
 
-    query = args.query
+    query = args.query if query_needed else ""
+    if query is None:
+        raise UsageError("the following arguments are required: QUERY (see 'cq search --help')")
     if query == "-":
         query = _read_stdin().rstrip("\r\n")
-    if not query.strip():
+    if query_needed and not query.strip():
         raise UsageError("empty query")
     if any("\ud800" <= ch <= "\udfff" for ch in query):  # undecodable bytes, surrogate-escaped
         raise UsageError("the query is not valid UTF-8")
@@ -41,7 +44,12 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
             overrides[f"question_{field}"] = overrides[field]
     if overrides:
         limits = msgspec.structs.replace(limits, **overrides)
-    fields = {o.name: getattr(args, o.name) for o in SEARCH_OPTIONS if o.cli and o.name != "format"}
+    fields = {
+        o.name: getattr(args, o.name)
+        for o in SEARCH_OPTIONS
+        if o.cli and o.name not in NOT_IN_REQUEST
+    }
+    fields |= _context_widths(args)
     fields |= {
         "query": query,
         "root": root,
@@ -50,6 +58,15 @@ def request_from_args(args: argparse.Namespace) -> SearchRequest:
         "progress": True,
     }
     return msgspec.convert(fields, SearchRequest)
+
+
+def _context_widths(args: argparse.Namespace) -> dict[str, int]:
+    """-A and -B as given, else -C's width (rg's rule)."""
+    around = args.context_lines
+    return {
+        "before_context": around if args.before_context is None else args.before_context,
+        "after_context": around if args.after_context is None else args.after_context,
+    }
 
 
 def _read_stdin() -> str:
@@ -82,13 +99,25 @@ def run_search_command(args: argparse.Namespace) -> int:
     from cq.assemble import fit_answer
     from cq.pipeline import run_search
     from cq.profiles import load_tuning
-    from cq.report import render_json, render_markdown
+    from cq.report import colour_markdown, render_json, render_markdown
 
     request = request_from_args(args)
     fmt = output_format(args)
     render = render_json if fmt == "json" else render_markdown
     report = load_tuning(request.profile, request.root).report
     answer = fit_answer(request, run_search(request), render, is_json=fmt == "json", report=report)
-    sys.stdout.write(answer.text)
+    text = colour_markdown(answer.text) if fmt == "md" and colour_wanted(args) else answer.text
+    sys.stdout.write(text)
     sys.stdout.flush()
     return 0 if answer.result.summary.total_findings else 1  # found, even if cut to budget
+
+
+def colour_wanted(args: argparse.Namespace) -> bool:
+    """``--color``: ``auto`` colours only a terminal, and never when ``NO_COLOR`` is set and not
+    empty (no-color.org) or the terminal is ``dumb``; the flag's ``always`` and ``never`` win
+    over both."""
+    if args.color != "auto":
+        return args.color == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty()

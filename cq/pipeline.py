@@ -16,7 +16,13 @@ import msgspec
 
 from cq.assemble import SearchFacts, assemble_result
 from cq.cancel import CancelToken, never
-from cq.candidates import Candidates, collect_candidates, detect_mode, patterns_for_query
+from cq.candidates import (
+    Candidates,
+    collect_candidates,
+    detect_mode,
+    patterns_for_query,
+    with_context,
+)
 from cq.classify import classify_all
 from cq.confine import confine_request
 from cq.enrich import EnrichSettings, enrich_shown
@@ -24,6 +30,7 @@ from cq.errors import UsageError
 from cq.index import IndexFusion, IndexRun
 from cq.model import (
     Classification,
+    FileCount,
     Finding,
     Pattern,
     RawMatch,
@@ -175,6 +182,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 ordered = ordered[: request.limit] if request.limit > 0 else ordered
                 ordered = refine(ordered) if refine is not None else ordered
 
+        ordered = with_context(
+            ordered, corpus, request.before_context, request.after_context, tuning.report
+        )
         corpus.finish()
         read = corpus.stats()
         counters = RunCounters(
@@ -213,6 +223,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             report=tuning.report,
         )
         result = assemble_result(ordered, tally, facts)
+        if request.listing in ("paths", "counts"):  # -l, -c: every file, best first
+            files = tuple(FileCount(f, tally.files[f]) for f in tally.files_in_rank_order)
+            result = msgspec.structs.replace(result, files=files)
         remember_primary(request, result.findings, result.summary.primary)
         return result
     finally:

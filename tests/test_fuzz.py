@@ -137,7 +137,14 @@ def _search(root: Path, query: str, mode: str | None, rewrite: bool | None = Fal
         return request, run_search(request)
     except CqError as exc:
         message = str(exc)
-        assert message and "\n" not in message and "internal error" not in message
+        assert message and "internal error" not in message
+        if message.startswith("regex parse error:\n"):  # rg's layout, over the user's pattern
+            shown, caret = message.split("\n")[1:3]
+            assert shown.startswith("    "), message
+            assert "(?:" not in shown or "(?:" in query, message  # not rg's wrapping
+            assert caret.startswith("    ") and set(caret.strip()) == {"^"}, message
+        else:
+            assert "\n" not in message
         return request, None
 
 

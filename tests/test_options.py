@@ -11,14 +11,14 @@ from conftest import run_cq, write_tree
 from test_mcp_server import session
 
 from cq.model import SearchRequest
-from cq.model.options import LIMIT_FLAGS, SEARCH_OPTIONS, tool_arguments
+from cq.model.options import LIMIT_FLAGS, NOT_IN_REQUEST, SEARCH_OPTIONS, tool_arguments
 
 INTERNAL = {"limits", "progress"}  # set by the front ends: the profile's caps, a terminal
 
 
 def test_every_request_field_is_an_option() -> None:
     fields = {f.name for f in msgspec.structs.fields(SearchRequest)} - INTERNAL
-    assert fields == {o.name for o in SEARCH_OPTIONS} - {"format"}
+    assert fields == {o.name for o in SEARCH_OPTIONS} - set(NOT_IN_REQUEST)
 
 
 def test_the_cli_spells_every_option_it_declares() -> None:

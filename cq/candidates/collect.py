@@ -14,6 +14,7 @@ import msgspec
 from cq.candidates.limits import CapTracker
 from cq.candidates.lines import CrLines, place
 from cq.candidates.patterns import pattern_regex
+from cq.candidates.rg_errors import regex_error
 from cq.candidates.rg_events import Begin, Match, Summary, decode_event, strip_terminator
 from cq.candidates.scope import language_of, languages_for
 from cq.errors import PatternError, SearchFailedError, UsageError
@@ -64,24 +65,13 @@ def collect_candidates(
 
 def build_rg_argv(request: SearchRequest, patterns: tuple[Pattern, ...], sort: bool) -> list[str]:
     """The full rg command line; patterns always follow ``-e``."""
-    limits = request.limits
     argv = [find_rg(), "--json", "--no-config", "--no-ignore-messages"]
-    argv += ["--max-count", str(limits.max_matches_per_file + 1)]
-    argv += ["--max-depth", str(limits.max_depth)]
-    argv += ["--max-filesize", str(limits.max_file_size_bytes)]
+    argv += ["--max-count", str(request.limits.max_matches_per_file + 1)]
     if request.ignore_case:
         argv.append("--ignore-case")
-    if request.hidden:
-        argv.append("--hidden")
-    if request.no_ignore:
-        argv.append("--no-ignore")
     if sort:
         argv += ["--sort", "path"]
-    argv += rg_types(*languages_for(request.lang))
-    for glob in request.include:
-        argv += ["--glob", glob]
-    for glob in request.exclude:
-        argv += ["--glob", "!" + glob]
+    argv += scope_args(request)
     for pattern in patterns:
         if "\0" in pattern.text:  # no argv can carry it, and rg never matches NUL in text
             raise UsageError("the query holds a NUL character, which no text file matches")
@@ -89,6 +79,22 @@ def build_rg_argv(request: SearchRequest, patterns: tuple[Pattern, ...], sort: b
             raise UsageError("the query is not valid UTF-8")
         argv += ["-e", pattern_regex(pattern)]
     argv += ["--", request.in_dir or "."]
+    return argv
+
+
+def scope_args(request: SearchRequest) -> list[str]:
+    """The rg flags choosing which files a search reads (``--files`` lists the same)."""
+    argv = ["--max-depth", str(request.limits.max_depth)]
+    argv += ["--max-filesize", str(request.limits.max_file_size_bytes)]
+    if request.hidden:
+        argv.append("--hidden")
+    if request.no_ignore:
+        argv.append("--no-ignore")
+    argv += rg_types(*languages_for(request.lang))
+    for glob in request.include:
+        argv += ["--glob", glob]
+    for glob in request.exclude:
+        argv += ["--glob", "!" + glob]
     return argv
 
 
@@ -180,6 +186,10 @@ class _RgRun:
             if len(messages) > _MAX_WARNINGS:
                 warn(f"{len(messages) - _MAX_WARNINGS} more files or folders could not be read")
             return
+        lines = [message.removeprefix("rg: ") for message in messages]
+        explained = regex_error(lines, [pattern_regex(p) for p in self.patterns])
+        if explained is not None:
+            raise PatternError("\n".join(map(visible, explained.split("\n"))))
         message = visible(" ".join(" ".join(messages).split()))
         if "regex" in message.lower():
             raise PatternError(f"invalid pattern: {message}")

@@ -22,7 +22,7 @@ from cq.model.enrichment import (
     StageStatus,
 )
 from cq.model.finding import Finding, ScoreBreakdown, Tally
-from cq.model.match import CapHit, Language, LineWindow, RawMatch, SearchStats
+from cq.model.match import CapHit, ContextLine, Language, LineWindow, RawMatch, SearchStats
 from cq.model.ranking import RankWeights, Role, complete_weights
 from cq.model.request import (
     Focus,
@@ -64,6 +64,7 @@ __all__ = [
     "CapHit",
     "Category",
     "Classification",
+    "ContextLine",
     "Enrichment",
     "EnrichmentStatus",
     "FileCount",

@@ -8,7 +8,7 @@ import msgspec
 
 from cq.model.classification import Category, SymbolFlags, Tier
 from cq.model.enrichment import Enrichment
-from cq.model.match import Language, LineWindow
+from cq.model.match import ContextLine, Language, LineWindow
 from cq.model.ranking import Role
 
 
@@ -70,7 +70,8 @@ class Tally(msgspec.Struct, frozen=True, kw_only=True):
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
     """One hit as reported. Field order is the JSON order; ``line_window`` appears only for
-    a long line shortened to a window around the match (see ``LineWindow``)."""
+    a long line shortened to a window around the match (see ``LineWindow``), the context
+    lines only when asked for (``-B``, ``-A``)."""
 
     file: str
     line: int
@@ -79,6 +80,8 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
     text: str
     line_text: str
     line_window: LineWindow | msgspec.UnsetType = msgspec.UNSET
+    context_before: tuple[ContextLine, ...] | msgspec.UnsetType = msgspec.UNSET
+    context_after: tuple[ContextLine, ...] | msgspec.UnsetType = msgspec.UNSET
     language: Language
     category: Category
     confidence: float

@@ -19,6 +19,14 @@ class LineWindow(msgspec.Struct, frozen=True):
     length: int
 
 
+class ContextLine(msgspec.Struct, frozen=True):
+    """A line near a shown hit (rg's -A/-B/-C): its number and text, no terminator; a long
+    line is cut to the report's window with "…" at the cut."""
+
+    line: int
+    text: str
+
+
 class RawMatch(msgspec.Struct, frozen=True):
     """One submatch. ``col``/``end_col`` count characters; ``byte_*`` count bytes of the file
     as rg searched it (after a byte order mark). ``line_text[col:end_col] == text``, unless

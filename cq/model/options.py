@@ -45,6 +45,7 @@ class SearchOption(msgspec.Struct, frozen=True, kw_only=True):
     mcp_name: str | None = None  # the MCP argument's name, ``no_<x>``: it says the opposite
     minimum: int | None = None  # whole numbers: the smallest allowed
     mcp_minimum: int | None = None  # the same over MCP, where it differs
+    aliases: dict[str, str] = {}  # other words for a choice (``-t py``: ``python``)
 
 
 SEARCH_OPTIONS: tuple[SearchOption, ...] = (
@@ -80,7 +81,14 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         help="skip paths matching (repeatable)",
         mcp_help="rg globs to exclude",
     ),
-    SearchOption(name="lang", group="where", flags=("--lang",), help="auto: both (default)"),
+    SearchOption(
+        name="lang",
+        group="where",
+        flags=("--lang", "-t", "--type"),
+        help="auto: both (default); py and rs as with rg's -t",
+        mcp_help="auto: both (default)",
+        aliases={"py": "python", "rs": "rust"},
+    ),
     SearchOption(name="hidden", group="where", flags=("--hidden",), help="search hidden files too"),
     SearchOption(
         name="no_ignore", group="where", flags=("--no-ignore",), help="do not respect .gitignore"
@@ -158,6 +166,57 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         name="format", group="output", flags=("--format",), help="default md (or $CQ_FORMAT)"
     ),
     SearchOption(
+        name="color",
+        group="output",
+        flags=("--color",),
+        help="colour the markdown report and -l/-c paths: auto (default) only at a terminal "
+        "without $NO_COLOR",
+        mcp=False,
+    ),
+    SearchOption(
+        name="listing",
+        group="output",
+        help="print the report, or only the files",
+        mcp=False,
+        spellings=(
+            Spelling(
+                ("--files-with-matches", "-l"),
+                "paths",
+                "only the files with findings, best first, one per line",
+            ),
+            Spelling(("--count", "-c"), "counts", "only each file's findings: PATH:N, best first"),
+            Spelling(("--files",), "files", "only the files cq would search (no QUERY), by path"),
+        ),
+    ),
+    SearchOption(
+        name="after_context",
+        group="output",
+        flags=("--after-context", "-A"),
+        metavar="N",
+        minimum=0,
+        help="show N lines after each shown hit",
+        mcp=False,
+    ),
+    SearchOption(
+        name="before_context",
+        group="output",
+        flags=("--before-context", "-B"),
+        metavar="N",
+        minimum=0,
+        help="show N lines before each shown hit",
+        mcp=False,
+    ),
+    SearchOption(
+        name="context_lines",
+        group="output",
+        flags=("--context-lines", "-C"),
+        metavar="N",
+        minimum=0,
+        help="show N lines before and after each shown hit (-A, -B win; --context is "
+        "the conversation)",
+        mcp=False,
+    ),
+    SearchOption(
         name="limit",
         group="output",
         flags=("--limit",),
@@ -217,22 +276,30 @@ LIMIT_FLAGS: tuple[LimitFlag, ...] = (
     LimitFlag("--max-filesize", "max_file_size_bytes", "BYTES"),
 )
 
-# ``format`` is not a request field: how the result is printed.
 OutputFormat = Literal["md", "json"]
+ColorChoice = Literal["auto", "always", "never"]
 FORMAT_DEFAULT: OutputFormat = "md"
+
+# The options that are not request fields, with their type and default: how the result is
+# printed, and ``-C``, which the front end settles into the request's two context widths.
+NOT_IN_REQUEST: dict[str, tuple[Any, Any]] = {
+    "format": (OutputFormat, FORMAT_DEFAULT),
+    "color": (ColorChoice, "auto"),
+    "context_lines": (int, 0),
+}
 
 
 def option_type(option: SearchOption) -> Any:
-    """The option's type: its ``SearchRequest`` field's (``format``: ``OutputFormat``)."""
-    if option.name == "format":
-        return OutputFormat
+    """The option's type: its ``SearchRequest`` field's, or ``NOT_IN_REQUEST``'s."""
+    if option.name in NOT_IN_REQUEST:
+        return NOT_IN_REQUEST[option.name][0]
     return _request_types()[option.name]
 
 
 def option_default(option: SearchOption) -> Any:
     """The option's default: its ``SearchRequest`` field's (``query``: none)."""
-    if option.name == "format":
-        return FORMAT_DEFAULT
+    if option.name in NOT_IN_REQUEST:
+        return NOT_IN_REQUEST[option.name][1]
     field = _request_fields()[option.name]
     if field.default is not msgspec.NODEFAULT:
         return field.default

@@ -20,6 +20,8 @@ QueryMode = Literal["identifier", "literal", "regex"]
 LangScope = Literal["auto", "python", "rust"]
 Focus = Literal["implementation", "tests", "all"]
 PatternKind = Literal["identifier", "literal", "regex"]
+# What ``cq search`` prints: the report, or (like rg's -l, -c, --files) only file names.
+Listing = Literal["report", "paths", "counts", "files"]
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -77,6 +79,9 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
     use_cache: bool = True
     use_index: bool = True  # rewritten queries consult the repository index (cq/index)
     explain: bool = False
+    listing: Listing = "report"  # "paths", "counts": the result also lists every file's findings
+    before_context: int = 0  # lines shown before each shown hit (rg's -B)
+    after_context: int = 0  # and after it (rg's -A)
     progress: bool = False
     semantic: bool = True  # False: --no-semantic (the profile and CQ_SEMANTIC may also say no)
 

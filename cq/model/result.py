@@ -228,3 +228,6 @@ class SearchResult(msgspec.Struct, frozen=True, kw_only=True):
     sections: tuple[Section, ...] = ()
     findings: tuple[Finding, ...] = ()
     run: RunInfo = msgspec.field(default_factory=RunInfo)
+    # Every file with findings and how many, in the order of its best finding: asked for by
+    # ``-l`` and ``-c`` (``SearchRequest.listing``), else left out.
+    files: tuple[FileCount, ...] | msgspec.UnsetType = msgspec.UNSET

@@ -1,9 +1,11 @@
 """Rendering: a finished ``SearchResult`` as markdown or JSON. Computes nothing.
 
-Open ``markdown.py`` for the human/agent report, ``json_format.py`` for the machine one.
+Open ``markdown.py`` for the human/agent report, ``json_format.py`` for the machine one;
+``colour.py`` colours a finished markdown report for a terminal.
 """
 
+from cq.report.colour import colour_markdown, colour_path
 from cq.report.json_format import render_json
 from cq.report.markdown import render_markdown
 
-__all__ = ["render_json", "render_markdown"]
+__all__ = ["colour_markdown", "colour_path", "render_json", "render_markdown"]

@@ -20,6 +20,7 @@ from cq.model import (
     SearchResult,
     TopContexts,
 )
+from cq.report.md_context import context_lines
 from cq.report.md_sections import (
     answer,
     finding_list,
@@ -57,6 +58,9 @@ def render_markdown(result: SearchResult) -> str:
             block = follow_ups(section)
         if block:
             lines += ["", *block]
+    around = context_lines(findings)  # -A/-B/-C
+    if around:
+        lines += ["", *around]
     explained = scores(findings)
     if explained:
         lines += ["", *explained]

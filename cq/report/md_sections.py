@@ -17,6 +17,7 @@ from cq.model import (
     TopContexts,
 )
 from cq.rank import called_names, last_name
+from cq.report.md_scope import dropped_by_scope
 from cq.report.md_text import code, fence, shown_line
 
 _SHORT_KIND = {"docstring_match": "docstring", "comment_match": "comment", "string_match": "string"}
@@ -218,6 +219,8 @@ def overview(result: SearchResult) -> list[str]:
     if s.stats.caps_hit != "none" or s.stats.timed_out:
         parts.append(f"caps hit {s.stats.caps_hit}" + (", timed out" if s.stats.timed_out else ""))
     lines = [" · ".join(parts)]
+    if s.stats.dropped_by_scope:
+        lines.append(dropped_by_scope(s.stats.dropped_by_scope, s.lang_scope))
     if s.telemetry:
         lines.append(
             "telemetry: "

@@ -1,0 +1,43 @@
+"""``cq search --files``: the files a search would read, as ``rg --files`` lists them with the
+search's own scope (languages, globs, ``--in``, hidden and ignored files, depth, size)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from cq.candidates.collect import scope_args
+from cq.candidates.scope import language_of
+from cq.errors import SearchFailedError
+from cq.model import SearchRequest
+from cq.terminal import visible
+from cq.tools import find_rg
+
+
+def searched_files(request: SearchRequest) -> list[str]:
+    """The files, relative to the root, in path order; an ``--include`` glob naming other
+    files than Python and Rust admits none of them, as it admits none of their hits."""
+    argv = [find_rg(), "--files", "--null", "--no-config", "--no-ignore-messages"]
+    argv += ["--sort", "path"]
+    argv += [*scope_args(request), "--", request.in_dir or "."]
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=request.root,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env={**os.environ, "RIPGREP_CONFIG_PATH": ""},
+            timeout=request.limits.timeout_seconds,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise SearchFailedError(
+            f"rg listed files for more than {request.limits.timeout_seconds:g} s (--timeout)"
+        ) from None
+    if proc.returncode == 2 and not proc.stdout:
+        message = " ".join(proc.stderr.decode("utf-8", "replace").split())
+        raise SearchFailedError(f"rg failed: {visible(message) or 'exit status 2'}")
+    # NUL-separated: a file name may hold a newline
+    names = proc.stdout.decode("utf-8", "replace").split("\0")
+    paths = (name.removeprefix("./") for name in names if name)
+    return [path for path in paths if language_of(path, request.lang) is not None]

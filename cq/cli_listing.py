@@ -1,0 +1,47 @@
+"""``cq search -l``, ``-c`` and ``--files``: file names instead of the report, one per line,
+as rg prints them (``-c``: ``PATH:N``), for a pipe or an editor's quickfix list."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cq.errors import UsageError
+from cq.model import SearchRequest
+
+_FLAG = {"paths": "-l/--files-with-matches", "counts": "-c/--count", "files": "--files"}
+
+
+def run_listing(args: argparse.Namespace) -> int:
+    """Print the files; exit 0 when there are some, 1 when none (as rg)."""
+    from cq.cli_search import colour_wanted, request_from_args
+    from cq.report import colour_path
+    from cq.terminal import visible
+
+    flag = _FLAG[args.listing]
+    if args.format == "json":  # $CQ_FORMAT is a report's default: these print no report
+        raise UsageError(f"{flag} prints file names, not --format json: leave one out")
+    if args.listing == "files":
+        if args.query is not None:
+            raise UsageError(f"--files takes no QUERY (see 'cq search --help'), got {args.query!r}")
+        lines = _searched(request_from_args(args, query_needed=False))
+    else:
+        from cq.pipeline import run_search
+
+        result = run_search(request_from_args(args))
+        counted = args.listing == "counts"
+        files = result.files or ()
+        lines = [(fc.file, f":{fc.count}" if counted else "") for fc in files]
+    colour = colour_wanted(args)
+    for path, tail in lines:
+        shown = colour_path(visible(path)) if colour else visible(path)
+        sys.stdout.write(f"{shown}{tail}\n")
+    sys.stdout.flush()
+    return 0 if lines else 1
+
+
+def _searched(request: SearchRequest) -> list[tuple[str, str]]:
+    from cq.candidates import searched_files
+    from cq.confine import confine_request
+
+    return [(path, "") for path in searched_files(confine_request(request))]

@@ -1,0 +1,343 @@
+"""ripgrep's habits in ``cq search``: context lines, -l/-c/--files, -t, --color, unknown flags,
+regex errors, the language scope said in markdown, and shell completions."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_cq, write_tree
+
+from cq.model.options import LIMIT_FLAGS, SEARCH_OPTIONS
+
+STORE = "def get_bucket(name):\n    key = name.lower()\n    return key\n"
+APP = (
+    "from pkg.store import get_bucket\n"
+    "\n"
+    "\n"
+    "def handler():\n"
+    "    first = get_bucket('a')\n"
+    "    second = get_bucket('b')\n"
+    "    return first, second\n"
+)
+LIB = "pub fn get_bucket() -> u32 {\n    7\n}\n"
+ESC = "\x1b["
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return write_tree(
+        tmp_path / "repo",
+        {
+            "pkg/store.py": STORE,
+            "app.py": APP,
+            "src/lib.rs": LIB,
+            "README.md": "get_bucket is described here\n",
+        },
+    )
+
+
+def _search(repo: Path, *args: str, env: dict[str, str] | None = None):
+    return run_cq("search", *args, "--root", str(repo), env=env)
+
+
+def _file_lines(repo: Path, rel: str) -> list[str]:
+    return (repo / rel).read_text().splitlines()
+
+
+def test_context_lines_in_json_are_the_files_lines(repo: Path) -> None:
+    run = _search(repo, "-B", "1", "-A", "2", "get_bucket", "--format", "json", "--limit", "0")
+    assert run.returncode == 0, run.stderr
+    findings = run.json()["findings"]
+    assert findings
+    for f in findings:
+        lines = _file_lines(repo, f["file"])
+        before = [(n, lines[n - 1]) for n in range(max(1, f["line"] - 1), f["line"])]
+        after = [
+            (n, lines[n - 1]) for n in range(f["line"] + 1, min(len(lines), f["line"] + 2) + 1)
+        ]
+        assert [(c["line"], c["text"]) for c in f["context_before"]] == before, f
+        assert [(c["line"], c["text"]) for c in f["context_after"]] == after, f
+
+
+def test_c_sets_both_widths_and_a_or_b_win(repo: Path) -> None:
+    run = _search(repo, "-C", "2", "-A", "0", "handler", "--format", "json")
+    f = next(f for f in run.json()["findings"] if f["file"] == "app.py")
+    assert [c["line"] for c in f["context_before"]] == [f["line"] - 2, f["line"] - 1]
+    assert f["context_after"] == []
+
+
+def test_context_lines_in_markdown_as_rg_prints_them(repo: Path) -> None:
+    run = _search(repo, "-C", "1", "get_bucket", "-t", "py")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    section = lines[lines.index("## Lines around the hits") :]
+    block = section[section.index("### `app.py`") + 2 :]
+    block = block[: block.index("```")]
+    app = _file_lines(repo, "app.py")
+    # hits at 1, 5, 6: their lines with ':', neighbours with '-', '--' between the two runs
+    assert block == [
+        f"1:{app[0]}",
+        f"2-{app[1]}",
+        "--",
+        f"4-{app[3]}",
+        f"5:{app[4]}",
+        f"6:{app[5]}",
+        f"7-{app[6]}",
+    ]
+
+
+def test_a_number_after_a_is_not_the_query(repo: Path) -> None:
+    run = _search(repo, "-A", "3", "get_bucket", "--format", "json")
+    assert run.returncode == 0, run.stderr
+    assert run.json()["summary"]["query"] == "get_bucket"
+
+
+def test_without_the_new_flags_the_json_has_no_new_fields(repo: Path) -> None:
+    data = _search(repo, "get_bucket", "--format", "json").json()
+    assert "files" not in data
+    assert all("context_before" not in f and "context_after" not in f for f in data["findings"])
+
+
+def test_the_schema_describes_the_context_lines_and_the_output_follows_it(repo: Path) -> None:
+    import jsonschema  # a dependency of the mcp SDK cq depends on
+
+    schema = run_cq("schema").json()
+    declared = schema["$defs"]["Finding"]["properties"]
+    assert declared["context_before"]["items"] == {"$ref": "#/$defs/ContextLine"}
+    assert declared["context_after"]["items"] == {"$ref": "#/$defs/ContextLine"}
+    assert schema["$defs"]["ContextLine"]["required"] == ["line", "text"]
+    run = _search(repo, "-C", "2", "get_bucket", "--format", "json")
+    jsonschema.validate(run.json(), schema)
+
+
+def test_files_with_matches_lists_every_file_best_first(repo: Path) -> None:
+    report = _search(repo, "get_bucket", "--format", "json", "--limit", "0").json()
+    ranked = list(dict.fromkeys(f["file"] for f in report["findings"]))
+    for flag in ("-l", "--files-with-matches"):
+        run = _search(repo, flag, "get_bucket")
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.splitlines() == ranked
+    none = _search(repo, "-l", "zzqqxx")
+    assert (none.returncode, none.stdout) == (1, "")
+
+
+def test_count_prints_path_colon_findings(repo: Path) -> None:
+    report = _search(repo, "get_bucket", "--format", "json", "--limit", "0").json()
+    counts: dict[str, int] = {}
+    for f in report["findings"]:
+        counts[f["file"]] = counts.get(f["file"], 0) + 1
+    run = _search(repo, "-c", "get_bucket")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [f"{path}:{n}" for path, n in counts.items()]
+
+
+def test_files_lists_what_cq_would_search_within_the_scope(repo: Path) -> None:
+    run = _search(repo, "--files")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["app.py", "pkg/store.py", "src/lib.rs"]
+    assert _search(repo, "--files", "-t", "rs").stdout.splitlines() == ["src/lib.rs"]
+    assert _search(repo, "--files", "--include", "*.md").returncode == 1  # out of scope
+    refused = _search(repo, "--files", "get_bucket")
+    assert refused.returncode == 2 and "--files takes no QUERY" in refused.stderr
+
+
+def test_type_maps_to_the_language_scope(repo: Path) -> None:
+    for args, files in (
+        (("-t", "py"), {"app.py", "pkg/store.py"}),
+        (("--type", "rust"), {"src/lib.rs"}),
+        (("-t", "rs"), {"src/lib.rs"}),
+    ):
+        run = _search(repo, *args, "get_bucket", "--format", "json")
+        assert run.returncode == 0, run.stderr
+        assert {f["file"] for f in run.json()["findings"]} == files
+    bad = _search(repo, "-t", "js", "get_bucket")
+    assert bad.returncode == 2 and "invalid choice: 'js'" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    "args, flag",
+    [
+        (("--pcre2", "get_bucket"), "--pcre2"),
+        (("--max-columns", "80", "get_bucket"), "--max-columns"),
+        (("-U", "get_bucket"), "-U"),
+        (("--ignore", "get_bucket"), "--ignore"),  # not taken for --ignore-case
+    ],
+)
+def test_a_flag_cq_does_not_take_is_refused_by_name(repo: Path, args, flag: str) -> None:
+    run = _search(repo, *args)
+    assert run.returncode == 2
+    assert run.stderr == f"cq: cq search does not take {flag} (see 'cq search --help')\n"
+
+
+def test_an_rg_flag_cq_spells_otherwise_names_cqs_spelling(repo: Path) -> None:
+    run = _search(repo, "-g", "*.py", "get_bucket")
+    assert run.returncode == 2
+    assert "does not take -g" in run.stderr and "cq's is --include GLOB" in run.stderr
+    assert "cq's is --format json" in _search(repo, "--json", "get_bucket").stderr
+
+
+def test_a_query_starting_with_a_dash_is_told_to_follow_double_dash(repo: Path) -> None:
+    run = _search(repo, "-get_bucket")
+    assert run.returncode == 2
+    assert "does not take -get_bucket" in run.stderr
+    assert "a query starting with '-' goes after '--'" in run.stderr
+
+
+def test_usage_errors_point_to_search_help(repo: Path) -> None:
+    run = _search(repo, "get_bucket", "extra")
+    assert run.returncode == 2
+    assert "'extra'" in run.stderr and "see 'cq search --help'" in run.stderr
+
+
+def test_regex_errors_show_rgs_caret_under_the_users_pattern(repo: Path) -> None:
+    cases = {
+        "x[z-a]": (2, 3, "error: invalid character class range"),  # under 'z-a'
+        "ab(c": (2, 1, "error: unclosed group"),  # under the '(' left open
+        "foo)": (3, 1, "error: unopened group"),  # under the ')' opening nothing
+        "ab{": (3, 1, "error: repetition quantifier"),  # just past the end: it ended too soon
+    }
+    for pattern, (col, width, error) in cases.items():
+        run = _search(repo, "--regex", pattern)
+        assert run.returncode == 2
+        lines = run.stderr.splitlines()
+        assert lines[:3] == [
+            "cq: regex parse error:",
+            f"    {pattern}",
+            "    " + " " * col + "^" * width,
+        ]
+        assert lines[3].startswith(error), run.stderr
+
+
+def test_hits_the_language_scope_dropped_are_said_in_markdown(repo: Path) -> None:
+    run = _search(repo, "--include", "*.md", "get_bucket")
+    assert "1 match left out: not in Python or Rust files" in run.stdout
+    scoped = _search(repo, "--lang", "python", "--include", "*.rs", "get_bucket")
+    assert "1 match left out by --lang python: `--lang auto` shows" in scoped.stdout
+
+
+def test_color_always_never_and_json(repo: Path) -> None:
+    always = _search(repo, "--color", "always", "get_bucket")
+    assert ESC in always.stdout
+    answer = next(line for line in always.stdout.splitlines() if "Answer:" in line)
+    assert answer.startswith(f"{ESC}1m{ESC}32m**Answer:**")
+    assert "`\x1b[35mpkg/store.py:1:4\x1b[0m`" in always.stdout
+    assert "`\x1b[35mapp.py\x1b[0m`" in always.stdout  # a path: Hot Files
+    assert ESC not in _search(repo, "get_bucket").stdout  # a pipe: no colour by default
+    assert ESC not in _search(repo, "--color", "never", "get_bucket").stdout
+    assert ESC not in _search(repo, "--color", "always", "get_bucket", "--format", "json").stdout
+    listed = _search(repo, "--color", "always", "-l", "get_bucket")
+    assert listed.stdout.startswith(f"{ESC}35m")
+
+
+def _at_a_terminal(repo: Path, env: dict[str, str]) -> str:
+    """The real CLI with its stdout on a pseudo-terminal; what it printed there."""
+    main, side = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cq", "search", "get_bucket", "--root", str(repo)],
+        stdout=side,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
+    )
+    os.close(side)
+    out = b""
+    while True:
+        ready, _, _ = select.select([main], [], [], 60)
+        if not ready:
+            break
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(timeout=60)
+    os.close(main)
+    return out.decode("utf-8", "replace")
+
+
+def test_color_auto_at_a_terminal_unless_no_color(repo: Path) -> None:
+    base = {"TERM": "xterm"}
+    assert ESC in _at_a_terminal(repo, {**base, "NO_COLOR": ""})  # empty: not set
+    assert ESC not in _at_a_terminal(repo, {**base, "NO_COLOR": "1"})
+
+
+def _script(shell: str) -> str:
+    run = run_cq("completions", shell)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_bash_completions_are_valid_and_complete_the_declared_flags(tmp_path: Path) -> None:
+    script = tmp_path / "cq.bash"
+    script.write_text(_script("bash"))
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    declared = [
+        flag
+        for option in SEARCH_OPTIONS
+        for flag in (*option.flags, *(f for s in option.spellings for f in s.flags))
+    ] + [limit.flag for limit in LIMIT_FLAGS]
+
+    def complete(*words: str) -> list[str]:
+        probe = (
+            f"source {script}; COMP_WORDS=({' '.join(words)}); "
+            f"COMP_CWORD={len(words) - 1}; _cq; printf '%s\\n' \"${{COMPREPLY[@]}}\""
+        )
+        done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True)
+        return done.stdout.split()
+
+    offered = complete("cq", "search", "''")
+    assert set(declared) <= set(offered)
+    assert complete("cq", "search", "--after") == ["--after-context"]
+    assert complete("cq", "search", "-t", "''") == ["auto", "python", "rust", "py", "rs"]
+    assert complete("cq", "comp") == ["completions"]
+
+
+@pytest.mark.parametrize("shell, check", [("zsh", ["zsh", "-n"]), ("fish", ["fish", "-n"])])
+def test_zsh_and_fish_completions_are_valid(tmp_path: Path, shell: str, check: list[str]) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed here, so its syntax cannot be checked")
+    script = tmp_path / f"cq.{shell}"
+    script.write_text(_script(shell))
+    subprocess.run([*check, str(script)], check=True)
+
+
+def test_fish_completes_the_search_flags(tmp_path: Path) -> None:
+    if shutil.which("fish") is None:
+        pytest.skip("fish is not installed here, so its completions cannot be run")
+    script = tmp_path / "cq.fish"
+    script.write_text(_script("fish"))
+    probe = f"source {script}; complete -C 'cq search --before'"
+    done = subprocess.run(["fish", "-c", probe], capture_output=True, text=True, check=True)
+    assert [line.split("\t")[0] for line in done.stdout.splitlines()] == ["--before-context"]
+
+
+def test_the_readme_documents_every_search_flag() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme[readme.index("## `cq search`") : readme.index("## Confinement")]
+    usage = section[: section.index("| flag | meaning |")]
+    table = section[section.index("| flag | meaning |") :]
+    for option in SEARCH_OPTIONS:
+        for spelled in (option.flags, *(s.flags for s in option.spellings)):
+            if spelled:  # QUERY has none; every flag in the table, one of each in the usage
+                assert all(f"`{flag}" in table for flag in spelled), spelled
+                assert any(f"[{flag}" in usage or f" {flag}" in usage for flag in spelled), spelled
+    assert "cq completions bash|zsh|fish" in usage
+
+
+def test_zsh_completion_registers_for_cq_when_sourced(tmp_path: Path) -> None:
+    if shutil.which("zsh") is None:
+        pytest.skip("zsh is not installed here, so its completions cannot be loaded")
+    script = tmp_path / "cq.zsh"
+    script.write_text(_script("zsh"))
+    probe = f"autoload -U compinit; compinit -u -d {tmp_path}/zcomp; source {script}; "
+    probe += "print -r -- $_comps[cq]"
+    done = subprocess.run(["zsh", "-f", "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "_cq"
