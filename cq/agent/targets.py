@@ -93,6 +93,13 @@ def codex_home() -> Path:
     return Path(value) if value else home_dir() / ".codex"
 
 
+def anchors(scope: Scope, base: Path) -> tuple[Path, ...]:
+    """The directories the installer was pointed at, links allowed: the project root or the
+    home, and for ``--user`` a ``$CODEX_HOME`` set explicitly. Below them it follows none."""
+    explicit = os.environ.get("CODEX_HOME")
+    return (base, Path(explicit)) if scope == "user" and explicit else (base,)
+
+
 def cq_command() -> str:
     """How an agent should invoke this cq: ``cq`` when PATH finds this very install, else the
     absolute path of its script (another tool named ``cq`` may come first on PATH)."""
