@@ -24,8 +24,8 @@ from cq.agent import manifest as mf
 from cq.agent.nesting import too_deep
 from cq.agent.safefs import Tree
 from cq.agent.targets import (
-    CLAUDE_SERVERS,
     CODEX_SERVERS,
+    JSON_SERVERS,
     SERVER_NAME,
     Agent,
     Artifact,
@@ -184,7 +184,7 @@ def _install_json(
     except jsonedit.NotAnObject as exc:
         return old, Action(art.path, "kept", f"{exc}; left alone")
     if servers is None:
-        tree.write(path, jsonedit.add(text, doc, CLAUDE_SERVERS, {SERVER_NAME: value}))
+        tree.write(path, jsonedit.add(text, doc, JSON_SERVERS, {SERVER_NAME: value}))
         entry = msgspec.structs.replace(entry, created_key=True)
         return entry, Action(art.path, "written", f"{what} added")
     member = servers.find(SERVER_NAME)
@@ -265,7 +265,7 @@ def _remove_json(
     if not (force or _is_ours("json", found, entry, art)):
         return Action(path, "kept", f"{what} edited since cq wrote it; --force removes it")
     if entry is not None and entry.created_key and len(servers.members) == 1:
-        rest = jsonedit.remove(text, doc, doc.find(CLAUDE_SERVERS))  # type: ignore[arg-type]
+        rest = jsonedit.remove(text, doc, doc.find(JSON_SERVERS))  # type: ignore[arg-type]
     else:
         rest = jsonedit.remove(text, servers, member)
     if entry is not None and entry.created_file and json.loads(rest) == {}:
@@ -278,17 +278,17 @@ def _remove_json(
 
 def _servers(text: str, doc: jsonedit.Obj) -> jsonedit.Obj | None:
     """The ``mcpServers`` object of a JSON document, None if it has none."""
-    member = doc.find(CLAUDE_SERVERS)
+    member = doc.find(JSON_SERVERS)
     if member is None:
         return None
     if text[member.value_start] != "{":
-        raise jsonedit.NotAnObject(f"its {CLAUDE_SERVERS} is not a JSON object")
+        raise jsonedit.NotAnObject(f"its {JSON_SERVERS} is not a JSON object")
     return jsonedit.members(text, member.value_start)
 
 
 def _fresh_json(art: Artifact) -> str:
     """The whole file install writes where there was none."""
-    document = {CLAUDE_SERVERS: {SERVER_NAME: _content(art)}}
+    document = {JSON_SERVERS: {SERVER_NAME: _content(art)}}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 

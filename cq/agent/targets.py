@@ -10,7 +10,9 @@ block in ``AGENTS.md`` (project root) or ``$CODEX_HOME/AGENTS.md``.
 The MCP server (``cq mcp``) is registered as ``mcpServers.cq`` in Claude Code's ``.mcp.json``
 (project root) or ``~/.claude.json`` (user scope), and as a marked ``[mcp_servers.cq]`` block in
 Codex's ``.codex/config.toml`` (project root; Codex reads it in trusted projects) or
-``$CODEX_HOME/config.toml``.
+``$CODEX_HOME/config.toml``. Cursor reads it from ``mcpServers.cq`` in ``.cursor/mcp.json``
+(project root or home), Gemini CLI from ``mcpServers.cq`` in ``.gemini/settings.json`` (the
+same); both take the same ``command``/``args`` object as Claude Code.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from typing import Literal
 
 import msgspec
 
-Agent = Literal["claude", "codex"]
+Agent = Literal["claude", "codex", "cursor", "gemini"]
+AGENTS: tuple[Agent, ...] = ("claude", "codex", "cursor", "gemini")
+DEFAULT_AGENTS: tuple[Agent, ...] = ("claude", "codex")  # install without an agent flag
 Scope = Literal["project", "user"]
 Kind = Literal["file", "block", "json"]
 
-CLAUDE_SERVERS = "mcpServers"  # the JSON object of MCP servers in Claude Code's configs
+JSON_SERVERS = "mcpServers"  # the object of MCP servers in Claude Code's, Cursor's, Gemini's
 CODEX_SERVERS = "mcp_servers"  # the TOML table of MCP servers in Codex's config
 SERVER_NAME = "cq"
 _BLOCK_NOTE = "(written by `cq agent install`; `cq agent uninstall` removes it)"
@@ -85,19 +89,19 @@ def label(kind: Kind, path: str) -> str:
 def home_dir() -> Path:
     """``$HOME`` first (so tests and sandboxes can point it elsewhere), then the OS's idea."""
     home = os.environ.get("HOME")
-    return Path(home) if home else Path.home()
+    return Path(os.path.abspath(home)) if home else Path.home()
 
 
 def codex_home() -> Path:
     value = os.environ.get("CODEX_HOME")
-    return Path(value) if value else home_dir() / ".codex"
+    return Path(os.path.abspath(value)) if value else home_dir() / ".codex"
 
 
 def anchors(scope: Scope, base: Path) -> tuple[Path, ...]:
     """The directories the installer was pointed at, links allowed: the project root or the
     home, and for ``--user`` a ``$CODEX_HOME`` set explicitly. Below them it follows none."""
     explicit = os.environ.get("CODEX_HOME")
-    return (base, Path(explicit)) if scope == "user" and explicit else (base,)
+    return (base, codex_home()) if scope == "user" and explicit else (base,)
 
 
 def cq_command() -> str:
@@ -140,8 +144,7 @@ def artifacts(
             out.append(_block("claude", md, _render(_template("guidance"), cq)))
         if mcp:
             config = base / ".mcp.json" if project else base / ".claude.json"
-            entry = msgspec.json.encode(server).decode()
-            out.append(Artifact(agent="claude", kind="json", path=str(config), content=entry))
+            out.append(_server("claude", config, server))
     if "codex" in agents:
         out.append(
             _file("codex", base / ".agents" / "skills" / "cq" / "SKILL.md", "codex_skill", cq)
@@ -154,7 +157,17 @@ def artifacts(
         if mcp:
             toml = (base / ".codex" if project else codex_home()) / "config.toml"
             out.append(_block("codex", toml, _codex_table(server)))
+    if "cursor" in agents and mcp:
+        out.append(_server("cursor", base / ".cursor" / "mcp.json", server))
+    if "gemini" in agents and mcp:
+        out.append(_server("gemini", base / ".gemini" / "settings.json", server))
     return out
+
+
+def _server(agent: Agent, config: Path, server: McpServer) -> Artifact:
+    """The ``mcpServers.cq`` member of a JSON config."""
+    entry = msgspec.json.encode(server).decode()
+    return Artifact(agent=agent, kind="json", path=str(config), content=entry)
 
 
 def _file(agent: Agent, path: Path, template: str, cq: str) -> Artifact:
