@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import shlex
 import sys
 from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 import msgspec
+
+from cq.tools import cq_argv, cq_script
 
 Agent = Literal["claude", "codex", "cursor", "gemini"]
 AGENTS: tuple[Agent, ...] = ("claude", "codex", "cursor", "gemini")
@@ -105,15 +107,9 @@ def anchors(scope: Scope, base: Path) -> tuple[Path, ...]:
 
 
 def cq_command() -> str:
-    """How an agent should invoke this cq: ``cq`` when PATH finds this very install, else the
-    absolute path of its script (another tool named ``cq`` may come first on PATH)."""
-    beside = _script()
-    on_path = shutil.which("cq")
-    if beside is None:
-        return "cq" if on_path else f"{sys.executable} -P -m cq"  # -P: see mcp_server
-    if on_path and Path(on_path).resolve() == beside.resolve():
-        return "cq"
-    return str(beside)
+    """How an agent should invoke this cq, in shell words: the same words cq's follow-ups
+    start with (``cq.tools.cq_argv``), so the ``/cq`` command's ``allowed-tools`` covers them."""
+    return shlex.join(cq_argv())
 
 
 def mcp_server() -> McpServer:
@@ -123,7 +119,7 @@ def mcp_server() -> McpServer:
     would put that directory first on ``sys.path``, so a repository's own ``cq/`` or
     ``msgspec.py`` would be imported in place of cq's. (A script puts only its own
     directory there.)"""
-    beside = _script()
+    beside = cq_script()
     if beside is None:
         return McpServer(os.path.abspath(sys.executable), ("-P", "-m", "cq", "mcp"))
     return McpServer(str(beside), ("mcp",))
@@ -190,13 +186,6 @@ def _codex_table(server: McpServer) -> str:
 def _toml_string(text: str) -> str:
     """A TOML basic string. JSON's escapes are TOML's, but TOML also escapes DEL."""
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def _script() -> Path | None:
-    """This installation's ``cq`` script, beside the running interpreter (``cq.exe`` on
-    Windows), if there is one."""
-    found = shutil.which("cq", path=str(Path(sys.executable).parent))
-    return Path(os.path.abspath(found)) if found else None
 
 
 def _render(text: str, cq: str) -> str:
