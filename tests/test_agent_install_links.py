@@ -149,3 +149,25 @@ def test_deeply_nested_configs_are_left_alone(project, home, rel, text):
     assert run.returncode == 0 and run.stderr == "", run.stderr[-300:]
     assert all(x.startswith("kept") for x in run.stdout.splitlines() if x.endswith(rel))
     assert path.read_text() == text
+
+
+def test_a_link_swapped_in_after_the_check_is_still_refused(tmp_path, outside):
+    """The check runs before anything is written; the writes themselves reach each file one
+    component at a time without following a link, so a link planted in between fails too."""
+    from cq.agent.safefs import Refused, Tree
+
+    project = tmp_path / "late"
+    project.mkdir()
+    tree = Tree((project,))
+    command = project / CLAUDE_CMD
+    tree.check(str(command))  # nothing there yet
+    (project / ".claude").symlink_to(outside)
+    before = sorted(p.name for p in outside.iterdir())
+    with pytest.raises(Refused, match=r"\.claude is a symbolic link"):
+        tree.write(str(command), "planted\n")
+    assert sorted(p.name for p in outside.iterdir()) == before
+    (project / "CLAUDE.md").symlink_to(outside / "bashrc")
+    for step in (tree.read, tree.unlink, lambda p: tree.write(p, "x")):
+        with pytest.raises(Refused, match=r"CLAUDE\.md is a symbolic link"):
+            step(str(project / "CLAUDE.md"))
+    assert (outside / "bashrc").read_text() == "export PATH=/usr/bin\n"
