@@ -14,7 +14,7 @@ from cq.errors import UsageError
 def add_agent_parser(sub: argparse._SubParsersAction) -> None:
     agent = sub.add_parser(
         "agent",
-        help="install the /cq slash command and the MCP server for Claude Code and Codex",
+        help="install the /cq slash command and the MCP server for coding agents",
         description="Install or uninstall cq's command files and MCP server for coding agents.",
     )
     actions = agent.add_subparsers(dest="agent_command", parser_class=type(agent))
@@ -25,11 +25,13 @@ def add_agent_parser(sub: argparse._SubParsersAction) -> None:
             "Write /cq for Claude Code (.claude/commands/cq.md) and Codex (.agents/skills/cq, "
             "and $CODEX_HOME/prompts/cq.md with --user), and register 'cq mcp' as the MCP "
             "server 'cq': Claude Code's .mcp.json (--user: ~/.claude.json), Codex's "
-            ".codex/config.toml, read in trusted projects (--user: $CODEX_HOME/config.toml). "
-            "The server is started by the absolute path of this cq. Config files are edited in "
-            "place: other servers and settings stay as they are, a file that does not parse is "
-            "left alone. Files and entries you edited are kept unless --force. Without "
-            "--claude/--codex: both."
+            ".codex/config.toml, read in trusted projects (--user: $CODEX_HOME/config.toml), "
+            "and with --cursor/--gemini Cursor's .cursor/mcp.json and Gemini CLI's "
+            ".gemini/settings.json (--user: the same under the home directory). The server is "
+            "started by the absolute path of this cq. Config files are edited in place: other "
+            "servers and settings stay as they are, a file that does not parse is left alone. "
+            "Files and entries you edited are kept unless --force. Without an agent flag: "
+            "Claude Code and Codex."
         ),
     )
     _common(install)
@@ -49,7 +51,7 @@ def add_agent_parser(sub: argparse._SubParsersAction) -> None:
         help="remove exactly what install wrote",
         description=(
             "Remove what install wrote, the MCP server registration included; files and "
-            "entries you edited stay unless --force."
+            "entries you edited stay unless --force. Without an agent flag: every agent."
         ),
     )
     _common(uninstall)
@@ -58,6 +60,8 @@ def add_agent_parser(sub: argparse._SubParsersAction) -> None:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--claude", action="store_true", help="Claude Code")
     p.add_argument("--codex", action="store_true", help="OpenAI Codex")
+    p.add_argument("--cursor", action="store_true", help="Cursor (its MCP config)")
+    p.add_argument("--gemini", action="store_true", help="Gemini CLI (its MCP config)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--project", action="store_true", help="under the project (default)")
     where.add_argument("--user", action="store_true", help="under the home directory ($HOME)")
@@ -67,11 +71,12 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def run_agent_command(args: argparse.Namespace) -> int:
     from cq.agent.install import install, uninstall
-    from cq.agent.targets import home_dir
+    from cq.agent.targets import AGENTS, DEFAULT_AGENTS, home_dir
 
     if args.agent_command is None:
         raise UsageError("agent needs a subcommand: install or uninstall (see 'cq agent --help')")
-    agents = tuple(a for a in ("claude", "codex") if getattr(args, a)) or ("claude", "codex")
+    chosen = tuple(a for a in AGENTS if getattr(args, a))
+    agents = chosen or (DEFAULT_AGENTS if args.agent_command == "install" else AGENTS)
     if args.user:
         if args.root:
             raise UsageError("--root applies to --project installs, not --user")
@@ -88,15 +93,8 @@ def run_agent_command(args: argparse.Namespace) -> int:
         actions = uninstall(agents, scope, base, force=args.force)
     for action in actions:
         note = f"  ({action.note})" if action.note else ""
-        print(f"{action.outcome:<12}{_shown(action.path, base)}{note}")
+        print(f"{action.outcome:<12}{action.path}{note}")
     if not actions:
         print("nothing to do")
     sys.stdout.flush()
     return 0
-
-
-def _shown(path: str, base: Path) -> str:
-    try:
-        return str(Path(path).relative_to(base))
-    except ValueError:
-        return path

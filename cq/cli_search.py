@@ -96,6 +96,8 @@ def output_format(args: argparse.Namespace) -> str:
 
 
 def run_search_command(args: argparse.Namespace) -> int:
+    from functools import partial
+
     from cq.assemble import fit_answer
     from cq.pipeline import run_search
     from cq.profiles import load_tuning
@@ -103,7 +105,7 @@ def run_search_command(args: argparse.Namespace) -> int:
 
     request = request_from_args(args)
     fmt = output_format(args)
-    render = render_json if fmt == "json" else render_markdown
+    render = render_json if fmt == "json" else partial(render_markdown, verbose=request.explain)
     report = load_tuning(request.profile, request.root).report
     answer = fit_answer(request, run_search(request), render, is_json=fmt == "json", report=report)
     text = colour_markdown(answer.text) if fmt == "md" and colour_wanted(args) else answer.text

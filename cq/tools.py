@@ -1,5 +1,7 @@
 """External tools cq runs: where the rg binary is (``CQ_RG``, then next to ``sys.executable``,
-then ``PATH``). A base module: the candidates stage and the rewriter both run rg."""
+then ``PATH``), and how a shell runs this cq again (``cq_argv``: the commands cq prints and the
+agent files it installs name it the same way). A base module: the candidates stage and the
+rewriter both run rg, the follow-ups and the installer both name cq."""
 
 from __future__ import annotations
 
@@ -38,3 +40,25 @@ def find_rg() -> str:
 def rg_types(*languages: str) -> tuple[str, ...]:
     """rg flags that define cq's file types and keep ``languages`` (``python``, ``rust``)."""
     return (*_TYPE_ADDS, *(flag for lang in languages for flag in ("--type", f"cq{lang}")))
+
+
+@cache
+def cq_argv() -> tuple[str, ...]:
+    """The words that run this very cq from a shell: ``cq`` when PATH finds this install's
+    script, else that script's absolute path (a venv's ``bin`` need not be on PATH, and
+    another tool named ``cq`` may come first); with no script, this interpreter with
+    ``-P -m cq`` (``-P``: run inside a project, ``-m`` alone would import its own ``cq/``)."""
+    script = cq_script()
+    if script is None:
+        return (os.path.abspath(sys.executable), "-P", "-m", "cq")
+    on_path = shutil.which("cq")
+    if on_path and Path(on_path).resolve() == script.resolve():
+        return ("cq",)
+    return (str(script),)
+
+
+def cq_script() -> Path | None:
+    """This installation's ``cq`` script, beside the running interpreter (``cq.exe`` on
+    Windows), if there is one."""
+    found = shutil.which("cq", path=str(Path(sys.executable).parent))
+    return Path(os.path.abspath(found)) if found else None

@@ -51,9 +51,15 @@ def agent(*args: str, cwd: Path, home: Path) -> str:
     return run.stdout
 
 
-def outcomes(out: str) -> dict[str, str]:
-    """The report of install or uninstall: the outcome for each path shown."""
-    return {line.split()[1]: line.split()[0] for line in out.splitlines()}
+def outcomes(out: str, root: Path | None = None) -> dict[str, str]:
+    """The report of install or uninstall: the outcome for each path shown (every one
+    absolute), keyed by the path relative to ``root``."""
+    found = {}
+    for line in out.splitlines():
+        outcome, path = line.split()[:2]
+        assert Path(path).is_absolute(), line
+        found[os.path.relpath(path, root) if root else path] = outcome
+    return found
 
 
 def test_project_install_is_idempotent_and_uninstall_restores_the_tree(project, home):
@@ -87,12 +93,12 @@ def test_edited_files_are_kept_unless_forced(project, home):
     cmd.write_text(edited)
 
     out = agent("install", "--claude", cwd=project, home=home)
-    assert outcomes(out)[str(CLAUDE_CMD)] == "kept" and cmd.read_text() == edited
+    assert outcomes(out, project)[str(CLAUDE_CMD)] == "kept" and cmd.read_text() == edited
     out = agent("uninstall", "--claude", cwd=project, home=home)
-    assert outcomes(out)[str(CLAUDE_CMD)] == "kept" and cmd.read_text() == edited
+    assert outcomes(out, project)[str(CLAUDE_CMD)] == "kept" and cmd.read_text() == edited
 
     out = agent("install", "--claude", "--force", cwd=project, home=home)
-    assert outcomes(out)[str(CLAUDE_CMD)] == "overwritten"
+    assert outcomes(out, project)[str(CLAUDE_CMD)] == "overwritten"
     assert "Always pass" not in cmd.read_text()
     agent("uninstall", "--claude", cwd=project, home=home)
     assert not (project / ".claude").exists()
@@ -192,6 +198,12 @@ THEIRS = '{\n    "mcpServers": {\n        "docs": {"command": "docs-server", "ar
 THEIRS += '    "note": "kept as written"\n}\n'
 
 
+def configs(out: str, project: Path) -> set[str]:
+    """The outcomes for the project's two MCP configs (one when both agree)."""
+    found = outcomes(out, project)
+    return {found[str(MCP_JSON)], found[str(CODEX_TOML)]}
+
+
 def cq_server(config: dict) -> dict:
     """The ``cq`` server an agent would start from this config (JSON or TOML, as parsed)."""
     return (config.get("mcpServers") or config["mcp_servers"])["cq"]
@@ -204,7 +216,7 @@ def test_mcp_server_is_merged_into_existing_configs_and_uninstall_restores_them(
     before = snapshot(project)
 
     out = agent("install", cwd=project, home=home)
-    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "written"
+    assert configs(out, project) == {"written"}
     claude = json.loads((project / MCP_JSON).read_text())
     assert claude["note"] == "kept as written"
     assert claude["mcpServers"]["docs"] == {"command": "docs-server", "args": []}
@@ -220,7 +232,7 @@ def test_mcp_server_is_merged_into_existing_configs_and_uninstall_restores_them(
     assert set(outcomes(again).values()) == {"unchanged"} and snapshot(project) == installed
 
     out = agent("uninstall", cwd=project, home=home)
-    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "removed"
+    assert configs(out, project) == {"removed"}
     assert snapshot(project) == before
 
 
@@ -256,13 +268,13 @@ def test_edited_mcp_entries_are_kept_unless_forced(project, home):
     edited = [(project / MCP_JSON).read_bytes(), (project / CODEX_TOML).read_bytes()]
 
     out = agent("install", cwd=project, home=home)
-    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "kept"
+    assert configs(out, project) == {"kept"}
     out = agent("uninstall", cwd=project, home=home)
-    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "kept"
+    assert configs(out, project) == {"kept"}
     assert [(project / MCP_JSON).read_bytes(), (project / CODEX_TOML).read_bytes()] == edited
 
     out = agent("install", "--force", cwd=project, home=home)
-    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "overwritten"
+    assert configs(out, project) == {"overwritten"}
     assert "env" not in cq_server(json.loads((project / MCP_JSON).read_text()))
     assert cq_server(tomllib.loads((project / CODEX_TOML).read_text()))["args"] == ["mcp"]
     agent("uninstall", cwd=project, home=home)
@@ -275,14 +287,14 @@ def test_configs_that_do_not_parse_or_have_their_own_cq_server_are_left_alone(pr
     (project / CODEX_TOML).write_text('[mcp_servers.cq]\ncommand = "my-own-cq"\n')
     before = snapshot(project)
     out = agent("install", "--force", cwd=project, home=home)
-    assert outcomes(out)[str(MCP_JSON)] == outcomes(out)[str(CODEX_TOML)] == "kept"
+    assert configs(out, project) == {"kept"}
     assert "not valid JSON" in out and "defined outside cq's block" in out
     agent("uninstall", "--force", cwd=project, home=home)
     assert snapshot(project) == before
 
     (project / CODEX_TOML).write_text("model = \n")  # not TOML
     out = agent("install", cwd=project, home=home)
-    assert outcomes(out)[str(CODEX_TOML)] == "kept" and "not valid TOML" in out
+    assert outcomes(out, project)[str(CODEX_TOML)] == "kept" and "not valid TOML" in out
     assert (project / CODEX_TOML).read_text() == "model = \n"
 
 

@@ -125,12 +125,16 @@ def test_markdown_names_resolved_targets_and_reference_counts(tree: Path) -> Non
     run = run_cq("search", "build_graph_product", "--root", str(tree), env=INDEXED)
     def_line = line_of(GRAPH, "def build_graph_product")
     uses = len(re.findall(r"\bbuild_graph_product\b", USE))
-    assert f"→ `pkg/graph.py:{def_line}` `def build_graph_product(" in run.stdout
+    # the uses name the definition's place; its signature is printed once (the Answer), not
+    # again as Pyrefly's type on every resolved use
+    assert f"→ `pkg/graph.py:{def_line}`" in run.stdout
+    assert f"→ `pkg/graph.py:{def_line}` `def" not in run.stdout
     definition = (
         rf"^- `pkg/graph.py:{def_line}:4` — `def build_graph_product.* · {uses} references$"
     )
     assert re.search(definition, run.stdout, re.M), run.stdout
-    assert "type `def build_graph_product(" in run.stdout.split("\n\n")[1]
+    answer = run.stdout.split("\n\n")[1]
+    assert "def build_graph_product(" in answer and "type `def" not in answer
 
 
 def test_dotted_query_ranks_uses_of_that_definition_first(tree: Path) -> None:

@@ -91,7 +91,7 @@ def test_a_tree_not_ready_within_the_budget_is_skipped_by_the_next_search(
     assert "semantic.asked" not in skipped["run"]["counters"]  # no server was asked
     again = search_json(repo, "build_graph_product", env=SHORT)
     assert again | {"run": None} == skipped | {"run": None}  # identical runs, identical output
-    markdown = run_cq("search", "build_graph_product", "--root", str(repo), env=SHORT)
+    markdown = run_cq("search", "build_graph_product", "--root", str(repo), "-v", env=SHORT)
     assert f"semantic.skipped {reason} {len(facts)}" in markdown.stdout
 
     asked = search_json(repo, "build_graph_product", env=ANSWER_BUDGET)  # another budget: asked

@@ -4,7 +4,9 @@ In: an agent choice and a scope (``cq agent install``), or MCP requests on stdin
 Out: command files, skills, guidance blocks and the MCP server's registration in each agent's
 config on disk (recorded in a manifest so uninstall removes exactly them), or MCP tool results
 rendered by ``cq.report``. Open ``targets.py`` for where each agent looks, ``install.py`` for
-the write/remove rules (``jsonedit.py`` edits one member of a JSON file in place),
+the write/remove rules (``jsonedit.py`` edits one member of a JSON file in place, ``safefs.py``
+reaches each file without following a link out of the project or home, ``nesting.py`` bounds
+the depth of a config before it is parsed),
 ``mcp_server.py`` for the server (``mcp_wire.py`` its stdio transport, ``workers.py`` the
 search processes it runs searches in, ``search_worker.py`` their main loop,
 ``worker_protocol.py`` what the two say to each other). Nothing here is imported on the

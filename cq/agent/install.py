@@ -21,15 +21,18 @@ import msgspec
 
 from cq.agent import jsonedit
 from cq.agent import manifest as mf
+from cq.agent.nesting import too_deep
+from cq.agent.safefs import Tree
 from cq.agent.targets import (
-    CLAUDE_SERVERS,
     CODEX_SERVERS,
+    JSON_SERVERS,
     SERVER_NAME,
     Agent,
     Artifact,
     Kind,
     Markers,
     Scope,
+    anchors,
     artifacts,
     label,
     markers,
@@ -58,12 +61,16 @@ def install(
     force: bool,
 ) -> list[Action]:
     manifest = mf.load(base, scope)
+    tree = Tree(anchors(scope, base))
+    arts = artifacts(agents, scope, base, guidance=guidance, mcp=mcp)
+    for art in arts:  # every path checked before anything is written
+        _guard(art.path, partial(tree.check, art.path))
     actions = []
     try:
-        for art in artifacts(agents, scope, base, guidance=guidance, mcp=mcp):
+        for art in arts:
             old = manifest.find(art.path)
             step = _INSTALL[art.kind]
-            entry, action = _guard(art.path, partial(step, art, old, force))
+            entry, action = _guard(art.path, partial(step, tree, art, old, force))
             if entry is not None:
                 manifest.put(entry)
             actions.append(action)
@@ -77,12 +84,16 @@ def uninstall(agents: tuple[Agent, ...], scope: Scope, base: Path, *, force: boo
     current = {a.path: a for a in artifacts(agents, scope, base, guidance=True, mcp=True)}
     paths = [e.path for e in reversed(manifest.entries) if e.agent in agents]
     paths += [p for p in current if manifest.find(p) is None]
+    tree = Tree(anchors(scope, base))
+    for path in paths:  # every path checked before anything is removed
+        _guard(path, partial(tree.check, path))
     actions = []
     try:
         for path in paths:
             entry, art = manifest.find(path), current.get(path)
             kind = entry.kind if entry else art.kind  # type: ignore[union-attr]
-            action = _guard(path, partial(_REMOVE[kind], path, entry, art, force))
+            step = partial(_REMOVE[kind], tree, path, entry, art, force)
+            action = _guard(path, step)
             if action.outcome != "absent" or entry is not None:
                 actions.append(action)
             if action.outcome in ("removed", "absent"):
@@ -93,38 +104,36 @@ def uninstall(agents: tuple[Agent, ...], scope: Scope, base: Path, *, force: boo
 
 
 def _install_file(
-    art: Artifact, old: mf.Entry | None, force: bool
+    tree: Tree, art: Artifact, old: mf.Entry | None, force: bool
 ) -> tuple[mf.Entry | None, Action]:
-    path = Path(art.path)
+    path = art.path
     entry = _entry(art, old)
-    if not path.exists():
-        created = _make_dirs(path.parent)
-        _write(path, art.content)
+    text = tree.read(path)
+    if text is None:
+        created = tree.write(path, art.content)
         return msgspec.structs.replace(entry, created_dirs=created), Action(art.path, "written")
-    text = _read(path)
     if text == art.content:
         return entry, Action(art.path, "unchanged")
     if old is not None and mf.digest(text) == old.sha256:
-        _write(path, art.content)
+        tree.write(path, art.content)
         return entry, Action(art.path, "updated")
     if force:
-        _write(path, art.content)
+        tree.write(path, art.content)
         return entry, Action(art.path, "overwritten")
     return old, Action(art.path, "kept", "edited since cq wrote it; --force replaces it")
 
 
 def _install_block(
-    art: Artifact, old: mf.Entry | None, force: bool
+    tree: Tree, art: Artifact, old: mf.Entry | None, force: bool
 ) -> tuple[mf.Entry | None, Action]:
-    path = Path(art.path)
+    path = art.path
     what, mark = label(art.kind, art.path), markers(art.path)
     entry = _entry(art, old)
-    if not path.exists():
-        created = _make_dirs(path.parent)
-        _write(path, art.content + "\n")
+    text = tree.read(path)
+    if text is None:
+        created = tree.write(path, art.content + "\n")
         entry = msgspec.structs.replace(entry, created_file=True, created_dirs=created)
         return entry, Action(art.path, "written", what)
-    text = _read(path)
     span = _find_block(text, mark)
     if span is None:
         if mark.begin_prefix in text:
@@ -139,7 +148,7 @@ def _install_block(
         new = text + sep + art.content + "\n"
         if problem := _toml_conflict(art.path, text, new):
             return old, Action(art.path, "kept", problem)
-        _write(path, new)
+        tree.write(path, new)
         entry = msgspec.structs.replace(entry, separator=sep)
         return entry, Action(art.path, "written", f"{what} appended")
     start, end = span
@@ -151,70 +160,72 @@ def _install_block(
         new = text[:start] + art.content + text[end:]
         if problem := _toml_conflict(art.path, text[:start] + text[end:], new):
             return old, Action(art.path, "kept", problem)
-        _write(path, new)
+        tree.write(path, new)
         return entry, Action(art.path, "updated" if ours else "overwritten", what)
     return old, Action(art.path, "kept", f"{what} edited since cq wrote it; --force replaces it")
 
 
 def _install_json(
-    art: Artifact, old: mf.Entry | None, force: bool
+    tree: Tree, art: Artifact, old: mf.Entry | None, force: bool
 ) -> tuple[mf.Entry | None, Action]:
-    path, value = Path(art.path), _content(art)
+    path, value = art.path, _content(art)
     what = label(art.kind, art.path)
     entry = _entry(art, old)
-    if not path.exists():
-        created = _make_dirs(path.parent)
-        _write(path, _fresh_json(art))
+    text = tree.read(path)
+    if text is None:
+        created = tree.write(path, _fresh_json(art))
         entry = msgspec.structs.replace(
             entry, created_file=True, created_key=True, created_dirs=created
         )
         return entry, Action(art.path, "written", what)
-    text = _read(path)
     try:
         doc = jsonedit.document(text)
         servers = _servers(text, doc)
     except jsonedit.NotAnObject as exc:
         return old, Action(art.path, "kept", f"{exc}; left alone")
     if servers is None:
-        _write(path, jsonedit.add(text, doc, CLAUDE_SERVERS, {SERVER_NAME: value}))
+        tree.write(path, jsonedit.add(text, doc, JSON_SERVERS, {SERVER_NAME: value}))
         entry = msgspec.structs.replace(entry, created_key=True)
         return entry, Action(art.path, "written", f"{what} added")
     member = servers.find(SERVER_NAME)
     if member is None:
-        _write(path, jsonedit.add(text, servers, SERVER_NAME, value))
+        tree.write(path, jsonedit.add(text, servers, SERVER_NAME, value))
         return entry, Action(art.path, "written", f"{what} added")
     found = json.loads(text[member.value_start : member.value_end])
     if found == value:
         return entry, Action(art.path, "unchanged", what)
     ours = old is not None and _digest("json", found) == old.sha256
     if ours or force:
-        _write(path, jsonedit.replace(text, servers, member, value))
+        tree.write(path, jsonedit.replace(text, servers, member, value))
         return entry, Action(art.path, "updated" if ours else "overwritten", what)
     return old, Action(art.path, "kept", f"{what} edited since cq wrote it; --force replaces it")
 
 
-def _remove_file(path: str, entry: mf.Entry | None, art: Artifact | None, force: bool) -> Action:
-    p = Path(path)
-    if not p.exists():  # removed by hand or by the other scope (project == home)
-        _remove_dirs(entry.created_dirs if entry else ())
+def _remove_file(
+    tree: Tree, path: str, entry: mf.Entry | None, art: Artifact | None, force: bool
+) -> Action:
+    text = tree.read(path)
+    if text is None:  # removed by hand or by the other scope (project == home)
+        _remove_dirs(tree, entry.created_dirs if entry else ())
         return Action(path, "absent")
-    text = _read(p)
     if not (force or _is_ours("file", text, entry, art)):
         return Action(path, "kept", "edited since cq wrote it; --force removes it")
-    p.unlink()
-    _remove_dirs(entry.created_dirs if entry else ())
+    tree.unlink(path)
+    _remove_dirs(tree, entry.created_dirs if entry else ())
     return Action(path, "removed")
 
 
-def _remove_block(path: str, entry: mf.Entry | None, art: Artifact | None, force: bool) -> Action:
-    p = Path(path)
+def _remove_block(
+    tree: Tree, path: str, entry: mf.Entry | None, art: Artifact | None, force: bool
+) -> Action:
     what = label("block", path)
-    text = _read(p) if p.exists() else ""
+    stored = tree.read(path)
+    text = stored or ""
     span = _find_block(text, markers(path))
     if span is None:
-        if entry is not None and entry.created_file and p.exists() and not text.strip():
-            p.unlink()  # emptied by the other scope's uninstall (project == home)
-            _remove_dirs(entry.created_dirs)
+        if entry is not None and entry.created_file and stored is not None and not text.strip():
+            tree.unlink(path)  # emptied by the other scope's uninstall (project == home)
+            _remove_dirs(tree, entry.created_dirs)
         return Action(path, "absent", what)
     start, end = span
     if not (force or _is_ours("block", text[start:end], entry, art)):
@@ -225,21 +236,22 @@ def _remove_block(path: str, entry: mf.Entry | None, art: Artifact | None, force
         before = before[: len(before) - len(entry.separator)]
     rest = before + after
     if not rest.strip() and entry is not None and entry.created_file:
-        p.unlink()
-        _remove_dirs(entry.created_dirs)
+        tree.unlink(path)
+        _remove_dirs(tree, entry.created_dirs)
     else:
-        _write(p, rest)
+        tree.write(path, rest)
     return Action(path, "removed", what)
 
 
-def _remove_json(path: str, entry: mf.Entry | None, art: Artifact | None, force: bool) -> Action:
-    p = Path(path)
+def _remove_json(
+    tree: Tree, path: str, entry: mf.Entry | None, art: Artifact | None, force: bool
+) -> Action:
     what = label("json", path)
-    if not p.exists():
+    text = tree.read(path)
+    if text is None:
         return Action(path, "absent", what)
-    text = _read(p)
     if entry is None and art is not None and text == _fresh_json(art):
-        p.unlink()  # exactly the file install creates (its manifest is gone)
+        tree.unlink(path)  # exactly the file install creates (its manifest is gone)
         return Action(path, "removed", what)
     try:
         doc = jsonedit.document(text)
@@ -253,30 +265,30 @@ def _remove_json(path: str, entry: mf.Entry | None, art: Artifact | None, force:
     if not (force or _is_ours("json", found, entry, art)):
         return Action(path, "kept", f"{what} edited since cq wrote it; --force removes it")
     if entry is not None and entry.created_key and len(servers.members) == 1:
-        rest = jsonedit.remove(text, doc, doc.find(CLAUDE_SERVERS))  # type: ignore[arg-type]
+        rest = jsonedit.remove(text, doc, doc.find(JSON_SERVERS))  # type: ignore[arg-type]
     else:
         rest = jsonedit.remove(text, servers, member)
     if entry is not None and entry.created_file and json.loads(rest) == {}:
-        p.unlink()
-        _remove_dirs(entry.created_dirs)
+        tree.unlink(path)
+        _remove_dirs(tree, entry.created_dirs)
     else:
-        _write(p, rest)
+        tree.write(path, rest)
     return Action(path, "removed", what)
 
 
 def _servers(text: str, doc: jsonedit.Obj) -> jsonedit.Obj | None:
     """The ``mcpServers`` object of a JSON document, None if it has none."""
-    member = doc.find(CLAUDE_SERVERS)
+    member = doc.find(JSON_SERVERS)
     if member is None:
         return None
     if text[member.value_start] != "{":
-        raise jsonedit.NotAnObject(f"its {CLAUDE_SERVERS} is not a JSON object")
+        raise jsonedit.NotAnObject(f"its {JSON_SERVERS} is not a JSON object")
     return jsonedit.members(text, member.value_start)
 
 
 def _fresh_json(art: Artifact) -> str:
     """The whole file install writes where there was none."""
-    document = {CLAUDE_SERVERS: {SERVER_NAME: _content(art)}}
+    document = {JSON_SERVERS: {SERVER_NAME: _content(art)}}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -284,6 +296,8 @@ def _toml_conflict(path: str, rest: str, new: str) -> str | None:
     """Why cq's block must not go into this TOML file (``rest`` is the file without it)."""
     if not path.endswith(".toml"):
         return None
+    if deep := too_deep(rest, toml=True):
+        return f"{deep}; left alone"
     try:
         servers = tomllib.loads(rest).get(CODEX_SERVERS)
     except tomllib.TOMLDecodeError as exc:
@@ -336,33 +350,12 @@ def _find_block(text: str, mark: Markers) -> tuple[int, int] | None:
     return None if end < 0 else (start, end + len(mark.end))
 
 
-def _make_dirs(directory: Path) -> tuple[str, ...]:
-    """Create ``directory`` and its missing parents; return those created, deepest first."""
-    missing = []
-    probe = directory
-    while not probe.exists():
-        missing.append(str(probe))
-        probe = probe.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    return tuple(missing)
-
-
-def _remove_dirs(dirs: tuple[str, ...]) -> None:
+def _remove_dirs(tree: Tree, dirs: tuple[str, ...]) -> None:
     for directory in dirs:
         try:
-            Path(directory).rmdir()
+            tree.rmdir(directory)
         except OSError:
             return  # not empty (someone else's files) or gone: leave it and its parents
-
-
-def _read(path: Path) -> str:
-    """The text as stored: CRLF stays CRLF, so writing it back changes nothing but cq's part."""
-    with path.open(encoding="utf-8", errors="surrogateescape", newline="") as f:
-        return f.read()
-
-
-def _write(path: Path, text: str) -> None:
-    path.write_text(text, encoding="utf-8", errors="surrogateescape", newline="\n")
 
 
 _INSTALL = {"file": _install_file, "block": _install_block, "json": _install_json}

@@ -15,6 +15,8 @@ from typing import Any
 
 import msgspec
 
+from cq.agent.nesting import too_deep
+
 _WS = " \t\n\r"
 _DECODER = json.JSONDecoder()
 
@@ -51,6 +53,8 @@ def canonical(value: Any) -> str:
 
 
 def document(text: str) -> Obj:
+    if deep := too_deep(text):
+        raise NotAnObject(deep)
     try:
         value = json.loads(text)
     except ValueError as exc:

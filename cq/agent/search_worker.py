@@ -154,6 +154,8 @@ def build_request(job: Job) -> SearchRequest:
 def _answer(job: Job, request: SearchRequest, token: CancelToken) -> Done:
     """Run the search, then cut and render it within the budget (as ``cq search`` does, with
     a note saying what was left out in the tool's argument names)."""
+    from functools import partial
+
     from cq.agent.budget import left_out_note
     from cq.assemble import fit_answer
     from cq.parse import cache_stats
@@ -162,7 +164,7 @@ def _answer(job: Job, request: SearchRequest, token: CancelToken) -> Done:
     from cq.report import render_json, render_markdown
 
     is_json = job.args.format == "json"
-    render = render_json if is_json else render_markdown
+    render = render_json if is_json else partial(render_markdown, verbose=request.explain)
     answer = fit_answer(
         request,
         run_search(request, cancel=token),

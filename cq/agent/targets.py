@@ -10,14 +10,16 @@ block in ``AGENTS.md`` (project root) or ``$CODEX_HOME/AGENTS.md``.
 The MCP server (``cq mcp``) is registered as ``mcpServers.cq`` in Claude Code's ``.mcp.json``
 (project root) or ``~/.claude.json`` (user scope), and as a marked ``[mcp_servers.cq]`` block in
 Codex's ``.codex/config.toml`` (project root; Codex reads it in trusted projects) or
-``$CODEX_HOME/config.toml``.
+``$CODEX_HOME/config.toml``. Cursor reads it from ``mcpServers.cq`` in ``.cursor/mcp.json``
+(project root or home), Gemini CLI from ``mcpServers.cq`` in ``.gemini/settings.json`` (the
+same); both take the same ``command``/``args`` object as Claude Code.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
+import shlex
 import sys
 from importlib import resources
 from pathlib import Path
@@ -25,11 +27,15 @@ from typing import Literal
 
 import msgspec
 
-Agent = Literal["claude", "codex"]
+from cq.tools import cq_argv, cq_script
+
+Agent = Literal["claude", "codex", "cursor", "gemini"]
+AGENTS: tuple[Agent, ...] = ("claude", "codex", "cursor", "gemini")
+DEFAULT_AGENTS: tuple[Agent, ...] = ("claude", "codex")  # install without an agent flag
 Scope = Literal["project", "user"]
 Kind = Literal["file", "block", "json"]
 
-CLAUDE_SERVERS = "mcpServers"  # the JSON object of MCP servers in Claude Code's configs
+JSON_SERVERS = "mcpServers"  # the object of MCP servers in Claude Code's, Cursor's, Gemini's
 CODEX_SERVERS = "mcp_servers"  # the TOML table of MCP servers in Codex's config
 SERVER_NAME = "cq"
 _BLOCK_NOTE = "(written by `cq agent install`; `cq agent uninstall` removes it)"
@@ -85,24 +91,25 @@ def label(kind: Kind, path: str) -> str:
 def home_dir() -> Path:
     """``$HOME`` first (so tests and sandboxes can point it elsewhere), then the OS's idea."""
     home = os.environ.get("HOME")
-    return Path(home) if home else Path.home()
+    return Path(os.path.abspath(home)) if home else Path.home()
 
 
 def codex_home() -> Path:
     value = os.environ.get("CODEX_HOME")
-    return Path(value) if value else home_dir() / ".codex"
+    return Path(os.path.abspath(value)) if value else home_dir() / ".codex"
+
+
+def anchors(scope: Scope, base: Path) -> tuple[Path, ...]:
+    """The directories the installer was pointed at, links allowed: the project root or the
+    home, and for ``--user`` a ``$CODEX_HOME`` set explicitly. Below them it follows none."""
+    explicit = os.environ.get("CODEX_HOME")
+    return (base, codex_home()) if scope == "user" and explicit else (base,)
 
 
 def cq_command() -> str:
-    """How an agent should invoke this cq: ``cq`` when PATH finds this very install, else the
-    absolute path of its script (another tool named ``cq`` may come first on PATH)."""
-    beside = _script()
-    on_path = shutil.which("cq")
-    if beside is None:
-        return "cq" if on_path else f"{sys.executable} -P -m cq"  # -P: see mcp_server
-    if on_path and Path(on_path).resolve() == beside.resolve():
-        return "cq"
-    return str(beside)
+    """How an agent should invoke this cq, in shell words: the same words cq's follow-ups
+    start with (``cq.tools.cq_argv``), so the ``/cq`` command's ``allowed-tools`` covers them."""
+    return shlex.join(cq_argv())
 
 
 def mcp_server() -> McpServer:
@@ -112,7 +119,7 @@ def mcp_server() -> McpServer:
     would put that directory first on ``sys.path``, so a repository's own ``cq/`` or
     ``msgspec.py`` would be imported in place of cq's. (A script puts only its own
     directory there.)"""
-    beside = _script()
+    beside = cq_script()
     if beside is None:
         return McpServer(os.path.abspath(sys.executable), ("-P", "-m", "cq", "mcp"))
     return McpServer(str(beside), ("mcp",))
@@ -133,8 +140,7 @@ def artifacts(
             out.append(_block("claude", md, _render(_template("guidance"), cq)))
         if mcp:
             config = base / ".mcp.json" if project else base / ".claude.json"
-            entry = msgspec.json.encode(server).decode()
-            out.append(Artifact(agent="claude", kind="json", path=str(config), content=entry))
+            out.append(_server("claude", config, server))
     if "codex" in agents:
         out.append(
             _file("codex", base / ".agents" / "skills" / "cq" / "SKILL.md", "codex_skill", cq)
@@ -147,7 +153,17 @@ def artifacts(
         if mcp:
             toml = (base / ".codex" if project else codex_home()) / "config.toml"
             out.append(_block("codex", toml, _codex_table(server)))
+    if "cursor" in agents and mcp:
+        out.append(_server("cursor", base / ".cursor" / "mcp.json", server))
+    if "gemini" in agents and mcp:
+        out.append(_server("gemini", base / ".gemini" / "settings.json", server))
     return out
+
+
+def _server(agent: Agent, config: Path, server: McpServer) -> Artifact:
+    """The ``mcpServers.cq`` member of a JSON config."""
+    entry = msgspec.json.encode(server).decode()
+    return Artifact(agent=agent, kind="json", path=str(config), content=entry)
 
 
 def _file(agent: Agent, path: Path, template: str, cq: str) -> Artifact:
@@ -170,13 +186,6 @@ def _codex_table(server: McpServer) -> str:
 def _toml_string(text: str) -> str:
     """A TOML basic string. JSON's escapes are TOML's, but TOML also escapes DEL."""
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def _script() -> Path | None:
-    """This installation's ``cq`` script, beside the running interpreter (``cq.exe`` on
-    Windows), if there is one."""
-    found = shutil.which("cq", path=str(Path(sys.executable).parent))
-    return Path(os.path.abspath(found)) if found else None
 
 
 def _render(text: str, cq: str) -> str:

@@ -1,7 +1,10 @@
 """Suggested next searches: only ``cq search`` command lines that run as written.
 
-Every suggestion repeats the original search's scope (root, language, globs, ``--in``,
-profile, ...) so it searches the same tree, and takes only identifiers as new queries.
+Each names cq as the shell that ran it can run it again (``cq.tools.cq_argv``: ``cq`` when
+PATH finds this install, else its absolute path), the words ``cq agent install`` lets an agent
+run without asking. Every suggestion repeats the original search's scope (root, language,
+globs, ``--in``, profile, ...) so it searches the same tree, and takes only identifiers as new
+queries.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import shlex
 from cq.model import Finding, FollowUp, FollowUps, SearchRequest
 from cq.model.options import request_default
 from cq.rewrite import is_special
+from cq.tools import cq_argv
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
@@ -99,7 +103,7 @@ def _make(
     focus: str | None = None,
     limit: int | None = None,
 ) -> FollowUp:
-    argv = ["cq", "search", *_scope_args(request, query, in_dir or request.in_dir)]
+    argv = [*cq_argv(), "search", *_scope_args(request, query, in_dir or request.in_dir)]
     focus = focus or request.focus
     if focus and focus != "all":
         argv += ["--focus", focus]

@@ -29,6 +29,7 @@ class RewriteSummary(msgspec.Struct, frozen=True, kw_only=True):
     literals: tuple[str, ...] = ()
     focus: str = "all"
     fallback_reason: str | None = None  # why the LLM was not used (its time: run.timings_ms)
+    llm_configured: bool = False  # the user named a model server (else cq tried its default)
     subject: str | None = None  # the name "it" was read as (--context, --follow-up)
 
 

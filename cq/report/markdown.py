@@ -1,7 +1,9 @@
 """Markdown rendering: the answer first, then the sections; readable at a terminal and by an agent.
 
-Snippets are fenced as rg read them; paths are ``file:line:col``; the volatile ``run``
-facts (timings, counters) are the last line, so two identical searches differ only there.
+Snippets are fenced as rg read them, one fence per place; paths are ``file:line:col``. The
+stages' telemetry and the volatile ``run`` facts (timings, counters, the last line, so two
+identical searches differ only there) are printed with ``--explain``/``-v`` only; JSON always
+carries them.
 Every line goes through ``cq.terminal.visible`` on the way out: text from the searched tree
 (lines, names, scopes, signatures, paths) never prints a control character, and a newline in
 a file name cannot start a line of its own.
@@ -36,12 +38,14 @@ from cq.report.md_text import code
 from cq.terminal import visible
 
 
-def render_markdown(result: SearchResult) -> str:
-    """The report as markdown text ending in a newline."""
+def render_markdown(result: SearchResult, *, verbose: bool = False) -> str:
+    """The report as markdown text ending in a newline; ``verbose`` (``--explain``): with the
+    telemetry and the ``run:`` line."""
     findings = result.findings
     lines = [f"# cq search {code(_one_line(result.summary.query))}", ""]
     lines += answer(result)
-    lines += ["", *overview(result)]
+    lines += ["", *overview(result, verbose=verbose)]
+    typed = _answer_typed(result)
     for section in result.sections:
         block: list[str] = []
         if isinstance(section, TopContexts):
@@ -49,7 +53,7 @@ def render_markdown(result: SearchResult) -> str:
         elif isinstance(section, FunctionList):
             block = functions(section)
         elif isinstance(section, FindingList):
-            block = finding_list(section, findings)
+            block = finding_list(section, findings, typed)
         elif isinstance(section, KindCounts):
             block = kind_counts(section, findings)
         elif isinstance(section, HotFiles):
@@ -64,8 +68,19 @@ def render_markdown(result: SearchResult) -> str:
     explained = scores(findings)
     if explained:
         lines += ["", *explained]
-    lines += ["", _run_line(result)]
+    if verbose:
+        lines += ["", _run_line(result)]
     return "\n".join(map(visible, lines)) + "\n"
+
+
+def _answer_typed(result: SearchResult) -> set[str]:
+    """The Answer's definition when the Answer prints its signature (``finding_list``'s
+    ``typed``)."""
+    primary = result.summary.primary
+    if primary is None:
+        return set()
+    f = result.findings[primary]
+    return {f"{f.file}:{f.line}"} if f.enrichment and f.enrichment.signature else set()
 
 
 def _one_line(text: str) -> str:

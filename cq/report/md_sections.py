@@ -194,8 +194,9 @@ def _header_lines(signature: str, line_text: str) -> list[str]:
     return lines
 
 
-def overview(result: SearchResult) -> list[str]:
-    """One or two lines: counts, what was left out, mode, languages, focus, roles, rewrite."""
+def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
+    """One or two lines: counts, what was left out, mode, languages, focus, roles, rewrite;
+    ``verbose`` (``--explain``): the stages' telemetry too."""
     s = result.summary
     shown = f"{s.total_findings} findings, {s.shown_findings} shown"
     left = []
@@ -221,7 +222,7 @@ def overview(result: SearchResult) -> list[str]:
     lines = [" · ".join(parts)]
     if s.stats.dropped_by_scope:
         lines.append(dropped_by_scope(s.stats.dropped_by_scope, s.lang_scope))
-    if s.telemetry:
+    if verbose and s.telemetry:
         lines.append(
             "telemetry: "
             + "; ".join(
@@ -240,7 +241,8 @@ def overview(result: SearchResult) -> list[str]:
         terms = ", ".join(code(t) for t in (*s.rewrite.identifiers, *s.rewrite.literals))
         lines.append(f"rewritten by {s.rewrite.rewriter} ({s.rewrite.trigger}): {terms}")
         reason = s.rewrite.fallback_reason
-        if reason and reason != "llm disabled by config":
+        # cq's default model server not answering is no news; one the user named is
+        if reason and s.rewrite.llm_configured and reason != "llm disabled by config":
             lines.append(f"offline fallback: {reason}")
     return lines
 
@@ -267,29 +269,38 @@ def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[st
         for index in group.finding_indexes:
             by_line.setdefault(findings[index].line, []).append(findings[index])
         for hits in by_line.values():
-            lines.append("- " + "; ".join(f"{_where(f)} {f.category}" for f in hits))
-        language = findings[group.finding_indexes[0]].language
-        lines += fence([_line(hits[0]) for hits in by_line.values()], language)
+            lines += _location(hits)
     return lines
 
 
-def finding_list(section: FindingList, findings: tuple[Finding, ...]) -> list[str]:
-    """One bullet per shown finding: place, scope, signature or call target when known."""
-    if not section.total:
-        return []
+def _location(hits: list[Finding]) -> list[str]:
+    """One place of a Top Context: its hits on one bullet, its line in a fence of its own (one
+    fence for lines from several places would read as consecutive code)."""
+    head = "- " + "; ".join(f"{_where(f)} {f.category}" for f in hits)
+    return [head, *fence([_line(hits[0])], hits[0].language)]
+
+
+def finding_list(
+    section: FindingList, findings: tuple[Finding, ...], typed: set[str] | None = None
+) -> list[str]:
+    """One bullet per shown finding: place, scope, signature or call target when known. A
+    section with none shown has no heading (Uses by Kind counts its kind). ``typed``: the
+    definitions (``file:line``) whose signature the report has printed, so a use resolved to
+    one says where, not the signature again."""
     shown = len(section.finding_indexes)
+    if not shown:
+        return []
     count = f"{section.total}" if shown == section.total else f"{section.total}, {shown} shown"
     if section.collapsed:
         return _collapsed(section, findings, count)
-    if not shown:
-        return [f"## {section.title} ({count})"]
+    typed = set() if typed is None else typed
     lines = [f"## {section.title} ({count})", ""]
     for index in section.finding_indexes:
         f = findings[index]
         kind = "" if len(section.categories) == 1 else f" {f.category}"
         scope = _scope(f)
         where = f" in {code(scope)}" if scope else ""
-        lines.append(f"- {_where(f)}{kind}{where}{_detail(f)}{_role(f)}")
+        lines.append(f"- {_where(f)}{kind}{where}{_detail(f, typed)}{_role(f)}")
     return lines
 
 
@@ -354,14 +365,11 @@ def follow_ups(section: FollowUps) -> list[str]:
 
 def _collapsed(section: FindingList, findings: tuple[Finding, ...], count: str) -> list[str]:
     """Non-code matches: one line of places, no snippets."""
-    lines = [f"## {section.title} ({count}, collapsed)"]
-    if section.finding_indexes:
-        places = ", ".join(
-            f"{_where(findings[i])} {_SHORT_KIND.get(findings[i].category, findings[i].category)}"
-            for i in section.finding_indexes
-        )
-        lines += ["", places]
-    return lines
+    places = ", ".join(
+        f"{_where(findings[i])} {_SHORT_KIND.get(findings[i].category, findings[i].category)}"
+        for i in section.finding_indexes
+    )
+    return [f"## {section.title} ({count}, collapsed)", "", places]
 
 
 def _scope(f: Finding) -> str | None:
@@ -386,10 +394,10 @@ def _role(f: Finding) -> str:
     return "" if f.role == "src" else f" ({f.role})"
 
 
-def _detail(f: Finding) -> str:
+def _detail(f: Finding, typed: set[str]) -> str:
     """A one-line signature for definitions (and Pyrefly's reference count; an unenriched
     definition's own line), the resolved target or else the call target for callsites, when
-    enriched."""
+    enriched. A definition whose signature is printed joins ``typed``."""
     e = f.enrichment
     if e is None:  # e.g. a definition only the index found: its line says what it is
         if f.category != "definition" or not f.line_text.strip():
@@ -399,12 +407,13 @@ def _detail(f: Finding) -> str:
         return f" — {code(one_line_header([f.line_text], f.language))}"
     if e.signature:
         refs = _references(f)
+        typed.add(f"{f.file}:{f.line}")
         if "\n" not in e.signature:
             return f" — {code(e.signature)}{refs}"
         from cq.parse.one_line import one_line_signature
 
         return f" — {code(one_line_signature(e.signature, f.language))}{refs}"
-    resolved = _resolved(f)
+    resolved = _resolved(f, typed)
     if resolved:
         return resolved
     if e.call and e.call.target:
@@ -414,12 +423,13 @@ def _detail(f: Finding) -> str:
     return ""
 
 
-def _resolved(f: Finding) -> str:
+def _resolved(f: Finding, typed: set[str]) -> str:
     """`` → `pkg/mod.py:12` `def f(x: int) -> str` ``: where Pyrefly resolved the name (a
-    module name outside the root) and the type it gives it; `` → `pkg/mod.py:12` (syntax)``
-    when cq's own reading of the source resolved it, ``(unique name)`` when it is the root's
-    one method of that name (Pyrefly's type is then ``Unknown``, not shown); empty when
-    unresolved."""
+    module name outside the root) and the type it gives it, the first time the report names
+    that place (``typed``: the places whose signature or type is printed already); ``→
+    `pkg/mod.py:12` (syntax)`` when cq's own reading of the source resolved it, ``(unique
+    name)`` when it is the root's one method of that name (Pyrefly's type is then
+    ``Unknown``, not shown); empty when unresolved."""
     semantic = f.enrichment.semantic if f.enrichment else None
     target = semantic.definition if semantic else None
     if semantic is None or target is None:
@@ -427,8 +437,11 @@ def _resolved(f: Finding) -> str:
     place = f"{target.file}:{target.line}" if target.file else (target.module or "?")
     if target.via in ("syntax", "unique-name"):
         kind = f" ({_RESOLVERS[target.via]})"
+    elif semantic.type and place not in typed:
+        kind = f" {code(semantic.type)}"
+        typed.add(place)
     else:
-        kind = f" {code(semantic.type)}" if semantic.type else ""
+        kind = ""
     errors = f" · error {code(semantic.diagnostics[0])}" if semantic.diagnostics else ""
     return f" → {code(place)}{kind}{errors}"
 
@@ -470,7 +483,8 @@ def _enrichment_facts(f: Finding) -> str:
         ]
         facts.append(" ".join(x for x in rust if x))
     semantic = e.semantic
-    if semantic and semantic.type:
+    # a function's type is its signature, which the Answer's line has just printed
+    if semantic and semantic.type and not (e.signature and _is_function_type(semantic.type)):
         facts.append(f"type {code(semantic.type)}")
     if semantic and semantic.references is not None:
         facts.append(_references(f).removeprefix(" · "))
@@ -479,6 +493,10 @@ def _enrichment_facts(f: Finding) -> str:
     if semantic and semantic.status in ("degraded", "failed"):
         facts.append(f"semantic {semantic.status}")
     return " · ".join(x for x in facts if x)
+
+
+def _is_function_type(type_text: str) -> bool:
+    return type_text.startswith(("def ", "async def "))
 
 
 def _kind_words(item_kind: str) -> str:

@@ -38,6 +38,9 @@ class LlmConfig(msgspec.Struct, frozen=True, kw_only=True):
     timeout: float = 5.0
     connect_timeout: float = 0.25
     api_key: str | None = None
+    # the user named a model server (config file or CQ_LLM_*), rather than cq trying its
+    # default: only then is its failure worth a line of the report
+    configured: bool = False
 
 
 class _UserFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -84,7 +87,11 @@ def load_config(root: Path) -> LlmConfig:
         enabled = _SWITCH[switch]
     else:
         enabled = user.enabled is not False and _repository_allows(root)
+    named = (user.enabled, user.provider, user.url, user.model)
+    variables = ("CQ_LLM_URL", "CQ_LLM_MODEL", "CQ_LLM_PROVIDER", "CQ_LLM_API_KEY")
+    configured = any(v is not None for v in named) or any(os.environ.get(v) for v in variables)
     return LlmConfig(
+        configured=configured or _SWITCH.get(switch) is True,
         enabled=enabled,
         provider=provider,  # type: ignore[arg-type]
         url=os.environ.get("CQ_LLM_URL") or user.url or default_url,

@@ -53,6 +53,7 @@ def rewrite_query(
         literals=tuple(p.text for p in plan.patterns if p.kind == "literal"),
         focus=plan.focus,
         fallback_reason=plan.fallback_reason,
+        llm_configured=config.configured,
         subject=subject,
     )
     return Rewrite(plan=plan, summary=summary)
