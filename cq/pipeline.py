@@ -8,6 +8,7 @@ their confidence); the final order is computed once, after that.
 
 from __future__ import annotations
 
+import re
 import time
 from functools import partial
 from pathlib import Path
@@ -31,6 +32,7 @@ from cq.model import (
     SearchRequest,
     SearchResult,
     SearchStats,
+    Suggestion,
     Tally,
 )
 from cq.model.tuning import Tuning
@@ -44,6 +46,8 @@ from cq.rank import (
     final_order,
     queried_names,
     score_findings,
+    stub_definitions,
+    suggest_names,
 )
 from cq.rewrite import (
     Rewrite,
@@ -105,7 +109,14 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             fallback_applied = True
             if retry.matches:
                 candidates, patterns = retry, literal
-        if not candidates.matches and rewrite is None and request.rewrite is None:
+        # A name no file holds is said to be nowhere, with the defined names nearest it: no
+        # rewrite guesses an Answer for it (the index never answers a name).
+        unmatched = not candidates.matches and mode == "identifier" and typed is not None
+        suggestions: tuple[Suggestion, ...] | None = None
+        if unmatched and rewrite is None:
+            with _timed(timings, "suggest"):
+                suggestions = suggest_names(typed, request, corpus, tuning.report)  # type: ignore[arg-type]
+        elif not candidates.matches and rewrite is None and request.rewrite is None:
             with _timed(timings, "rewrite"):
                 rewrite = rewrite_query(request, "zero_results", tuning.rewrite, listing)
             index = IndexRun.start(request, progress.update, tuning, rewrite.summary, listing)
@@ -175,6 +186,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 ordered = ordered[: request.limit] if request.limit > 0 else ordered
                 ordered = refine(ordered) if refine is not None else ordered
 
+        stubs = stub_definitions(ordered, corpus)
         corpus.finish()
         read = corpus.stats()
         counters = RunCounters(
@@ -211,6 +223,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
             functions=fused.functions,
             report=tuning.report,
+            suggestions=suggestions,
+            stubs=stubs,
+            named=mode == "identifier" and typed is not None and not request.rewrite,
         )
         result = assemble_result(ordered, tally, facts)
         remember_primary(request, result.findings, result.summary.primary)
@@ -285,25 +300,44 @@ def _classify_telemetry(reasons: dict[str, int]) -> dict[str, dict[str, int]]:
 
 def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> list[Finding]:
     return [
-        Finding(
-            file=m.file,
-            line=m.line,
-            col=m.col,
-            end_col=m.end_col,
-            text=m.text,
-            line_text=m.line_text,
-            language=m.language,
-            category=c.category,
-            confidence=c.confidence,
-            tier=c.tier,
-            node_kind=c.node_kind,
-            containing_scope=c.containing_scope,
-            patterns=m.patterns,
-            symtable=c.symtable,
-            line_window=m.line_window,
+        _text_if_punctuation(
+            m,
+            c,
+            Finding(
+                file=m.file,
+                line=m.line,
+                col=m.col,
+                end_col=m.end_col,
+                text=m.text,
+                line_text=m.line_text,
+                language=m.language,
+                category=c.category,
+                confidence=c.confidence,
+                tier=c.tier,
+                node_kind=c.node_kind,
+                containing_scope=c.containing_scope,
+                patterns=m.patterns,
+                symtable=c.symtable,
+                line_window=m.line_window,
+            ),
         )
         for m, c in zip(matches, classes, strict=True)
     ]
+
+
+_WORD = re.compile(r"\w")
+_CODE_CATEGORIES = frozenset(
+    {"definition", "callsite", "import", "from_import", "assignment", "reference", "annotation"}
+)
+
+
+def _text_if_punctuation(m: RawMatch, c: Classification, finding: Finding) -> Finding:
+    """A match of punctuation or an operator alone (``(``, ``->``, ``+=``) names nothing: it
+    is a text match wherever its parse node sits, never a definition or a call (in a comment,
+    a string or a docstring it stays one)."""
+    if m.text and c.category in _CODE_CATEGORIES and not _WORD.search(m.text):
+        return msgspec.structs.replace(finding, category="text_match")
+    return finding
 
 
 class _timed:

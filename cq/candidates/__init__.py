@@ -14,6 +14,7 @@ from cq.candidates.patterns import (
     pattern_regex,
     patterns_for_query,
 )
+from cq.candidates.scope import language_of
 
 __all__ = [
     "DOTTED_SOURCE",
@@ -21,6 +22,7 @@ __all__ = [
     "collect_candidates",
     "detect_mode",
     "dotted_parts",
+    "language_of",
     "pattern_regex",
     "patterns_for_query",
 ]

@@ -51,6 +51,7 @@ from cq.model.result import (
     ScopeGroup,
     SearchResult,
     Section,
+    Suggestion,
     Summary,
     TopContexts,
 )
@@ -107,6 +108,7 @@ __all__ = [
     "SemanticStatus",
     "StageName",
     "StageStatus",
+    "Suggestion",
     "Summary",
     "SymbolFlags",
     "Tally",
