@@ -60,6 +60,15 @@ FILES = {
         "    def start(self) -> None:\n"
         "        self.started = True\n"
     ),
+    "moto/core/logs.py": (
+        "class Manager:\n"
+        "    def get_logger(self, name):\n"
+        "        return get_logger(name)\n"
+        "\n"
+        "\n"
+        "def get_logger(name):\n"
+        "    return name\n"
+    ),
     "tests/test_s3.py": (
         "from moto.s3.models import S3Backend\n"
         "\n"
@@ -83,6 +92,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("OrderdDict", "OrderedDict"),  # a letter left out
         ("S3Backend.get_bukcet", "get_bucket"),  # a dotted name: its last name
         ("bucket_get", "get_bucket"),  # the same words in another order
+        ("put_policy", "put_bucket_policy"),  # a word more
+        ("get_loger", "get_logger"),  # its site: the module's function, not the method
     ],
 )
 def test_a_name_no_file_holds_exits_1_with_did_you_mean(tree: Path, query: str, first: str) -> None:
@@ -104,6 +115,8 @@ def test_a_name_no_file_holds_exits_1_with_did_you_mean(tree: Path, query: str, 
     text = (tree / best["file"]).read_text().splitlines()[best["line"] - 1]
     assert text[best["col"] :].startswith(first) and best["kind"] in text
     assert f"`{best['file']}:{best['line']}:{best['col']}`" in lines[4]
+    if first == "get_logger":
+        assert (best["file"], best["line"], best["col"]) == ("moto/core/logs.py", 6, 4)
 
 
 def test_a_name_nothing_is_near_says_so_and_invents_no_answer(tree: Path) -> None:

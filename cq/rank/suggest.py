@@ -95,7 +95,8 @@ def _by_words(
 ) -> dict[int, int]:
     """Names with the query's subwords reordered (distance 1) or one word more or fewer (2).
     A name lacking one of two words is that other word alone: left to the edit distance."""
-    words = Counter(stem(w) for w in subwords(name) if len(w) >= 2)
+    order = [stem(w) for w in subwords(name) if len(w) >= 2]
+    words = Counter(order)
     if len(words) < 2 or reach < 1:  # one word: the edit distance says it all
         return {}
     shared: Counter[int] = Counter()
@@ -106,8 +107,11 @@ def _by_words(
     for position, count in shared.items():
         if count < least:
             continue
-        theirs = Counter(stem(w) for w in subwords(names[position]) if len(w) >= 2)
+        their_words = [stem(w) for w in subwords(names[position]) if len(w) >= 2]
+        theirs = Counter(their_words)
         differ = sum(((words - theirs) + (theirs - words)).values())
+        if their_words == order:  # the same words in the same order: the edit distance's
+            continue
         if differ <= 1 and 1 + differ <= reach:
             near[position] = 1 + differ
     return near

@@ -74,17 +74,19 @@ def vocabulary_for(request: SearchRequest, listing: Listing | None = None) -> Vo
 
 
 def definition_site(text: str, name: str) -> tuple[int, int, str] | None:
-    """Where a file's ``text`` first defines ``name`` as the extraction reads definitions:
-    (1-based line, 0-based column of the name, the keyword before it, ``=`` for a module
-    constant); None when it does not."""
+    """Where a file's ``text`` defines ``name`` as the extraction reads definitions, the
+    outermost definition first (a module's ``def getLogger`` before ``Manager.getLogger``),
+    then the first: (1-based line, 0-based column of the name, the keyword before it, ``=``
+    for a module constant); None when it does not."""
     escaped = re.escape(name)
-    best: re.Match[str] | None = None
-    for pattern in _definitions(rf"{escaped}\b", rf"{escaped}\b"):
-        found = re.search(pattern, text, re.MULTILINE)
-        if found is not None and (best is None or found.start(1) < best.start(1)):
-            best = found
-    if best is None:
+    found = [
+        match
+        for pattern in _definitions(rf"{escaped}\b", rf"{escaped}\b")
+        for match in re.finditer(pattern, text, re.MULTILINE)
+    ]
+    if not found:
         return None
+    best = min(found, key=lambda m: (m.start(1) - m.start(), m.start(1)))
     line_start = text.rfind("\n", 0, best.start(1)) + 1
     before = text[best.start() : best.start(1)].split()
     return (
