@@ -186,7 +186,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 ordered = ordered[: request.limit] if request.limit > 0 else ordered
                 ordered = refine(ordered) if refine is not None else ordered
 
-        stubs = stub_definitions(ordered, corpus)
+        stubs = stub_definitions(ordered, patterns, corpus)
         corpus.finish()
         read = corpus.stats()
         counters = RunCounters(

@@ -176,3 +176,13 @@ def test_an_implementation_answers_before_a_protocol_member(tree: Path) -> None:
     data = run_cq("search", "start", "--root", str(tree), "--format", "json").json()
     answer = data["findings"][data["summary"]["primary"]]
     assert (answer["file"], answer["line"]) == ("moto/core/decorator.py", 17)
+
+
+def test_a_name_found_ignoring_case_is_still_answered(tree: Path) -> None:
+    data = run_cq("search", "GET_BUCKET", "-i", "--root", str(tree), "--format", "json").json()
+    answer = data["findings"][data["summary"]["primary"]]
+    assert (answer["file"], answer["line"], answer["text"]) == (
+        "moto/s3/models.py",
+        12,
+        "get_bucket",
+    )

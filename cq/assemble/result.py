@@ -41,6 +41,7 @@ from cq.rank import (
     dotted_query,
     is_exact_definition,
     is_target_definition,
+    last_name,
     queried_names,
 )
 from cq.rewrite import asks_for_callers, names_asked_about
@@ -200,7 +201,9 @@ def _primary(
     if first is not None:
         return first
     exact = [i for i in definitions if is_exact_definition(shown[i], names)]
-    if named:
+    if named:  # with --ignore-case its definition may be written in another case
+        folded = {n.casefold() for n in names}
+        exact = exact or [i for i in definitions if last_name(shown[i].text).casefold() in folded]
         return _implemented(shown, exact, stubs)
     return _implemented(shown, exact, stubs) if exact else (definitions or [None])[0]
 

@@ -13,28 +13,41 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from cq.model import Finding
+from cq.model import Finding, Pattern
 from cq.parse import Corpus, py_ast
+from cq.rank.dotted import dotted_query, is_target_definition, last_name
+from cq.rank.signals import queried_names
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def stub_definitions(findings: Iterable[Finding], corpus: Corpus) -> frozenset[tuple[str, int]]:
-    """(file, line) of the Python definitions among ``findings`` that are stubs."""
+def stub_definitions(
+    findings: Iterable[Finding], patterns: tuple[Pattern, ...], corpus: Corpus
+) -> frozenset[tuple[str, int]]:
+    """(file, line) of the stubs among the queried names' definitions in ``findings``
+    (in rank order), read up to the first one that implements its name (a dotted query's:
+    the first target definition), which is where the Answer stops looking."""
+    names = queried_names(patterns)
+    dotted = dotted_query(patterns)
     stubs: set[tuple[str, int]] = set()
     by_file: dict[str, dict[int, ast.AST]] = {}
     for f in findings:
-        if f.category != "definition" or f.language != "python":
+        if f.category != "definition" or last_name(f.text) not in names:
             continue
-        if f.file.endswith(".pyi"):
+        if f.language == "python" and _is_stub(f, corpus, by_file):
             stubs.add((f.file, f.line))
-            continue
-        if f.file not in by_file:
-            by_file[f.file] = _functions(corpus, f.file)
-        node = by_file[f.file].get(f.line)
-        if node is not None and (_overloaded(node) or _declared_only(node)):
-            stubs.add((f.file, f.line))
+        elif dotted is None or is_target_definition(f, dotted):
+            break
     return frozenset(stubs)
+
+
+def _is_stub(f: Finding, corpus: Corpus, by_file: dict[str, dict[int, ast.AST]]) -> bool:
+    if f.file.endswith(".pyi"):
+        return True
+    if f.file not in by_file:
+        by_file[f.file] = _functions(corpus, f.file)
+    node = by_file[f.file].get(f.line)
+    return node is not None and (_overloaded(node) or _declared_only(node))
 
 
 def _functions(corpus: Corpus, path: str) -> dict[int, ast.AST]:
