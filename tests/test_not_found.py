@@ -69,6 +69,15 @@ FILES = {
         "def get_logger(name):\n"
         "    return name\n"
     ),
+    "crates/time/src/lib.rs": (
+        "pub struct DateTime;\n"
+        "\n"
+        "impl DateTime {\n"
+        "    pub fn parse_from_str(text: &str) -> Option<DateTime> {\n"
+        "        None\n"
+        "    }\n"
+        "}\n"
+    ),
     "tests/test_s3.py": (
         "from moto.s3.models import S3Backend\n"
         "\n"
@@ -94,6 +103,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("bucket_get", "get_bucket"),  # the same words in another order
         ("put_policy", "put_bucket_policy"),  # a word more
         ("get_loger", "get_logger"),  # its site: the module's function, not the method
+        ("DateTime::parse_form_str", "parse_from_str"),  # Rust, a path
     ],
 )
 def test_a_name_no_file_holds_exits_1_with_did_you_mean(tree: Path, query: str, first: str) -> None:
