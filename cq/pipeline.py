@@ -24,6 +24,7 @@ from cq.enrich import EnrichSettings, enrich_shown
 from cq.errors import UsageError
 from cq.index import IndexFusion, IndexRun
 from cq.model import (
+    Category,
     Classification,
     Finding,
     Pattern,
@@ -111,11 +112,10 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 candidates, patterns = retry, literal
         # A name no file holds is said to be nowhere, with the defined names nearest it: no
         # rewrite guesses an Answer for it (the index never answers a name).
-        unmatched = not candidates.matches and mode == "identifier" and typed is not None
         suggestions: tuple[Suggestion, ...] | None = None
-        if unmatched and rewrite is None:
+        if not candidates.matches and mode == "identifier" and typed and rewrite is None:
             with _timed(timings, "suggest"):
-                suggestions = suggest_names(typed, request, corpus, tuning.report)  # type: ignore[arg-type]
+                suggestions = suggest_names(typed, request, corpus, tuning.report)
         elif not candidates.matches and rewrite is None and request.rewrite is None:
             with _timed(timings, "rewrite"):
                 rewrite = rewrite_query(request, "zero_results", tuning.rewrite, listing)
@@ -300,26 +300,22 @@ def _classify_telemetry(reasons: dict[str, int]) -> dict[str, dict[str, int]]:
 
 def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> list[Finding]:
     return [
-        _text_if_punctuation(
-            m,
-            c,
-            Finding(
-                file=m.file,
-                line=m.line,
-                col=m.col,
-                end_col=m.end_col,
-                text=m.text,
-                line_text=m.line_text,
-                language=m.language,
-                category=c.category,
-                confidence=c.confidence,
-                tier=c.tier,
-                node_kind=c.node_kind,
-                containing_scope=c.containing_scope,
-                patterns=m.patterns,
-                symtable=c.symtable,
-                line_window=m.line_window,
-            ),
+        Finding(
+            file=m.file,
+            line=m.line,
+            col=m.col,
+            end_col=m.end_col,
+            text=m.text,
+            line_text=m.line_text,
+            language=m.language,
+            category=_category(m.text, c.category),
+            confidence=c.confidence,
+            tier=c.tier,
+            node_kind=c.node_kind,
+            containing_scope=c.containing_scope,
+            patterns=m.patterns,
+            symtable=c.symtable,
+            line_window=m.line_window,
         )
         for m, c in zip(matches, classes, strict=True)
     ]
@@ -331,13 +327,13 @@ _CODE_CATEGORIES = frozenset(
 )
 
 
-def _text_if_punctuation(m: RawMatch, c: Classification, finding: Finding) -> Finding:
+def _category(text: str, category: Category) -> Category:
     """A match of punctuation or an operator alone (``(``, ``->``, ``+=``) names nothing: it
     is a text match wherever its parse node sits, never a definition or a call (in a comment,
     a string or a docstring it stays one)."""
-    if m.text and c.category in _CODE_CATEGORIES and not _WORD.search(m.text):
-        return msgspec.structs.replace(finding, category="text_match")
-    return finding
+    if text and category in _CODE_CATEGORIES and not _WORD.search(text):
+        return "text_match"
+    return category
 
 
 class _timed:

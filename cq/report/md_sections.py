@@ -58,10 +58,11 @@ def _not_found(result: SearchResult) -> list[str]:
     name = (summary.asked_name or summary.query).strip()[:80]
     how = " or as text" if summary.fallback_applied else ""
     lines = [f"**Not found:** no file in the searched scope holds {code(name)} as a name{how}."]
-    if not summary.suggestions:
+    near = summary.suggestions if isinstance(summary.suggestions, tuple) else ()
+    if not near:
         return [*lines, "No name the tree defines is near it."]
     lines.append("Did you mean:")
-    for s in summary.suggestions:  # type: ignore[union-attr]
+    for s in near:
         lines.append(f"- {code(s.name)} — {s.kind} at {code(f'{s.file}:{s.line}:{s.col}')}")
     return lines
 
