@@ -57,7 +57,10 @@ def _not_found(result: SearchResult) -> list[str]:
     summary = result.summary
     name = (summary.asked_name or summary.query).strip()[:80]
     how = " or as text" if summary.fallback_applied else ""
-    lines = [f"**Not found:** no file in the searched scope holds {code(name)} as a name{how}."]
+    where = "the searched scope"
+    if summary.stats.timed_out:  # rg stopped early: only what it read is known
+        where = "what the search read before its time limit (--timeout)"
+    lines = [f"**Not found:** no file in {where} holds {code(name)} as a name{how}."]
     near = summary.suggestions if isinstance(summary.suggestions, tuple) else ()
     if not near:
         return [*lines, "No name the tree defines is near it."]
