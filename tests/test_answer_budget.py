@@ -64,3 +64,17 @@ def test_a_small_budget_keeps_the_answer_on_the_command_line(tree: Path) -> None
         assert len(run.stdout) <= budget * 4
         assert run.stdout.splitlines()[2].startswith("**Answer:** `get_bucket`")
         assert "No findings" not in run.stdout
+
+
+@pytest.mark.parametrize("semantic", [(), ("--no-semantic",)])
+def test_a_callers_answer_keeps_its_callsites_in_a_small_budget(
+    tree: Path, semantic: tuple[str, ...]
+) -> None:
+    question = ("search", "who calls get_bucket?", "--root", str(tree), *semantic)
+    for budget in (120, 300):
+        run = run_cq(*question, "--max-tokens", str(budget))
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+        assert len(run.stdout) <= budget * 4
+        lines = run.stdout.splitlines()
+        assert lines[2].startswith("**Answer:** 3 shown callsite"), lines[2]
+        assert lines[3].startswith("- `moto/s3/handlers/handler_00.py:5:19` in `handle_0`")
