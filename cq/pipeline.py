@@ -8,6 +8,7 @@ their confidence); the final order is computed once, after that.
 
 from __future__ import annotations
 
+import re
 import time
 from functools import partial
 from pathlib import Path
@@ -29,6 +30,7 @@ from cq.enrich import EnrichSettings, enrich_shown
 from cq.errors import UsageError
 from cq.index import IndexFusion, IndexRun
 from cq.model import (
+    Category,
     Classification,
     FileCount,
     Finding,
@@ -38,6 +40,7 @@ from cq.model import (
     SearchRequest,
     SearchResult,
     SearchStats,
+    Suggestion,
     Tally,
 )
 from cq.model.tuning import Tuning
@@ -51,6 +54,8 @@ from cq.rank import (
     final_order,
     queried_names,
     score_findings,
+    stub_definitions,
+    suggest_names,
 )
 from cq.rewrite import (
     Rewrite,
@@ -112,7 +117,13 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             fallback_applied = True
             if retry.matches:
                 candidates, patterns = retry, literal
-        if not candidates.matches and rewrite is None and request.rewrite is None:
+        # A name no file holds is said to be nowhere, with the defined names nearest it: no
+        # rewrite guesses an Answer for it (the index never answers a name).
+        suggestions: tuple[Suggestion, ...] | None = None
+        if not candidates.matches and mode == "identifier" and typed and rewrite is None:
+            with _timed(timings, "suggest"):
+                suggestions = suggest_names(typed, request, corpus, tuning.report)
+        elif not candidates.matches and rewrite is None and request.rewrite is None:
             with _timed(timings, "rewrite"):
                 rewrite = rewrite_query(request, "zero_results", tuning.rewrite, listing)
             index = IndexRun.start(request, progress.update, tuning, rewrite.summary, listing)
@@ -185,6 +196,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         ordered = with_context(
             ordered, corpus, request.before_context, request.after_context, tuning.report
         )
+        stubs = stub_definitions(ordered, patterns, corpus)
         corpus.finish()
         read = corpus.stats()
         counters = RunCounters(
@@ -221,6 +233,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
             functions=fused.functions,
             report=tuning.report,
+            suggestions=suggestions,
+            stubs=stubs,
+            named=mode == "identifier" and typed is not None and not request.rewrite,
         )
         result = assemble_result(ordered, tally, facts)
         if request.listing in ("paths", "counts"):  # -l, -c: every file, best first
@@ -306,7 +321,7 @@ def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> l
             text=m.text,
             line_text=m.line_text,
             language=m.language,
-            category=c.category,
+            category=_category(m.text, c.category),
             confidence=c.confidence,
             tier=c.tier,
             node_kind=c.node_kind,
@@ -317,6 +332,21 @@ def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> l
         )
         for m, c in zip(matches, classes, strict=True)
     ]
+
+
+_WORD = re.compile(r"\w")
+_CODE_CATEGORIES = frozenset(
+    {"definition", "callsite", "import", "from_import", "assignment", "reference", "annotation"}
+)
+
+
+def _category(text: str, category: Category) -> Category:
+    """A match of punctuation or an operator alone (``(``, ``->``, ``+=``) names nothing: it
+    is a text match wherever its parse node sits, never a definition or a call (in a comment,
+    a string or a docstring it stays one)."""
+    if text and category in _CODE_CATEGORIES and not _WORD.search(text):
+        return "text_match"
+    return category
 
 
 class _timed:

@@ -197,7 +197,7 @@ def test_an_unreadable_file_is_a_warning_not_a_failure(unprivileged) -> None:
     (tree / "locked.py").chmod(0)
     none = _as(prefix, env, "search", "zzz_absent", "--root", str(tree), "--no-rewrite")
     assert none.returncode == 1, none.stderr
-    assert "No findings" in none.stdout
+    assert "**Not found:**" in none.stdout
     assert none.stderr.splitlines() == [
         "cq: warning: locked.py: Permission denied (os error 13) (skipped)"
     ]
@@ -222,7 +222,7 @@ def test_a_path_too_long_to_open_is_a_warning(tmp_path: Path) -> None:
     os.close(deep)
     os.close(folder)
     none = run_cq("search", "zzz_absent", "--root", str(tmp_path), "--no-rewrite")
-    assert none.returncode == 1 and "No findings" in none.stdout
+    assert none.returncode == 1 and "**Not found:**" in none.stdout
     (warning,) = none.stderr.splitlines()
     assert warning.startswith("cq: warning: d00x") and warning.endswith("(skipped)")
     assert "File name too long" in warning or "Filename too long" in warning

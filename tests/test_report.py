@@ -96,14 +96,39 @@ def test_limit_and_token_budget_drop_lowest_ranked_whole_findings(repo: Path) ->
     assert [(f["file"], f["line"], f["col"]) for f in limited.json()["findings"]] == everything[:7]
 
 
-def test_a_budget_below_the_summary_is_honoured_like_the_mcp_server(repo: Path) -> None:
-    md = run_cq("search", "register", "--root", str(repo), "--max-tokens", "60")
-    assert md.returncode == 0 and len(md.stdout) / 4 <= 60
-    assert md.stdout.endswith("[... cut to the token budget]\n")
-    js = run_cq("search", "register", "--root", str(repo), "--max-tokens", "60", "--format", "json")
+def _minimum(stderr: str) -> int:
+    """The minimum budget a refusal names (its one line says "at least N")."""
+    (line,) = stderr.splitlines()
+    assert line.startswith("cq: ") and "Traceback" not in stderr
+    return int(re.search(r"at least (\d+)", line).group(1))
+
+
+def test_the_answer_is_the_floor_of_every_budget(repo: Path) -> None:
+    """A small budget keeps the header and the Answer (never "No findings" when there are
+    some); one below them is refused with the minimum, which then works."""
+    search = ("search", "register", "--root", str(repo))
+    refused = run_cq(*search, "--max-tokens", "20")
+    assert refused.returncode == 2 and refused.stdout == ""
+    need = _minimum(refused.stderr)
+    assert need > 20
+    for budget in (need, need + 40, 150):
+        md = run_cq(*search, "--max-tokens", str(budget))
+        assert md.returncode == 0, md.stderr
+        assert len(md.stdout) / 4 <= budget
+        lines = md.stdout.splitlines()
+        assert lines[0] == "# cq search `register`"
+        assert lines[2].startswith("**Answer:** `register`") and "pkg/tricky.py:1:4" in lines[2]
+        assert "No findings" not in md.stdout
+    assert run_cq(*search, "--max-tokens", str(need - 1)).returncode == 2
+    js = run_cq(*search, "--max-tokens", "60", "--format", "json")
     assert js.returncode == 2 and js.stdout == ""
-    assert js.stderr.startswith("cq: even without findings the JSON report exceeds --max-tokens")
-    assert len(js.stderr.splitlines()) == 1
+    need = _minimum(js.stderr)
+    fitted = run_cq(*search, "--max-tokens", str(need), "--format", "json")
+    assert fitted.returncode == 0 and len(fitted.stdout) / 4 <= need
+    summary, findings = fitted.json()["summary"], fitted.json()["findings"]
+    assert summary["primary"] is not None and summary["shown_findings"] >= 1
+    assert findings[summary["primary"]]["file"] == "pkg/tricky.py"
+    assert summary["omitted"]["by_budget"] > 0
 
 
 @pytest.mark.parametrize("query", ["register", "how do we register the items in a table"])

@@ -4,7 +4,10 @@ In: the shown findings in their final order, the ``Tally`` of all findings, cand
 statistics, the request. Out: ``SearchResult`` with summary and sections (``result.py``;
 ``sections.py`` and ``followups.py`` build the parts).
 ``fit_answer`` (``budget.py``) delivers a result within a token budget, for the CLI and the
-MCP server alike, by dropping whole lowest-ranked findings. Computes the report's content;
+MCP server alike, by dropping whole lowest-ranked findings, never the one the Answer names
+(a budget below the header and the Answer is an error naming the minimum). A name that
+matched nothing carries the tree's nearest defined names (``Summary.suggestions``, made by
+``cq.rank.suggest``), never an Answer. Computes the report's content;
 ``cq.report`` only renders it.
 """
 

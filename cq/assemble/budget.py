@@ -3,12 +3,18 @@
 Tokens are estimated as characters / 4 of the rendered text (the format being printed), so
 the budget holds for what the reader actually receives. ``fit_answer`` is what the CLI and
 the MCP server both deliver: the cut result rendered, with room kept for a caller's note
-(the MCP server says how to ask for more), and, when even a result without findings is over
-the budget (a very long query), markdown cut at whole lines or an error for JSON.
+(the MCP server says how to ask for more).
+
+The Answer is the floor of every budget: findings go lowest-ranked first, but never the one
+the Answer names (``summary.primary``, else the best hit the Answer shows). When even the
+findings down to it are over the budget, that finding alone is kept; markdown still over is
+cut at whole lines after the Answer, and a budget below the header and the Answer (or, for
+JSON, below the whole report of that one finding) is an error naming the minimum.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import msgspec
@@ -19,6 +25,11 @@ from cq.model import FunctionList, HotFiles, KindCounts, SearchRequest, SearchRe
 from cq.model.tuning import ReportTuning
 
 CHARS_PER_TOKEN = 4
+_CUT = "[... cut to the token budget]\n"
+_FENCE = re.compile(r"^(`{3,})")
+# Room a JSON minimum keeps for the run's volatile facts (timings, counters), which can gain
+# a digit each on the next run: the minimum named is one that works again.
+_RUN_SLACK = 16
 
 
 class Answer(msgspec.Struct, frozen=True):
@@ -46,7 +57,7 @@ def fit_answer(
 ) -> Answer:
     """``result`` cut to ``request.max_tokens`` (0: no budget), rendered; the ``note`` it
     gets (if any) counts against the budget too. ``names`` are the caller's words for the
-    budget and for markdown output, used in the error a JSON report over the budget gets."""
+    budget and for markdown output, used in the error a budget below the Answer gets."""
     budget = request.max_tokens
     report = report or ReportTuning()
     result = fit_budget(result, request, render, report)
@@ -56,14 +67,23 @@ def fit_answer(
         result = fit_budget(result, tighter, render, report)
         said = note(result) if note else None
     text = render(result)
-    if budget > 0 and estimate_tokens(text + (said or "")) > budget:  # the summary alone is over
+    extra = estimate_tokens(said or "")
+    if budget > 0 and estimate_tokens(text) + extra > budget:  # the Answer's finding alone is over
         if is_json:
+            need = estimate_tokens(text) + extra + _RUN_SLACK
             raise UsageError(
-                f"even without findings the JSON report exceeds {names[0]} {budget} (the query "
-                f"is {len(request.query)} characters); raise {names[0]} or use {names[1]}"
+                f"the JSON report with its Answer needs {need} tokens, over {names[0]} {budget}: "
+                f"raise {names[0]} to at least {need} or use {names[1]}"
             )
-        text = _hard_cut(text, budget - estimate_tokens(said or "") - 10)
-    return Answer(text=text, note=said, result=result, tokens=estimate_tokens(text + (said or "")))
+        head = _answer_head(text)
+        need = estimate_tokens(head + _CUT) + extra
+        if need > budget:
+            raise UsageError(
+                f"{names[0]} {budget} is below the {need} tokens the header line and the "
+                f"Answer need: raise it to at least {need}"
+            )
+        text = _hard_cut(text, budget - extra, len(head))
+    return Answer(text=text, note=said, result=result, tokens=estimate_tokens(text) + extra)
 
 
 def fit_budget(
@@ -72,13 +92,18 @@ def fit_budget(
     render: Callable[[SearchResult], str],
     report: ReportTuning | None = None,
 ) -> SearchResult:
-    """The largest prefix of the shown findings whose rendering fits ``request.max_tokens``."""
+    """The largest prefix of the shown findings whose rendering fits ``request.max_tokens``,
+    never shorter than the findings down to the Answer's; when even that is over the budget,
+    the Answer's finding alone (``_answer_only``)."""
     budget = request.max_tokens
     if budget <= 0 or estimate_tokens(render(result)) <= budget:
         return result
-    low, high = 0, len(result.findings) - 1  # ``low`` always fits or is 0; ``high + 1`` does not
     report = report or ReportTuning()
-    best = keep_first(result, request, 0, report)
+    floor = _answer_floor(result)
+    best = keep_first(result, request, floor, report)
+    if estimate_tokens(render(best)) > budget:
+        return _answer_only(result, request, report) if floor > 1 else best
+    low, high = floor + 1, len(result.findings) - 1  # ``high + 1`` does not fit
     while low <= high:
         mid = (low + high) // 2
         candidate = keep_first(result, request, mid, report)
@@ -93,7 +118,29 @@ def keep_first(
     result: SearchResult, request: SearchRequest, keep: int, report: ReportTuning
 ) -> SearchResult:
     """The result with only its ``keep`` best findings, sections rebuilt, the cut recorded."""
-    shown = result.findings[:keep]
+    return _keep(result, request, tuple(range(min(keep, len(result.findings)))), report)
+
+
+def _answer_floor(result: SearchResult) -> int:
+    """How many leading findings the Answer needs: down to the primary definition, else the
+    best hit it shows instead; none when nothing was found."""
+    primary = result.summary.primary
+    if primary is not None:
+        return primary + 1
+    return 1 if result.findings else 0
+
+
+def _answer_only(
+    result: SearchResult, request: SearchRequest, report: ReportTuning
+) -> SearchResult:
+    """The result with the Answer's finding alone (a subset, so no order changes)."""
+    return _keep(result, request, (result.summary.primary or 0,), report)
+
+
+def _keep(
+    result: SearchResult, request: SearchRequest, indexes: tuple[int, ...], report: ReportTuning
+) -> SearchResult:
+    shown = tuple(result.findings[i] for i in indexes)
     summary = result.summary
     dropped = len(result.findings) - len(shown)
     omitted = msgspec.structs.replace(
@@ -101,7 +148,8 @@ def keep_first(
         by_budget=summary.omitted.by_budget + dropped,
         token_budget=request.max_tokens,
     )
-    primary = summary.primary if summary.primary is not None and summary.primary < keep else None
+    old = summary.primary
+    primary = indexes.index(old) if old is not None and old in indexes else None
     kinds = next(s for s in result.sections if isinstance(s, KindCounts))
     hot = next(s for s in result.sections if isinstance(s, HotFiles))
     summary = msgspec.structs.replace(
@@ -112,12 +160,31 @@ def keep_first(
     return msgspec.structs.replace(result, summary=summary, sections=sections, findings=shown)
 
 
-def _hard_cut(text: str, budget: int) -> str:
-    """Whole markdown lines up to the budget."""
-    keep, used = [], 0
-    for line in text.splitlines(keepends=True):
+def _answer_head(markdown: str) -> str:
+    """The report's first block: its header line and the Answer, up to the first blank line
+    outside a fence (the markdown report leaves one after the Answer, and a fenced snippet
+    may hold blank lines of its own)."""
+    lines = markdown.splitlines(keepends=True)
+    fence: str | None = None
+    for i, line in enumerate(lines[2:], start=2):
+        text = line.rstrip("\n")
+        if fence is None and not text.strip():
+            return "".join(lines[:i])
+        opening = _FENCE.match(text)
+        if fence is None and opening:
+            fence = opening.group(1)
+        elif fence is not None and text == fence:
+            fence = None
+    return markdown
+
+
+def _hard_cut(text: str, budget: int, keep_chars: int = 0) -> str:
+    """Whole markdown lines up to the budget, the first ``keep_chars`` (the header and the
+    Answer) always."""
+    keep, used = [text[:keep_chars]], estimate_tokens(text[:keep_chars] + _CUT)
+    for line in text[keep_chars:].splitlines(keepends=True):
         used += estimate_tokens(line)
         if used > budget:
             break
         keep.append(line)
-    return "".join(keep) + "[... cut to the token budget]\n"
+    return "".join(keep) + _CUT

@@ -31,6 +31,7 @@ from cq.model import (
     SearchResult,
     SearchStats,
     Section,
+    Suggestion,
     Summary,
     Tally,
 )
@@ -40,6 +41,7 @@ from cq.rank import (
     dotted_query,
     is_exact_definition,
     is_target_definition,
+    last_name,
     queried_names,
 )
 from cq.rewrite import asks_for_callers, names_asked_about
@@ -65,6 +67,10 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     elapsed_ms: float = 0.0
     functions: tuple[RelevantFunction, ...] = ()  # rewritten queries with the index (cq/index)
     report: ReportTuning = msgspec.field(default_factory=ReportTuning)
+    # an identifier or dotted query that matched nothing: the defined names nearest it
+    suggestions: tuple[Suggestion, ...] | None = None
+    stubs: frozenset[tuple[str, int]] = frozenset()  # (file, line) of stub definitions
+    named: bool = False  # the query is a name searched as typed: only its definition answers
 
 
 def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFacts) -> SearchResult:
@@ -77,7 +83,9 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     # the function or name it writes, not by what its words are about.
     about = names_asked_about(request.query) & names
     functions = () if about or asks_for_callers(request.query) else facts.functions
-    primary = _primary(shown, about or names, dotted_query(facts.patterns), functions)
+    primary = _primary(
+        shown, about or names, dotted_query(facts.patterns), functions, facts.stubs, facts.named
+    )
     omitted = Omitted(by_limit=tally.total - len(shown))
     summary = Summary(
         query=request.query,
@@ -103,6 +111,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
         rewrite=facts.rewrite,
         asked_name=facts.asked_name,
         telemetry=facts.telemetry,
+        suggestions=msgspec.UNSET if facts.suggestions is None else facts.suggestions,
     )
     counts = Counter(tally.categories)
     rewritten = facts.rewrite is not None and facts.rewrite.applied
@@ -173,19 +182,38 @@ def _primary(
     names: frozenset[str],
     dotted: Dotted | None,
     functions: tuple[RelevantFunction, ...],
+    stubs: frozenset[tuple[str, int]] = frozenset(),
+    named: bool = False,
 ) -> int | None:
     """The answer: for a dotted query only its own definition (another owner's ``register``
-    is not ``ABCMeta.register``); for a question with Relevant Functions the first of them
-    shown (``_first_function``); else the best-ranked definition of the queried name, else of
-    anything."""
+    is not ``ABCMeta.register``); for a name searched as typed (``named``) only the name's
+    own definition found by its pattern, never a unit the index found; for a question with
+    Relevant Functions the first of them shown (``_first_function``); else the best-ranked
+    definition of the queried name, else of anything. An implementation goes before the
+    ``@overload`` and ``...``-bodied declarations of the same name (``stubs``)."""
     definitions = [i for i, f in enumerate(shown) if f.category == "definition"]
+    if named or dotted is not None:
+        definitions = [i for i in definitions if shown[i].tier != "index"]
     if dotted is not None:
-        return next((i for i in definitions if is_target_definition(shown[i], dotted)), None)
-    first = _first_function(shown, functions)
+        targets = [i for i in definitions if is_target_definition(shown[i], dotted)]
+        return _implemented(shown, targets, stubs)
+    first = None if named else _first_function(shown, functions)
     if first is not None:
         return first
     exact = [i for i in definitions if is_exact_definition(shown[i], names)]
-    return (exact or definitions or [None])[0]
+    if named:  # with --ignore-case its definition may be written in another case
+        folded = {n.casefold() for n in names}
+        exact = exact or [i for i in definitions if last_name(shown[i].text).casefold() in folded]
+        return _implemented(shown, exact, stubs)
+    return _implemented(shown, exact, stubs) if exact else (definitions or [None])[0]
+
+
+def _implemented(
+    shown: tuple[Finding, ...], candidates: list[int], stubs: frozenset[tuple[str, int]]
+) -> int | None:
+    """The best-ranked of ``candidates`` that is not a stub, else the best-ranked."""
+    real = [i for i in candidates if (shown[i].file, shown[i].line) not in stubs]
+    return (real or candidates or [None])[0]
 
 
 def _role_counts(tally: Tally) -> dict[str, int]:

@@ -18,6 +18,7 @@ from cq.candidates.patterns import (
     pattern_regex,
     patterns_for_query,
 )
+from cq.candidates.scope import language_of
 
 __all__ = [
     "DOTTED_SOURCE",
@@ -25,6 +26,7 @@ __all__ = [
     "collect_candidates",
     "detect_mode",
     "dotted_parts",
+    "language_of",
     "pattern_regex",
     "patterns_for_query",
     "searched_files",

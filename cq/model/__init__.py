@@ -51,6 +51,7 @@ from cq.model.result import (
     ScopeGroup,
     SearchResult,
     Section,
+    Suggestion,
     Summary,
     TopContexts,
 )
@@ -108,6 +109,7 @@ __all__ = [
     "SemanticStatus",
     "StageName",
     "StageStatus",
+    "Suggestion",
     "Summary",
     "SymbolFlags",
     "Tally",

@@ -184,6 +184,19 @@ class FollowUps(msgspec.Struct, frozen=True, kw_only=True, tag="follow_ups"):
 Section = TopContexts | FunctionList | FindingList | KindCounts | HotFiles | FollowUps
 
 
+class Suggestion(msgspec.Struct, frozen=True, kw_only=True):
+    """A name the tree defines near a name that matched nothing ("did you mean")."""
+
+    name: str
+    kind: str  # the keyword defining it (def, class, fn, struct, ...); "=" a module constant
+    file: str
+    line: int  # 1-based, where ``file`` defines it (the first file in path order, src first)
+    col: int  # 0-based character column of the name
+    # how far it is: edits between the two names read snake/camel-blind (a transposition is
+    # one), or 1 + the subwords one has and the other lacks (the same words reordered: 1)
+    distance: int
+
+
 class Omitted(msgspec.Struct, frozen=True, kw_only=True):
     """Findings found but not shown, and why."""
 
@@ -218,6 +231,9 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     # searched as if it were the query, which ``query`` still holds
     asked_name: str | None = None
     telemetry: dict[str, dict[str, int]] = {}
+    # only when an identifier or dotted query matched nothing: the tree's defined names
+    # nearest it, nearest first (empty: none is near)
+    suggestions: tuple[Suggestion, ...] | msgspec.UnsetType = msgspec.UNSET
 
 
 class SearchResult(msgspec.Struct, frozen=True, kw_only=True):

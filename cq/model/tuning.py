@@ -258,6 +258,19 @@ class ReportTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         1000
     )
     window: Annotated[int, _why("hand-set: characters of that window")] = 160
+    suggestions: Annotated[
+        int, _why("hand-set: did-you-mean names listed when a name matched nothing")
+    ] = 5
+    suggest_chars_per_edit: Annotated[
+        int,
+        _why(
+            "hand-set: a name of n characters (snake/camel-blind) may be n // 4 edits away "
+            "(at least 1 from 3 characters on): getLoger -> getLogger on the stdlib"
+        ),
+    ] = 4
+    suggest_max_edits: Annotated[
+        int, _why("hand-set: more edits than this is another name, however long")
+    ] = 3
 
 
 class Tuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -7,7 +7,9 @@ enrichment moved the shown findings' confidence: score descending, ties broken b
 (file, line, col). Open ``score.py`` for the formula; ``roles.py``
 (path conventions) and ``rust_tests.py`` (``#[cfg(test)]`` items) decide the item role,
 ``signals.py`` holds the query-aware boosts, ``terms.py`` the multi-pattern signal,
-``dotted.py`` a dotted query's target definition and plausible uses.
+``dotted.py`` a dotted query's target definition and plausible uses, ``stubs.py`` the
+``@overload`` and ``...``-bodied definitions an Answer passes over for the implementation,
+``suggest.py`` the defined names nearest a name that matched nothing ("did you mean").
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from cq.rank.signals import (
     nesting_depth,
     queried_names,
 )
+from cq.rank.stubs import stub_definitions
+from cq.rank.suggest import suggest_names
 from cq.rank.terms import file_coverage, file_evidence, is_rewritten, terms_multiplier
 
 
@@ -268,4 +272,6 @@ __all__ = [
     "queried_names",
     "rank_findings",
     "score_findings",
+    "stub_definitions",
+    "suggest_names",
 ]

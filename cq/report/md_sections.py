@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import msgspec
+
 from cq.model import (
     Finding,
     FindingList,
@@ -30,6 +32,8 @@ _LISTED = frozenset(
 def answer(result: SearchResult) -> list[str]:
     """The primary definition with its signature and place, or the best hit if none."""
     findings, summary = result.findings, result.summary
+    if not findings and not isinstance(summary.suggestions, msgspec.UnsetType):
+        return _not_found(result)
     if not findings:
         return [f"No findings for {code(summary.query.strip()[:80])}."]
     if summary.primary is None:
@@ -47,6 +51,24 @@ def answer(result: SearchResult) -> list[str]:
     ):
         return _unresolved_callers_answer(findings, f, target)
     return _definition_answer(f, target, "**Answer:**", _signals(result, f))
+
+
+def _not_found(result: SearchResult) -> list[str]:
+    """A name no file holds: said so, with the defined names nearest it and where each is."""
+    summary = result.summary
+    name = (summary.asked_name or summary.query).strip()[:80]
+    how = " or as text" if summary.fallback_applied else ""
+    where = "the searched scope"
+    if summary.stats.timed_out:  # rg stopped early: only what it read is known
+        where = "what the search read before its time limit (--timeout)"
+    lines = [f"**Not found:** no file in {where} holds {code(name)} as a name{how}."]
+    near = summary.suggestions if isinstance(summary.suggestions, tuple) else ()
+    if not near:
+        return [*lines, "No name the tree defines is near it."]
+    lines.append("Did you mean:")
+    for s in near:
+        lines.append(f"- {code(s.name)} — {s.kind} at {code(f'{s.file}:{s.line}:{s.col}')}")
+    return lines
 
 
 def _signals(result: SearchResult, f: Finding) -> tuple[str, ...]:

@@ -11,6 +11,8 @@ code the text names, ``offline.py`` maps the rest onto ``vocabulary.py``'s defin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cq.model import SearchRequest
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
@@ -26,7 +28,10 @@ from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.template import without_environment
 from cq.rewrite.trigger import remember_primary, rewrite_trigger
-from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, RECEIVERS, numbered, stem
+from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, RECEIVERS, numbered, stem, subwords
+
+if TYPE_CHECKING:
+    from cq.rewrite.vocabulary import Vocabulary
 
 __all__ = [
     "ABBREVIATIONS",
@@ -36,6 +41,8 @@ __all__ = [
     "Rewrite",
     "asks_for_callers",
     "code_name_asked_about",
+    "defined_names",
+    "definition_site",
     "extract_mentions",
     "is_special",
     "names_asked_about",
@@ -48,6 +55,7 @@ __all__ = [
     "should_rewrite",
     "split_dotted",
     "stem",
+    "subwords",
     "without_environment",
 ]
 
@@ -60,3 +68,18 @@ def rewrite_query(
     from cq.rewrite.run import rewrite_query as run
 
     return run(request, trigger, tuning, listing)
+
+
+def defined_names(request: SearchRequest, listing: Listing | None = None) -> Vocabulary:
+    """The tree's defined names and the files defining each (``vocabulary.py``: one rg run,
+    cached as the rewriter caches it), imported on first use like ``rewrite_query``."""
+    from cq.rewrite.vocabulary import vocabulary_for
+
+    return vocabulary_for(request, listing)
+
+
+def definition_site(text: str, name: str) -> tuple[int, int, str] | None:
+    """``vocabulary.definition_site``: where a file's text first defines ``name``."""
+    from cq.rewrite.vocabulary import definition_site as site
+
+    return site(text, name)

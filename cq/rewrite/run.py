@@ -23,7 +23,7 @@ from cq.rewrite.offline import map_words, offline_rewrite
 from cq.rewrite.plan import Rewrite, RewritePlan, cap_patterns
 from cq.rewrite.template import without_environment
 from cq.rewrite.validate import ModelAnswer
-from cq.rewrite.vocabulary import Vocabulary, load_vocabulary
+from cq.rewrite.vocabulary import Vocabulary, vocabulary_for
 
 
 def rewrite_query(
@@ -34,8 +34,7 @@ def rewrite_query(
     and checklist sections are not read (``template.py``)."""
     request = msgspec.structs.replace(request, query=without_environment(request.query))
     root = Path(request.root)
-    globs = (*request.include, *("!" + g for g in request.exclude))
-    vocabulary = load_vocabulary(root, globs=globs, use_cache=request.use_cache, listing=listing)
+    vocabulary = vocabulary_for(request, listing)
     subject = _subject(request, root, vocabulary)
     mentions = extract_mentions(request.query)
     plan = offline_rewrite(request.query, mentions, vocabulary, subject, t)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -21,18 +22,26 @@ import msgspec
 
 from cq.cache.digests import stat_fingerprint
 from cq.cache.payloads import PayloadCache
+from cq.model import SearchRequest
 from cq.parse import Listing, list_tree, python_syntax, rust_syntax
 from cq.parse.listing import PYTHON_RUST
 from cq.rewrite.words import stem, subwords
 from cq.tools import find_rg
 
-_DEFINITIONS = (
-    rf"^[ \t]*(?:async[ \t]+)?(?:{'|'.join(python_syntax.DEFINITION_KEYWORDS)})"
-    r"[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
-    r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?(?:(?:async|unsafe|const|extern)[ \t]+)*"
-    rf"(?:{'|'.join(rust_syntax.ITEM_KEYWORDS)})[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
-    r"^([A-Z][A-Z0-9_]{2,})[ \t]*(?::[^=\n]*)?=[^=]",
-)
+
+def _definitions(name: str, constant: str) -> tuple[str, ...]:
+    """The three definition patterns (Python, Rust, module constants), each with one group:
+    ``name`` or, for a constant, ``constant`` (rg's syntax, which Python's ``re`` reads too)."""
+    return (
+        rf"^[ \t]*(?:async[ \t]+)?(?:{'|'.join(python_syntax.DEFINITION_KEYWORDS)})"
+        rf"[ \t]+({name})",
+        r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?(?:(?:async|unsafe|const|extern)[ \t]+)*"
+        rf"(?:{'|'.join(rust_syntax.ITEM_KEYWORDS)})[ \t]+({name})",
+        rf"^({constant})[ \t]*(?::[^=\n]*)?=[^=]",
+    )
+
+
+_DEFINITIONS = _definitions("[A-Za-z_][A-Za-z0-9_]*", "[A-Z][A-Z0-9_]{2,}")
 _EXTRACT = "|".join(f"(?:{pattern})" for pattern in _DEFINITIONS)
 _MAX_NAMES = 200_000
 
@@ -54,6 +63,37 @@ class Vocabulary(msgspec.Struct, frozen=True):
 
     def defines(self, name: str) -> bool:
         return name in self.names
+
+
+def vocabulary_for(request: SearchRequest, listing: Listing | None = None) -> Vocabulary:
+    """The vocabulary of the request's tree under its --include/--exclude globs."""
+    globs = (*request.include, *("!" + g for g in request.exclude))
+    return load_vocabulary(
+        Path(request.root), globs=globs, use_cache=request.use_cache, listing=listing
+    )
+
+
+def definition_site(text: str, name: str) -> tuple[int, int, str] | None:
+    """Where a file's ``text`` defines ``name`` as the extraction reads definitions, the
+    outermost definition first (a module's ``def getLogger`` before ``Manager.getLogger``),
+    then the first: (1-based line, 0-based column of the name, the keyword before it, ``=``
+    for a module constant); None when it does not."""
+    escaped = re.escape(name)
+    found = [
+        match
+        for pattern in _definitions(rf"{escaped}\b", rf"{escaped}\b")
+        for match in re.finditer(pattern, text, re.MULTILINE)
+    ]
+    if not found:
+        return None
+    best = min(found, key=lambda m: (m.start(1) - m.start(), m.start(1)))
+    line_start = text.rfind("\n", 0, best.start(1)) + 1
+    before = text[best.start() : best.start(1)].split()
+    return (
+        text.count("\n", 0, best.start(1)) + 1,
+        best.start(1) - line_start,
+        (before[-1] if before else "="),
+    )
 
 
 def load_vocabulary(

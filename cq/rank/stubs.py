@@ -1,0 +1,87 @@
+"""Stub definitions: where a name is declared but not implemented.
+
+An ``@overload`` (``typing.overload``, ``typing_extensions.overload``) signature, a function
+whose body is ``...`` (a protocol member, an abstract declaration; a docstring before it
+allowed) and anything in a ``.pyi`` stub file declare a name; the implementation is
+elsewhere, and that is what an Answer names when the shown findings hold both. Python only,
+read from the shown definitions' files through the search's corpus (parsed once, cached by
+content hash: enrichment parsed the same files).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from cq.model import Finding, Pattern
+from cq.parse import Corpus, py_ast
+from cq.rank.dotted import dotted_query, is_target_definition, last_name
+from cq.rank.signals import queried_names
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def stub_definitions(
+    findings: Iterable[Finding], patterns: tuple[Pattern, ...], corpus: Corpus
+) -> frozenset[tuple[str, int]]:
+    """(file, line) of the stubs among the queried names' definitions in ``findings``
+    (in rank order), read up to the first one that implements its name (a dotted query's:
+    the first target definition), which is where the Answer stops looking."""
+    names = queried_names(patterns)
+    dotted = dotted_query(patterns)
+    stubs: set[tuple[str, int]] = set()
+    by_file: dict[str, dict[int, ast.AST]] = {}
+    for f in findings:
+        if f.category != "definition" or last_name(f.text) not in names:
+            continue
+        if f.language == "python" and _is_stub(f, corpus, by_file):
+            stubs.add((f.file, f.line))
+        elif dotted is None or is_target_definition(f, dotted):
+            break
+    return frozenset(stubs)
+
+
+def _is_stub(f: Finding, corpus: Corpus, by_file: dict[str, dict[int, ast.AST]]) -> bool:
+    if f.file.endswith(".pyi"):
+        return True
+    if f.file not in by_file:
+        by_file[f.file] = _functions(corpus, f.file)
+    node = by_file[f.file].get(f.line)
+    return node is not None and (_overloaded(node) or _declared_only(node))
+
+
+def _functions(corpus: Corpus, path: str) -> dict[int, ast.AST]:
+    """The file's functions by the line of their ``def`` (decorators are above it)."""
+    source = corpus.source(path, "python")
+    if source is None:
+        return {}
+    try:
+        tree = py_ast(source)
+    except (SyntaxError, ValueError):
+        return {}
+    return {node.lineno: node for node in ast.walk(tree) if isinstance(node, _FUNCTIONS)}
+
+
+def _overloaded(node: ast.AST) -> bool:
+    for decorator in getattr(node, "decorator_list", ()):
+        if isinstance(decorator, ast.Name) and decorator.id == "overload":
+            return True
+        if isinstance(decorator, ast.Attribute) and decorator.attr == "overload":
+            return True
+    return False
+
+
+def _declared_only(node: ast.AST) -> bool:
+    """A body of ``...`` alone, after a docstring if any."""
+    body = list(getattr(node, "body", ()))
+    if body and _is_constant(body[0], str):
+        body = body[1:]
+    return len(body) == 1 and _is_constant(body[0], type(...))
+
+
+def _is_constant(statement: ast.stmt, kind: type) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, kind)
+    )

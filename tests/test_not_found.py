@@ -1,0 +1,198 @@
+"""Never claim what was not found: a name no file holds exits 1 with "did you mean" names,
+punctuation is never a definition, and an implementation answers before its stubs.
+Real cq subprocesses on a small moto-like tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cq, write_tree
+
+FILES = {
+    "moto/s3/models.py": (
+        "from moto.core.base import BaseBackend\n"
+        "\n"
+        "\n"
+        "class OrderedDict(dict):\n"
+        "    pass\n"
+        "\n"
+        "\n"
+        "class S3Backend(BaseBackend):\n"
+        "    def create_bucket(self, name):\n"
+        "        return self.get_bucket(name)\n"
+        "\n"
+        "    def get_bucket(self, name):\n"
+        "        return self.buckets[name]\n"
+        "\n"
+        "    def get_bucket_policy(self, name):\n"
+        "        return self.get_bucket(name).policy\n"
+        "\n"
+        "    def put_bucket_policy(self, name, policy):\n"
+        "        self.get_bucket(name).policy = policy\n"
+    ),
+    "moto/s3/responses.py": (
+        "from moto.s3.models import S3Backend\n"
+        "\n"
+        "\n"
+        "def create_user(backend: S3Backend, name):\n"
+        '    """Create a user and a bucket for it."""\n'
+        "    return backend.create_bucket(name)\n"
+    ),
+    "moto/core/base.py": "class BaseBackend:\n    buckets: dict = {}\n",
+    "moto/core/decorator.py": (
+        "from typing import Protocol, overload\n"
+        "\n"
+        "\n"
+        "class Mocked(Protocol):\n"
+        "    def start(self) -> None: ...\n"
+        "\n"
+        "\n"
+        "@overload\n"
+        "def mock_aws(func: int) -> int: ...\n"
+        "@overload\n"
+        "def mock_aws(func: None = None) -> str: ...\n"
+        "def mock_aws(func=None):\n"
+        "    return func\n"
+        "\n"
+        "\n"
+        "class Recorder:\n"
+        "    def start(self) -> None:\n"
+        "        self.started = True\n"
+    ),
+    "moto/core/logs.py": (
+        "class Manager:\n"
+        "    def get_logger(self, name):\n"
+        "        return get_logger(name)\n"
+        "\n"
+        "\n"
+        "def get_logger(name):\n"
+        "    return name\n"
+    ),
+    "crates/time/src/lib.rs": (
+        "pub struct DateTime;\n"
+        "\n"
+        "impl DateTime {\n"
+        "    pub fn parse_from_str(text: &str) -> Option<DateTime> {\n"
+        "        None\n"
+        "    }\n"
+        "}\n"
+    ),
+    "tests/test_s3.py": (
+        "from moto.s3.models import S3Backend\n"
+        "\n"
+        "\n"
+        "def test_get_bucket():\n"
+        "    S3Backend().get_bucket('b')\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tree(tmp_path_factory.mktemp("moto"), FILES)
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("get_bukcet", "get_bucket"),  # a transposition
+        ("getBucket", "get_bucket"),  # camel for snake: no edit at all
+        ("OrderdDict", "OrderedDict"),  # a letter left out
+        ("S3Backend.get_bukcet", "get_bucket"),  # a dotted name: its last name
+        ("bucket_get", "get_bucket"),  # the same words in another order
+        ("put_policy", "put_bucket_policy"),  # a word more
+        ("get_loger", "get_logger"),  # its site: the module's function, not the method
+        ("DateTime::parse_form_str", "parse_from_str"),  # Rust, a path
+    ],
+)
+def test_a_name_no_file_holds_exits_1_with_did_you_mean(tree: Path, query: str, first: str) -> None:
+    md = run_cq("search", query, "--root", str(tree))
+    assert md.returncode == 1, md.stderr
+    assert "**Answer:**" not in md.stdout
+    lines = md.stdout.splitlines()
+    assert lines[2].startswith("**Not found:**") and f"`{query}`" in lines[2]
+    assert lines[3] == "Did you mean:"
+    assert lines[4].startswith(f"- `{first}` — ")
+    js = run_cq("search", query, "--root", str(tree), "--format", "json", "--no-index")
+    assert js.returncode == 1
+    data = js.json()
+    assert data["findings"] == [] and data["summary"]["primary"] is None
+    assert data["summary"]["rewrite"] is None  # nothing was guessed in its place
+    best = data["summary"]["suggestions"][0]
+    assert best["name"] == first
+    # the definition site is where the tree really defines it
+    text = (tree / best["file"]).read_text().splitlines()[best["line"] - 1]
+    assert text[best["col"] :].startswith(first) and best["kind"] in text
+    assert f"`{best['file']}:{best['line']}:{best['col']}`" in lines[4]
+    if first == "get_logger":
+        assert (best["file"], best["line"], best["col"]) == ("moto/core/logs.py", 6, 4)
+
+
+def test_a_name_nothing_is_near_says_so_and_invents_no_answer(tree: Path) -> None:
+    for extra in ((), ("--no-cache",), ("--no-index",)):
+        run = run_cq("search", "nonexistent_name_xyz", "--root", str(tree), *extra)
+        assert run.returncode == 1, run.stderr
+        assert "**Answer:**" not in run.stdout and "create_user" not in run.stdout
+        assert "No name the tree defines is near it." in run.stdout
+    data = run_cq("search", "nonexistent_name_xyz", "--root", str(tree), "--format", "json").json()
+    assert data["summary"]["total_findings"] == 0 and data["summary"]["suggestions"] == []
+
+
+def test_suggestions_stay_in_the_searched_scope(tree: Path) -> None:
+    run = run_cq(
+        "search", "get_bukcet", "--root", str(tree), "--in", "moto/core", "--format", "json"
+    )
+    assert run.returncode == 1
+    assert all(s["file"].startswith("moto/core/") for s in run.json()["summary"]["suggestions"])
+
+
+def test_a_found_name_has_no_suggestions_field(tree: Path) -> None:
+    data = run_cq("search", "get_bucket", "--root", str(tree), "--format", "json").json()
+    assert "suggestions" not in data["summary"]
+    assert data["findings"][data["summary"]["primary"]]["line"] == 12
+
+
+def test_the_schema_types_the_suggestions() -> None:
+    schema = run_cq("schema").json()
+    fields = schema["$defs"]["Suggestion"]["properties"]
+    assert {"name", "kind", "file", "line", "col", "distance"} <= set(fields)
+    assert "suggestions" in schema["$defs"]["Summary"]["properties"]
+
+
+@pytest.mark.parametrize("query", ["(", "):", "->", "= "])
+def test_punctuation_is_a_text_match_never_a_definition(tree: Path, query: str) -> None:
+    run = run_cq("search", "--root", str(tree), "--format", "json", "--limit", "0", "--", query)
+    data = run.json()
+    if not data["findings"]:
+        assert run.returncode == 1
+        return
+    code = {"definition", "callsite", "import", "from_import", "assignment", "reference"}
+    assert not [f for f in data["findings"] if f["category"] in code]
+    assert data["summary"]["primary"] is None
+    md = run_cq("search", "--root", str(tree), "--", query).stdout
+    assert "**Answer:**" not in md and "defined at" not in md.splitlines()[2]
+
+
+def test_an_implementation_answers_before_its_overload_stubs(tree: Path) -> None:
+    data = run_cq("search", "mock_aws", "--root", str(tree), "--format", "json").json()
+    answer = data["findings"][data["summary"]["primary"]]
+    assert (answer["file"], answer["line"]) == ("moto/core/decorator.py", 12)
+    md = run_cq("search", "mock_aws", "--root", str(tree)).stdout
+    assert "`moto/core/decorator.py:12:4`" in md.splitlines()[2]
+
+
+def test_an_implementation_answers_before_a_protocol_member(tree: Path) -> None:
+    data = run_cq("search", "start", "--root", str(tree), "--format", "json").json()
+    answer = data["findings"][data["summary"]["primary"]]
+    assert (answer["file"], answer["line"]) == ("moto/core/decorator.py", 17)
+
+
+def test_a_name_found_ignoring_case_is_still_answered(tree: Path) -> None:
+    data = run_cq("search", "GET_BUCKET", "-i", "--root", str(tree), "--format", "json").json()
+    answer = data["findings"][data["summary"]["primary"]]
+    assert (answer["file"], answer["line"], answer["text"]) == (
+        "moto/s3/models.py",
+        12,
+        "get_bucket",
+    )
