@@ -21,8 +21,9 @@ import msgspec
 
 from cq.assemble.result import build_sections
 from cq.errors import UsageError
-from cq.model import FunctionList, HotFiles, KindCounts, SearchRequest, SearchResult
+from cq.model import CALLERS_LISTED, FunctionList, HotFiles, KindCounts, SearchRequest, SearchResult
 from cq.model.tuning import ReportTuning
+from cq.rank import called_names, last_name
 
 CHARS_PER_TOKEN = 4
 _CUT = "[... cut to the token budget]\n"
@@ -122,19 +123,35 @@ def keep_first(
 
 
 def _answer_floor(result: SearchResult) -> int:
-    """How many leading findings the Answer needs: down to the primary definition, else the
-    best hit it shows instead; none when nothing was found."""
-    primary = result.summary.primary
-    if primary is not None:
-        return primary + 1
-    return 1 if result.findings else 0
+    """How many leading findings the Answer needs (``_answer_needs``); none when nothing was
+    found."""
+    needs = _answer_needs(result)
+    return needs[-1] + 1 if needs else 0
+
+
+def _answer_needs(result: SearchResult) -> tuple[int, ...]:
+    """The findings the Answer shows, in order: the primary definition (else the best hit)
+    and, when it answers a callers question, the callsites it lists with it."""
+    findings, summary = result.findings, result.summary
+    if not findings:
+        return ()
+    primary = summary.primary if summary.primary is not None else 0
+    f = findings[primary]
+    subject = summary.rewrite.subject if summary.rewrite else None
+    name = last_name(f.text)
+    if f.category != "definition" or not called_names(summary.query, frozenset({name}), subject):
+        return (primary,)
+    calls = [
+        i for i, c in enumerate(findings) if c.category == "callsite" and last_name(c.text) == name
+    ]
+    return tuple(sorted({primary, *calls[:CALLERS_LISTED]}))
 
 
 def _answer_only(
     result: SearchResult, request: SearchRequest, report: ReportTuning
 ) -> SearchResult:
-    """The result with the Answer's finding alone (a subset, so no order changes)."""
-    return _keep(result, request, (result.summary.primary or 0,), report)
+    """The result with the Answer's findings alone (a subset, so no order changes)."""
+    return _keep(result, request, _answer_needs(result) or (0,), report)
 
 
 def _keep(

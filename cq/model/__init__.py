@@ -34,6 +34,7 @@ from cq.model.request import (
     SearchRequest,
 )
 from cq.model.result import (
+    CALLERS_LISTED,
     SCHEMA_VERSION,
     FileCount,
     FindingList,
@@ -58,6 +59,7 @@ from cq.model.result import (
 from cq.model.semantic import SemanticDefinition, SemanticFacts, SemanticStatus
 
 __all__ = [
+    "CALLERS_LISTED",
     "SCHEMA_VERSION",
     "Agreement",
     "Binding",

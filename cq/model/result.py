@@ -10,6 +10,9 @@ from cq.model.finding import Finding
 from cq.model.match import SearchStats
 
 SCHEMA_VERSION = 2
+# Callsites a callers question's Answer lists with the definition they call (the Callsites
+# section has them all); a token budget keeps them with the Answer.
+CALLERS_LISTED = 3
 
 
 class LanguageSummary(msgspec.Struct, frozen=True, kw_only=True):

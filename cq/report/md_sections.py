@@ -7,6 +7,7 @@ import re
 import msgspec
 
 from cq.model import (
+    CALLERS_LISTED,
     Finding,
     FindingList,
     FollowUps,
@@ -23,7 +24,6 @@ from cq.report.md_scope import dropped_by_scope
 from cq.report.md_text import code, fence, shown_line
 
 _SHORT_KIND = {"docstring_match": "docstring", "comment_match": "comment", "string_match": "string"}
-_CALLERS_LISTED = 3  # callsites named in a callers answer; the Callsites section has them all
 _LISTED = frozenset(
     {"definition", "callsite", "import", "from_import", *_SHORT_KIND}
 )  # kinds with a section of their own
@@ -184,7 +184,7 @@ def _callers_answer(definition: Finding, calls: list[Finding], how: str) -> list
 def _call_lines(head: str, calls: list[Finding]) -> list[str]:
     """``head``, the first calls with their scopes, and the first call's line."""
     lines = [head]
-    for call in calls[:_CALLERS_LISTED]:
+    for call in calls[:CALLERS_LISTED]:
         scope = _scope(call)
         lines.append(f"- {_where(call)}" + (f" in {code(scope)}" if scope else ""))
     lines += fence([calls[0].line_text], calls[0].language)
