@@ -79,12 +79,13 @@ class IndexRun:
         progress: Callable[[str], None],
         tuning: Tuning,
         listing: Listing | None = None,
+        deadline: float | None = None,
     ) -> None:
         from cq.index.evidence import IndexUpdateRun
 
         self.request = request
         self.tuning = tuning
-        self.update = IndexUpdateRun.start(request, progress, tuning.index, listing)
+        self.update = IndexUpdateRun.start(request, progress, tuning.index, listing, deadline)
         self.consulted = False
 
     @classmethod
@@ -95,14 +96,17 @@ class IndexRun:
         tuning: Tuning,
         rewrite: RewriteSummary | None = None,
         listing: Listing | None = None,
+        deadline: float | None = None,
     ) -> IndexRun | None:
         """Start the update of a search that will consult the index: one being rewritten
         (``rewrite`` None: started beside the rewrite, see ``kept``) or rewritten (None when
         ``rewrite`` was not applied, or with ``--no-index``). ``listing``: the search's list
-        of the tree's files (its ``Corpus``'s)."""
+        of the tree's files (its ``Corpus``'s); ``deadline``: when the search's --timeout
+        runs out (``time.monotonic``): the search answers without an index not ready by
+        then."""
         if not request.use_index or (rewrite is not None and not consults_index(request, rewrite)):
             return None
-        return cls(request, progress, tuning, listing)
+        return cls(request, progress, tuning, listing, deadline)
 
     def kept(self, rewrite: RewriteSummary) -> IndexRun | None:
         """This run if the rewritten search consults the index; else it stops (``close``)."""
@@ -116,9 +120,12 @@ class IndexRun:
         files it shows come from the search's ``corpus``."""
         from cq.index.apply import fuse_findings
         from cq.index.evidence import Skipped
+        from cq.terminal import warn
 
         self.consulted = True
         evidence = self.update.consult(rewrite.identifiers + rewrite.literals)
+        if self.update.notice:  # the index on disk was damaged, unusable or not ready
+            warn(self.update.notice)
         if evidence is None:
             return IndexFusion(findings=ranked)
         if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it

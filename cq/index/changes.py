@@ -16,12 +16,14 @@ per file and one lookup in cq's store; nothing is read.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import msgspec
 
 from cq.cache.digests import DigestMemory, Recalled, stat_file
 from cq.index.files import language_of_path
+from cq.index.keys import path_key
 from cq.index.manifest import Entry, Manifest
 from cq.parse import Listing, list_tree, searched_digests
 from cq.parse.source import load_source
@@ -47,12 +49,16 @@ class Changes:
         self.base = os.path.abspath(root)
         self.memory: DigestMemory = searched_digests(remember)
         self.files_read = 0  # files read and hashed (the rest were known by their stat)
+        self.cut = False  # the deadline came before every file was read
 
     def list(self) -> TreeState:
         """Every listed file up to ``MAX_FILE_BYTES``, known by its digest when its stat has
         not moved."""
         paths = {f"{self.base}/{rel}": rel for rel in self._listed()}
-        recalled: dict[str, Recalled] = self.memory.recall(paths)
+        # cq's store keys are UTF-8: a name that is not is read each time instead
+        recalled: dict[str, Recalled] = self.memory.recall(
+            {p: rel for p, rel in paths.items() if path_key(p) == p}
+        )
         known: Manifest = {}
         unknown: dict[str, int] = {}
         for path, rel in paths.items():
@@ -81,18 +87,30 @@ class Changes:
         }
         return listing.unknown | moved
 
-    def read(self, listing: TreeState, manifest: Manifest) -> tuple[dict[str, bytes], Manifest]:
-        """(bytes of files whose digest is not the manifest's, the manifest of the tree now)."""
+    def read(
+        self, listing: TreeState, manifest: Manifest, deadline: float | None = None
+    ) -> tuple[dict[str, bytes], Manifest]:
+        """(bytes of files whose digest is not the manifest's, the manifest of the tree now).
+        Past ``deadline`` (``time.monotonic``) the rest is left unread (``cut``): an indexed
+        file keeps its entry, a new one waits for the next update."""
         fresh = dict(listing.known)
         changed: dict[str, bytes] = {}
-        for rel, size in sorted(self.to_read(listing, manifest).items()):
+        for n, (rel, size) in enumerate(sorted(self.to_read(listing, manifest).items())):
+            if deadline is not None and n % 64 == 0 and time.monotonic() >= deadline:
+                self.cut = True
+            if self.cut:
+                fresh.pop(rel, None)
+                if rel in manifest:
+                    fresh[rel] = manifest[rel]
+                continue
             loaded = load_source(self.root, rel, language_of_path(rel))
             if loaded is None:
                 fresh.pop(rel, None)
                 continue
             self.files_read += 1
             digest = loaded.source.digest
-            self.memory.learn(f"{self.base}/{rel}", loaded.stat, digest, loaded.stat_taken_ns)
+            if path_key(rel) == rel:
+                self.memory.learn(f"{self.base}/{rel}", loaded.stat, digest, loaded.stat_taken_ns)
             fresh[rel] = Entry(size, digest)
             if not _indexed(manifest, rel, digest):
                 changed[rel] = loaded.source.data

@@ -23,12 +23,16 @@ import msgspec
 
 from cq.errors import SearchCancelledError
 from cq.index.build import IndexUpdate, OpenIndex, Progress, TooLarge, update_index
-from cq.index.location import clear_index
+from cq.index.integrity import describe, engine_failed
+from cq.index.location import index_dir
 from cq.index.manifest import Manifest
+from cq.index.opening import Busy, discard
 from cq.index.query import IndexHits, ask, asked_words
 from cq.model import SearchRequest
 from cq.model.index_tuning import IndexTuning
 from cq.parse import Listing
+
+_LATE = "the repository index was not ready within the search's --timeout (it goes on next time)"
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,13 +57,18 @@ class IndexUpdateRun:
         progress: Progress,
         tuning: IndexTuning,
         listing: Listing | None = None,
+        deadline: float | None = None,
     ) -> None:
         self.request = request
         self.listing = listing  # the search's list of the tree's files
         self.progress = progress
         self.tuning = tuning
+        self.deadline = deadline  # time.monotonic() when the search's --timeout runs out
         self.abandoned = threading.Event()
-        self.retried = False  # the index was removed and built again once
+        # The ways to an index, in order: the cache's, the cache's discarded and built again,
+        # one in memory (as --no-cache); a way that fails gives its turn to the next.
+        self.ways = ["cache", "discard", "memory"] if request.use_cache else ["memory"]
+        self.notice = ""  # one line for the user: what went wrong with the index
         self.outcome: tuple[OpenIndex, IndexUpdate] | Skipped | BaseException | None = None
         # A daemon: a search that fails elsewhere or exits early does not wait for it (tantivy
         # commits atomically, so an update cut short leaves the index as last committed).
@@ -72,50 +81,66 @@ class IndexUpdateRun:
         progress: Progress,
         tuning: IndexTuning,
         listing: Listing | None = None,
+        deadline: float | None = None,
     ) -> IndexUpdateRun:
-        run = cls(request, progress, tuning, listing)
+        run = cls(request, progress, tuning, listing, deadline)
         run.thread.start()
         return run
 
     def _run(self) -> None:
         try:
-            self.outcome = self._update()
-        except TooLarge as exc:
-            self.outcome = Skipped(source_bytes=exc.source_bytes)
-        except (OSError, ValueError, RuntimeError):
-            self.outcome = None if self._cleared() else self._retried()
+            self.outcome = self._next_way()
         except BaseException as exc:  # a cancelled search: re-raised in the search's thread
             self.outcome = exc
 
-    def _update(self) -> tuple[OpenIndex, IndexUpdate]:
+    def _next_way(self) -> tuple[OpenIndex, IndexUpdate] | Skipped | None:
+        """The index by the first way left that works (None: none did, ``notice`` says why).
+        A failure of tantivy, a Rust panic included, is never the search's failure."""
+        failure = ""
+        while self.ways:
+            way = self.ways.pop(0)
+            try:
+                if way == "discard":
+                    discard(index_dir(Path(self.request.root)), self.tuning.lock_wait_s)
+                outcome = self._update(persist=way != "memory")
+            except TooLarge as exc:
+                return Skipped(source_bytes=exc.source_bytes)
+            except Busy as exc:
+                self.notice = f"{exc}; answered without it"
+                return None
+            except BaseException as exc:
+                if not engine_failed(exc):
+                    raise
+                failure = describe(exc)
+                continue
+            if failure:
+                done = "built again" if way == "discard" else "indexed in memory for this search"
+                self.notice = f"the repository index failed ({failure}): {done}"
+            elif outcome[1].notice:
+                self.notice = outcome[1].notice
+            return outcome
+        self.notice = f"the repository index failed ({failure}); answered without it"
+        return None
+
+    def _update(self, persist: bool) -> tuple[OpenIndex, IndexUpdate]:
         """A search builds the index on its own up to ``index.auto_build_bytes`` of new
         source; a bigger tree is indexed only by an explicit ``cq index``, then kept current
-        by every search."""
+        by every search. The build stops at its share of the search's deadline."""
         return update_index(
             Path(self.request.root),
             self._progress,
-            persist=self.request.use_cache,
+            persist=persist,
             build_limit=self.tuning.auto_build_bytes,
             tuning=self.tuning,
             listing=self.listing,
+            deadline=self._build_deadline(),
         )
 
-    def _cleared(self) -> bool:
-        """False (and the index removed) the first time an index of the cache fails: left
-        alone a damaged segment would fail every later search too. True: give up."""
-        if self.retried or not self.request.use_cache:
-            return True
-        self.retried = True
-        clear_index(Path(self.request.root))
-        return False
-
-    def _retried(self) -> tuple[OpenIndex, IndexUpdate] | Skipped | None:
-        try:
-            return self._update()
-        except TooLarge as exc:
-            return Skipped(source_bytes=exc.source_bytes)
-        except (OSError, ValueError, RuntimeError):
+    def _build_deadline(self) -> float | None:
+        if self.deadline is None:
             return None
+        timeout = self.request.limits.timeout_seconds
+        return self.deadline - timeout * (1.0 - self.tuning.build_timeout_share)
 
     def _progress(self, status: str) -> None:
         if self.abandoned.is_set():  # stop before the commit: nothing is half-written
@@ -128,32 +153,36 @@ class IndexUpdateRun:
 
     def consult(self, terms: tuple[str, ...]) -> Evidence | Skipped | None:
         """The index's files and units for the request's text and the rewriter's ``terms``
-        (``Skipped``: too much new source for a search to index; None: the index failed)."""
+        (``Skipped``: too much new source for a search to index; None: no index to ask, and
+        ``notice`` says why when something went wrong). The search waits for the update up
+        to its deadline; one not done by then (or cut short by it) is not asked."""
         waiting = time.perf_counter()
-        self.thread.join()
+        left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        self.thread.join(left)
         waited = time.perf_counter() - waiting
+        if self.thread.is_alive():
+            self.notice = f"{_LATE}; answered without it"
+            return None
         outcome = self.outcome
         if isinstance(outcome, BaseException):
             raise outcome
-        if outcome is None or isinstance(outcome, Skipped):
-            return outcome
-        opened, update = outcome
         request = self.request
-        asked = time.perf_counter()
         words = asked_words(request.query, terms, self.tuning)
-        try:
-            hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning, words)
-        except (OSError, ValueError, RuntimeError):
-            if self._cleared():
+        while True:
+            if outcome is None or isinstance(outcome, Skipped):
+                return outcome
+            opened, update = outcome
+            if update.partial:
+                self.notice = f"{_LATE} ({update.files} files so far); answered without it"
                 return None
-            again = self._retried()  # built again here: the search needs it now
-            if again is None or isinstance(again, Skipped):
-                return again
-            opened, update = again
+            asked = time.perf_counter()
             try:
                 hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning, words)
-            except (OSError, ValueError, RuntimeError):
-                return None
+                break
+            except BaseException as exc:
+                if not engine_failed(exc):
+                    raise
+                outcome = self._next_way()  # built again here: the search needs it now
         keep = _in_scope(request)
         hits = msgspec.structs.replace(
             hits,
