@@ -23,7 +23,6 @@ import msgspec
 
 from cq.cache.digests import DigestMemory, Recalled, stat_file
 from cq.index.files import language_of_path
-from cq.index.keys import path_key
 from cq.index.manifest import Entry, Manifest
 from cq.parse import Listing, list_tree, searched_digests
 from cq.parse.source import load_source
@@ -55,10 +54,7 @@ class Changes:
         """Every listed file up to ``MAX_FILE_BYTES``, known by its digest when its stat has
         not moved."""
         paths = {f"{self.base}/{rel}": rel for rel in self._listed()}
-        # cq's store keys are UTF-8: a name that is not is read each time instead
-        recalled: dict[str, Recalled] = self.memory.recall(
-            {p: rel for p, rel in paths.items() if path_key(p) == p}
-        )
+        recalled: dict[str, Recalled] = self.memory.recall(paths)
         known: Manifest = {}
         unknown: dict[str, int] = {}
         for path, rel in paths.items():
@@ -109,8 +105,7 @@ class Changes:
                 continue
             self.files_read += 1
             digest = loaded.source.digest
-            if path_key(rel) == rel:
-                self.memory.learn(f"{self.base}/{rel}", loaded.stat, digest, loaded.stat_taken_ns)
+            self.memory.learn(f"{self.base}/{rel}", loaded.stat, digest, loaded.stat_taken_ns)
             fresh[rel] = Entry(size, digest)
             if not _indexed(manifest, rel, digest):
                 changed[rel] = loaded.source.data
