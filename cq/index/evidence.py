@@ -6,9 +6,14 @@ waits for it only when it fuses (``IndexUpdateRun.consult``). Listing and stat-i
 reading what changed and tantivy's commit wait on the disk or run outside the GIL, and a
 first build's rows come from worker processes, so the two overlap instead of adding up.
 
-Any failure of the index (a disk error, an index tantivy cannot read even after a rebuild)
-leaves the search with rg's evidence alone: the index is an aid, never a reason to fail. An
-index that opens but fails when read (a damaged segment) is removed and built again once.
+The index is an aid, never a reason to fail, and never a reason for a different report. A
+damaged index is rebuilt before it is read (``opening.py``); a failure of tantivy while it
+is updated or asked (an error, or a Rust panic) discards it and builds it again, and when
+that fails too (a full disk, a dir that cannot hold it) the search indexes in memory as
+``--no-cache`` does; only when even that fails does it answer with rg's evidence alone. The
+search waits for the update until its ``--timeout`` runs out; the build stops earlier (its
+share, ``index.build_timeout_share``) to commit the files done, and an index not ready is
+not asked: the answer is ``--no-index``'s. Each of these says so in one warning line.
 """
 
 from __future__ import annotations
@@ -32,7 +37,10 @@ from cq.model import SearchRequest
 from cq.model.index_tuning import IndexTuning
 from cq.parse import Listing
 
-_LATE = "the repository index was not ready within the search's --timeout (it goes on next time)"
+_LATE = (
+    "the repository index was not ready within --timeout; answered without it (later "
+    "searches go on building it; `cq index` builds it at once)"
+)
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
@@ -161,7 +169,7 @@ class IndexUpdateRun:
         self.thread.join(left)
         waited = time.perf_counter() - waiting
         if self.thread.is_alive():
-            self.notice = f"{_LATE}; answered without it"
+            self.notice = _LATE
             return None
         outcome = self.outcome
         if isinstance(outcome, BaseException):
@@ -173,7 +181,7 @@ class IndexUpdateRun:
                 return outcome
             opened, update = outcome
             if update.partial:
-                self.notice = f"{_LATE} ({update.files} files so far); answered without it"
+                self.notice = _LATE
                 return None
             asked = time.perf_counter()
             try:
