@@ -99,6 +99,27 @@ def test_a_max_doc_too_small_in_meta_json_is_rebuilt_not_a_panic(built) -> None:
     _assert_repaired(root, cache, expected)
 
 
+def test_a_panic_of_tantivy_past_the_checks_is_caught_and_rebuilt(built) -> None:  # type: ignore[no-untyped-def]
+    """Damage the checks cannot see (``meta.json``'s ``max_doc`` too small, the manifest's
+    seal forged to match): tantivy panics when asked; the search catches the panic, builds
+    the index again and answers as a clean one, with one warning (Rust's panic hook prints
+    its own message too: no Python traceback)."""
+    from cq.index.integrity import seal
+    from cq.index.manifest import read_manifest, write_manifest
+
+    root, cache, directory, expected = built
+    meta = directory / "meta.json"
+    data = json.loads(meta.read_text())
+    data["segments"][0]["max_doc"] = 3
+    meta.write_text(json.dumps(data))
+    stored = read_manifest(directory / "manifest.msgpack")
+    assert stored is not None
+    write_manifest(directory / "manifest.msgpack", stored.files, seal(directory))
+    _assert_repaired(root, cache, expected)
+    run = run_cq("index", "--root", str(root), env={"CQ_CACHE_DIR": str(cache)})
+    assert "documents: 150" in run.stdout and not run.stderr, run.stderr
+
+
 def test_a_flipped_bit_in_a_fieldnorm_file_is_found_and_rebuilt(built) -> None:  # type: ignore[no-untyped-def]
     root, cache, directory, expected = built
     path = _segment_file(directory, "fieldnorm")

@@ -101,10 +101,10 @@ class IndexUpdateRun:
         except BaseException as exc:  # a cancelled search: re-raised in the search's thread
             self.outcome = exc
 
-    def _next_way(self) -> tuple[OpenIndex, IndexUpdate] | Skipped | None:
-        """The index by the first way left that works (None: none did, ``notice`` says why).
-        A failure of tantivy, a Rust panic included, is never the search's failure."""
-        failure = ""
+    def _next_way(self, failure: str = "") -> tuple[OpenIndex, IndexUpdate] | Skipped | None:
+        """The index by the first way left that works (None: none did, ``notice`` says why);
+        ``failure``: why the way before failed. A failure of tantivy, a Rust panic
+        included, is never the search's failure."""
         while self.ways:
             way = self.ways.pop(0)
             try:
@@ -190,7 +190,7 @@ class IndexUpdateRun:
             except BaseException as exc:
                 if not engine_failed(exc):
                     raise
-                outcome = self._next_way()  # built again here: the search needs it now
+                outcome = self._next_way(describe(exc))  # built again: the search needs it now
         keep = _in_scope(request)
         hits = msgspec.structs.replace(
             hits,

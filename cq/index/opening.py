@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from cq.index.integrity import Damage, engine_failed, verify
+from cq.index.integrity import Damage, describe, engine_failed, verify
 from cq.index.location import indexes_dir
 from cq.index.manifest import Stored, read_manifest
 from cq.index.schema import build_schema, register_analyzers
@@ -53,7 +53,7 @@ def open_index(directory: Path, wait: float) -> Opened:
     try:
         replaced = _make_usable(directory)
     except OSError as exc:
-        reason = f"{_NAME} dir is unusable ({exc.strerror or exc}); indexed in memory"
+        reason = f"{_NAME} dir is unusable ({describe(exc)}); indexed in memory"
         return Opened(in_memory(), None, reason, in_memory=True)
     try:
         opened = _checked(directory)
@@ -72,8 +72,8 @@ def open_index(directory: Path, wait: float) -> Opened:
     try:
         directory.mkdir(parents=True, exist_ok=True)
         return Opened(_tantivy(directory), None, reason)
-    except Damage as exc:  # not even a new index can be made there
-        reason = f"{_NAME} dir is unusable ({exc}); indexed in memory"
+    except (Damage, OSError) as exc:  # not even a new index can be made there
+        reason = f"{_NAME} dir is unusable ({describe(exc)}); indexed in memory"
         return Opened(in_memory(), None, reason, in_memory=True)
 
 
@@ -173,6 +173,9 @@ def set_aside(directory: Path) -> None:
 def discard(directory: Path, wait: float) -> None:
     """Remove an index that failed when used, holding its writer lock (``Busy``: another
     process is writing it, and may be fixing it)."""
+    import gc
+
+    gc.collect()  # a writer of this process kept alive by a failure's traceback lets go
     with _writer_lock(directory, wait) as held:
         if not held:
             raise Busy(f"another cq process is writing {_NAME}")
