@@ -68,6 +68,8 @@ def run_index_command(args: argparse.Namespace) -> int:
     if update.notice:  # damage found and repaired, or a dir that cannot hold an index
         warn(update.notice)
     print(f"index of {visible(os.fsdecode(root))}")
+    if update.checked:
+        print(f"checked: {update.checked} segment files, as last committed")
     print(f"files: {update.files} ({update.source_bytes / 1e6:.1f} MB of source)")
     print(f"documents: {update.documents} (files and code units)")
     print(f"updated: {update.files_updated} files, removed: {update.files_removed}")

@@ -140,8 +140,11 @@ def test_cq_index_finds_a_zeroed_idx_header_and_repairs_it(built) -> None:  # ty
     (warning,) = _index_warnings(run.stderr)
     assert "damaged" in warning and ".idx" in warning
     assert "documents: 150" in run.stdout  # 30 files, each with a module, function, class, method
+    assert "checked:" not in run.stdout  # nothing was as last committed
     again = _search(root, cache)
     assert _answer(again) == expected and not _index_warnings(again.stderr)
+    checked = run_cq("index", "--root", str(root), env={"CQ_CACHE_DIR": str(cache)})
+    assert "checked: " in checked.stdout and not checked.stderr, checked.stderr
 
 
 def test_a_fifo_as_meta_json_never_blocks_a_search(built) -> None:  # type: ignore[no-untyped-def]

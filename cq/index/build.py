@@ -53,6 +53,7 @@ class IndexUpdate(msgspec.Struct, frozen=True, kw_only=True):
     stale: bool = False  # another process held the writer: read as last committed
     partial: bool = False  # the deadline came first: some files wait for the next update
     notice: str = ""  # what was wrong with the index on disk and what was done about it
+    checked: int = 0  # segment files found as last committed before the update
 
 
 class OpenIndex:
@@ -114,7 +115,8 @@ def update_index(
         persist = False
     index = opened.index if opened is not None else in_memory()
     notice = opened.repaired if opened is not None else ""
-    manifest = opened.stored.files if opened is not None and opened.stored is not None else {}
+    stored = opened.stored if opened is not None else None
+    manifest = stored.files if stored is not None else {}
     changed, fresh = changes.read(state, manifest, deadline)
     changes.finish()
     removed = set(manifest) - set(fresh)
@@ -152,6 +154,7 @@ def update_index(
         stale=stale,
         partial=partial,
         notice=notice,
+        checked=len(stored.seal.files) if stored is not None else 0,
     )
     return OpenIndex(root, index, manifest), update
 
