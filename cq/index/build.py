@@ -89,7 +89,8 @@ def update_index(
     bytes (0: no limit) of new or changed files raise ``TooLarge`` before anything is read.
     ``listing``: the search's list of the tree's files (None: listed here). Past
     ``deadline`` (``time.monotonic``) the build commits what it has and stops
-    (``IndexUpdate.partial``): the next update goes on from there."""
+    (``IndexUpdate.partial``): the next update goes on from there; a deadline that comes
+    while the tree is listed raises ``changes.Late``."""
     tuning = tuning or IndexTuning()
     started = time.perf_counter()
     directory = index_dir(root)
@@ -101,7 +102,7 @@ def update_index(
         _check_marker(marker, root, tuning.too_large_s)
     if persist and not manifest:
         drop_other_versions(root)
-    changes = Changes(root, remember=persist, listing=listing)
+    changes = Changes(root, remember=persist, listing=listing, deadline=deadline)
     state = changes.list()
     # New files only: indexed ones are re-read when their stat is not trusted (written in the
     # last 2 s), and that costs a read, not a build.
@@ -117,7 +118,7 @@ def update_index(
     notice = opened.repaired if opened is not None else ""
     stored = opened.stored if opened is not None else None
     manifest = stored.files if stored is not None else {}
-    changed, fresh = changes.read(state, manifest, deadline)
+    changed, fresh = changes.read(state, manifest)
     changes.finish()
     removed = set(manifest) - set(fresh)
     stale, partial = False, changes.cut

@@ -28,6 +28,7 @@ import msgspec
 
 from cq.errors import SearchCancelledError
 from cq.index.build import IndexUpdate, OpenIndex, Progress, TooLarge, update_index
+from cq.index.changes import Late
 from cq.index.integrity import describe, engine_failed
 from cq.index.location import index_dir
 from cq.index.manifest import Manifest
@@ -113,6 +114,9 @@ class IndexUpdateRun:
                 outcome = self._update(persist=way != "memory")
             except TooLarge as exc:
                 return Skipped(source_bytes=exc.source_bytes)
+            except Late:
+                self.notice = _LATE
+                return None
             except Busy as exc:
                 self.notice = f"{exc}; answered without it"
                 return None
