@@ -19,6 +19,7 @@ not asked: the answer is ``--no-index``'s. Each of these says so in one warning 
 from __future__ import annotations
 
 import fnmatch
+import math
 import posixpath
 import threading
 import time
@@ -72,7 +73,8 @@ class IndexUpdateRun:
         self.listing = listing  # the search's list of the tree's files
         self.progress = progress
         self.tuning = tuning
-        self.deadline = deadline  # time.monotonic() when the search's --timeout runs out
+        # time.monotonic() when the search's --timeout runs out (None: never)
+        self.deadline = deadline if deadline is not None and math.isfinite(deadline) else None
         self.abandoned = threading.Event()
         # The ways to an index, in order: the cache's, the cache's discarded and built again,
         # one in memory (as --no-cache); a way that fails gives its turn to the next.
