@@ -7,7 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from cq.errors import UsageError
+from cq.errors import CqError, UsageError
+from cq.terminal import visible, warn
+
+
+class IndexFailedError(CqError):
+    """The index could not be built or written (a full disk, another process at work)."""
+
+    exit_code = 1
 
 
 def add_index_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +39,6 @@ def add_index_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_index_command(args: argparse.Namespace) -> int:
-    from cq.index.build import update_index
     from cq.index.location import clear_index, dir_size, index_dir
     from cq.profiles import load_tuning
 
@@ -52,12 +58,18 @@ def run_index_command(args: argparse.Namespace) -> int:
             sys.stderr.flush()
 
     tuning = load_tuning(args.profile, str(root)).index
-    _, update = update_index(root, progress, tuning=tuning)
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\x1b[K")
+    try:
+        update = _updated(root, progress, tuning)
+    finally:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\x1b[K")
     size = dir_size(index_dir(root))
     ratio = size / update.source_bytes if update.source_bytes else 0.0
-    print(f"index of {root}")
+    if update.notice:  # damage found and repaired, or a dir that cannot hold an index
+        warn(update.notice)
+    print(f"index of {visible(os.fsdecode(root))}")
+    if update.checked:
+        print(f"checked: {update.checked} segment files, as last committed")
     print(f"files: {update.files} ({update.source_bytes / 1e6:.1f} MB of source)")
     print(f"documents: {update.documents} (files and code units)")
     print(f"updated: {update.files_updated} files, removed: {update.files_removed}")
@@ -69,3 +81,23 @@ def run_index_command(args: argparse.Namespace) -> int:
     if update.stale:
         print("another cq process is updating this index: shown as last committed")
     return 0
+
+
+def _updated(root: Path, progress, tuning):  # type: ignore[no-untyped-def]
+    """The update, tried twice: a failure of tantivy while it ran (the index removed under
+    it by ``--clear``, a segment damaged meanwhile) is checked and repaired by the second."""
+    from cq.index.build import update_index
+    from cq.index.integrity import describe, engine_failed
+    from cq.index.opening import Busy
+
+    for attempt in range(2):
+        try:
+            return update_index(root, progress, tuning=tuning)[1]
+        except Busy as exc:
+            raise IndexFailedError(f"{exc}: try again when it is done") from exc
+        except BaseException as exc:
+            if not engine_failed(exc):
+                raise
+            if attempt:
+                raise IndexFailedError(f"the index could not be written: {describe(exc)}") from exc
+    raise AssertionError("unreachable")

@@ -72,6 +72,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
     next checkpoint (between files, batches, stages and enriched hits). Every path the
     request names must stay inside its root (``cq.confine``)."""
     started = time.perf_counter()
+    deadline = time.monotonic() + request.limits.timeout_seconds  # the index's, too
     request = confine_request(request)
     asked = _asked_name(request)
     question, request = request, _searched_as(request, asked)
@@ -96,7 +97,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         trigger = rewrite_trigger(request, tuning.rewrite)
         if trigger is not None:
             # A question: the index is brought up to date meanwhile (cq.index.evidence).
-            index = IndexRun.start(request, progress.update, tuning, listing=listing)
+            index = IndexRun.start(request, progress.update, tuning, None, listing, deadline)
             with _timed(timings, "rewrite"):
                 rewrite = rewrite_query(request, trigger, tuning.rewrite, listing)
             index = index.kept(rewrite.summary) if index is not None else None
@@ -126,7 +127,9 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
         elif not candidates.matches and rewrite is None and request.rewrite is None:
             with _timed(timings, "rewrite"):
                 rewrite = rewrite_query(request, "zero_results", tuning.rewrite, listing)
-            index = IndexRun.start(request, progress.update, tuning, rewrite.summary, listing)
+            index = IndexRun.start(
+                request, progress.update, tuning, rewrite.summary, listing, deadline
+            )
             if rewrite.plan.patterns:
                 patterns = own + rewrite.plan.patterns
                 with _timed(timings, "candidates_rewritten"):

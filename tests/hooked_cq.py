@@ -12,6 +12,8 @@ Hooks:
 - ``link-before-read=REL``: right before the search's corpus first reads ``REL``, the file is
   replaced by a symbolic link to ``$CQ_TEST_LINK_TARGET``: a link swapped in after rg's walk
   and every confinement check.
+- ``slow-index=SECONDS``: the repository index spends SECONDS on each file it prepares
+  before preparing it (in-process builds): a first build slower than any ``--timeout``.
 - ``count-opens=ROOT``: every open of a file under ``ROOT`` in the process is counted (Python's
   ``open`` audit event: ``open`` raises it, and ``os.open`` again when it is ``open``'s
   opener, as in ``cq.rooted``: that second event is the same open); at exit the counts are
@@ -89,6 +91,20 @@ def _install_link_before_read(rel: str) -> None:
     cq.parse.corpus.load_source = link_then_load  # type: ignore[assignment]
 
 
+def _install_slow_index(seconds: float) -> None:
+    import time
+
+    import cq.index.rows
+
+    prepare = cq.index.rows._rows
+
+    def slow_rows(batch):  # type: ignore[no-untyped-def]
+        time.sleep(seconds * len(batch))
+        return prepare(batch)
+
+    cq.index.rows._rows = slow_rows  # type: ignore[assignment]
+
+
 def _install_count_opens(root: str) -> None:
     import atexit
     import json
@@ -124,6 +140,8 @@ def main() -> int:
         _install_change_after_read(hook.partition("=")[2])
     elif hook.startswith("link-before-read="):
         _install_link_before_read(hook.partition("=")[2])
+    elif hook.startswith("slow-index="):
+        _install_slow_index(float(hook.partition("=")[2]))
     elif hook.startswith("count-opens="):
         _install_count_opens(hook.partition("=")[2])
     else:

@@ -11,7 +11,10 @@ The index is tantivy's (BM25 over on-disk segments) in cq's cache dir, one per r
 version, documents at two granularities: files and code units. Start with ``build.py`` (keep it
 current), then ``query.py`` (ask it), ``fuse.py`` (rank fusion, shared with the tuning bench)
 and ``apply.py`` (findings and functions). ``units.py`` says what a unit is, ``schema.py`` how
-code is tokenized.
+code is tokenized. Nothing on disk is trusted: ``opening.py`` checks an index before tantivy
+reads it (``integrity.py``: regular files only, a seal of every segment file written with
+the manifest) and rebuilds a damaged one; ``evidence.py`` turns any failure of the engine,
+a Rust panic included, into a rebuild or a search without the index, never a failed one.
 
 Why tantivy (PyPI ``tantivy``, the official bindings of the Rust engine): a real search engine
 with on-disk segments, BM25, per-field boosts and add/delete by term, so the index is built
@@ -79,12 +82,13 @@ class IndexRun:
         progress: Callable[[str], None],
         tuning: Tuning,
         listing: Listing | None = None,
+        deadline: float | None = None,
     ) -> None:
         from cq.index.evidence import IndexUpdateRun
 
         self.request = request
         self.tuning = tuning
-        self.update = IndexUpdateRun.start(request, progress, tuning.index, listing)
+        self.update = IndexUpdateRun.start(request, progress, tuning.index, listing, deadline)
         self.consulted = False
 
     @classmethod
@@ -95,14 +99,17 @@ class IndexRun:
         tuning: Tuning,
         rewrite: RewriteSummary | None = None,
         listing: Listing | None = None,
+        deadline: float | None = None,
     ) -> IndexRun | None:
         """Start the update of a search that will consult the index: one being rewritten
         (``rewrite`` None: started beside the rewrite, see ``kept``) or rewritten (None when
         ``rewrite`` was not applied, or with ``--no-index``). ``listing``: the search's list
-        of the tree's files (its ``Corpus``'s)."""
+        of the tree's files (its ``Corpus``'s); ``deadline``: when the search's --timeout
+        runs out (``time.monotonic``): the search answers without an index not ready by
+        then."""
         if not request.use_index or (rewrite is not None and not consults_index(request, rewrite)):
             return None
-        return cls(request, progress, tuning, listing)
+        return cls(request, progress, tuning, listing, deadline)
 
     def kept(self, rewrite: RewriteSummary) -> IndexRun | None:
         """This run if the rewritten search consults the index; else it stops (``close``)."""
@@ -116,9 +123,12 @@ class IndexRun:
         files it shows come from the search's ``corpus``."""
         from cq.index.apply import fuse_findings
         from cq.index.evidence import Skipped
+        from cq.terminal import warn
 
         self.consulted = True
         evidence = self.update.consult(rewrite.identifiers + rewrite.literals)
+        if self.update.notice:  # the index on disk was damaged, unusable or not ready
+            warn(self.update.notice)
         if evidence is None:
             return IndexFusion(findings=ranked)
         if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it

@@ -3,15 +3,15 @@
 In: a root. Out: an opened index reflecting the tree, and an ``IndexUpdate`` saying what it
 cost. Tantivy allows one writer per index: a process that cannot get the writer lock within
 ``index.lock_wait_s`` seconds (another search is updating the same root) reads the index as
-last committed instead. An index that cannot be opened is deleted and rebuilt. The numbers
-are ``Tuning.index``'s (``cq/model/index_tuning.py``).
+last committed instead. An index is checked before it is opened and rebuilt when damaged
+(``opening.py``); a search's deadline stops a build between files, committing the part built.
+The numbers are ``Tuning.index``'s (``cq/model/index_tuning.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,10 +20,12 @@ from typing import Any
 import msgspec
 
 from cq.index.changes import Changes
+from cq.index.integrity import Damage, read_regular, seal
+from cq.index.keys import path_key, readable
 from cq.index.location import drop_other_versions, index_dir
 from cq.index.manifest import Manifest, read_manifest, write_manifest
+from cq.index.opening import MANIFEST, in_memory, open_index
 from cq.index.rows import Row, prepared_rows
-from cq.index.schema import build_schema, register_analyzers
 from cq.model.index_tuning import IndexTuning
 from cq.parse import Listing
 
@@ -49,6 +51,9 @@ class IndexUpdate(msgspec.Struct, frozen=True, kw_only=True):
     source_bytes: int = 0  # bytes of the indexed files
     milliseconds: float = 0.0
     stale: bool = False  # another process held the writer: read as last committed
+    partial: bool = False  # the deadline came first: some files wait for the next update
+    notice: str = ""  # what was wrong with the index on disk and what was done about it
+    checked: int = 0  # segment files found as last committed before the update
 
 
 class OpenIndex:
@@ -77,22 +82,27 @@ def update_index(
     build_limit: int = 0,
     tuning: IndexTuning | None = None,
     listing: Listing | None = None,
+    deadline: float | None = None,
 ) -> tuple[OpenIndex, IndexUpdate]:
     """Open (or create) the root's index and apply the tree's changes to it; ``persist``
     False (``--no-cache``) builds a throw-away index in memory. More than ``build_limit``
     bytes (0: no limit) of new or changed files raise ``TooLarge`` before anything is read.
-    ``listing``: the search's list of the tree's files (None: listed here)."""
+    ``listing``: the search's list of the tree's files (None: listed here). Past
+    ``deadline`` (``time.monotonic``) the build commits what it has and stops
+    (``IndexUpdate.partial``): the next update goes on from there; a deadline that comes
+    while the tree is listed raises ``changes.Late``."""
     tuning = tuning or IndexTuning()
     started = time.perf_counter()
     directory = index_dir(root)
-    manifest_path = directory / "manifest.msgpack"
-    manifest = read_manifest(manifest_path) if persist else {}
+    manifest_path = directory / MANIFEST
+    stored = read_manifest(manifest_path) if persist else None
+    manifest = stored.files if stored is not None else {}
     marker = directory.with_name(f"{directory.name}.too-large")
     if build_limit and not manifest:
         _check_marker(marker, root, tuning.too_large_s)
     if persist and not manifest:
         drop_other_versions(root)
-    changes = Changes(root, remember=persist, listing=listing)
+    changes = Changes(root, remember=persist, listing=listing, deadline=deadline)
     state = changes.list()
     # New files only: indexed ones are re-read when their stat is not trusted (written in the
     # last 2 s), and that costs a read, not a build.
@@ -101,13 +111,17 @@ def update_index(
         if persist:
             _write_marker(marker, root, moved)
         raise TooLarge(moved)
-    index, rebuilt = _open(directory) if persist else (_in_memory(), False)
-    if rebuilt:  # the old index was unreadable: everything is new again
-        manifest = {}
+    opened = open_index(directory, _wait(tuning, deadline)) if persist else None
+    if opened is None or opened.in_memory:
+        persist = False
+    index = opened.index if opened is not None else in_memory()
+    notice = opened.repaired if opened is not None else ""
+    stored = opened.stored if opened is not None else None
+    manifest = stored.files if stored is not None else {}
     changed, fresh = changes.read(state, manifest)
     changes.finish()
     removed = set(manifest) - set(fresh)
-    stale = False
+    stale, partial = False, changes.cut
     pooled = updated = 0
     if changed or removed:
         writer = _writer(index, tuning)
@@ -115,14 +129,18 @@ def update_index(
             stale = True
         else:
             if persist:  # another process may have committed while this one waited
-                manifest = read_manifest(manifest_path)
+                latest = read_manifest(manifest_path)
+                manifest = latest.files if latest is not None else {}
                 changed = {p: d for p, d in changed.items() if _differs(manifest, fresh, p)}
                 removed = set(manifest) - set(fresh)
-            updated = len(changed)
-            pooled = _apply(root, writer, changed, removed, progress, tuning)
+            updated = len(changed)  # _apply empties it as it goes
+            done = _apply(root, writer, changed, removed, progress, tuning, deadline)
+            partial = partial or done.partial
+            fresh = {p: e for p, e in fresh.items() if p not in done.left}
+            updated, pooled = updated - len(done.left), done.pooled
             if persist:
-                write_manifest(manifest_path, fresh)
-                (directory / "root").write_text(str(root))
+                write_manifest(manifest_path, fresh, seal(directory))
+                (directory / "root").write_bytes(os.fsencode(root))
             index.reload()
             manifest = fresh
     update = IndexUpdate(
@@ -135,8 +153,18 @@ def update_index(
         source_bytes=sum(e.size for e in manifest.values()),
         milliseconds=round((time.perf_counter() - started) * 1000, 1),
         stale=stale,
+        partial=partial,
+        notice=notice,
+        checked=len(stored.seal.files) if stored is not None else 0,
     )
     return OpenIndex(root, index, manifest), update
+
+
+def _wait(tuning: IndexTuning, deadline: float | None) -> float:
+    """How long to wait for another process's writer: ``lock_wait_s``, within the deadline."""
+    if deadline is None:
+        return tuning.lock_wait_s
+    return max(0.0, min(tuning.lock_wait_s, deadline - time.monotonic()))
 
 
 def _check_marker(marker: Path, root: Path, keep_s: float) -> None:
@@ -144,9 +172,9 @@ def _check_marker(marker: Path, root: Path, keep_s: float) -> None:
     large and the root directory has not changed since (listing and stat-ing the 19,214
     files of the stdlib with its site-packages costs ~1 s on a loaded machine)."""
     try:
-        mtime, size, when = marker.read_text().split()
+        mtime, size, when = (read_regular(marker, 256) or b"").decode().split()
         same = int(mtime) == root.stat().st_mtime_ns
-    except (OSError, ValueError):
+    except (OSError, ValueError, Damage):
         return
     if same and time.time() - float(when) < keep_s:
         raise TooLarge(int(size))
@@ -163,6 +191,12 @@ def _differs(manifest: Manifest, fresh: Manifest, path: str) -> bool:
     return old is None or old.digest != fresh[path].digest
 
 
+class Applied(msgspec.Struct, frozen=True, kw_only=True):
+    pooled: int = 0  # files whose rows worker processes prepared
+    partial: bool = False  # stopped at the deadline
+    left: frozenset[str] = frozenset()  # changed files not indexed (their old documents gone)
+
+
 def _apply(
     root: Path,
     writer: Any,
@@ -170,33 +204,40 @@ def _apply(
     removed: set[str],
     progress: Progress | None,
     tuning: IndexTuning,
-) -> int:
-    """Replace the documents of what moved; the number of files worker processes prepared."""
+    deadline: float | None = None,
+) -> Applied:
+    """Replace the documents of what moved and commit; past ``deadline``, commit the files
+    indexed so far (``left``: the others)."""
     import tantivy
 
     for rel in sorted(removed | set(changed)):
-        writer.delete_documents_by_term("path", rel)
+        writer.delete_documents_by_term("path", path_key(rel))
     total = len(changed)
     done = pooled = 0
+    left = set(changed)
     batches = prepared_rows(changed, tuning.build_pool_bytes, tuning.build_batch_bytes)
     for rows, by_worker in batches:
         for row in rows:
             writer.add_document(_document(tantivy, row))
             done += row[1] == "file"
             pooled += by_worker and row[1] == "file"
+            left.discard(row[0])
         if progress is not None:
             progress(f"indexing {root.name}: {done}/{total} files")
+        if deadline is not None and left and time.monotonic() >= deadline:
+            batches.close()  # the pool's batches not started are cancelled
+            break
     writer.commit()
     writer.wait_merging_threads()
-    return pooled
+    return Applied(pooled=pooled, partial=bool(left), left=frozenset(left))
 
 
 def _document(tantivy: Any, row: Row) -> Any:
     path, kind, qualname, line, path_words, names, signature, doc, text = row
-    fields: dict[str, Any] = {"path": path, "kind": kind, "line": line}
+    fields: dict[str, Any] = {"path": path_key(path), "kind": kind, "line": line}
     for name, value in (
         ("qualname", qualname),
-        ("path_words", path_words),
+        ("path_words", readable(path_words)),
         ("names", names),
         ("sig", signature),
         ("doc", doc),
@@ -205,38 +246,6 @@ def _document(tantivy: Any, row: Row) -> Any:
         if value:
             fields[name] = value
     return tantivy.Document(**fields)
-
-
-def _open(directory: Path) -> tuple[Any, bool]:
-    """The index in ``directory`` and whether it had to be replaced (it could not be opened)."""
-    import tantivy
-
-    for attempt in range(2):
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            index = tantivy.Index(build_schema(), path=str(directory), reuse=True)
-            register_analyzers(index)
-            index.searcher()
-            return index, attempt > 0
-        except (ValueError, OSError):
-            _set_aside(directory)
-    return _in_memory(), True  # the disk is unusable: this search indexes in memory
-
-
-def _in_memory() -> Any:
-    import tantivy
-
-    index = tantivy.Index(build_schema())
-    register_analyzers(index)
-    return index
-
-
-def _set_aside(directory: Path) -> None:
-    aside = directory.with_name(f"{directory.name}.broken.{os.getpid()}")
-    with contextlib.suppress(OSError):
-        directory.rename(aside)
-    shutil.rmtree(aside, ignore_errors=True)
-    shutil.rmtree(directory, ignore_errors=True)
 
 
 def _writer(index: Any, tuning: IndexTuning) -> Any | None:

@@ -6,14 +6,20 @@ waits for it only when it fuses (``IndexUpdateRun.consult``). Listing and stat-i
 reading what changed and tantivy's commit wait on the disk or run outside the GIL, and a
 first build's rows come from worker processes, so the two overlap instead of adding up.
 
-Any failure of the index (a disk error, an index tantivy cannot read even after a rebuild)
-leaves the search with rg's evidence alone: the index is an aid, never a reason to fail. An
-index that opens but fails when read (a damaged segment) is removed and built again once.
+The index is an aid, never a reason to fail, and never a reason for a different report. A
+damaged index is rebuilt before it is read (``opening.py``); a failure of tantivy while it
+is updated or asked (an error, or a Rust panic) discards it and builds it again, and when
+that fails too (a full disk, a dir that cannot hold it) the search indexes in memory as
+``--no-cache`` does; only when even that fails does it answer with rg's evidence alone. The
+search waits for the update until its ``--timeout`` runs out; the build stops earlier (its
+share, ``index.build_timeout_share``) to commit the files done, and an index not ready is
+not asked: the answer is ``--no-index``'s. Each of these says so in one warning line.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import math
 import posixpath
 import threading
 import time
@@ -23,12 +29,20 @@ import msgspec
 
 from cq.errors import SearchCancelledError
 from cq.index.build import IndexUpdate, OpenIndex, Progress, TooLarge, update_index
-from cq.index.location import clear_index
+from cq.index.changes import Late
+from cq.index.integrity import describe, engine_failed
+from cq.index.location import index_dir
 from cq.index.manifest import Manifest
+from cq.index.opening import Busy, discard
 from cq.index.query import IndexHits, ask, asked_words
 from cq.model import SearchRequest
 from cq.model.index_tuning import IndexTuning
 from cq.parse import Listing
+
+_LATE = (
+    "the repository index was not ready within --timeout; answered without it (later "
+    "searches go on building it; `cq index` builds it at once)"
+)
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,13 +67,19 @@ class IndexUpdateRun:
         progress: Progress,
         tuning: IndexTuning,
         listing: Listing | None = None,
+        deadline: float | None = None,
     ) -> None:
         self.request = request
         self.listing = listing  # the search's list of the tree's files
         self.progress = progress
         self.tuning = tuning
+        # time.monotonic() when the search's --timeout runs out (None: never)
+        self.deadline = deadline if deadline is not None and math.isfinite(deadline) else None
         self.abandoned = threading.Event()
-        self.retried = False  # the index was removed and built again once
+        # The ways to an index, in order: the cache's, the cache's discarded and built again,
+        # one in memory (as --no-cache); a way that fails gives its turn to the next.
+        self.ways = ["cache", "discard", "memory"] if request.use_cache else ["memory"]
+        self.notice = ""  # one line for the user: what went wrong with the index
         self.outcome: tuple[OpenIndex, IndexUpdate] | Skipped | BaseException | None = None
         # A daemon: a search that fails elsewhere or exits early does not wait for it (tantivy
         # commits atomically, so an update cut short leaves the index as last committed).
@@ -72,50 +92,69 @@ class IndexUpdateRun:
         progress: Progress,
         tuning: IndexTuning,
         listing: Listing | None = None,
+        deadline: float | None = None,
     ) -> IndexUpdateRun:
-        run = cls(request, progress, tuning, listing)
+        run = cls(request, progress, tuning, listing, deadline)
         run.thread.start()
         return run
 
     def _run(self) -> None:
         try:
-            self.outcome = self._update()
-        except TooLarge as exc:
-            self.outcome = Skipped(source_bytes=exc.source_bytes)
-        except (OSError, ValueError, RuntimeError):
-            self.outcome = None if self._cleared() else self._retried()
+            self.outcome = self._next_way()
         except BaseException as exc:  # a cancelled search: re-raised in the search's thread
             self.outcome = exc
 
-    def _update(self) -> tuple[OpenIndex, IndexUpdate]:
+    def _next_way(self, failure: str = "") -> tuple[OpenIndex, IndexUpdate] | Skipped | None:
+        """The index by the first way left that works (None: none did, ``notice`` says why);
+        ``failure``: why the way before failed. A failure of tantivy, a Rust panic
+        included, is never the search's failure."""
+        while self.ways:
+            way = self.ways.pop(0)
+            try:
+                if way == "discard":
+                    discard(index_dir(Path(self.request.root)), self.tuning.lock_wait_s)
+                outcome = self._update(persist=way != "memory")
+            except TooLarge as exc:
+                return Skipped(source_bytes=exc.source_bytes)
+            except Late:
+                self.notice = _LATE
+                return None
+            except Busy as exc:
+                self.notice = f"{exc}; answered without it"
+                return None
+            except BaseException as exc:
+                if not engine_failed(exc):
+                    raise
+                failure = describe(exc)
+                continue
+            if failure:
+                done = "built again" if way == "discard" else "indexed in memory for this search"
+                self.notice = f"the repository index failed ({failure}): {done}"
+            elif outcome[1].notice:
+                self.notice = outcome[1].notice
+            return outcome
+        self.notice = f"the repository index failed ({failure}); answered without it"
+        return None
+
+    def _update(self, persist: bool) -> tuple[OpenIndex, IndexUpdate]:
         """A search builds the index on its own up to ``index.auto_build_bytes`` of new
         source; a bigger tree is indexed only by an explicit ``cq index``, then kept current
-        by every search."""
+        by every search. The build stops at its share of the search's deadline."""
         return update_index(
             Path(self.request.root),
             self._progress,
-            persist=self.request.use_cache,
+            persist=persist,
             build_limit=self.tuning.auto_build_bytes,
             tuning=self.tuning,
             listing=self.listing,
+            deadline=self._build_deadline(),
         )
 
-    def _cleared(self) -> bool:
-        """False (and the index removed) the first time an index of the cache fails: left
-        alone a damaged segment would fail every later search too. True: give up."""
-        if self.retried or not self.request.use_cache:
-            return True
-        self.retried = True
-        clear_index(Path(self.request.root))
-        return False
-
-    def _retried(self) -> tuple[OpenIndex, IndexUpdate] | Skipped | None:
-        try:
-            return self._update()
-        except TooLarge as exc:
-            return Skipped(source_bytes=exc.source_bytes)
-        except (OSError, ValueError, RuntimeError):
+    def _build_deadline(self) -> float | None:
+        if self.deadline is None:
             return None
+        timeout = self.request.limits.timeout_seconds
+        return self.deadline - timeout * (1.0 - self.tuning.build_timeout_share)
 
     def _progress(self, status: str) -> None:
         if self.abandoned.is_set():  # stop before the commit: nothing is half-written
@@ -128,32 +167,36 @@ class IndexUpdateRun:
 
     def consult(self, terms: tuple[str, ...]) -> Evidence | Skipped | None:
         """The index's files and units for the request's text and the rewriter's ``terms``
-        (``Skipped``: too much new source for a search to index; None: the index failed)."""
+        (``Skipped``: too much new source for a search to index; None: no index to ask, and
+        ``notice`` says why when something went wrong). The search waits for the update up
+        to its deadline; one not done by then (or cut short by it) is not asked."""
         waiting = time.perf_counter()
-        self.thread.join()
+        left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        self.thread.join(left)
         waited = time.perf_counter() - waiting
+        if self.thread.is_alive():
+            self.notice = _LATE
+            return None
         outcome = self.outcome
         if isinstance(outcome, BaseException):
             raise outcome
-        if outcome is None or isinstance(outcome, Skipped):
-            return outcome
-        opened, update = outcome
         request = self.request
-        asked = time.perf_counter()
         words = asked_words(request.query, terms, self.tuning)
-        try:
-            hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning, words)
-        except (OSError, ValueError, RuntimeError):
-            if self._cleared():
+        while True:
+            if outcome is None or isinstance(outcome, Skipped):
+                return outcome
+            opened, update = outcome
+            if update.partial:
+                self.notice = _LATE
                 return None
-            again = self._retried()  # built again here: the search needs it now
-            if again is None or isinstance(again, Skipped):
-                return again
-            opened, update = again
+            asked = time.perf_counter()
             try:
                 hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning, words)
-            except (OSError, ValueError, RuntimeError):
-                return None
+                break
+            except BaseException as exc:
+                if not engine_failed(exc):
+                    raise
+                outcome = self._next_way(describe(exc))  # built again: the search needs it now
         keep = _in_scope(request)
         hits = msgspec.structs.replace(
             hits,

@@ -4,8 +4,11 @@ inside the searched tree. The directory holds tantivy's files, ``manifest.msgpac
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import shutil
+import stat
 from pathlib import Path
 
 from cq.cache import cache_dir
@@ -35,9 +38,13 @@ def drop_other_versions(root: Path) -> None:
 
 
 def dir_size(directory: Path) -> int:
-    if not directory.exists():
-        return 0
-    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+    """Bytes of the regular files under ``directory`` (links not followed)."""
+    total = 0
+    for path in directory.rglob("*"):
+        with contextlib.suppress(OSError):
+            info = path.lstat()
+            total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+    return total
 
 
 def clear_index(root: Path | None) -> tuple[int, int]:
@@ -45,11 +52,19 @@ def clear_index(root: Path | None) -> tuple[int, int]:
     targets = [index_dir(root)] if root is not None else _all_index_dirs()
     removed = freed = 0
     for target in targets:
-        target.with_name(f"{target.name}.too-large").unlink(missing_ok=True)
-        if target.exists():
-            freed += dir_size(target)
-            shutil.rmtree(target, ignore_errors=True)
-            removed += 1
+        with contextlib.suppress(OSError):
+            target.with_name(f"{target.name}.too-large").unlink(missing_ok=True)
+        if not target.is_dir() or target.is_symlink():
+            continue
+        # renamed first: a search opening it meanwhile finds it whole or not at all
+        aside = target.with_name(f"{target.name}.cleared.{os.getpid()}")
+        try:
+            target.rename(aside)
+        except OSError:
+            continue
+        freed += dir_size(aside)
+        shutil.rmtree(aside, ignore_errors=True)
+        removed += 1
     return removed, freed
 
 
@@ -63,4 +78,8 @@ def _all_index_dirs() -> list[Path]:
     base = indexes_dir()
     if not base.exists():
         return []
-    return [d for v in base.iterdir() if v.is_dir() for d in v.iterdir() if d.is_dir()]
+    try:
+        versions = [v for v in base.iterdir() if v.is_dir() and not v.is_symlink()]
+        return [d for v in versions for d in v.iterdir() if d.is_dir() and not d.is_symlink()]
+    except OSError:
+        return []

@@ -54,6 +54,7 @@ from typing import Any
 
 import msgspec
 
+from cq.index.keys import path_of
 from cq.index.mentions import (
     Definition,
     Mention,
@@ -255,7 +256,7 @@ def _search(
         doc = searcher.doc(address)
         out.append(
             IndexHit(
-                path=doc.get_first("path"),
+                path=path_of(doc.get_first("path")),
                 kind=doc.get_first("kind"),
                 qualname=doc.get_first("qualname") or "",
                 line=doc.get_first("line") or 1,
@@ -281,7 +282,7 @@ def definitions(index: Any, names: list[str], tuning: IndexTuning) -> dict[str, 
         doc = searcher.doc(address)
         found.append(
             Definition(
-                path=doc.get_first("path"),
+                path=path_of(doc.get_first("path")),
                 qualname=doc.get_first("qualname"),
                 line=doc.get_first("line") or 1,
                 kind=doc.get_first("kind"),

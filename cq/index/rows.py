@@ -48,9 +48,13 @@ def prepared_rows(
         ) as pool:
             with signals_held():  # submitting spawns the workers
                 results = pool.map(_rows, batches)
-            for result in results:
-                done += 1
-                yield result, True
+            try:
+                for result in results:
+                    done += 1
+                    yield result, True
+            except GeneratorExit:  # the build stopped at its deadline: no batch more
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     except Exception:  # a worker died or the pool cannot start: finish here
         for batch in batches[done:]:
             yield _rows(batch), False

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 3  # bump when fields, analyzers or documents change: a new index is built
+SCHEMA_VERSION = 4  # bump when fields, analyzers or documents change: a new index is built
 
 CODE = "cq_code"
 TEXT_FIELDS = ("path_words", "names", "sig", "doc", "body")

@@ -346,6 +346,14 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "stdlib with site-packages (176 MB) waits for `cq index` (CQ_INDEX_AUTO_BYTES)"
         ),
     ] = 64 * 1024 * 1024
+    build_timeout_share: Annotated[
+        float,
+        _why(
+            "hand-set: the share of a search's --timeout an index build may take before it "
+            "commits the files indexed so far; the rest is left for that commit and the "
+            "search's own stages"
+        ),
+    ] = 0.7
     lock_wait_s: Annotated[
         float,
         _why(

@@ -12,5 +12,12 @@ from cq.model import SearchResult
 
 
 def render_json(result: SearchResult) -> str:
-    """The whole result as compact JSON text ending in a newline."""
-    return msgspec.json.encode(result).decode() + "\n"
+    """The whole result as compact JSON text ending in a newline. A file name that is not
+    UTF-8 (its undecodable bytes read as lone surrogates, which msgspec will not write) is
+    written as JSON's ``\\udcXX`` escapes, which read back as the same name."""
+    try:
+        return msgspec.json.encode(result).decode() + "\n"
+    except UnicodeEncodeError:
+        import json
+
+        return json.dumps(msgspec.to_builtins(result), separators=(",", ":")) + "\n"
