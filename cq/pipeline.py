@@ -46,6 +46,7 @@ from cq.rank import (
     score_findings,
 )
 from cq.rewrite import (
+    CallerModel,
     Rewrite,
     code_name_asked_about,
     remember_primary,
@@ -55,10 +56,16 @@ from cq.rewrite import (
 from cq.semantic import begin as begin_semantic
 
 
-def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> SearchResult:
+def run_search(
+    request: SearchRequest,
+    *,
+    cancel: CancelToken | None = None,
+    model: CallerModel | None = None,
+) -> SearchResult:
     """Run one search end to end; a ``cancel``led one raises ``SearchCancelledError`` at the
-    next checkpoint (between files, batches, stages and enriched hits). Every path the
-    request names must stay inside its root (``cq.confine``)."""
+    next checkpoint (between files, batches, stages and enriched hits); a question's rewrite
+    asks the caller's ``model`` when given (an MCP client's). Every path the request names
+    must stay inside its root (``cq.confine``)."""
     started = time.perf_counter()
     request = confine_request(request)
     asked = _asked_name(request)
@@ -86,7 +93,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             # A question: the index is brought up to date meanwhile (cq.index.evidence).
             index = IndexRun.start(request, progress.update, tuning, listing=listing)
             with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, trigger, tuning.rewrite, listing)
+                rewrite = rewrite_query(request, trigger, tuning.rewrite, listing, model)
             index = index.kept(rewrite.summary) if index is not None else None
         patterns = own + (rewrite.plan.patterns if rewrite else ())
         searched = _widened(request) if rewrite else request
@@ -107,7 +114,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 candidates, patterns = retry, literal
         if not candidates.matches and rewrite is None and request.rewrite is None:
             with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, "zero_results", tuning.rewrite, listing)
+                rewrite = rewrite_query(request, "zero_results", tuning.rewrite, listing, model)
             index = IndexRun.start(request, progress.update, tuning, rewrite.summary, listing)
             if rewrite.plan.patterns:
                 patterns = own + rewrite.plan.patterns

@@ -48,7 +48,11 @@ class SearchOption(msgspec.Struct, frozen=True, kw_only=True):
 
 
 SEARCH_OPTIONS: tuple[SearchOption, ...] = (
-    SearchOption(name="query", help="what to search for; '-' reads stdin"),
+    SearchOption(
+        name="query",
+        help="what to search for; '-' reads stdin",
+        mcp_help="what to search for, taken as given ('-' too: there is no stdin to read)",
+    ),
     SearchOption(
         name="root",
         group="where",
