@@ -51,7 +51,7 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
     SearchOption(
         name="query",
         help="what to search for; '-' reads stdin",
-        mcp_help="what to search for, taken as given ('-' too: there is no stdin to read)",
+        mcp_help="what to search for, taken as given ('-' is searched as text)",
     ),
     SearchOption(
         name="root",
