@@ -19,6 +19,7 @@ Imports no MCP SDK: the schema is built with msgspec, and ``check_arguments`` re
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import typing
 from typing import Annotated, Any
@@ -34,6 +35,7 @@ from cq.model.options import SEARCH_OPTIONS, SearchOption, tool_arguments
 # server and its search processes carry (msgpack: 2**64 - 1).
 MAX_WHOLE = 2**31 - 1
 _SHOWN_CHARS = 24  # a refused value longer than this is not echoed back
+_NAMED = 5  # unknown names quoted in one error (a client may send hundreds)
 
 
 class ArgumentError(Exception):
@@ -48,6 +50,7 @@ class _Argument(msgspec.Struct, frozen=True):
     bounds: tuple[int, int] | None  # a whole number's least and greatest value
 
 
+@functools.cache
 def _arguments() -> dict[str, _Argument]:
     options = {o.mcp_name or o.name: o for o in SEARCH_OPTIONS}
     out = {}
@@ -66,17 +69,13 @@ def _whole(kind: Any) -> bool:
     return kind is int or int in typing.get_args(kind)
 
 
-def valid_names() -> tuple[str, ...]:
-    return tuple(_arguments())
-
-
 def input_schema() -> dict[str, Any]:
     """The tool's ``inputSchema``: each argument's type, description, default and bounds;
     any other name is refused (``additionalProperties: false``)."""
     properties: dict[str, Any] = {}
     required = []
     for arg in _arguments().values():
-        meta = msgspec.Meta(description=_description(arg))
+        meta = msgspec.Meta(description=arg.option.mcp_help or arg.option.help)
         kind = arg.kind
         if arg.bounds is not None:
             least, most = arg.bounds
@@ -95,14 +94,6 @@ def input_schema() -> dict[str, Any]:
         "required": required,
         "additionalProperties": False,
     }
-
-
-def _description(arg: _Argument) -> str:
-    text = arg.option.mcp_help or arg.option.help
-    if arg.bounds is not None:
-        least, most = arg.bounds
-        text += f" ({least} to {most})"
-    return text
 
 
 def _replace_int(kind: Any, bounded: Any) -> Any:
@@ -128,11 +119,14 @@ def check_arguments(raw: dict[str, Any], cap: int) -> SearchArgs:
 
 
 def _unknown(unknown: list[str], valid: tuple[str, ...]) -> str:
-    name = unknown[0]
-    close = difflib.get_close_matches(name, valid, n=1)
-    hint = f" (did you mean `{close[0]}`?)" if close else ""
-    what = "unknown argument" if len(unknown) == 1 else f"{len(unknown)} unknown arguments, "
-    return f"{what} `{name}`{hint}; the search tool takes: {', '.join(valid)}"
+    """Each unknown name, with the valid one it is closest to (a typo), then every valid one."""
+    named = []
+    for name in unknown[:_NAMED]:
+        close = difflib.get_close_matches(name, valid, n=1)
+        named.append(f"`{name}`" + (f" (did you mean `{close[0]}`?)" if close else ""))
+    what = "unknown argument" if len(unknown) == 1 else "unknown arguments"
+    more = f" and {len(unknown) - _NAMED} more" if len(unknown) > _NAMED else ""
+    return f"{what} {', '.join(named)}{more}; the search tool takes: {', '.join(valid)}"
 
 
 def _checked(arg: _Argument, value: Any) -> Any:
@@ -143,7 +137,8 @@ def _checked(arg: _Argument, value: Any) -> Any:
     try:
         checked = msgspec.convert(value, arg.kind, strict=False)
     except msgspec.ValidationError as exc:
-        raise ArgumentError(f"argument `{arg.name}`: {_reason(exc)}") from None
+        # msgspec's own words ("Expected `str`, got `int`"), which carry no URL.
+        raise ArgumentError(f"argument `{arg.name}`: {exc}") from None
     if arg.name == "query" and not checked:
         raise ArgumentError("argument `query`: must not be empty")
     return checked
@@ -190,7 +185,3 @@ def _json_list(text: str) -> Any:
     except (ValueError, RecursionError):
         return text
     return value if isinstance(value, list) else text
-
-
-def _reason(exc: msgspec.ValidationError) -> str:
-    return str(exc)  # msgspec's own words: "Expected `str`, got `int`", no URL

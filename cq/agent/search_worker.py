@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 import traceback
+from typing import TYPE_CHECKING, BinaryIO
 
 import msgspec
 
@@ -47,6 +48,9 @@ from cq.agent.worker_protocol import (
 from cq.cancel import CancelToken
 from cq.errors import CqError, SearchCancelledError, UsageError
 from cq.model import SearchRequest
+
+if TYPE_CHECKING:
+    from cq.rewrite import CallerModel
 
 # Imported up front in a background thread: the first search should not pay for them. The
 # warm-up stops once a search starts, which imports what it needs itself (a second thread
@@ -87,7 +91,7 @@ class _ClientModel:
     """The server's MCP client's model, asked through the server: one question at a time,
     from the searching thread; answers arrive on the listener thread."""
 
-    def __init__(self, outbox) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, outbox: BinaryIO) -> None:
         self._outbox = outbox
         self._answers: queue.Queue[Sampled] = queue.Queue()
         self._asked = 0
@@ -95,7 +99,7 @@ class _ClientModel:
     def answered(self, answer: Sampled) -> None:
         self._answers.put(answer)
 
-    def for_job(self, job: Job, token: CancelToken):  # type: ignore[no-untyped-def]
+    def for_job(self, job: Job, token: CancelToken) -> CallerModel | None:
         """The rewrite's ``CallerModel`` for ``job``, or None when its client offers none."""
         from cq.rewrite import CallerModel
 
@@ -176,7 +180,7 @@ def _warm_up(searching: threading.Event) -> None:
             importlib.import_module(name)
 
 
-def _run(job: Job, token: CancelToken, model) -> FromWorker:  # type: ignore[no-untyped-def]
+def _run(job: Job, token: CancelToken, model: CallerModel | None) -> FromWorker:
     """One search to its answer or its one-line error; a bug in cq is reported, not fatal."""
     try:
         request = build_request(job)
@@ -212,7 +216,9 @@ def build_request(job: Job) -> SearchRequest:
     return msgspec.convert(fields, SearchRequest)
 
 
-def _answer(job: Job, request: SearchRequest, token: CancelToken, model) -> Done:  # type: ignore[no-untyped-def]
+def _answer(
+    job: Job, request: SearchRequest, token: CancelToken, model: CallerModel | None
+) -> Done:
     """Run the search, then cut and render it within the budget (as ``cq search`` does, with
     a note saying what was left out in the tool's argument names)."""
     from cq.agent.budget import left_out_note
