@@ -50,6 +50,10 @@ from cq.agent.worker_protocol import claim_stdio
 # below this; a longer line is refused whole.
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
+# Not tuned: how long the last replies may take to go out once the input ended; a client that
+# reads takes microseconds, one that stopped reading never would.
+DRAIN_SECONDS = 1.0
+
 _TOO_LONG = object()
 _T = TypeVar("_T")
 
@@ -69,11 +73,16 @@ async def stdio_streams() -> AsyncIterator[
     incoming_send, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     outgoing, outgoing_recv = anyio.create_memory_object_stream[SessionMessage](0)
     answers = outgoing.clone()  # the reader's own replies to bad lines
+    written = anyio.Event()
     async with anyio.create_task_group() as tg:
         tg.start_soon(_read, wire_in, incoming_send, answers)
-        tg.start_soon(_write, wire_out.fileno(), outgoing_recv)
+        tg.start_soon(_write, wire_out.fileno(), outgoing_recv, written)
         yield incoming, outgoing
-        tg.cancel_scope.cancel()  # the session is over: a write still blocked is abandoned
+        # The session is over: the replies it gave go out if the client reads them; a write
+        # the client leaves blocked is abandoned.
+        with anyio.move_on_after(DRAIN_SECONDS):
+            await written.wait()
+        tg.cancel_scope.cancel()
 
 
 async def _read(
@@ -97,11 +106,14 @@ async def _read(
                 await incoming.send(item)
 
 
-async def _write(fd: int, outgoing: MemoryObjectReceiveStream[SessionMessage]) -> None:
+async def _write(
+    fd: int, outgoing: MemoryObjectReceiveStream[SessionMessage], written: anyio.Event
+) -> None:
     async with outgoing:
         async for item in outgoing:
             line = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
             await _on_daemon_thread(_write_line, fd, line.encode("utf-8"))
+    written.set()
 
 
 async def _on_daemon_thread(call: Callable[..., _T], *args: Any) -> _T:
