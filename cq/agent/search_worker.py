@@ -87,7 +87,7 @@ class _Current:
                 self._early.add(job_id)
 
 
-class _ClientModel:
+class _RelayedModel:
     """The server's MCP client's model, asked through the server: one question at a time,
     from the searching thread; answers arrive on the listener thread."""
 
@@ -138,7 +138,7 @@ def main() -> None:
     inbox, outbox = claim_stdio()
     jobs: queue.Queue[Job] = queue.Queue()
     current = _Current()
-    model = _ClientModel(outbox)
+    model = _RelayedModel(outbox)
     searching = threading.Event()
     threading.Thread(target=_listen, args=(inbox, jobs, current, model), daemon=True).start()
     threading.Thread(target=_warm_up, args=(searching,), daemon=True).start()
@@ -156,7 +156,7 @@ def main() -> None:
         write_frame(outbox, outcome)
 
 
-def _listen(inbox, jobs: queue.Queue[Job], current: _Current, model: _ClientModel) -> None:  # type: ignore[no-untyped-def]
+def _listen(inbox, jobs: queue.Queue[Job], current: _Current, model: _RelayedModel) -> None:  # type: ignore[no-untyped-def]
     """Read the server's frames; at the end of input the server is gone: end the group."""
     decoder = msgspec.msgpack.Decoder(ToWorker)
     while (message := read_frame(inbox, decoder)) is not None:
