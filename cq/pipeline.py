@@ -58,6 +58,7 @@ from cq.rank import (
     suggest_names,
 )
 from cq.rewrite import (
+    CallerModel,
     Rewrite,
     code_name_asked_about,
     remember_primary,
@@ -67,10 +68,16 @@ from cq.rewrite import (
 from cq.semantic import begin as begin_semantic
 
 
-def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> SearchResult:
+def run_search(
+    request: SearchRequest,
+    *,
+    cancel: CancelToken | None = None,
+    model: CallerModel | None = None,
+) -> SearchResult:
     """Run one search end to end; a ``cancel``led one raises ``SearchCancelledError`` at the
-    next checkpoint (between files, batches, stages and enriched hits). Every path the
-    request names must stay inside its root (``cq.confine``)."""
+    next checkpoint (between files, batches, stages and enriched hits); a question's rewrite
+    asks the caller's ``model`` when given (an MCP client's). Every path the request names
+    must stay inside its root (``cq.confine``)."""
     started = time.perf_counter()
     deadline = time.monotonic() + request.limits.timeout_seconds  # the index's, too
     request = confine_request(request)
@@ -99,7 +106,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
             # A question: the index is brought up to date meanwhile (cq.index.evidence).
             index = IndexRun.start(request, progress.update, tuning, None, listing, deadline)
             with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, trigger, tuning.rewrite, listing)
+                rewrite = rewrite_query(request, trigger, tuning.rewrite, listing, model)
             index = index.kept(rewrite.summary) if index is not None else None
         patterns = own + (rewrite.plan.patterns if rewrite else ())
         searched = _widened(request) if rewrite else request
@@ -126,7 +133,7 @@ def run_search(request: SearchRequest, *, cancel: CancelToken | None = None) -> 
                 suggestions = suggest_names(typed, request, corpus, tuning.report)
         elif not candidates.matches and rewrite is None and request.rewrite is None:
             with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, "zero_results", tuning.rewrite, listing)
+                rewrite = rewrite_query(request, "zero_results", tuning.rewrite, listing, model)
             index = IndexRun.start(
                 request, progress.update, tuning, rewrite.summary, listing, deadline
             )

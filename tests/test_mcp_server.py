@@ -127,7 +127,7 @@ def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
                     again = await client.call_tool("search", {"query": "insert_edge", "limit": 5})
                     assert text_lines(again) == text_lines(md)
                 stats = json.loads(text_of(await client.call_tool("stats", {})))
-                assert stats["server"]["calls"] == 18 and stats["server"]["errors"] == 3
+                assert stats["server"]["calls"] == 20 and stats["server"]["errors"] == 5
 
     anyio.run(scenario)
     assert "Traceback" not in errlog_path.read_text()

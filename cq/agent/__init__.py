@@ -7,9 +7,10 @@ rendered by ``cq.report``. Open ``targets.py`` for where each agent looks, ``ins
 the write/remove rules (``jsonedit.py`` edits one member of a JSON file in place, ``safefs.py``
 reaches each file without following a link out of the project or home, ``nesting.py`` bounds
 the depth of a config before it is parsed),
-``mcp_server.py`` for the server (``mcp_wire.py`` its stdio transport, ``workers.py`` the
-search processes it runs searches in, ``search_worker.py`` their main loop,
-``worker_protocol.py`` what the two say to each other). Nothing here is imported on the
-``cq search`` path; the ``mcp`` SDK is imported only by ``mcp_server`` and ``mcp_wire``, never
-by a search process.
+``mcp_server.py`` for the server (``mcp_args.py`` the checks on a call's arguments,
+``mcp_wire.py`` its stdio transport, ``mcp_sampling.py`` the client's model for the rewrite,
+``workers.py`` the search processes it runs searches in, ``search_worker.py`` their main
+loop, ``worker_protocol.py`` what the two say to each other). Nothing here is imported on the
+``cq search`` path; the ``mcp`` SDK is imported only by ``mcp_server``, ``mcp_sampling`` and
+``mcp_wire``, never by a search process.
 """

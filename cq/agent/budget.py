@@ -40,3 +40,9 @@ def left_out_note(result: SearchResult, request: SearchRequest, cap: int) -> str
         f"(lowest-ranked): {' and '.join(why)}. For more, call search again with "
         f"{' or '.join(more)}."
     )
+
+
+def call_budget(asked: int | None, cap: int) -> int:
+    """One call's token budget: what it asked for (else the server's), never above the
+    server's cap nor below ``MIN_BUDGET``."""
+    return max(MIN_BUDGET, min(asked or cap, cap))

@@ -6,32 +6,36 @@ malformed one, is answered); the searches run in long-lived search processes
 stay warm between calls. The server's event loop never runs a search, so it answers pings,
 lists and cancellations while one runs; a search the client cancels stops at its next
 checkpoint (``cq.cancel``) or is killed; at the end of stdin the server exits at once.
-A search that fails (a path outside the root, an invalid regex, anything a ``CqError``
-reports) comes back as an ``is_error`` tool result with the same one-line message the CLI
-prints; arguments that fail the schema are rejected by the SDK the same way. The server's
-root is fixed at start-up (``cq.confine``). Only this module and ``mcp_wire`` import ``mcp``.
+
+The tools are served by the SDK's low-level server, so cq checks every call's arguments
+itself (``mcp_args``: unknown names, ranges, types) and words every error: a search that
+fails (a path outside the root, an invalid regex, anything a ``CqError`` reports) comes back
+as an ``is_error`` tool result with the same one-line message the CLI prints. A result
+carries its report as text and as structured content, described by the tool's output
+schema: a JSON report is ``cq schema``'s ``SearchResult``, a markdown one
+``{"markdown": text}``. When the client offers sampling, a question's rewrite may ask the
+client's model (``mcp_sampling``). The server's root is fixed at start-up (``cq.confine``).
+Only this module, ``mcp_sampling`` and ``mcp_wire`` import ``mcp``.
 """
 
 from __future__ import annotations
 
-import inspect
+import json
 import os
-import typing
-from typing import Annotated, Any
+import warnings
+from typing import Any
 
 import anyio
 import msgspec
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import TextContent, ToolAnnotations
-from pydantic import Field
+from mcp.server.lowlevel import Server
+from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool, ToolAnnotations
 
-from cq.agent.budget import MIN_BUDGET, MIN_SERVER_BUDGET
-from cq.agent.worker_protocol import Failed, SearchArgs
+from cq.agent.budget import MIN_SERVER_BUDGET
+from cq.agent.mcp_args import ArgumentError, check_arguments, input_schema
+from cq.agent.worker_protocol import Failed
 from cq.agent.workers import SearchProcesses
 from cq.env import env_int
 from cq.errors import UsageError
-from cq.model.options import SEARCH_OPTIONS, tool_arguments
 
 DEFAULT_MAX_TOKENS = 8000
 
@@ -48,9 +52,11 @@ _SEARCH_DESCRIPTION = (
     "assignment, reference, annotation, docstring/comment/string), best first. The query is an "
     "identifier (word-bounded; dotted and Type::method paths too), a literal, a regex "
     "(mode='regex') or a natural-language question. Markdown by default; format='json' returns "
-    "exactly `cq search --format json`. The answer never exceeds max_tokens (default: the "
-    "server's budget) and says what was left out and how to get more."
+    "exactly `cq search --format json`, also as structured content. The answer never exceeds "
+    "max_tokens (default: the server's budget) and says what was left out and how to get more."
 )
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
 class ServerConfig(msgspec.Struct, frozen=True):
@@ -82,95 +88,113 @@ class ServerStats(msgspec.Struct):
     killed: int = 0  # of those, searches stuck in one step, killed with their process
 
 
-def build_server(config: ServerConfig, processes: SearchProcesses) -> MCPServer:
+def output_schema() -> dict[str, Any]:
+    """The ``search`` tool's ``outputSchema``: ``cq schema``'s ``SearchResult`` (a JSON
+    report) or ``{"markdown": text}`` (a markdown one), at an object root as MCP asks."""
+    from cq.model import SearchResult
+
+    generated = msgspec.json.schema(SearchResult)
+    defs = generated["$defs"]
+    defs["MarkdownReport"] = {
+        "type": "object",
+        "description": "format 'md': the report as markdown, the same text as the content",
+        "properties": {"markdown": {"type": "string"}},
+        "required": ["markdown"],
+        "additionalProperties": False,
+    }
+    refs = [{"$ref": generated["$ref"]}, {"$ref": "#/$defs/MarkdownReport"}]
+    return {"type": "object", "anyOf": refs, "$defs": defs}
+
+
+def build_server(config: ServerConfig, processes: SearchProcesses) -> Server:
     """The MCP server with its ``search`` and ``stats`` tools; searches run in ``processes``."""
     from cq import __version__
+    from cq.agent.mcp_sampling import client_model
 
-    server = MCPServer(
-        name="cq", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
-    )
     stats = ServerStats()
+    tools = [
+        Tool(
+            name="search",
+            description=_SEARCH_DESCRIPTION,
+            input_schema=input_schema(),
+            output_schema=output_schema(),
+            annotations=_READ_ONLY,
+        ),
+        Tool(
+            name="stats",
+            description="Counters of this cq server process: calls, errors, cache hits and misses.",
+            input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+            annotations=_READ_ONLY,
+        ),
+    ]
 
-    async def search(**arguments: Any) -> list[TextContent]:
-        """The ``search`` tool; its arguments are ``cq.model.options``' (``_tool_signature``)."""
+    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        return ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: Any) -> CallToolResult:
+        arguments = params.arguments or {}
+        if params.name == "stats":
+            if arguments:
+                return _error(f"the stats tool takes no arguments: {', '.join(arguments)}")
+            return _stats(stats, processes)
+        if params.name != "search":
+            return _error(f"unknown tool `{params.name}`; this server has: search, stats")
         stats.calls += 1
-        asked = arguments.get("max_tokens") or config.max_tokens
-        budget = max(MIN_BUDGET, min(asked, config.max_tokens))
-        args = SearchArgs(**arguments, budget=budget)
-        fmt = args.format
         try:
-            outcome = await processes.search(args, config.root, config.max_tokens)
+            args = check_arguments(arguments, config.max_tokens)
+            outcome = await processes.search(
+                args, config.root, config.max_tokens, client_model(ctx)
+            )
+        except ArgumentError as exc:
+            stats.errors += 1
+            return _error(str(exc))
         except anyio.get_cancelled_exc_class():  # notifications/cancelled, or the input ended
             stats.cancelled += 1
             raise
         except OSError as exc:  # no search process could be started
             stats.errors += 1
-            raise ToolError(f"internal error: cannot start a search process: {exc}") from None
+            return _error(f"internal error: cannot start a search process: {exc}")
         if isinstance(outcome, Failed):
             stats.errors += 1
-            raise ToolError(outcome.message)
+            return _error(outcome.message)
         stats.cut_to_budget += outcome.cut_to_budget
+        if args.format == "md":
+            text = f"{outcome.text}\n> {outcome.note}\n" if outcome.note else outcome.text
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)],
+                structured_content={"markdown": text},
+            )
         blocks = [TextContent(type="text", text=outcome.text)]
         if outcome.note:
-            if fmt == "md":
-                blocks[0] = TextContent(type="text", text=f"{outcome.text}\n> {outcome.note}\n")
-            else:
-                blocks.append(TextContent(type="text", text=outcome.note))
-        return blocks
+            blocks.append(TextContent(type="text", text=outcome.note))
+        return CallToolResult(content=blocks, structured_content=json.loads(outcome.text))
 
-    async def stats_tool() -> list[TextContent]:
-        stats.stopped_early, stats.killed = processes.stopped_early, processes.killed
-        body = {"server": msgspec.to_builtins(stats), "caches": {"parse": processes.caches()}}
-        return [TextContent(type="text", text=msgspec.json.encode(body).decode())]
-
-    search.__signature__ = _tool_signature()  # type: ignore[attr-defined]
-    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-    server.add_tool(
-        search,
-        name="search",
-        description=_SEARCH_DESCRIPTION,
-        annotations=read_only,
-        structured_output=False,
+    return Server(
+        "cq",
+        version=__version__,
+        instructions=_INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
     )
-    server.add_tool(
-        stats_tool,
-        name="stats",
-        description="Counters of this cq server process: calls, errors, cache hits and misses.",
-        annotations=read_only,
-        structured_output=False,
-    )
-    return server
 
 
-def _tool_signature() -> inspect.Signature:
-    """The ``search`` tool's arguments (``cq.model.options.tool_arguments``) with each option's
-    description and bounds: the SDK turns this signature into the tool's JSON schema."""
-    options = {o.mcp_name or o.name: o for o in SEARCH_OPTIONS}
-    parameters = []
-    for name, kind, default in tool_arguments():
-        option = options[name]
-        if typing.get_origin(kind) is tuple:
-            kind = list[str]  # a JSON array
-            default = list(default)
-        bounds: dict[str, Any] = {"description": option.mcp_help or option.help}
-        least = option.mcp_minimum if option.mcp_minimum is not None else option.minimum
-        if least is not None:
-            bounds["ge"] = least
-        if name == "query":
-            bounds["min_length"] = 1
-        parameters.append(
-            inspect.Parameter(
-                name,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=inspect.Parameter.empty if default is msgspec.NODEFAULT else default,
-                annotation=Annotated[kind, Field(**bounds)],
-            )
-        )
-    return inspect.Signature(parameters, return_annotation=list[TextContent])
+def _error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def _stats(stats: ServerStats, processes: SearchProcesses) -> CallToolResult:
+    stats.stopped_early, stats.killed = processes.stopped_early, processes.killed
+    body = {"server": msgspec.to_builtins(stats), "caches": {"parse": processes.caches()}}
+    text = msgspec.json.encode(body).decode()
+    return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
 def serve(config: ServerConfig) -> None:
     """Serve until stdin closes, then kill the search processes (a running search too)."""
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    # Sampling is deprecated by the protocol's next version; the clients of this one offer it.
+    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
     processes = SearchProcesses()
     processes.start()
     try:
@@ -179,11 +203,9 @@ def serve(config: ServerConfig) -> None:
         processes.close()
 
 
-async def _serve_stdio(server: MCPServer) -> None:
+async def _serve_stdio(server: Server) -> None:
     from cq.agent.mcp_wire import stdio_streams
 
-    # MCPServer.run_stdio_async does this with the SDK's transport; this transport answers
-    # malformed lines too (mcp_wire). MCPServer has no public hook for other streams.
-    lowlevel = server._lowlevel_server
+    # The SDK's own stdio transport leaves a malformed line unanswered (mcp_wire).
     async with stdio_streams() as (incoming, outgoing):
-        await lowlevel.run(incoming, outgoing, lowlevel.create_initialization_options())
+        await server.run(incoming, outgoing, server.create_initialization_options())

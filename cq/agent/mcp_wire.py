@@ -6,19 +6,30 @@ or a request with a lone surrogate in a string (valid JSON to Python, invalid Un
 SDK's parser), waits forever. Here every line the SDK cannot take gets a JSON-RPC error:
 parse error (-32700) for text that is not JSON, invalid request (-32600) for JSON that is not
 one message object (batches included: MCP sends one message per line), invalid params
-(-32602) for a string that is not valid Unicode in ``params``, with the request's id when
-one can be read and null otherwise. Error responses share the writer with the server's own
-replies, so lines never interleave. fds 0 and 1 are claimed as the SDK claims them (a child
-process or a stray print cannot write into the wire).
+(-32602) for a string that is not valid Unicode in ``params`` or a number too long for
+Python to read, with the request's id when one can be read and null otherwise. Error
+responses share the writer with the server's own replies, so lines never interleave. fds 0
+and 1 are claimed as the SDK claims them (a child process or a stray print cannot write
+into the wire).
+
+A client may stop reading while it still writes: its pipe fills and a write blocks for good.
+So the wire's reads and writes run on daemon threads of their own (anyio's worker threads
+keep a process alive until they return), a write goes straight to the descriptor (no
+buffer lock left held at exit), and at the end of input the session ends and the transport
+stops at once, abandoning a blocked write: the server exits, its searches with it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, TypeVar
 
 import anyio
 import pydantic
@@ -39,7 +50,12 @@ from cq.agent.worker_protocol import claim_stdio
 # below this; a longer line is refused whole.
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
+# Not tuned: how long the last replies may take to go out once the input ended; a client that
+# reads takes microseconds, one that stopped reading never would.
+DRAIN_SECONDS = 1.0
+
 _TOO_LONG = object()
+_T = TypeVar("_T")
 
 
 class _Reply(NamedTuple):
@@ -57,10 +73,16 @@ async def stdio_streams() -> AsyncIterator[
     incoming_send, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     outgoing, outgoing_recv = anyio.create_memory_object_stream[SessionMessage](0)
     answers = outgoing.clone()  # the reader's own replies to bad lines
+    written = anyio.Event()
     async with anyio.create_task_group() as tg:
         tg.start_soon(_read, wire_in, incoming_send, answers)
-        tg.start_soon(_write, wire_out, outgoing_recv)
+        tg.start_soon(_write, wire_out.fileno(), outgoing_recv, written)
         yield incoming, outgoing
+        # The session is over: the replies it gave go out if the client reads them; a write
+        # the client leaves blocked is abandoned.
+        with anyio.move_on_after(DRAIN_SECONDS):
+            await written.wait()
+        tg.cancel_scope.cancel()
 
 
 async def _read(
@@ -70,7 +92,7 @@ async def _read(
 ) -> None:
     async with incoming, answers:
         while True:
-            line = await anyio.to_thread.run_sync(_read_line, wire_in, abandon_on_cancel=True)
+            line = await _on_daemon_thread(_read_line, wire_in)
             if line is None:
                 return  # end of input: the session ends, in-flight calls are cancelled
             item = (
@@ -84,11 +106,39 @@ async def _read(
                 await incoming.send(item)
 
 
-async def _write(wire_out: BinaryIO, outgoing: MemoryObjectReceiveStream[SessionMessage]) -> None:
+async def _write(
+    fd: int, outgoing: MemoryObjectReceiveStream[SessionMessage], written: anyio.Event
+) -> None:
     async with outgoing:
         async for item in outgoing:
             line = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-            await anyio.to_thread.run_sync(_write_line, wire_out, line.encode("utf-8"))
+            await _on_daemon_thread(_write_line, fd, line.encode("utf-8"))
+    written.set()
+
+
+async def _on_daemon_thread(call: Callable[..., _T], *args: Any) -> _T:
+    """``call(*args)`` on a daemon thread of its own; a cancelled wait abandons it (a read or
+    write that never returns cannot keep the process alive)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[_T] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if not done.done():
+            if error is not None:
+                done.set_exception(error)
+            else:
+                done.set_result(result)
+
+    def run() -> None:
+        try:
+            result, error = call(*args), None
+        except BaseException as exc:  # handed to the waiting task
+            result, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop is gone: the server is exiting
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, daemon=True, name="cq-mcp-wire").start()
+    return await done
 
 
 def _read_line(wire_in: BinaryIO) -> bytes | object | None:
@@ -102,9 +152,10 @@ def _read_line(wire_in: BinaryIO) -> bytes | object | None:
     return line
 
 
-def _write_line(wire_out: BinaryIO, data: bytes) -> None:
-    wire_out.write(data)
-    wire_out.flush()
+def _write_line(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _decode_line(raw: bytes) -> SessionMessage | _Reply | None:
@@ -115,8 +166,16 @@ def _decode_line(raw: bytes) -> SessionMessage | _Reply | None:
         return None
     with contextlib.suppress(pydantic.ValidationError):
         return SessionMessage(jsonrpc_message_adapter.validate_json(text, by_name=False))
+    huge = []
+
+    def whole(digits: str) -> int:  # Python refuses to convert a number this long
+        if len(digits) > sys.get_int_max_str_digits():
+            huge.append(digits)
+            return 0
+        return int(digits)
+
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=whole)
     except (ValueError, RecursionError):
         return _error(None, PARSE_ERROR, "parse error: the line is not JSON")
     if isinstance(value, list):
@@ -128,6 +187,9 @@ def _decode_line(raw: bytes) -> SessionMessage | _Reply | None:
         rid = None
     if "method" not in value and ("result" in value or "error" in value):
         return None  # a malformed response: JSON-RPC never answers a response
+    if huge:
+        limit = sys.get_int_max_str_digits()
+        return _error(rid, INVALID_PARAMS, f"invalid params: a number of over {limit} digits")
     if not _is_unicode(value.get("params")):
         return _error(rid, INVALID_PARAMS, "invalid params: a string is not valid Unicode")
     if not _is_unicode(value):

@@ -10,8 +10,11 @@ classifier's pool and the sqlite connection stay warm between calls, and all sea
 on its main thread, as in a one-shot ``cq search``.
 
 Started as ``python -m cq.agent.search_worker`` with frames (``cq.agent.worker_protocol``) on
-stdin and stdout. When the server goes away (end of stdin) the process kills its own group,
-so its classifier workers and rg go with it.
+stdin and stdout. A job whose MCP client offers its model gets it as the rewrite's
+``CallerModel``: a question goes to the server as a ``Sample`` and the search waits for its
+``Sampled`` (the rewrite's deadline bounds the wait; a cancel ends it). When the server goes
+away (end of stdin) the process kills its own group, so its classifier workers and rg go
+with it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ import queue
 import signal
 import sys
 import threading
+import time
 import traceback
+from typing import TYPE_CHECKING, BinaryIO
 
 import msgspec
 
@@ -33,6 +38,8 @@ from cq.agent.worker_protocol import (
     Failed,
     FromWorker,
     Job,
+    Sample,
+    Sampled,
     ToWorker,
     claim_stdio,
     read_frame,
@@ -42,10 +49,17 @@ from cq.cancel import CancelToken
 from cq.errors import CqError, SearchCancelledError, UsageError
 from cq.model import SearchRequest
 
+if TYPE_CHECKING:
+    from cq.rewrite import CallerModel
+
 # Imported up front in a background thread: the first search should not pay for them. The
 # warm-up stops once a search starts, which imports what it needs itself (a second thread
 # importing LibCST only slowed the first search: 4.5 -> 2.1 s on the stdlib, empty cache).
 _HEAVY_MODULES = ("ast_grep_py", "tree_sitter_python", "tree_sitter_rust", "libcst")
+# Not tuned: the most tokens the client's model may answer the rewrite with. Its answer is one
+# JSON object of a dozen names (~150 tokens); room for a model that wraps it in a sentence.
+SAMPLE_MAX_TOKENS = 1000
+_POLL_SECONDS = 0.1  # how often a wait for the client's model looks at the cancel token
 
 
 class _Current:
@@ -73,12 +87,60 @@ class _Current:
                 self._early.add(job_id)
 
 
+class _RelayedModel:
+    """The server's MCP client's model, asked through the server: one question at a time,
+    from the searching thread; answers arrive on the listener thread."""
+
+    def __init__(self, outbox: BinaryIO) -> None:
+        self._outbox = outbox
+        self._answers: queue.Queue[Sampled] = queue.Queue()
+        self._asked = 0
+
+    def answered(self, answer: Sampled) -> None:
+        self._answers.put(answer)
+
+    def for_job(self, job: Job, token: CancelToken) -> CallerModel | None:
+        """The rewrite's ``CallerModel`` for ``job``, or None when its client offers none."""
+        from cq.rewrite import CallerModel
+
+        if job.client is None:
+            return None
+
+        def ask(system: str, user: str, deadline: float) -> str:
+            return self._ask(system, user, deadline, token)
+
+        return CallerModel(name=f"mcp-client:{job.client}", ask=ask)
+
+    def _ask(self, system: str, user: str, deadline: float, token: CancelToken) -> str:
+        from cq.rewrite import NoAnswer
+
+        self._asked += 1
+        seconds = max(deadline - time.monotonic(), 0.0)
+        question = Sample(
+            id=self._asked, system=system, user=user, max_tokens=SAMPLE_MAX_TOKENS, seconds=seconds
+        )
+        write_frame(self._outbox, question)
+        while (left := deadline - time.monotonic()) > 0:
+            token.check()
+            try:
+                answer = self._answers.get(timeout=min(left, _POLL_SECONDS))
+            except queue.Empty:
+                continue
+            if answer.id != self._asked:
+                continue  # the answer to an earlier question, given up on
+            if answer.text is None:
+                raise NoAnswer(answer.reason)
+            return answer.text
+        raise NoAnswer(f"timed out after {round(seconds):g} s")
+
+
 def main() -> None:
     inbox, outbox = claim_stdio()
     jobs: queue.Queue[Job] = queue.Queue()
     current = _Current()
+    model = _RelayedModel(outbox)
     searching = threading.Event()
-    threading.Thread(target=_listen, args=(inbox, jobs, current), daemon=True).start()
+    threading.Thread(target=_listen, args=(inbox, jobs, current, model), daemon=True).start()
     threading.Thread(target=_warm_up, args=(searching,), daemon=True).start()
     import cq.pipeline
     import cq.report  # noqa: F401
@@ -89,11 +151,12 @@ def main() -> None:
     while True:
         job = jobs.get()
         searching.set()
-        outcome = _run(job, current.start(job.id))
+        token = current.start(job.id)
+        outcome = _run(job, token, model.for_job(job, token))
         write_frame(outbox, outcome)
 
 
-def _listen(inbox, jobs: queue.Queue[Job], current: _Current) -> None:  # type: ignore[no-untyped-def]
+def _listen(inbox, jobs: queue.Queue[Job], current: _Current, model: _RelayedModel) -> None:  # type: ignore[no-untyped-def]
     """Read the server's frames; at the end of input the server is gone: end the group."""
     decoder = msgspec.msgpack.Decoder(ToWorker)
     while (message := read_frame(inbox, decoder)) is not None:
@@ -101,6 +164,8 @@ def _listen(inbox, jobs: queue.Queue[Job], current: _Current) -> None:  # type: 
             jobs.put(message)
         elif isinstance(message, Cancel):
             current.cancel(message.id)
+        elif isinstance(message, Sampled):
+            model.answered(message)
     sys.stderr.flush()
     if hasattr(os, "killpg") and os.getpgrp() == os.getpid():  # started as a group leader
         os.killpg(os.getpid(), signal.SIGKILL)
@@ -115,11 +180,11 @@ def _warm_up(searching: threading.Event) -> None:
             importlib.import_module(name)
 
 
-def _run(job: Job, token: CancelToken) -> FromWorker:
+def _run(job: Job, token: CancelToken, model: CallerModel | None) -> FromWorker:
     """One search to its answer or its one-line error; a bug in cq is reported, not fatal."""
     try:
         request = build_request(job)
-        return _answer(job, request, token)
+        return _answer(job, request, token, model)
     except SearchCancelledError:
         return Failed(id=job.id, message="search cancelled", cancelled=True)
     except CqError as exc:
@@ -151,7 +216,9 @@ def build_request(job: Job) -> SearchRequest:
     return msgspec.convert(fields, SearchRequest)
 
 
-def _answer(job: Job, request: SearchRequest, token: CancelToken) -> Done:
+def _answer(
+    job: Job, request: SearchRequest, token: CancelToken, model: CallerModel | None
+) -> Done:
     """Run the search, then cut and render it within the budget (as ``cq search`` does, with
     a note saying what was left out in the tool's argument names)."""
     from functools import partial
@@ -167,7 +234,7 @@ def _answer(job: Job, request: SearchRequest, token: CancelToken) -> Done:
     render = render_json if is_json else partial(render_markdown, verbose=request.explain)
     answer = fit_answer(
         request,
-        run_search(request, cancel=token),
+        run_search(request, cancel=token, model=model),
         render,
         note=lambda result: left_out_note(result, request, job.cap),
         is_json=is_json,

@@ -1,9 +1,10 @@
 """What the MCP server and its search processes say to each other: msgpack frames on pipes.
 
 The server (``cq.agent.workers``) sends a ``Job`` or a ``Cancel``; a search process
-(``cq.agent.search_worker``) answers each job with one ``Done`` or ``Failed``. A frame is a
-4-byte big-endian length and a msgpack body. Imports nothing of the MCP SDK, so a search
-process never loads it.
+(``cq.agent.search_worker``) answers each job with one ``Done`` or ``Failed``. While a job
+runs, its process may ask the server's MCP client's model a question (``Sample``, for the
+rewrite), answered by one ``Sampled``. A frame is a 4-byte big-endian length and a msgpack
+body. Imports nothing of the MCP SDK, so a search process never loads it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import msgspec
 
 from cq.model.options import tool_arguments
 
-# The ``search`` tool's arguments as the client sent them (the SDK checked their types), one
-# field per option of ``cq.model.options`` the tool takes; ``budget`` is the call's token
-# budget, already capped by the server's.
+# The ``search`` tool's arguments, checked (``cq.agent.mcp_args``), one field per option of
+# ``cq.model.options`` the tool takes; ``budget`` is the call's token budget, already capped
+# by the server's.
 SearchArgs = msgspec.defstruct(
     "SearchArgs",
     [
@@ -34,12 +35,14 @@ SearchArgs = msgspec.defstruct(
 
 
 class Job(msgspec.Struct, frozen=True, tag=True):
-    """One search: the arguments, the server's root and the server's token budget."""
+    """One search: the arguments, the server's root and the server's token budget.
+    ``client``: the MCP client's name and version when it offers its model (sampling)."""
 
     id: int
     args: SearchArgs
     server_root: str
     cap: int
+    client: str | None = None
 
 
 class Cancel(msgspec.Struct, frozen=True, tag=True):
@@ -66,15 +69,41 @@ class Failed(msgspec.Struct, frozen=True, tag=True):
     cancelled: bool = False
 
 
-ToWorker = Job | Cancel
+class Sample(msgspec.Struct, frozen=True, tag=True):
+    """Ask the MCP client's model (the running job's rewrite): the prompt, the most tokens
+    to answer with, and the seconds left before the search stops waiting."""
+
+    id: int  # this question's number in its process: an answer to an earlier one is stale
+    system: str
+    user: str
+    max_tokens: int
+    seconds: float
+
+
+class Sampled(msgspec.Struct, frozen=True, tag=True):
+    """The client model's answer to ``Sample`` ``id``: its text, or why there is none."""
+
+    id: int
+    text: str | None
+    reason: str = ""
+
+
+ToWorker = Job | Cancel | Sampled
 FromWorker = Done | Failed
+FromSearch = Done | Failed | Sample  # everything a search process writes
 
 _encoder = msgspec.msgpack.Encoder()
 
 
-def write_frame(out: BinaryIO, message: ToWorker | FromWorker) -> None:
+def encode_frame(message: ToWorker | FromSearch) -> bytes:
+    """The frame's bytes; raises before anything is written when ``message`` cannot be
+    encoded (msgpack carries no integer beyond 64 bits)."""
     body = _encoder.encode(message)
-    out.write(len(body).to_bytes(4, "big") + body)
+    return len(body).to_bytes(4, "big") + body
+
+
+def write_frame(out: BinaryIO, message: ToWorker | FromSearch | bytes) -> None:
+    out.write(message if isinstance(message, bytes) else encode_frame(message))
     out.flush()
 
 

@@ -8,7 +8,9 @@ another, up to ``MAX_PROCESSES`` (a long search does not hold up the next one); 
 searches wait for the first process free. A cancelled search is told to stop at its next
 checkpoint; if it still runs ``CANCEL_GRACE_SECONDS`` later, its process group is killed and
 the process replaced. ``close`` kills every group, so the server exits at once on end of
-input even while a search runs.
+input even while a search runs. A job's frame is encoded before a process takes it: a job
+that cannot be sent never holds a process. While a search runs, the questions its process
+asks the client's model (``Sample``) are answered by the call's ``ask``, on the event loop.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 
 import anyio
 import msgspec
@@ -29,12 +32,25 @@ from cq.agent.worker_protocol import (
     Cancel,
     Done,
     Failed,
+    FromSearch,
     FromWorker,
     Job,
+    Sample,
+    Sampled,
     SearchArgs,
+    encode_frame,
     read_frame,
     write_frame,
 )
+
+
+class ClientModel(msgspec.Struct, frozen=True):
+    """The MCP client's model for one call: ``client`` names it (its name and version),
+    ``ask`` puts one question to it."""
+
+    client: str
+    ask: Callable[[Sample], Awaitable[Sampled]]
+
 
 MAX_PROCESSES = 2  # each keeps its own warm caches; a second one only serves an overlap
 # A cancelled search stops at its next checkpoint (each rg file, classification batch, stage
@@ -44,7 +60,7 @@ MAX_PROCESSES = 2  # each keeps its own warm caches; a second one only serves an
 # call, a network read) and is killed.
 CANCEL_GRACE_SECONDS = 2.0
 
-_decoder = msgspec.msgpack.Decoder(FromWorker)
+_decoder = msgspec.msgpack.Decoder(FromSearch)
 _EXITED = "the search process exited (its error, if any, is on the server's stderr)"
 
 
@@ -65,6 +81,7 @@ class _Process:
         self._state = threading.Lock()  # job_id, future and alive change together
         self.job_id = 0  # the job it runs; 0: idle
         self.future: concurrent.futures.Future[FromWorker] | None = None
+        self.on_sample: Callable[[Sample], None] | None = None  # the running job's
         self.caches: dict[str, int] = {}
         self.alive = True
         threading.Thread(target=self._read, daemon=True, name="cq-search-reader").start()
@@ -73,17 +90,19 @@ class _Process:
     def idle(self) -> bool:
         return self.alive and self.job_id == 0
 
-    def take(self, job_id: int) -> concurrent.futures.Future[FromWorker]:
+    def take(
+        self, job_id: int, on_sample: Callable[[Sample], None] | None
+    ) -> concurrent.futures.Future[FromWorker]:
         """Assign a job; its future holds the answer (or the process's death)."""
         future: concurrent.futures.Future[FromWorker] = concurrent.futures.Future()
         with self._state:
             if self.alive:
-                self.job_id, self.future = job_id, future
+                self.job_id, self.future, self.on_sample = job_id, future, on_sample
                 return future
         future.set_result(Failed(id=job_id, message=_EXITED))
         return future
 
-    def send(self, message: Job | Cancel) -> None:
+    def send(self, message: Cancel | Sampled | bytes) -> None:
         # A dead process's pipe fails: its reader reports the end of its output.
         with self._lock, contextlib.suppress(OSError):
             write_frame(self.proc.stdin, message)  # type: ignore[arg-type]
@@ -111,6 +130,9 @@ class _Process:
 
     def _read(self) -> None:
         while (message := read_frame(self.proc.stdout, _decoder)) is not None:  # type: ignore[arg-type]
+            if isinstance(message, Sample):
+                self._sample(message)
+                continue
             assert isinstance(message, Done | Failed)
             if isinstance(message, Done):
                 self.caches = message.caches
@@ -124,12 +146,20 @@ class _Process:
         self._settle(Failed(id=job_id, message=_EXITED))
         self._owner.freed()
 
+    def _sample(self, question: Sample) -> None:
+        with self._state:
+            on_sample = self.on_sample
+        if on_sample is None:  # a job whose client offers no model never asks
+            self.send(Sampled(id=question.id, text=None, reason="no client model"))
+        else:
+            on_sample(question)
+
     def _settle(self, outcome: FromWorker) -> None:
         with self._state:
             future = self.future
             if future is None or outcome.id != self.job_id:
                 return
-            self.job_id, self.future = 0, None
+            self.job_id, self.future, self.on_sample = 0, None, None
         # A cancelled call cancelled the future (asyncio.wrap_future); nobody reads it then.
         with contextlib.suppress(concurrent.futures.InvalidStateError):
             future.set_result(outcome)
@@ -152,17 +182,36 @@ class SearchProcesses:
         """Start the first process now: it imports the pipeline while the client connects."""
         self._processes.append(_Process(self))
 
-    async def search(self, args: SearchArgs, server_root: str, cap: int) -> FromWorker:
-        """Run one search in an idle process; a cancelled call stops it (see the module)."""
+    async def search(
+        self, args: SearchArgs, server_root: str, cap: int, ask: ClientModel | None = None
+    ) -> FromWorker:
+        """Run one search in an idle process; a cancelled call stops it (see the module).
+        ``ask`` answers the questions the search puts to the client's model."""
+        loop = asyncio.get_running_loop()
         if self._loop is None:
-            self._loop, self._changed = asyncio.get_running_loop(), asyncio.Event()
+            self._loop, self._changed = loop, asyncio.Event()
         self._next_id += 1
-        job = Job(id=self._next_id, args=args, server_root=server_root, cap=cap)
+        client = ask.client if ask is not None else None
+        job = Job(id=self._next_id, args=args, server_root=server_root, cap=cap, client=client)
+        frame = encode_frame(job)  # before a process takes it (see the module)
+        questions: asyncio.Queue[Sample] = asyncio.Queue()
+        on_sample = None
+        if ask is not None:
+
+            def on_sample(question: Sample) -> None:  # on the process's reader thread
+                with contextlib.suppress(RuntimeError):  # the loop closed: exiting
+                    loop.call_soon_threadsafe(questions.put_nowait, question)
+
         process = await self._idle_process()
-        future = process.take(job.id)
+        future = process.take(job.id, on_sample)
         try:
-            await anyio.to_thread.run_sync(process.send, job)
-            return await asyncio.wrap_future(future)
+            await anyio.to_thread.run_sync(process.send, frame)
+            async with anyio.create_task_group() as tg:
+                if ask is not None:
+                    tg.start_soon(_answer_questions, process, questions, ask.ask)
+                outcome = await asyncio.wrap_future(future)
+                tg.cancel_scope.cancel()  # a question still open is abandoned
+            return outcome
         except asyncio.CancelledError:
             process.cancel(job.id)
             raise
@@ -208,3 +257,16 @@ class SearchProcesses:
         self._changed = asyncio.Event()
         if not self._closed and not any(p.alive for p in self._processes):
             self.start()  # a killed process is replaced at once, ready for the next search
+
+
+async def _answer_questions(
+    process: _Process,
+    questions: asyncio.Queue[Sample],
+    ask: Callable[[Sample], Awaitable[Sampled]],
+) -> None:
+    """Put each question of the job's process to the client's model, one at a time (the
+    search waits for each answer), and send the answer back."""
+    while True:
+        question = await questions.get()
+        answer = await ask(question)
+        await anyio.to_thread.run_sync(process.send, answer)

@@ -49,7 +49,11 @@ class SearchOption(msgspec.Struct, frozen=True, kw_only=True):
 
 
 SEARCH_OPTIONS: tuple[SearchOption, ...] = (
-    SearchOption(name="query", help="what to search for; '-' reads stdin"),
+    SearchOption(
+        name="query",
+        help="what to search for; '-' reads stdin",
+        mcp_help="what to search for, taken as given ('-' is searched as text)",
+    ),
     SearchOption(
         name="root",
         group="where",

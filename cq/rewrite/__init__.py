@@ -5,7 +5,8 @@ In: a ``SearchRequest`` whose query reads as English or is a pasted issue. Out: 
 Open ``trigger.py`` and ``run.py`` first (``run`` loads lazily: a plain identifier search
 never imports it); ``heuristic.py`` decides whether to rewrite, ``extract.py`` finds the
 code the text names, ``offline.py`` maps the rest onto ``vocabulary.py``'s defined names,
-``llm.py`` asks a model (``config.py``, ``validate.py``), ``memory.py`` resolves "it",
+``llm.py`` asks a model (``config.py``, ``validate.py``; ``caller.py``: one the caller
+offers, an MCP client's), ``memory.py`` resolves "it",
 ``template.py`` leaves an issue form's environment sections out.
 """
 
@@ -23,6 +24,7 @@ from cq.rewrite.asks import (
     one_line_callers_question,
     says_nothing,
 )
+from cq.rewrite.caller import CallerModel, NoAnswer
 from cq.rewrite.extract import Mentions, extract_mentions, is_special, split_dotted
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
@@ -37,7 +39,9 @@ __all__ = [
     "ABBREVIATIONS",
     "IRREGULAR_FORMS",
     "RECEIVERS",
+    "CallerModel",
     "Mentions",
+    "NoAnswer",
     "Rewrite",
     "asks_for_callers",
     "code_name_asked_about",
@@ -61,13 +65,17 @@ __all__ = [
 
 
 def rewrite_query(
-    request: SearchRequest, trigger: str, tuning: RewriteTuning, listing: Listing | None = None
+    request: SearchRequest,
+    trigger: str,
+    tuning: RewriteTuning,
+    listing: Listing | None = None,
+    model: CallerModel | None = None,
 ) -> Rewrite:
     """``run.rewrite_query``, imported on first use (the LLM client, TOML and the vocabulary
     cost ~15 ms to import, wasted on a search that does not rewrite)."""
     from cq.rewrite.run import rewrite_query as run
 
-    return run(request, trigger, tuning, listing)
+    return run(request, trigger, tuning, listing, model)
 
 
 def defined_names(request: SearchRequest, listing: Listing | None = None) -> Vocabulary:

@@ -1,4 +1,5 @@
-"""The LLM rewriter over httpx: Ollama's native chat API or any OpenAI-compatible endpoint.
+"""The LLM rewriter over httpx: Ollama's native chat API or any OpenAI-compatible endpoint,
+or a model the search's caller offers (``caller.py``: an MCP client's), asked the same prompt.
 
 Temperature 0 and a JSON schema (Ollama ``format``, OpenAI ``response_format``). The prompt
 carries the repository's defined names, most relevant to the query first, so a small model
@@ -17,6 +18,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from cq.model.tuning import RewriteTuning
+from cq.rewrite.caller import CallerModel, NoAnswer
 from cq.rewrite.config import LlmConfig
 from cq.rewrite.post import PostFailed, PostTimedOut, before_deadline, post_json
 from cq.rewrite.validate import MAX_DEPTH, InvalidAnswer, ModelAnswer, json_depth, parse_answer
@@ -97,11 +99,8 @@ def llm_rewrite(
     query: str, config: LlmConfig, vocabulary: list[str], deadline: float, t: RewriteTuning
 ) -> ModelAnswer:
     """Ask the model, all of it before ``deadline``; raise ``LlmUnavailable`` on any failure."""
-    system = _SYSTEM.format(identifiers=t.llm_identifiers, literals=t.llm_literals)
-    messages = [
-        {"role": "system", "content": system + ", ".join(vocabulary[: t.llm_vocabulary])},
-        {"role": "user", "content": query[: t.llm_query_chars]},
-    ]
+    system, user = _prompt(query, vocabulary, t)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     url, body = _request(config, messages, answer_schema(t))
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     try:
@@ -117,8 +116,33 @@ def llm_rewrite(
         raise LlmUnavailable(f"timed out after {config.timeout:g} s") from None
     except PostFailed as exc:
         raise LlmUnavailable(str(exc)) from None
+    return _answer(_content(config, raw), t)
+
+
+def caller_rewrite(
+    query: str, model: CallerModel, vocabulary: list[str], deadline: float, t: RewriteTuning
+) -> ModelAnswer:
+    """``llm_rewrite``'s prompt asked of the caller's model (no schema travels with it: the
+    prompt asks for the JSON object), its answer validated the same way."""
+    system, user = _prompt(query, vocabulary, t)
     try:
-        return parse_answer(_content(config, raw), t)
+        content = model.ask(system, user, deadline)
+    except NoAnswer as exc:
+        raise LlmUnavailable(str(exc)) from None
+    if len(content.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
+        raise LlmUnavailable(f"answer over {MAX_BODY_BYTES} bytes")
+    return _answer(content, t)
+
+
+def _prompt(query: str, vocabulary: list[str], t: RewriteTuning) -> tuple[str, str]:
+    """The system prompt (with the repository's names) and the user's text."""
+    system = _SYSTEM.format(identifiers=t.llm_identifiers, literals=t.llm_literals)
+    return system + ", ".join(vocabulary[: t.llm_vocabulary]), query[: t.llm_query_chars]
+
+
+def _answer(content: str, t: RewriteTuning) -> ModelAnswer:
+    try:
+        return parse_answer(content, t)
     except InvalidAnswer as exc:
         raise LlmUnavailable(str(exc)) from None
 

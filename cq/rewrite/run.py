@@ -1,7 +1,8 @@
 """Rewrite and summarise: what the pipeline runs once ``trigger.py`` said to rewrite.
 
-The LLM is tried when enabled; any failure falls back to the offline rewriter and the summary
-says why. The explicit mentions in the text (traceback frames, names in code) are searched
+The LLM is tried when enabled: the model the search's caller offers (an MCP client's), else
+the configured endpoint; any failure falls back to the offline rewriter and the summary says
+why. The explicit mentions in the text (traceback frames, names in code) are searched
 either way: the model adds names, it does not replace what the text says.
 """
 
@@ -15,9 +16,10 @@ from cq.cache.payloads import PayloadCache
 from cq.model import Pattern, RewriteSummary, SearchRequest
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
+from cq.rewrite.caller import CallerModel
 from cq.rewrite.config import LlmConfig, load_config
 from cq.rewrite.extract import COMMON_NAMES, extract_mentions
-from cq.rewrite.llm import LlmUnavailable, deadline_of, llm_rewrite, probe
+from cq.rewrite.llm import LlmUnavailable, caller_rewrite, deadline_of, llm_rewrite, probe
 from cq.rewrite.memory import recall_subject, refers_back, subject_from_context
 from cq.rewrite.offline import map_words, offline_rewrite
 from cq.rewrite.plan import Rewrite, RewritePlan, cap_patterns
@@ -27,11 +29,16 @@ from cq.rewrite.vocabulary import Vocabulary, vocabulary_for
 
 
 def rewrite_query(
-    request: SearchRequest, trigger: str, t: RewriteTuning, listing: Listing | None = None
+    request: SearchRequest,
+    trigger: str,
+    t: RewriteTuning,
+    listing: Listing | None = None,
+    model: CallerModel | None = None,
 ) -> Rewrite:
     """Rewrite the request's query into patterns; never raises for LLM trouble. ``listing``:
-    the search's list of the tree's files (its ``Corpus``'s). An issue text's environment
-    and checklist sections are not read (``template.py``)."""
+    the search's list of the tree's files (its ``Corpus``'s); ``model``: the caller's, asked
+    instead of the configured endpoint. An issue text's environment and checklist sections
+    are not read (``template.py``)."""
     request = msgspec.structs.replace(request, query=without_environment(request.query))
     root = Path(request.root)
     vocabulary = vocabulary_for(request, listing)
@@ -40,7 +47,7 @@ def rewrite_query(
     plan = offline_rewrite(request.query, mentions, vocabulary, subject, t)
     config = load_config(root)
     if config.enabled:
-        plan = _with_llm(request, config, vocabulary, plan, t)
+        plan = _with_llm(request, config, vocabulary, plan, t, model)
     else:
         plan = msgspec.structs.replace(plan, fallback_reason="llm disabled by config")
     plan = msgspec.structs.replace(plan, subject=subject)
@@ -74,23 +81,29 @@ def _with_llm(
     vocabulary: Vocabulary,
     offline: RewritePlan,
     t: RewriteTuning,
+    model: CallerModel | None = None,
 ) -> RewritePlan:
-    key = msgspec.json.encode([request.query, request.context, config.model, vocabulary.digest])
+    source = model.name if model is not None else config.model
+    key = msgspec.json.encode([request.query, request.context, source, vocabulary.digest])
     store = PayloadCache("rewrite-llm", ModelAnswer, ("cq.rewrite.llm",), enabled=request.use_cache)
     answer = store.get_many([key.decode()]).get(key.decode())
     if answer is None:
         query = request.query if not request.context else f"{request.context}\n\n{request.query}"
         try:
             deadline = deadline_of(config)
-            probe(config, deadline)
             words = _prompt_vocabulary(request.query, vocabulary, t)
-            answer = llm_rewrite(query, config, words, deadline, t)
+            if model is not None:
+                answer = caller_rewrite(query, model, words, deadline, t)
+            else:
+                probe(config, deadline)
+                answer = llm_rewrite(query, config, words, deadline, t)
         except LlmUnavailable as exc:
-            reason = f"llm {config.provider} at {config.url}: {exc}"
-            return msgspec.structs.replace(offline, fallback_reason=reason)
+            where = model.name if model is not None else f"{config.provider} at {config.url}"
+            return msgspec.structs.replace(offline, fallback_reason=f"llm {where}: {exc}")
         store.add(key.decode(), answer)
         store.flush()
-    return _merge(answer, offline, vocabulary, f"llm:{config.provider}:{config.model}", t)
+    name = model.name if model is not None else f"{config.provider}:{config.model}"
+    return _merge(answer, offline, vocabulary, f"llm:{name}", t)
 
 
 def _merge(

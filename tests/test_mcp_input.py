@@ -1,0 +1,218 @@
+"""``cq mcp``'s input, as a careless or hostile client sends it, through the real SDK client:
+numbers out of any range, unknown and mistyped arguments, a query ``-``; what a result carries
+(structured content under the tool's output schema); and a client that stops reading.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+import pytest
+from conftest import run_cq, write_tree
+from mcp.shared.exceptions import MCPError
+from test_mcp_protocol import INIT
+from test_mcp_server import FIXTURE, session, text_of, without_run
+
+from cq.model import SearchResult
+
+pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return write_tree(tmp_path / "repo", FIXTURE)
+
+
+def test_numbers_beyond_their_range_are_refused_and_the_server_serves_on(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Two integers over 2**64 used to wedge every later search; each is now an error
+    naming the argument and its range, and the next search is answered."""
+    calls: list[tuple[dict[str, Any], str]] = [
+        ({"limit": 2**64 + 1}, "`limit`: must be a whole number from 0 to 2147483647"),
+        ({"max_tokens": 2**65}, "`max_tokens`: must be a whole number from 1 to 2147483647"),
+        ({"limit": 10**1000}, "`limit`: must be a whole number from 0 to 2147483647"),
+        ({"limit": -1}, "from 0 to 2147483647, got -1"),
+        ({"max_tokens": 0}, "from 1 to 2147483647, got 0"),
+        ({"limit": 2.5}, "`limit`: must be a whole number"),
+        ({"limit": "x"}, '`limit`: must be a whole number from 0 to 2147483647, got "x"'),
+        ({"limit": True}, "`limit`: must be a whole number"),
+    ]
+
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(repo, errlog) as client:
+                refused = []
+                for extra, _ in calls:
+                    with anyio.fail_after(60):
+                        arguments = {"query": "insert_edge", **extra}
+                        refused.append(await client.call_tool("search", arguments))
+                # The server serves on (two numbers over 2**64 used to leave both search
+                # processes taken for good: this call never came back).
+                with anyio.fail_after(120):
+                    after = await client.call_tool("search", {"query": "insert_edge", "limit": 3})
+                assert not after.is_error and "pkg/store.py:2:" in text_of(after)
+                for result, (_, expected) in zip(refused, calls, strict=True):
+                    assert result.is_error and expected in text_of(result), text_of(result)
+                # Too long for Python to read at all: refused as invalid params.
+                with anyio.fail_after(60), pytest.raises(MCPError, match="over 4300 digits"):
+                    await client.call_tool("search", {"query": "x", "limit": 10**5000})
+                # Whole numbers as JSON clients send them still work: a numeral, 2.0.
+                for limit in ("2", 2.0):
+                    ok = await client.call_tool("search", {"query": "Store", "limit": limit})
+                    assert not ok.is_error
+
+    anyio.run(scenario)
+    assert "Traceback" not in (tmp_path / "err").read_text()
+
+
+def test_unknown_arguments_are_errors_naming_the_valid_ones(repo: Path, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(repo, errlog) as client:
+                tools = {t.name: t for t in (await client.list_tools()).tools}
+                schema = tools["search"].input_schema
+                assert schema["additionalProperties"] is False
+                valid = list(schema["properties"])
+                typo = await client.call_tool("search", {"query": "insert_edge", "limt": 3})
+                assert typo.is_error
+                message = text_of(typo)
+                assert "unknown argument `limt`" in message
+                assert "did you mean `limit`?" in message
+                assert ", ".join(valid) in message
+                other = await client.call_tool("search", {"query": "x", "budget": 5})
+                assert other.is_error and "unknown argument `budget`" in text_of(other)
+                assert "did you mean" not in text_of(other)
+                stats = await client.call_tool("stats", {"verbose": True})
+                assert stats.is_error and "verbose" in text_of(stats)
+
+    anyio.run(scenario)
+
+
+def test_argument_errors_name_the_argument_and_carry_no_library_urls(
+    repo: Path, tmp_path: Path
+) -> None:
+    bad: list[tuple[dict[str, Any], str]] = [
+        ({"query": 7}, "`query`"),
+        ({"query": "x", "include": 5}, "`include`"),
+        ({"query": "x", "format": "xml"}, "`format`"),
+        ({"query": "x", "mode": "fuzzy"}, "`mode`"),
+        ({"query": "x", "explain": "maybe"}, "`explain`"),
+        ({"query": ""}, "`query`"),
+        ({"limit": 3}, "missing argument `query`"),
+    ]
+
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(repo, errlog) as client:
+                for arguments, named in bad:
+                    result = await client.call_tool("search", arguments)
+                    assert result.is_error and named in text_of(result), text_of(result)
+                    assert "http" not in text_of(result) and "pydantic" not in text_of(result)
+                    assert text_of(result).count("\n") == 0  # one line
+                # A list given as its JSON text, as some clients send it, is a list.
+                listed = await client.call_tool(
+                    "search", {"query": "insert_edge", "include": '["pkg/store.py"]'}
+                )
+                assert not listed.is_error and "pkg/use.py" not in text_of(listed)
+
+    anyio.run(scenario)
+
+
+def test_results_are_structured_content_under_the_output_schema(repo: Path, tmp_path: Path) -> None:
+    """The SDK client validates every result against the tool's output schema (it raises
+    otherwise): a JSON report is ``cq schema``'s ``SearchResult``, a markdown one its text."""
+
+    async def scenario() -> tuple[dict[str, Any], Any, Any]:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(repo, errlog) as client:
+                tools = {t.name: t for t in (await client.list_tools()).tools}
+                js = await client.call_tool(
+                    "search", {"query": "insert_edge", "format": "json", "limit": 5}
+                )
+                md = await client.call_tool("search", {"query": "insert_edge", "limit": 5})
+                return tools["search"].output_schema, js, md
+
+    schema, js, md = anyio.run(scenario)
+    assert schema is not None and schema["type"] == "object"
+    cq_schema = json.loads(run_cq("schema").stdout)
+    assert schema["$defs"]["SearchResult"] == cq_schema["$defs"]["SearchResult"]
+    assert not js.is_error and js.structured_content == json.loads(js.content[0].text)
+    decoded = msgspec.convert(js.structured_content, SearchResult)
+    assert decoded.summary.query == "insert_edge" and decoded.findings
+    cli = run_cq("search", "insert_edge", "--root", str(repo), "--format", "json", "--limit", "5")
+    assert without_run(json.dumps(js.structured_content)) == without_run(cli.stdout)
+    assert md.structured_content == {"markdown": text_of(md)}
+
+
+def test_a_dash_query_is_an_ordinary_query_over_mcp(tmp_path: Path) -> None:
+    """There is no stdin to read over MCP: ``-`` is searched as given, like any text, and the
+    schema does not say otherwise."""
+    repo = write_tree(tmp_path / "repo", {"calc.py": "def diff(a, b):\n    return a - b\n"})
+
+    async def scenario() -> tuple[str, Any]:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(repo, errlog) as client:
+                tools = {t.name: t for t in (await client.list_tools()).tools}
+                with anyio.fail_after(60):
+                    dash = await client.call_tool("search", {"query": "-", "format": "json"})
+                return tools["search"].input_schema["properties"]["query"]["description"], dash
+
+    description, dash = anyio.run(scenario)
+    assert "stdin" not in description
+    assert not dash.is_error
+    report = dash.structured_content
+    assert report["summary"]["query"] == "-"
+    assert [(f["file"], f["line"]) for f in report["findings"]] == [("calc.py", 2)]
+    # The CLI searches the same text when stdin says '-'.
+    cli = run_cq("search", "-", "--root", str(repo), "--format", "json", stdin="-\n")
+    assert without_run(json.dumps(report)) == without_run(cli.stdout)
+
+
+def _queued(fd: int) -> int:
+    """Bytes waiting in a pipe, unread."""
+    buf = bytearray(4)
+    fcntl.ioctl(fd, termios.FIONREAD, buf)
+    return int.from_bytes(buf, sys.byteorder)
+
+
+def test_a_client_that_never_reads_does_not_keep_the_server_alive(repo: Path) -> None:
+    """The client sends searches and never reads: the pipe to it fills and the server's
+    writes block. At the end of its input the server still exits, and at once."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cq", "mcp", "--root", str(repo)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    lines = [INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    call = {"name": "search", "arguments": {"query": "insert_edge", "limit": 0, "format": "json"}}
+    lines += [
+        {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": call} for n in range(1, 40)
+    ]
+    proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    proc.stdin.flush()
+    # Full: the pipe holds whole pages, and a write that fits in none blocks.
+    full = fcntl.fcntl(proc.stdout.fileno(), fcntl.F_GETPIPE_SZ) - os.sysconf("SC_PAGE_SIZE")
+    give_up = time.monotonic() + 240
+    while _queued(proc.stdout.fileno()) <= full and time.monotonic() < give_up:
+        time.sleep(0.2)
+    assert _queued(proc.stdout.fileno()) > full
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+        stderr = proc.stderr.read() if proc.stderr else b""
+    assert proc.returncode == 0 and b"Traceback" not in stderr
