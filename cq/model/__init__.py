@@ -54,7 +54,12 @@ from cq.model.result import (
     Summary,
     TopContexts,
 )
-from cq.model.semantic import SemanticDefinition, SemanticFacts, SemanticStatus
+from cq.model.semantic import (
+    SemanticDefinition,
+    SemanticFacts,
+    SemanticStatus,
+    SemanticSummary,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -105,6 +110,7 @@ __all__ = [
     "SemanticDefinition",
     "SemanticFacts",
     "SemanticStatus",
+    "SemanticSummary",
     "StageName",
     "StageStatus",
     "Summary",

@@ -8,6 +8,7 @@ import msgspec
 
 from cq.model.finding import Finding
 from cq.model.match import SearchStats
+from cq.model.semantic import SemanticSummary
 
 SCHEMA_VERSION = 2
 
@@ -217,6 +218,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     # searched as if it were the query, which ``query`` still holds
     asked_name: str | None = None
     telemetry: dict[str, dict[str, int]] = {}
+    semantic: SemanticSummary | None = None  # the Pyrefly stage's answers pending, when it ran
 
 
 class SearchResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -35,7 +35,7 @@ def begin(
     (then nothing more of the stage is imported: it costs ~4 ms)."""
     if not any(m.language == "python" for m in matches):
         return None
-    settings = semantic_settings(request.profile, request.root, request.semantic)
+    settings = semantic_settings(request)
     if not settings.enabled:
         return None
     from cq.semantic.stage import SemanticRun

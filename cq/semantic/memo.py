@@ -15,17 +15,13 @@ What an answer depends on, and so what its key covers:
 - cq's code that turns answers into facts (``PayloadCache`` namespaces it).
 
 Only complete answers are kept (status ``applied``: hover, definition, references after
-indexing, and diagnostics after indexing all came). A hit the budget cut is reported
-``degraded`` with its reason and asked again next time, so a cut first run is followed by a
-complete one, and from then on identical runs are identical. Files imported from outside the
-root (site-packages, an excluded directory) are not fingerprinted: an installed package
-changing under an unchanged tree is the one change a cached answer does not see.
-
-The memo also remembers that a fresh server was *not ready* for this tree within this budget
-(``mark_not_ready``; key: the fingerprint and the budget): a one-shot search of a tree Pyrefly
-needs longer for than the budget (index-bench, 2,531 files: the workspace index alone takes
-~70 s) would otherwise pay the whole budget every time and cache nothing. The stage reads it
-(``not_ready``) to skip asking; an edit, another budget or another Pyrefly asks again.
+indexing, and diagnostics after indexing all came; or ``degraded`` for a reason that is not
+the clock: a request Pyrefly answered with an error). A search shows what the cache holds
+when it looks, and no other answer (``stage.py``), so the same cache gives the same report;
+a hit not in it is ``pending`` until a long-lived cq's background batch, or a search told
+to wait, stores its answer. Files imported from outside the root (site-packages, an excluded
+directory) are not fingerprinted: an installed package changing under an unchanged tree is
+the one change a cached answer does not see.
 """
 
 from __future__ import annotations
@@ -55,7 +51,6 @@ class AnswerMemo:
         binary: str | None,
         *,
         enabled: bool,
-        budget_ms: float,
         indexing: bool,
         listing: Listing | None = None,
     ) -> None:
@@ -63,35 +58,34 @@ class AnswerMemo:
         self.listing = listing  # the search's list of the tree's files
         self.binary = binary
         self.enabled = enabled and request.use_cache
-        self.budget_ms = budget_ms
         self.indexing = indexing
         self.fingerprint: str | None = None
         self.every_hit_known = False  # the whole search was answered before (``search_key``)
-        self.not_ready: str | None = None  # why a fresh server was not ready (``mark_not_ready``)
         self._ready = threading.Event()
         self._cache: PayloadCache[SemanticFacts] | None = None
         if self.enabled and binary is not None:
             self._store()  # opened here, not first on the background thread
 
     def compute(self) -> None:
-        """The tree's fingerprint (None when rg fails: nothing is cached then), and what the
-        cache says of this search and tree: every hit known, or a server not ready in time."""
+        """The tree's fingerprint (None when rg fails: nothing is cached then), and whether
+        the cache knows every hit of this very search."""
         try:
             if self.enabled and self.binary is not None:
                 tree = _fingerprint(self.request, self.binary, self.listing)
                 self.fingerprint = _digest(tree, "indexed" if self.indexing else "not indexed")
-                keys = [k for k in (self.search_key(), self._not_ready_key()) if k is not None]
-                found = self._store().get_many(keys)
-                self.every_hit_known = keys[0] in found
-                marked = found.get(keys[1])
-                self.not_ready = marked.reason if marked is not None else None
+                search = self.search_key()
+                self.every_hit_known = search is not None and bool(self.get_many([search]))
         except (OSError, subprocess.SubprocessError):
             self.fingerprint = None
         finally:
             self._ready.set()
 
-    def wait(self, timeout: float) -> bool:
-        return self._ready.wait(max(timeout, 0.0)) and self.fingerprint is not None
+    def wait(self) -> bool:
+        """Whether there are keys, once the fingerprint is done: cq's own work (a stat per
+        Python file), waited for in full, so what a search finds in the cache never depends
+        on how fast the machine stat'ed the tree."""
+        self._ready.wait()
+        return self.fingerprint is not None
 
     def search_key(self) -> str | None:
         """A key for "every shown hit of this very request was answered": when it is stored,
@@ -108,19 +102,6 @@ class AnswerMemo:
 
     def get_many(self, keys: list[str]) -> dict[str, SemanticFacts]:
         return self._store().get_many(keys) if keys else {}
-
-    def mark_not_ready(self, reason: str) -> None:
-        """Remember that a fresh server did not answer this tree within the budget."""
-        key = self._not_ready_key()
-        if key is not None:
-            store = self._store()
-            store.add(key, SemanticFacts(status="skipped", reason=reason))
-            store.flush()
-
-    def _not_ready_key(self) -> str | None:
-        if self.fingerprint is None:
-            return None
-        return _digest(self.fingerprint, "not ready", self.budget_ms)
 
     def put(self, answers: dict[str, SemanticFacts], every_hit_known: bool) -> None:
         store = self._store()
