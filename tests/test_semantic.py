@@ -431,6 +431,18 @@ def test_an_edit_anywhere_in_the_tree_is_asked_again(tree: Path) -> None:
     assert after["run"]["counters"]["semantic.asked"] > 0
 
 
+def test_an_edit_of_files_no_answer_names_keeps_every_answer(tree: Path) -> None:
+    """An agent edits a file between searches: answers that name only other files hold."""
+    before = search_json(tree, "build_graph_product", env=ANSWER_BUDGET)
+    (tree / "pkg" / "other.py").write_text(OTHER + "\n\nLIMIT = 2\n")
+    (tree / "pkg" / "extra.py").write_text("VALUE = 1\n")
+    after = search_json(tree, "build_graph_product", env=ANSWER_BUDGET)
+    assert "semantic.asked" not in after["run"]["counters"]  # nothing asked again
+    assert [semantic_of(f) for f in after["findings"]] == [
+        semantic_of(f) for f in before["findings"]
+    ]
+
+
 def test_answers_cut_by_the_budget_are_not_kept(tree: Path) -> None:
     cut = search_json(tree, "build_graph_product", "--semantic-wait", "1", env=NO_ENRICH_CLOCK)
     statuses = {semantic_of(f)["status"] for f in cut["findings"]}

@@ -19,7 +19,7 @@ import msgspec
 from cq.model import Finding, SemanticFacts
 from cq.parse import SourceFile
 from cq.semantic.fallback import SyntaxAnswer, SyntaxPass
-from cq.semantic.memo import AnswerMemo
+from cq.semantic.memo import AnswerMemo, KnownAnswer
 from cq.semantic.questions import Ask, Questions
 from cq.semantic.rpc import BUDGET_PHRASES, NOT_WITHIN_BUDGET
 from cq.semantic.server import PyreflyServer
@@ -30,8 +30,7 @@ _SYNTAX_CUT = "syntax resolution: time budget"
 
 class Batch:
     """The missing answers of one search: ``hits`` with their cache ``keys`` (None: not
-    cacheable); ``whole`` when they are all the search lacked, so that once stored the search
-    is known in full (``AnswerMemo.search_key``)."""
+    cacheable)."""
 
     def __init__(
         self,
@@ -43,7 +42,6 @@ class Batch:
         source: Callable[[str], SourceFile | None],
         server: Callable[[], PyreflyServer | None],
         unique: UniqueNames,
-        whole: bool,
     ) -> None:
         self.root = root
         self.hits = hits
@@ -52,7 +50,6 @@ class Batch:
         self._source = source
         self._server = server
         self._unique = unique
-        self.whole = whole
 
     def run(self, deadline: float) -> list[SemanticFacts]:
         """Facts per hit, everything done by ``deadline`` (``time.monotonic``); those the
@@ -63,22 +60,41 @@ class Batch:
             if calls
             else None
         )
-        facts = self._ask(deadline)
+        server = self._server()
+        failure = self._unavailable(server, deadline)
+        asks = self._ask(server, deadline) if failure is None and server is not None else None
+        if asks is not None:
+            facts = [a.facts() for a in asks]
+        else:
+            facts = [SemanticFacts(status="failed", reason=failure)] * len(self.hits)
         for i in calls:
             if syntax is not None:
                 answer = syntax.result(calls.index(i), deadline)
                 outside = self._outside_by(deadline)
                 facts[i] = _fallback(facts[i], answer, outside)
-        fresh = {k: f for k, f in zip(self.keys, facts, strict=True) if k and storable(f)}
-        self.memo.put(fresh, every_hit_known=self.whole and len(fresh) == len(self.hits))
+        fresh = {}
+        for i, (key, fact) in enumerate(zip(self.keys, facts, strict=True)):
+            if key is not None and storable(fact):
+                referenced = asks[i].referenced if asks is not None else ()
+                fresh[key] = KnownAnswer(fact, self._depends(self.hits[i], fact, referenced))
+        self.memo.put(fresh)
         return facts
 
-    def _ask(self, deadline: float) -> list[SemanticFacts]:
-        server = self._server()
-        failure = self._unavailable(server, deadline)
-        if failure is not None or server is None:
-            failed = SemanticFacts(status="failed", reason=failure or "pyrefly not installed")
-            return [failed] * len(self.hits)
+    def _depends(
+        self, hit: Finding, fact: SemanticFacts, referenced: tuple[str, ...]
+    ) -> tuple[tuple[str, str], ...]:
+        """The root's files the answer names, with their digests in this search."""
+        named = set(referenced)
+        if fact.definition is not None and fact.definition.file is not None:
+            named.add(fact.definition.file)
+        named.discard(hit.file)
+        out = []
+        for rel in sorted(named):
+            source = self._source(rel)
+            out.append((rel, source.digest if source is not None else ""))
+        return tuple(out)
+
+    def _ask(self, server: PyreflyServer, deadline: float) -> list[Ask]:
         asks = [Ask(f, self._source(f.file)) for f in self.hits]
         questions = Questions(self.root, server, self._source)
         versions = questions.sync(asks)
@@ -87,7 +103,7 @@ class Batch:
             questions.references(asks, deadline)
         questions.diagnostics(asks, versions, deadline)
         server.trim(keep={str(Path(self.root) / f.file) for f in self.hits})
-        return [ask.facts() for ask in asks]
+        return asks
 
     def _unavailable(self, server: PyreflyServer | None, deadline: float) -> str | None:
         if server is None:

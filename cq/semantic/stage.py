@@ -17,13 +17,13 @@ in the cache is ``pending``; the report counts them (``Summary.semantic``). Who 
   asks in the foreground and shows what came within the wait (then the report depends on
   the clock, as the user asked); what came is stored too.
 
-``SemanticRun.begin`` (right after rg, before classification) fingerprints the tree in a
-thread of its own (the cache's keys) and, where Pyrefly will be asked and not every shown hit
-is known, starts the root's server meanwhile: its start (process, ``initialize``, the query
-of its Python interpreter for ``sys.path``: 0.3-0.6 s through a pyenv shim) overlaps
-classification. No file is opened before asking: Pyrefly checks every opened file (and what
-it imports) before it answers anything. ``apply`` (after enrichment) waits for the
-fingerprint (cq's own work, never cut by a clock), then reads the cache.
+``SemanticRun.begin`` (right after rg, before classification) starts the root's server in a
+long-lived process: a first start (process, ``initialize``, the query of its Python
+interpreter for ``sys.path``: 0.3-0.6 s through a pyenv shim) overlaps classification. A
+search told to wait starts it when an answer is missing. No file is opened before asking:
+Pyrefly checks every opened file (and what it imports) before it answers anything. ``apply``
+(after enrichment) reads the cache: an answer is taken while the files it names are
+unchanged (``memo.py``).
 
 Status per hit: ``applied`` when every answer came; ``degraded`` when some did not (the
 reason says which); ``failed`` when Pyrefly is not installed, or, in a wait, the server is
@@ -53,7 +53,7 @@ from cq.model import (
 from cq.parse import Corpus, SourceFile
 from cq.semantic.asking import Batch, cut_by_clock
 from cq.semantic.later import later
-from cq.semantic.memo import AnswerMemo
+from cq.semantic.memo import AnswerMemo, KnownAnswer
 from cq.semantic.pool import pool
 from cq.semantic.ranking import refine_order
 from cq.semantic.server import PyreflyServer, pyrefly_binary
@@ -85,17 +85,10 @@ class SemanticRun:
         self.binary = pyrefly_binary() if active else None
         # A long-lived process asks what is missing in the background (``later.py``).
         self.warm = active and pool().warm
-        self.asks = self.binary is not None and (self.warm or settings.wait_ms > 0)
         # The index only where the process keeps its server (cq mcp), so that the same search
         # in the same kind of process always gets the same kind of answer.
         self.indexing = settings.index == "always" or (settings.index == "auto" and pool().warm)
-        self.memo = AnswerMemo(
-            request,
-            self.binary,
-            enabled=settings.cache,
-            indexing=self.indexing,
-            listing=corpus.listing,
-        )
+        self.memo = AnswerMemo(request, self.binary, enabled=settings.cache, indexing=self.indexing)
         self._files: dict[str, SourceFile | None] = {}
         self._files_lock = threading.Lock()
         self._server_lock = threading.Lock()
@@ -110,12 +103,13 @@ class SemanticRun:
         corpus: Corpus,
         settings: SemanticSettings,
     ) -> SemanticRun:
-        """Fingerprint the tree and start (or reuse) the server in the background when the
-        search has Python hits; files come from the search's ``corpus``."""
+        """The run; in a long-lived process, the root's server started (or reused) now, so
+        that a first start overlaps classification (a search told to wait starts it only
+        when an answer is missing). Files come from the search's ``corpus``."""
         python = any(m.language == "python" for m in matches)
         run = cls(settings, request, active=settings.enabled and python, corpus=corpus)
-        if run.active:
-            threading.Thread(target=run._prepare, name="cq-lsp-start", daemon=True).start()
+        if run.active and run.warm and run.binary is not None:
+            run._ensure_server()
         return run
 
     def apply(self, enriched: EnrichOutcome, limit: int) -> EnrichOutcome:
@@ -157,14 +151,13 @@ class SemanticRun:
         """Facts per hit: from the cache when known; the rest pending (asked in the
         background by a long-lived cq), or asked now when the user asked to wait."""
         code = [i for i, f in enumerate(hits) if f.category in CODE_CATEGORIES]
-        self.memo.wait()
         keys: dict[int, str] = {}
         for i in code:
             source = self._source(hits[i].file)
             key = self.memo.key(hits[i], source.digest) if source is not None else None
             if key is not None:
                 keys[i] = key
-        known = self.memo.get_many(list(keys.values()))
+        known = self._holding(self.memo.get_many(list(keys.values())))
         facts = [SemanticFacts(status="skipped", reason="not code")] * len(hits)
         for i, key in keys.items():
             if key in known:
@@ -177,9 +170,8 @@ class SemanticRun:
             for i in missing:
                 facts[i] = SemanticFacts(status="failed", reason="pyrefly not installed")
             return facts
-        whole = len(keys) == len(code)
         if self.settings.wait_ms > 0:
-            batch = self._batch(hits, missing, keys, whole)
+            batch = self._batch(hits, missing, keys)
             answers = batch.run(started + self.settings.wait_ms / 1000)
             for i, fact in zip(missing, answers, strict=True):
                 facts[i] = fact
@@ -191,12 +183,28 @@ class SemanticRun:
             for i in missing:
                 facts[i] = SemanticFacts(status="pending", reason=pending)
         if self.warm and missing:
-            later().submit(self._batch(hits, missing, keys, whole), self.settings.budget_ms / 1000)
+            later().submit(self._batch(hits, missing, keys), self.settings.budget_ms / 1000)
         return facts
 
-    def _batch(
-        self, hits: list[Finding], missing: list[int], keys: dict[int, str], whole: bool
-    ) -> Batch:
+    def _holding(self, known: dict[str, KnownAnswer]) -> dict[str, SemanticFacts]:
+        """The cached answers whose named files still have the digests they had when asked
+        (``memo.KnownAnswer``); the others are missing."""
+        named = {rel for answer in known.values() for rel, _ in answer.depends}
+        self.corpus.recall(named)  # unchanged files: their digests without a read
+        now: dict[str, str] = {}
+        for rel in sorted(named):
+            digest = self.corpus.digest(rel)
+            if digest is None:
+                source = self._source(rel)
+                digest = source.digest if source is not None else ""
+            now[rel] = digest
+        return {
+            key: answer.facts
+            for key, answer in known.items()
+            if all(now[rel] == digest for rel, digest in answer.depends)
+        }
+
+    def _batch(self, hits: list[Finding], missing: list[int], keys: dict[int, str]) -> Batch:
         return Batch(
             self.root,
             [hits[i] for i in missing],
@@ -205,7 +213,6 @@ class SemanticRun:
             source=self._source,
             server=self._ensure_server,
             unique=self._unique,
-            whole=whole,
         )
 
     def _count_cut(self, answers: list[SemanticFacts]) -> None:
@@ -214,13 +221,6 @@ class SemanticRun:
         if timed_out:
             wait = f"{self.settings.wait_ms:.0f} ms"
             self.telemetry["semantic.failed"] = {f"no answer within the wait of {wait}": timed_out}
-
-    def _prepare(self) -> None:
-        """In the background: the fingerprint, then, unless every answer is known or nobody
-        will ask, the server: started now, it spends its own start beside classification."""
-        self.memo.compute()
-        if self.asks and not self.memo.every_hit_known:
-            self._ensure_server()
 
     def _ensure_server(self) -> PyreflyServer | None:
         with self._server_lock:
