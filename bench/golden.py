@@ -8,11 +8,20 @@ Trees: the stdlib of the running interpreter (site-packages excluded) always; ``
 NAME=DIR`` adds more (a Rust repository, the tuning-set repositories at a base commit), each
 searched with the generic query set for its language. Every query runs twice, with an empty
 cache and then warm, and both outputs must agree.
+
+``--busy N`` runs the whole set with N CPU burners (processes spinning on the CPU, started
+before the first query and stopped after the last): compared with an idle run's output, it
+shows whether any result depends on the machine's load.
+
+    python bench/golden.py --out idle.json
+    python bench/golden.py --busy 2 --out busy.json
+    python bench/golden.py --compare idle.json busy.json
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -91,11 +100,27 @@ def collect(trees: dict[str, str]) -> dict[str, object]:
     return out
 
 
+_BURN = "while True:\n    pass\n"
+
+
+@contextlib.contextmanager
+def burners(count: int):  # type: ignore[no-untyped-def]
+    """``count`` processes spinning on the CPU while the block runs, killed after it."""
+    procs = [subprocess.Popen([sys.executable, "-c", _BURN]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=DIR")
     parser.add_argument("--out", help="write the collected outputs here (JSON)")
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--busy", type=int, default=0, metavar="N", help="CPU burners, see above")
     args = parser.parse_args()
     if args.compare:
         before, after = (json.loads(Path(p).read_text()) for p in args.compare)
@@ -108,7 +133,8 @@ def main() -> int:
     for spec in args.tree:
         name, _, root = spec.partition("=")
         trees[name] = root
-    result = collect(trees)
+    with burners(args.busy):
+        result = collect(trees)
     text = json.dumps(result, indent=1, sort_keys=True)
     if args.out:
         Path(args.out).write_text(text)

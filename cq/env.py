@@ -40,6 +40,7 @@ SETTINGS: dict[str, _Number | tuple[str, ...]] = {
     "CQ_MCP_MAX_TOKENS": _Number("int", 2000),
     "CQ_POOL_MIN_BYTES": _Number("int", 0),
     "CQ_SEMANTIC_BUDGET_MS": _Number("float", 0),
+    "CQ_SEMANTIC_WAIT_MS": _Number("float", 0),
     "CQ_SEMANTIC_INDEX": ("auto", "always", "never"),
 }
 

@@ -236,6 +236,7 @@ def run_search(
             | (semantic.telemetry if semantic is not None else {})
             | _classify_telemetry(classified.reasons)
             | fused.telemetry,
+            semantic=semantic.summary if semantic is not None else None,
             counters=counters.plus(classified.counters)
             .plus(enriched.counters)
             .plus(semantic.counters if semantic is not None else RunCounters())

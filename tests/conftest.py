@@ -85,7 +85,4 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     # their own budget): its answers depend on a server's speed on a shared machine, and a
     # server per test root cost each search its start-up; every other stage runs as usual.
     monkeypatch.setenv("CQ_SEMANTIC", "0")
-    # Likewise enrichment's wall-time budget (5 s): under a loaded CI machine it cut LibCST
-    # for some hits and so changed their order between two otherwise identical runs.
-    monkeypatch.setenv("CQ_ENRICH_BUDGET_MS", "600000")
     yield cache

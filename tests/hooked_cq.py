@@ -18,6 +18,8 @@ Hooks:
   ``open`` audit event: ``open`` raises it, and ``os.open`` again when it is ``open``'s
   opener, as in ``cq.rooted``: that second event is the same open); at exit the counts are
   written as JSON to ``$CQ_TEST_OPENS``.
+- ``slow-enrichment=SECONDS``: each shown Python hit's enrichment starts SECONDS late, as on a
+  machine whose cores are busy with other work.
 """
 
 from __future__ import annotations
@@ -130,6 +132,20 @@ def _install_count_opens(root: str) -> None:
     atexit.register(write)
 
 
+def _install_slow_enrichment(seconds: float) -> None:
+    import time
+
+    import cq.enrich.shown
+
+    enrich = cq.enrich.shown.enrich_python
+
+    def late(*args, **kwargs):  # type: ignore[no-untyped-def]
+        time.sleep(seconds)
+        return enrich(*args, **kwargs)
+
+    cq.enrich.shown.enrich_python = late  # type: ignore[assignment]
+
+
 def main() -> int:
     hook, args = sys.argv[1], sys.argv[2:]
     if hook == "dead-worker":
@@ -142,6 +158,8 @@ def main() -> int:
         _install_link_before_read(hook.partition("=")[2])
     elif hook.startswith("slow-index="):
         _install_slow_index(float(hook.partition("=")[2]))
+    elif hook.startswith("slow-enrichment="):
+        _install_slow_enrichment(float(hook.partition("=")[2]))
     elif hook.startswith("count-opens="):
         _install_count_opens(hook.partition("=")[2])
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import write_tree
+from conftest import run_cq, run_hooked, write_tree
 from enrich_hits import enrich, finding_at
 
 from cq.enrich.agreement import adjust_confidence, build_agreement, crosscheck_reason
@@ -95,3 +95,43 @@ def test_crosscheck_setting_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.crosscheck is True and settings.tuning.max_payload_bytes == 2048
     monkeypatch.delenv("CQ_PY_ENRICHMENT_CROSSCHECK")
     assert EnrichSettings.from_env().crosscheck is False
+
+
+def _tree_with_calls(root: Path, count: int) -> Path:
+    """``count`` modules, each calling ``shared`` through an alias (LibCST resolves it)."""
+    files = {"lib.py": "def shared(value):\n    return value\n"}
+    for i in range(count):
+        files[f"m{i}.py"] = (
+            f"from lib import shared as s{i}\n\n\ndef f{i}():\n    return s{i}({i})\n"
+        )
+    return write_tree(root, files)
+
+
+def test_a_busy_machine_gets_the_same_enrichment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing of enrichment depends on the clock unless the user sets a deadline: a search
+    whose every hit is enriched late (a machine whose cores are busy) is enriched alike."""
+    monkeypatch.delenv("CQ_ENRICH_BUDGET_MS", raising=False)  # the default: no deadline
+    root = _tree_with_calls(tmp_path / "repo", 12)
+    args = ("search", "shared", "--root", str(root), "--format", "json", "--no-cache")
+    idle = run_cq(*args)
+    busy = run_hooked("slow-enrichment=0.6", *args)  # 12 hits and more: 7 s and more late
+    assert idle.returncode == busy.returncode == 0, busy.stderr
+    enriched = [f["enrichment"] for f in idle.json()["findings"]]
+    assert [f["enrichment"] for f in busy.json()["findings"]] == enriched
+    assert all(e["status"] != "skipped" for e in enriched)
+
+
+def test_hits_past_the_bound_say_so_and_a_deadline_is_the_users(tmp_path: Path) -> None:
+    root = _tree_with_calls(tmp_path / "repo", 4)
+    (root / "bounded.toml").write_text("[enrich]\nmax_hits = 3\n")
+    args = ("search", "shared", "--root", str(root), "--format", "json", "--limit", "0")
+    bounded = run_cq(*args, "--profile", str(root / "bounded.toml")).json()
+    reasons = [f["enrichment"].get("degrade_reasons", []) for f in bounded["findings"]]
+    assert all("hit bound" not in r for r in reasons[:3])
+    assert reasons[3:] and all(r == ["hit bound"] for r in reasons[3:])
+    counts = bounded["summary"]["telemetry"]["enrichment.python"]
+    assert counts["skipped.hit_bound"] == len(reasons) - 3
+    cut = run_cq(*args, env={"CQ_ENRICH_BUDGET_MS": "0"}).json()  # the user's deadline: none
+    assert {f["enrichment"]["status"] for f in cut["findings"]} == {"skipped"}

@@ -148,10 +148,9 @@ def test_every_follow_up_runs(repo: Path, query: str) -> None:
 
 
 def test_identical_runs_differ_only_in_the_run_line(repo: Path) -> None:
-    # The enrichment and semantic time budgets are the documented sources of variation (a
-    # loaded machine may leave hits unenriched, a cold Pyrefly may not answer in time); lift
-    # them so the test sees only what ranking and report do.
-    env = {"CQ_ENRICH_BUDGET_MS": "600000", "CQ_SEMANTIC_BUDGET_MS": "600000"}
+    # With the defaults no clock shapes a report (enrichment has no deadline, Pyrefly's answers
+    # come from the cache), whatever the machine's load: the stage is on here.
+    env = {"CQ_SEMANTIC": "1"}
     args = ("search", "register", "--root", str(repo), "-v")
     first, second = run_cq(*args, env=env).stdout, run_cq(*args, env=env).stdout
     assert first.splitlines()[-1].startswith("run: ")

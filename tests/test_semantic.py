@@ -64,7 +64,6 @@ def run() -> int:
 # Reference counts need Pyrefly's workspace index, which only a warm server (cq mcp) builds
 # by default; a one-shot search builds it when told to (``[semantic] index``).
 INDEXED = {**ANSWER_BUDGET, "CQ_SEMANTIC_INDEX": "always"}
-NO_ENRICH_CLOCK = {"CQ_ENRICH_BUDGET_MS": "600000"}
 
 
 @pytest.fixture
@@ -183,6 +182,7 @@ def _without_semantic(result: dict, *, grouping: bool = False) -> dict:
     ``grouping``, Top Contexts, which groups resolved callsites by their definition)."""
     result = json.loads(json.dumps(result))
     result.pop("run")
+    result["summary"].pop("semantic")
     if grouping:
         result["sections"] = [s for s in result["sections"] if s["type"] != "top_contexts"]
     for key in [k for k in result["summary"]["telemetry"] if k.startswith("semantic")]:
@@ -199,7 +199,6 @@ def test_no_semantic_leaves_everything_else_identical(tree: Path) -> None:
     off = run_cq(
         *("search", "build_graph_product", "--root", str(tree), "--format", "json"),
         "--no-semantic",
-        env=NO_ENRICH_CLOCK,
     )
     assert all(semantic_of(f) is None for f in off.json()["findings"])
     assert _without_semantic(on, grouping=True) == _without_semantic(off.json(), grouping=True)
@@ -210,7 +209,7 @@ def test_no_semantic_leaves_everything_else_identical(tree: Path) -> None:
     by_env = run_cq(
         "search",
         *("build_graph_product", "--root", str(tree), "--format", "json"),
-        env={"CQ_SEMANTIC": "0", **NO_ENRICH_CLOCK},
+        env={"CQ_SEMANTIC": "0"},
     )
     assert json.loads(by_env.stdout) | {"run": None} == off.json() | {"run": None}
 
@@ -224,16 +223,13 @@ def test_profile_switch_turns_the_stage_off(tree: Path) -> None:
 
 
 def test_missing_pyrefly_fails_open(tree: Path) -> None:
-    result = search_json(
-        tree, "build_graph_product", env={"CQ_PYREFLY": str(tree / "nope"), **NO_ENRICH_CLOCK}
-    )
+    result = search_json(tree, "build_graph_product", env={"CQ_PYREFLY": str(tree / "nope")})
     statuses = {semantic_of(f)["status"] for f in result["findings"]}
     assert statuses == {"failed"}
     assert semantic_of(result["findings"][0])["reason"] == "pyrefly not installed"
     off = run_cq(
         *("search", "build_graph_product", "--root", str(tree), "--format", "json"),
         "--no-semantic",
-        env=NO_ENRICH_CLOCK,
     )
     assert _without_semantic(result) == _without_semantic(off.json())
 
@@ -270,9 +266,8 @@ def _on_server_start(root: Path, action) -> threading.Thread:  # type: ignore[no
 def test_dead_or_hung_server_fails_within_budget(
     tree: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
-    budget_ms = 1000
-    monkeypatch.setenv("CQ_SEMANTIC_BUDGET_MS", str(budget_ms))
-    monkeypatch.setenv("CQ_ENRICH_BUDGET_MS", NO_ENRICH_CLOCK["CQ_ENRICH_BUDGET_MS"])
+    budget_ms = 1000  # a search told to wait waits no longer
+    monkeypatch.setenv("CQ_SEMANTIC_WAIT_MS", str(budget_ms))
     pids: list[int] = []
 
     def act(pid: int) -> None:
@@ -403,10 +398,7 @@ def _resolved(result: dict) -> dict[tuple[str, int], dict | None]:
     }
 
 
-def test_a_repeated_search_is_answered_from_the_cache_without_a_server(
-    tree: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("CQ_ENRICH_BUDGET_MS", NO_ENRICH_CLOCK["CQ_ENRICH_BUDGET_MS"])
+def test_a_repeated_search_is_answered_from_the_cache_without_a_server(tree: Path) -> None:
     request = SearchRequest(query="build_graph_product", root=str(tree))
     first = run_search(request)
     pool().stop_all()
@@ -434,10 +426,20 @@ def test_an_edit_anywhere_in_the_tree_is_asked_again(tree: Path) -> None:
     assert after["run"]["counters"]["semantic.asked"] > 0
 
 
+def test_an_edit_of_files_no_answer_names_keeps_every_answer(tree: Path) -> None:
+    """An agent edits a file between searches: answers that name only other files hold."""
+    before = search_json(tree, "build_graph_product", env=ANSWER_BUDGET)
+    (tree / "pkg" / "other.py").write_text(OTHER + "\n\nLIMIT = 2\n")
+    (tree / "pkg" / "extra.py").write_text("VALUE = 1\n")
+    after = search_json(tree, "build_graph_product", env=ANSWER_BUDGET)
+    assert "semantic.asked" not in after["run"]["counters"]  # nothing asked again
+    assert [semantic_of(f) for f in after["findings"]] == [
+        semantic_of(f) for f in before["findings"]
+    ]
+
+
 def test_answers_cut_by_the_budget_are_not_kept(tree: Path) -> None:
-    cut = search_json(
-        tree, "build_graph_product", env={"CQ_SEMANTIC_BUDGET_MS": "0", **NO_ENRICH_CLOCK}
-    )
+    cut = search_json(tree, "build_graph_product", "--semantic-wait", "1")
     statuses = {semantic_of(f)["status"] for f in cut["findings"]}
     assert statuses <= {"failed", "degraded"}, statuses
     assert all("time budget" in semantic_of(f)["reason"] for f in cut["findings"])
@@ -475,7 +477,6 @@ def test_files_closed_past_the_open_file_cap_are_answered_alike_when_reopened(
 
     monkeypatch.setattr(server, "MAX_OPEN_FILES", 1)  # every new file closes the last one
     monkeypatch.setenv("CQ_SEMANTIC_CACHE", "0")
-    monkeypatch.setenv("CQ_ENRICH_BUDGET_MS", NO_ENRICH_CLOCK["CQ_ENRICH_BUDGET_MS"])
     request = SearchRequest(query="build_graph_product", root=str(tree))
     try:
         first = run_search(request)

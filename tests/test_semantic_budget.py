@@ -1,6 +1,8 @@
-"""What the Pyrefly stage costs a search, against the real ``pyrefly lsp``: a tree whose fresh
-server was not ready within the budget is not asked again by a one-shot search (skipped, with
-the reason in JSON and markdown), while a long-lived process (``cq mcp``) always asks.
+"""Pyrefly never delays a report, against the real ``pyrefly lsp`` (and a hanging stand-in
+binary for a server that never answers): a search shows the answers cq's cache holds and
+counts the rest as pending; a long-lived process (``cq mcp``) asks for them in the
+background and shows them from a later search on; a one-shot search starts no Pyrefly
+unless told to wait.
 
 The tree is that of ``test_semantic.py``; the helpers are in ``semantic_cli.py``.
 """
@@ -8,9 +10,8 @@ The tree is that of ``test_semantic.py``; the helpers are in ``semantic_cli.py``
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
+import time
 from pathlib import Path
 
 import anyio
@@ -18,6 +19,7 @@ import pytest
 
 from cq.model import SearchRequest
 from cq.pipeline import run_search
+from cq.semantic.later import later
 from cq.semantic.pool import pool
 from tests.conftest import run_cq, write_tree
 from tests.semantic_cli import (
@@ -26,11 +28,10 @@ from tests.semantic_cli import (
     semantic_of,
     semantic_on,  # noqa: F401  (autouse: applies by being imported)
 )
-from tests.test_semantic import GRAPH, NO_ENRICH_CLOCK, OTHER, USE, _on_server_start
+from tests.test_semantic import GRAPH, OTHER, USE
 
 CODE = {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}
-BUDGET_MS = 400
-SHORT = {"CQ_SEMANTIC_BUDGET_MS": str(BUDGET_MS), **NO_ENRICH_CLOCK}
+NO_WAIT = {"CQ_SEMANTIC_WAIT_MS": "0"}  # the default: the tests' fixture waits
 
 
 @pytest.fixture
@@ -39,98 +40,95 @@ def repo(tmp_path: Path) -> Path:
     return write_tree(tmp_path / "repo", files)
 
 
+@pytest.fixture
+def hanging_pyrefly(tmp_path: Path) -> tuple[Path, Path]:
+    """A ``pyrefly`` that notes each start in a file and then never answers."""
+    started = tmp_path / "started"
+    binary = tmp_path / "bin" / "pyrefly"
+    binary.parent.mkdir()
+    binary.write_text(f"#!/bin/sh\necho $$ >> '{started}'\nexec sleep 600\n")
+    binary.chmod(0o755)
+    return binary, started
+
+
 def _code_facts(result: dict) -> list[dict]:
     return [semantic_of(f) for f in result["findings"] if f["category"] in CODE]
 
 
-def _not_ready_once(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A search whose fresh server hangs (SIGSTOP once it is up): every answer is cut by the
-    budget, so the tree is remembered as not ready within it. The server is then stopped, as
-    a one-shot ``cq search`` stops it at exit."""
-    monkeypatch.setenv("CQ_SEMANTIC_BUDGET_MS", str(BUDGET_MS))
-    pids: list[int] = []
-
-    def hang(pid: int) -> None:
-        pids.append(pid)
-        os.kill(pid, signal.SIGSTOP)
-
-    watcher = _on_server_start(root, hang)
-    try:
-        result = run_search(SearchRequest(query="build_graph_product", root=str(root)))
-        watcher.join(60)
-    finally:
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
-        pool().stop_all()
-    assert pids, "the search did not start a server"
-    facts = [s for s in map(_facts_of, result.findings) if s]
-    assert all("no answer in time" in s.reason for s in facts)
-    failed = sum(1 for s in facts if s.status == "failed")
-    assert result.summary.telemetry["semantic.failed"] == {
-        f"no answer within its {BUDGET_MS} ms": failed
-    }
-
-
-def _facts_of(finding):  # type: ignore[no-untyped-def]
-    semantic = finding.enrichment.semantic
-    return semantic if semantic is not None and finding.category in CODE else None
-
-
-def test_a_tree_not_ready_within_the_budget_is_skipped_by_the_next_search(
-    repo: Path,
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_one_shot_search_shows_pending_answers_and_starts_no_pyrefly(
+    repo: Path, hanging_pyrefly: tuple[Path, Path]
 ) -> None:
-    _not_ready_once(repo, monkeypatch)
-    skipped = search_json(repo, "build_graph_product", env=SHORT)
-    facts = _code_facts(skipped)
-    reason = (
-        f"not asked: Pyrefly was not ready within {BUDGET_MS} ms in an earlier search of this tree"
-    )
-    assert facts and all(s == {"status": "skipped", "reason": reason} for s in facts)
-    assert skipped["summary"]["telemetry"]["semantic.skipped"] == {reason: len(facts)}
-    assert "semantic.asked" not in skipped["run"]["counters"]  # no server was asked
-    again = search_json(repo, "build_graph_product", env=SHORT)
-    assert again | {"run": None} == skipped | {"run": None}  # identical runs, identical output
-    markdown = run_cq("search", "build_graph_product", "--root", str(repo), "-v", env=SHORT)
-    assert f"semantic.skipped {reason} {len(facts)}" in markdown.stdout
-
-    asked = search_json(repo, "build_graph_product", env=ANSWER_BUDGET)  # another budget: asked
-    assert {s["status"] for s in _code_facts(asked)} == {"applied"}
+    binary, started = hanging_pyrefly
+    env = {**NO_WAIT, "CQ_PYREFLY": str(binary)}
+    first = search_json(repo, "build_graph_product", env=env)
+    facts = _code_facts(first)
+    assert facts and {s["status"] for s in facts} == {"pending"}
+    assert first["summary"]["semantic"] == {"pending": len(facts), "asking": "none"}
+    assert not started.exists()  # the report waited for no server: none was started
+    again = search_json(repo, "build_graph_product", env=env)
+    assert again | {"run": None} == first | {"run": None}  # the same cache, the same report
+    markdown = run_cq("search", "build_graph_product", "--root", str(repo), env=env).stdout
+    assert f"semantic: {len(facts)} Pyrefly answers pending (not cached;" in markdown
 
 
-def test_an_edit_asks_a_skipped_tree_again(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _not_ready_once(repo, monkeypatch)
-    (repo / "pkg" / "extra.py").write_text("VALUE = 1\n")
-    edited = search_json(repo, "build_graph_product", env=SHORT)
-    assert "skipped" not in {s["status"] for s in _code_facts(edited)}
-    assert edited["run"]["counters"]["semantic.asked"] > 0
+def test_a_wait_fills_the_cache_that_a_later_search_shows_without_waiting(repo: Path) -> None:
+    waited = search_json(repo, "build_graph_product", env=ANSWER_BUDGET)
+    assert {s["status"] for s in _code_facts(waited)} == {"applied"}
+    shown = search_json(repo, "build_graph_product", env=NO_WAIT)
+    assert shown["summary"]["semantic"] == {"pending": 0, "asking": "none"}
+    assert _code_facts(shown) == _code_facts(waited)
 
 
-def test_mcp_asks_a_tree_a_one_shot_search_skips(
-    repo: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_hanging_server_does_not_delay_a_long_lived_process_search(
+    repo: Path, hanging_pyrefly: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    binary, started = hanging_pyrefly
+    monkeypatch.setenv("CQ_PYREFLY", str(binary))
+    monkeypatch.setenv("CQ_SEMANTIC_WAIT_MS", "0")
+    monkeypatch.setenv("CQ_SEMANTIC_BUDGET_MS", "3000")  # the background batch's own limit
+    monkeypatch.setattr(pool(), "warm", True)  # as cq mcp's workers: keep_warm
+    try:
+        result = run_search(SearchRequest(query="build_graph_product", root=str(repo)))
+        assert later().idle(60)  # the background batch gave up on the silent server
+    finally:
+        pool().stop_all()
+    facts = [f.enrichment.semantic for f in result.findings if f.category in CODE]
+    assert facts and {s.status for s in facts} == {"pending"}
+    assert result.summary.semantic is not None and result.summary.semantic.asking == "background"
+    assert started.exists()  # the background asked it
+    assert result.run.timings_ms["semantic"] < 1000  # far from the 3 s the batch waited
+
+
+def test_mcp_shows_from_a_later_search_the_answers_the_first_left_pending(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.test_mcp_server import session, text_of
 
-    _not_ready_once(repo, monkeypatch)
-    assert (
-        _code_facts(search_json(repo, "build_graph_product", env=SHORT))[0]["status"] == "skipped"
-    )
-    statuses: set[str] = set()
+    monkeypatch.setenv("CQ_SEMANTIC_WAIT_MS", "0")
+    results: list[dict] = []
 
     async def scenario() -> None:
         with (tmp_path / "server.err").open("w") as errlog:
             async with session(repo, errlog) as client:
-                answer = await client.call_tool(
-                    "search", {"query": "build_graph_product", "format": "json"}
-                )
-                assert not answer.is_error
-                result = json.loads(text_of(answer))
-                statuses.update(s["status"] for s in _code_facts(result))
+                end = time.monotonic() + 90
+                while time.monotonic() < end:
+                    answer = await client.call_tool(
+                        "search", {"query": "build_graph_product", "format": "json"}
+                    )
+                    assert not answer.is_error
+                    results.append(json.loads(text_of(answer)))
+                    if results[-1]["summary"]["semantic"]["pending"] == 0:
+                        return
+                    await anyio.sleep(0.5)
 
     anyio.run(scenario)
-    assert statuses and "skipped" not in statuses  # the warm process asked its server
+    first, last = results[0], results[-1]
+    assert first["summary"]["semantic"]["asking"] == "background"
+    assert {s["status"] for s in _code_facts(first)} == {"pending"}
+    assert last["summary"]["semantic"]["pending"] == 0, "never answered in the background"
+    assert {s["status"] for s in _code_facts(last)} == {"applied"}
+    calls = [f for f in last["findings"] if f["category"] == "callsite"]
+    assert calls and all(semantic_of(f)["definition"]["file"] == "pkg/graph.py" for f in calls)
 
 
 def test_a_one_shot_search_reports_no_reference_counts_and_mcp_does(
@@ -164,7 +162,7 @@ def test_a_one_shot_search_reports_no_reference_counts_and_mcp_does(
                 counted.append(semantic_of(found).get("references"))
 
     with pytest.MonkeyPatch.context() as env:
-        env.setenv("CQ_SEMANTIC_BUDGET_MS", ANSWER_BUDGET["CQ_SEMANTIC_BUDGET_MS"])
+        env.setenv("CQ_SEMANTIC_WAIT_MS", ANSWER_BUDGET["CQ_SEMANTIC_WAIT_MS"])
         anyio.run(scenario)
     assert counted == [uses]
 

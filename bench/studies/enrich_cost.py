@@ -11,12 +11,19 @@
 
     python -m bench.studies.enrich_cost                          # stdlib, register and __init__
     python -m bench.studies.enrich_cost -q register --runs 7 -- --exclude 'site-packages/**'
+
+``--hits N [N ...]`` measures instead what enriching the first N ranked hits of a ``--limit 0``
+search costs, cold (a fresh corpus each time, nothing stored), wall and CPU: where
+``[enrich] max_hits``, the bound on enriched hits, comes from.
+
+    python -m bench.studies.enrich_cost -q get --hits 30 100 200 500
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -46,15 +53,51 @@ def main() -> None:
     parser.add_argument("-q", "--query", action="append", help="query (repeatable)")
     parser.add_argument("--root", default=stdlib_dir())
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--hits", type=int, nargs="+", metavar="N", help="see above")
     parser.add_argument("extra", nargs="*", help="extra cq arguments, after --")
     args = parser.parse_args()
     extra = args.extra or ["--exclude", "site-packages/**"]
     print(f"corpus: {args.root}  runs: {args.runs}  cq extra args: {extra}")
+    if args.hits:
+        for query in args.query or ["get"]:
+            bound(query, args.root, args.hits, extra)
+        return
     for query in args.query or ["register", "__init__"]:
         print(f"\n## {query}")
         wall(query, args.root, args.runs, extra)
         size(query, args.root, extra)
         stages(query, args.root, extra)
+
+
+_BOUND_SCRIPT = """
+import json, sys, time
+from pathlib import Path
+import msgspec
+from cq.enrich import EnrichSettings, enrich_shown
+from cq.model import SearchRequest
+from cq.model.tuning import EnrichTuning
+from cq.parse import Corpus
+from cq.pipeline import run_search
+root, query, counts, exclude = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4:]
+request = SearchRequest(
+    query=query, root=root, exclude=tuple(exclude), limit=0, use_cache=False, semantic=False
+)
+plain = [msgspec.structs.replace(f, enrichment=None) for f in run_search(request).findings]
+unbounded = EnrichSettings(use_store=False, tuning=EnrichTuning(max_hits=10**9))
+enrich_shown(Corpus(Path(root)), plain[:1], unbounded)  # imports (libcst) out of the figures
+for n in counts:
+    wall, cpu = time.perf_counter(), time.process_time()
+    enrich_shown(Corpus(Path(root)), plain[:n], unbounded)
+    print(f"{n} of {len(plain)} hits: wall {time.perf_counter() - wall:.2f} s,"
+          f" CPU {time.process_time() - cpu:.2f} s")
+"""
+
+
+def bound(query: str, root: str, counts: list[int], extra: list[str]) -> None:
+    exclude = [extra[i + 1] for i, arg in enumerate(extra[:-1]) if arg == "--exclude"]
+    print(f"\n# {query}: enriching the first N ranked hits, cold; load {os.getloadavg()[0]:.1f}")
+    argv = [sys.executable, "-c", _BOUND_SCRIPT, root, query, json.dumps(counts), *exclude]
+    subprocess.run(argv, check=True)
 
 
 def wall(query: str, root: str, runs: int, extra: list[str]) -> None:

@@ -31,6 +31,7 @@ from cq.model import (
     SearchResult,
     SearchStats,
     Section,
+    SemanticSummary,
     Suggestion,
     Summary,
     Tally,
@@ -63,6 +64,7 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     rewrite: RewriteSummary | None = None
     timings_ms: dict[str, float] = {}
     telemetry: dict[str, dict[str, int]] = {}
+    semantic: SemanticSummary | None = None
     counters: RunCounters = msgspec.field(default_factory=RunCounters)
     elapsed_ms: float = 0.0
     functions: tuple[RelevantFunction, ...] = ()  # rewritten queries with the index (cq/index)
@@ -112,6 +114,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
         asked_name=facts.asked_name,
         telemetry=facts.telemetry,
         suggestions=msgspec.UNSET if facts.suggestions is None else facts.suggestions,
+        semantic=facts.semantic,
     )
     counts = Counter(tally.categories)
     rewritten = facts.rewrite is not None and facts.rewrite.applied

@@ -5,13 +5,15 @@ findings with Python ``symtable`` flags (``bindings``) and ``enrichment`` set (a
 moved by agreement), telemetry counts, stage timings, counters, and per-hit stage timings
 for ``bench/``.
 
-Budgets (``cq.model.tuning.EnrichTuning``): LibCST runs for at most ``libcst_hits`` hits
-(default 40, more than the default limit) — a count, so identical searches get identical
-output; ``budget_ms`` (default 5000) of wall time is the safety net for huge ``--limit 0``
-searches and overloaded machines — past half of it LibCST is skipped, past all of it the
-remaining hits are left unenriched (status ``skipped``, reason ``time budget``);
-``max_payload_bytes`` (default 4096) per hit, see ``budget``. Results that ran every stage
-are kept in cq's cache (``store``).
+Bounds (``cq.model.tuning.EnrichTuning``), all counts, so that identical searches get
+identical output whatever the machine's load: ``max_hits`` (default 200) hits are enriched,
+in rank order, the rest left unenriched (status ``skipped``, reason ``hit bound``: a huge
+``--limit 0`` search); LibCST runs for at most ``libcst_hits`` hits (default 40, more than the
+default limit); ``max_payload_bytes`` (default 4096) per hit, see ``budget``. A wall-time
+deadline only when the user sets one (``budget_ms``: ``CQ_ENRICH_BUDGET_MS`` or a profile's
+``[enrich]``): past half of it LibCST is skipped, past all of it the remaining hits are left
+unenriched (reason ``time budget``). Results that ran every stage are kept in cq's cache
+(``store``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from cq.parse import Corpus, SourceFile
 # A payload LibCST's hit quota left without stage 4 is stored apart from the full one: each
 # search reads exactly the variant its own (deterministic) quota decision asks for.
 _QUOTA_SUFFIX = ":libcst-quota"
+HIT_BOUND = "hit bound"  # past ``max_hits``: the reason a hit is left unenriched
 
 
 class EnrichSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,11 +98,14 @@ def enrich_shown(
     libcst_runs = 0
     keys = [k for f in ranked if (k := _store_key(f, files, settings))]
     store.prefetch(keys + [k + _QUOTA_SUFFIX for k in keys])
+    deadline = settings.tuning.budget_ms
     for index in range(len(ranked)):
         check()
         finding = ranked[index]
         elapsed = (time.perf_counter() - started) * 1000
-        if elapsed > settings.tuning.budget_ms:
+        if index >= settings.tuning.max_hits:
+            enrichment = Enrichment(status="skipped", degrade_reasons=(HIT_BOUND,))
+        elif deadline is not None and elapsed > deadline:
             enrichment = Enrichment(status="skipped", degrade_reasons=("time budget",))
         else:
             enrichment = _enrich_one(
@@ -183,7 +189,8 @@ def _store_key(finding: Finding, files: _Files, settings: EnrichSettings) -> str
 def _libcst_limit(settings: EnrichSettings, elapsed_ms: float, runs: int) -> str | None:
     if runs >= settings.tuning.libcst_hits:
         return QUOTA
-    return "time budget" if elapsed_ms > settings.tuning.budget_ms / 2 else None
+    deadline = settings.tuning.budget_ms
+    return "time budget" if deadline is not None and elapsed_ms > deadline / 2 else None
 
 
 def _ran_libcst(enrichment: Enrichment) -> int:

@@ -33,6 +33,8 @@ class EnrichTelemetry:
             counts["budget_trimmed"] += 1
         if enrichment.status == "skipped" and "time budget" in enrichment.degrade_reasons:
             counts["skipped.time_budget"] += 1
+        if enrichment.status == "skipped" and "hit bound" in enrichment.degrade_reasons:
+            counts["skipped.hit_bound"] += 1
 
     def time(self, language: str, stage_ms: dict[str, float]) -> None:
         for stage, ms in stage_ms.items():

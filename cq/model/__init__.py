@@ -56,7 +56,12 @@ from cq.model.result import (
     Summary,
     TopContexts,
 )
-from cq.model.semantic import SemanticDefinition, SemanticFacts, SemanticStatus
+from cq.model.semantic import (
+    SemanticDefinition,
+    SemanticFacts,
+    SemanticStatus,
+    SemanticSummary,
+)
 
 __all__ = [
     "CALLERS_LISTED",
@@ -109,6 +114,7 @@ __all__ = [
     "SemanticDefinition",
     "SemanticFacts",
     "SemanticStatus",
+    "SemanticSummary",
     "StageName",
     "StageStatus",
     "Suggestion",

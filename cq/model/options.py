@@ -160,6 +160,15 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         mcp=False,
     ),
     SearchOption(
+        name="semantic_wait_ms",
+        flags=("--semantic-wait",),
+        metavar="MS",
+        minimum=0,
+        help="wait up to MS for Pyrefly's answers missing from the cache and show those that "
+        "came (default: show the cached ones, and a long-lived cq asks for the rest)",
+        mcp=False,
+    ),
+    SearchOption(
         name="use_index",
         flags=("--no-index",),
         help="a rewritten question does not consult (or build) the repository index",

@@ -84,6 +84,7 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
     after_context: int = 0  # and after it (rg's -A)
     progress: bool = False
     semantic: bool = True  # False: --no-semantic (the profile and CQ_SEMANTIC may also say no)
+    semantic_wait_ms: int = 0  # --semantic-wait: wait for Pyrefly (0: as the profile says)
 
     def __post_init__(self) -> None:
         _check_text("query", self.query)

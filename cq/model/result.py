@@ -8,6 +8,7 @@ import msgspec
 
 from cq.model.finding import Finding
 from cq.model.match import SearchStats
+from cq.model.semantic import SemanticSummary
 
 SCHEMA_VERSION = 2
 # Callsites a callers question's Answer lists with the definition they call (the Callsites
@@ -237,6 +238,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     # only when an identifier or dotted query matched nothing: the tree's defined names
     # nearest it, nearest first (empty: none is near)
     suggestions: tuple[Suggestion, ...] | msgspec.UnsetType = msgspec.UNSET
+    semantic: SemanticSummary | None = None  # the Pyrefly stage's answers pending, when it ran
 
 
 class SearchResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,7 +1,10 @@
 """What Pyrefly's language server says about one shown Python hit (``cq.semantic``).
 
 Every field is optional: the server may be missing, slow, or have no answer for a position.
-``status`` says how the stage went for the hit, ``reason`` why it was not ``applied``.
+``status`` says how the stage went for the hit, ``reason`` why it was not ``applied``;
+``pending`` when the answer was not in cq's cache when the search looked: a search shows
+only cached answers (the same cache, the same report, whatever the machine's load), and a
+long-lived cq asks Pyrefly for the missing ones in the background.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from typing import Literal
 
 import msgspec
 
-SemanticStatus = Literal["applied", "degraded", "failed", "skipped"]
+SemanticStatus = Literal["applied", "degraded", "failed", "skipped", "pending"]
 DefinitionSource = Literal["pyrefly", "syntax", "unique-name"]
 
 
@@ -39,3 +42,13 @@ class SemanticFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     references: int | None = None  # definitions: uses within the root
     diagnostics: tuple[str, ...] = ()  # type errors on the hit's line: "code: message"
     reason: str | None = None  # why not applied (server missing, time budget, ...)
+
+
+class SemanticSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """How the shown Python hits' answers stood: ``pending`` of them were not in the cache;
+    ``asking`` says who asks for them: ``background`` (a long-lived cq: shown from a later
+    search on), ``none`` (a one-shot search without a wait asks nobody: ``cq mcp``, cq's
+    server or ``--semantic-wait`` do)."""
+
+    pending: int = 0
+    asking: Literal["background", "none"] = "none"

@@ -94,8 +94,16 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         _why("hand-set: a parse misread the hit (bench/studies/enrich_agreement.py lists them)"),
     ] = 0.8
     budget_ms: Annotated[
-        float, _why("measured: a loaded test machine crossed 1 s (commit a09767e); 5 s net")
-    ] = 5000.0
+        float | None,
+        _why("hand-set: none, a wall-time deadline is the user's (CQ_ENRICH_BUDGET_MS)"),
+    ] = None
+    max_hits: Annotated[
+        int,
+        _why(
+            "measured: bench/enrich_cost.py -q get --hits 30 100 200 500 (stdlib, cold, load ~12):"
+            " 200 hits 1.5 CPU-s, 500 hits 3.8 CPU-s; a --limit 0 list needs no more detail"
+        ),
+    ] = 200
     libcst_hits: Annotated[
         int, _why("hand-set: more than the default --limit 30 (commit a09767e)")
     ] = 40

@@ -252,6 +252,8 @@ def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
                 for name, counts in s.telemetry.items()
             )
         )
+    if s.semantic is not None and s.semantic.pending:
+        lines.append(_pending(s.semantic.pending, s.semantic.asking))
     if s.telemetry.get("index", {}).get("stale"):
         lines.append(
             "index: stale, another cq process holds its writer; answered from the index as "
@@ -267,6 +269,13 @@ def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
         if reason and s.rewrite.llm_configured and reason != "llm disabled by config":
             lines.append(f"offline fallback: {reason}")
     return lines
+
+
+def _pending(count: int, asking: str) -> str:
+    answers = f"{count} Pyrefly answer{'s' if count != 1 else ''} pending"
+    if asking == "background":
+        return f"semantic: {answers} (asked in the background, shown from a later search)"
+    return f"semantic: {answers} (not cached; --semantic-wait MS asks Pyrefly and waits)"
 
 
 def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[str]:

@@ -1,19 +1,22 @@
 """Semantic stage: what Pyrefly's language server says about the shown Python hits.
 
-In: the rg matches (to start the root's server early) and the enriched, ranked findings.
-Out: the same findings with ``enrichment.semantic`` (``cq.model.semantic.SemanticFacts``:
-hover type, resolved definition, reference count, errors on the line, status), telemetry
-counts, and a ranking refinement that uses the resolved definitions. Open ``stage.py`` first
-(the budget, the statuses, the cache), then ``questions.py`` (what is asked), ``server.py``
-(one ``pyrefly lsp`` per root, its life and its files) and ``pool.py``, ``memo.py`` (the
-answer cache and what its keys cover), ``rpc.py`` (the JSON-RPC framing, and why not pygls),
-``answers.py`` (LSP answers to cq facts) and ``ranking.py``. A callsite Pyrefly leaves without
-a definition gets cq's own reading of the source when it is certain (``via: syntax``):
-``fallback.py`` runs it beside Pyrefly, ``syntax_resolve.py`` follows the call, with
-``scopes.py`` (what a scope binds), ``values.py``, ``classes.py`` (C3 order) and
-``fixtures.py`` (pytest's fixture lookup). Off with ``--no-semantic``,
-``CQ_SEMANTIC=0`` or a profile's ``[semantic] enabled = false`` (``settings.py``); the stage's
-modules are imported only when it runs.
+In: the rg matches (to start a long-lived process's server early) and the enriched, ranked
+findings. Out: the same findings with ``enrichment.semantic`` (``cq.model.semantic.
+SemanticFacts``: hover type, resolved definition, reference count, errors on the line,
+status), the count of answers still pending (``SemanticSummary``), telemetry counts, and a
+ranking refinement that uses the resolved definitions. A search shows only the answers cq's
+cache holds, so the machine's load never changes a report. Open ``stage.py`` first (cache,
+pending, who asks), then ``memo.py`` (the answer cache: its keys and what they cover),
+``later.py`` (a long-lived process asks in the background), ``asking.py`` (one batch of
+questions), ``questions.py`` (what is asked), ``server.py`` (one ``pyrefly lsp`` per root,
+its life and its files) and ``pool.py``, ``rpc.py`` (the JSON-RPC framing, and why not
+pygls), ``answers.py`` (LSP answers to cq facts) and ``ranking.py``. A callsite Pyrefly
+leaves without a definition gets cq's own reading of the source when it is certain (``via:
+syntax``): ``fallback.py`` runs it beside Pyrefly, ``syntax_resolve.py`` follows the call,
+with ``scopes.py`` (what a scope binds), ``values.py``, ``classes.py`` (C3 order) and
+``fixtures.py`` (pytest's fixture lookup). Off with ``--no-semantic``, ``CQ_SEMANTIC=0`` or
+a profile's ``[semantic] enabled = false`` (``settings.py``); the stage's modules are
+imported only when it runs.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def begin(
     (then nothing more of the stage is imported: it costs ~4 ms)."""
     if not any(m.language == "python" for m in matches):
         return None
-    settings = semantic_settings(request.profile, request.root, request.semantic)
+    settings = semantic_settings(request)
     if not settings.enabled:
         return None
     from cq.semantic.stage import SemanticRun
@@ -44,8 +47,8 @@ def begin(
 
 
 def keep_servers_warm() -> None:
-    """For a long-lived process (``cq mcp``'s search workers): always start and ask the
-    root's server, even for a tree whose fresh server was not ready in an earlier search."""
+    """For a long-lived process (``cq mcp``'s search workers, cq's server): keep the root's
+    server warm and ask it, in the background, for the answers a search found missing."""
     from cq.semantic.pool import pool
 
     pool().keep_warm()

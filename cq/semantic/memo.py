@@ -1,161 +1,93 @@
-"""Pyrefly's answers kept in cq's payload cache, so an identical search gives identical output
-without asking again (and, when every shown hit is known, without starting Pyrefly at all).
+"""Pyrefly's answers kept in cq's payload cache, keyed by content, so that a search shows them
+without asking again and an edit elsewhere in the tree keeps the answers it cannot change.
 
-What an answer depends on, and so what its key covers:
+What an answer's key covers:
 
-- the tree: a fingerprint of every Python file Pyrefly indexes (path, size, mtime, from
-  ``rg --files`` with the search's excludes and ignore switches, stat'ed in the background
-  while cq classifies): a definition, a type or a reference count can change with any file.
-  Without excludes or switches the files are the search's listing (``cq.parse.Listing``,
-  shared with the rewriter and the index);
-- the hit: file, its content digest, line, column, category and text;
-- the server: the Pyrefly binary (path, size, mtime: a new version answers differently),
-  whether it builds the workspace index (reference counts), and the search's excludes
-  (which files the fingerprint covers);
+- the hit: its file, that file's content digest, line, column, category and text;
+- the server: the Pyrefly binary (path, size, mtime: a new version answers differently) and
+  whether it builds the workspace index (reference counts);
 - cq's code that turns answers into facts (``PayloadCache`` namespaces it).
 
-Only complete answers are kept (status ``applied``: hover, definition, references after
-indexing, and diagnostics after indexing all came). A hit the budget cut is reported
-``degraded`` with its reason and asked again next time, so a cut first run is followed by a
-complete one, and from then on identical runs are identical. Files imported from outside the
-root (site-packages, an excluded directory) are not fingerprinted: an installed package
-changing under an unchanged tree is the one change a cached answer does not see.
+What an answer names is checked when it is read (``KnownAnswer.depends``): the files of the
+root it points to (the definition's file, the files holding the counted references) with
+their digests when it was asked; a search takes the answer only while each of those files
+still has that digest (``stage.py``). So an edit of the called function's file asks its
+callsites again, and an agent's edit of an unrelated file keeps every answer. What a key
+does not see: a change in a module the hit's file imports without naming it in the answer (a
+type alias defined two imports away), a reference added in a file that held none, and files
+outside the root (site-packages): answered again when the hit's file changes.
 
-The memo also remembers that a fresh server was *not ready* for this tree within this budget
-(``mark_not_ready``; key: the fingerprint and the budget): a one-shot search of a tree Pyrefly
-needs longer for than the budget (index-bench, 2,531 files: the workspace index alone takes
-~70 s) would otherwise pay the whole budget every time and cache nothing. The stage reads it
-(``not_ready``) to skip asking; an edit, another budget or another Pyrefly asks again.
+Only complete answers are kept (status ``applied``: hover, definition, references after
+indexing, and diagnostics after indexing all came; or ``degraded`` for a reason that is not
+the clock: a request Pyrefly answered with an error). A search shows what the cache holds
+when it looks, and no other answer, so the same cache gives the same report; a hit not in
+it is ``pending`` until a long-lived cq's background batch, or a search told to wait,
+stores its answer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-import threading
-from pathlib import Path
 
 import msgspec
 
-from cq.cache.digests import stat_fingerprint
 from cq.cache.payloads import PayloadCache
 from cq.model import Finding, SearchRequest, SemanticFacts
-from cq.parse import Listing, list_tree
 
 _BUILDERS = ("cq.semantic.stage",)
 
 
+class KnownAnswer(msgspec.Struct, frozen=True):
+    """A hit's facts and the files of the root they name, each with its digest then."""
+
+    facts: SemanticFacts
+    depends: tuple[tuple[str, str], ...] = ()
+
+
 class AnswerMemo:
-    """The cache of one search: keys wait for the tree's fingerprint (``start``)."""
+    """The answer cache as one search uses it (off with ``enabled`` False: keys are None)."""
 
     def __init__(
-        self,
-        request: SearchRequest,
-        binary: str | None,
-        *,
-        enabled: bool,
-        budget_ms: float,
-        indexing: bool,
-        listing: Listing | None = None,
+        self, request: SearchRequest, binary: str | None, *, enabled: bool, indexing: bool
     ) -> None:
-        self.request = request
-        self.listing = listing  # the search's list of the tree's files
-        self.binary = binary
-        self.enabled = enabled and request.use_cache
-        self.budget_ms = budget_ms
-        self.indexing = indexing
-        self.fingerprint: str | None = None
-        self.every_hit_known = False  # the whole search was answered before (``search_key``)
-        self.not_ready: str | None = None  # why a fresh server was not ready (``mark_not_ready``)
-        self._ready = threading.Event()
-        self._cache: PayloadCache[SemanticFacts] | None = None
-        if self.enabled and binary is not None:
-            self._store()  # opened here, not first on the background thread
-
-    def compute(self) -> None:
-        """The tree's fingerprint (None when rg fails: nothing is cached then), and what the
-        cache says of this search and tree: every hit known, or a server not ready in time."""
-        try:
-            if self.enabled and self.binary is not None:
-                tree = _fingerprint(self.request, self.binary, self.listing)
-                self.fingerprint = _digest(tree, "indexed" if self.indexing else "not indexed")
-                keys = [k for k in (self.search_key(), self._not_ready_key()) if k is not None]
-                found = self._store().get_many(keys)
-                self.every_hit_known = keys[0] in found
-                marked = found.get(keys[1])
-                self.not_ready = marked.reason if marked is not None else None
-        except (OSError, subprocess.SubprocessError):
-            self.fingerprint = None
-        finally:
-            self._ready.set()
-
-    def wait(self, timeout: float) -> bool:
-        return self._ready.wait(max(timeout, 0.0)) and self.fingerprint is not None
-
-    def search_key(self) -> str | None:
-        """A key for "every shown hit of this very request was answered": when it is stored,
-        the search needs no server."""
-        if self.fingerprint is None:
-            return None
-        return _digest(self.fingerprint, msgspec.json.encode(self.request).decode())
+        self.enabled = enabled and request.use_cache and binary is not None
+        self.server = _server_identity(binary, indexing) if self.enabled and binary else None
+        self._cache: PayloadCache[KnownAnswer] | None = None
+        if self.server is None:
+            self.enabled = False
 
     def key(self, finding: Finding, digest: str) -> str | None:
-        if self.fingerprint is None:
+        if self.server is None:
             return None
         f = finding
-        return _digest(self.fingerprint, f.file, digest, f.line, f.col, f.category, f.text)
+        return _digest(self.server, f.file, digest, f.line, f.col, f.category, f.text)
 
-    def get_many(self, keys: list[str]) -> dict[str, SemanticFacts]:
-        return self._store().get_many(keys) if keys else {}
+    def get_many(self, keys: list[str]) -> dict[str, KnownAnswer]:
+        return self._store().get_many(keys) if keys and self.enabled else {}
 
-    def mark_not_ready(self, reason: str) -> None:
-        """Remember that a fresh server did not answer this tree within the budget."""
-        key = self._not_ready_key()
-        if key is not None:
-            store = self._store()
-            store.add(key, SemanticFacts(status="skipped", reason=reason))
-            store.flush()
-
-    def _not_ready_key(self) -> str | None:
-        if self.fingerprint is None:
-            return None
-        return _digest(self.fingerprint, "not ready", self.budget_ms)
-
-    def put(self, answers: dict[str, SemanticFacts], every_hit_known: bool) -> None:
+    def put(self, answers: dict[str, KnownAnswer]) -> None:
+        if not self.enabled or not answers:
+            return
         store = self._store()
-        for key, facts in answers.items():
-            store.add(key, facts)
-        search = self.search_key()
-        if every_hit_known and search is not None:
-            store.add(search, SemanticFacts(status="applied"))
+        for key, known in answers.items():
+            store.add(key, known)
         store.flush()
 
-    def _store(self) -> PayloadCache[SemanticFacts]:
+    def _store(self) -> PayloadCache[KnownAnswer]:
         if self._cache is None:
-            self._cache = PayloadCache("semantic", SemanticFacts, _BUILDERS, enabled=self.enabled)
+            self._cache = PayloadCache("semantic", KnownAnswer, _BUILDERS, enabled=self.enabled)
         return self._cache
 
 
-def _fingerprint(request: SearchRequest, binary: str, listing: Listing | None) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    server = os.stat(binary)
-    digest.update(f"{os.path.realpath(binary)}\0{server.st_size}\0{server.st_mtime_ns}\n".encode())
-    digest.update(msgspec.json.encode(sorted(request.exclude)) + b"\n")
-    listed = [p for p in _listed(request, listing) if p.endswith((".py", ".pyi"))]
-    stat_fingerprint(digest, request.root, listed)
-    return digest.hexdigest()
-
-
-def _listed(request: SearchRequest, listing: Listing | None) -> tuple[str, ...]:
-    """The tree's Python and Rust files as Pyrefly sees the tree: the search's listing, or
-    rg's with the search's switches and excludes when it has any."""
-    options = ["--hidden"] if request.hidden else []
-    options += ["--no-ignore"] if request.no_ignore else []
-    options += [arg for glob in request.exclude for arg in ("--glob", "!" + glob)]
-    if listing is not None and not options:
-        return listing.files()
-    return list_tree(Path(request.root), tuple(options))
+def _server_identity(binary: str, indexing: bool) -> str | None:
+    """The binary's real path, size and mtime, and the index mode; None when it is gone."""
+    try:
+        st = os.stat(binary)
+    except OSError:
+        return None
+    mode = "indexed" if indexing else "not indexed"
+    return _digest(os.path.realpath(binary), st.st_size, st.st_mtime_ns, mode)
 
 
 def _digest(*parts: object) -> str:

@@ -1,9 +1,9 @@
 """The process's Pyrefly servers: one per searched root, at most ``MAX_SERVERS`` at once,
 spawned on one thread that lives as long as cq (the child's parent death signal is tied to it).
 
-A process that keeps its servers between searches (``cq mcp``'s search workers call
-``keep_warm``) always asks its server; a one-shot search skips a tree whose fresh server was
-not ready within the budget before (``stage.py``), unless a server for it already runs here.
+A process that keeps its servers between searches (``cq mcp``'s search workers, cq's server:
+``keep_warm``) starts its root's server with its first search and asks it in the background
+(``later.py``); a one-shot search starts none unless told to wait (``stage.py``).
 """
 
 from __future__ import annotations
@@ -38,14 +38,9 @@ class ServerPool:
         self.warm = False  # this process keeps its servers between searches (``keep_warm``)
 
     def keep_warm(self) -> None:
-        """Mark this process long-lived: its searches always start and ask the server."""
+        """Mark this process long-lived: its searches start the server and ask it in the
+        background for what the cache lacks."""
         self.warm = True
-
-    def serving(self, root: str) -> bool:
-        """Whether this process keeps servers warm or already runs a live one for ``root``."""
-        with self._lock:
-            server = self._servers.get(root)
-        return self.warm or (server is not None and server.alive())
 
     def get(self, root: str, *, indexing: bool = True) -> PyreflyServer | None:
         """The server for ``root``, started in the background when there is none (or the

@@ -140,6 +140,8 @@ class Questions:
                 if relative_to_root(path, self.root) is not None
             }
             ask.references = len(places)
+            files = {relative_to_root(path, self.root) for path, _, _ in places}
+            ask.referenced = tuple(sorted(f for f in files if f is not None))
             ask.answered += 1
 
     def diagnostics(self, asks: list[Ask], versions: dict[str, int], deadline: float) -> None:
@@ -227,6 +229,7 @@ class Ask:
         self.type: str | None = None
         self.definition: SemanticDefinition | None = None
         self.references: int | None = None
+        self.referenced: tuple[str, ...] = ()  # the root's files holding those references
         self.diagnostics: tuple[str, ...] = ()
         self.problems: list[str] = []
         self.answered = 0

@@ -1,31 +1,34 @@
-"""The semantic stage of one search: ask Pyrefly about each shown Python hit, within a budget.
+"""The semantic stage of one search: what Pyrefly said about each shown Python hit, from the cache.
 
-``SemanticRun.begin`` (right after rg, before classification) starts a background thread that
-fingerprints the tree for the answer cache (``memo.py``), then, unless every answer is known
-(or, in a one-shot search, the tree's fresh server was not ready in time before), gets the
-root's server from the pool, starting it when there is none: Pyrefly starts (process, its view
-of the root, ``initialize``) while cq classifies. Idle until a file is opened, it took 0.01
-CPU-s in its first 2 s (stdlib and saleor roots). (Starting it only in ``apply``, inside the
-budget, was tried: classification ran 120-520 ms slower beside it at load ~20 while 40 files
-were pre-opened; with none opened, Pyrefly's work before ``apply`` is negligible.)
-No file is opened before ``apply``: Pyrefly checks every opened file (and what it imports)
-before it answers anything, and opening the 40 files with the most hits beforehand made the
-stdlib's ``register`` wait 12.1-13.5 s for the 30 shown hits' answers instead of 3.2-4.0 s
-(fresh server, budget lifted, load ~15; 8 files: 3.7-4.7 s).
-``apply`` (after enrichment) takes the answers it can from the cache and asks Pyrefly the rest
-(``questions.py``; references only of a server that indexes, ``settings.py``); nothing waits
-past ``budget_ms`` from the start of ``apply``. Complete answers go to the cache, so a repeated
-search is identical and fast.
+A search shows the answers cq's cache (``memo.py``) holds when the stage looks them up, and
+no other: the same cache gives the same report, whatever the machine's load. A shown hit not
+in the cache is ``pending``; the report counts them (``Summary.semantic``). Who asks for them:
+
+- a long-lived cq (``cq mcp``, cq's server: ``pool.keep_warm``) hands them to its background
+  thread (``later.py``), which asks the root's warm server (``asking.py``) and stores the
+  answers; a later search shows them. The report never waits for it.
+- a one-shot search asks nobody and starts no Pyrefly: a fresh server, started beside
+  classification, answered nothing within the tens of milliseconds an agent would not
+  notice (``cq search --semantic-wait 60000``, all answers in, load ~1.6: the stdlib's
+  ``register`` 0.55-0.60 s after enrichment, 30 hits; the 4-file tree of
+  ``tests/test_semantic.py`` 0.17-0.33 s, 4 hits), and its start costs ~0.1 CPU-s that the
+  search would pay for nothing.
+- a search told to wait (``wait_ms``: ``CQ_SEMANTIC_WAIT_MS`` or ``[semantic] wait_ms``)
+  asks in the foreground and shows what came within the wait (then the report depends on
+  the clock, as the user asked); what came is stored too.
+
+``SemanticRun.begin`` (right after rg, before classification) starts the root's server in a
+long-lived process: a first start (process, its view of the root, ``initialize``) overlaps
+classification. A
+search told to wait starts it when an answer is missing. No file is opened before asking:
+Pyrefly checks every opened file (and what it imports) before it answers anything. ``apply``
+(after enrichment) reads the cache: an answer is taken while the files it names are
+unchanged (``memo.py``).
 
 Status per hit: ``applied`` when every answer came; ``degraded`` when some did not (the
-reason says which: a request error, the time budget, references asked before indexing
-ended — these are the only timing-dependent results, they say so, and they are asked again
-next time); ``failed`` when the server is missing, dead or silent; ``skipped`` for hits that
-are not code (comments, strings), and for every hit not in the cache when a fresh server was
-not ready within the budget in an earlier search of this very tree (``memo.not_ready``): a
-one-shot search does not start Pyrefly then, and the telemetry (``semantic.skipped``) says
-why. A process that keeps its servers (``cq mcp``), or already runs one for the root, always
-asks. Other stages' output never changes.
+reason says which); ``failed`` when Pyrefly is not installed, or, in a wait, the server is
+missing, dead or silent; ``pending`` when not in the cache; ``skipped`` for hits that are not
+code (comments, strings). Other stages' output never changes.
 """
 
 from __future__ import annotations
@@ -33,8 +36,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
-from pathlib import Path
 
 import msgspec
 
@@ -46,15 +47,15 @@ from cq.model import (
     RunCounters,
     SearchRequest,
     SemanticFacts,
+    SemanticSummary,
     StageStatus,
 )
 from cq.parse import Corpus, SourceFile
-from cq.semantic.fallback import SyntaxAnswer, SyntaxPass
-from cq.semantic.memo import AnswerMemo
+from cq.semantic.asking import Batch, cut_by_clock
+from cq.semantic.later import later
+from cq.semantic.memo import AnswerMemo, KnownAnswer
 from cq.semantic.pool import pool
-from cq.semantic.questions import Ask, Questions
 from cq.semantic.ranking import refine_order
-from cq.semantic.rpc import BUDGET_PHRASES, NOT_WITHIN_BUDGET
 from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.settings import SemanticSettings
 from cq.semantic.unique_name import UniqueNames
@@ -62,6 +63,8 @@ from cq.semantic.unique_name import UniqueNames
 CODE_CATEGORIES = frozenset(
     {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}
 )
+_BACKGROUND = "not in the cache yet: asked in the background, shown from a later search"
+_NOT_ASKED = "not in the cache: a one-shot search does not ask Pyrefly (--semantic-wait does)"
 
 
 class SemanticRun:
@@ -78,20 +81,14 @@ class SemanticRun:
         self.server: PyreflyServer | None = None
         self.telemetry: dict[str, dict[str, int]] = {}  # for ``Summary.telemetry``
         self.counters = RunCounters()
-        # A long-lived process, or a server already running for the root: always ask, and
-        # never remember a cut as "not ready" (a warm server answers the next search).
-        self.warm = active and pool().serving(self.root)
+        self.summary: SemanticSummary | None = None  # for ``Summary.semantic``
+        self.binary = pyrefly_binary() if active else None
+        # A long-lived process asks what is missing in the background (``later.py``).
+        self.warm = active and pool().warm
         # The index only where the process keeps its server (cq mcp), so that the same search
         # in the same kind of process always gets the same kind of answer.
         self.indexing = settings.index == "always" or (settings.index == "auto" and pool().warm)
-        self.memo = AnswerMemo(
-            request,
-            pyrefly_binary() if active else None,
-            enabled=settings.cache,
-            budget_ms=settings.budget_ms,
-            indexing=self.indexing,
-            listing=corpus.listing,
-        )
+        self.memo = AnswerMemo(request, self.binary, enabled=settings.cache, indexing=self.indexing)
         self._files: dict[str, SourceFile | None] = {}
         self._files_lock = threading.Lock()
         self._server_lock = threading.Lock()
@@ -106,12 +103,13 @@ class SemanticRun:
         corpus: Corpus,
         settings: SemanticSettings,
     ) -> SemanticRun:
-        """Fingerprint the tree and start (or reuse) the server in the background when the
-        search has Python hits; files come from the search's ``corpus``."""
+        """The run; in a long-lived process, the root's server started (or reused) now, so
+        that a first start overlaps classification (a search told to wait starts it only
+        when an answer is missing). Files come from the search's ``corpus``."""
         python = any(m.language == "python" for m in matches)
         run = cls(settings, request, active=settings.enabled and python, corpus=corpus)
-        if run.active:
-            threading.Thread(target=run._prepare, name="cq-lsp-start", daemon=True).start()
+        if run.active and run.warm and run.binary is not None:
+            run._ensure_server()
         return run
 
     def apply(self, enriched: EnrichOutcome, limit: int) -> EnrichOutcome:
@@ -120,15 +118,19 @@ class SemanticRun:
         if not self.active:
             return enriched
         findings = enriched.findings
-        deadline = time.monotonic() + self.settings.budget_ms / 1000
+        started = time.monotonic()
         shown = len(findings) if limit <= 0 else min(limit, len(findings))
         targets = [i for i in range(shown) if findings[i].language == "python"]
-        facts = self._facts([findings[i] for i in targets], deadline)
+        facts = self._facts([findings[i] for i in targets], started)
         out = list(findings)
         for index, fact in zip(targets, facts, strict=True):
             out[index] = _with_semantic(findings[index], fact)
         counts = Counter(f.status for f in facts)
         self.telemetry["semantic"] = dict(sorted(counts.items()))
+        pending = counts.get("pending", 0)
+        self.summary = SemanticSummary(
+            pending=pending, asking="background" if self.warm else "none"
+        )
         return msgspec.structs.replace(enriched, findings=out)
 
     def rerank(self, ranked: list[Finding], patterns: tuple[Pattern, ...]) -> list[Finding]:
@@ -145,90 +147,80 @@ class SemanticRun:
 
     # -- the work --------------------------------------------------------------------------
 
-    def _facts(self, hits: list[Finding], deadline: float) -> list[SemanticFacts]:
-        """Facts per hit: from the cache when known, else asked; complete ones are kept."""
-        skipped = SemanticFacts(status="skipped", reason="not code")
+    def _facts(self, hits: list[Finding], started: float) -> list[SemanticFacts]:
+        """Facts per hit: from the cache when known; the rest pending (asked in the
+        background by a long-lived cq), or asked now when the user asked to wait."""
         code = [i for i, f in enumerate(hits) if f.category in CODE_CATEGORIES]
-        self.memo.wait(deadline - time.monotonic())
         keys: dict[int, str] = {}
         for i in code:
             source = self._source(hits[i].file)
             key = self.memo.key(hits[i], source.digest) if source is not None else None
             if key is not None:
                 keys[i] = key
-        known = self.memo.get_many(list(keys.values()))
-        facts: list[SemanticFacts] = [skipped] * len(hits)
+        known = self._holding(self.memo.get_many(list(keys.values())))
+        facts = [SemanticFacts(status="skipped", reason="not code")] * len(hits)
         for i, key in keys.items():
             if key in known:
                 facts[i] = known[key]
         missing = [i for i in code if keys.get(i) not in known]
-        skip = None if self.warm or self.memo.not_ready is None else self._not_ready_reason()
-        asked: list[SemanticFacts] = []
-        calls = [i for i in missing if hits[i].category == "callsite"] if skip is None else []
-        syntax = (
-            SyntaxPass(self.root, self._source, [hits[i] for i in calls], self._unique)
-            if calls
-            else None
-        )
-        if skip is None:
-            asked = answers = self._ask([hits[i] for i in missing], deadline)
+        self.counters = RunCounters(semantic_cached=len(code) - len(missing))
+        if not missing:
+            return facts
+        if self.binary is None:
+            for i in missing:
+                facts[i] = SemanticFacts(status="failed", reason="pyrefly not installed")
+            return facts
+        if self.settings.wait_ms > 0:
+            batch = self._batch(hits, missing, keys)
+            answers = batch.run(started + self.settings.wait_ms / 1000)
+            for i, fact in zip(missing, answers, strict=True):
+                facts[i] = fact
+            self._count_cut(answers)
+            self.counters = msgspec.structs.replace(self.counters, semantic_asked=len(missing))
+            missing = [i for i in missing if cut_by_clock(facts[i])]
         else:
-            answers = [SemanticFacts(status="skipped", reason=skip)] * len(missing)
-            if missing:
-                self.telemetry["semantic.skipped"] = {skip: len(missing)}
-        for i, fact in zip(missing, answers, strict=True):
-            if syntax is not None and i in calls:
-                answer = syntax.result(calls.index(i), deadline)
-                fact = _fallback(fact, answer, self._outside_by(deadline))
-            facts[i] = fact
-        cut = next((f.reason for f in asked if _cut_by_budget(f)), None)
-        if cut is not None and not self.warm:
-            self.memo.mark_not_ready(cut)
-        timed_out = sum(1 for f in asked if f.status == "failed" and _cut_by_budget(f))
-        if timed_out:  # "semantic failed 26" alone reads as broken; this was the clock
-            budget = f"{self.settings.budget_ms:.0f} ms"
-            self.telemetry["semantic.failed"] = {f"no answer within its {budget}": timed_out}
-        fresh = {keys[i]: facts[i] for i in missing if i in keys and facts[i].status == "applied"}
-        complete = len(keys) == len(code) and all(facts[i].status == "applied" for i in code)
-        self.memo.put(fresh, every_hit_known=complete)
-        self.counters = RunCounters(
-            semantic_cached=len(code) - len(missing), semantic_asked=len(asked)
-        )
+            pending = _BACKGROUND if self.warm else _NOT_ASKED
+            for i in missing:
+                facts[i] = SemanticFacts(status="pending", reason=pending)
+        if self.warm and missing:
+            later().submit(self._batch(hits, missing, keys), self.settings.budget_ms / 1000)
         return facts
 
-    def _not_ready_reason(self) -> str:
-        budget = f"{self.settings.budget_ms:.0f} ms"
-        return f"not asked: Pyrefly was not ready within {budget} in an earlier search of this tree"
+    def _holding(self, known: dict[str, KnownAnswer]) -> dict[str, SemanticFacts]:
+        """The cached answers whose named files still have the digests they had when asked
+        (``memo.KnownAnswer``); the others are missing."""
+        named = {rel for answer in known.values() for rel, _ in answer.depends}
+        self.corpus.recall(named)  # unchanged files: their digests without a read
+        now: dict[str, str] = {}
+        for rel in sorted(named):
+            digest = self.corpus.digest(rel)
+            if digest is None:
+                source = self._source(rel)
+                digest = source.digest if source is not None else ""
+            now[rel] = digest
+        return {
+            key: answer.facts
+            for key, answer in known.items()
+            if all(now[rel] == digest for rel, digest in answer.depends)
+        }
 
-    def _ask(self, hits: list[Finding], deadline: float) -> list[SemanticFacts]:
-        if not hits:
-            return []
-        server = self._ensure_server()
-        failure = self._unavailable(server, deadline)
-        if failure is not None or server is None:
-            failed = SemanticFacts(status="failed", reason=failure or "pyrefly not installed")
-            return [failed] * len(hits)
-        asks = [Ask(f, self._source(f.file)) for f in hits]
-        questions = Questions(self.root, server, self._source)
-        versions = questions.sync(asks)
-        questions.positions(asks, deadline)
-        if server.indexing:  # without the workspace index references stay within open files
-            questions.references(asks, deadline)
-        questions.diagnostics(asks, versions, deadline)
-        with self._files_lock:
-            mine = {str(Path(self.root) / rel) for rel in self._files}
-        server.trim(keep=mine)
-        return [ask.facts() for ask in asks]
+    def _batch(self, hits: list[Finding], missing: list[int], keys: dict[int, str]) -> Batch:
+        return Batch(
+            self.root,
+            [hits[i] for i in missing],
+            [keys.get(i) for i in missing],
+            memo=self.memo,
+            source=self._source,
+            server=self._ensure_server,
+            unique=self._unique,
+        )
 
-    def _prepare(self) -> None:
-        """In the background: the fingerprint, then, unless every answer is known (or, in a
-        one-shot search, the tree's fresh server was not ready in time before), the server:
-        started now, it spends its own start (the interpreter query) beside classification."""
-        self.memo.compute()
-        if self.memo.every_hit_known:
-            return
-        if self.warm or self.memo.not_ready is None:
-            self._ensure_server()
+    def _count_cut(self, answers: list[SemanticFacts]) -> None:
+        """A wait's answers the clock cut: "semantic failed 26" alone reads as broken."""
+        timed_out = sum(1 for f in answers if f.status == "failed" and cut_by_clock(f))
+        if timed_out:
+            wait = f"{self.settings.wait_ms:.0f} ms"
+            self.telemetry["semantic.failed"] = {f"no answer within the wait of {wait}": timed_out}
 
     def _ensure_server(self) -> PyreflyServer | None:
         with self._server_lock:
@@ -237,65 +229,11 @@ class SemanticRun:
                 self.server = pool().get(self.root, indexing=self.indexing)
             return self.server
 
-    def _unavailable(self, server: PyreflyServer | None, deadline: float) -> str | None:
-        if server is None:
-            return "pyrefly not installed"
-        if not server.initialized.wait(max(deadline - time.monotonic(), 0.0)):
-            return f"server not ready {NOT_WITHIN_BUDGET}"
-        if server.error:
-            return server.error
-        if not server.alive():
-            return "server exited" + (f": {server.stderr_tail()}" if server.stderr_tail() else "")
-        return None
-
-    def _outside_by(self, deadline: float) -> Callable[[str], bool | None]:
-        return lambda name: self._unique.defined_outside(name, deadline)
-
     def _source(self, rel: str) -> SourceFile | None:
         with self._files_lock:
             if rel not in self._files:
                 self._files[rel] = self.corpus.source(rel, "python")
             return self._files[rel]
-
-
-def _fallback(
-    fact: SemanticFacts,
-    syntax: tuple[bool, SyntaxAnswer],
-    defined_outside: Callable[[str], bool | None],
-) -> SemanticFacts:
-    """A callsite Pyrefly left without a definition takes cq's own reading of the source,
-    when it is certain (``syntax_resolve.py``, marked ``via: syntax``); else, for ``x.m()``
-    that Pyrefly typed ``Unknown`` and the syntax reading could not follow, the root's one
-    method ``m`` when nothing outside the root defines it either (``unique_name.py``, ``via:
-    unique-name``). One the syntax pass had no time for is ``degraded`` (asked again next
-    time, never cached as answered). A hit Pyrefly failed on (missing, dead, silent) gets
-    nothing: a failed stage changes no other output (Top Contexts groups resolved callsites)."""
-    if fact.definition is not None or fact.status == "failed":
-        return fact
-    ready, answer = syntax
-    if not ready:
-        return _syntax_cut(fact)
-    if answer.definition is not None:
-        return msgspec.structs.replace(fact, definition=answer.definition)
-    untyped = fact.type is not None and "Unknown" in fact.type
-    if answer.unique is None or answer.name is None or not untyped:
-        return fact
-    outside = defined_outside(answer.name)
-    if outside is None:
-        return _syntax_cut(fact)
-    return fact if outside else msgspec.structs.replace(fact, definition=answer.unique)
-
-
-def _syntax_cut(fact: SemanticFacts) -> SemanticFacts:
-    """A hit whose syntax reading had no time: ``degraded``, asked again next time."""
-    reason = "; ".join(r for r in (fact.reason, "syntax resolution: time budget") if r)
-    status = "degraded" if fact.status == "applied" else fact.status
-    return msgspec.structs.replace(fact, status=status, reason=reason)
-
-
-def _cut_by_budget(facts: SemanticFacts) -> bool:
-    reason = facts.reason or ""
-    return facts.status != "applied" and any(p in reason for p in BUDGET_PHRASES)
 
 
 def _with_semantic(finding: Finding, facts: SemanticFacts) -> Finding:
