@@ -21,7 +21,7 @@ def add_cache_parser(sub: argparse._SubParsersAction) -> None:
 
 def run_cache_command(args: argparse.Namespace) -> int:
     from cq.cache.faults import misplaced
-    from cq.cache.store import FILE_NAME, Store, cache_dir, max_bytes_from_env
+    from cq.cache.store import FILE_NAME, Store, cache_dir, max_bytes_from_env, remove_files
 
     directory = cache_dir()
     path = directory / FILE_NAME
@@ -30,13 +30,13 @@ def run_cache_command(args: argparse.Namespace) -> int:
     if not directory.exists():
         print(f"cache dir: {directory}\nempty")
         return 0
-    store = Store(path, max_bytes_from_env(), warn=False)
-    if args.action == "clear":  # works on a store that cannot be opened, too
+    if args.action == "clear":  # never opens the database: a damaged one goes too
         freed = sum(p.stat().st_size for p in directory.glob("cq*.sqlite3*") if p.is_file())
-        if not store.clear():
-            raise CqError(f"cannot clear the cache: {store.fault}")
+        if reason := remove_files(path):
+            raise CqError(f"cannot clear the cache: {reason}")
         print(f"cleared {path} ({_mb(freed)})")
         return 0
+    store = Store(path, max_bytes_from_env(), warn=False)
     if not store.available:
         raise CqError(f"cache unavailable: {store.fault}")
     before = _sizes(store)  # reading may find corruption: the file is then set aside

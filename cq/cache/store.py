@@ -103,6 +103,8 @@ class Store:
         self._db: sqlite3.Connection | None = None
         self._inode = 0
         self._page_size = 4096
+        self._pages_bound = bound.page_room(max_bytes)  # the WALs take the rest
+        self._wal_bytes = bound.wal_room(max_bytes)
         self._budget = bound.Budget()
         self._lock = threading.Lock()
         self._retry = faults.Backoff()  # when a store that went off may be reopened
@@ -131,7 +133,7 @@ class Store:
                 self._disable(again)
 
     def _connect(self) -> sqlite3.Connection:
-        db = schema.connect(self.path)
+        db = schema.connect(self.path, self._wal_bytes)
         self._page_size = db.execute("PRAGMA page_size").fetchone()[0]
         self._inode = os.stat(self.path).st_ino
         return db
@@ -207,17 +209,20 @@ class Store:
         refresh_before = time.time() - _TOUCH_AFTER_SECONDS
         for i in range(0, len(wanted), _BATCH):
             chunk = wanted[i : i + _BATCH]
+            # Casts: a damaged row may hold any type in any column; text comes back with
+            # bad UTF-8 replaced (``schema.connect``), so it matches no key.
             rows = self._db.execute(
-                "SELECT e.id, e.hash, e.namespace, e.key, e.codec, CAST(e.value AS BLOB), u.used"
-                " FROM k.keys k JOIN entries e ON e.id = k.id AND e.hash = k.hash"
+                "SELECT e.id, e.hash, e.namespace, e.key, e.codec, CAST(e.value AS BLOB),"
+                " CAST(u.used AS INTEGER) FROM k.keys k"
+                " JOIN entries e ON e.id = k.id AND e.hash = k.hash"
                 f" LEFT JOIN usage u ON u.id = e.id WHERE k.hash IN ({','.join('?' * len(chunk))})",
                 chunk,
             )
             for entry, hashed, space, key, kind, value, used in rows:
-                if space != namespace or key != hashes[hashed]:
+                if space != namespace or key != hashes.get(hashed):
                     continue  # another key with the same 64-bit id: a miss
                 try:
-                    found[key] = codec.decode(kind, bytes(value))
+                    found[key] = codec.decode(kind, bytes(value), codec.binding(namespace, key))
                 except codec.CodecError:
                     damaged.append(entry)
                     continue
@@ -256,13 +261,15 @@ class Store:
         if not items:
             return
         now = int(time.time())
-        rows, incoming = [], 0
+        rows = []
         for key, value in items.items():
-            kind, stored = codec.encode(value)
+            kind, stored = codec.encode(value, codec.binding(namespace, key))
             rows.append((_key_hash(namespace, key), key, kind, stored, len(value)))
-            incoming += len(stored) + bound.ROW_OVERHEAD
+        costs = [len(row[3]) + bound.ROW_OVERHEAD for row in rows]
+        kept = bound.fit(costs, self._pages_bound)
+        rows, incoming = [rows[i] for i in kept], sum(costs[i] for i in kept)
         self._db.execute("BEGIN IMMEDIATE")
-        bound.make_room(self._db, self._page_size, self.max_bytes, incoming, self._budget)
+        bound.make_room(self._db, self._page_size, self._pages_bound, incoming, self._budget)
         self._forget_keys([row[0] for row in rows])
         usage, keys = [], []
         for hashed, key, kind, stored, raw in rows:  # new ids: appended at the file's end
@@ -275,7 +282,25 @@ class Store:
         self._db.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?)", usage)
         self._db.executemany("INSERT OR REPLACE INTO k.keys VALUES (?, ?)", keys)
         self._db.execute("COMMIT")
-        bound.give_back(self._db, self._page_size, self.max_bytes, self._budget)
+        bound.give_back(self._db, self._page_size, self._pages_bound, self._budget)
+        bound.settle(self._db, self._page_size, self._pages_bound)
+        self._truncate_wal()
+
+    def _truncate_wal(self) -> None:
+        """Fold a WAL that outgrew its room back into its database and empty it (the bound
+        counts it); left for a later put while another process reads the file."""
+        assert self._db is not None
+        logs = [Path(f"{p}-wal") for p in schema.files(self.path)[::3]]
+        if all(_size(log) <= self._wal_bytes for log in logs):
+            return
+        self._db.execute("PRAGMA busy_timeout = 50")
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.OperationalError as exc:
+            if not faults.is_transient(exc):
+                raise
+        finally:
+            self._db.execute("PRAGMA busy_timeout = 10000")
 
     @_guarded(lambda: None)
     def delete(self, namespace: str, key: str) -> None:
@@ -334,30 +359,27 @@ class Store:
         WAL. Short transactions, so searches running meanwhile wait at most one batch."""
         assert self._db is not None
         self._db.execute("BEGIN IMMEDIATE")
-        bound.make_room(self._db, self._page_size, self.max_bytes, 0, None)
+        bound.make_room(self._db, self._page_size, self._pages_bound, 0, None)
         self._db.execute("COMMIT")
-        bound.give_back(self._db, self._page_size, self.max_bytes, None)
+        bound.give_back(self._db, self._page_size, self._pages_bound, None)
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-
-    def clear(self) -> bool:
-        """Delete the database (and an older cq's, and set-aside copies); the store is closed
-        afterwards. False (and ``fault`` says why) when a file could not be removed."""
-        with self._lock:
-            self._close()
-            legacy = self.path.with_name(schema.LEGACY_NAME)
-            try:
-                for path in [*schema.files(self.path), *schema.files(legacy)]:
-                    for victim in (path, Path(f"{path}.corrupt")):
-                        victim.unlink(missing_ok=True)
-            except OSError as exc:
-                self.fault = faults.describe(exc, self.path)
-                return False
-            self.fault = "cleared"
-            return True
 
     def close(self) -> None:
         with self._lock:
             self._close()
+
+
+def remove_files(path: Path) -> str | None:
+    """Delete the store at ``path``, an older cq's and set-aside copies, without opening
+    any of them (a damaged file is removed like a sound one); why not, when a file stays."""
+    legacy = path.with_name(schema.LEGACY_NAME)
+    try:
+        for base in [*schema.files(path), *schema.files(legacy)]:
+            for victim in (base, Path(f"{base}.corrupt")):
+                victim.unlink(missing_ok=True)
+    except OSError as exc:
+        return faults.describe(exc, path)
+    return None
 
 
 def _size(path: Path) -> int:
