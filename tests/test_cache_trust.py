@@ -141,3 +141,45 @@ def test_the_store_with_its_wal_stays_within_its_bound_after_every_put(tmp_path:
         assert _store_bytes(tmp_path) <= 1.1 * MB, round_
         found = store.get_many("ns", batch)
         assert found and all(batch[k] == v for k, v in found.items())
+
+
+def _limited_run(args: list[str], limit: int):
+    """``cq`` with no file able to grow past ``limit`` bytes (RLIMIT_FSIZE; SIGXFSZ ignored,
+    so a write past it fails with EFBIG): a full disk, even for root."""
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import CqRun
+
+    def limit_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {**os.environ, "CQ_ENRICH_BUDGET_MS": "600000"}
+    argv = [sys.executable, "-m", "cq", *args]
+    proc = subprocess.run(argv, capture_output=True, env=env, preexec_fn=limit_files, timeout=120)
+    return CqRun(proc)
+
+
+@pytest.mark.parametrize("filled", [False, True])
+def test_a_full_disk_is_a_miss_with_one_warning(
+    repo: Path, _isolated_cache: Path, filled: bool
+) -> None:
+    if filled:  # a cache that cannot grow any more, then new content to store
+        assert _search(repo).returncode == 0
+        (repo / "pkg" / "new.py").write_text("def target_too():\n    return target(3)\n")
+    limit = max((p.stat().st_size for p in _isolated_cache.glob("*")), default=0)
+    argv = ["search", "target", "--root", str(repo), "--format", "json"]
+    baseline = _search(repo, "--no-cache")
+    hurt = _limited_run(argv, limit)
+    assert hurt.returncode == baseline.returncode == 0, hurt.stderr
+    assert _report(hurt) == _report(baseline)
+    (line,) = _warnings(hurt.stderr)
+    assert line.startswith("cq: warning: cache unavailable"), line
+    for action in ("info", "prune", "clear"):
+        done = _limited_run(["cache", action], limit)
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+        assert done.returncode == 0 or _warnings(done.stderr)[0].startswith("cq: cache")
