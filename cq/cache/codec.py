@@ -1,7 +1,7 @@
 """Stored values: a checksum binding each value to its key, zstd for large values.
 
-Every stored value starts with a CRC-32 of its namespace, key and stored bytes, checked on
-every read. A damaged value (a flipped byte, a truncated blob) and a value moved under
+Every stored value starts with a CRC-32 of its namespace, key, codec and stored bytes,
+checked on every read. A damaged value (a flipped byte, a truncated blob) and a value moved under
 another key (two rows' values swapped) both fail it and read as a miss, to be recomputed:
 the cache never serves a value other than the one written under that key. CRC-32 catches
 every change of up to 4 consecutive bytes and misses any other with odds of 1 in 2^32, the
@@ -50,8 +50,9 @@ def binding(namespace: str, key: str) -> bytes:
     return f"{namespace}\0{key}\0".encode(errors="surrogatepass")
 
 
-def _checksum(where: bytes, body: bytes) -> bytes:
-    return zlib.crc32(body, zlib.crc32(where)).to_bytes(_SUM, "big")
+def _checksum(where: bytes, kind: int, body: bytes) -> bytes:
+    """Over the place, the codec (a raw value must not read as a frame) and the bytes."""
+    return zlib.crc32(body, zlib.crc32(b"%s%d\0" % (where, kind))).to_bytes(_SUM, "big")
 
 
 def encode(value: bytes, where: bytes) -> tuple[int, bytes]:
@@ -65,15 +66,15 @@ def encode(value: bytes, where: bytes) -> tuple[int, bytes]:
         packed = zstandard.ZstdCompressor(level=level, write_checksum=True).compress(value)
         if len(packed) <= len(value) * _KEEP_RATIO:
             kind, body = ZSTD, packed
-    return kind, _checksum(where, body) + body
+    return kind, _checksum(where, kind, body) + body
 
 
 def decode(codec: object, stored: bytes, where: bytes) -> bytes:
     """The value written at ``where``; ``CodecError`` when ``stored`` is not that."""
-    if codec not in (RAW, ZSTD):
+    if type(codec) is not int or codec not in (RAW, ZSTD):
         raise CodecError(f"unknown codec {codec!r}")
     body = stored[_SUM:]
-    if len(stored) < _SUM or stored[:_SUM] != _checksum(where, body):
+    if len(stored) < _SUM or stored[:_SUM] != _checksum(where, codec, body):
         raise CodecError("checksum mismatch")
     if codec == RAW:
         return body
