@@ -231,13 +231,14 @@ def test_cache_info_shows_the_bound_and_prune_brings_the_file_under_it(
     store.close()
     info = run_cq("cache", "info", env={"CQ_CACHE_MAX_MB": "1"})
     assert info.returncode == 0, info.stderr
-    assert "bench: 300 entries, 2.9 MB" in info.stdout and "bound 1.0 MB" in info.stdout
+    assert "bench: 300 entries, 2.9 MB" in info.stdout and "(bound 1.0 MB)" in info.stdout
+    assert "bound 0.5 MB" in info.stdout  # the database's half
     pruned = run_cq("cache", "prune", env={"CQ_CACHE_MAX_MB": "1"})
     assert pruned.returncode == 0 and pruned.stderr == ""
-    assert path.stat().st_size <= 1.1 * MB
+    assert path.stat().st_size <= 0.55 * MB
     after = run_cq("cache", "info", env={"CQ_CACHE_MAX_MB": "1"})
     count = int(after.stdout.split("bench: ")[1].split(" entries")[0])
-    assert 50 < count < 110
+    assert 20 < count < 55  # 10 KB entries in half a megabyte, the newest kept
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-5"])

@@ -40,6 +40,16 @@ _WAL_SHARE = 16  # ... else this fraction of the bound
 SHARED_MEMORY = 2 * 32 * 1024  # the two -shm files (one 32 KB block each for such WALs)
 
 
+def database_share(total: int) -> int:
+    """The database's part of the cache dir's bound (``footprint.py`` says why half)."""
+    return total // 2
+
+
+def others_share(total: int) -> int:
+    """The repository indexes' and Pyrefly scratch's part (``footprint.py``)."""
+    return total - database_share(total)
+
+
 def wal_room(bound: int) -> int:
     """Bytes a WAL may keep between writes."""
     return min(WAL_MAX, max(_WAL_MIN, bound // _WAL_SHARE))

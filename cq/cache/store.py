@@ -29,7 +29,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
-from functools import wraps
+from functools import cache, wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -92,7 +92,8 @@ def _key_hash(namespace: str, key: str) -> int:
 
 
 class Store:
-    """Namespaced blobs in one sqlite file. Every failure degrades to a cache miss."""
+    """Namespaced blobs in one sqlite file, its files within ``max_bytes`` (``open_store``
+    gives it the database's share of the cache dir's bound). Every failure is a miss."""
 
     def __init__(self, path: Path, max_bytes: int = DEFAULT_MAX_BYTES, *, warn: bool = True):
         self.path = path
@@ -390,8 +391,13 @@ def _size(path: Path) -> int:
 
 
 def max_bytes_from_env() -> int:
-    """``CQ_CACHE_MAX_MB`` in bytes (default 512 MB); a bad value warns and is ignored."""
-    value = os.environ.get("CQ_CACHE_MAX_MB", "").strip()
+    """``CQ_CACHE_MAX_MB`` in bytes, the bound of the whole cache dir (default 512 MB); a
+    bad value warns (once) and is ignored."""
+    return _max_bytes(os.environ.get("CQ_CACHE_MAX_MB", "").strip())
+
+
+@cache
+def _max_bytes(value: str) -> int:
     if not value:
         return DEFAULT_MAX_BYTES
     try:
@@ -413,7 +419,8 @@ def open_store() -> Store:
     path = cache_dir() / FILE_NAME
     store = _open_stores.get(path)
     if store is None:
-        store = _open_stores[path] = Store(path, max_bytes_from_env())
+        share = bound.database_share(max_bytes_from_env())
+        store = _open_stores[path] = Store(path, share)
     elif not store.available:
         store.revive()
     return store

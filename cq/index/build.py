@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from cq.cache import footprint
 from cq.index.changes import Changes
 from cq.index.location import drop_other_versions, index_dir
 from cq.index.manifest import Manifest, read_manifest, write_manifest
@@ -136,6 +137,8 @@ def update_index(
         milliseconds=round((time.perf_counter() - started) * 1000, 1),
         stale=stale,
     )
+    if persist:  # its last use; other roots' indexes make room (cq/cache/footprint.py)
+        footprint.used(directory)
     return OpenIndex(root, index, manifest), update
 
 
