@@ -138,7 +138,7 @@ def update_index(
         stale=stale,
     )
     if persist:  # its last use; other roots' indexes make room (cq/cache/footprint.py)
-        footprint.used(directory)
+        footprint.used(directory, wrote=bool(updated or update.files_removed))
     return OpenIndex(root, index, manifest), update
 
 
