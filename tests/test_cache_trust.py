@@ -183,3 +183,11 @@ def test_a_full_disk_is_a_miss_with_one_warning(
         done = _limited_run(["cache", action], limit)
         assert "Traceback" not in done.stderr and "internal error" not in done.stderr
         assert done.returncode == 0 or _warnings(done.stderr)[0].startswith("cq: cache")
+
+
+def test_a_key_with_undecodable_bytes_is_never_stored_and_breaks_nothing(tmp_path: Path) -> None:
+    store = Store(tmp_path / FILE_NAME)
+    odd = "/tree/b\udcff.py"  # a file name that is not UTF-8, as os.fsdecode gives it
+    store.put_many("ns", {odd: b"1", "fine": b"2"})
+    assert store.get_many("ns", [odd, "fine"]) == {"fine": b"2"}
+    assert store.available and store.notice is None

@@ -49,7 +49,7 @@ class Backoff:
 def is_corrupt(exc: BaseException) -> bool:
     """A damaged database file (rather than a locked, unreadable or missing one)."""
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    return isinstance(exc, (NotACache, UnicodeError)) or code in (_CORRUPT, _NOTADB)
+    return isinstance(exc, (NotACache, UnicodeDecodeError)) or code in (_CORRUPT, _NOTADB)
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -62,7 +62,7 @@ def describe(exc: BaseException, path: Path) -> str:
     if isinstance(exc, OSError):
         where = f" ({exc.filename})" if exc.filename else ""
         return f"{exc.strerror or exc}{where}"
-    if isinstance(exc, UnicodeError):
+    if isinstance(exc, UnicodeDecodeError):
         return f"damaged text in the database ({path})"
     return f"{exc or type(exc).__name__} ({path})"
 

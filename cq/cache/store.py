@@ -86,6 +86,15 @@ def _guarded(default: Callable[[], Any]) -> Callable[[_F], _F]:
     return wrap
 
 
+def _storable(key: str) -> bool:
+    """Whether sqlite can hold ``key`` (a path with undecodable bytes cannot: never stored)."""
+    try:
+        key.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _key_hash(namespace: str, key: str) -> int:
     digest = hashlib.blake2b(f"{namespace}\0{key}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
@@ -202,7 +211,7 @@ class Store:
     def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
         """The stored blobs among ``keys``; missing and unreadable ones are simply absent."""
         assert self._db is not None
-        hashes = {_key_hash(namespace, key): key for key in dict.fromkeys(keys)}
+        hashes = {_key_hash(namespace, key): key for key in dict.fromkeys(keys) if _storable(key)}
         wanted = list(hashes)
         found: dict[str, bytes] = {}
         stale: list[int] = []
@@ -264,6 +273,8 @@ class Store:
         now = int(time.time())
         rows = []
         for key, value in items.items():
+            if not _storable(key):
+                continue
             kind, stored = codec.encode(value, codec.binding(namespace, key))
             rows.append((_key_hash(namespace, key), key, kind, stored, len(value)))
         costs = [len(row[3]) + bound.ROW_OVERHEAD for row in rows]
