@@ -208,14 +208,17 @@ class Store:
     # -- reads and writes --------------------------------------------------------------
 
     @_guarded(dict)
-    def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
-        """The stored blobs among ``keys``; missing and unreadable ones are simply absent."""
+    def get_many(
+        self, namespace: str, keys: Iterable[str], damaged: list[str] | None = None
+    ) -> dict[str, bytes]:
+        """The stored blobs among ``keys``; missing and damaged ones are absent (the keys of
+        damaged ones, dropped from the store, are added to ``damaged``)."""
         assert self._db is not None
         hashes = {_key_hash(namespace, key): key for key in dict.fromkeys(keys) if _storable(key)}
         wanted = list(hashes)
         found: dict[str, bytes] = {}
         stale: list[int] = []
-        damaged: list[int] = []
+        broken: list[int] = []
         refresh_before = time.time() - _TOUCH_AFTER_SECONDS
         for i in range(0, len(wanted), _BATCH):
             chunk = wanted[i : i + _BATCH]
@@ -234,12 +237,14 @@ class Store:
                 try:
                     found[key] = codec.decode(kind, bytes(value), codec.binding(namespace, key))
                 except codec.CodecError:
-                    damaged.append(entry)
+                    broken.append(entry)
+                    if damaged is not None:
+                        damaged.append(key)
                     continue
                 if used is None or used < refresh_before:
                     stale.append(entry)
-        if stale or damaged:
-            self._touch(stale, damaged)
+        if stale or broken:
+            self._touch(stale, broken)
         return found
 
     def _touch(self, stale: list[int], damaged: list[int]) -> None:
