@@ -9,7 +9,7 @@ largest size seen against the bound, how many roots ``cq cache info`` lists, and
 a search took (median).
 
     python bench/cache_roots.py --roots 500 --bound-mb 4
-    python bench/cache_roots.py --roots 40 --bound-mb 2      # quick
+    python bench/cache_roots.py --roots 30 --bound-mb 1 --modules 40   # quick, evicting
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from _common import cq_command
 _QUESTION = "where is the {word} record validated before it is saved"
 
 
-def _make_root(base: Path, n: int) -> Path:
+def _make_root(base: Path, n: int, modules: int) -> Path:
     """A tree whose identifiers are its own, so each root's index holds different words."""
     root = base / f"root{n:04d}"
     word = f"item{n}"
-    for m in range(12):
+    for m in range(modules):
         body = "".join(
             f"def {verb}_{word}_{m}(record):\n"
             f'    """{verb.capitalize()} the {word} record number {m}."""\n'
@@ -60,6 +60,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--roots", type=int, default=500)
     parser.add_argument("--bound-mb", type=float, default=4.0)
+    parser.add_argument("--modules", type=int, default=12, help="modules per tree (index size)")
     args = parser.parse_args()
     bound = int(args.bound_mb * 1024 * 1024)
     with tempfile.TemporaryDirectory(prefix="cq-roots-") as tmp:
@@ -72,7 +73,7 @@ def main() -> int:
             "CQ_LLM_URL": "http://127.0.0.1:9/",
         }
         largest, seconds, failures = 0, [], 0
-        roots = [_make_root(base / "trees", n) for n in range(args.roots)]
+        roots = [_make_root(base / "trees", n, args.modules) for n in range(args.roots)]
         for n, root in enumerate(roots):
             argv = [*cq_command(), "search", _QUESTION.format(word=f"item{n}"), "--root", str(root)]
             started = time.perf_counter()

@@ -24,7 +24,8 @@ def add_cache_parser(sub: argparse._SubParsersAction) -> None:
 def run_cache_command(args: argparse.Namespace) -> int:
     from cq.cache import bound, footprint
     from cq.cache.faults import misplaced
-    from cq.cache.store import FILE_NAME, Store, cache_dir, max_bytes_from_env, remove_files
+    from cq.cache.place import cache_dir, max_bytes_from_env, remove_files
+    from cq.cache.store import FILE_NAME, Store
 
     directory = cache_dir()
     path = directory / FILE_NAME

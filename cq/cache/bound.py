@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from pathlib import Path
 
+from cq.cache.faults import is_transient
 from cq.cache.schema import forget, pages
 
 # s a search may spend evicting; the target is < 50 ms a search, and a 300-entry put at the
@@ -163,3 +165,25 @@ def give_back(db: sqlite3.Connection, page_size: int, bound: int, budget: Budget
     if budget:
         budget.spend(start)
     return given
+
+
+def truncate_wal(db: sqlite3.Connection, logs: list[Path], room: int) -> None:
+    """Fold WALs that outgrew their ``room`` back into their databases and empty them (the
+    bound counts them); left for a later put while another process reads the file."""
+    if all(_size(log) <= room for log in logs):
+        return
+    db.execute("PRAGMA busy_timeout = 50")
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except sqlite3.OperationalError as exc:
+        if not is_transient(exc):
+            raise
+    finally:
+        db.execute("PRAGMA busy_timeout = 10000")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -31,7 +31,7 @@ from pathlib import Path
 import msgspec
 
 from cq.cache import bound as store_bound
-from cq.cache.store import cache_dir, max_bytes_from_env
+from cq.cache.place import cache_dir, max_bytes_from_env
 
 _INDEXES = "index"
 _SCRATCH = "pyrefly-tmp"

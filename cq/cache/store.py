@@ -29,16 +29,16 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
-from functools import cache, wraps
+from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
 from cq.cache import bound, codec, faults, schema
+from cq.cache.place import DEFAULT_MAX_BYTES, cache_dir, max_bytes_from_env
 from cq.cache.schema import FILE_NAME
 
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _TOUCH_AFTER_SECONDS = 3600  # recency is kept to the hour: a read writes almost never
 _BATCH = 500  # keys per read query
 
@@ -55,15 +55,6 @@ class CacheSizes(msgspec.Struct, frozen=True):
     entries: int
     stored_bytes: int
     raw_bytes: int
-
-
-def cache_dir() -> Path:
-    """``CQ_CACHE_DIR``, else ``$XDG_CACHE_HOME/cq``, else ``~/.cache/cq``."""
-    explicit = os.environ.get("CQ_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "cq" if xdg else Path.home() / ".cache" / "cq"
 
 
 def _guarded(default: Callable[[], Any]) -> Callable[[_F], _F]:
@@ -301,23 +292,8 @@ class Store:
         self._db.execute("COMMIT")
         bound.give_back(self._db, self._page_size, self._pages_bound, self._budget)
         bound.settle(self._db, self._page_size, self._pages_bound)
-        self._truncate_wal()
-
-    def _truncate_wal(self) -> None:
-        """Fold a WAL that outgrew its room back into its database and empty it (the bound
-        counts it); left for a later put while another process reads the file."""
-        assert self._db is not None
-        logs = [Path(f"{p}-wal") for p in schema.files(self.path)[::3]]
-        if all(_size(log) <= self._wal_bytes for log in logs):
-            return
-        self._db.execute("PRAGMA busy_timeout = 50")
-        try:
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        except sqlite3.OperationalError as exc:
-            if not faults.is_transient(exc):
-                raise
-        finally:
-            self._db.execute("PRAGMA busy_timeout = 10000")
+        databases = (self.path, self.path.with_name(schema.KEYS_NAME))
+        bound.truncate_wal(self._db, [Path(f"{d}-wal") for d in databases], self._wal_bytes)
 
     @_guarded(lambda: None)
     def delete(self, namespace: str, key: str) -> None:
@@ -386,44 +362,11 @@ class Store:
             self._close()
 
 
-def remove_files(path: Path) -> str | None:
-    """Delete the store at ``path``, an older cq's and set-aside copies, without opening
-    any of them (a damaged file is removed like a sound one); why not, when a file stays."""
-    legacy = path.with_name(schema.LEGACY_NAME)
-    try:
-        for base in [*schema.files(path), *schema.files(legacy)]:
-            for victim in (base, Path(f"{base}.corrupt")):
-                victim.unlink(missing_ok=True)
-    except OSError as exc:
-        return faults.describe(exc, path)
-    return None
-
-
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-def max_bytes_from_env() -> int:
-    """``CQ_CACHE_MAX_MB`` in bytes, the bound of the whole cache dir (default 512 MB); a
-    bad value warns (once) and is ignored."""
-    return _max_bytes(os.environ.get("CQ_CACHE_MAX_MB", "").strip())
-
-
-@cache
-def _max_bytes(value: str) -> int:
-    if not value:
-        return DEFAULT_MAX_BYTES
-    try:
-        megabytes = float(value)
-    except ValueError:
-        megabytes = -1.0
-    if not 1 <= megabytes < 1e9:
-        faults.warn(f"CQ_CACHE_MAX_MB={value!r} is not a size in MB (>= 1); using 512")
-        return DEFAULT_MAX_BYTES
-    return int(megabytes * 1024 * 1024)
 
 
 _open_stores: dict[Path, Store] = {}
