@@ -34,16 +34,16 @@ def codecs(cq_dir: Path, cache: Path, trees: list[str]) -> None:
             subprocess.run(argv, cwd=cq_dir, env={**_os_env(), **env}, capture_output=True)
     db = sqlite3.connect(cache / FILE_NAME)
     rows = db.execute(
-        "SELECT e.namespace, e.codec, e.value, u.size, u.raw FROM entries e"
+        "SELECT e.namespace, e.codec, e.value, u.size, u.raw, e.key FROM entries e"
         " JOIN usage u ON u.id = e.id"
     ).fetchall()
     print("\n## vocabulary entries (rewrite-vocabulary): raw -> stored")
-    for namespace, _, _, size, raw in rows:
+    for namespace, _, _, size, raw, _ in rows:
         if namespace == "rewrite-vocabulary":
             print(f"{raw / 1e6:8.2f} MB -> {size / 1e6:6.2f} MB  ({raw / size:.2f}x)")
     groups: dict[str, list[bytes]] = {}
-    for namespace, kind, value, _, _ in rows:
-        raw = codec.decode(kind, bytes(value))
+    for namespace, kind, value, _, _, key in rows:
+        raw = codec.decode(kind, bytes(value), codec.binding(namespace, key))
         group = namespace.split("-")[0] + (
             "-" + namespace.split("-")[2] if "records" in namespace else ""
         )

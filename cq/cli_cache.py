@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 from cq.errors import CqError
 
@@ -13,15 +14,18 @@ def add_cache_parser(sub: argparse._SubParsersAction) -> None:
         "cache",
         help="show, shrink or clear the persistent cache",
         description="The cache lives in $CQ_CACHE_DIR, else $XDG_CACHE_HOME/cq, else "
-        "~/.cache/cq; its bound is $CQ_CACHE_MAX_MB (default 512). info: sizes per kind; "
-        "prune: bring the file under the bound now; clear: delete it.",
+        "~/.cache/cq; its bound is $CQ_CACHE_MAX_MB (default 512), half for the database, "
+        "half for repository indexes. info: sizes per kind and per indexed root; prune: "
+        "bring it under the bound now; clear: delete the database.",
     )
     p.add_argument("action", choices=("info", "prune", "clear"))
 
 
 def run_cache_command(args: argparse.Namespace) -> int:
+    from cq.cache import bound, footprint
     from cq.cache.faults import misplaced
-    from cq.cache.store import FILE_NAME, Store, cache_dir, max_bytes_from_env
+    from cq.cache.place import cache_dir, max_bytes_from_env, remove_files
+    from cq.cache.store import FILE_NAME, Store
 
     directory = cache_dir()
     path = directory / FILE_NAME
@@ -30,13 +34,14 @@ def run_cache_command(args: argparse.Namespace) -> int:
     if not directory.exists():
         print(f"cache dir: {directory}\nempty")
         return 0
-    store = Store(path, max_bytes_from_env(), warn=False)
-    if args.action == "clear":  # works on a store that cannot be opened, too
+    if args.action == "clear":  # never opens the database: a damaged one goes too
         freed = sum(p.stat().st_size for p in directory.glob("cq*.sqlite3*") if p.is_file())
-        if not store.clear():
-            raise CqError(f"cannot clear the cache: {store.fault}")
+        if reason := remove_files(path):
+            raise CqError(f"cannot clear the cache: {reason}")
         print(f"cleared {path} ({_mb(freed)})")
         return 0
+    total = max_bytes_from_env()
+    store = Store(path, bound.database_share(total), warn=False)
     if not store.available:
         raise CqError(f"cache unavailable: {store.fault}")
     before = _sizes(store)  # reading may find corruption: the file is then set aside
@@ -44,16 +49,18 @@ def run_cache_command(args: argparse.Namespace) -> int:
         print(f"cq: warning: {store.notice}", file=sys.stderr)
     if args.action == "prune":
         store.prune()
+        removed = footprint.trim(directory, total)
     sizes = _sizes(store)
     if before is None or sizes is None:
         raise CqError(f"cache unavailable: {store.fault or store.notice}")
     if args.action == "prune":
         print(
             f"pruned {path}: {_mb(before.file_bytes)} -> {_mb(sizes.file_bytes)}"
-            f" (bound {_mb(sizes.bound)}, {sizes.entries} entries)"
+            f" (bound {_mb(sizes.bound)}, {sizes.entries} entries);"
+            f" {len(removed)} repository indexes removed"
         )
         return 0
-    print(f"cache dir: {directory}")
+    print(f"cache dir: {directory} (bound {_mb(total)})")
     for namespace, (entries, size) in store.info().items():
         print(f"{namespace}: {entries} entries, {_mb(size)}")
     print(
@@ -64,11 +71,23 @@ def run_cache_command(args: argparse.Namespace) -> int:
         f"file: {_mb(sizes.file_bytes)} (free pages {_mb(sizes.free_bytes)}),"
         f" WAL {_mb(sizes.wal_bytes)}; bound {_mb(sizes.bound)}"
     )
-    from cq.index.location import index_summary
-
-    roots, size = index_summary()
-    print(f"index: {roots} roots, {_mb(size)}")
+    _print_roots(footprint.scan(directory), bound.others_share(total))
     return 0
+
+
+def _print_roots(found, share: int) -> None:
+    """The indexed roots, most recently used first, and Pyrefly's scratch."""
+    from cq.terminal import visible
+
+    print(
+        f"index: {len(found.roots)} roots, {_mb(found.total - found.scratch)};"
+        f" Pyrefly scratch {_mb(found.scratch)}; bound {_mb(share)}"
+    )
+    for use in found.roots:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(use.used))
+        name = visible(use.root) if use.root else "(root not recorded yet)"
+        gone = " (gone)" if use.gone else ""
+        print(f"  {name}{gone}: {_mb(use.size)}, last used {when}")
 
 
 def _sizes(store):

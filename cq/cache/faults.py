@@ -18,7 +18,9 @@ from pathlib import Path
 # sqlite primary result codes (https://www.sqlite.org/rescode.html)
 _BUSY, _LOCKED, _CORRUPT, _NOTADB = 5, 6, 11, 26
 
-ERRORS = (sqlite3.Error, OSError)  # what a store operation may raise; each becomes a miss
+# What a store operation may raise; each becomes a miss. ``UnicodeError``: sqlite's message
+# about a damaged schema names the damaged bytes, which Python cannot decode.
+ERRORS = (sqlite3.Error, OSError, UnicodeError)
 
 
 class NotACache(sqlite3.DatabaseError):
@@ -47,7 +49,7 @@ class Backoff:
 def is_corrupt(exc: BaseException) -> bool:
     """A damaged database file (rather than a locked, unreadable or missing one)."""
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    return isinstance(exc, NotACache) or code in (_CORRUPT, _NOTADB)
+    return isinstance(exc, (NotACache, UnicodeDecodeError)) or code in (_CORRUPT, _NOTADB)
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -60,6 +62,8 @@ def describe(exc: BaseException, path: Path) -> str:
     if isinstance(exc, OSError):
         where = f" ({exc.filename})" if exc.filename else ""
         return f"{exc.strerror or exc}{where}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"damaged text in the database ({path})"
     return f"{exc or type(exc).__name__} ({path})"
 
 

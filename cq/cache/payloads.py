@@ -9,9 +9,9 @@ builder therefore never serves payloads the old code built, with no version to b
 entries of old namespaces age out of the store's LRU.
 
 ``PayloadCache`` reads and writes one kind: lookups in one query, writes batched (``add``,
-then ``flush`` in one transaction). A payload that does not decode counts as ``corrupt`` and
-is a miss (the caller rebuilds it, and the fresh one overwrites it). A disabled cache
-(``--no-cache``) finds nothing and stores nothing.
+then ``flush`` in one transaction). A payload that fails its checksum or does not decode
+counts as ``corrupt`` and is a miss (the caller rebuilds it, and the fresh one overwrites
+it). A disabled cache (``--no-cache``) finds nothing and stores nothing.
 """
 
 from __future__ import annotations
@@ -78,11 +78,13 @@ class PayloadCache(Generic[T]):
             if blob is not None:
                 found[key] = self.decoder.decode(blob)
         missing = [key for key in wanted if key not in found]
-        for key, blob in self.store.get_many(self.namespace, missing).items():
+        damaged: list[str] = []
+        for key, blob in self.store.get_many(self.namespace, missing, damaged).items():
             try:
                 found[key] = self.decoder.decode(blob)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 self.corrupt += 1
+        self.corrupt += len(damaged)
         return found
 
     def add(self, key: str, value: T) -> None:

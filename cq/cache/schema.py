@@ -28,7 +28,6 @@ FILE_NAME = "cq-v2.sqlite3"  # the format is in the name: older cq versions used
 KEYS_NAME = "cq-v2-keys.sqlite3"
 LEGACY_NAME = "cq.sqlite3"
 _FORMAT = 2
-_WAL_LIMIT = 4 * 1024 * 1024  # a WAL file is truncated to this after a checkpoint
 # Switching a file to WAL can fail at once, without the busy timeout, while another
 # process writes it (sqlite returns BUSY where waiting could deadlock): 6 concurrent
 # first opens of one new cache failed 6 times in 100 rounds before this retry, none after.
@@ -66,11 +65,14 @@ def files(path: Path) -> list[Path]:
     return [Path(f"{base}{suffix}") for base in (path, keys) for suffix in ("", "-wal", "-shm")]
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating if new) the store at ``path``; ``NotACache`` when it is another sqlite
-    file, ``sqlite3.Error`` or ``OSError`` when it cannot be opened."""
+def connect(path: Path, wal_bytes: int) -> sqlite3.Connection:
+    """Open (creating if new) the store at ``path``, its WALs checkpointed at ``wal_bytes``
+    and truncated to it; ``NotACache`` when it is another sqlite file, ``sqlite3.Error``,
+    ``UnicodeError`` (a damaged schema's name in a message) or ``OSError`` when it cannot be
+    opened."""
     # One connection per process, usable from any thread (the MCP server's workers).
     db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+    db.text_factory = _text
     try:
         db.execute("ATTACH DATABASE ? AS k", (str(path.with_name(KEYS_NAME)),))
         db.execute(f"PRAGMA k.page_size = {_KEYS_PAGE}")  # new files only, as below
@@ -78,9 +80,10 @@ def connect(path: Path) -> sqlite3.Connection:
             db.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")  # new files only
             _write_ahead(db, schema)
             db.execute(f"PRAGMA {schema}.synchronous = NORMAL")
-            db.execute(f"PRAGMA {schema}.journal_size_limit = {_WAL_LIMIT}").fetchall()
+            db.execute(f"PRAGMA {schema}.journal_size_limit = {wal_bytes}").fetchall()
         if db.execute("PRAGMA user_version").fetchone()[0] != _FORMAT:
             _create(db, path)
+        db.execute(f"PRAGMA wal_autocheckpoint = {max(1, wal_bytes // _page_size(db))}")
         db.execute(_KEYS)  # a keys file deleted by hand: entries age out unreachable
         _check(db)
     except BaseException:
@@ -88,6 +91,15 @@ def connect(path: Path) -> sqlite3.Connection:
         raise
     _read_ahead(path.with_name(KEYS_NAME))
     return db
+
+
+def _text(raw: bytes) -> str:
+    """Text columns as read: damaged UTF-8 replaced, so it matches no key and raises nothing."""
+    return raw.decode("utf-8", "replace")
+
+
+def _page_size(db: sqlite3.Connection) -> int:
+    return db.execute("PRAGMA page_size").fetchone()[0] or 4096
 
 
 def _write_ahead(db: sqlite3.Connection, schema: str) -> None:

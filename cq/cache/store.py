@@ -36,9 +36,9 @@ from typing import Any, TypeVar
 import msgspec
 
 from cq.cache import bound, codec, faults, schema
+from cq.cache.place import DEFAULT_MAX_BYTES, cache_dir, max_bytes_from_env
 from cq.cache.schema import FILE_NAME
 
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _TOUCH_AFTER_SECONDS = 3600  # recency is kept to the hour: a read writes almost never
 _BATCH = 500  # keys per read query
 
@@ -55,15 +55,6 @@ class CacheSizes(msgspec.Struct, frozen=True):
     entries: int
     stored_bytes: int
     raw_bytes: int
-
-
-def cache_dir() -> Path:
-    """``CQ_CACHE_DIR``, else ``$XDG_CACHE_HOME/cq``, else ``~/.cache/cq``."""
-    explicit = os.environ.get("CQ_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "cq" if xdg else Path.home() / ".cache" / "cq"
 
 
 def _guarded(default: Callable[[], Any]) -> Callable[[_F], _F]:
@@ -86,13 +77,23 @@ def _guarded(default: Callable[[], Any]) -> Callable[[_F], _F]:
     return wrap
 
 
+def _storable(key: str) -> bool:
+    """Whether sqlite can hold ``key`` (a path with undecodable bytes cannot: never stored)."""
+    try:
+        key.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _key_hash(namespace: str, key: str) -> int:
     digest = hashlib.blake2b(f"{namespace}\0{key}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
 
 
 class Store:
-    """Namespaced blobs in one sqlite file. Every failure degrades to a cache miss."""
+    """Namespaced blobs in one sqlite file, its files within ``max_bytes`` (``open_store``
+    gives it the database's share of the cache dir's bound). Every failure is a miss."""
 
     def __init__(self, path: Path, max_bytes: int = DEFAULT_MAX_BYTES, *, warn: bool = True):
         self.path = path
@@ -103,6 +104,8 @@ class Store:
         self._db: sqlite3.Connection | None = None
         self._inode = 0
         self._page_size = 4096
+        self._pages_bound = bound.page_room(max_bytes)  # the WALs take the rest
+        self._wal_bytes = bound.wal_room(max_bytes)
         self._budget = bound.Budget()
         self._lock = threading.Lock()
         self._retry = faults.Backoff()  # when a store that went off may be reopened
@@ -131,7 +134,7 @@ class Store:
                 self._disable(again)
 
     def _connect(self) -> sqlite3.Connection:
-        db = schema.connect(self.path)
+        db = schema.connect(self.path, self._wal_bytes)
         self._page_size = db.execute("PRAGMA page_size").fetchone()[0]
         self._inode = os.stat(self.path).st_ino
         return db
@@ -196,35 +199,43 @@ class Store:
     # -- reads and writes --------------------------------------------------------------
 
     @_guarded(dict)
-    def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, bytes]:
-        """The stored blobs among ``keys``; missing and unreadable ones are simply absent."""
+    def get_many(
+        self, namespace: str, keys: Iterable[str], damaged: list[str] | None = None
+    ) -> dict[str, bytes]:
+        """The stored blobs among ``keys``; missing and damaged ones are absent (the keys of
+        damaged ones, dropped from the store, are added to ``damaged``)."""
         assert self._db is not None
-        hashes = {_key_hash(namespace, key): key for key in dict.fromkeys(keys)}
+        hashes = {_key_hash(namespace, key): key for key in dict.fromkeys(keys) if _storable(key)}
         wanted = list(hashes)
         found: dict[str, bytes] = {}
         stale: list[int] = []
-        damaged: list[int] = []
+        broken: list[int] = []
         refresh_before = time.time() - _TOUCH_AFTER_SECONDS
         for i in range(0, len(wanted), _BATCH):
             chunk = wanted[i : i + _BATCH]
+            # Casts: a damaged row may hold any type in any column; text comes back with
+            # bad UTF-8 replaced (``schema.connect``), so it matches no key.
             rows = self._db.execute(
-                "SELECT e.id, e.hash, e.namespace, e.key, e.codec, CAST(e.value AS BLOB), u.used"
-                " FROM k.keys k JOIN entries e ON e.id = k.id AND e.hash = k.hash"
+                "SELECT e.id, e.hash, e.namespace, e.key, e.codec, CAST(e.value AS BLOB),"
+                " CAST(u.used AS INTEGER) FROM k.keys k"
+                " JOIN entries e ON e.id = k.id AND e.hash = k.hash"
                 f" LEFT JOIN usage u ON u.id = e.id WHERE k.hash IN ({','.join('?' * len(chunk))})",
                 chunk,
             )
             for entry, hashed, space, key, kind, value, used in rows:
-                if space != namespace or key != hashes[hashed]:
+                if space != namespace or key != hashes.get(hashed):
                     continue  # another key with the same 64-bit id: a miss
                 try:
-                    found[key] = codec.decode(kind, bytes(value))
+                    found[key] = codec.decode(kind, bytes(value), codec.binding(namespace, key))
                 except codec.CodecError:
-                    damaged.append(entry)
+                    broken.append(entry)
+                    if damaged is not None:
+                        damaged.append(key)
                     continue
                 if used is None or used < refresh_before:
                     stale.append(entry)
-        if stale or damaged:
-            self._touch(stale, damaged)
+        if stale or broken:
+            self._touch(stale, broken)
         return found
 
     def _touch(self, stale: list[int], damaged: list[int]) -> None:
@@ -256,13 +267,17 @@ class Store:
         if not items:
             return
         now = int(time.time())
-        rows, incoming = [], 0
+        rows = []
         for key, value in items.items():
-            kind, stored = codec.encode(value)
+            if not _storable(key):
+                continue
+            kind, stored = codec.encode(value, codec.binding(namespace, key))
             rows.append((_key_hash(namespace, key), key, kind, stored, len(value)))
-            incoming += len(stored) + bound.ROW_OVERHEAD
+        costs = [len(row[3]) + bound.ROW_OVERHEAD for row in rows]
+        kept = bound.fit(costs, self._pages_bound)
+        rows, incoming = [rows[i] for i in kept], sum(costs[i] for i in kept)
         self._db.execute("BEGIN IMMEDIATE")
-        bound.make_room(self._db, self._page_size, self.max_bytes, incoming, self._budget)
+        bound.make_room(self._db, self._page_size, self._pages_bound, incoming, self._budget)
         self._forget_keys([row[0] for row in rows])
         usage, keys = [], []
         for hashed, key, kind, stored, raw in rows:  # new ids: appended at the file's end
@@ -275,7 +290,10 @@ class Store:
         self._db.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?)", usage)
         self._db.executemany("INSERT OR REPLACE INTO k.keys VALUES (?, ?)", keys)
         self._db.execute("COMMIT")
-        bound.give_back(self._db, self._page_size, self.max_bytes, self._budget)
+        bound.give_back(self._db, self._page_size, self._pages_bound, self._budget)
+        bound.settle(self._db, self._page_size, self._pages_bound)
+        databases = (self.path, self.path.with_name(schema.KEYS_NAME))
+        bound.truncate_wal(self._db, [Path(f"{d}-wal") for d in databases], self._wal_bytes)
 
     @_guarded(lambda: None)
     def delete(self, namespace: str, key: str) -> None:
@@ -334,26 +352,10 @@ class Store:
         WAL. Short transactions, so searches running meanwhile wait at most one batch."""
         assert self._db is not None
         self._db.execute("BEGIN IMMEDIATE")
-        bound.make_room(self._db, self._page_size, self.max_bytes, 0, None)
+        bound.make_room(self._db, self._page_size, self._pages_bound, 0, None)
         self._db.execute("COMMIT")
-        bound.give_back(self._db, self._page_size, self.max_bytes, None)
+        bound.give_back(self._db, self._page_size, self._pages_bound, None)
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-
-    def clear(self) -> bool:
-        """Delete the database (and an older cq's, and set-aside copies); the store is closed
-        afterwards. False (and ``fault`` says why) when a file could not be removed."""
-        with self._lock:
-            self._close()
-            legacy = self.path.with_name(schema.LEGACY_NAME)
-            try:
-                for path in [*schema.files(self.path), *schema.files(legacy)]:
-                    for victim in (path, Path(f"{path}.corrupt")):
-                        victim.unlink(missing_ok=True)
-            except OSError as exc:
-                self.fault = faults.describe(exc, self.path)
-                return False
-            self.fault = "cleared"
-            return True
 
     def close(self) -> None:
         with self._lock:
@@ -367,21 +369,6 @@ def _size(path: Path) -> int:
         return 0
 
 
-def max_bytes_from_env() -> int:
-    """``CQ_CACHE_MAX_MB`` in bytes (default 512 MB); a bad value warns and is ignored."""
-    value = os.environ.get("CQ_CACHE_MAX_MB", "").strip()
-    if not value:
-        return DEFAULT_MAX_BYTES
-    try:
-        megabytes = float(value)
-    except ValueError:
-        megabytes = -1.0
-    if not 1 <= megabytes < 1e9:
-        faults.warn(f"CQ_CACHE_MAX_MB={value!r} is not a size in MB (>= 1); using 512")
-        return DEFAULT_MAX_BYTES
-    return int(megabytes * 1024 * 1024)
-
-
 _open_stores: dict[Path, Store] = {}
 
 
@@ -391,7 +378,8 @@ def open_store() -> Store:
     path = cache_dir() / FILE_NAME
     store = _open_stores.get(path)
     if store is None:
-        store = _open_stores[path] = Store(path, max_bytes_from_env())
+        share = bound.database_share(max_bytes_from_env())
+        store = _open_stores[path] = Store(path, share)
     elif not store.available:
         store.revive()
     return store

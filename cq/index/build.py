@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from cq.cache import footprint
 from cq.index.changes import Changes
 from cq.index.integrity import Damage, read_regular, seal
 from cq.index.keys import path_key, readable
@@ -157,6 +158,8 @@ def update_index(
         notice=notice,
         checked=len(stored.seal.files) if stored is not None else 0,
     )
+    if persist:  # its last use; other roots' indexes make room (cq/cache/footprint.py)
+        footprint.used(directory, wrote=bool(updated or update.files_removed))
     return OpenIndex(root, index, manifest), update
 
 

@@ -1,0 +1,58 @@
+"""Where the cache lives, what bounds it, and removing its database without opening it.
+
+``CQ_CACHE_DIR`` else the user cache dir; ``CQ_CACHE_MAX_MB`` the bound of the whole dir
+(``bound.database_share`` and ``others_share`` split it). Imports nothing else of cq but the
+cache's own ``faults`` and ``schema``.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+from cq.cache import faults, schema
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+
+
+def cache_dir() -> Path:
+    """``CQ_CACHE_DIR``, else ``$XDG_CACHE_HOME/cq``, else ``~/.cache/cq``."""
+    explicit = os.environ.get("CQ_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "cq" if xdg else Path.home() / ".cache" / "cq"
+
+
+def max_bytes_from_env() -> int:
+    """``CQ_CACHE_MAX_MB`` in bytes, the bound of the whole cache dir (default 512 MB); a
+    bad value warns (once) and is ignored."""
+    return _max_bytes(os.environ.get("CQ_CACHE_MAX_MB", "").strip())
+
+
+@cache
+def _max_bytes(value: str) -> int:
+    if not value:
+        return DEFAULT_MAX_BYTES
+    try:
+        megabytes = float(value)
+    except ValueError:
+        megabytes = -1.0
+    if not 1 <= megabytes < 1e9:
+        faults.warn(f"CQ_CACHE_MAX_MB={value!r} is not a size in MB (>= 1); using 512")
+        return DEFAULT_MAX_BYTES
+    return int(megabytes * 1024 * 1024)
+
+
+def remove_files(path: Path) -> str | None:
+    """Delete the store at ``path``, an older cq's and set-aside copies, without opening
+    any of them (a damaged file is removed like a sound one); why not, when a file stays."""
+    legacy = path.with_name(schema.LEGACY_NAME)
+    try:
+        for base in [*schema.files(path), *schema.files(legacy)]:
+            for victim in (base, Path(f"{base}.corrupt")):
+                victim.unlink(missing_ok=True)
+    except OSError as exc:
+        return faults.describe(exc, path)
+    return None

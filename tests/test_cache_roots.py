@@ -1,0 +1,88 @@
+"""Repository indexes count against the cache bound: least recently used roots go first, the
+index of a tree that is gone is removed, and ``cq cache info`` lists the roots.
+
+Real searches with questions (each builds its root's tantivy index in the cache dir) at
+``CQ_CACHE_MAX_MB=1``: half for the database, half for indexes, and each tree's index is
+about a quarter of a megabyte, so the fourth root needs room made.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+from conftest import run_cq, write_tree
+
+MB = 1 << 20
+BOUND = {"CQ_CACHE_MAX_MB": "1"}
+
+
+def _tree(base: Path, n: int) -> Path:
+    """30 modules of functions named with words of this tree's own."""
+    rng = random.Random(n)
+    files = {}
+    for m in range(30):
+        words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=9)) for _ in range(40)]
+        files[f"pkg/m{m}.py"] = "".join(
+            f'def {word}_{i}(record):\n    """{" ".join(rng.sample(words, 8))}."""\n'
+            f"    return record.{rng.choice(words)}() + {i}\n\n\n"
+            for i, word in enumerate(words)
+        )
+    return write_tree(base / f"tree{n}", files)
+
+
+def _ask(root: Path):
+    run = run_cq("search", "where is the record validated", "--root", str(root), env=BOUND)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    return run
+
+
+def _dir_bytes(directory: Path) -> int:
+    return sum(
+        os.lstat(os.path.join(folder, name)).st_size
+        for folder, _dirs, names in os.walk(directory)
+        for name in names
+    )
+
+
+def _listed(info: str) -> list[str]:
+    """The roots ``cq cache info`` lists, in its order (most recently used first)."""
+    return [line.strip().split(": ")[0] for line in info.splitlines() if "last used" in line]
+
+
+def test_indexes_keep_to_the_bound_least_recently_used_first(
+    tmp_path: Path, _isolated_cache: Path
+) -> None:
+    trees = [_tree(tmp_path, n) for n in range(5)]
+    for tree in trees[:4]:
+        _ask(tree)
+        assert _dir_bytes(_isolated_cache) <= 1.1 * MB
+    info = run_cq("cache", "info", env=BOUND)
+    assert info.returncode == 0, info.stderr
+    listed = _listed(info.stdout)
+    assert listed[0] == str(trees[3]) and str(trees[0]) not in listed
+    kept = [t for t in trees[:3] if str(t) in listed]
+    assert kept, info.stdout  # at least one older root fits beside the newest
+
+    _ask(kept[0])  # used again: now the newest of the older ones
+    _ask(trees[4])
+    assert _dir_bytes(_isolated_cache) <= 1.1 * MB
+    listed = _listed(run_cq("cache", "info", env=BOUND).stdout)
+    assert listed[:2] == [str(trees[4]), str(kept[0])]
+    assert str(trees[3]) not in listed  # least recently used of the rest: evicted first
+
+
+def test_the_index_of_a_tree_that_is_gone_is_removed(tmp_path: Path, _isolated_cache) -> None:
+    first, second = _tree(tmp_path, 10), _tree(tmp_path, 11)
+    _ask(first)
+    _ask(second)
+    assert _listed(run_cq("cache", "info").stdout) == [str(second), str(first)]
+    shutil.rmtree(second)
+    info = run_cq("cache", "info").stdout
+    assert f"{second} (gone)" in info
+    pruned = run_cq("cache", "prune")
+    assert pruned.returncode == 0 and "1 repository indexes removed" in pruned.stdout
+    assert _listed(run_cq("cache", "info").stdout) == [str(first)]
+    assert len(list((_isolated_cache / "index").glob("v*/*"))) == 1
