@@ -13,9 +13,9 @@ cache and then warm, and both outputs must agree.
 before the first query and stopped after the last): compared with an idle run's output, it
 shows whether any result depends on the machine's load.
 
-    python bench/golden.py --out idle.json
-    python bench/golden.py --busy 2 --out busy.json
-    python bench/golden.py --compare idle.json busy.json
+    python -m bench.golden --out idle.json
+    python -m bench.golden --busy 2 --out busy.json
+    python -m bench.golden --compare idle.json busy.json
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ search, whose missing answers go to the background, and the background batch awa
 the share of shown callsites of root-defined names resolved, and the search with the stage
 on against ``--no-semantic`` (interleaved medians of wall and of the process's CPU time).
 
-    python bench/semantic_cost.py --targets --runs 5
+    python -m bench.semantic_cost --targets --runs 5
 """
 
 from __future__ import annotations
