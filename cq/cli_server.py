@@ -109,18 +109,25 @@ def _stop(directory: str) -> int:
 
 
 def _start(directory: str) -> int:
+    """Start one (at most one spawn: polling must not start more) and wait until it answers."""
     from cq.server.client import connect
+    from cq.server.identity import identity
     from cq.server.lifecycle import wait_for
 
-    def running() -> bool:
-        channel, welcome = connect(directory, start=True)
-        if channel is not None:
-            channel.sock.close()
-        return welcome is not None
+    channel, _ = connect(directory, start=True)
+    if channel is not None:
+        channel.sock.close()
+    mine = identity()
+    found: list[dict] = []  # type: ignore[type-arg]
 
-    if not wait_for(running, _START_S):
+    def answers() -> bool:
+        status = _ask(directory, "status")
+        if status is not None and all(status[k] == v for k, v in mine.items()):
+            found.append(status)
+        return bool(found)
+
+    if not wait_for(answers, _START_S):
         print(f"cq: the cq server did not start within {_START_S:g} s", file=sys.stderr)
         return 2
-    status = _ask(directory, "status")
-    print(f"cq server: running, pid {status['pid'] if status else '?'}")
+    print(f"cq server: running, pid {found[0]['pid']}")
     return 0

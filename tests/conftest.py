@@ -88,4 +88,7 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     # Likewise enrichment's wall-time budget (5 s): under a loaded CI machine it cut LibCST
     # for some hits and so changed their order between two otherwise identical runs.
     monkeypatch.setenv("CQ_ENRICH_BUDGET_MS", "600000")
+    # No search goes to a per-user server (a daemon outliving the run, shared across tests
+    # with their own cache dirs); tests/test_server.py turns it on with a runtime dir of its own.
+    monkeypatch.setenv("CQ_SERVER", "0")
     yield cache

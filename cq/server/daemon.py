@@ -89,6 +89,7 @@ class Server:
             conn.settimeout(_READ_S)
             if _peer_uid(conn) != os.getuid():
                 channel.send({"kind": "refused", "reason": "the cq server serves its own user"})
+                _drain(conn)
                 return
             message, fds = channel.recv()
             if message is None or message["kind"] != "hello":
@@ -127,6 +128,15 @@ class Server:
             served=self.processes.served,
             socket=self.path,
         )
+
+
+def _drain(conn: socket.socket) -> None:
+    """Close gently: unread input at close would reset the connection and lose the answer."""
+    conn.shutdown(socket.SHUT_WR)
+    conn.settimeout(1.0)
+    with contextlib.suppress(OSError):
+        while conn.recv(4096):
+            pass
 
 
 def _peer_uid(conn: socket.socket) -> int:
