@@ -329,3 +329,46 @@ def test_cq_server_0_never_starts_one(repo: Path, runtime: Path) -> None:
     run = run_cq("search", "register", cwd=repo, env={**_env(runtime), "CQ_SERVER": "0"})
     assert run.returncode == 0
     assert not (runtime / "cq").exists()
+
+
+def test_ctrl_c_in_the_client_cancels_the_search_in_the_server(
+    runtime: Path, tmp_path: Path
+) -> None:
+    body = "".join(
+        f"def handler_{i}(value):\n    return handler_{i - 1}(value) + {i}\n\n"
+        for i in range(1, 800)
+    )
+    big = write_tree(tmp_path / "big", {f"pkg/mod_{n}.py": f"# {n}\n{body}" for n in range(80)})
+    pid = _start(runtime)
+    env = {**os.environ, **_env(runtime), "CQ_POOL_MIN_BYTES": "1", "CQ_MAX_WORKERS": "2"}
+    client = subprocess.Popen(
+        [sys.executable, "-m", "cq", "search", "value", "--root", str(big), "--no-cache"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as at a shell
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while _busy(runtime) == 0 and client.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert client.poll() is None, "the search ended before it could be interrupted"
+        client.send_signal(signal.SIGINT)
+        _out, err = client.communicate(timeout=30)
+        assert client.returncode == 130 and b"Traceback" not in err, err
+        deadline = time.monotonic() + 30
+        while _busy(runtime) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _busy(runtime) == 0, "the server still runs the cancelled search"
+        assert lock_holder(str(runtime / "cq")) == pid  # and serves on
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+
+
+def _busy(runtime: Path) -> int:
+    status = run_cq("server", "status", env=_env(runtime))
+    found = re.search(r"(\d+) busy", status.stdout)
+    assert found, status.stdout
+    return int(found.group(1))
