@@ -24,7 +24,6 @@ import signal
 import socket
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from cq.server import lifecycle
 from cq.server.identity import identity
@@ -43,13 +42,14 @@ def server_wanted(argv: Sequence[str]) -> bool:
         return False
     if not argv or argv[0] != "search" or "-h" in argv or "--help" in argv:
         return False
-    from cq.env import env_float
-    from cq.errors import UsageError
+    if os.environ.get("CQ_SERVER_IDLE_S"):  # checked only when set: cq.env costs msgspec
+        from cq.env import env_float
+        from cq.errors import UsageError
 
-    try:
-        env_float("CQ_SERVER_IDLE_S", 0.0)
-    except UsageError:
-        return False  # the in-process search reports the bad value
+        try:
+            env_float("CQ_SERVER_IDLE_S", 0.0)
+        except UsageError:
+            return False  # the in-process search reports the bad value
     return True
 
 
@@ -76,7 +76,7 @@ def run_through_server(argv: Sequence[str]) -> int | None:
         return None
 
 
-def connect(directory: str, *, start: bool) -> tuple[Channel | None, dict[str, Any] | None]:
+def connect(directory: str, *, start: bool) -> tuple[Channel | None, dict[str, object] | None]:
     """A connection to a healthy server of this cq, after its ``welcome``; else ``(None,
     None)`` having dealt with what was found (started, replaced, or said). ``start``: start a
     server when there is none."""
@@ -121,7 +121,7 @@ def connect(directory: str, *, start: bool) -> tuple[Channel | None, dict[str, A
     return channel, welcome
 
 
-def hello(channel: Channel) -> dict[str, Any] | None:
+def hello(channel: Channel) -> dict[str, object] | None:
     channel.sock.settimeout(HELLO_TIMEOUT_S)
     try:
         channel.send({"kind": "hello"})
@@ -193,9 +193,9 @@ def _search(channel: Channel, argv: list[str]) -> int | None:
     return 2
 
 
-def _stdio() -> tuple[list[dict[str, Any]], list[int]]:
+def _stdio() -> tuple[list[dict[str, object]], list[int]]:
     """The standard streams this process has, described for the server, and their fds."""
-    streams: list[dict[str, Any]] = []
+    streams: list[dict[str, object]] = []
     fds: list[int] = []
     for fd, stream in ((0, sys.stdin), (1, sys.stdout), (2, sys.stderr)):
         if stream is None:

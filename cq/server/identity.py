@@ -4,7 +4,7 @@ A client and a server compute ``identity()`` each from their own process; a serv
 identity differs is replaced, never asked. The code part hashes every source file of the
 package (as ``cq.cache.payloads`` does for a cache namespace: an edit in a checkout, not only
 a version bump, makes a new server). The settings part covers what a long-lived process reads
-once and keeps: the interpreter, where the cache is (its store stays open), the cache bound,
+once and keeps: the Python environment, where the cache is (its store stays open), the cache bound,
 the rg binary (found once per process) and the server's own idle time. Everything else of the
 environment travels with each request and applies to that request only.
 """
@@ -21,7 +21,6 @@ SERVER_SETTINGS = (
     "XDG_CACHE_HOME",
     "HOME",
     "CQ_CACHE_MAX_MB",
-    "CQ_RG",
     "CQ_PYREFLY",
     "CQ_SERVER_IDLE_S",
 )
@@ -51,13 +50,8 @@ def code_digest() -> str:
 
 
 def settings_digest() -> str:
-    from cq.errors import RgNotFoundError
-    from cq.tools import find_rg
-
-    try:
-        rg = find_rg()
-    except RgNotFoundError:
-        rg = ""  # each search reports it; the server need not differ for it
-    parts = [sys.executable, sys.version, _PACKAGE, f"rg={rg}"]
+    # The environment (venv) and Python version, not the executable's name: ``cq`` runs
+    # ``.../bin/python3`` and ``python -m cq`` may be ``.../bin/python``, the same interpreter.
+    parts = [sys.prefix, sys.version, _PACKAGE]
     parts += [f"{name}={os.environ.get(name, '')}" for name in SERVER_SETTINGS]
     return hashlib.blake2b("\0".join(parts).encode(), digest_size=8).hexdigest()

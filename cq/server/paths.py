@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 
 SOCKET_NAME = "server.sock"
 LOCK_NAME = "server.lock"
@@ -29,6 +28,8 @@ def runtime_dir() -> str:
     if xdg and os.path.isabs(xdg) and os.path.isdir(xdg):
         path = os.path.join(xdg, "cq")
     else:
+        import tempfile
+
         path = os.path.join(tempfile.gettempdir(), f"cq-{os.getuid()}")
     try:
         os.mkdir(path, 0o700)

@@ -15,7 +15,6 @@ import json
 import os
 import socket
 import struct
-from typing import Any
 
 MAX_FRAME = 1 << 24  # an environment plus arguments; a bigger frame is a broken peer
 MAX_FDS = 4
@@ -26,7 +25,7 @@ class WireError(Exception):
     """The peer sent something that is not a frame."""
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: dict[str, object]) -> bytes:
     body = json.dumps(message, separators=(",", ":")).encode("ascii")
     return _LENGTH.pack(len(body)) + body
 
@@ -39,7 +38,7 @@ class Channel:
         self._buffer = b""
         self._fds: list[int] = []
 
-    def send(self, message: dict[str, Any], fds: tuple[int, ...] | list[int] = ()) -> None:
+    def send(self, message: dict[str, object], fds: tuple[int, ...] | list[int] = ()) -> None:
         data = encode(message)
         if fds:
             sent = socket.send_fds(self.sock, [data], list(fds))
@@ -48,7 +47,7 @@ class Channel:
         else:
             self.sock.sendall(data)
 
-    def recv(self) -> tuple[dict[str, Any] | None, list[int]]:
+    def recv(self) -> tuple[dict[str, object] | None, list[int]]:
         """The next message and the fds that came with it; ``(None, [])`` at end of input."""
         while True:
             if len(self._buffer) >= _LENGTH.size:
@@ -70,7 +69,7 @@ class Channel:
             self._buffer += data
 
 
-def _decode(body: bytes) -> dict[str, Any]:
+def _decode(body: bytes) -> dict[str, object]:
     try:
         message = json.loads(body)
     except ValueError as exc:

@@ -94,6 +94,9 @@ class _Interrupt:
 
 def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
     from cq.cli import main as cli_main
+    from cq.tools import find_rg
+
+    find_rg.cache_clear()  # found by this search's CQ_RG and PATH, as in its own process
 
     try:
         with _request_scope(search, fds):
