@@ -372,3 +372,20 @@ def _busy(runtime: Path) -> int:
     found = re.search(r"(\d+) busy", status.stdout)
     assert found, status.stdout
     return int(found.group(1))
+
+
+def test_one_search_s_environment_and_directory_stay_its_own(
+    repo: Path, runtime: Path, tmp_path: Path
+) -> None:
+    other = write_tree(
+        tmp_path / "other", {"lib/registry.py": SOURCE.replace("register", "enlist")}
+    )
+    _start(runtime)
+    first = run_cq("search", "register", cwd=repo, env=_env(runtime, CQ_FORMAT="json"))
+    assert first.returncode == 0 and first.json()["summary"]["root"] == str(repo)
+    second = run_cq("search", "enlist", cwd=other, env=_env(runtime))
+    assert second.returncode == 0 and not second.stdout.startswith("{")  # markdown again
+    assert "lib/registry.py" in second.stdout and "app/core.py" not in second.stdout
+    third = run_cq("search", "enlist", cwd=repo, env=_env(runtime))
+    assert third.returncode == 1  # searched where it ran, not where the last one did
+    assert _served(runtime) == 3
