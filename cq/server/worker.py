@@ -37,9 +37,11 @@ from cq.server.wire import Channel, WireError
 def main() -> None:
     control = Channel(socket.socket(fileno=int(sys.argv[1])))
     searching = threading.Event()
+    from cq.cli import build_parser
     from cq.server.warm import warm_process
 
     warm_process(searching)
+    build_parser()  # imports the option table and every subcommand's parser
     os.chdir("/")  # between searches the process holds no directory of anyone's
     while True:
         message, fds = control.recv()
