@@ -389,3 +389,35 @@ def test_one_search_s_environment_and_directory_stay_its_own(
     third = run_cq("search", "enlist", cwd=repo, env=_env(runtime))
     assert third.returncode == 1  # searched where it ran, not where the last one did
     assert _served(runtime) == 3
+
+
+def test_clients_starting_at_once_make_one_server(repo: Path, runtime: Path) -> None:
+    env = {**os.environ, **_env(runtime)}
+    argv = [sys.executable, "-m", "cq", "search", "register"]
+    clients = [
+        subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    for client in clients:
+        _out, err = client.communicate(timeout=120)
+        assert client.returncode == 0 and err == b"", err  # each searched, none said a thing
+    deadline = time.monotonic() + 30
+    while len(servers := _servers_of(runtime)) != 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(servers) == 1 and lock_holder(str(runtime / "cq")) in servers
+
+
+def _servers_of(runtime: Path) -> set[int]:
+    """The live server processes started for this runtime dir (by their environment)."""
+    found: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _alive(int(entry)):
+            with contextlib.suppress(OSError):
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+                if (
+                    b"cq.server.daemon" in cmdline
+                    and f"XDG_RUNTIME_DIR={runtime}".encode() in environ
+                ):
+                    found.add(int(entry))
+    return found

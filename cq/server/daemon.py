@@ -94,6 +94,7 @@ class Server:
             message, fds = channel.recv()
             if message is None or message["kind"] != "hello":
                 return
+            self.processes.touch()
             channel.send({"kind": "welcome", "pid": os.getpid(), **self.ident})
             message, fds = channel.recv()
             if message is None:

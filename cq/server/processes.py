@@ -64,6 +64,11 @@ class Processes:
                 self._drop(process)
         raise OSError("no search process could take the search")
 
+    def touch(self) -> None:
+        """A client came: the idle clock starts again (it may be about to search)."""
+        with self._cond:
+            self._last_done = time.monotonic()
+
     def idle_seconds(self) -> float:
         with self._cond:
             if any(p.busy for p in self._all):
