@@ -29,6 +29,8 @@ def run_server_command(args: argparse.Namespace) -> int:
     from cq.errors import UsageError
     from cq.server.paths import ServerDirError, runtime_dir
 
+    if sys.platform != "linux":
+        raise UsageError("the cq server runs on Linux only; every search runs in-process")
     try:
         directory = runtime_dir()
     except ServerDirError as exc:
@@ -40,7 +42,7 @@ def run_server_command(args: argparse.Namespace) -> int:
     return _start(directory)
 
 
-def _ask(directory: str, kind: str) -> dict | None:  # type: ignore[type-arg]
+def _ask(directory: str, kind: str) -> dict[str, object] | None:
     """The server's answer to ``kind`` after a hello, or None (none runs or it is stuck)."""
     from cq.server.client import hello
     from cq.server.paths import socket_path
@@ -114,11 +116,11 @@ def _start(directory: str) -> int:
     from cq.server.identity import identity
     from cq.server.lifecycle import wait_for
 
-    channel, _ = connect(directory, start=True)
+    channel, _ = connect(directory)
     if channel is not None:
         channel.sock.close()
     mine = identity()
-    found: list[dict] = []  # type: ignore[type-arg]
+    found: list[dict[str, object]] = []
 
     def answers() -> bool:
         status = _ask(directory, "status")

@@ -62,7 +62,7 @@ def run_through_server(argv: Sequence[str]) -> int | None:
         _note(f"not using the cq server: {exc}")
         return None
     try:
-        channel, welcome = connect(directory, start=True)
+        channel, welcome = connect(directory)
         if channel is None or welcome is None:
             return None
         try:
@@ -76,10 +76,10 @@ def run_through_server(argv: Sequence[str]) -> int | None:
         return None
 
 
-def connect(directory: str, *, start: bool) -> tuple[Channel | None, dict[str, object] | None]:
+def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
     """A connection to a healthy server of this cq, after its ``welcome``; else ``(None,
-    None)`` having dealt with what was found (started, replaced, or said). ``start``: start a
-    server when there is none."""
+    None)`` having dealt with what was found: none (one is started), old (replaced), broken
+    (said, and replaced), on its way out (left alone: the next search starts one)."""
     path = socket_path(directory)
     try:
         inode: int | None = os.lstat(path).st_ino
@@ -95,12 +95,12 @@ def connect(directory: str, *, start: bool) -> tuple[Channel | None, dict[str, o
             lifecycle.remove_socket(path, inode)
         elif inode is not None:
             return None, None  # a server is on its way out; the next search starts one
-        if start and lifecycle.lock_holder(directory) is None:
+        if lifecycle.lock_holder(directory) is None:
             lifecycle.spawn()
         return None, None
     except OSError as exc:
         sock.close()
-        _note(f"cannot reach the cq server at {path}: {exc.strerror}; searching without it")
+        _note(f"cannot reach the cq server at {path}: {exc.strerror or exc}; searching without it")
         return None, None
     channel = Channel(sock)
     welcome = hello(channel)
@@ -114,8 +114,7 @@ def connect(directory: str, *, start: bool) -> tuple[Channel | None, dict[str, o
         return None, None
     if any(welcome.get(k) != v for k, v in identity().items()):
         _retire(channel, directory)
-        if start:
-            lifecycle.spawn()
+        lifecycle.spawn()
         return None, None
     sock.settimeout(None)
     return channel, welcome
