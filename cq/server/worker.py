@@ -84,14 +84,24 @@ class _Interrupt:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.running = False
+        self.cancelled = False  # a cancel that came before the search started is kept
 
     def watch(self, client: Channel) -> None:
         with contextlib.suppress(OSError, WireError):
             while (message := client.recv()[0]) is not None and message["kind"] != "cancel":
                 pass
         with self.lock:
+            self.cancelled = True
             if self.running:
                 signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    def start(self) -> None:
+        """The search begins: from now on a cancel interrupts it; one that came already
+        interrupts it at once."""
+        with self.lock:
+            if self.cancelled:
+                raise KeyboardInterrupt
+            self.running = True
 
 
 def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
@@ -102,8 +112,7 @@ def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
 
     try:
         with _request_scope(search, fds):
-            with guard.lock:
-                guard.running = True
+            guard.start()
             try:
                 code = cli_main(search.argv)
                 sys.stdout.flush()
