@@ -59,6 +59,8 @@ class Processes:
             process = self._acquire()
             try:
                 process.channel.send(message, fds)
+                with self._cond:
+                    self.served += 1  # counted when handed on: a client sees it at once
                 return
             except OSError:
                 self._drop(process)
@@ -126,7 +128,6 @@ class Processes:
                 if message["kind"] == "done":
                     with self._cond:
                         process.busy = False
-                        self.served += 1
                         self._last_done = time.monotonic()
                         self._idle.append(process)
                         self._cond.notify()
