@@ -421,3 +421,23 @@ def _servers_of(runtime: Path) -> set[int]:
                 ):
                     found.add(int(entry))
     return found
+
+
+def test_a_frozen_server_is_bypassed_and_replaced(repo: Path, runtime: Path) -> None:
+    """A real server that stopped answering (SIGSTOP): said once, killed, a new one started."""
+    old = _start(runtime)
+    family = {old, *_children(old)}
+    os.kill(old, signal.SIGSTOP)
+    try:
+        frozen = run_cq("search", "register", cwd=repo, env=_env(runtime))
+        assert frozen.returncode == 0 and "register" in frozen.stdout
+        notes = frozen.stderr.splitlines()
+        assert len(notes) == 1 and f"(pid {old}) did not answer" in notes[0], frozen.stderr
+        deadline = time.monotonic() + 20
+        while any(_alive(p) for p in family) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(p) for p in family), "the frozen server or its process lives on"
+        assert _start(runtime) != old
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(old, signal.SIGKILL)
