@@ -441,3 +441,34 @@ def test_a_frozen_server_is_bypassed_and_replaced(repo: Path, runtime: Path) -> 
     finally:
         with contextlib.suppress(OSError):
             os.kill(old, signal.SIGKILL)
+
+
+def test_every_search_through_the_server_says_its_warnings(repo: Path, runtime: Path) -> None:
+    """rg cannot read a file: each search warns, not only the server's first one."""
+    from test_hardening_input import without_permission_checks_bypassed
+
+    prefix = without_permission_checks_bypassed()  # the server inherits it: rg must fail
+    secret = repo / "app" / "secret.py"
+    secret.write_text("register = 1\n", encoding="utf-8")
+    secret.chmod(0o000)
+    env = {**os.environ, **_env(runtime)}
+    argv = [sys.executable, "-m", "cq"]
+    started = subprocess.run(
+        [*prefix, *argv, "server", "start"], env=env, capture_output=True, timeout=120
+    )
+    assert started.returncode == 0, started.stderr
+    runs = [
+        subprocess.run(
+            [*prefix, *argv, "search", "register"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+        for _ in range(2)
+    ]
+    assert _served(runtime) == 2
+    for run in runs:
+        assert (
+            run.returncode == 0 and b"secret.py" in run.stderr and b"cq: warning: " in run.stderr
+        ), run.stderr

@@ -106,9 +106,11 @@ class _Interrupt:
 
 def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
     from cq.cli import main as cli_main
+    from cq.terminal import forget_warnings
     from cq.tools import find_rg
 
     find_rg.cache_clear()  # found by this search's CQ_RG and PATH, as in its own process
+    forget_warnings()  # and its warnings said, even those an earlier search said
 
     try:
         with _request_scope(search, fds):
