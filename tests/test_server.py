@@ -472,3 +472,17 @@ def test_every_search_through_the_server_says_its_warnings(repo: Path, runtime: 
         assert (
             run.returncode == 0 and b"secret.py" in run.stderr and b"cq: warning: " in run.stderr
         ), run.stderr
+
+
+def test_a_search_finds_rg_from_its_own_environment(
+    repo: Path, runtime: Path, tmp_path: Path
+) -> None:
+    """The search process found rg for an earlier search; a later one names another."""
+    _start(runtime)
+    assert run_cq("search", "register", cwd=repo, env=_env(runtime)).returncode == 0
+    missing = str(tmp_path / "no-rg")
+    alone = run_cq("search", "register", cwd=repo, env={"CQ_SERVER": "0", "CQ_RG": missing})
+    served = run_cq("search", "register", cwd=repo, env=_env(runtime, CQ_RG=missing))
+    assert _served(runtime) == 2
+    assert alone.returncode == 2 and f"CQ_RG={missing}" in alone.stderr
+    assert _report(served) == _report(alone)

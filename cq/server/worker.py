@@ -107,10 +107,9 @@ class _Interrupt:
 def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
     from cq.cli import main as cli_main
     from cq.terminal import forget_warnings
-    from cq.tools import find_rg
 
-    find_rg.cache_clear()  # found by this search's CQ_RG and PATH, as in its own process
-    forget_warnings()  # and its warnings said, even those an earlier search said
+    _forget_tool_lookups()
+    forget_warnings()  # its warnings said, even those an earlier search said
 
     try:
         with _request_scope(search, fds):
@@ -132,6 +131,17 @@ def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
         with _request_scope(search, fds):
             traceback.print_exc()
         return 1
+
+
+def _forget_tool_lookups() -> None:
+    """``cq.tools`` finds programs (rg, cq's own script) from ``CQ_RG`` and ``PATH`` and
+    caches the answer for its process: here each search finds them from its own environment,
+    as its own process would."""
+    import cq.tools
+
+    for value in vars(cq.tools).values():
+        if getattr(value, "__module__", None) == "cq.tools" and hasattr(value, "cache_clear"):
+            value.cache_clear()
 
 
 @contextlib.contextmanager
