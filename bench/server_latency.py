@@ -6,8 +6,8 @@ all three alike; a private runtime dir and cache dir, warmed by two searches of 
 first; the server is stopped at the end. Prints medians and minimums of wall seconds, the
 ratios to rg, and whether the server column meets the target (by median).
 
-    python bench/server_latency.py --exclude 'site-packages/**'   # 'register', 5 runs
-    python bench/server_latency.py -q register --runs 7 -- --no-semantic
+    python -m bench.server_latency --exclude 'site-packages/**'   # 'register', 5 runs
+    python -m bench.server_latency -q register --runs 7 -- --no-semantic
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from _common import cq_command, rg_binary, stdlib_dir, time_command
+from bench._common import cq_command, rg_binary, stdlib_dir, time_command
 
 
 def main() -> None:
