@@ -486,3 +486,48 @@ def test_a_search_finds_rg_from_its_own_environment(
     assert _served(runtime) == 2
     assert alone.returncode == 2 and f"CQ_RG={missing}" in alone.stderr
     assert _report(served) == _report(alone)
+
+
+def test_at_a_terminal_the_server_writes_what_an_in_process_search_does(
+    repo: Path, runtime: Path
+) -> None:
+    """stdout a terminal (a pty): what depends on it (colour, line buffering) is the client's."""
+    _start(runtime)
+    alone = _at_terminal(
+        ["search", "register", "--limit", "3"], repo, {"CQ_SERVER": "0", "TERM": "xterm"}
+    )
+    before = _served(runtime)
+    served = _at_terminal(
+        ["search", "register", "--limit", "3"], repo, {**_env(runtime), "TERM": "xterm"}
+    )
+    assert _served(runtime) == before + 1
+    assert alone[0] == served[0] == 0
+    strip = re.compile(rb"^run: .*$", re.MULTILINE)
+    assert strip.sub(b"", served[1]) == strip.sub(b"", alone[1])
+    assert served[1].startswith(b"# cq search") or b"\x1b[" in served[1]  # plain, or coloured
+
+
+def _at_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, bytes]:
+    """Run cq with stdout on a pty; its exit code and every byte it wrote there."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cq", *args],
+        cwd=cwd,
+        env={**os.environ, **env},
+        stdout=slave,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every writer closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return proc.wait(timeout=120), b"".join(chunks)
