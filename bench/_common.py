@@ -11,6 +11,11 @@ import tempfile
 import time
 from pathlib import Path
 
+# The benches measure the search each cq process runs itself: a background server would carry
+# warm state from one measured run into the next (and be replaced whenever a run's cache dir
+# or checkout differs). bench/server_latency.py turns it on for the runs it measures.
+os.environ.setdefault("CQ_SERVER", "0")
+
 
 def stdlib_dir() -> str:
     """The Python standard library directory: real code every machine has."""

@@ -37,11 +37,13 @@ def build_parser() -> argparse.ArgumentParser:
     from cq.cli_cache import add_cache_parser
     from cq.cli_index import add_index_parser
     from cq.cli_mcp import add_mcp_parser
+    from cq.cli_server import add_server_parser
 
     add_agent_parser(sub)
     add_mcp_parser(sub)
     add_cache_parser(sub)
     add_index_parser(sub)
+    add_server_parser(sub)
     sub.add_parser(
         "schema", help="print the JSON Schema of the search result", description=_SCHEMA_HELP
     )
@@ -102,7 +104,11 @@ def entry() -> None:
     reading keeps parsed modules): a one-shot ``getLogger`` search of the stdlib spent 0.6-1.3 s
     after its output in them (load 4-8; ``gc.collect()`` there: 2-4 s wall); frozen, the
     objects are still freed at exit, only no longer walked for cycles."""
-    code = main()
+    from cq.server.client import run_through_server
+
+    code = run_through_server(sys.argv[1:])  # None: this process searches (cq.server)
+    if code is None:
+        code = main()
     sys.stdout.flush()
     gc.freeze()
     raise SystemExit(code)
@@ -145,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from cq.cli_index import run_index_command
 
             return run_index_command(args)
+        if args.command == "server":
+            from cq.cli_server import run_server_command
+
+            return run_server_command(args)
         if args.command == "schema":
             from cq.cli_schema import print_schema
 

@@ -42,6 +42,7 @@ SETTINGS: dict[str, _Number | tuple[str, ...]] = {
     "CQ_SEMANTIC_BUDGET_MS": _Number("float", 0),
     "CQ_SEMANTIC_WAIT_MS": _Number("float", 0),
     "CQ_SEMANTIC_INDEX": ("auto", "always", "never"),
+    "CQ_SERVER_IDLE_S": _Number("float", 0, positive=True),
 }
 
 

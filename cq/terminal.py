@@ -37,6 +37,12 @@ def visible(text: str) -> str:
     return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
 
 
+def forget_warnings() -> None:
+    """Warn again from here on: a long-lived process running one search after another (the
+    cq server's search processes) warns once per search, as a one-shot cq does."""
+    _warned.clear()
+
+
 def warn(message: str) -> None:
     """``cq: warning: <message>`` on stderr, once per message per process."""
     if message in _warned or len(_warned) >= _MAX_WARNINGS:

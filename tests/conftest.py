@@ -85,4 +85,7 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     # their own budget): its answers depend on a server's speed on a shared machine, and a
     # server per test root cost each search its start-up; every other stage runs as usual.
     monkeypatch.setenv("CQ_SEMANTIC", "0")
+    # No search goes to a per-user server (a daemon outliving the run, shared across tests
+    # with their own cache dirs); tests/test_server.py turns it on with a runtime dir of its own.
+    monkeypatch.setenv("CQ_SERVER", "0")
     yield cache

@@ -19,8 +19,6 @@ with it.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import os
 import queue
 import signal
@@ -52,10 +50,6 @@ from cq.model import SearchRequest
 if TYPE_CHECKING:
     from cq.rewrite import CallerModel
 
-# Imported up front in a background thread: the first search should not pay for them. The
-# warm-up stops once a search starts, which imports what it needs itself (a second thread
-# importing LibCST only slowed the first search: 4.5 -> 2.1 s on the stdlib, empty cache).
-_HEAVY_MODULES = ("ast_grep_py", "tree_sitter_python", "tree_sitter_rust", "libcst")
 # Not tuned: the most tokens the client's model may answer the rewrite with. Its answer is one
 # JSON object of a dozen names (~150 tokens); room for a model that wraps it in a sentence.
 SAMPLE_MAX_TOKENS = 1000
@@ -141,12 +135,9 @@ def main() -> None:
     model = _RelayedModel(outbox)
     searching = threading.Event()
     threading.Thread(target=_listen, args=(inbox, jobs, current, model), daemon=True).start()
-    threading.Thread(target=_warm_up, args=(searching,), daemon=True).start()
-    import cq.pipeline
-    import cq.report  # noqa: F401
-    from cq.semantic import keep_servers_warm
+    from cq.server.warm import warm_process
 
-    keep_servers_warm()  # this process lives across searches: its Pyrefly stays warm
+    warm_process(searching)  # as the cq server's search processes: imports, Pyrefly kept warm
 
     while True:
         job = jobs.get()
@@ -170,14 +161,6 @@ def _listen(inbox, jobs: queue.Queue[Job], current: _Current, model: _RelayedMod
     if hasattr(os, "killpg") and os.getpgrp() == os.getpid():  # started as a group leader
         os.killpg(os.getpid(), signal.SIGKILL)
     os._exit(0)
-
-
-def _warm_up(searching: threading.Event) -> None:
-    for name in _HEAVY_MODULES:  # a missing one is reported by the stage that needs it
-        if searching.is_set():
-            return
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
 
 
 def _run(job: Job, token: CancelToken, model: CallerModel | None) -> FromWorker:

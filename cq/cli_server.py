@@ -1,0 +1,135 @@
+"""``cq server status|start|stop``: look at, start or stop this user's cq server."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import socket
+import sys
+
+_HELP = (
+    "cq search runs in a per-user background server (started on first use, gone after "
+    "CQ_SERVER_IDLE_S seconds idle, default 900; CQ_SERVER=0 never uses it). 'status' says "
+    "whether it runs (exit 1 when not), 'start' starts it and waits until it answers, 'stop' "
+    "stops it."
+)
+_START_S = 30.0  # a cold start on a loaded machine imports cq in a fresh interpreter
+
+
+def add_server_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "server", help="status, start or stop the background server", description=_HELP
+    )
+    p.add_argument("action", choices=("status", "start", "stop"))
+
+
+def run_server_command(args: argparse.Namespace) -> int:
+    from cq.errors import UsageError
+    from cq.server.paths import ServerDirError, runtime_dir
+
+    if sys.platform != "linux":
+        raise UsageError("the cq server runs on Linux only; every search runs in-process")
+    try:
+        directory = runtime_dir()
+    except ServerDirError as exc:
+        raise UsageError(f"no cq server: {exc}") from None
+    if args.action == "status":
+        return _status(directory)
+    if args.action == "stop":
+        return _stop(directory)
+    return _start(directory)
+
+
+def _ask(directory: str, kind: str) -> dict[str, object] | None:
+    """The server's answer to ``kind`` after a hello, or None (none runs or it is stuck)."""
+    from cq.server.client import hello
+    from cq.server.paths import socket_path
+    from cq.server.wire import Channel, WireError
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(socket_path(directory))
+        channel = Channel(sock)
+        welcome = hello(channel)
+        if welcome is None or welcome["kind"] != "welcome":
+            return None
+        channel.send({"kind": kind})
+        return channel.recv()[0]
+    except (OSError, WireError):
+        return None
+    finally:
+        sock.close()
+
+
+def _status(directory: str) -> int:
+    from cq.server.identity import identity
+    from cq.server.lifecycle import lock_holder
+
+    status = _ask(directory, "status")
+    if status is None:
+        holder = lock_holder(directory)
+        if holder is None:
+            print("cq server: not running")
+        else:
+            print(f"cq server: pid {holder} holds the lock but does not answer")
+        return 1
+    mine = identity()
+    same = all(status[k] == v for k, v in mine.items())
+    print(
+        f"cq server: running, pid {status['pid']}, up {status['up_s']:g} s, "
+        f"idle {status['idle_s']:g} s (exits after {status['idle_limit_s']:g} s idle)"
+    )
+    print(
+        f"  {status['processes']} search process(es), {status['busy']} busy; "
+        f"{status['served']} searches served"
+    )
+    print(f"  socket: {status['socket']}")
+    if not same:
+        print("  another cq version, code or settings than this one: the next search replaces it")
+    return 0
+
+
+def _stop(directory: str) -> int:
+    from cq.server.lifecycle import lock_holder, wait_for
+
+    holder = lock_holder(directory)
+    answer = _ask(directory, "stop")
+    if answer is None and holder is None:
+        print("cq server: not running")
+        return 0
+    gone = wait_for(lambda: lock_holder(directory) is None, 10.0)
+    if not gone and holder is not None:  # stuck: it did not take the stop
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(OSError):
+                os.kill(holder, signum)
+            if wait_for(lambda: lock_holder(directory) is None, 3.0):
+                break
+    print(f"cq server: stopped (pid {answer['pid'] if answer else holder})")
+    return 0
+
+
+def _start(directory: str) -> int:
+    """Start one (at most one spawn: polling must not start more) and wait until it answers."""
+    from cq.server.client import connect
+    from cq.server.identity import identity
+    from cq.server.lifecycle import wait_for
+
+    channel, _ = connect(directory)
+    if channel is not None:
+        channel.sock.close()
+    mine = identity()
+    found: list[dict[str, object]] = []
+
+    def answers() -> bool:
+        status = _ask(directory, "status")
+        if status is not None and all(status[k] == v for k, v in mine.items()):
+            found.append(status)
+        return bool(found)
+
+    if not wait_for(answers, _START_S):
+        print(f"cq: the cq server did not start within {_START_S:g} s", file=sys.stderr)
+        return 2
+    print(f"cq server: running, pid {found[0]['pid']}")
+    return 0

@@ -1,0 +1,90 @@
+"""Start the server, find out who holds its lock, and wait for it to come or go.
+
+The lock (``server.lock``, a POSIX record lock) is held by the one live server for its whole
+life, so two clients starting one at once make one server: the second to start finds the
+lock taken and exits. Its holder's pid comes from the kernel (``F_GETLK``), not from a pid
+file a crash could leave stale. Standard library only (the client imports it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import struct
+import sys
+import time
+
+from cq.server.paths import lock_path
+
+# struct flock on Linux: l_type, l_whence, then l_start, l_len (off_t), l_pid; native layout.
+_FLOCK = "hhqqi"
+
+
+def lock_holder(directory: str) -> int | None:
+    """The pid of the process holding the server lock (the server), else None."""
+    try:
+        fd = os.open(lock_path(directory), os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        query = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+        kind, _, _, _, pid = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_GETLK, query))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None if kind == fcntl.F_UNLCK else pid
+
+
+def take_lock(directory: str) -> int | None:
+    """The lock's descriptor, now held by this process; None when another process holds it."""
+    fd = os.open(lock_path(directory), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def spawn() -> None:
+    """Start a server detached from this process: fork, new session, fork again, and exec a
+    fresh interpreter with stdio on /dev/null in ``/``. Returns at once (the first fork's
+    child exits right after the second fork and is reaped here); the server itself takes the
+    lock or, finding it held, exits."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
+    argv = [sys.executable, "-m", "cq.server.daemon"]
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the forked children
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for target in (0, 1, 2):
+                    os.dup2(devnull, target)
+                os.chdir("/")
+                os.execve(sys.executable, argv, env)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def wait_for(condition, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    """Poll ``condition()`` until it is true or ``timeout`` seconds passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
+def remove_socket(path: str, inode: int | None) -> None:
+    """Unlink the socket file if it is still the one seen (``inode``; None: any)."""
+    with contextlib.suppress(OSError):
+        if inode is None or os.lstat(path).st_ino == inode:
+            os.unlink(path)

@@ -1,0 +1,187 @@
+"""A search process of the cq server: runs the CLI for one client at a time, as the client would.
+
+Why the process, not the server itself, runs searches: a step in C can hold the interpreter
+lock for seconds, and the server must answer every ``hello`` at once (a client that hears
+nothing takes the server for stuck). The process keeps its warm state (``warm.py``) between
+searches and replaces, for the length of one search only, what a search reads from its process:
+the environment (``os.environ``, read deep in cq: ``cq.env``, the cache dir, rg's config),
+the working directory, the umask, and ``sys.stdin``/``stdout``/``stderr``, opened on the
+client's own descriptors with the client's encodings. So output goes straight to the client's
+terminal or pipe, ``isatty`` answers for the client's stream, ``-`` reads the client's stdin,
+and a closed reader is a ``BrokenPipeError`` here as it would be there. Each search runs on the
+main thread, as in a one-shot ``cq``; a ``cancel`` from the client, or its end of input, is
+delivered as SIGINT to that thread, which is what ^C does to an in-process search.
+
+Started by the server as ``python -m cq.server.worker FD`` with its end of a socket pair;
+end of input there means the server is gone, and the process exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import socket
+import sys
+import threading
+import traceback
+from collections.abc import Iterator
+
+import msgspec
+
+from cq.server.messages import Search, Stream
+from cq.server.wire import Channel, WireError
+
+
+def main() -> None:
+    control = Channel(socket.socket(fileno=int(sys.argv[1])))
+    searching = threading.Event()
+    from cq.cli import build_parser
+    from cq.server.warm import warm_process
+
+    warm_process(searching)
+    build_parser()  # imports the option table and every subcommand's parser
+    os.chdir("/")  # between searches the process holds no directory of anyone's
+    while True:
+        message, fds = control.recv()
+        if message is None:
+            break
+        searching.set()
+        try:
+            _serve(msgspec.convert(message, Search), fds)
+        except Exception:  # a malformed frame: drop it, keep serving
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        control.send({"kind": "done"})
+
+
+def _serve(search: Search, fds: list[int]) -> None:
+    """Answer ``started``, run the CLI on the client's streams, answer ``exit``."""
+    client = Channel(socket.socket(fileno=fds[0]))
+    try:
+        client.send({"kind": "started"})
+        guard = _Interrupt()
+        watcher = threading.Thread(target=guard.watch, args=(client,), daemon=True)
+        watcher.start()
+        code = _run(search, fds[1:], guard)
+        with contextlib.suppress(OSError):
+            client.send({"kind": "exit", "code": code})
+        with contextlib.suppress(OSError):
+            client.sock.shutdown(socket.SHUT_RDWR)  # wakes the watcher with end of input
+        watcher.join(timeout=5)
+    finally:
+        client.sock.close()
+        for fd in fds[1:]:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+class _Interrupt:
+    """Turns the client's ``cancel`` (or its going away) into SIGINT, while a search runs."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = False
+        self.cancelled = False  # a cancel that came before the search started is kept
+
+    def watch(self, client: Channel) -> None:
+        with contextlib.suppress(OSError, WireError):
+            while (message := client.recv()[0]) is not None and message["kind"] != "cancel":
+                pass
+        with self.lock:
+            self.cancelled = True
+            if self.running:
+                signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    def start(self) -> None:
+        """The search begins: from now on a cancel interrupts it; one that came already
+        interrupts it at once."""
+        with self.lock:
+            if self.cancelled:
+                raise KeyboardInterrupt
+            self.running = True
+
+
+def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
+    from cq.cli import main as cli_main
+    from cq.terminal import forget_warnings
+
+    _forget_tool_lookups()
+    forget_warnings()  # its warnings said, even those an earlier search said
+
+    try:
+        with _request_scope(search, fds):
+            guard.start()
+            try:
+                code = cli_main(search.argv)
+                sys.stdout.flush()
+            finally:
+                with guard.lock:
+                    guard.running = False
+            return code
+    except KeyboardInterrupt:  # a cancel that landed outside the CLI's own handler
+        return 130
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BrokenPipeError:
+        return 0
+    except BaseException:  # as an uncaught exception in the client's process would: exit 1
+        with _request_scope(search, fds):
+            traceback.print_exc()
+        return 1
+
+
+def _forget_tool_lookups() -> None:
+    """``cq.tools`` finds programs (rg, cq's own script) from ``CQ_RG`` and ``PATH`` and
+    caches the answer for its process: here each search finds them from its own environment,
+    as its own process would."""
+    import cq.tools
+
+    for value in vars(cq.tools).values():
+        if getattr(value, "__module__", None) == "cq.tools" and hasattr(value, "cache_clear"):
+            value.cache_clear()
+
+
+@contextlib.contextmanager
+def _request_scope(search: Search, fds: list[int]) -> Iterator[None]:
+    """The client's environment, directory, umask and streams, for this search only."""
+    saved_env = dict(os.environ)
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_umask = os.umask(search.umask)
+    streams: dict[int, io.TextIOWrapper | None] = {0: None, 1: None, 2: None}
+    try:
+        os.environ.clear()
+        os.environ.update(search.env)
+        for stream, fd in zip(search.streams, fds, strict=False):
+            streams[stream.fd] = _open(stream, fd)
+        sys.stdin, sys.stdout, sys.stderr = streams[0], streams[1], streams[2]
+        os.chdir(search.cwd)
+        yield
+    finally:
+        for opened in streams.values():  # closed before their descriptors are: a flush at
+            if opened is not None:  # collection time must never hit a reused descriptor
+                with contextlib.suppress(OSError, ValueError):
+                    opened.close()
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.umask(saved_umask)
+        os.chdir("/")
+
+
+def _open(stream: Stream, fd: int) -> io.TextIOWrapper:
+    """A text stream on the client's descriptor, set up as the client's Python had it."""
+    return open(
+        fd,
+        "r" if stream.fd == 0 else "w",
+        buffering=1 if stream.line_buffering and stream.fd != 0 else -1,
+        encoding=stream.encoding,
+        errors=stream.errors,
+        closefd=False,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,532 @@
+"""The per-user server, run for real: ``cq server start``, searches through it, a dead, stuck,
+stale or foreign server, ``cq server stop`` and the idle exit. Each test has a runtime dir of
+its own (``XDG_RUNTIME_DIR``), turns the server on (the suite runs with ``CQ_SERVER=0``) and
+stops whatever server it made; no test leaves a process behind (``_stop_all``). Linux only."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import CqRun, run_cq, write_tree
+
+from cq.server.lifecycle import lock_holder
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the server is Linux only")
+
+SOURCE = '''\
+import os
+
+
+def register(name):
+    """Register a name in the registry."""
+    registered = [name]
+    return registered
+
+
+class Registry:
+    def add(self, item):
+        return register(item)
+'''
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return write_tree(
+        tmp_path / "repo",
+        {"app/core.py": SOURCE, "app/use.py": "from app.core import register\nregister('x')\n"},
+    )
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """A private runtime dir with a short path (a socket path has ~100 bytes at most); the
+    server it holds is stopped afterwards, with its search processes."""
+    base = Path(tempfile.mkdtemp(prefix="cqs", dir="/tmp"))
+    try:
+        yield base
+    finally:
+        _stop_all(base / "cq")
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _env(runtime: Path, **extra: str) -> dict[str, str]:
+    return {"XDG_RUNTIME_DIR": str(runtime), "CQ_SERVER": "1", **extra}
+
+
+def _stop_all(directory: Path) -> None:
+    """Stop the server holding ``directory``'s lock and wait until it and its children are
+    gone; kill what is left."""
+    holder = lock_holder(str(directory)) if directory.is_dir() else None
+    if holder is None:
+        return
+    family = {holder, *_children(holder)}
+    subprocess.run(
+        [sys.executable, "-m", "cq", "server", "stop"],
+        env={**os.environ, "XDG_RUNTIME_DIR": str(directory.parent)},
+        capture_output=True,
+        timeout=60,
+    )
+    deadline = time.monotonic() + 20
+    while any(_alive(p) for p in family) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in family:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                found |= {
+                    int(x) for x in Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+                }
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _start(runtime: Path, **extra: str) -> int:
+    started = run_cq("server", "start", env=_env(runtime, **extra))
+    assert started.returncode == 0, started.stderr
+    pid = lock_holder(str(runtime / "cq"))
+    assert pid is not None
+    return pid
+
+
+def _served(runtime: Path, **extra: str) -> int:
+    status = run_cq("server", "status", env=_env(runtime, **extra))
+    assert status.returncode == 0, status.stdout + status.stderr
+    found = re.search(r"(\d+) searches served", status.stdout)
+    assert found, status.stdout
+    return int(found.group(1))
+
+
+def _report(run: CqRun) -> tuple[int, bytes, str]:
+    """What must match between the two paths: the exit code, stdout but for the run facts
+    (timings and cache counters differ from run to run) and stderr."""
+    if run.stdout_bytes.startswith(b"{"):
+        document = run.json()
+        document.pop("run")
+        return run.returncode, json.dumps(document).encode(), run.stderr
+    kept = b"\n".join(
+        line for line in run.stdout_bytes.split(b"\n") if not line.startswith(b"run: ")
+    )
+    return run.returncode, kept, run.stderr
+
+
+CASES = [
+    pytest.param(("search", "register"), None, 0, id="identifier"),
+    pytest.param(("search", "where is a name registered"), None, 0, id="question"),
+    pytest.param(("search", "--format", "json", "register"), None, 0, id="json"),
+    pytest.param(("search", "zz_nothing_matches_this"), None, 1, id="no-match"),
+    pytest.param(("search", "--max-files", "-3", "register"), None, 2, id="bad-flag"),
+    pytest.param(("search", "-"), "register\n", 0, id="stdin"),
+]
+
+
+def test_a_search_through_the_server_prints_what_an_in_process_one_does(
+    repo: Path, runtime: Path
+) -> None:
+    _start(runtime)
+    for case in CASES:
+        argv, stdin, code = case.values
+        alone = run_cq(*argv, cwd=repo, stdin=stdin, env={"CQ_SERVER": "0"})
+        before = _served(runtime)
+        served = run_cq(*argv, cwd=repo, stdin=stdin, env=_env(runtime))
+        assert _served(runtime) == before + 1, f"{case.id} did not go through the server"
+        assert alone.returncode == code, (case.id, alone.stderr)
+        assert _report(served) == _report(alone), case.id
+
+
+def test_a_dead_server_is_bypassed_and_said_once(repo: Path, runtime: Path) -> None:
+    pid = _start(runtime)
+    family = {pid, *_children(pid)}
+    for member in family:
+        os.kill(member, signal.SIGKILL)
+    assert (runtime / "cq" / "server.sock").exists()  # left behind
+    alone = run_cq("search", "register", cwd=repo, env={"CQ_SERVER": "0"})
+    first = run_cq("search", "register", cwd=repo, env=_env(runtime))
+    assert first.returncode == alone.returncode == 0
+    assert _report(first)[1] == _report(alone)[1]
+    notes = first.stderr.splitlines()
+    assert len(notes) == 1 and notes[0].startswith("cq: the cq server is gone"), first.stderr
+    second = run_cq("search", "register", cwd=repo, env=_env(runtime))
+    assert second.stderr == "" and second.returncode == 0
+
+
+def test_a_stuck_server_is_bypassed(repo: Path, runtime: Path) -> None:
+    """A socket that accepts and never answers (owned by this test, not a cq server)."""
+    directory = runtime / "cq"
+    directory.mkdir(mode=0o700)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(directory / "server.sock"))
+    listener.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                held.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        alone = run_cq("search", "register", cwd=repo, env={"CQ_SERVER": "0"})
+        started = time.monotonic()
+        stuck = run_cq("search", "register", cwd=repo, env=_env(runtime))
+        assert held, "the client never connected"
+        assert stuck.returncode == 0 and _report(stuck)[1] == _report(alone)[1]
+        notes = stuck.stderr.splitlines()
+        assert len(notes) == 1 and "did not answer within" in notes[0], stuck.stderr
+        assert time.monotonic() - started < 60
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+        for conn in held:
+            conn.close()
+
+
+def test_a_server_of_other_settings_is_replaced(repo: Path, runtime: Path) -> None:
+    old = _start(runtime)
+    other = run_cq("search", "register", cwd=repo, env=_env(runtime, CQ_CACHE_MAX_MB="64"))
+    assert other.returncode == 0 and other.stderr == ""  # searched in-process, quietly
+    deadline = time.monotonic() + 20
+    while _alive(old) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(old), "the old server still runs"
+    new = _start(runtime, CQ_CACHE_MAX_MB="64")
+    assert new != old
+
+
+def test_a_server_of_other_code_is_replaced(repo: Path, runtime: Path, tmp_path: Path) -> None:
+    """A copy of the package with one source file changed is another cq: its server goes."""
+    import cq
+
+    copy = tmp_path / "copy"
+    shutil.copytree(
+        Path(cq.__file__).parent, copy / "cq", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    with open(copy / "cq" / "errors.py", "a", encoding="utf-8") as fh:
+        fh.write("\n# changed\n")
+    env = {**os.environ, **_env(runtime), "PYTHONPATH": str(copy)}
+    started = subprocess.run(
+        [sys.executable, "-m", "cq", "server", "start"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert started.returncode == 0, started.stderr
+    old = lock_holder(str(runtime / "cq"))
+    assert old is not None and str(copy) in Path(f"/proc/{old}/environ").read_text(errors="replace")
+    run = run_cq("search", "register", cwd=repo, env=_env(runtime))
+    assert run.returncode == 0 and run.stderr == ""
+    new = _start(runtime)
+    assert new != old and not _alive(old)
+
+
+def test_another_user_is_refused(runtime: Path) -> None:
+    if os.getuid() != 0:
+        pytest.skip("needs root to connect as another user")
+    _start(runtime)
+    directory = runtime / "cq"
+    os.chmod(runtime, 0o755)  # let the other user reach the socket: the uid check must hold
+    os.chmod(directory, 0o755)
+    os.chmod(directory / "server.sock", 0o666)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        answer = b"error"
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            peer.settimeout(20)
+            peer.connect(str(directory / "server.sock"))
+            body = json.dumps({"kind": "hello"}).encode()
+            peer.sendall(len(body).to_bytes(4, "big") + body)
+            data = b""
+            while chunk := peer.recv(4096):
+                data += chunk
+            answer = json.loads(data[4:])["kind"].encode()
+        except Exception as exc:
+            answer = repr(exc).encode()
+        finally:
+            os.write(write, answer)
+            os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    with os.fdopen(read, "rb") as fh:
+        answer = fh.read().decode()
+    os.chmod(directory, 0o700)
+    assert answer == "refused"
+
+
+def test_a_client_refuses_a_runtime_dir_open_to_others(repo: Path, runtime: Path) -> None:
+    (runtime / "cq").mkdir(mode=0o700)
+    os.chmod(runtime / "cq", 0o777)
+    run = run_cq("search", "register", cwd=repo, env=_env(runtime))
+    assert run.returncode == 0
+    assert (
+        run.stderr.startswith("cq: not using the cq server: ")
+        and "open to other users" in run.stderr
+    )
+    assert lock_holder(str(runtime / "cq")) is None
+
+
+def test_server_stop_stops_it_and_its_search_processes(repo: Path, runtime: Path) -> None:
+    pid = _start(runtime)
+    run_cq("search", "register", cwd=repo, env=_env(runtime))
+    family = {pid, *_children(pid)}
+    assert len(family) >= 2  # the server and its search process
+    stopped = run_cq("server", "stop", env=_env(runtime))
+    assert stopped.returncode == 0 and f"pid {pid}" in stopped.stdout
+    deadline = time.monotonic() + 20
+    while any(_alive(p) for p in family) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(p) for p in family)
+    status = run_cq("server", "status", env=_env(runtime))
+    assert status.returncode == 1 and "not running" in status.stdout
+    assert not (runtime / "cq" / "server.sock").exists()
+
+
+def test_the_server_exits_when_idle(runtime: Path) -> None:
+    pid = _start(runtime, CQ_SERVER_IDLE_S="1")
+    family = {pid, *_children(pid)}
+    deadline = time.monotonic() + 30
+    while any(_alive(p) for p in family) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in family)
+    assert lock_holder(str(runtime / "cq")) is None
+
+
+def test_cq_server_0_never_starts_one(repo: Path, runtime: Path) -> None:
+    run = run_cq("search", "register", cwd=repo, env={**_env(runtime), "CQ_SERVER": "0"})
+    assert run.returncode == 0
+    assert not (runtime / "cq").exists()
+
+
+def test_ctrl_c_in_the_client_cancels_the_search_in_the_server(
+    runtime: Path, tmp_path: Path
+) -> None:
+    body = "".join(
+        f"def handler_{i}(value):\n    return handler_{i - 1}(value) + {i}\n\n"
+        for i in range(1, 800)
+    )
+    big = write_tree(tmp_path / "big", {f"pkg/mod_{n}.py": f"# {n}\n{body}" for n in range(80)})
+    pid = _start(runtime)
+    env = {**os.environ, **_env(runtime), "CQ_POOL_MIN_BYTES": "1", "CQ_MAX_WORKERS": "2"}
+    client = subprocess.Popen(
+        [sys.executable, "-m", "cq", "search", "value", "--root", str(big), "--no-cache"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as at a shell
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while _busy(runtime) == 0 and client.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert client.poll() is None, "the search ended before it could be interrupted"
+        client.send_signal(signal.SIGINT)
+        _out, err = client.communicate(timeout=30)
+        assert client.returncode == 130 and b"Traceback" not in err, err
+        deadline = time.monotonic() + 30
+        while _busy(runtime) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _busy(runtime) == 0, "the server still runs the cancelled search"
+        assert lock_holder(str(runtime / "cq")) == pid  # and serves on
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+
+
+def _busy(runtime: Path) -> int:
+    status = run_cq("server", "status", env=_env(runtime))
+    found = re.search(r"(\d+) busy", status.stdout)
+    assert found, status.stdout
+    return int(found.group(1))
+
+
+def test_one_search_s_environment_and_directory_stay_its_own(
+    repo: Path, runtime: Path, tmp_path: Path
+) -> None:
+    other = write_tree(
+        tmp_path / "other", {"lib/registry.py": SOURCE.replace("register", "enlist")}
+    )
+    _start(runtime)
+    first = run_cq("search", "register", cwd=repo, env=_env(runtime, CQ_FORMAT="json"))
+    assert first.returncode == 0 and first.json()["summary"]["root"] == str(repo)
+    second = run_cq("search", "enlist", cwd=other, env=_env(runtime))
+    assert second.returncode == 0 and not second.stdout.startswith("{")  # markdown again
+    assert "lib/registry.py" in second.stdout and "app/core.py" not in second.stdout
+    third = run_cq("search", "enlist", cwd=repo, env=_env(runtime))
+    assert third.returncode == 1  # searched where it ran, not where the last one did
+    assert _served(runtime) == 3
+
+
+def test_clients_starting_at_once_make_one_server(repo: Path, runtime: Path) -> None:
+    env = {**os.environ, **_env(runtime)}
+    argv = [sys.executable, "-m", "cq", "search", "register"]
+    clients = [
+        subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    for client in clients:
+        _out, err = client.communicate(timeout=120)
+        assert client.returncode == 0 and err == b"", err  # each searched, none said a thing
+    deadline = time.monotonic() + 30
+    while len(servers := _servers_of(runtime)) != 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(servers) == 1 and lock_holder(str(runtime / "cq")) in servers
+
+
+def _servers_of(runtime: Path) -> set[int]:
+    """The live server processes started for this runtime dir (by their environment)."""
+    found: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _alive(int(entry)):
+            with contextlib.suppress(OSError):
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+                if (
+                    b"cq.server.daemon" in cmdline
+                    and f"XDG_RUNTIME_DIR={runtime}".encode() in environ
+                ):
+                    found.add(int(entry))
+    return found
+
+
+def test_a_frozen_server_is_bypassed_and_replaced(repo: Path, runtime: Path) -> None:
+    """A real server that stopped answering (SIGSTOP): said once, killed, a new one started."""
+    old = _start(runtime)
+    family = {old, *_children(old)}
+    os.kill(old, signal.SIGSTOP)
+    try:
+        frozen = run_cq("search", "register", cwd=repo, env=_env(runtime))
+        assert frozen.returncode == 0 and "register" in frozen.stdout
+        notes = frozen.stderr.splitlines()
+        assert len(notes) == 1 and f"(pid {old}) did not answer" in notes[0], frozen.stderr
+        deadline = time.monotonic() + 20
+        while any(_alive(p) for p in family) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(p) for p in family), "the frozen server or its process lives on"
+        assert _start(runtime) != old
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(old, signal.SIGKILL)
+
+
+def test_every_search_through_the_server_says_its_warnings(repo: Path, runtime: Path) -> None:
+    """rg cannot read a file: each search warns, not only the server's first one."""
+    from test_hardening_input import without_permission_checks_bypassed
+
+    prefix = without_permission_checks_bypassed()  # the server inherits it: rg must fail
+    secret = repo / "app" / "secret.py"
+    secret.write_text("register = 1\n", encoding="utf-8")
+    secret.chmod(0o000)
+    env = {**os.environ, **_env(runtime)}
+    argv = [sys.executable, "-m", "cq"]
+    started = subprocess.run(
+        [*prefix, *argv, "server", "start"], env=env, capture_output=True, timeout=120
+    )
+    assert started.returncode == 0, started.stderr
+    runs = [
+        subprocess.run(
+            [*prefix, *argv, "search", "register"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+        for _ in range(2)
+    ]
+    assert _served(runtime) == 2
+    for run in runs:
+        assert (
+            run.returncode == 0 and b"secret.py" in run.stderr and b"cq: warning: " in run.stderr
+        ), run.stderr
+
+
+def test_a_search_finds_rg_from_its_own_environment(
+    repo: Path, runtime: Path, tmp_path: Path
+) -> None:
+    """The search process found rg for an earlier search; a later one names another."""
+    _start(runtime)
+    assert run_cq("search", "register", cwd=repo, env=_env(runtime)).returncode == 0
+    missing = str(tmp_path / "no-rg")
+    alone = run_cq("search", "register", cwd=repo, env={"CQ_SERVER": "0", "CQ_RG": missing})
+    served = run_cq("search", "register", cwd=repo, env=_env(runtime, CQ_RG=missing))
+    assert _served(runtime) == 2
+    assert alone.returncode == 2 and f"CQ_RG={missing}" in alone.stderr
+    assert _report(served) == _report(alone)
+
+
+def test_at_a_terminal_the_server_writes_what_an_in_process_search_does(
+    repo: Path, runtime: Path
+) -> None:
+    """stdout a terminal (a pty): what depends on it (colour, line buffering) is the client's."""
+    _start(runtime)
+    alone = _at_terminal(
+        ["search", "register", "--limit", "3"], repo, {"CQ_SERVER": "0", "TERM": "xterm"}
+    )
+    before = _served(runtime)
+    served = _at_terminal(
+        ["search", "register", "--limit", "3"], repo, {**_env(runtime), "TERM": "xterm"}
+    )
+    assert _served(runtime) == before + 1
+    assert alone[0] == served[0] == 0
+    strip = re.compile(rb"^run: .*$", re.MULTILINE)
+    assert strip.sub(b"", served[1]) == strip.sub(b"", alone[1])
+
+
+def _at_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, bytes]:
+    """Run cq with stdout on a pty; its exit code and every byte it wrote there."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cq", *args],
+        cwd=cwd,
+        env={**os.environ, **env},
+        stdout=slave,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every writer closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return proc.wait(timeout=120), b"".join(chunks)
