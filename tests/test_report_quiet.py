@@ -92,7 +92,7 @@ def test_top_contexts_fence_each_place_apart(repo):
 
 def test_a_long_signature_is_not_repeated_on_every_use(repo):
     """With Pyrefly, every call resolved to ``save_record`` used to carry its whole type."""
-    env = {"CQ_SEMANTIC": "1", "CQ_SEMANTIC_BUDGET_MS": "60000"}
+    env = {"CQ_SEMANTIC": "1", "CQ_SEMANTIC_WAIT_MS": "60000"}  # a one-shot search waits
     md = search(repo, "save_record", env=env).stdout
     assert "→ `pkg/store.py:1`" in md  # the calls are resolved
     told = [x for x in md.splitlines() if "retries: int" in x and not x.startswith("def ")]
