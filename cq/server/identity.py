@@ -36,7 +36,9 @@ def identity() -> dict[str, str]:
 
 
 def code_digest() -> str:
-    """A hash of the cq package's sources (names and bytes, in a fixed order)."""
+    """A hash of the cq package's sources and its shipped profiles (names and bytes, in a
+    fixed order): two copies of the same cq (a checkout and its installed wheel) are one
+    server's code."""
     digest = hashlib.blake2b(digest_size=8)
     skip = len(_PACKAGE) + 1
     for folder, dirs, names in os.walk(_PACKAGE):
@@ -47,12 +49,21 @@ def code_digest() -> str:
                 digest.update(path[skip:].encode() + b"\0")  # relpath cost 11 ms a search
                 with open(path, "rb") as fh:
                     digest.update(fh.read())
+    # Where ``cq.profiles.profiles_dir`` finds them (not imported: the client starts lean).
+    shipped = os.path.join(_PACKAGE, "_profiles")
+    if not os.path.isdir(shipped):
+        shipped = os.path.join(os.path.dirname(_PACKAGE), "profiles")
+    for name in sorted(os.listdir(shipped)) if os.path.isdir(shipped) else ():
+        if name.endswith(".toml"):
+            digest.update(name.encode() + b"\0")
+            with open(os.path.join(shipped, name), "rb") as fh:
+                digest.update(fh.read())
     return digest.hexdigest()
 
 
 def settings_digest() -> str:
     # The environment (venv) and Python version, not the executable's name: ``cq`` runs
     # ``.../bin/python3`` and ``python -m cq`` may be ``.../bin/python``, the same interpreter.
-    parts = [sys.prefix, sys.version, _PACKAGE]
+    parts = [sys.prefix, sys.version]
     parts += [f"{name}={os.environ.get(name, '')}" for name in SERVER_SETTINGS]
     return hashlib.blake2b("\0".join(parts).encode(), digest_size=8).hexdigest()
