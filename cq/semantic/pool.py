@@ -100,7 +100,8 @@ class ServerPool:
 
 def _reusable(server: PyreflyServer, indexing: bool) -> bool:
     """Starting or alive, and indexing as asked."""
-    return server.indexing == indexing and (not server.initialized.is_set() or server.alive())
+    same = server.requested_indexing == indexing
+    return same and (not server.initialized.is_set() or server.alive())
 
 
 def _stop_quietly(server: PyreflyServer) -> None:

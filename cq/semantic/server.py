@@ -45,6 +45,11 @@ from cq.semantic.rpc import Connection, RpcError
 from cq.semantic.view import WorkspaceView
 
 INDEXING_LIMIT = 100_000  # files; Pyrefly's default 2000 leaves larger roots half-indexed
+# Python files past which a server asked to index the workspace checks only the files cq opens
+# (no reference counts): Pyrefly's index grows with the tree (the 24,914-file audit tree of
+# bench/audit_scale.py: 1.8 GB RSS after 35 s of indexing, still growing), which no search's
+# reference counts are worth. At ~75 KB a file, 4,000 files keep it near 300 MB.
+WORKSPACE_INDEX_MAX_FILES = 4000
 # Pyrefly's threads when it indexes: half the cores, so its background indexing leaves cq's
 # classification and enrichment (whose LibCST stage has a wall-time budget) the other half.
 # After indexing, Pyrefly publishes the open files' diagnostics again; when it has nothing new
@@ -77,6 +82,7 @@ class PyreflyServer:
         self.root = root
         self.binary = binary
         self.scratch = scratch
+        self.requested_indexing = indexing  # what the pool was asked for (``pool._reusable``)
         self.indexing = indexing  # builds the workspace index (references); else none at all
         self.process: subprocess.Popen[bytes] | None = None
         self.conn: Connection | None = None
@@ -105,6 +111,8 @@ class PyreflyServer:
         the parent death signal is tied to the thread that forked)."""
         self.scratch.mkdir(parents=True, exist_ok=True)
         self.view.build()
+        if self.indexing and self.view.python_files > WORKSPACE_INDEX_MAX_FILES:
+            self.indexing = False
         env = self.view.environment(self.scratch)
         argv = [self.binary, "lsp"]
         if self.indexing:

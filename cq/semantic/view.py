@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+_PYTHON = (".py", ".pyi")
 # What Pyrefly does not check in the view: its own default excludes (hidden directories,
 # caches, ``venv``), anchored at the view, and installed packages.
 _EXCLUDED = (".[!/.]*/**", "__pycache__", "node_modules", "venv/**", "site-packages/**")
@@ -57,6 +58,7 @@ class WorkspaceView:
         self._root_uri = Path(self.root).as_uri()
         self._view_uri = self.dir.as_uri()
         self._view_prefix = f"{self.dir}{os.sep}"
+        self.python_files = 0  # counted by ``build``
 
     def build(self) -> None:
         """Make a fresh view of the root and write the config."""
@@ -66,7 +68,7 @@ class WorkspaceView:
         shutil.rmtree(self.dir, ignore_errors=True)
         with contextlib.suppress(OSError):
             self.dir.unlink()
-        tainted = _tainted_dirs(self.root)
+        tainted, self.python_files = _tainted_dirs(self.root)
         if self.root in tainted:
             self._mirror(self.root, self.dir, tainted)
         else:
@@ -199,11 +201,13 @@ def _walk(value: Any, translate: Any) -> Any:
     return value
 
 
-def _tainted_dirs(root: str) -> set[str]:
+def _tainted_dirs(root: str) -> tuple[set[str], int]:
     """The directories of the root (the root included) that hold, at some depth, a link
-    leading out of the root or to a directory. Hidden directories are not read: no import
-    reaches a name with a dot, and the config keeps Pyrefly's checking out of them."""
+    leading out of the root or to a directory, and how many Python files the walk saw.
+    Hidden directories are not read: no import reaches a name with a dot, and the config keeps
+    Pyrefly's checking out of them."""
     tainted: set[str] = set()
+    python_files = 0
     stack = [root]
     while stack:
         current = stack.pop()
@@ -220,13 +224,15 @@ def _tainted_dirs(root: str) -> set[str]:
                         tainted.add(current)
                 elif entry.is_dir() and not entry.name.startswith("."):
                     stack.append(entry.path)
+                elif entry.name.endswith(_PYTHON):
+                    python_files += 1
             except OSError:
                 tainted.add(current)
     for path in list(tainted):
         while _inside(path, root) and path != root:
             path = os.path.dirname(path)
             tainted.add(path)
-    return tainted
+    return tainted, python_files
 
 
 def _inside(path: str, root: str) -> bool:
