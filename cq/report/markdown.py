@@ -22,16 +22,16 @@ from cq.model import (
     SearchResult,
     TopContexts,
 )
+from cq.report.md_answer import answer
 from cq.report.md_context import context_lines
+from cq.report.md_scores import scores
 from cq.report.md_sections import (
-    answer,
     finding_list,
     follow_ups,
     functions,
     hot_files,
     kind_counts,
     overview,
-    scores,
     top_contexts,
 )
 from cq.report.md_text import code
