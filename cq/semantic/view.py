@@ -88,9 +88,7 @@ class WorkspaceView:
         for entry in entries:
             try:
                 if entry.is_symlink():
-                    real = os.path.realpath(entry.path)
-                    keep = _inside(real, self.root) and os.path.isfile(real)
-                    link_to = real if keep else None
+                    link_to = _file_inside(entry.path, self.root)
                 elif entry.is_dir():
                     if entry.path in tainted:
                         self._mirror(entry.path, target / entry.name, tainted)
@@ -219,8 +217,7 @@ def _tainted_dirs(root: str) -> tuple[set[str], int]:
         for entry in entries:
             try:
                 if entry.is_symlink():
-                    real = os.path.realpath(entry.path)
-                    if not (_inside(real, root) and os.path.isfile(real)):
+                    if _file_inside(entry.path, root) is None:
                         tainted.add(current)
                 elif entry.is_dir() and not entry.name.startswith("."):
                     stack.append(entry.path)
@@ -233,6 +230,13 @@ def _tainted_dirs(root: str) -> tuple[set[str], int]:
             path = os.path.dirname(path)
             tainted.add(path)
     return tainted, python_files
+
+
+def _file_inside(link: str, root: str) -> str | None:
+    """The real path of ``link`` when it leads to a regular file inside the root; else None
+    (a link out of the root, to a directory, or dangling)."""
+    real = os.path.realpath(link)
+    return real if _inside(real, root) and os.path.isfile(real) else None
 
 
 def _inside(path: str, root: str) -> bool:
