@@ -45,7 +45,6 @@ from cq.model import (
 )
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
-from cq.profiles import load_tuning
 from cq.progress import Progress
 from cq.rank import (
     RankContext,
@@ -66,6 +65,7 @@ from cq.rewrite import (
     rewrite_trigger,
 )
 from cq.semantic import begin as begin_semantic
+from cq.settings import resolve_settings
 
 
 def run_search(
@@ -86,7 +86,8 @@ def run_search(
     timings: dict[str, float] = {}
     check = cancel.check if cancel is not None else never
     progress = Progress(enabled=request.progress, check=check)
-    tuning = load_tuning(request.profile, request.root)
+    settings = resolve_settings(request)  # the profile parsed once, env and switches on top
+    tuning = settings.tuning
     index: IndexRun | None = None
     try:
         mode = request.mode or detect_mode(request.query)
@@ -151,7 +152,9 @@ def run_search(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
         # Pyrefly starts meanwhile, opening files the corpus reads for it (once, as for all).
-        semantic = begin_semantic(request, candidates.matches, corpus)  # None: stage off
+        semantic = begin_semantic(
+            request, candidates.matches, corpus, settings.semantic
+        )  # None: stage off
 
         with _timed(timings, "classify"):
             classified = classify_all(

@@ -89,7 +89,17 @@ _ENV = (  # variable, group, field, reader
 
 def load_tuning(name_or_path: str, root: str) -> Tuning:
     """The tuning table: defaults, the profile's tables on top, then the environment's."""
-    table = _profile_table(name_or_path, root)
+    return tuning_of(read_profile(name_or_path, root), name_or_path)
+
+
+def read_profile(name_or_path: str, root: str) -> dict[str, Any]:
+    """The profile's TOML, parsed: a named preset or a file inside ``root``. A search parses
+    it once (``cq.settings``) and reads every table of it from this."""
+    return _profile_table(name_or_path, root)
+
+
+def tuning_of(table: dict[str, Any], name_or_path: str) -> Tuning:
+    """The tuning groups of a parsed profile, the environment's values on top, checked."""
     groups = {name: table.get(name, {}) for name in Tuning.__struct_fields__}
     for name, value in groups.items():
         if not isinstance(value, dict):
@@ -148,12 +158,12 @@ def _check_rank(name_or_path: str, weights: RankWeights) -> None:
             _check_weight(name_or_path, f"rank.{kind}.{key}", value)
 
 
-def profile_section(name_or_path: str, root: str, section: str) -> dict[str, Any]:
-    """One optional table of the profile (``[semantic]``), empty when absent."""
-    table = _profile_table(name_or_path, root).get(section, {})
-    if not isinstance(table, dict):
+def section_of(table: dict[str, Any], name_or_path: str, section: str) -> dict[str, Any]:
+    """One optional table of a parsed profile (``[semantic]``), empty when absent."""
+    value = table.get(section, {})
+    if not isinstance(value, dict):
         raise UsageError(f"profile {name_or_path}: [{section}] is not a table")
-    return table
+    return value
 
 
 def _check_weight(name_or_path: str, key: str, value: float) -> None:

@@ -34,6 +34,7 @@ BASE = (
     "confine",
     "env",
     "profiles",
+    "settings",
     "workers",
 )
 # What each base module may import of cq: the base modules listed before it.
@@ -47,6 +48,7 @@ BASE_ALLOWED = {
     "confine": {"errors", "model", "rooted"},
     "env": {"errors"},
     "profiles": {"model", "errors", "confine", "env"},
+    "settings": {"model", "errors", "env", "profiles"},
     "workers": set(),
     "cancel": {"errors"},
     "parse": {"model", "cache", "rooted", "tools"},

@@ -15,7 +15,7 @@ leaves without a definition gets cq's own reading of the source when it is certa
 syntax``): ``fallback.py`` runs it beside Pyrefly, ``syntax_resolve.py`` follows the call,
 with ``scopes.py`` (what a scope binds), ``values.py``, ``classes.py`` (C3 order) and
 ``fixtures.py`` (pytest's fixture lookup). Off with ``--no-semantic``, ``CQ_SEMANTIC=0`` or
-a profile's ``[semantic] enabled = false`` (``settings.py``); the stage's modules are
+a profile's ``[semantic] enabled = false`` (``cq/settings.py``); the stage's modules are
 imported only when it runs.
 """
 
@@ -23,22 +23,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cq.semantic.settings import semantic_settings
-
 if TYPE_CHECKING:
     from cq.model import RawMatch, SearchRequest
     from cq.parse import Corpus
     from cq.semantic.stage import SemanticRun
+    from cq.settings import SemanticSettings
 
 
 def begin(
-    request: SearchRequest, matches: tuple[RawMatch, ...], corpus: Corpus
+    request: SearchRequest,
+    matches: tuple[RawMatch, ...],
+    corpus: Corpus,
+    settings: SemanticSettings,
 ) -> SemanticRun | None:
-    """The search's semantic run, started; None when the stage is off or no hit is Python
-    (then nothing more of the stage is imported: it costs ~4 ms)."""
+    """The search's semantic run, started; None when the stage is off (``settings``, resolved
+    at the search's front by ``cq.settings``) or no hit is Python (then nothing more of the
+    stage is imported: it costs ~4 ms)."""
     if not any(m.language == "python" for m in matches):
         return None
-    settings = semantic_settings(request)
     if not settings.enabled:
         return None
     from cq.semantic.stage import SemanticRun

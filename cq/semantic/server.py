@@ -1,7 +1,7 @@
 """One ``pyrefly lsp`` process per searched root: started in the background, kept warm for the
 life of the cq process (``cq mcp`` keeps it across searches), stopped at exit.
 
-A server started for a one-shot search runs ``--indexing-mode none`` (``settings.py`` says
+A server started for a one-shot search runs ``--indexing-mode none`` (``cq/settings.py`` says
 why): it checks only the files cq opens, with all cores, since cq waits for it then; one that
 indexes (``cq mcp``, ``index = "always"``) keeps half the cores for cq while it indexes.
 

@@ -55,8 +55,8 @@ from cq.semantic.memo import AnswerMemo, KnownAnswer
 from cq.semantic.pool import pool
 from cq.semantic.ranking import refine_order
 from cq.semantic.server import PyreflyServer, pyrefly_binary
-from cq.semantic.settings import SemanticSettings
 from cq.semantic.unique_name import UniqueNames
+from cq.settings import SemanticSettings
 
 CODE_CATEGORIES = frozenset(
     {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}

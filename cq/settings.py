@@ -1,4 +1,10 @@
-"""Whether the semantic stage runs, whether a search waits for Pyrefly, and how long it may ask.
+"""A search's settings, resolved once at its front (as ripgrep derives ``HiArgs`` from its
+flags once): the profile is parsed once, its tuning tables and its ``[semantic]`` table read
+from that one parse, the environment and the request's switches laid on top; no stage reads
+the profile again.
+
+The semantic stage's settings: whether it runs, whether a search waits for Pyrefly, and how
+long it may ask.
 
 Off with ``--no-semantic`` (``SearchRequest.semantic``), ``CQ_SEMANTIC=0`` or a profile's
 ``[semantic] enabled = false``.
@@ -33,6 +39,7 @@ import msgspec
 
 from cq.env import env_choice, env_float
 from cq.errors import UsageError
+from cq.model.tuning import Tuning
 
 if TYPE_CHECKING:
     from cq.model import SearchRequest
@@ -51,13 +58,27 @@ class SemanticSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     index: Literal["auto", "always", "never"] = "auto"  # Pyrefly's workspace index: see above
 
 
-def semantic_settings(request: SearchRequest) -> SemanticSettings:
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    """What a search reads from its profile and the environment, resolved once."""
+
+    tuning: Tuning
+    semantic: SemanticSettings
+
+
+def resolve_settings(request: SearchRequest) -> Settings:
+    """The request's profile parsed once (its root already confined), then the tables
+    read from it, the environment and the request's own switches on top."""
+    from cq.profiles import read_profile, section_of, tuning_of
+
+    profile = read_profile(request.profile, request.root)
+    semantic = _semantic(request, section_of(profile, request.profile, "semantic"))
+    return Settings(tuning=tuning_of(profile, request.profile), semantic=semantic)
+
+
+def _semantic(request: SearchRequest, table: dict[str, object]) -> SemanticSettings:
     """The profile's ``[semantic]`` table, then the environment, then the request's switch
     and wait."""
-    from cq.profiles import profile_section
-
     profile = request.profile
-    table = profile_section(profile, request.root, "semantic")
     try:
         settings = msgspec.convert(table, SemanticSettings)
     except msgspec.ValidationError as exc:
