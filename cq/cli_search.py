@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 import msgspec
 
@@ -14,11 +15,19 @@ from cq.model.options import LIMIT_FLAGS, NOT_IN_REQUEST, SEARCH_OPTIONS
 
 
 def request_from_args(args: argparse.Namespace, *, query_needed: bool = True) -> SearchRequest:
-    """Profile first, then flags on top; the query from stdin when it is '-'. Every option of
+    """``search_from_args``' request."""
+    return search_from_args(args, query_needed=query_needed)[0]
+
+
+def search_from_args(
+    args: argparse.Namespace, *, query_needed: bool = True
+) -> tuple[SearchRequest, dict[str, Any]]:
+    """The request and its parsed profile (parsed once: ``cq.settings`` reads the rest of it).
+    Profile first, then flags on top; the query from stdin when it is '-'. Every option of
     ``cq.model.options`` the CLI spells is read by its request field's name. ``--files``
     needs no query (``query_needed``): its request's is empty."""
     from cq.confine import is_profile_name
-    from cq.profiles import load_profile
+    from cq.profiles import limits_of, read_profile
 
     query = args.query if query_needed else ""
     if query is None:
@@ -33,7 +42,8 @@ def request_from_args(args: argparse.Namespace, *, query_needed: bool = True) ->
     # A profile file on the command line is relative to the current directory, as shells
     # expect; like every path a request names it must lie inside the root (cq.confine).
     profile = args.profile if is_profile_name(args.profile) else os.path.abspath(args.profile)
-    limits = load_profile(profile, root)
+    table = read_profile(profile, root)
+    limits = limits_of(table, profile)
     overrides = {
         limit.field: getattr(args, limit.field)
         for limit in LIMIT_FLAGS
@@ -57,7 +67,7 @@ def request_from_args(args: argparse.Namespace, *, query_needed: bool = True) ->
         "limits": limits,
         "progress": True,
     }
-    return msgspec.convert(fields, SearchRequest)
+    return msgspec.convert(fields, SearchRequest), table
 
 
 def _context_widths(args: argparse.Namespace) -> dict[str, int]:
@@ -100,14 +110,16 @@ def run_search_command(args: argparse.Namespace) -> int:
 
     from cq.assemble import fit_answer
     from cq.pipeline import run_search
-    from cq.profiles import load_tuning
     from cq.report import colour_markdown, render_json, render_markdown
+    from cq.settings import resolve_settings
 
-    request = request_from_args(args)
+    request, table = search_from_args(args)
+    settings = resolve_settings(request, table)  # the profile parsed once for the search
     fmt = output_format(args)
     render = render_json if fmt == "json" else partial(render_markdown, verbose=request.explain)
-    report = load_tuning(request.profile, request.root).report
-    answer = fit_answer(request, run_search(request), render, is_json=fmt == "json", report=report)
+    report = settings.tuning.report
+    result = run_search(request, settings=settings)
+    answer = fit_answer(request, result, render, is_json=fmt == "json", report=report)
     text = colour_markdown(answer.text) if fmt == "md" and colour_wanted(args) else answer.text
     sys.stdout.write(text)
     sys.stdout.flush()

@@ -65,7 +65,7 @@ from cq.rewrite import (
     rewrite_trigger,
 )
 from cq.semantic import begin as begin_semantic
-from cq.settings import resolve_settings
+from cq.settings import Settings, resolve_settings
 
 
 def run_search(
@@ -73,6 +73,7 @@ def run_search(
     *,
     cancel: CancelToken | None = None,
     model: CallerModel | None = None,
+    settings: Settings | None = None,
 ) -> SearchResult:
     """Run one search end to end; a ``cancel``led one raises ``SearchCancelledError`` at the
     next checkpoint (between files, batches, stages and enriched hits); a question's rewrite
@@ -86,7 +87,8 @@ def run_search(
     timings: dict[str, float] = {}
     check = cancel.check if cancel is not None else never
     progress = Progress(enabled=request.progress, check=check)
-    settings = resolve_settings(request)  # the profile parsed once, env and switches on top
+    if settings is None:  # the profile parsed once, env and switches on top (cq.settings)
+        settings = resolve_settings(request)
     tuning = settings.tuning
     index: IndexRun | None = None
     try:

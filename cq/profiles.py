@@ -62,7 +62,12 @@ def available_profiles() -> list[str]:
 def load_profile(name_or_path: str, root: str) -> Limits:
     """Limits from a named preset or from a TOML file inside ``root`` (a relative path is
     relative to it); a clear error otherwise."""
-    table = _profile_table(name_or_path, root)
+    return limits_of(read_profile(name_or_path, root), name_or_path)
+
+
+def limits_of(table: dict[str, Any], name_or_path: str) -> Limits:
+    """The limits of a parsed profile (its top-level keys), checked."""
+    table = dict(table)
     for group in (*Tuning.__struct_fields__, "semantic"):
         table.pop(group, None)
     limits = _convert(table, Limits, name_or_path, "")

@@ -33,7 +33,7 @@ in none.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -65,12 +65,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     semantic: SemanticSettings
 
 
-def resolve_settings(request: SearchRequest) -> Settings:
-    """The request's profile parsed once (its root already confined), then the tables
-    read from it, the environment and the request's own switches on top."""
+def resolve_settings(request: SearchRequest, table: dict[str, Any] | None = None) -> Settings:
+    """The request's profile parsed once (``table``, when the caller already parsed it for
+    the request's limits), then the tables read from it, the environment and the request's
+    own switches on top."""
     from cq.profiles import read_profile, section_of, tuning_of
 
-    profile = read_profile(request.profile, request.root)
+    profile = read_profile(request.profile, request.root) if table is None else table
     semantic = _semantic(request, section_of(profile, request.profile, "semantic"))
     return Settings(tuning=tuning_of(profile, request.profile), semantic=semantic)
 

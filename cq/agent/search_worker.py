@@ -210,19 +210,20 @@ def _answer(
     from cq.assemble import fit_answer
     from cq.parse import cache_stats
     from cq.pipeline import run_search
-    from cq.profiles import load_tuning
     from cq.report import render_json, render_markdown
+    from cq.settings import resolve_settings
 
     is_json = job.args.format == "json"
     render = render_json if is_json else partial(render_markdown, verbose=request.explain)
+    settings = resolve_settings(request)  # the profile parsed here, once for the search
     answer = fit_answer(
         request,
-        run_search(request, cancel=token, model=model),
+        run_search(request, cancel=token, model=model, settings=settings),
         render,
         note=lambda result: left_out_note(result, request, job.cap),
         is_json=is_json,
         names=("max_tokens", "format md"),
-        report=load_tuning(request.profile, request.root).report,
+        report=settings.tuning.report,
     )
     return Done(
         id=job.id,
