@@ -30,6 +30,7 @@ from cq.enrich import EnrichSettings, enrich_shown
 from cq.errors import UsageError
 from cq.index import IndexFusion, IndexRun
 from cq.model import (
+    CODE_CATEGORIES,
     Category,
     Classification,
     FileCount,
@@ -351,16 +352,13 @@ def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> l
 
 
 _WORD = re.compile(r"\w")
-_CODE_CATEGORIES = frozenset(
-    {"definition", "callsite", "import", "from_import", "assignment", "reference", "annotation"}
-)
 
 
 def _category(text: str, category: Category) -> Category:
     """A match of punctuation or an operator alone (``(``, ``->``, ``+=``) names nothing: it
     is a text match wherever its parse node sits, never a definition or a call (in a comment,
     a string or a docstring it stays one)."""
-    if text and category in _CODE_CATEGORIES and not _WORD.search(text):
+    if text and category in CODE_CATEGORIES and not _WORD.search(text):
         return "text_match"
     return category
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections import Counter
 
 from cq.model import (
+    CATEGORY_ORDER,
+    NON_CODE_CATEGORIES,
     FileCount,
     Finding,
     FindingList,
@@ -19,21 +21,8 @@ from cq.model import (
 )
 from cq.model.tuning import ReportTuning
 
-CATEGORY_ORDER = (
-    "definition",
-    "callsite",
-    "import",
-    "from_import",
-    "assignment",
-    "reference",
-    "annotation",
-    "text_match",
-    "docstring_match",
-    "comment_match",
-    "string_match",
-)
 IMPORT_KINDS = ("import", "from_import")
-NON_CODE_KINDS = ("docstring_match", "comment_match", "string_match")
+NON_CODE_KINDS = NON_CODE_CATEGORIES
 
 
 def top_contexts(shown: tuple[Finding, ...], t: ReportTuning) -> TopContexts:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 
 from cq.classify.records import CATEGORIES, FileRecords
-from cq.model import Classification
+from cq.model import NON_CODE_CATEGORIES, Classification
 from cq.model.tuning import ClassifyTuning
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
-_NON_CODE = {"docstring_match", "comment_match", "string_match"}
 
 
 def classify_from_records(
@@ -21,7 +20,7 @@ def classify_from_records(
     seg = records.segment_at(start)
     if seg is not None:
         category = CATEGORIES[records.seg_cats[seg]]
-        if category in _NON_CODE:
+        if category in NON_CODE_CATEGORIES:
             inside = end <= records.seg_ends[seg]
             confidence = t.records_non_code if inside else t.records_non_code_spanning
             return _verdict(records, category, confidence, records.seg_kinds[seg], scope)

@@ -13,11 +13,10 @@ import msgspec
 
 from cq.cache.payloads import PayloadCache
 from cq.enrich.symbols import flags_for, python_symbols
-from cq.model import Finding
+from cq.model import CODE_CATEGORIES, Finding
 from cq.model.tuning import EnrichTuning
 from cq.parse import Corpus
 
-_CODE = {"definition", "callsite", "import", "from_import", "assignment", "reference", "annotation"}
 _Symbols = dict[str, dict[str, int]]
 
 
@@ -31,7 +30,7 @@ def attach_bindings(
     for i, f in enumerate(shown):
         if (
             f.language == "python"
-            and f.category in _CODE
+            and f.category in CODE_CATEGORIES
             and f.confidence >= t.symtable_min_confidence
         ):
             wanted[f.file].append(i)

@@ -6,7 +6,15 @@ classify, enrich, rank, report, rewrite) can depend on it. Open ``request.py`` f
 ``SearchRequest`` goes in, a ``SearchResult`` (``result.py``) comes out.
 """
 
-from cq.model.classification import Category, Classification, SymbolFlags, Tier
+from cq.model.classification import (
+    CATEGORY_ORDER,
+    CODE_CATEGORIES,
+    NON_CODE_CATEGORIES,
+    Category,
+    Classification,
+    SymbolFlags,
+    Tier,
+)
 from cq.model.enrichment import (
     Agreement,
     Binding,
@@ -65,6 +73,9 @@ from cq.model.semantic import (
 
 __all__ = [
     "CALLERS_LISTED",
+    "CATEGORY_ORDER",
+    "CODE_CATEGORIES",
+    "NON_CODE_CATEGORIES",
     "SCHEMA_VERSION",
     "Agreement",
     "Binding",

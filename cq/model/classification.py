@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
+# In the order reports count them (code first, then text, then the non-code kinds).
 Category = Literal[
     "definition",
     "callsite",
@@ -14,11 +15,18 @@ Category = Literal[
     "assignment",
     "reference",
     "annotation",
+    "text_match",
     "docstring_match",
     "comment_match",
     "string_match",
-    "text_match",
 ]
+CATEGORY_ORDER: tuple[Category, ...] = get_args(Category)
+# What a name's use in code can be; the rest are text matches.
+CODE_CATEGORIES: frozenset[Category] = frozenset(
+    CATEGORY_ORDER[: CATEGORY_ORDER.index("text_match")]
+)
+# Text in a docstring, a comment or a string literal.
+NON_CODE_CATEGORIES: tuple[Category, ...] = CATEGORY_ORDER[CATEGORY_ORDER.index("text_match") + 1 :]
 # index: a definition line the index's scanner placed (no rg hit on it; README "Tiers")
 Tier = Literal["heuristic", "node", "records", "fallback", "index"]
 

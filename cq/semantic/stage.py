@@ -39,6 +39,7 @@ import msgspec
 
 from cq.enrich import EnrichOutcome
 from cq.model import (
+    CODE_CATEGORIES,
     Finding,
     Pattern,
     RawMatch,
@@ -58,9 +59,6 @@ from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.unique_name import UniqueNames
 from cq.settings import SemanticSettings
 
-CODE_CATEGORIES = frozenset(
-    {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}
-)
 _BACKGROUND = "not in the cache yet: asked in the background, shown from a later search"
 _NOT_ASKED = "not in the cache: a one-shot search does not ask Pyrefly (--semantic-wait does)"
 

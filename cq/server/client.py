@@ -35,6 +35,9 @@ from cq.server.wire import Channel, WireError
 HELLO_TIMEOUT_S = 2.0
 _OFF = ("0", "off", "false", "no")
 
+# How long a ^C waits for the server to confirm the search stopped before the client exits.
+_CANCEL_GRACE_S = 2.0
+
 
 def server_wanted(argv: Sequence[str]) -> bool:
     """Whether this command line goes to the server at all."""
@@ -174,7 +177,12 @@ def _search(channel: Channel, argv: list[str]) -> int | None:
             cancelled = True
             with contextlib.suppress(OSError):
                 channel.send({"kind": "cancel"})
+                # The server stops the search at its next checkpoint; a client does not wait
+                # longer than an interrupted in-process search would take to exit.
+                channel.sock.settimeout(_CANCEL_GRACE_S)
             continue
+        except TimeoutError:
+            return 130
         except (OSError, WireError):
             reply = None
         if reply is None:
