@@ -89,3 +89,20 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     # with their own cache dirs); tests/test_server.py turns it on with a runtime dir of its own.
     monkeypatch.setenv("CQ_SERVER", "0")
     yield cache
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project an agent works in (the installer tests' cwd)."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "app.py").write_text("def main():\n    pass\n")
+    return project
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A home directory of its own, handed to the CLI as ``HOME``."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return home

@@ -32,14 +32,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    project = tmp_path / "proj"
-    project.mkdir()
-    (project / "app.py").write_text("def main():\n    pass\n")
-    return project
-
-
 def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 

@@ -8,7 +8,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
 from conftest import run_cq
 
 CURSOR = Path(".cursor/mcp.json")
@@ -17,21 +16,6 @@ GEMINI_THEIRS = (
     '{\n  "theme": "GitHub",\n  "mcpServers": {\n    "git": {\n      "command": "uvx",\n'
     '      "args": ["mcp-server-git"]\n    }\n  },\n  "contextFileName": "AGENTS.md"\n}\n'
 )
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    return home
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    project = tmp_path / "proj"
-    project.mkdir()
-    (project / "app.py").write_text("def main():\n    pass\n")
-    return project
 
 
 def agent(*args: str, cwd: Path, home: Path) -> dict[str, str]:

@@ -13,21 +13,6 @@ CLAUDE_CMD = Path(".claude/commands/cq.md")
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    return home
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    project = tmp_path / "proj"
-    project.mkdir()
-    (project / "app.py").write_text("def main():\n    pass\n")
-    return project
-
-
-@pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """A directory beside the project, with a file a link in the project may point at."""
     out = tmp_path / "out"
