@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 import traceback
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 
@@ -166,8 +166,8 @@ def _listen(inbox, jobs: queue.Queue[Job], current: _Current, model: _RelayedMod
 def _run(job: Job, token: CancelToken, model: CallerModel | None) -> FromWorker:
     """One search to its answer or its one-line error; a bug in cq is reported, not fatal."""
     try:
-        request = build_request(job)
-        return _answer(job, request, token, model)
+        request, table = build_request(job)
+        return _answer(job, request, table, token, model)
     except SearchCancelledError:
         return Failed(id=job.id, message="search cancelled", cancelled=True)
     except CqError as exc:
@@ -177,30 +177,36 @@ def _run(job: Job, token: CancelToken, model: CallerModel | None) -> FromWorker:
         return Failed(id=job.id, message=f"internal error: {type(exc).__name__}: {exc}")
 
 
-def build_request(job: Job) -> SearchRequest:
-    """The ``SearchRequest`` of a tool call; its root is the server's (``cq.confine``). Every
-    tool argument is the request field of the same name (``cq.model.options``)."""
+def build_request(job: Job) -> tuple[SearchRequest, dict[str, Any]]:
+    """The ``SearchRequest`` of a tool call and its parsed profile (parsed once: ``cq.settings``
+    reads the rest of it); its root is the server's (``cq.confine``). Every tool argument is
+    the request field of the same name (``cq.model.options``)."""
     from cq.confine import server_root
     from cq.model.options import request_fields
-    from cq.profiles import load_profile
+    from cq.profiles import limits_of, read_profile
 
     args = job.args
     if not args.query.strip():
         raise UsageError("empty query")
     root = server_root(job.server_root, args.root)
     fields = request_fields({name: getattr(args, name) for name in args.__struct_fields__})
+    table = read_profile(args.profile, root)
     fields |= {
         "root": root,
-        "limits": load_profile(args.profile, root),
+        "limits": limits_of(table, args.profile),
         "max_tokens": args.budget,
     }
     for name in ("budget", "format"):  # how to answer, not what to search
         fields.pop(name)
-    return msgspec.convert(fields, SearchRequest)
+    return msgspec.convert(fields, SearchRequest), table
 
 
 def _answer(
-    job: Job, request: SearchRequest, token: CancelToken, model: CallerModel | None
+    job: Job,
+    request: SearchRequest,
+    table: dict[str, Any],
+    token: CancelToken,
+    model: CallerModel | None,
 ) -> Done:
     """Run the search, then cut and render it within the budget (as ``cq search`` does, with
     a note saying what was left out in the tool's argument names)."""
@@ -215,7 +221,7 @@ def _answer(
 
     is_json = job.args.format == "json"
     render = render_json if is_json else partial(render_markdown, verbose=request.explain)
-    settings = resolve_settings(request)  # the profile parsed here, once for the search
+    settings = resolve_settings(request, table)
     answer = fit_answer(
         request,
         run_search(request, cancel=token, model=model, settings=settings),
