@@ -68,12 +68,6 @@ def clear_index(root: Path | None) -> tuple[int, int]:
     return removed, freed
 
 
-def index_summary() -> tuple[int, int]:
-    """(indexed roots, bytes on disk) over every index in the cache dir."""
-    dirs = _all_index_dirs()
-    return len(dirs), sum(dir_size(d) for d in dirs)
-
-
 def _all_index_dirs() -> list[Path]:
     base = indexes_dir()
     if not base.exists():
