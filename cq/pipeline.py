@@ -43,6 +43,7 @@ from cq.model import (
     SearchStats,
     Suggestion,
     Tally,
+    Telemetry,
 )
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
@@ -238,10 +239,11 @@ def run_search(
             timings_ms={k: round(v, 1) for k, v in timings.items()}
             | enriched.timings_ms
             | fused.timings_ms,
-            telemetry=enriched.telemetry
-            | (semantic.telemetry if semantic is not None else {})
-            | _classify_telemetry(classified.reasons)
-            | fused.telemetry,
+            telemetry=enriched.telemetry.plus(
+                semantic.telemetry if semantic is not None else Telemetry()
+            )
+            .plus(Telemetry(classification_fallbacks=classified.reasons or None))
+            .plus(fused.telemetry),
             semantic=semantic.summary if semantic is not None else None,
             counters=counters.plus(classified.counters)
             .plus(enriched.counters)
@@ -322,10 +324,6 @@ def _typed_line(query: str, mode: str) -> str | None:
             f"{len(lines)} lines)"
         )
     return None
-
-
-def _classify_telemetry(reasons: dict[str, int]) -> dict[str, dict[str, int]]:
-    return {"classification_fallbacks": reasons} if reasons else {}
 
 
 def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> list[Finding]:

@@ -11,11 +11,11 @@ matched nothing carries the tree's nearest defined names (``Summary.suggestions`
 ``cq.report`` only renders it.
 """
 
-from cq.assemble.budget import Answer, estimate_tokens, fit_answer, fit_budget
+from cq.assemble.budget import Fitted, estimate_tokens, fit_answer, fit_budget
 from cq.assemble.result import SearchFacts, assemble_result
 
 __all__ = [
-    "Answer",
+    "Fitted",
     "SearchFacts",
     "assemble_result",
     "estimate_tokens",

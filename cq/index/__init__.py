@@ -27,7 +27,15 @@ from collections.abc import Callable
 
 import msgspec
 
-from cq.model import Finding, RelevantFunction, RewriteSummary, RunCounters, SearchRequest
+from cq.model import (
+    Finding,
+    IndexHeld,
+    RelevantFunction,
+    RewriteSummary,
+    RunCounters,
+    SearchRequest,
+    Telemetry,
+)
 from cq.model.tuning import Tuning
 from cq.parse import Corpus, Listing
 from cq.rank import called_names
@@ -40,7 +48,7 @@ class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
 
     findings: list[Finding]
     functions: tuple[RelevantFunction, ...] = ()
-    telemetry: dict[str, dict[str, int]] = {}
+    telemetry: Telemetry = msgspec.field(default_factory=Telemetry)
     counters: RunCounters = msgspec.field(default_factory=RunCounters)
     timings_ms: dict[str, float] = {}
 
@@ -132,7 +140,7 @@ class IndexRun:
         if evidence is None:
             return IndexFusion(findings=ranked)
         if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
-            skipped = {"index": {"skipped_source_bytes": evidence.source_bytes}}
+            skipped = Telemetry(index=IndexHeld(skipped_source_bytes=evidence.source_bytes))
             return IndexFusion(findings=ranked, telemetry=skipped)
         focus = self.request.focus or rewrite.focus
         findings, functions = fuse_findings(
@@ -144,13 +152,12 @@ class IndexRun:
             tests_wanted=focus == "tests",
         )
         update = evidence.update
-        held = {"documents": update.documents, "files": update.files}
-        if update.stale:  # another process held the writer: the index as last committed
-            held["stale"] = 1
+        # stale: another process held the writer, the index as last committed
+        held = IndexHeld(documents=update.documents, files=update.files, stale=int(update.stale))
         return IndexFusion(
             findings=findings,
             functions=functions,
-            telemetry={"index": held},
+            telemetry=Telemetry(index=held),
             counters=RunCounters(index_files_updated=update.files_updated + update.files_removed),
             timings_ms={"index": evidence.milliseconds, "index.wait": evidence.waited_ms},
         )

@@ -44,6 +44,8 @@ from cq.model.request import (
 from cq.model.result import (
     CALLERS_LISTED,
     SCHEMA_VERSION,
+    Answer,
+    AnswerKind,
     FileCount,
     FindingList,
     FollowUp,
@@ -54,6 +56,7 @@ from cq.model.result import (
     LanguageSummary,
     Omitted,
     RelevantFunction,
+    ReportPlan,
     RewriteSummary,
     RunCounters,
     RunInfo,
@@ -70,6 +73,7 @@ from cq.model.semantic import (
     SemanticStatus,
     SemanticSummary,
 )
+from cq.model.telemetry import IndexHeld, TargetCounts, Telemetry
 
 __all__ = [
     "CALLERS_LISTED",
@@ -78,6 +82,8 @@ __all__ = [
     "NON_CODE_CATEGORIES",
     "SCHEMA_VERSION",
     "Agreement",
+    "Answer",
+    "AnswerKind",
     "Binding",
     "CallFacts",
     "CapHit",
@@ -96,6 +102,7 @@ __all__ = [
     "FunctionList",
     "HotFiles",
     "ImportFacts",
+    "IndexHeld",
     "KindCounts",
     "LangScope",
     "Language",
@@ -110,6 +117,7 @@ __all__ = [
     "RankWeights",
     "RawMatch",
     "RelevantFunction",
+    "ReportPlan",
     "ResolutionFacts",
     "RewriteSummary",
     "Role",
@@ -132,6 +140,8 @@ __all__ = [
     "Summary",
     "SymbolFlags",
     "Tally",
+    "TargetCounts",
+    "Telemetry",
     "Tier",
     "TopContexts",
     "complete_weights",
