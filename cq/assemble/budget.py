@@ -1,13 +1,17 @@
 """Fit a result into an approximate token budget by dropping whole lowest-ranked findings.
 
 Tokens are estimated as characters / 4 of the rendered text (the format being printed), so
-the budget holds for what the reader actually receives. ``fit_answer`` is what the CLI and
-the MCP server both deliver: the cut result rendered, with room kept for a caller's note
-(the MCP server says how to ask for more).
+the budget holds for what the reader actually receives. The renderer is the caller's
+(``cq.report``'s, handed in by the CLI and the MCP server): assemble imports no report, and a
+size estimated per finding would miss what the markdown adds around them (Top Contexts
+groups, fences, headings), so the cut is measured on the rendered text. ``fit_answer`` is
+what the CLI and the MCP server both deliver: the cut result rendered, with room kept for a
+caller's note (the MCP server says how to ask for more).
 
-The Answer is the floor of every budget: findings go lowest-ranked first, but never the one
-the Answer names (``summary.primary``, else the best hit the Answer shows). When even the
-findings down to it are over the budget, that finding alone is kept; markdown still over is
+The Answer is the floor of every budget: findings go lowest-ranked first, but never the ones
+the Answer needs (``answer.answer_needs``: the primary definition, else the best hit, and a
+callers question's first callsites); each cut result gets its plan made again. When even
+the findings down to them are over the budget, those alone are kept; markdown still over is
 cut at whole lines after the Answer, and a budget below the header and the Answer (or, for
 JSON, below the whole report of that one finding) is an error naming the minimum.
 """
