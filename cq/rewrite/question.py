@@ -96,9 +96,11 @@ def _intent(
         return "issue"
     if callers:
         return "callers"
-    if about_a_name or (mode == "identifier" and typed is not None):
+    if mode == "identifier" and typed is not None:
         return "definition"
-    return "question" if trigger is not None else "text"
+    if trigger is None:  # code searched as typed ("a+b" names no name it asks about)
+        return "text"
+    return "definition" if about_a_name else "question"
 
 
 def _trigger(
