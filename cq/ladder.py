@@ -10,8 +10,9 @@ index brought up to date meanwhile. When nothing matches, the next rung:
 3. otherwise, when the request left the rewrite to cq: the text rewritten (trigger
    ``zero_results``), the index started, rg run over the rewrite's patterns.
 
-``Ladder.climb`` runs them and says which rung found the candidates (``Climb.stopped``);
-the pipeline takes the candidates from there and runs every later stage once.
+``Ladder.climb`` runs them and returns the candidates with how they were found (a
+``Climb``: the patterns, the modes, which rung stopped it); the pipeline takes them from
+there and runs every later stage once.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ Stop = Literal["matched", "literal", "rewritten", "not_found", "nothing"]
 
 
 class Climb(msgspec.Struct, frozen=True, kw_only=True):
-    """What the ladder found and how. ``index``: the index's run, when the search consults
-    it (the caller closes it); ``mode_chain``: the modes searched, in order."""
+    """How the ladder found its candidates. ``index``: the index's run, when the search
+    consults it (the caller closes it); ``mode_chain``: the modes searched, in order. The
+    candidates travel beside it, so that the search can let their matches go."""
 
-    candidates: Candidates
     patterns: tuple[Pattern, ...]
     mode_chain: tuple[QueryMode, ...]
     stopped: Stop
@@ -76,7 +77,7 @@ class Ladder:
         self.model, self.deadline = model, deadline
         self._index: IndexRun | None = None
 
-    def climb(self) -> Climb:
+    def climb(self) -> tuple[Candidates, Climb]:
         """Run the rungs until one matches or none is left; the index's run is closed here
         only when the climb fails (a cancelled search, a bad pattern)."""
         try:
@@ -86,7 +87,7 @@ class Ladder:
                 self._index.close()
             raise
 
-    def _climb(self) -> Climb:
+    def _climb(self) -> tuple[Candidates, Climb]:
         q, request = self.question, self.request
         own = patterns_for_query(q.typed, q.mode) if q.typed is not None else ()
         rewrite = self._rewrite(q.trigger) if q.trigger is not None else None
@@ -160,9 +161,8 @@ class Ladder:
         stopped: Stop,
         rewrite: Rewrite | None = None,
         suggestions: tuple[Suggestion, ...] | None = None,
-    ) -> Climb:
-        return Climb(
-            candidates=candidates,
+    ) -> tuple[Candidates, Climb]:
+        return candidates, Climb(
             patterns=patterns,
             mode_chain=chain,
             stopped=stopped,

@@ -90,13 +90,8 @@ def run_search(
             model=model,
             deadline=deadline,
         )
-        climb = ladder.climb()  # as typed, as text, rewritten: cq.ladder
-        candidates, patterns, rewrite, index = (
-            climb.candidates,
-            climb.patterns,
-            climb.rewrite,
-            climb.index,
-        )
+        candidates, climb = ladder.climb()  # as typed, as text, rewritten: cq.ladder
+        patterns, rewrite, index = climb.patterns, climb.rewrite, climb.index
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
