@@ -1,6 +1,9 @@
-"""The search pipeline, top to bottom: rewrite, candidates, classify, rank, enrich, assemble.
+"""The search pipeline, top to bottom: the Question, the ladder (rewrite, candidates),
+classify, rank, enrich, semantic, the final order (the index's fusion), assemble.
 
-``run_search`` is the one entry point the CLI and the MCP server call. Each stage runs once,
+``run_search`` is the one entry point the CLI and the MCP server call. The query is read
+once, into a ``Question`` (``cq.rewrite.question``); which rg runs it gets, and the rewrite
+and the index's start among them, is ``cq.ladder``'s. Each stage runs once,
 forward: the search's ``Corpus`` reads every matched file once for all of them; ranking
 scores every finding and picks the shown ones; enrichment adds their detail (which may move
 their confidence); the final order is computed once, after that.
