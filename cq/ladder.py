@@ -50,6 +50,11 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
     suggestions: tuple[Suggestion, ...] | None = None
 
     @property
+    def mode(self) -> QueryMode:
+        """The mode whose search found the candidates (the first one when none did)."""
+        return self.mode_chain[-1] if self.stopped == "literal" else self.mode_chain[0]
+
+    @property
     def fallback_applied(self) -> bool:
         """The identifier was searched again as text."""
         return len(self.mode_chain) > 1

@@ -175,9 +175,7 @@ def run_search(
             request=request,
             question=question,
             mode_requested=question.mode_requested or "auto",
-            mode=climb.mode_chain[-1]
-            if climb.fallback_applied and ranked.tally.total
-            else question.mode,
+            mode=climb.mode,
             mode_chain=climb.mode_chain,
             fallback_applied=climb.fallback_applied,
             patterns=patterns,

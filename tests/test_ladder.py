@@ -67,7 +67,7 @@ def test_a_name_found_stops_at_the_first_rung(tree: Path) -> None:
 def test_an_identifier_not_a_word_anywhere_is_searched_as_text(tree: Path) -> None:
     # "settings_now" is inside "reload_settings_now": no word boundary, so only as text
     candidates, found = climb(tree, "settings_now")
-    assert found.stopped == "literal" and found.fallback_applied
+    assert found.stopped == "literal" and found.fallback_applied and found.mode == "literal"
     assert found.mode_chain == ("identifier", "literal")
     assert [(p.text, p.kind) for p in found.patterns] == [("settings_now", "literal")]
     assert files_of(candidates) == {"pkg/config.py"}
@@ -83,6 +83,7 @@ def test_a_name_nowhere_gets_the_names_nearest_it_and_no_rewrite(tree: Path) -> 
     candidates, found = climb(tree, "load_setings")
     assert found.stopped == "not_found" and found.rewrite is None
     assert found.mode_chain == ("identifier", "literal") and not candidates.matches
+    assert found.mode == "identifier"  # the literal search found nothing either
     assert found.suggestions is not None
     assert found.suggestions[0].name == "load_settings"
     assert found.suggestions[0].file == "pkg/config.py"
