@@ -23,7 +23,7 @@ from cq.rewrite.caller import CallerModel, NoAnswer
 from cq.rewrite.extract import Mentions, extract_mentions, is_special, split_dotted
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
-from cq.rewrite.question import detect_mode, is_identifier_query, question_of, understand
+from cq.rewrite.question import is_identifier_query, question_of, understand
 from cq.rewrite.template import without_environment
 from cq.rewrite.trigger import remember_primary
 from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, RECEIVERS, numbered, stem, subwords
@@ -41,7 +41,6 @@ __all__ = [
     "Rewrite",
     "defined_names",
     "definition_site",
-    "detect_mode",
     "extract_mentions",
     "is_identifier_query",
     "is_special",

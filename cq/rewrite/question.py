@@ -54,7 +54,7 @@ def understand(
     # A name a question writes as code is searched as if typed, unless told how to search.
     asked = code_name_asked_about(text) if mode is None and rewrite is None else None
     searched = asked or text
-    detected = mode or detect_mode(searched)
+    detected = mode or _detect_mode(searched)
     typed = _typed_line(searched, detected)
     callers, about = asks_for_callers(text), names_asked_about(text)
     trigger = _trigger(searched, rewrite, has_context, tuning)
@@ -79,7 +79,7 @@ def is_identifier_query(query: str) -> bool:
     return _IDENTIFIER.fullmatch(query) is not None
 
 
-def detect_mode(query: str) -> QueryMode:
+def _detect_mode(query: str) -> QueryMode:
     """Identifier when it looks like one, otherwise literal: ``foo()`` and ``a+b`` are text."""
     return "identifier" if is_identifier_query(query.strip()) else "literal"
 
