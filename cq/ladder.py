@@ -24,7 +24,7 @@ import msgspec
 
 from cq.candidates import Candidates, collect_candidates, patterns_for_query
 from cq.index import IndexRun
-from cq.model import Pattern, QueryMode, Question, SearchRequest, SearchStats, Suggestion
+from cq.model import Focus, Pattern, QueryMode, Question, SearchRequest, SearchStats, Suggestion
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.progress import timed
@@ -45,6 +45,7 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
     patterns: tuple[Pattern, ...]
     mode_chain: tuple[QueryMode, ...]
     stopped: Stop
+    focus: Focus = "all"  # the request's (--focus), else the rewrite's guess
     rewrite: Rewrite | None = None
     index: IndexRun | None = None
     suggestions: tuple[Suggestion, ...] | None = None
@@ -171,6 +172,7 @@ class Ladder:
             patterns=patterns,
             mode_chain=chain,
             stopped=stopped,
+            focus=self.request.focus or (rewrite.plan.focus if rewrite else "all"),
             rewrite=rewrite,
             index=self._index,
             suggestions=suggestions,

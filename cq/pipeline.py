@@ -109,7 +109,7 @@ def run_search(
             )
         progress.update(f"classified {len(classified.classifications)} matches")
 
-        focus = request.focus or (rewrite.plan.focus if rewrite else "all")
+        focus = climb.focus
         ranking = RankContext(
             patterns=patterns,
             focus=focus,
@@ -151,7 +151,7 @@ def run_search(
             )
             fused = IndexFusion(findings=[])
             if index is not None and rewrite is not None:  # it reorders every finding's file
-                fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus)
+                fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus, focus)
                 tally = Tally.of(fused.findings)
                 ordered = callers_first(fused.findings, ranking)
                 ordered = ordered[: request.limit] if request.limit > 0 else ordered

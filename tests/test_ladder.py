@@ -119,3 +119,10 @@ def test_a_pasted_issue_searches_only_the_rewrite(tree: Path) -> None:
     assert found.rewrite is not None and found.stopped == "matched"
     assert all(p.source != "query" for p in found.patterns)  # no pattern of several lines
     assert "pkg/config.py" in files_of(candidates)
+
+
+def test_the_focus_is_the_requests_else_the_rewrites(tree: Path) -> None:
+    question = "which tests cover parsing the config file?"
+    assert climb(tree, question)[1].focus == "tests"  # the rewrite's guess
+    assert climb(tree, question, focus="implementation")[1].focus == "implementation"
+    assert climb(tree, "parse_config_file")[1].focus == "all"  # no rewrite, no --focus

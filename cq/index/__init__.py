@@ -29,6 +29,7 @@ import msgspec
 
 from cq.model import (
     Finding,
+    Focus,
     Question,
     RelevantFunction,
     RewriteSummary,
@@ -130,9 +131,11 @@ class IndexRun:
         self.close()
         return None
 
-    def fuse(self, rewrite: RewriteSummary, ranked: list[Finding], corpus: Corpus) -> IndexFusion:
-        """Fuse the index into the rewritten search's ``ranked`` findings. The lines of
-        files it shows come from the search's ``corpus``."""
+    def fuse(
+        self, rewrite: RewriteSummary, ranked: list[Finding], corpus: Corpus, focus: Focus
+    ) -> IndexFusion:
+        """Fuse the index into the rewritten search's ``ranked`` findings (``focus``: the
+        search's, as ranked). The lines of files it shows come from the search's ``corpus``."""
         from cq.index.apply import fuse_findings
         from cq.index.evidence import Skipped
         from cq.terminal import warn
@@ -146,7 +149,6 @@ class IndexRun:
         if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
             skipped = {"index": {"skipped_source_bytes": evidence.source_bytes}}
             return IndexFusion(findings=ranked, telemetry=skipped)
-        focus = self.request.focus or rewrite.focus
         findings, functions = fuse_findings(
             corpus,
             ranked,
