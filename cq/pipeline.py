@@ -132,8 +132,8 @@ def run_search(
 
         progress.update("enriching the shown findings")
         with timed(timings, "enrich"):
-            enrich = EnrichSettings.from_env(tuning, use_store=request.use_cache)
-            enriched = enrich_shown(corpus, ranked.shown, enrich, check)
+            settings = EnrichSettings.from_env(tuning, use_store=request.use_cache)
+            enriched = enrich_shown(corpus, ranked.shown, settings, check)
         if semantic is not None and semantic.active:
             with timed(timings, "semantic"):
                 enriched = semantic.apply(enriched, 0)  # every finding here is a shown one
