@@ -112,3 +112,11 @@ def test_a_regex_is_one_line() -> None:
 def test_a_follow_up_is_read_with_its_switches() -> None:
     followed = question_of(SearchRequest(query="where is it called?", root=".", follow_up=True))
     assert followed.trigger == "heuristic" and followed.callers
+
+
+def test_an_empty_query_is_refused_by_the_request_itself() -> None:
+    """The CLI and the MCP tool build the same ``SearchRequest``; it alone says so."""
+    for blank in ("", "  \n\t"):
+        with pytest.raises(UsageError, match="empty query"):
+            SearchRequest(query=blank, root=".")
+    assert SearchRequest(query="", root=".", listing="files").query == ""  # --files: no query
