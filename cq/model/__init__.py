@@ -31,6 +31,7 @@ from cq.model.enrichment import (
 )
 from cq.model.finding import Finding, ScoreBreakdown, Tally
 from cq.model.match import CapHit, ContextLine, Language, LineWindow, RawMatch, SearchStats
+from cq.model.question import Intent, Question, Trigger
 from cq.model.ranking import RankWeights, Role, complete_weights
 from cq.model.request import (
     Focus,
@@ -96,6 +97,7 @@ __all__ = [
     "FunctionList",
     "HotFiles",
     "ImportFacts",
+    "Intent",
     "KindCounts",
     "LangScope",
     "Language",
@@ -107,6 +109,7 @@ __all__ = [
     "Pattern",
     "PatternKind",
     "QueryMode",
+    "Question",
     "RankWeights",
     "RawMatch",
     "RelevantFunction",
@@ -134,5 +137,6 @@ __all__ = [
     "Tally",
     "Tier",
     "TopContexts",
+    "Trigger",
     "complete_weights",
 ]
