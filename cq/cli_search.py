@@ -34,10 +34,6 @@ def search_from_args(
         raise UsageError("the following arguments are required: QUERY (see 'cq search --help')")
     if query == "-":
         query = _read_stdin().rstrip("\r\n")
-    if query_needed and not query.strip():
-        raise UsageError("empty query")
-    if any("\ud800" <= ch <= "\udfff" for ch in query):  # undecodable bytes, surrogate-escaped
-        raise UsageError("the query is not valid UTF-8")
     root = os.path.abspath(args.root or os.environ.get("CQ_ROOT") or ".")
     # A profile file on the command line is relative to the current directory, as shells
     # expect; like every path a request names it must lie inside the root (cq.confine).

@@ -1,6 +1,9 @@
-"""The search pipeline, top to bottom: rewrite, candidates, classify, rank, enrich, assemble.
+"""The search pipeline, top to bottom: the Question, the ladder (rewrite, candidates),
+classify, rank, enrich, semantic, the final order (the index's fusion), assemble.
 
-``run_search`` is the one entry point the CLI and the MCP server call. Each stage runs once,
+``run_search`` is the one entry point the CLI and the MCP server call. The query is read
+once, into a ``Question`` (``cq.rewrite.question``); which rg runs it gets, and the rewrite
+and the index's start among them, is ``cq.ladder``'s. Each stage runs once,
 forward: the search's ``Corpus`` reads every matched file once for all of them; ranking
 scores every finding and picks the shown ones; enrichment adds their detail (which may move
 their confidence); the final order is computed once, after that.
@@ -17,37 +20,27 @@ import msgspec
 
 from cq.assemble import SearchFacts, assemble_result
 from cq.cancel import CancelToken, never
-from cq.candidates import (
-    Candidates,
-    collect_candidates,
-    detect_mode,
-    patterns_for_query,
-    with_context,
-)
+from cq.candidates import with_context
 from cq.classify import classify_all
 from cq.confine import confine_request
 from cq.enrich import EnrichSettings, enrich_shown
-from cq.errors import UsageError
 from cq.index import IndexFusion, IndexRun
+from cq.ladder import Ladder
 from cq.model import (
     CODE_CATEGORIES,
     Category,
     Classification,
     FileCount,
     Finding,
-    Pattern,
     RawMatch,
     RunCounters,
     SearchRequest,
     SearchResult,
-    SearchStats,
-    Suggestion,
     Tally,
     Telemetry,
 )
-from cq.model.tuning import Tuning
 from cq.parse import Corpus
-from cq.progress import Progress
+from cq.progress import Progress, timed
 from cq.rank import (
     RankContext,
     called_names,
@@ -56,16 +49,8 @@ from cq.rank import (
     queried_names,
     score_findings,
     stub_definitions,
-    suggest_names,
 )
-from cq.rewrite import (
-    CallerModel,
-    Rewrite,
-    code_name_asked_about,
-    remember_primary,
-    rewrite_query,
-    rewrite_trigger,
-)
+from cq.rewrite import CallerModel, question_of, remember_primary
 from cq.semantic import begin as begin_semantic
 from cq.settings import Settings, resolve_settings
 
@@ -84,8 +69,6 @@ def run_search(
     started = time.perf_counter()
     deadline = time.monotonic() + request.limits.timeout_seconds  # the index's, too
     request = confine_request(request)
-    asked = _asked_name(request)
-    question, request = request, _searched_as(request, asked)
     timings: dict[str, float] = {}
     check = cancel.check if cancel is not None else never
     progress = Progress(enabled=request.progress, check=check)
@@ -94,64 +77,25 @@ def run_search(
     tuning = settings.tuning
     index: IndexRun | None = None
     try:
-        mode = request.mode or detect_mode(request.query)
-        typed = _typed_line(request.query, mode)
-        own = patterns_for_query(typed, mode) if typed is not None else ()  # type: ignore[arg-type]
-        mode_chain = [mode]
-
+        question = question_of(request, tuning.rewrite)  # the query, read once
         # Every stage reads files through it, rg's lone-CR files included (candidates.lines);
         # the rewriter, the index and the semantic stage share its list of the tree's files.
         corpus = Corpus(
             Path(request.root), tuning.scale.corpus_keep_bytes, remember=request.use_cache
         )
-        listing = corpus.listing
-        rewrite: Rewrite | None = None
-        trigger = rewrite_trigger(request, tuning.rewrite)
-        if trigger is not None:
-            # A question: the index is brought up to date meanwhile (cq.index.evidence).
-            index = IndexRun.start(request, progress.update, tuning, None, listing, deadline)
-            with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, trigger, tuning.rewrite, listing, model)
-            index = index.kept(rewrite.summary) if index is not None else None
-        patterns = own + (rewrite.plan.patterns if rewrite else ())
-        searched = _widened(request) if rewrite else request
-
-        with _timed(timings, "candidates"):
-            candidates = _collect(searched, patterns, progress.searching, tuning, corpus)
-        fallback_applied = False
-        retry_literal = mode == "identifier" and request.mode is None and typed is not None
-        if retry_literal and not candidates.matches:
-            literal = patterns_for_query(typed, "literal")
-            mode_chain.append("literal")
-            with _timed(timings, "candidates_fallback"):
-                retry = collect_candidates(
-                    request, literal, progress.searching, tuning.report, corpus
-                )
-            fallback_applied = True
-            if retry.matches:
-                candidates, patterns = retry, literal
-        # A name no file holds is said to be nowhere, with the defined names nearest it: no
-        # rewrite guesses an Answer for it (the index never answers a name).
-        suggestions: tuple[Suggestion, ...] | None = None
-        if not candidates.matches and mode == "identifier" and typed and rewrite is None:
-            with _timed(timings, "suggest"):
-                suggestions = suggest_names(typed, request, corpus, tuning.report)
-        elif not candidates.matches and rewrite is None and request.rewrite is None:
-            with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, "zero_results", tuning.rewrite, listing, model)
-            index = IndexRun.start(
-                request, progress.update, tuning, rewrite.summary, listing, deadline
-            )
-            if rewrite.plan.patterns:
-                patterns = own + rewrite.plan.patterns
-                with _timed(timings, "candidates_rewritten"):
-                    candidates = collect_candidates(
-                        _widened(request),
-                        patterns,
-                        progress.searching,
-                        tuning.report,
-                        corpus,
-                    )
+        ladder = Ladder(
+            request,
+            question,
+            corpus,
+            tuning,
+            timings=timings,
+            on_file=progress.searching,
+            on_status=progress.update,
+            model=model,
+            deadline=deadline,
+        )
+        candidates, climb = ladder.climb()  # as typed, as text, rewritten: cq.ladder
+        patterns, rewrite, index = climb.patterns, climb.rewrite, climb.index
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
@@ -160,13 +104,13 @@ def run_search(
             request, candidates.matches, corpus, settings.semantic
         )  # None: stage off
 
-        with _timed(timings, "classify"):
+        with timed(timings, "classify"):
             classified = classify_all(
                 corpus, candidates.matches, tuning=tuning, use_cache=request.use_cache, check=check
             )
         progress.update(f"classified {len(classified.classifications)} matches")
 
-        focus = request.focus or (rewrite.plan.focus if rewrite else "all")
+        focus = climb.focus
         ranking = RankContext(
             patterns=patterns,
             focus=focus,
@@ -175,10 +119,10 @@ def run_search(
             path_hints=rewrite.plan.path_hints if rewrite else {},
             use_cache=request.use_cache,
             called=called_names(
-                request.query, queried_names(patterns), rewrite.plan.subject if rewrite else None
+                question, queried_names(patterns), rewrite.plan.subject if rewrite else None
             ),
         )
-        with _timed(timings, "rank"):
+        with timed(timings, "rank"):
             findings = _findings(candidates.matches, classified.classifications)
             candidates = msgspec.structs.replace(candidates, matches=())  # now held as findings
             classified = msgspec.structs.replace(classified, classifications=[])
@@ -188,23 +132,27 @@ def run_search(
             del findings
 
         progress.update("enriching the shown findings")
-        with _timed(timings, "enrich"):
+        with timed(timings, "enrich"):
             settings = EnrichSettings.from_env(tuning, use_store=request.use_cache)
             enriched = enrich_shown(corpus, ranked.shown, settings, check)
         if semantic is not None and semantic.active:
-            with _timed(timings, "semantic"):
+            with timed(timings, "semantic"):
                 enriched = semantic.apply(enriched, 0)  # every finding here is a shown one
 
-        with _timed(timings, "order"):
+        with timed(timings, "order"):
             # The semantic refinement (resolved uses of the target first) is the last reorder:
             # after the index fusion, which moves whole files, when there is one.
-            refine = None if semantic is None else partial(semantic.rerank, patterns=patterns)
+            refine = (
+                None
+                if semantic is None
+                else partial(semantic.rerank, patterns=patterns, callers=question.callers)
+            )
             ordered, tally = final_order(
                 ranked, enriched.findings, ranking, refine=None if fusing else refine
             )
             fused = IndexFusion(findings=[])
             if index is not None and rewrite is not None:  # it reorders every finding's file
-                fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus)
+                fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus, focus)
                 tally = Tally.of(fused.findings)
                 ordered = callers_first(fused.findings, ranking)
                 ordered = ordered[: request.limit] if request.limit > 0 else ordered
@@ -225,12 +173,12 @@ def run_search(
             files_racy=read.racy,
         )
         facts = SearchFacts(
-            request=question,
-            asked_name=asked,
-            mode_requested=request.mode or "auto",
-            mode=mode_chain[-1] if fallback_applied and ranked.tally.total else mode,
-            mode_chain=tuple(mode_chain),
-            fallback_applied=fallback_applied,
+            request=request,
+            question=question,
+            mode_requested=question.mode_requested or "auto",
+            mode=climb.mode,
+            mode_chain=climb.mode_chain,
+            fallback_applied=climb.fallback_applied,
             patterns=patterns,
             stats=candidates.stats,
             by_language=candidates.by_language,
@@ -252,9 +200,8 @@ def run_search(
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
             functions=fused.functions,
             report=tuning.report,
-            suggestions=suggestions,
+            suggestions=climb.suggestions,
             stubs=stubs,
-            named=mode == "identifier" and typed is not None and not request.rewrite,
         )
         result = assemble_result(ordered, tally, facts)
         if request.listing in ("paths", "counts"):  # -l, -c: every file, best first
@@ -266,64 +213,6 @@ def run_search(
         if index is not None:
             index.close()
         progress.close()
-
-
-def _collect(
-    request: SearchRequest,
-    patterns: tuple[Pattern, ...],
-    on_file,  # type: ignore[no-untyped-def]
-    tuning: Tuning,
-    corpus: Corpus,
-) -> Candidates:
-    """rg over the patterns; no patterns (a bare multi-line text, not rewritten) finds nothing."""
-    if not patterns:
-        return Candidates(matches=(), stats=SearchStats(), by_language={})
-    return collect_candidates(request, patterns, on_file, tuning.report, corpus)
-
-
-def _widened(request: SearchRequest) -> SearchRequest:
-    """A rewritten search's caps: the profile's ``question_*`` ones where higher
-    (``Limits``: its patterns are guesses, and a cap keeps the first files in path order)."""
-    limits = request.limits
-    wider = msgspec.structs.replace(
-        limits,
-        max_files=max(limits.max_files, limits.question_max_files),
-        max_total_matches=max(limits.max_total_matches, limits.question_max_total_matches),
-    )
-    return msgspec.structs.replace(request, limits=wider)
-
-
-def _asked_name(request: SearchRequest) -> str | None:
-    """The one name a one-line question asks about, written as code ("how does `Arg::new`
-    work?"), unless the request says how to search (``--literal``, ``--rewrite``, ...)."""
-    if request.mode is not None or request.rewrite is not None:
-        return None
-    return code_name_asked_about(request.query)
-
-
-def _searched_as(request: SearchRequest, name: str | None) -> SearchRequest:
-    """The request searched for ``name`` as if typed: its definition and uses, ranked as a
-    dotted query ranks them, not the rewriter's guesses at the question's other words."""
-    return msgspec.structs.replace(request, query=name) if name else request
-
-
-def _typed_line(query: str, mode: str) -> str | None:
-    """The query as typed, for rg, which matches one line at a time: blank lines around it (a
-    paste) are dropped; a text of several lines (a pasted issue) is no pattern of its own (the
-    rewriter reads it), and a regex of several lines is refused rather than handed to rg."""
-    lines = query.split("\n")
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if len(lines) == 1:
-        return lines[0].removesuffix("\r")
-    if mode == "regex" and lines:
-        raise UsageError(
-            "a regex query must be one line: rg matches line by line (the query has "
-            f"{len(lines)} lines)"
-        )
-    return None
 
 
 def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> list[Finding]:
@@ -361,18 +250,4 @@ def _category(text: str, category: Category) -> Category:
     return category
 
 
-class _timed:
-    """Add the wall time of a block to ``timings[name]`` in milliseconds."""
-
-    def __init__(self, timings: dict[str, float], name: str) -> None:
-        self.timings, self.name = timings, name
-
-    def __enter__(self) -> None:
-        self.t0 = time.perf_counter()
-
-    def __exit__(self, *exc: object) -> None:
-        elapsed = (time.perf_counter() - self.t0) * 1000
-        self.timings[self.name] = self.timings.get(self.name, 0.0) + elapsed
-
-
-__all__ = ["Candidates", "run_search"]
+__all__ = ["run_search"]

@@ -1,9 +1,11 @@
-"""Progress on stderr for searches that take more than a second, only on a terminal."""
+"""Progress on stderr for searches that take more than a second, only on a terminal; and
+the wall time of each stage (``timed``), which the result's run info reports."""
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 
 from cq.cancel import Check, never
 
@@ -52,3 +54,17 @@ class Progress:
         if self._shown:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
+
+
+class timed:
+    """Add the wall time of a block to ``timings[name]`` in milliseconds."""
+
+    def __init__(self, timings: dict[str, float], name: str) -> None:
+        self.timings, self.name = timings, name
+
+    def __enter__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        elapsed = (time.perf_counter() - self.t0) * 1000
+        self.timings[self.name] = self.timings.get(self.name, 0.0) + elapsed

@@ -21,6 +21,7 @@ from cq.model import (
 from cq.parse import Corpus
 from cq.rank import RankContext, rank_findings
 from cq.report import render_markdown
+from cq.rewrite import question_of
 
 FILES = {
     "pkg/core.py": "class Registry:\n    def register(self, item):\n        pass\n",
@@ -63,6 +64,7 @@ def assemble(root: Path, limit: int = 3, max_tokens: int = 0):
     ranked = rank_findings(FINDINGS, RankContext(patterns=patterns), Corpus(root))
     facts = SearchFacts(
         request=request,
+        question=question_of(request),
         mode_requested="auto",
         mode="identifier",
         mode_chain=("identifier",),
@@ -129,6 +131,7 @@ def test_no_follow_up_asks_who_calls_a_test(tmp_path: Path) -> None:
     ranked = rank_findings(only_test_caller, RankContext(patterns=patterns), Corpus(tmp_path))
     facts = SearchFacts(
         request=request,
+        question=question_of(request),
         mode_requested="auto",
         mode="identifier",
         mode_chain=("identifier",),

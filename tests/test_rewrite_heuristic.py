@@ -86,6 +86,6 @@ def test_a_reference_back_needs_context() -> None:
     ],
 )
 def test_the_name_a_question_asks_about_written_as_code(query: str, name: str | None) -> None:
-    from cq.rewrite import code_name_asked_about
+    from cq.rewrite import understand
 
-    assert code_name_asked_about(query) == name
+    assert understand(query).asked_name == name

@@ -44,7 +44,7 @@ from cq.agent.worker_protocol import (
     write_frame,
 )
 from cq.cancel import CancelToken
-from cq.errors import CqError, SearchCancelledError, UsageError
+from cq.errors import CqError, SearchCancelledError
 from cq.model import SearchRequest
 
 if TYPE_CHECKING:
@@ -186,8 +186,6 @@ def build_request(job: Job) -> tuple[SearchRequest, dict[str, Any]]:
     from cq.profiles import limits_of, read_profile
 
     args = job.args
-    if not args.query.strip():
-        raise UsageError("empty query")
     root = server_root(job.server_root, args.root)
     fields = request_fields({name: getattr(args, name) for name in args.__struct_fields__})
     table = read_profile(args.profile, root)

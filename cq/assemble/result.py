@@ -24,6 +24,7 @@ from cq.model import (
     LanguageSummary,
     Omitted,
     Pattern,
+    Question,
     RelevantFunction,
     RewriteSummary,
     RunCounters,
@@ -47,14 +48,13 @@ from cq.rank import (
     last_name,
     queried_names,
 )
-from cq.rewrite import asks_for_callers, names_asked_about
 
 
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     """What the pipeline learned besides the findings."""
 
-    request: SearchRequest  # as asked (its query the question, when a name was searched)
-    asked_name: str | None = None  # the name a question asked about, searched as typed
+    request: SearchRequest  # as asked
+    question: Question  # its query, understood (``cq.rewrite.question``)
     mode_requested: str
     mode: str
     mode_chain: tuple[str, ...]
@@ -74,7 +74,6 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     # an identifier or dotted query that matched nothing: the defined names nearest it
     suggestions: tuple[Suggestion, ...] | None = None
     stubs: frozenset[tuple[str, int]] = frozenset()  # (file, line) of stub definitions
-    named: bool = False  # the query is a name searched as typed: only its definition answers
 
 
 def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFacts) -> SearchResult:
@@ -85,14 +84,15 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     names = queried_names(facts.patterns)
     # A callers question, or one about a name itself ("where is X defined?"), is answered by
     # the function or name it writes, not by what its words are about.
-    about = names_asked_about(request.query) & names
-    functions = () if about or asks_for_callers(request.query) else facts.functions
+    question = facts.question
+    about = question.about & names
+    functions = () if about or question.callers else facts.functions
     primary = _primary(
-        shown, about or names, dotted_query(facts.patterns), functions, facts.stubs, facts.named
+        shown, about or names, dotted_query(facts.patterns), functions, facts.stubs, question.named
     )
     omitted = Omitted(by_limit=tally.total - len(shown))
     summary = Summary(
-        query=request.query,
+        query=question.text,
         root=request.root,
         mode_requested=facts.mode_requested,
         mode=facts.mode,
@@ -113,7 +113,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
         roles=_role_counts(tally),
         focus=facts.focus,
         rewrite=facts.rewrite,
-        asked_name=facts.asked_name,
+        asked_name=question.asked_name,
         telemetry=facts.telemetry,
         suggestions=msgspec.UNSET if facts.suggestions is None else facts.suggestions,
         semantic=facts.semantic,

@@ -13,7 +13,6 @@ from cq.candidates.context import with_context
 from cq.candidates.files import searched_files
 from cq.candidates.patterns import (
     DOTTED_SOURCE,
-    detect_mode,
     dotted_parts,
     pattern_regex,
     patterns_for_query,
@@ -24,7 +23,6 @@ __all__ = [
     "DOTTED_SOURCE",
     "Candidates",
     "collect_candidates",
-    "detect_mode",
     "dotted_parts",
     "language_of",
     "pattern_regex",

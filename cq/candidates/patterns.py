@@ -1,4 +1,5 @@
-"""Query modes: decide how a query is searched and turn patterns into rg regexes.
+"""Query patterns: a query as typed, in its mode (``cq.rewrite.question`` decides it), as
+rg regexes.
 
 Every pattern reaches rg as a regex after ``-e``, so one rg run can mix word-bounded
 identifiers and fixed-string literals, and a query starting with ``-`` is never a flag.
@@ -9,23 +10,11 @@ from __future__ import annotations
 import re
 
 from cq.model import Pattern, QueryMode
-from cq.rewrite import RECEIVERS
+from cq.rewrite import RECEIVERS, is_identifier_query
 
-# A dotted name such as ``store.insert_call``; ``\w`` is Unicode-aware, like Python identifiers.
-_IDENTIFIER = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
 _SEPARATOR = re.compile(r"\.|::")
 # The ``Pattern.source`` of a dotted query's last name: the user's own query, not a rewrite.
 DOTTED_SOURCE = "dotted"
-
-
-def is_identifier_query(query: str) -> bool:
-    """True when the query is one (possibly dotted or ``::``-qualified) identifier."""
-    return _IDENTIFIER.fullmatch(query) is not None
-
-
-def detect_mode(query: str) -> QueryMode:
-    """Identifier when it looks like one, otherwise literal: ``foo()`` and ``a+b`` are text."""
-    return "identifier" if is_identifier_query(query.strip()) else "literal"
 
 
 def dotted_parts(query: str) -> tuple[str, ...] | None:
@@ -33,7 +22,7 @@ def dotted_parts(query: str) -> tuple[str, ...] | None:
     ``pkg.mod.f``, ``Utc::now``), owner first; None for any other query, and for one whose
     owner is ``self`` / ``cls`` / ``Self`` / ``super`` / ``crate`` (no class to look in)."""
     text = query.strip()
-    if _IDENTIFIER.fullmatch(text) is None:
+    if not is_identifier_query(text):
         return None
     parts = tuple(_SEPARATOR.split(text))
     if len(parts) < 2 or parts[-2] in RECEIVERS:

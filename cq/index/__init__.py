@@ -29,7 +29,9 @@ import msgspec
 
 from cq.model import (
     Finding,
+    Focus,
     IndexHeld,
+    Question,
     RelevantFunction,
     RewriteSummary,
     RunCounters,
@@ -39,7 +41,6 @@ from cq.model import (
 from cq.model.tuning import Tuning
 from cq.parse import Corpus, Listing
 from cq.rank import called_names
-from cq.rewrite import one_line_callers_question, says_nothing
 
 
 class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,7 +54,9 @@ class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
     timings_ms: dict[str, float] = {}
 
 
-def consults_index(request: SearchRequest, rewrite: RewriteSummary | None) -> bool:
+def consults_index(
+    request: SearchRequest, question: Question, rewrite: RewriteSummary | None
+) -> bool:
     """Whether the index has a say: a rewritten search that may use the index.
 
     A text read as a question is one even when the rewriter found no pattern in it (none of
@@ -63,16 +66,16 @@ def consults_index(request: SearchRequest, rewrite: RewriteSummary | None) -> bo
     and whose rewrite found nothing either (trigger ``zero_results``) stays out, and so does a
     callers question whose patterns are the names it writes ("who calls parse_subcommand?"):
     it asks for a name's calls, not for code about its words. A one-line question with no word
-    to look for ("who calls?", ``asks.says_nothing``) stays out too: BM25 would still rank
+    to look for ("who calls?", ``Question.says_nothing``) stays out too: BM25 would still rank
     something for "calls" and make it the Answer.
     """
-    if rewrite is None or not request.use_index or says_nothing(request.query):
+    if rewrite is None or not request.use_index or question.says_nothing:
         return False
     asked = frozenset(rewrite.identifiers)
     if (
         asked
-        and one_line_callers_question(request.query)
-        and called_names(request.query, asked, rewrite.subject) >= asked
+        and question.intent == "callers"
+        and called_names(question, asked, rewrite.subject) >= asked
     ):
         return False
     return rewrite.applied or rewrite.trigger in ("heuristic", "forced")
@@ -87,6 +90,7 @@ class IndexRun:
     def __init__(
         self,
         request: SearchRequest,
+        question: Question,
         progress: Callable[[str], None],
         tuning: Tuning,
         listing: Listing | None = None,
@@ -94,7 +98,7 @@ class IndexRun:
     ) -> None:
         from cq.index.evidence import IndexUpdateRun
 
-        self.request = request
+        self.request, self.question = request, question
         self.tuning = tuning
         self.update = IndexUpdateRun.start(request, progress, tuning.index, listing, deadline)
         self.consulted = False
@@ -103,6 +107,7 @@ class IndexRun:
     def start(
         cls,
         request: SearchRequest,
+        question: Question,
         progress: Callable[[str], None],
         tuning: Tuning,
         rewrite: RewriteSummary | None = None,
@@ -115,20 +120,24 @@ class IndexRun:
         of the tree's files (its ``Corpus``'s); ``deadline``: when the search's --timeout
         runs out (``time.monotonic``): the search answers without an index not ready by
         then."""
-        if not request.use_index or (rewrite is not None and not consults_index(request, rewrite)):
+        if not request.use_index or (
+            rewrite is not None and not consults_index(request, question, rewrite)
+        ):
             return None
-        return cls(request, progress, tuning, listing, deadline)
+        return cls(request, question, progress, tuning, listing, deadline)
 
     def kept(self, rewrite: RewriteSummary) -> IndexRun | None:
         """This run if the rewritten search consults the index; else it stops (``close``)."""
-        if consults_index(self.request, rewrite):
+        if consults_index(self.request, self.question, rewrite):
             return self
         self.close()
         return None
 
-    def fuse(self, rewrite: RewriteSummary, ranked: list[Finding], corpus: Corpus) -> IndexFusion:
-        """Fuse the index into the rewritten search's ``ranked`` findings. The lines of
-        files it shows come from the search's ``corpus``."""
+    def fuse(
+        self, rewrite: RewriteSummary, ranked: list[Finding], corpus: Corpus, focus: Focus
+    ) -> IndexFusion:
+        """Fuse the index into the rewritten search's ``ranked`` findings (``focus``: the
+        search's, as ranked). The lines of files it shows come from the search's ``corpus``."""
         from cq.index.apply import fuse_findings
         from cq.index.evidence import Skipped
         from cq.terminal import warn
@@ -142,7 +151,6 @@ class IndexRun:
         if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
             skipped = Telemetry(index=IndexHeld(skipped_source_bytes=evidence.source_bytes))
             return IndexFusion(findings=ranked, telemetry=skipped)
-        focus = self.request.focus or rewrite.focus
         findings, functions = fuse_findings(
             corpus,
             ranked,

@@ -31,6 +31,7 @@ from cq.model.enrichment import (
 )
 from cq.model.finding import Finding, ScoreBreakdown, Tally
 from cq.model.match import CapHit, ContextLine, Language, LineWindow, RawMatch, SearchStats
+from cq.model.question import Intent, Question, Trigger
 from cq.model.ranking import RankWeights, Role, complete_weights
 from cq.model.request import (
     Focus,
@@ -103,6 +104,7 @@ __all__ = [
     "HotFiles",
     "ImportFacts",
     "IndexHeld",
+    "Intent",
     "KindCounts",
     "LangScope",
     "Language",
@@ -114,6 +116,7 @@ __all__ = [
     "Pattern",
     "PatternKind",
     "QueryMode",
+    "Question",
     "RankWeights",
     "RawMatch",
     "RelevantFunction",
@@ -144,5 +147,6 @@ __all__ = [
     "Telemetry",
     "Tier",
     "TopContexts",
+    "Trigger",
     "complete_weights",
 ]

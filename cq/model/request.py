@@ -1,7 +1,8 @@
 """What a search is asked to do: the query, its patterns, the limits and the filters.
 
-A ``SearchRequest`` refuses, when built, a query (or context) that no search can take: it
-raises ``cq.errors.UsageError``, so the CLI and the MCP server report it alike.
+A ``SearchRequest`` refuses, when built, a query (or context) that no search can take (empty,
+not UTF-8, larger than ``MAX_QUERY_BYTES``): it raises ``cq.errors.UsageError``, so the CLI
+and the MCP server report it alike, and check it nowhere else.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
     semantic_wait_ms: int = 0  # --semantic-wait: wait for Pyrefly (0: as the profile says)
 
     def __post_init__(self) -> None:
+        if not self.query.strip() and self.listing != "files":  # --files searches nothing
+            raise UsageError("empty query")
         _check_text("query", self.query)
         if self.context is not None:
             _check_text("context", self.context)

@@ -2,8 +2,10 @@
 
 In: a ``SearchRequest`` whose query reads as English or is a pasted issue. Out: a ``Rewrite``
 (patterns for the one rg run, a focus, path hints for the ranking, a ``RewriteSummary``).
-Open ``trigger.py`` and ``run.py`` first (``run`` loads lazily: a plain identifier search
-never imports it); ``heuristic.py`` decides whether to rewrite, ``extract.py`` finds the
+Open ``question.py`` (the query read once into a ``Question``: mode, intent, the name asked
+about, whether to rewrite) and ``run.py`` first (``run`` loads lazily: a plain identifier
+search never imports it); ``asks.py`` reads what a question asks, ``heuristic.py`` whether
+it reads as prose, ``extract.py`` finds the
 code the text names, ``offline.py`` maps the rest onto ``vocabulary.py``'s defined names,
 ``llm.py`` asks a model (``config.py``, ``validate.py``; ``caller.py``: one the caller
 offers, an MCP client's), ``memory.py`` resolves "it",
@@ -17,19 +19,13 @@ from typing import TYPE_CHECKING
 from cq.model import SearchRequest
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
-from cq.rewrite.asks import (
-    asks_for_callers,
-    code_name_asked_about,
-    names_asked_about,
-    one_line_callers_question,
-    says_nothing,
-)
 from cq.rewrite.caller import CallerModel, NoAnswer
 from cq.rewrite.extract import Mentions, extract_mentions, is_special, split_dotted
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
+from cq.rewrite.question import is_identifier_query, question_of, understand
 from cq.rewrite.template import without_environment
-from cq.rewrite.trigger import remember_primary, rewrite_trigger
+from cq.rewrite.trigger import remember_primary
 from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, RECEIVERS, numbered, stem, subwords
 
 if TYPE_CHECKING:
@@ -43,23 +39,20 @@ __all__ = [
     "Mentions",
     "NoAnswer",
     "Rewrite",
-    "asks_for_callers",
-    "code_name_asked_about",
     "defined_names",
     "definition_site",
     "extract_mentions",
+    "is_identifier_query",
     "is_special",
-    "names_asked_about",
     "numbered",
-    "one_line_callers_question",
+    "question_of",
     "remember_primary",
     "rewrite_query",
-    "rewrite_trigger",
-    "says_nothing",
     "should_rewrite",
     "split_dotted",
     "stem",
     "subwords",
+    "understand",
     "without_environment",
 ]
 

@@ -6,8 +6,8 @@ ranking and the report answer with its calls (``cq.rank.questions``). A name its
 is SlidingWindowInferer defined?", "how is Vocabulary used?"): the report's Answer is that
 name's definition (``cq.assemble``), not the best function about the question's words; one
 written as code ("how does `Arg::new` work?", "what does Client.send do?") is searched as
-that name, as if it were the query (``cq.pipeline``). Nothing at all ("who calls?"): the
-index is not asked to guess (``cq.index``).
+that name, as if it were the query. Nothing at all ("who calls?"): the index is not asked
+to guess (``cq.index``). ``question.py`` reads a query with these once, into its ``Question``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def one_line_callers_question(query: str) -> bool:
     """A question of one line that asks who calls a function: it names what it asks about.
     An issue text saying "where the hook is called twice" in its fourth line is not one
     (8 of the 458 tuning texts match ``asks_for_callers`` somewhere, none in their title)."""
-    return _one_line(query) and asks_for_callers(query)
+    return one_line(query) and asks_for_callers(query)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -55,7 +55,7 @@ def names_asked_about(query: str) -> frozenset[str]:
     """The names a one-line question asks about themselves ("where is X defined?", "how is
     X used?", "what does X do?"): the identifier it writes when every other word is in
     ``_ABOUT_A_NAME``; empty for any other query."""
-    if not _one_line(query):
+    if not one_line(query):
         return frozenset()
     words = _WORD.findall(query)
     names = frozenset(w for w in words if w.lower() not in _ABOUT_A_NAME)
@@ -77,7 +77,7 @@ def code_name_asked_about(query: str) -> str | None:
     "where is ABCMeta.register defined?" -> ``ABCMeta.register``. None for any other query
     (a plain word, "where is Vocabulary used?", is ``names_asked_about``'s: the question is
     rewritten, its Answer the name's definition)."""
-    if not _one_line(query) or len(query) > _ASKED_CHARS or asks_for_callers(query):
+    if not one_line(query) or len(query) > _ASKED_CHARS or asks_for_callers(query):
         return None  # a callers question is answered by the calls (``cq.rank.questions``)
     found = list(_CODE_NAME.finditer(query))
     if len(found) != 1:
@@ -98,8 +98,9 @@ def code_name_asked_about(query: str) -> str | None:
 def says_nothing(query: str) -> bool:
     """A one-line question whose every word is in ``_NOTHING`` ("who calls?", "where is
     defined?"): nothing in it to look for, so nothing is guessed."""
-    return _one_line(query) and all(w.lower() in _NOTHING for w in _WORD.findall(query))
+    return one_line(query) and all(w.lower() in _NOTHING for w in _WORD.findall(query))
 
 
-def _one_line(query: str) -> bool:
+def one_line(query: str) -> bool:
+    """A text of one line, blank lines around it aside."""
     return "\n" not in query.strip()

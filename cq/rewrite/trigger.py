@@ -1,4 +1,5 @@
-"""Whether to rewrite, and what to remember afterwards: all a search without a rewrite loads.
+"""What to remember after a search: all a search without a rewrite loads of the rewriter
+besides ``question.py`` (whether to rewrite is the ``Question``'s ``trigger``).
 
 The rewriters themselves (vocabulary, LLM client, TOML config) load only when one runs.
 """
@@ -8,19 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from cq.model import Finding, SearchRequest
-from cq.model.tuning import RewriteTuning
-from cq.rewrite.heuristic import should_rewrite
-
-
-def rewrite_trigger(request: SearchRequest, tuning: RewriteTuning | None = None) -> str | None:
-    """ "forced", "heuristic", or None (search the query as typed)."""
-    if request.rewrite is False:
-        return None
-    if request.rewrite is True:
-        return "forced"
-    has_context = bool(request.context) or request.follow_up
-    rewrite = should_rewrite(request.query, tuning, has_context=has_context)
-    return "heuristic" if rewrite else None
 
 
 def remember_primary(request: SearchRequest, findings: tuple[Finding, ...], primary: int | None):

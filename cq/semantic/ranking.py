@@ -32,21 +32,20 @@ from cq.rank import (
     last_name,
     queried_names,
 )
-from cq.rewrite import asks_for_callers
 from cq.semantic.answers import module_of
 
 _RESOLVED_CATEGORIES = frozenset({"callsite", "reference", "import", "from_import", "assignment"})
 
 
 def refine_order(
-    shown: list[Finding], patterns: tuple[Pattern, ...], query: str
+    shown: list[Finding], patterns: tuple[Pattern, ...], callers: bool
 ) -> tuple[list[Finding], TargetCounts | None]:
     """The shown findings, hits resolved to the target first; and the counts to report (None:
-    no target)."""
+    no target). ``callers``: the question asks who calls a function (``Question.callers``)."""
     dotted = dotted_query(patterns)
     if dotted is not None:
         return _dotted_order(shown, dotted)
-    if not asks_for_callers(query):
+    if not callers:
         return shown, None
     names = queried_names(patterns)
     target = next((f for f in shown if is_exact_definition(f, names)), None)

@@ -129,14 +129,17 @@ class SemanticRun:
         )
         return msgspec.structs.replace(enriched, findings=out)
 
-    def rerank(self, ranked: list[Finding], patterns: tuple[Pattern, ...]) -> list[Finding]:
+    def rerank(
+        self, ranked: list[Finding], patterns: tuple[Pattern, ...], callers: bool
+    ) -> list[Finding]:
         """Within the shown prefix, hits resolved to the queried definition first
-        (``ranking.refine_order``); unchanged when the stage is not active."""
+        (``ranking.refine_order``; ``callers``: the question asks who calls the function);
+        unchanged when the stage is not active."""
         if not self.active:
             return ranked
         limit = self.request.limit
         cut = len(ranked) if limit <= 0 else min(limit, len(ranked))
-        shown, counts = refine_order(ranked[:cut], patterns, self.request.query)
+        shown, counts = refine_order(ranked[:cut], patterns, callers)
         if counts is not None:
             self.telemetry = self.telemetry.plus(Telemetry(semantic_target=counts))
         return shown + ranked[cut:]

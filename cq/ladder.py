@@ -1,0 +1,191 @@
+"""The fallback ladder: the rg runs a query gets, from the ``Question`` to the candidates.
+
+The first rung searches the query as typed, in its mode; a question (``Question.trigger``)
+is rewritten first, its guesses searched beside it under the wider question caps, and the
+index brought up to date meanwhile. When nothing matches, the next rung:
+
+1. an identifier whose mode cq detected is searched again as literal text;
+2. still nothing, and a name was typed: the defined names nearest it (a name no file holds
+   is said to be nowhere; no rewrite guesses an Answer for it, the index never answers one);
+3. otherwise, when the request left the rewrite to cq: the text rewritten (trigger
+   ``zero_results``), the index started, rg run over the rewrite's patterns.
+
+``Ladder.climb`` runs them and returns the candidates with how they were found (a
+``Climb``: the patterns, the modes, which rung stopped it); the pipeline takes them from
+there and runs every later stage once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+import msgspec
+
+from cq.candidates import Candidates, collect_candidates, patterns_for_query
+from cq.index import IndexRun
+from cq.model import Focus, Pattern, QueryMode, Question, SearchRequest, SearchStats, Suggestion
+from cq.model.tuning import Tuning
+from cq.parse import Corpus
+from cq.progress import timed
+from cq.rank import suggest_names
+from cq.rewrite import CallerModel, Rewrite, rewrite_query
+
+# matched: the first rung (as typed, a question with its rewrite); literal: the identifier
+# as text; rewritten: the zero-results rewrite; not_found: a name, with the names nearest it;
+# nothing: no rung left that matched.
+Stop = Literal["matched", "literal", "rewritten", "not_found", "nothing"]
+
+
+class Climb(msgspec.Struct, frozen=True, kw_only=True):
+    """How the ladder found its candidates. ``index``: the index's run, when the search
+    consults it (the caller closes it); ``mode_chain``: the modes searched, in order. The
+    candidates travel beside it, so that the search can let their matches go."""
+
+    patterns: tuple[Pattern, ...]
+    mode_chain: tuple[QueryMode, ...]
+    stopped: Stop
+    focus: Focus = "all"  # the request's (--focus), else the rewrite's guess
+    rewrite: Rewrite | None = None
+    index: IndexRun | None = None
+    suggestions: tuple[Suggestion, ...] | None = None
+
+    @property
+    def mode(self) -> QueryMode:
+        """The mode whose search found the candidates (the first one when none did)."""
+        return self.mode_chain[-1] if self.stopped == "literal" else self.mode_chain[0]
+
+    @property
+    def fallback_applied(self) -> bool:
+        """The identifier was searched again as text."""
+        return len(self.mode_chain) > 1
+
+
+class Ladder:
+    """One search's rungs over its ``corpus``: rg, the rewrite (``model``: the caller's), the
+    index (``deadline``: the search's, ``time.monotonic``) and the names nearest a name."""
+
+    def __init__(
+        self,
+        request: SearchRequest,
+        question: Question,
+        corpus: Corpus,
+        tuning: Tuning,
+        *,
+        timings: dict[str, float],
+        on_file: Callable[[int, int], None] | None = None,
+        on_status: Callable[[str], None] = lambda _: None,
+        model: CallerModel | None = None,
+        deadline: float | None = None,
+    ) -> None:
+        self.request, self.question, self.corpus, self.tuning = request, question, corpus, tuning
+        self.timings, self.on_file, self.on_status = timings, on_file, on_status
+        self.model, self.deadline = model, deadline
+        self._index: IndexRun | None = None
+
+    def climb(self) -> tuple[Candidates, Climb]:
+        """Run the rungs until one matches or none is left; the index's run is closed here
+        only when the climb fails (a cancelled search, a bad pattern)."""
+        try:
+            return self._climb()
+        except BaseException:
+            if self._index is not None:
+                self._index.close()
+            raise
+
+    def _climb(self) -> tuple[Candidates, Climb]:
+        q, request = self.question, self.request
+        own = patterns_for_query(q.typed, q.mode) if q.typed is not None else ()
+        rewrite = self._rewrite(q.trigger) if q.trigger is not None else None
+        patterns = own + (rewrite.plan.patterns if rewrite else ())
+        with timed(self.timings, "candidates"):
+            found = self._search(patterns, widened=rewrite is not None)
+        if found.matches:
+            return self._climbed(found, patterns, (q.mode,), "matched", rewrite)
+        chain: tuple[QueryMode, ...] = (q.mode,)
+        if q.mode == "identifier" and q.mode_requested is None and q.typed is not None:
+            literal = patterns_for_query(q.typed, "literal")
+            chain += ("literal",)
+            with timed(self.timings, "candidates_fallback"):
+                retry = self._search(literal, widened=False)
+            if retry.matches:
+                return self._climbed(retry, literal, chain, "literal", rewrite)
+        if rewrite is not None:
+            return self._climbed(found, patterns, chain, "nothing", rewrite)
+        if q.mode == "identifier" and q.typed:
+            with timed(self.timings, "suggest"):
+                nearest = suggest_names(q.typed, request, self.corpus, self.tuning.report)
+            return self._climbed(found, patterns, chain, "not_found", suggestions=nearest)
+        if request.rewrite is not None:  # --no-rewrite
+            return self._climbed(found, patterns, chain, "nothing")
+        with timed(self.timings, "rewrite"):
+            rewrite = rewrite_query(
+                request, "zero_results", self.tuning.rewrite, self.corpus.listing, self.model
+            )
+        self._index = IndexRun.start(
+            request,
+            q,
+            self.on_status,
+            self.tuning,
+            rewrite.summary,
+            self.corpus.listing,
+            self.deadline,
+        )
+        if not rewrite.plan.patterns:
+            return self._climbed(found, patterns, chain, "nothing", rewrite)
+        patterns = own + rewrite.plan.patterns
+        with timed(self.timings, "candidates_rewritten"):
+            found = self._search(patterns, widened=True)
+        stopped: Stop = "rewritten" if found.matches else "nothing"
+        return self._climbed(found, patterns, chain, stopped, rewrite)
+
+    def _rewrite(self, trigger: str) -> Rewrite:
+        """A question's rewrite, the index brought up to date meanwhile (``cq.index.evidence``)
+        and kept only when the rewritten search consults it."""
+        listing = self.corpus.listing
+        self._index = IndexRun.start(
+            self.request, self.question, self.on_status, self.tuning, None, listing, self.deadline
+        )
+        with timed(self.timings, "rewrite"):
+            rewrite = rewrite_query(self.request, trigger, self.tuning.rewrite, listing, self.model)
+        self._index = self._index.kept(rewrite.summary) if self._index is not None else None
+        return rewrite
+
+    def _search(self, patterns: tuple[Pattern, ...], *, widened: bool) -> Candidates:
+        """rg over the patterns; no patterns (a bare multi-line text, not rewritten) finds
+        nothing. ``widened``: under a rewritten search's caps (``_widened``)."""
+        if not patterns:
+            return Candidates(matches=(), stats=SearchStats(), by_language={})
+        request = _widened(self.request) if widened else self.request
+        return collect_candidates(request, patterns, self.on_file, self.tuning.report, self.corpus)
+
+    def _climbed(
+        self,
+        candidates: Candidates,
+        patterns: tuple[Pattern, ...],
+        chain: tuple[QueryMode, ...],
+        stopped: Stop,
+        rewrite: Rewrite | None = None,
+        suggestions: tuple[Suggestion, ...] | None = None,
+    ) -> tuple[Candidates, Climb]:
+        return candidates, Climb(
+            patterns=patterns,
+            mode_chain=chain,
+            stopped=stopped,
+            focus=self.request.focus or (rewrite.plan.focus if rewrite else "all"),
+            rewrite=rewrite,
+            index=self._index,
+            suggestions=suggestions,
+        )
+
+
+def _widened(request: SearchRequest) -> SearchRequest:
+    """A rewritten search's caps: the profile's ``question_*`` ones where higher
+    (``Limits``: its patterns are guesses, and a cap keeps the first files in path order)."""
+    limits = request.limits
+    wider = msgspec.structs.replace(
+        limits,
+        max_files=max(limits.max_files, limits.question_max_files),
+        max_total_matches=max(limits.max_total_matches, limits.question_max_total_matches),
+    )
+    return msgspec.structs.replace(request, limits=wider)

@@ -1,0 +1,38 @@
+"""What a query asks, read once at the front of a search (``cq.rewrite.question``).
+
+Every stage takes the ``Question`` (or the field it needs) instead of reading the query's
+text again: whether it asks for callers, the name it asks about, the line rg searches.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from cq.model.request import QueryMode
+
+# definition: a name ("Client.send", "where is X defined?"); callers: "who calls X?";
+# question: other one-line prose; issue: a pasted text of several lines; text: code that
+# is no name ("foo()", "a+b"), searched as typed.
+Intent = Literal["definition", "callers", "question", "issue", "text"]
+Trigger = Literal["forced", "heuristic"]
+
+
+class Question(msgspec.Struct, frozen=True, kw_only=True):
+    """One query, understood. ``text`` is as asked; ``typed`` is what rg searches as typed
+    (the one line of the text, or the name a question writes as code: ``asked_name``), None
+    for a text of several lines, which only a rewrite searches."""
+
+    text: str
+    mode_requested: QueryMode | None  # None: detect it
+    mode: QueryMode  # as requested, else detected from ``typed``
+    typed: str | None
+    intent: Intent
+    asked_name: str | None = None  # "how does `Arg::new` work?" -> "Arg::new"
+    about: frozenset[str] = frozenset()  # "where is X defined?" -> {"X"}
+    written: frozenset[str] = frozenset()  # the identifiers the text writes
+    callers: bool = False  # the text asks who calls a function (on any of its lines)
+    says_nothing: bool = False  # "who calls?": nothing in it to look for
+    named: bool = False  # an identifier searched as typed: only its definition answers
+    trigger: Trigger | None = None  # why it is rewritten first; None: searched as typed
