@@ -145,7 +145,7 @@ def bench_resolution(root: str, exclude: tuple[str, ...], queries: list[str]) ->
         totals.add(got)
         all_in = resolution(unbudgeted_result, query, root, exclude)
         full.add(all_in)
-        statuses = dict(on.summary.telemetry.get("semantic", {}))
+        statuses = dict(on.summary.telemetry.semantic or {})
         print(
             f"{query} | {statuses} | {got.pyrefly}/{got.callsites}"
             f" | {got.resolved}/{got.callsites} ({got.unique} by unique name)"
@@ -307,7 +307,7 @@ def bench_tree(root: str, exclude: tuple[str, ...], queries: list[str], runs: in
         shot, shot_off = one_shots(query, root, exclude, shots, {})
         got = resolution(on, query, root, exclude)
         totals.add(got)
-        statuses = on.summary.telemetry.get("semantic", {})
+        statuses = on.summary.telemetry.semantic or {}
         print(
             f"{query} | {dict(statuses)}"
             f" | {median(server_on):.0f}/{median(server_off):.0f}"
@@ -532,7 +532,7 @@ def failure(query: str, root: str, exclude: tuple[str, ...], how: str) -> str:
         os.kill(pid, signal.SIGCONT)
     pool().stop_all()
     stage = result.run.timings_ms.get("semantic", 0.0)
-    statuses = result.summary.telemetry.get("semantic", {})
+    statuses = result.summary.telemetry.semantic or {}
     return f"statuses {dict(statuses)}, stage {stage:.0f} ms (no wait), search {wall:.0f} ms"
 
 

@@ -37,6 +37,7 @@ from cq.model import (
     SearchRequest,
     SearchResult,
     Tally,
+    Telemetry,
 )
 from cq.parse import Corpus
 from cq.progress import Progress, timed
@@ -186,10 +187,11 @@ def run_search(
             timings_ms={k: round(v, 1) for k, v in timings.items()}
             | enriched.timings_ms
             | fused.timings_ms,
-            telemetry=enriched.telemetry
-            | (semantic.telemetry if semantic is not None else {})
-            | _classify_telemetry(classified.reasons)
-            | fused.telemetry,
+            telemetry=enriched.telemetry.plus(
+                semantic.telemetry if semantic is not None else Telemetry()
+            )
+            .plus(Telemetry(classification_fallbacks=classified.reasons or None))
+            .plus(fused.telemetry),
             semantic=semantic.summary if semantic is not None else None,
             counters=counters.plus(classified.counters)
             .plus(enriched.counters)
@@ -211,10 +213,6 @@ def run_search(
         if index is not None:
             index.close()
         progress.close()
-
-
-def _classify_telemetry(reasons: dict[str, int]) -> dict[str, dict[str, int]]:
-    return {"classification_fallbacks": reasons} if reasons else {}
 
 
 def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> list[Finding]:

@@ -153,3 +153,19 @@ def test_production_modules_carry_no_test_hook() -> None:
         if any(mark in path.read_text(encoding="utf-8") for mark in ("CQ_TEST", "hooked_cq"))
     ]
     assert carrying == []
+
+
+# What the report may import: it renders a finished result (the data types and the terminal's
+# safe text), so every decision it prints was made before it, in ``cq.assemble``.
+REPORT_ALLOWED = {"model", "terminal", "report"}
+
+
+def test_report_imports_only_the_model_and_the_terminal() -> None:
+    wrong = sorted(
+        f"{module} -> {target}"
+        for module, targets in _graph().items()
+        if _unit(module) == "report"
+        for target in targets
+        if _unit(target) not in REPORT_ALLOWED
+    )
+    assert wrong == []

@@ -8,7 +8,7 @@ once unbudgeted, the answer cache off after that):
   whose qualified name ends with the query, ``cq.rank.dotted``) in the shown findings, with
   the stage on (budgeted, and unbudgeted: every answer in) and off (``--no-semantic``: the
   syntax order alone); of the shown same-named uses, how many resolved to the target and
-  elsewhere (``summary.telemetry["semantic.target"]``), whether the order holds (every use
+  elsewhere (``summary.telemetry.semantic_target``), whether the order holds (every use
   resolved to the target before every unresolved one, before every one resolved elsewhere),
   and, with the stage off, how many shown uses have a receiver naming the owner;
 - a callers question (``who calls X``): the first finding, and how many shown callsites
@@ -77,7 +77,7 @@ def main() -> None:
 
 def describe(result: SearchResult) -> str:
     findings = result.findings
-    target = result.summary.telemetry.get("semantic.target", {})
+    target = msgspec.to_builtins(result.summary.telemetry).get("semantic.target", {})
     parts = dotted_parts(result.summary.query)
     dotted = Dotted(parts) if parts else None
     if dotted is None:  # a callers question

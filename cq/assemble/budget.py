@@ -1,13 +1,17 @@
 """Fit a result into an approximate token budget by dropping whole lowest-ranked findings.
 
 Tokens are estimated as characters / 4 of the rendered text (the format being printed), so
-the budget holds for what the reader actually receives. ``fit_answer`` is what the CLI and
-the MCP server both deliver: the cut result rendered, with room kept for a caller's note
-(the MCP server says how to ask for more).
+the budget holds for what the reader actually receives. The renderer is the caller's
+(``cq.report``'s, handed in by the CLI and the MCP server): assemble imports no report, and a
+size estimated per finding would miss what the markdown adds around them (Top Contexts
+groups, fences, headings), so the cut is measured on the rendered text. ``fit_answer`` is
+what the CLI and the MCP server both deliver: the cut result rendered, with room kept for a
+caller's note (the MCP server says how to ask for more).
 
-The Answer is the floor of every budget: findings go lowest-ranked first, but never the one
-the Answer names (``summary.primary``, else the best hit the Answer shows). When even the
-findings down to it are over the budget, that finding alone is kept; markdown still over is
+The Answer is the floor of every budget: findings go lowest-ranked first, but never the ones
+the Answer needs (``answer.answer_needs``: the primary definition, else the best hit, and a
+callers question's first callsites); each cut result gets its plan made again. When even
+the findings down to them are over the budget, those alone are kept; markdown still over is
 cut at whole lines after the Answer, and a budget below the header and the Answer (or, for
 JSON, below the whole report of that one finding) is an error naming the minimum.
 """
@@ -19,11 +23,11 @@ from collections.abc import Callable
 
 import msgspec
 
+from cq.assemble.answer import answer_needs, plan_report
 from cq.assemble.result import build_sections
 from cq.errors import UsageError
-from cq.model import CALLERS_LISTED, FunctionList, HotFiles, KindCounts, SearchRequest, SearchResult
+from cq.model import FunctionList, HotFiles, KindCounts, SearchRequest, SearchResult
 from cq.model.tuning import ReportTuning
-from cq.rank import called_names, last_name
 
 CHARS_PER_TOKEN = 4
 _CUT = "[... cut to the token budget]\n"
@@ -33,7 +37,7 @@ _FENCE = re.compile(r"^(`{3,})")
 _RUN_SLACK = 16
 
 
-class Answer(msgspec.Struct, frozen=True):
+class Fitted(msgspec.Struct, frozen=True):
     """The rendered report within the budget, plus the caller's note about the cut."""
 
     text: str
@@ -55,7 +59,7 @@ def fit_answer(
     is_json: bool = False,
     names: tuple[str, str] = ("--max-tokens", "--format md"),
     report: ReportTuning | None = None,
-) -> Answer:
+) -> Fitted:
     """``result`` cut to ``request.max_tokens`` (0: no budget), rendered; the ``note`` it
     gets (if any) counts against the budget too. ``names`` are the caller's words for the
     budget and for markdown output, used in the error a budget below the Answer gets."""
@@ -84,7 +88,7 @@ def fit_answer(
                 f"Answer need: raise it to at least {need}"
             )
         text = _hard_cut(text, budget - extra, len(head))
-    return Answer(text=text, note=said, result=result, tokens=estimate_tokens(text) + extra)
+    return Fitted(text=text, note=said, result=result, tokens=estimate_tokens(text) + extra)
 
 
 def fit_budget(
@@ -123,35 +127,17 @@ def keep_first(
 
 
 def _answer_floor(result: SearchResult) -> int:
-    """How many leading findings the Answer needs (``_answer_needs``); none when nothing was
+    """How many leading findings the Answer needs (``answer_needs``); none when nothing was
     found."""
-    needs = _answer_needs(result)
+    needs = answer_needs(result)
     return needs[-1] + 1 if needs else 0
-
-
-def _answer_needs(result: SearchResult) -> tuple[int, ...]:
-    """The findings the Answer shows, in order: the primary definition (else the best hit)
-    and, when it answers a callers question, the callsites it lists with it."""
-    findings, summary = result.findings, result.summary
-    if not findings:
-        return ()
-    primary = summary.primary if summary.primary is not None else 0
-    f = findings[primary]
-    subject = summary.rewrite.subject if summary.rewrite else None
-    name = last_name(f.text)
-    if f.category != "definition" or not called_names(summary.query, frozenset({name}), subject):
-        return (primary,)
-    calls = [
-        i for i, c in enumerate(findings) if c.category == "callsite" and last_name(c.text) == name
-    ]
-    return tuple(sorted({primary, *calls[:CALLERS_LISTED]}))
 
 
 def _answer_only(
     result: SearchResult, request: SearchRequest, report: ReportTuning
 ) -> SearchResult:
     """The result with the Answer's findings alone (a subset, so no order changes)."""
-    return _keep(result, request, _answer_needs(result) or (0,), report)
+    return _keep(result, request, answer_needs(result) or (0,), report)
 
 
 def _keep(
@@ -174,7 +160,8 @@ def _keep(
     )
     functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
     sections = build_sections(request, shown, summary, kinds, hot, report, functions)
-    return msgspec.structs.replace(result, summary=summary, sections=sections, findings=shown)
+    cut = msgspec.structs.replace(result, summary=summary, sections=sections, findings=shown)
+    return msgspec.structs.replace(cut, plan=plan_report(cut))
 
 
 def _answer_head(markdown: str) -> str:

@@ -6,6 +6,7 @@ from collections import Counter
 
 import msgspec
 
+from cq.assemble.answer import plan_report
 from cq.assemble.followups import follow_ups
 from cq.assemble.sections import (
     IMPORT_KINDS,
@@ -36,6 +37,7 @@ from cq.model import (
     Suggestion,
     Summary,
     Tally,
+    Telemetry,
 )
 from cq.model.tuning import ReportTuning
 from cq.rank import (
@@ -63,7 +65,7 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     focus: str = "all"
     rewrite: RewriteSummary | None = None
     timings_ms: dict[str, float] = {}
-    telemetry: dict[str, dict[str, int]] = {}
+    telemetry: Telemetry = msgspec.field(default_factory=Telemetry)
     semantic: SemanticSummary | None = None
     counters: RunCounters = msgspec.field(default_factory=RunCounters)
     elapsed_ms: float = 0.0
@@ -124,7 +126,8 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
         request, shown, summary, kind_counts(counts), hot, facts.report, functions
     )
     run = RunInfo(elapsed_ms=facts.elapsed_ms, timings_ms=facts.timings_ms, counters=facts.counters)
-    return SearchResult(summary=summary, sections=sections, findings=shown, run=run)
+    result = SearchResult(summary=summary, sections=sections, findings=shown, run=run)
+    return msgspec.structs.replace(result, plan=plan_report(result))
 
 
 def build_sections(

@@ -32,7 +32,7 @@ from cq.enrich.rust import enrich_rust
 from cq.enrich.stages import QUOTA, StageRunner
 from cq.enrich.store import EnrichmentStore
 from cq.enrich.telemetry import EnrichTelemetry
-from cq.model import Enrichment, Finding, RunCounters
+from cq.model import Enrichment, Finding, RunCounters, Telemetry
 from cq.model.tuning import EnrichTuning, ParseTuning, Tuning
 from cq.parse import Corpus, SourceFile
 
@@ -72,7 +72,7 @@ class HitTimings(msgspec.Struct, frozen=True):
 
 class EnrichOutcome(msgspec.Struct, frozen=True, kw_only=True):
     findings: list[Finding]
-    telemetry: dict[str, dict[str, int]]
+    telemetry: Telemetry
     timings_ms: dict[str, float]
     counters: RunCounters
     per_hit: tuple[HitTimings, ...] = ()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from cq.model import Enrichment
+from cq.model import Enrichment, Telemetry
 
 
 class EnrichTelemetry:
@@ -40,8 +40,15 @@ class EnrichTelemetry:
         for stage, ms in stage_ms.items():
             self.timings_ms[f"enrich.{language}.{stage}"] += ms
 
-    def summary(self) -> dict[str, dict[str, int]]:
-        return {lang: dict(sorted(c.items())) for lang, c in sorted(self.counts.items())}
+    def summary(self) -> Telemetry:
+        """The counts per language, each sorted by label."""
+        return Telemetry(
+            enrichment_python=self._sorted("python"), enrichment_rust=self._sorted("rust")
+        )
+
+    def _sorted(self, language: str) -> dict[str, int] | None:
+        counts = self.counts.get(f"enrichment.{language}")
+        return dict(sorted(counts.items())) if counts is not None else None
 
     def run_timings(self) -> dict[str, float]:
         return {k: round(v, 1) for k, v in sorted(self.timings_ms.items())}

@@ -30,11 +30,13 @@ import msgspec
 from cq.model import (
     Finding,
     Focus,
+    IndexHeld,
     Question,
     RelevantFunction,
     RewriteSummary,
     RunCounters,
     SearchRequest,
+    Telemetry,
 )
 from cq.model.tuning import Tuning
 from cq.parse import Corpus, Listing
@@ -47,7 +49,7 @@ class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
 
     findings: list[Finding]
     functions: tuple[RelevantFunction, ...] = ()
-    telemetry: dict[str, dict[str, int]] = {}
+    telemetry: Telemetry = msgspec.field(default_factory=Telemetry)
     counters: RunCounters = msgspec.field(default_factory=RunCounters)
     timings_ms: dict[str, float] = {}
 
@@ -147,7 +149,7 @@ class IndexRun:
         if evidence is None:
             return IndexFusion(findings=ranked)
         if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
-            skipped = {"index": {"skipped_source_bytes": evidence.source_bytes}}
+            skipped = Telemetry(index=IndexHeld(skipped_source_bytes=evidence.source_bytes))
             return IndexFusion(findings=ranked, telemetry=skipped)
         findings, functions = fuse_findings(
             corpus,
@@ -158,13 +160,12 @@ class IndexRun:
             tests_wanted=focus == "tests",
         )
         update = evidence.update
-        held = {"documents": update.documents, "files": update.files}
-        if update.stale:  # another process held the writer: the index as last committed
-            held["stale"] = 1
+        # stale: another process held the writer, the index as last committed
+        held = IndexHeld(documents=update.documents, files=update.files, stale=int(update.stale))
         return IndexFusion(
             findings=findings,
             functions=functions,
-            telemetry={"index": held},
+            telemetry=Telemetry(index=held),
             counters=RunCounters(index_files_updated=update.files_updated + update.files_removed),
             timings_ms={"index": evidence.milliseconds, "index.wait": evidence.waited_ms},
         )

@@ -45,6 +45,8 @@ from cq.model.request import (
 from cq.model.result import (
     CALLERS_LISTED,
     SCHEMA_VERSION,
+    Answer,
+    AnswerKind,
     FileCount,
     FindingList,
     FollowUp,
@@ -55,6 +57,7 @@ from cq.model.result import (
     LanguageSummary,
     Omitted,
     RelevantFunction,
+    ReportPlan,
     RewriteSummary,
     RunCounters,
     RunInfo,
@@ -71,6 +74,7 @@ from cq.model.semantic import (
     SemanticStatus,
     SemanticSummary,
 )
+from cq.model.telemetry import IndexHeld, TargetCounts, Telemetry
 
 __all__ = [
     "CALLERS_LISTED",
@@ -79,6 +83,8 @@ __all__ = [
     "NON_CODE_CATEGORIES",
     "SCHEMA_VERSION",
     "Agreement",
+    "Answer",
+    "AnswerKind",
     "Binding",
     "CallFacts",
     "CapHit",
@@ -97,6 +103,7 @@ __all__ = [
     "FunctionList",
     "HotFiles",
     "ImportFacts",
+    "IndexHeld",
     "Intent",
     "KindCounts",
     "LangScope",
@@ -113,6 +120,7 @@ __all__ = [
     "RankWeights",
     "RawMatch",
     "RelevantFunction",
+    "ReportPlan",
     "ResolutionFacts",
     "RewriteSummary",
     "Role",
@@ -135,6 +143,8 @@ __all__ = [
     "Summary",
     "SymbolFlags",
     "Tally",
+    "TargetCounts",
+    "Telemetry",
     "Tier",
     "TopContexts",
     "Trigger",

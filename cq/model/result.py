@@ -9,6 +9,7 @@ import msgspec
 from cq.model.finding import Finding
 from cq.model.match import SearchStats
 from cq.model.semantic import SemanticSummary
+from cq.model.telemetry import TargetCounts, Telemetry
 
 SCHEMA_VERSION = 2
 # Callsites a callers question's Answer lists with the definition they call (the Callsites
@@ -234,11 +235,48 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     # the one name a question asked about, written as code ("how does `Arg::new` work?"):
     # searched as if it were the query, which ``query`` still holds
     asked_name: str | None = None
-    telemetry: dict[str, dict[str, int]] = {}
+    telemetry: Telemetry = msgspec.field(default_factory=Telemetry)
     # only when an identifier or dotted query matched nothing: the tree's defined names
     # nearest it, nearest first (empty: none is near)
     suggestions: tuple[Suggestion, ...] | msgspec.UnsetType = msgspec.UNSET
     semantic: SemanticSummary | None = None  # the Pyrefly stage's answers pending, when it ran
+
+
+AnswerKind = Literal[
+    "nothing",  # no finding
+    "not_found",  # a name no file holds: the names nearest it (``Summary.suggestions``)
+    "best_hit",  # no definition among the findings: the best hit
+    "definition",  # the definition asked about (``finding``)
+    "callers",  # a callers question: the callsites tied to the definition (``calls``)
+    "ambiguous_callers",  # calls of a name several shown definitions have: which, unknown
+    "no_callers",  # a callers question whose definition shows no call
+]
+
+
+class Answer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What the report's Answer says, as ``cq.assemble`` decided it; ``cq.report`` prints it."""
+
+    kind: AnswerKind
+    finding: int | None = None  # index into ``findings``: the definition or the best hit
+    calls: tuple[int, ...] = ()  # callers answers: the callsites, in order
+    resolved: bool = False  # callers: tied to the definition by a resolver, not by name alone
+    namesakes: int = 0  # ambiguous_callers: the shown definitions of that name
+    name: str = ""  # callers answers: the definition's own name
+    # definition: what found it as the first Relevant Function (``RelevantFunction.signals``)
+    signals: tuple[str, ...] = ()
+    # definition answers: the shown uses resolved to it, when any use was resolved
+    resolved_uses: TargetCounts | None = None
+
+
+class ReportPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """What the report says beyond the JSON's facts, decided by ``cq.assemble``. Not written
+    into the JSON, which carries ``summary.primary`` and the sections it is made from."""
+
+    answer: Answer
+    # per finding: a definition's header on one line where the report prints one ("": none)
+    one_lines: tuple[str, ...] = ()
+    # per Relevant Function: its own name (the last of ``RelevantFunction.name``'s parts)
+    function_names: tuple[str, ...] = ()
 
 
 class SearchResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -253,3 +291,4 @@ class SearchResult(msgspec.Struct, frozen=True, kw_only=True):
     # Every file with findings and how many, in the order of its best finding: asked for by
     # ``-l`` and ``-c`` (``SearchRequest.listing``), else left out.
     files: tuple[FileCount, ...] | msgspec.UnsetType = msgspec.UNSET
+    plan: ReportPlan | msgspec.UnsetType = msgspec.UNSET  # the report's, never in the JSON

@@ -1,4 +1,7 @@
-"""Rendering: a finished ``SearchResult`` as markdown or JSON. Computes nothing.
+"""Rendering: a finished ``SearchResult`` as markdown or JSON. Computes nothing: what the
+markdown says beyond the result's facts (the Answer and its kind, the one-line headers) is the
+``ReportPlan`` that ``cq.assemble`` decided (``SearchResult.plan``). Imports only ``cq.model``,
+``cq.terminal`` and itself (``tests/test_layout.py``).
 
 Open ``markdown.py`` for the human/agent report, ``json_format.py`` for the machine one;
 ``colour.py`` colours a finished markdown report for a terminal.

@@ -14,7 +14,9 @@ from cq.model import SearchResult
 def render_json(result: SearchResult) -> str:
     """The whole result as compact JSON text ending in a newline. A file name that is not
     UTF-8 (its undecodable bytes read as lone surrogates, which msgspec will not write) is
-    written as JSON's ``\\udcXX`` escapes, which read back as the same name."""
+    written as JSON's ``\\udcXX`` escapes, which read back as the same name. The report's
+    ``plan`` (what the markdown says) is left out: the JSON carries the facts it is made of."""
+    result = msgspec.structs.replace(result, plan=msgspec.UNSET)
     try:
         return msgspec.json.encode(result).decode() + "\n"
     except UnicodeEncodeError:

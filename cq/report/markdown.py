@@ -19,6 +19,7 @@ from cq.model import (
     FunctionList,
     HotFiles,
     KindCounts,
+    ReportPlan,
     SearchResult,
     TopContexts,
 )
@@ -41,9 +42,9 @@ from cq.terminal import visible
 def render_markdown(result: SearchResult, *, verbose: bool = False) -> str:
     """The report as markdown text ending in a newline; ``verbose`` (``--explain``): with the
     telemetry and the ``run:`` line."""
-    findings = result.findings
+    findings, plan = result.findings, _plan(result)
     lines = [f"# cq search {code(_one_line(result.summary.query))}", ""]
-    lines += answer(result)
+    lines += answer(result, plan.answer)
     lines += ["", *overview(result, verbose=verbose)]
     typed = _answer_typed(result)
     for section in result.sections:
@@ -51,9 +52,9 @@ def render_markdown(result: SearchResult, *, verbose: bool = False) -> str:
         if isinstance(section, TopContexts):
             block = top_contexts(section, findings)
         elif isinstance(section, FunctionList):
-            block = functions(section)
+            block = functions(section, plan.function_names)
         elif isinstance(section, FindingList):
-            block = finding_list(section, findings, typed)
+            block = finding_list(section, findings, plan.one_lines, typed)
         elif isinstance(section, KindCounts):
             block = kind_counts(section, findings)
         elif isinstance(section, HotFiles):
@@ -71,6 +72,14 @@ def render_markdown(result: SearchResult, *, verbose: bool = False) -> str:
     if verbose:
         lines += ["", _run_line(result)]
     return "\n".join(map(visible, lines)) + "\n"
+
+
+def _plan(result: SearchResult) -> ReportPlan:
+    """What assemble decided the report says; a result that did not come from assemble has
+    none, and the report has nothing to say of it."""
+    if isinstance(result.plan, msgspec.UnsetType):
+        raise ValueError("render a SearchResult made by cq.assemble (it carries its ReportPlan)")
+    return result.plan
 
 
 def _answer_typed(result: SearchResult) -> set[str]:

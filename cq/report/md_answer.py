@@ -1,43 +1,51 @@
-"""The report's Answer block: the definition asked about, the callers of a callers question,
-or a name not found with the names nearest it."""
+"""The report's Answer block, as ``cq.assemble`` decided it (``Answer``): the definition asked
+about, the callers of a callers question, or a name not found with the names nearest it."""
 
 from __future__ import annotations
 
-import msgspec
-
 from cq.model import (
     CALLERS_LISTED,
+    Answer,
     Finding,
-    FunctionList,
     SearchResult,
+    TargetCounts,
 )
-from cq.rank import called_names, last_name
 from cq.report.md_finding import enrichment_facts, line_of, resolvers, scope_of, where_of
 from cq.report.md_text import code, fence
 
 
-def answer(result: SearchResult) -> list[str]:
-    """The primary definition with its signature and place, or the best hit if none."""
+def answer(result: SearchResult, said: Answer) -> list[str]:
+    """The Answer's lines."""
     findings, summary = result.findings, result.summary
-    if not findings and not isinstance(summary.suggestions, msgspec.UnsetType):
+    if said.kind == "not_found":
         return _not_found(result)
-    if not findings:
+    if said.kind == "nothing" or said.finding is None:
         return [f"No findings for {code(summary.query.strip()[:80])}."]
-    if summary.primary is None:
-        best = findings[0]
-        head = f"**No definition found.** Best hit: {where_of(best)} {best.category}"
-        return [head, *fence([line_of(best)], best.language)]
-    f = findings[summary.primary]
-    target = summary.telemetry.get("semantic.target", {})
-    if target.get("callers_question") and target.get("resolved_to_target"):
-        calls = [c for c in findings if c.category == "callsite"][: target["resolved_to_target"]]
-        return _callers_answer(f, calls, f"resolved by {resolvers(calls)}")
-    subject = summary.rewrite.subject if summary.rewrite else None
-    if f.category == "definition" and called_names(
-        summary.query, frozenset({last_name(f.text)}), subject
-    ):
-        return _unresolved_callers_answer(findings, f, target)
-    return _definition_answer(f, target, "**Answer:**", _signals(result, f))
+    f = findings[said.finding]
+    calls = [findings[i] for i in said.calls]
+    if said.kind == "best_hit":
+        head = f"**No definition found.** Best hit: {where_of(f)} {f.category}"
+        return [head, *fence([line_of(f)], f.language)]
+    if said.kind == "callers":
+        how = "matched by name, not resolved"
+        if said.resolved:
+            how = f"resolved by {resolvers(calls)}"
+        return _callers_answer(f, calls, how)
+    if said.kind == "ambiguous_callers":
+        plural = "s" if len(calls) != 1 else ""
+        head = (
+            f"**Answer:** {len(calls)} shown callsite{plural} named {code(said.name)}, not "
+            f"resolved: {said.namesakes} shown definitions have that name (the best-ranked at "
+            f"{where_of(f)}):"
+        )
+        return _call_lines(head, calls)
+    if said.kind == "no_callers":
+        lead = (
+            f"**Answer:** no callsite of {code(said.name)} among the shown findings (it may be "
+            "called through a trait or a callback, or from outside the tree);"
+        )
+        return _definition_answer(f, said, lead)
+    return _definition_answer(f, said, "**Answer:**")
 
 
 def _not_found(result: SearchResult) -> list[str]:
@@ -58,51 +66,9 @@ def _not_found(result: SearchResult) -> list[str]:
     return lines
 
 
-def _signals(result: SearchResult, f: Finding) -> tuple[str, ...]:
-    """What found the Answer's function when it is the first Relevant Function (``index``,
-    ``rg``: its definition line made from the index's unit, or rg's scope matched inside it
-    though not on that line); empty otherwise."""
-    for section in result.sections:
-        if isinstance(section, FunctionList) and section.functions:
-            first = section.functions[0]
-            return first.signals if (first.file, first.line) == (f.file, f.line) else ()
-    return ()
-
-
-def _unresolved_callers_answer(
-    findings: tuple[Finding, ...], f: Finding, target: dict[str, int]
-) -> list[str]:
-    """A callers question nothing resolved (Rust, ``--no-semantic``): the shown calls of the
-    definition's name that resolve nowhere else, or, with none, the definition saying so."""
-    name = last_name(f.text)
-    calls = [
-        c
-        for c in findings
-        if c.category == "callsite" and last_name(c.text) == name and not _resolved_elsewhere(c, f)
-    ]
-    if calls:
-        same = sum(1 for d in findings if d.category == "definition" and last_name(d.text) == name)
-        if same > 1:  # which of them a call reaches is not known: say so, name none
-            plural = "s" if len(calls) != 1 else ""
-            head = (
-                f"**Answer:** {len(calls)} shown callsite{plural} named {code(name)}, not "
-                f"resolved: {same} shown definitions have that name (the best-ranked at "
-                f"{where_of(f)}):"
-            )
-            return _call_lines(head, calls)
-        return _callers_answer(f, calls, "matched by name, not resolved")
-    lead = (
-        f"**Answer:** no callsite of {code(name)} among the shown findings (it may be "
-        "called through a trait or a callback, or from outside the tree);"
-    )
-    return _definition_answer(f, target, lead)
-
-
-def _definition_answer(
-    f: Finding, target: dict[str, int], lead: str, signals: tuple[str, ...] = ()
-) -> list[str]:
+def _definition_answer(f: Finding, said: Answer, lead: str) -> list[str]:
     """The definition with its signature, place and what enrichment knows of it (``signals``:
-    what found it as the first Relevant Function, ``_signals``)."""
+    what found it as the first Relevant Function)."""
     scope = scope_of(f)
     where = f" in {code(scope)}" if scope else ""
     signature = f.enrichment.signature if f.enrichment else None
@@ -110,8 +76,8 @@ def _definition_answer(
     what = f"{code(f.text)} — {code(one_line)}" if one_line else code(f.text)
     # A definition no pattern matched (the index's unit, tier "index") is a weaker answer: say so
     alone = ""
-    if f.tier == "index" and "rg" in signals:
-        found = "the index found it, " if "index" in signals else ""
+    if f.tier == "index" and "rg" in said.signals:
+        found = "the index found it, " if "index" in said.signals else ""
         alone = f"; {found}patterns matched inside it"
     elif f.tier == "index":
         alone = "; the index alone found it, no pattern matched it"
@@ -122,39 +88,28 @@ def _definition_answer(
     extra = enrichment_facts(f)
     if extra:
         lines.append(extra)
-    if target.get("resolved_to_target") or target.get("resolved_elsewhere"):
-        lines.append(_resolved_line(f, target))
+    if said.resolved_uses is not None:
+        lines.append(_resolved_line(f, said.name, said.resolved_uses))
     return lines
 
 
-def _resolved_line(f: Finding, target: dict[str, int]) -> str:
+def _resolved_line(f: Finding, name: str, target: TargetCounts) -> str:
     """How many shown uses resolve to the answer's definition (a dotted query also says of
     how many same-named uses: ``12 of 30``), by whom, and how many elsewhere."""
-    by_syntax = target.get("resolved_to_target_by_syntax", 0)
-    by_name = target.get("resolved_to_target_by_unique_name", 0)
+    by_syntax = target.resolved_to_target_by_syntax
+    by_name = target.resolved_to_target_by_unique_name
     weaker = [f"{n} by {how}" for n, how in ((by_syntax, "syntax"), (by_name, "unique name")) if n]
     who = " + ".join(["Pyrefly", *(w.split(" by ", 1)[1] for w in weaker)])
-    mine = target.get("resolved_to_target", 0)
-    uses = target.get("uses")
+    mine = target.resolved_to_target
+    uses = target.uses
     named = f" {code(f.containing_scope)}" if f.containing_scope else ""
     return (
         f"{who}:"
-        + (
-            f" {mine} of {uses} shown uses of {code(last_name(f.text))}"
-            if uses
-            else f" {mine} shown uses"
-        )
+        + (f" {mine} of {uses} shown uses of {code(name)}" if uses else f" {mine} shown uses")
         + f" resolve to {code(f'{f.file}:{f.line}')}{named}"
         + (f" ({', '.join(weaker)})" if weaker else "")
-        + f", {target.get('resolved_elsewhere', 0)} to other definitions"
+        + f", {target.resolved_elsewhere} to other definitions"
     )
-
-
-def _resolved_elsewhere(call: Finding, definition: Finding) -> bool:
-    """The call resolves (Pyrefly, syntax) to another definition than ``definition``."""
-    semantic = call.enrichment.semantic if call.enrichment else None
-    target = semantic.definition if semantic else None
-    return target is not None and (target.file, target.line) != (definition.file, definition.line)
 
 
 def _callers_answer(definition: Finding, calls: list[Finding], how: str) -> list[str]:

@@ -34,25 +34,21 @@ def role_of(f: Finding) -> str:
     return "" if f.role == "src" else f" ({f.role})"
 
 
-def detail(f: Finding, typed: set[str]) -> str:
+def detail(f: Finding, typed: set[str], one_line: str) -> str:
     """A one-line signature for definitions (and Pyrefly's reference count; an unenriched
     definition's own line), the resolved target or else the call target for callsites, when
-    enriched. A definition whose signature is printed joins ``typed``."""
+    enriched. ``one_line``: the header on one line that assemble made for an unenriched
+    definition or a signature spanning lines (``ReportPlan.one_lines``). A definition whose
+    signature is printed joins ``typed``."""
     e = f.enrichment
     if e is None:  # e.g. a definition only the index found: its line says what it is
-        if f.category != "definition" or not f.line_text.strip():
-            return ""
-        from cq.parse.one_line import one_line_header
-
-        return f" — {code(one_line_header([f.line_text], f.language))}"
+        return f" — {code(one_line)}" if one_line else ""
     if e.signature:
         refs = references(f)
         typed.add(f"{f.file}:{f.line}")
         if "\n" not in e.signature:
             return f" — {code(e.signature)}{refs}"
-        from cq.parse.one_line import one_line_signature
-
-        return f" — {code(one_line_signature(e.signature, f.language))}{refs}"
+        return f" — {code(one_line)}{refs}"
     resolved = resolved_target(f, typed)
     if resolved:
         return resolved

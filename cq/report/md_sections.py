@@ -3,6 +3,8 @@ Answer is ``md_answer.py``, the Scores ``md_scores.py``, one finding's line ``md
 
 from __future__ import annotations
 
+import msgspec
+
 from cq.model import (
     Finding,
     FindingList,
@@ -14,7 +16,6 @@ from cq.model import (
     SearchResult,
     TopContexts,
 )
-from cq.rank import last_name
 from cq.report.md_finding import SHORT_KIND, detail, line_of, resolvers, role_of, scope_of, where_of
 from cq.report.md_scope import dropped_by_scope
 from cq.report.md_text import code, fence
@@ -52,17 +53,18 @@ def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
     lines = [" · ".join(parts)]
     if s.stats.dropped_by_scope:
         lines.append(dropped_by_scope(s.stats.dropped_by_scope, s.lang_scope))
-    if verbose and s.telemetry:
+    telemetry = msgspec.to_builtins(s.telemetry)  # the stages that counted, by JSON name
+    if verbose and telemetry:
         lines.append(
             "telemetry: "
             + "; ".join(
                 f"{name} " + ", ".join(f"{key} {n}" for key, n in counts.items())
-                for name, counts in s.telemetry.items()
+                for name, counts in telemetry.items()
             )
         )
     if s.semantic is not None and s.semantic.pending:
         lines.append(_pending(s.semantic.pending, s.semantic.asking))
-    if s.telemetry.get("index", {}).get("stale"):
+    if s.telemetry.index is not None and s.telemetry.index.stale:
         lines.append(
             "index: stale, another cq process holds its writer; answered from the index as "
             "last committed (files changed since are missing or out of date)"
@@ -120,12 +122,15 @@ def _location(hits: list[Finding]) -> list[str]:
 
 
 def finding_list(
-    section: FindingList, findings: tuple[Finding, ...], typed: set[str] | None = None
+    section: FindingList,
+    findings: tuple[Finding, ...],
+    one_lines: tuple[str, ...],
+    typed: set[str] | None = None,
 ) -> list[str]:
     """One bullet per shown finding: place, scope, signature or call target when known. A
-    section with none shown has no heading (Uses by Kind counts its kind). ``typed``: the
-    definitions (``file:line``) whose signature the report has printed, so a use resolved to
-    one says where, not the signature again."""
+    section with none shown has no heading (Uses by Kind counts its kind). ``one_lines``:
+    ``ReportPlan.one_lines``; ``typed``: the definitions (``file:line``) whose signature the
+    report has printed, so a use resolved to one says where, not the signature again."""
     shown = len(section.finding_indexes)
     if not shown:
         return []
@@ -139,7 +144,8 @@ def finding_list(
         kind = "" if len(section.categories) == 1 else f" {f.category}"
         scope = scope_of(f)
         where = f" in {code(scope)}" if scope else ""
-        lines.append(f"- {where_of(f)}{kind}{where}{detail(f, typed)}{role_of(f)}")
+        about = detail(f, typed, one_lines[index])
+        lines.append(f"- {where_of(f)}{kind}{where}{about}{role_of(f)}")
     return lines
 
 
@@ -158,23 +164,24 @@ def kind_counts(section: KindCounts, findings: tuple[Finding, ...]) -> list[str]
     return lines
 
 
-def functions(section: FunctionList) -> list[str]:
-    """Relevant Functions: one line each, where to start reading."""
+def functions(section: FunctionList, names: tuple[str, ...]) -> list[str]:
+    """Relevant Functions: one line each, where to start reading (``names``: each one's own
+    name, ``ReportPlan.function_names``)."""
     if not section.functions:
         return []
     lines = [f"## {section.title}", ""]
-    for i, fn in enumerate(section.functions, 1):
+    for i, (fn, name) in enumerate(zip(section.functions, names, strict=True), 1):
         signature = f" — {code(fn.signature)}" if fn.signature else ""
         found = " + ".join(fn.signals)
         entry = f"{i}. {code(fn.name)} ({code(f'{fn.file}:{fn.line}')}){signature} [{found}]"
-        lines.append(entry + _namesakes(fn))
+        lines.append(entry + _namesakes(fn, name))
     return lines
 
 
 _NAMESAKE_LINES = 6  # hand-set: line numbers shown before "…"
 
 
-def _namesakes(fn: RelevantFunction) -> str:
+def _namesakes(fn: RelevantFunction, name: str) -> str:
     """`` · 7 more `possible_values` in this file (lines 254, 1177, …)``."""
     if not fn.namesakes:
         return ""
@@ -183,7 +190,7 @@ def _namesakes(fn: RelevantFunction) -> str:
         ", …" if len(known) > _NAMESAKE_LINES else ""
     )
     where = f" (line{'s' if len(known) > 1 else ''} {shown})" if known else ""
-    return f" · {len(fn.namesakes)} more {code(last_name(fn.name))} in this file{where}"
+    return f" · {len(fn.namesakes)} more {code(name)} in this file{where}"
 
 
 def hot_files(section: HotFiles) -> list[str]:

@@ -14,14 +14,16 @@ definition itself; for a dotted query the definition leads, and same-named uses 
 another definition go last); otherwise the order is the score order. A partition, not a weight: a
 hit resolved to the target beats a same-named hit resolved elsewhere whatever their scores,
 which is what resolution means.
-Counts go to ``summary.telemetry["semantic.target"]`` so the report can say how many
+Counts go to ``summary.telemetry.semantic_target`` (``TargetCounts``) so the report can say how many
 resolved to the target (and how many of those by cq's syntax fallback, ``via: syntax``).
 Without a target, or with no resolved hit, nothing moves.
 """
 
 from __future__ import annotations
 
-from cq.model import Finding, Pattern
+import msgspec
+
+from cq.model import Finding, Pattern, TargetCounts
 from cq.rank import (
     Dotted,
     dotted_query,
@@ -37,36 +39,38 @@ _RESOLVED_CATEGORIES = frozenset({"callsite", "reference", "import", "from_impor
 
 def refine_order(
     shown: list[Finding], patterns: tuple[Pattern, ...], callers: bool
-) -> tuple[list[Finding], dict[str, int]]:
-    """The shown findings, hits resolved to the target first; and the counts to report.
-    ``callers``: the question asks who calls a function (``Question.callers``)."""
+) -> tuple[list[Finding], TargetCounts | None]:
+    """The shown findings, hits resolved to the target first; and the counts to report (None:
+    no target). ``callers``: the question asks who calls a function (``Question.callers``)."""
     dotted = dotted_query(patterns)
     if dotted is not None:
         return _dotted_order(shown, dotted)
     if not callers:
-        return shown, {}
+        return shown, None
     names = queried_names(patterns)
     target = next((f for f in shown if is_exact_definition(f, names)), None)
     if target is None:
-        return shown, {}
+        return shown, None
     keys = _keys(target)
     name = _last(target.text)
     resolved = [_resolved_key(f) if _last(f.text) == name else None for f in shown]
     to_target = [i for i, f in enumerate(shown) if resolved[i] in keys and f.category == "callsite"]
     elsewhere = sum(1 for r in resolved if r is not None and r not in keys)  # same name only
-    counts = _counts(shown, to_target, elsewhere) | {"callers_question": 1}
+    counts = msgspec.structs.replace(_counts(shown, to_target, elsewhere), callers_question=1)
     lead = set(to_target)
     first = [f for i, f in enumerate(shown) if i in lead]
     return first + [f for i, f in enumerate(shown) if i not in lead], counts
 
 
-def _dotted_order(shown: list[Finding], dotted: Dotted) -> tuple[list[Finding], dict[str, int]]:
+def _dotted_order(
+    shown: list[Finding], dotted: Dotted
+) -> tuple[list[Finding], TargetCounts | None]:
     """A dotted query: its definition (of several, the one most shown uses resolve to), the
     uses resolved to it, then the rest in score order (plausible receivers first, as scored),
     and same-named uses resolved to another definition last."""
     targets = [i for i, f in enumerate(shown) if is_target_definition(f, dotted)]
     if not targets:
-        return shown, {}
+        return shown, None
     uses = [
         i
         for i, f in enumerate(shown)
@@ -78,7 +82,7 @@ def _dotted_order(shown: list[Finding], dotted: Dotted) -> tuple[list[Finding], 
     keys = _keys(shown[target])
     to_target = [i for i in uses if resolved[i] in keys]
     elsewhere = [i for i in uses if resolved[i] is not None and resolved[i] not in keys]
-    counts = _counts(shown, to_target, len(elsewhere)) | {"uses": len(uses)}
+    counts = msgspec.structs.replace(_counts(shown, to_target, len(elsewhere)), uses=len(uses))
     if not to_target and not elsewhere:
         return shown, counts
     first, last = [target, *to_target], set(elsewhere)
@@ -86,15 +90,15 @@ def _dotted_order(shown: list[Finding], dotted: Dotted) -> tuple[list[Finding], 
     return [shown[i] for i in (*first, *middle, *elsewhere)], counts
 
 
-def _counts(shown: list[Finding], to_target: list[int], elsewhere: int) -> dict[str, int]:
-    counts = {"resolved_to_target": len(to_target), "resolved_elsewhere": elsewhere}
-    by_syntax = sum(1 for i in to_target if _via(shown[i]) == "syntax")
-    if by_syntax:
-        counts["resolved_to_target_by_syntax"] = by_syntax
-    by_name = sum(1 for i in to_target if _via(shown[i]) == "unique-name")
-    if by_name:
-        counts["resolved_to_target_by_unique_name"] = by_name
-    return counts
+def _counts(shown: list[Finding], to_target: list[int], elsewhere: int) -> TargetCounts:
+    return TargetCounts(
+        resolved_to_target=len(to_target),
+        resolved_elsewhere=elsewhere,
+        resolved_to_target_by_syntax=sum(1 for i in to_target if _via(shown[i]) == "syntax"),
+        resolved_to_target_by_unique_name=sum(
+            1 for i in to_target if _via(shown[i]) == "unique-name"
+        ),
+    )
 
 
 def _last(text: str) -> str:

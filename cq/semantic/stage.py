@@ -48,6 +48,7 @@ from cq.model import (
     SemanticFacts,
     SemanticSummary,
     StageStatus,
+    Telemetry,
 )
 from cq.parse import Corpus, SourceFile
 from cq.semantic.asking import Batch, cut_by_clock
@@ -75,7 +76,7 @@ class SemanticRun:
         self.corpus = corpus  # the search's files, read once for every stage
         self.active = active
         self.server: PyreflyServer | None = None
-        self.telemetry: dict[str, dict[str, int]] = {}  # for ``Summary.telemetry``
+        self.telemetry = Telemetry()  # for ``Summary.telemetry``
         self.counters = RunCounters()
         self.summary: SemanticSummary | None = None  # for ``Summary.semantic``
         self.binary = pyrefly_binary() if active else None
@@ -121,7 +122,7 @@ class SemanticRun:
         for index, fact in zip(targets, facts, strict=True):
             out[index] = _with_semantic(findings[index], fact)
         counts = Counter(f.status for f in facts)
-        self.telemetry["semantic"] = dict(sorted(counts.items()))
+        self.telemetry = self.telemetry.plus(Telemetry(semantic=dict(sorted(counts.items()))))
         pending = counts.get("pending", 0)
         self.summary = SemanticSummary(
             pending=pending, asking="background" if self.warm else "none"
@@ -139,8 +140,8 @@ class SemanticRun:
         limit = self.request.limit
         cut = len(ranked) if limit <= 0 else min(limit, len(ranked))
         shown, counts = refine_order(ranked[:cut], patterns, callers)
-        if counts:
-            self.telemetry["semantic.target"] = counts
+        if counts is not None:
+            self.telemetry = self.telemetry.plus(Telemetry(semantic_target=counts))
         return shown + ranked[cut:]
 
     # -- the work --------------------------------------------------------------------------
@@ -218,7 +219,8 @@ class SemanticRun:
         timed_out = sum(1 for f in answers if f.status == "failed" and cut_by_clock(f))
         if timed_out:
             wait = f"{self.settings.wait_ms:.0f} ms"
-            self.telemetry["semantic.failed"] = {f"no answer within the wait of {wait}": timed_out}
+            cut = {f"no answer within the wait of {wait}": timed_out}
+            self.telemetry = self.telemetry.plus(Telemetry(semantic_failed=cut))
 
     def _ensure_server(self) -> PyreflyServer | None:
         with self._server_lock:

@@ -1,0 +1,156 @@
+"""The report's Answer, decided from a finished result: which finding answers, and how.
+
+``plan_report`` is what ``cq.report`` reads besides the result's facts (``ReportPlan``): the
+Answer, and the one-line headers the report prints. It is made again whenever a token budget
+cuts the findings (``budget.py``), so it always speaks of the findings shown.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from cq.model import (
+    CALLERS_LISTED,
+    Answer,
+    Finding,
+    FunctionList,
+    ReportPlan,
+    SearchResult,
+    TargetCounts,
+)
+from cq.parse.one_line import one_line_header, one_line_signature
+from cq.rank import called_names, last_name
+
+
+def plan_report(result: SearchResult) -> ReportPlan:
+    """The Answer, each shown definition's header on one line where the report needs it, and
+    each Relevant Function's own name."""
+    functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
+    return ReportPlan(
+        answer=decide_answer(result),
+        one_lines=tuple(_one_line(f) for f in result.findings),
+        function_names=tuple(last_name(fn.name) for fn in functions.functions)
+        if functions is not None
+        else (),
+    )
+
+
+def decide_answer(result: SearchResult) -> Answer:
+    """The primary definition, the callers of a callers question, the best hit when nothing
+    defines, or a name not found."""
+    findings, summary = result.findings, result.summary
+    if not findings:
+        unasked = isinstance(summary.suggestions, msgspec.UnsetType)
+        return Answer(kind="nothing" if unasked else "not_found")
+    if summary.primary is None:
+        return Answer(kind="best_hit", finding=0)
+    primary = summary.primary
+    f = findings[primary]
+    target = summary.telemetry.semantic_target
+    if target is not None and target.callers_question and target.resolved_to_target:
+        calls = [i for i, c in enumerate(findings) if c.category == "callsite"]
+        return Answer(
+            kind="callers",
+            finding=primary,
+            calls=tuple(calls[: target.resolved_to_target]),
+            resolved=True,
+            name=last_name(f.text),
+        )
+    if asks_callers_of(result, f):
+        return _unresolved_callers(findings, primary, target)
+    return Answer(
+        kind="definition",
+        finding=primary,
+        name=last_name(f.text),
+        signals=_signals(result, f),
+        resolved_uses=_resolved_uses(target),
+    )
+
+
+def asks_callers_of(result: SearchResult, f: Finding) -> bool:
+    """Whether the query is a callers question about the definition ``f`` (the name it writes,
+    or the subject its "it" was read as)."""
+    summary = result.summary
+    subject = summary.rewrite.subject if summary.rewrite else None
+    name = frozenset({last_name(f.text)})
+    return f.category == "definition" and bool(called_names(summary.query, name, subject))
+
+
+def answer_needs(result: SearchResult) -> tuple[int, ...]:
+    """The findings a token budget keeps for the Answer, in order: the primary definition
+    (else the best hit) and, for a callers question about it, the first callsites of its
+    name."""
+    findings = result.findings
+    if not findings:
+        return ()
+    primary = result.summary.primary if result.summary.primary is not None else 0
+    f = findings[primary]
+    if not asks_callers_of(result, f):
+        return (primary,)
+    name = last_name(f.text)
+    calls = [
+        i for i, c in enumerate(findings) if c.category == "callsite" and last_name(c.text) == name
+    ]
+    return tuple(sorted({primary, *calls[:CALLERS_LISTED]}))
+
+
+def _unresolved_callers(
+    findings: tuple[Finding, ...], primary: int, target: TargetCounts | None
+) -> Answer:
+    """A callers question nothing resolved (Rust, ``--no-semantic``): the shown calls of the
+    definition's name that resolve nowhere else; several shown definitions of that name make
+    them ambiguous; none, the definition saying so."""
+    f = findings[primary]
+    name = last_name(f.text)
+    calls = tuple(
+        i
+        for i, c in enumerate(findings)
+        if c.category == "callsite" and last_name(c.text) == name and not _resolved_elsewhere(c, f)
+    )
+    if not calls:
+        return Answer(
+            kind="no_callers", finding=primary, name=name, resolved_uses=_resolved_uses(target)
+        )
+    same = sum(1 for d in findings if d.category == "definition" and last_name(d.text) == name)
+    if same > 1:  # which of them a call reaches is not known
+        return Answer(
+            kind="ambiguous_callers", finding=primary, calls=calls, namesakes=same, name=name
+        )
+    return Answer(kind="callers", finding=primary, calls=calls, name=name)
+
+
+def _resolved_uses(target: TargetCounts | None) -> TargetCounts | None:
+    """The uses resolved to the target, when any was resolved (to it or elsewhere)."""
+    if target is not None and (target.resolved_to_target or target.resolved_elsewhere):
+        return target
+    return None
+
+
+def _signals(result: SearchResult, f: Finding) -> tuple[str, ...]:
+    """What found the Answer's function when it is the first Relevant Function (``index``,
+    ``rg``: its definition line made from the index's unit, or rg's scope matched inside it
+    though not on that line); empty otherwise."""
+    for section in result.sections:
+        if isinstance(section, FunctionList) and section.functions:
+            first = section.functions[0]
+            return first.signals if (first.file, first.line) == (f.file, f.line) else ()
+    return ()
+
+
+def _resolved_elsewhere(call: Finding, definition: Finding) -> bool:
+    """The call resolves (Pyrefly, syntax) to another definition than ``definition``."""
+    semantic = call.enrichment.semantic if call.enrichment else None
+    target = semantic.definition if semantic else None
+    return target is not None and (target.file, target.line) != (definition.file, definition.line)
+
+
+def _one_line(f: Finding) -> str:
+    """A definition's header on one line where the report prints one: an unenriched
+    definition's own line (e.g. one only the index found), or a signature spanning lines."""
+    e = f.enrichment
+    if e is None:
+        wanted = f.category == "definition" and f.line_text.strip()
+        return one_line_header([f.line_text], f.language) if wanted else ""
+    if e.signature and "\n" in e.signature:
+        return one_line_signature(e.signature, f.language)
+    return ""
