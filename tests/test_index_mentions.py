@@ -135,7 +135,7 @@ The check is https://github.com/clap-rs/clap/blob/0123abc/src/build/arg.rs#L32-L
 
 def test_a_rust_text_names_its_tree_files_by_location_and_link_but_not_by_crate_root() -> None:
     mentions = extract_mentions(RUST_ISSUE)
-    named = named_files(mentions, RUST_TREE, IndexTuning(), ".rs")
+    named = named_files(mentions, RUST_TREE, IndexTuning(), "rust")
     # the panic's location (a frame, innermost) first, then the linked file; rustc's
     # ``--> src/lib.rs`` is the reporter's own crate root and names nothing here
     assert [(m.path, m.how) for m in named] == [

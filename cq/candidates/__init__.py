@@ -18,7 +18,6 @@ from cq.candidates.patterns import (
     pattern_regex,
     patterns_for_query,
 )
-from cq.candidates.scope import language_of
 
 __all__ = [
     "DOTTED_SOURCE",
@@ -26,7 +25,6 @@ __all__ = [
     "collect_candidates",
     "detect_mode",
     "dotted_parts",
-    "language_of",
     "pattern_regex",
     "patterns_for_query",
     "searched_files",

@@ -40,7 +40,9 @@ from collections.abc import Callable, Iterable
 
 import msgspec
 
+from cq.model import Language
 from cq.model.index_tuning import IndexTuning
+from cq.model.language import is_python_module, is_rust
 from cq.rewrite import Mentions, split_dotted
 
 
@@ -67,13 +69,14 @@ CRATE_ROOTS = frozenset({("src", "lib.rs"), ("src", "main.rs")})
 
 
 class PathTable:
-    """The tree's files of one language (``suffix``) by file name, to read a mentioned path
-    from its end."""
+    """The tree's files of one language by file name (Python's modules, not its stubs), to
+    read a mentioned path from its end."""
 
-    def __init__(self, paths: Iterable[str], suffix: str = ".py") -> None:
+    def __init__(self, paths: Iterable[str], language: Language = "python") -> None:
+        keep = is_rust if language == "rust" else is_python_module
         self.by_name: dict[str, list[tuple[str, ...]]] = defaultdict(list)
         for p in paths:
-            if p.endswith(suffix):
+            if keep(p):
                 parts = tuple(p.split("/"))
                 self.by_name[parts[-1]].append(parts)
 
@@ -97,11 +100,11 @@ class PathTable:
 
 
 def named_files(
-    mentions: Mentions, paths: Iterable[str], tuning: IndexTuning, suffix: str = ".py"
+    mentions: Mentions, paths: Iterable[str], tuning: IndexTuning, language: Language = "python"
 ) -> list[Mention]:
     """Files the text names in traceback frames (innermost first, ``mention_frame``) and
-    paths or modules (``mention_path``), among ``paths`` ending in ``suffix``."""
-    table = PathTable(paths, suffix)
+    paths or modules (``mention_path``), among ``paths`` of ``language``."""
+    table = PathTable(paths, language)
     found: dict[str, Mention] = {}
     for path, weight, how in (
         *((p, tuning.mention_frame, "traceback") for p in reversed(mentions.frame_paths)),

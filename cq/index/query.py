@@ -66,6 +66,7 @@ from cq.index.mentions import (
 )
 from cq.index.words import base_forms, prose_words, split_words
 from cq.model.index_tuning import IndexTuning
+from cq.model.language import is_python_module, is_rust
 from cq.rank import path_role
 from cq.rewrite import (
     ABBREVIATIONS,
@@ -115,8 +116,8 @@ def ask(
     tuning = tuning or IndexTuning()
     text = without_environment(text)
     paths = list(paths)
-    py = [p for p in paths if p.endswith(".py")]
-    rs = [p for p in paths if p.endswith(".rs")]
+    py = [p for p in paths if is_python_module(p)]
+    rs = [p for p in paths if is_rust(p)]
     rust = len(rs) * 2 > len(paths)
     one_line = _one_line(text)
     if words is None:
@@ -126,7 +127,7 @@ def ask(
         return hits
     mentions = extract_mentions(text)
     # A Rust tree's own .rs files first (its few .py files, read as before, after them).
-    named = tuple(named_files(mentions, rs, tuning, ".rs")) if rust else ()
+    named = tuple(named_files(mentions, rs, tuning, "rust")) if rust else ()
     if not py:
         return msgspec.structs.replace(hits, named=named)
     named += tuple(merged(named_files(mentions, py, tuning), _named_by_title(text, py, tuning)))
@@ -134,7 +135,7 @@ def ask(
         return msgspec.structs.replace(hits, named=named)
     names = code_names(mentions)
     own = {
-        name: [d for d in units if d.path.endswith(".py") and path_role(d.path) != "test"]
+        name: [d for d in units if is_python_module(d.path) and path_role(d.path) != "test"]
         for name, units in definitions(index, names, tuning).items()
     }
     defined = tuple(defining_files(names, own, tuning.mention_max_files))
