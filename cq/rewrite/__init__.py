@@ -30,13 +30,23 @@ from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.template import without_environment
 from cq.rewrite.trigger import remember_primary, rewrite_trigger
-from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, RECEIVERS, numbered, stem, subwords
+from cq.rewrite.words import (
+    ABBREVIATIONS,
+    FUNCTION_WORDS,
+    IRREGULAR_FORMS,
+    RECEIVERS,
+    base_forms,
+    numbered,
+    stem,
+    subwords,
+)
 
 if TYPE_CHECKING:
     from cq.rewrite.vocabulary import Vocabulary
 
 __all__ = [
     "ABBREVIATIONS",
+    "FUNCTION_WORDS",
     "IRREGULAR_FORMS",
     "RECEIVERS",
     "CallerModel",
@@ -44,6 +54,7 @@ __all__ = [
     "NoAnswer",
     "Rewrite",
     "asks_for_callers",
+    "base_forms",
     "code_name_asked_about",
     "defined_names",
     "definition_site",
