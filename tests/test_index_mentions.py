@@ -9,7 +9,6 @@ from pathlib import Path
 
 from cq.index.mentions import (
     Definition,
-    PathTable,
     code_names,
     defining_files,
     files_named_by_words,
@@ -17,7 +16,7 @@ from cq.index.mentions import (
     named_files,
 )
 from cq.model.index_tuning import IndexTuning
-from cq.rewrite import extract_mentions
+from cq.rewrite import FileTable, extract_mentions
 from tests.conftest import run_cq, write_tree
 
 TREE = [
@@ -51,7 +50,7 @@ def test_frames_resolve_from_their_end_innermost_first() -> None:
 
 
 def test_a_path_must_match_two_parts_and_pick_few_files() -> None:
-    table = PathTable(TREE)
+    table = FileTable(p for p in TREE if p.endswith(".py"))
     assert table.resolve("site-packages/pkg/core/lightning.py") == ["src/pkg/core/lightning.py"]
     assert table.resolve("self/trainer.py") == []  # read from self.trainer: not a module
     assert table.resolve("other/lightning.py") == []

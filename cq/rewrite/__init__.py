@@ -27,6 +27,7 @@ from cq.rewrite.asks import (
 from cq.rewrite.caller import CallerModel, NoAnswer
 from cq.rewrite.extract import Mentions, extract_mentions, is_special, split_dotted
 from cq.rewrite.heuristic import should_rewrite
+from cq.rewrite.paths import FileTable, mentioned_parts
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.template import without_environment
 from cq.rewrite.trigger import remember_primary, rewrite_trigger
@@ -50,6 +51,7 @@ __all__ = [
     "IRREGULAR_FORMS",
     "RECEIVERS",
     "CallerModel",
+    "FileTable",
     "Mentions",
     "NoAnswer",
     "Rewrite",
@@ -60,6 +62,7 @@ __all__ = [
     "definition_site",
     "extract_mentions",
     "is_special",
+    "mentioned_parts",
     "names_asked_about",
     "numbered",
     "one_line_callers_question",
