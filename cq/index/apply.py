@@ -23,7 +23,7 @@ from cq.index.words import split_words
 from cq.model import Finding, RelevantFunction, ScoreBreakdown
 from cq.model.language import is_rust
 from cq.model.tuning import Tuning
-from cq.parse import Corpus
+from cq.parse import Corpus, split_lines
 from cq.rank import last_name, path_role
 
 if TYPE_CHECKING:
@@ -316,14 +316,10 @@ class _Lines:
         if path not in self.files:
             language = "rust" if is_rust(path) else "python"
             source = self.corpus.source(path, language)
-            data = source.data if source is not None else None
-            # Split on "\n" only, as rg and the index's scanner count lines: ``splitlines``
-            # also splits at a form feed (a page break, ^L) and shifts every later line.
-            self.files[path] = (
-                [ln.removesuffix("\r") for ln in data.decode("utf-8", errors="replace").split("\n")]
-                if data is not None
-                else None
-            )
+            lines = source.lines() if source is not None else None
+            if lines is None and source is not None:  # not UTF-8: as the index read it
+                lines = split_lines(source.data.decode("utf-8", errors="replace"))
+            self.files[path] = lines
         content = self.files[path]
         if not content or not 1 <= line <= len(content):
             return None
