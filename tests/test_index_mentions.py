@@ -9,7 +9,6 @@ from pathlib import Path
 
 from cq.index.mentions import (
     Definition,
-    PathTable,
     code_names,
     defining_files,
     files_named_by_words,
@@ -17,7 +16,7 @@ from cq.index.mentions import (
     named_files,
 )
 from cq.model.index_tuning import IndexTuning
-from cq.rewrite import extract_mentions
+from cq.rewrite import FileTable, extract_mentions
 from tests.conftest import run_cq, write_tree
 
 TREE = [
@@ -51,7 +50,7 @@ def test_frames_resolve_from_their_end_innermost_first() -> None:
 
 
 def test_a_path_must_match_two_parts_and_pick_few_files() -> None:
-    table = PathTable(TREE)
+    table = FileTable(p for p in TREE if p.endswith(".py"))
     assert table.resolve("site-packages/pkg/core/lightning.py") == ["src/pkg/core/lightning.py"]
     assert table.resolve("self/trainer.py") == []  # read from self.trainer: not a module
     assert table.resolve("other/lightning.py") == []
@@ -135,7 +134,7 @@ The check is https://github.com/clap-rs/clap/blob/0123abc/src/build/arg.rs#L32-L
 
 def test_a_rust_text_names_its_tree_files_by_location_and_link_but_not_by_crate_root() -> None:
     mentions = extract_mentions(RUST_ISSUE)
-    named = named_files(mentions, RUST_TREE, IndexTuning(), ".rs")
+    named = named_files(mentions, RUST_TREE, IndexTuning(), "rust")
     # the panic's location (a frame, innermost) first, then the linked file; rustc's
     # ``--> src/lib.rs`` is the reporter's own crate root and names nothing here
     assert [(m.path, m.how) for m in named] == [

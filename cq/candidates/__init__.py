@@ -17,14 +17,12 @@ from cq.candidates.patterns import (
     pattern_regex,
     patterns_for_query,
 )
-from cq.candidates.scope import language_of
 
 __all__ = [
     "DOTTED_SOURCE",
     "Candidates",
     "collect_candidates",
     "dotted_parts",
-    "language_of",
     "pattern_regex",
     "patterns_for_query",
     "searched_files",

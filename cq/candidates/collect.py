@@ -16,9 +16,9 @@ from cq.candidates.lines import CrLines, place
 from cq.candidates.patterns import pattern_regex
 from cq.candidates.rg_errors import regex_error
 from cq.candidates.rg_events import Begin, Match, Summary, decode_event, strip_terminator
-from cq.candidates.scope import language_of, languages_for
 from cq.errors import PatternError, SearchFailedError, UsageError
 from cq.model import Language, Pattern, RawMatch, SearchRequest, SearchStats
+from cq.model.language import language_of, languages_for
 from cq.model.tuning import ReportTuning
 from cq.parse import Corpus
 from cq.terminal import visible, warn

@@ -7,9 +7,9 @@ import os
 import subprocess
 
 from cq.candidates.collect import scope_args
-from cq.candidates.scope import language_of
 from cq.errors import SearchFailedError
 from cq.model import SearchRequest
+from cq.model.language import language_of
 from cq.terminal import visible
 from cq.tools import find_rg
 

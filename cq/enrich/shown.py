@@ -205,17 +205,13 @@ class _Files:
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
         self.starts: dict[str, list[int]] = {}
-        self.split: dict[str, list[str]] = {}
 
     def source(self, finding: Finding) -> SourceFile | None:
         return self.corpus.source(finding.file, finding.language)
 
     def lines(self, source: SourceFile) -> list[str]:
-        """Lines split on "\\n" only, as rg and ast count them (not ``str.splitlines``)."""
-        if source.path not in self.split:
-            text = source.text or ""
-            self.split[source.path] = [line.removesuffix("\r") for line in text.split("\n")]
-        return self.split[source.path]
+        """The file's lines (``SourceFile.lines``), one empty line when it is not UTF-8."""
+        return source.lines() or [""]
 
     def span(self, source: SourceFile, finding: Finding) -> HitSpan:
         if source.path not in self.starts:

@@ -21,8 +21,9 @@ from cq.index.query import IndexHit, IndexHits
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
 from cq.model import Finding, RelevantFunction, ScoreBreakdown
+from cq.model.language import is_rust
 from cq.model.tuning import Tuning
-from cq.parse import Corpus
+from cq.parse import Corpus, split_lines
 from cq.rank import last_name, path_role
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ def _definition(
         end_col=col + len(shown),
         text=shown,
         line_text=text,
-        language="rust" if hit.path.endswith(".rs") else "python",
+        language="rust" if is_rust(hit.path) else "python",
         category="definition" if shown == name else "assignment" if "=" in text else "text_match",
         confidence=confidence,
         tier="index",
@@ -206,7 +207,7 @@ def _definition(
 
 
 def _native_scope(path: str, dotted: str) -> str:
-    return dotted.replace(".", "::") if path.endswith(".rs") else dotted
+    return dotted.replace(".", "::") if is_rust(path) else dotted
 
 
 def _function(
@@ -277,7 +278,7 @@ class _Lines:
         if path not in self.units:
             from cq.index.units import file_units
 
-            language = "rust" if path.endswith(".rs") else "python"
+            language = "rust" if is_rust(path) else "python"
             text = "\n".join(self.all(path))
             found: dict[str, Unit] = {}
             for u in file_units(text, language) if text else ():
@@ -292,7 +293,7 @@ class _Lines:
     def header_above(self, path: str, line: int, name: str) -> int:
         """The nearest ``def name``/``fn name`` line at or above ``line`` (within
         ``_HEADER_SEARCH`` lines), 0 when there is none."""
-        rust = path.endswith(".rs")
+        rust = is_rust(path)
         head = re.compile(
             rf"\bfn\s+{re.escape(name)}\b"
             if rust
@@ -308,21 +309,17 @@ class _Lines:
         """The def/fn header starting at ``line``, on one line (``one_line_header``)."""
         from cq.parse.one_line import one_line_header
 
-        language = "rust" if path.endswith(".rs") else "python"
+        language = "rust" if is_rust(path) else "python"
         return one_line_header(self.all(path)[line - 1 : line - 1 + _HEADER_LINES], language)
 
     def get(self, path: str, line: int) -> str | None:
         if path not in self.files:
-            language = "rust" if path.endswith(".rs") else "python"
+            language = "rust" if is_rust(path) else "python"
             source = self.corpus.source(path, language)
-            data = source.data if source is not None else None
-            # Split on "\n" only, as rg and the index's scanner count lines: ``splitlines``
-            # also splits at a form feed (a page break, ^L) and shifts every later line.
-            self.files[path] = (
-                [ln.removesuffix("\r") for ln in data.decode("utf-8", errors="replace").split("\n")]
-                if data is not None
-                else None
-            )
+            lines = source.lines() if source is not None else None
+            if lines is None and source is not None:  # not UTF-8: as the index read it
+                lines = split_lines(source.data.decode("utf-8", errors="replace"))
+            self.files[path] = lines
         content = self.files[path]
         if not content or not 1 <= line <= len(content):
             return None

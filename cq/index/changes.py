@@ -22,8 +22,8 @@ from pathlib import Path
 import msgspec
 
 from cq.cache.digests import DigestMemory, Recalled, stat_file
-from cq.index.files import language_of_path
 from cq.index.manifest import Entry, Manifest
+from cq.model.language import language_of
 from cq.parse import Listing, list_tree, searched_digests
 from cq.parse.source import load_source
 
@@ -121,7 +121,7 @@ class Changes:
                 if rel in manifest:
                     fresh[rel] = manifest[rel]
                 continue
-            loaded = load_source(self.root, rel, language_of_path(rel))
+            loaded = load_source(self.root, rel, language_of(rel) or "python")
             if loaded is None:
                 fresh.pop(rel, None)
                 continue

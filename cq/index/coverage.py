@@ -29,6 +29,7 @@ import msgspec
 from cq.index.fuse import FileVote, UnitVote
 from cq.index.query import IndexHit
 from cq.index.words import split_words
+from cq.model.language import is_rust
 from cq.rank import path_role
 from cq.rewrite import stem
 
@@ -167,7 +168,7 @@ def with_members(
     24.6/43.2, titles 20.3/41.5 -> 19.5/42.4."""
     out: list[IndexHit] = []
     for hit in units:
-        if hit.kind == "class" and not hit.path.endswith(".rs"):
+        if hit.kind == "class" and not is_rust(hit.path):
             found = members(hit)
             shares = coverage(words, [held for _, held in found])
             if shares and max(shares) > 0:

@@ -37,6 +37,7 @@ from cq.index.opening import Busy, discard
 from cq.index.query import IndexHits, ask, asked_words
 from cq.model import SearchRequest
 from cq.model.index_tuning import IndexTuning
+from cq.model.language import language_of
 from cq.parse import Listing
 
 _LATE = (
@@ -217,13 +218,10 @@ class IndexUpdateRun:
 
 def _in_scope(request: SearchRequest):  # type: ignore[no-untyped-def]
     """The request's language, ``--in``, ``--include`` and ``--exclude`` as a path test."""
-    suffixes = {"python": (".py", ".pyi"), "rust": (".rs",)}.get(
-        request.lang, (".py", ".pyi", ".rs")
-    )
     prefix = posixpath.normpath(request.in_dir).strip("/") + "/" if request.in_dir else ""
 
     def keep(path: str) -> bool:
-        if not path.endswith(suffixes) or not path.startswith(prefix):
+        if language_of(path, request.lang) is None or not path.startswith(prefix):
             return False
         name = posixpath.basename(path)
         if request.include and not any(_match(path, name, g) for g in request.include):

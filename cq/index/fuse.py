@@ -19,6 +19,7 @@ import msgspec
 
 from cq.index.query import IndexHit, IndexHits
 from cq.model.index_tuning import Fusion, IndexTuning
+from cq.model.language import is_python_module, is_rust
 from cq.model.ranking import DEFAULT_ROLE_MULTIPLIERS
 from cq.rank import last_name, path_role
 
@@ -31,7 +32,7 @@ def fusion_for(rg_files: list[str], hits: IndexHits, tuning: IndexTuning | None 
     come from its own sets."""
     tuning = tuning or IndexTuning()
     files = [*rg_files, *(h.path for h in hits.files)]
-    rust = sum(f.endswith(".rs") for f in files)
+    rust = sum(is_rust(f) for f in files)
     if len(files) - rust > rust:
         return tuning.python
     return tuning.one_line if hits.one_line else tuning.fusion
@@ -231,7 +232,7 @@ def _in_test_module(v: UnitVote) -> bool:
     39.0/12.7, titles 33.9/14.4 -> 36.4/15.3 (a fix's own tests are gold functions at times,
     so texts' Hit@1 lost 2 issues); file orders unchanged."""
     scopes = v.qualname.split("::")[:-1]
-    return v.file.endswith(".rs") and ("tests" in scopes or "test" in scopes)
+    return is_rust(v.file) and ("tests" in scopes or "test" in scopes)
 
 
 def with_namesakes(votes: list[UnitVote]) -> list[tuple[UnitVote, list[UnitVote]]]:
@@ -278,11 +279,11 @@ def _container(v: UnitVote) -> bool:
     -> 27.1/50.5, lite-dev titles Hit@1 35.0 -> 40.0, nothing lower. A private class's
     leading underscores are not its first letter (pyro's ``_Subsample``).
     """
-    if v.file.endswith(".py"):
+    if is_python_module(v.file):
         return (
             v.kind == "class" if v.kind else v.qualname.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()
         )
-    if not v.file.endswith(".rs"):
+    if not is_rust(v.file):
         return False
     if v.kind:
         return v.kind in RUST_TYPE_KINDS

@@ -40,8 +40,10 @@ from collections.abc import Callable, Iterable
 
 import msgspec
 
+from cq.model import Language
 from cq.model.index_tuning import IndexTuning
-from cq.rewrite import Mentions, split_dotted
+from cq.model.language import is_python_module, is_rust
+from cq.rewrite import FileTable, Mentions, mentioned_parts, split_dotted
 
 
 class Definition(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,48 +68,20 @@ class Mention(msgspec.Struct, frozen=True, kw_only=True):
 CRATE_ROOTS = frozenset({("src", "lib.rs"), ("src", "main.rs")})
 
 
-class PathTable:
-    """The tree's files of one language (``suffix``) by file name, to read a mentioned path
-    from its end."""
-
-    def __init__(self, paths: Iterable[str], suffix: str = ".py") -> None:
-        self.by_name: dict[str, list[tuple[str, ...]]] = defaultdict(list)
-        for p in paths:
-            if p.endswith(suffix):
-                parts = tuple(p.split("/"))
-                self.by_name[parts[-1]].append(parts)
-
-    def resolve(self, path: str) -> list[str]:
-        """The files matching ``path`` on the most trailing parts (at least two of a path
-        with several), or none."""
-        parts = tuple(p for p in path.replace("\\", "/").split("/") if p and p != ".")
-        if not parts or parts in CRATE_ROOTS:
-            return []
-        best: list[str] = []
-        depth = 0
-        for cand in self.by_name.get(parts[-1], ()):
-            n = 0
-            while n < min(len(cand), len(parts)) and cand[-1 - n] == parts[-1 - n]:
-                n += 1
-            if n > depth:
-                best, depth = ["/".join(cand)], n
-            elif n == depth:
-                best.append("/".join(cand))
-        return best if depth >= min(2, len(parts)) else []
-
-
 def named_files(
-    mentions: Mentions, paths: Iterable[str], tuning: IndexTuning, suffix: str = ".py"
+    mentions: Mentions, paths: Iterable[str], tuning: IndexTuning, language: Language = "python"
 ) -> list[Mention]:
     """Files the text names in traceback frames (innermost first, ``mention_frame``) and
-    paths or modules (``mention_path``), among ``paths`` ending in ``suffix``."""
-    table = PathTable(paths, suffix)
+    paths or modules (``mention_path``), among ``paths`` of ``language``."""
+    keep = is_rust if language == "rust" else is_python_module
+    table = FileTable(p for p in paths if keep(p))
     found: dict[str, Mention] = {}
     for path, weight, how in (
         *((p, tuning.mention_frame, "traceback") for p in reversed(mentions.frame_paths)),
         *((p, tuning.mention_path, "path") for p in mentions.paths),
     ):
-        files = table.resolve(path)
+        parts = mentioned_parts(path)
+        files = table.resolve_parts(parts) if parts not in CRATE_ROOTS else []
         if not files or len(files) > tuning.mention_max_files:
             continue
         for f in files:

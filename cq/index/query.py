@@ -4,7 +4,7 @@ In: an opened index, the question's text and the rewriter's terms. Out: ``IndexH
 best file documents and unit documents with their BM25 scores, best first. The text becomes
 a bag of words (identifiers whole and split, see ``words.py``), a word said n times weighing
 1 + ln n; the rewriter's terms join as words of weight 1. No stop-word list beyond English
-function words (``words.FUNCTION_WORDS``: "how", "are", "the"; its note has the figures):
+function words (``cq.rewrite.FUNCTION_WORDS``: "how", "are", "the"; its note has the figures):
 BM25's IDF already discounts words every file has, but not "are" in the few test names
 written as sentences.
 
@@ -64,12 +64,14 @@ from cq.index.mentions import (
     merged,
     named_files,
 )
-from cq.index.words import base_forms, prose_words, split_words
+from cq.index.words import prose_words, split_words
 from cq.model.index_tuning import IndexTuning
+from cq.model.language import is_python_module, is_rust
 from cq.rank import path_role
 from cq.rewrite import (
     ABBREVIATIONS,
     IRREGULAR_FORMS,
+    base_forms,
     extract_mentions,
     numbered,
     without_environment,
@@ -115,8 +117,8 @@ def ask(
     tuning = tuning or IndexTuning()
     text = without_environment(text)
     paths = list(paths)
-    py = [p for p in paths if p.endswith(".py")]
-    rs = [p for p in paths if p.endswith(".rs")]
+    py = [p for p in paths if is_python_module(p)]
+    rs = [p for p in paths if is_rust(p)]
     rust = len(rs) * 2 > len(paths)
     one_line = _one_line(text)
     if words is None:
@@ -126,7 +128,7 @@ def ask(
         return hits
     mentions = extract_mentions(text)
     # A Rust tree's own .rs files first (its few .py files, read as before, after them).
-    named = tuple(named_files(mentions, rs, tuning, ".rs")) if rust else ()
+    named = tuple(named_files(mentions, rs, tuning, "rust")) if rust else ()
     if not py:
         return msgspec.structs.replace(hits, named=named)
     named += tuple(merged(named_files(mentions, py, tuning), _named_by_title(text, py, tuning)))
@@ -134,7 +136,7 @@ def ask(
         return msgspec.structs.replace(hits, named=named)
     names = code_names(mentions)
     own = {
-        name: [d for d in units if d.path.endswith(".py") and path_role(d.path) != "test"]
+        name: [d for d in units if is_python_module(d.path) and path_role(d.path) != "test"]
         for name, units in definitions(index, names, tuning).items()
     }
     defined = tuple(defining_files(names, own, tuning.mention_max_files))
@@ -171,7 +173,7 @@ def query_words(
     """Word -> weight: how often the text says it (log-damped; its ``max_words`` most
     frequent words), times ``title`` for the words of its first line when more lines
     follow; the rewriter's terms too. English function words are left out
-    (``words.FUNCTION_WORDS``); a word and a number written apart are asked joined as well,
+    (``cq.rewrite.FUNCTION_WORDS``); a word and a number written apart are asked joined as well,
     as code spells them ("RFC 3339" -> rfc3339, which the body's tokenizer keeps whole), and
     an irregular verb's past form its base too ("built" -> build)."""
     counts = Counter(w for w in prose_words(text) if len(w) > 1)
@@ -207,7 +209,7 @@ def _without_auxiliary(text: str) -> str:
 
 
 def with_base_forms(words: dict[str, float], share: float) -> dict[str, float]:
-    """``words``, the base forms of its inflected ones (``words.base_forms``) and the
+    """``words``, the base forms of its inflected ones (``cq.rewrite.base_forms``) and the
     abbreviations code writes for them (``cq.rewrite.ABBREVIATIONS``: evaluated -> eval) at
     ``share`` of their weight; a word the question says itself keeps its own weight. The
     abbreviations, --requery of the titles: python Acc@1 31.0 -> 31.3, rust Acc@3

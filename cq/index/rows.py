@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterator
 
 from cq.index.documents import Row, file_rows
-from cq.index.files import language_of_path
+from cq.model.language import language_of
 
 
 def prepared_rows(
@@ -77,5 +77,5 @@ def _batches(
 def _rows(batch: list[tuple[str, bytes]]) -> list[Row]:
     out: list[Row] = []
     for path, data in batch:
-        out.extend(file_rows(path, data, language_of_path(path)))
+        out.extend(file_rows(path, data, language_of(path) or "python"))
     return out

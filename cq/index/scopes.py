@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 
 from cq.index.rsscan import without_generics
+from cq.model.language import is_rust
 
 _IMPL = re.compile(r"(?:^|::)impl(?=[\s<])")
 
 
 def rg_scope_key(file: str, scope: str) -> str:
-    if not file.endswith(".rs") or "impl" not in scope:
+    if not is_rust(file) or "impl" not in scope:
         return scope
     headers = list(_IMPL.finditer(scope))
     if not headers:

@@ -13,7 +13,7 @@ the tree's file list (``listing.py``), listed once for every part of the search 
 from cq.parse.corpus import Corpus, CorpusStats, searched_digests
 from cq.parse.listing import Listing, list_tree
 from cq.parse.python_trees import CstMetadata, cst_metadata, imported_names, py_ast
-from cq.parse.source import SourceFile
+from cq.parse.source import SourceFile, split_lines
 from cq.parse.trees import cache_stats, sg_root, ts_tree
 
 __all__ = [
@@ -29,5 +29,6 @@ __all__ = [
     "py_ast",
     "searched_digests",
     "sg_root",
+    "split_lines",
     "ts_tree",
 ]

@@ -43,12 +43,19 @@ def searched_bytes(raw: bytes) -> bytes:
     return data
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines split on "\\n" only, as rg, ``ast`` and the index's scanner count them
+    (``str.splitlines`` also splits at a form feed, a page break, and shifts every later
+    line), each without the CR of a CRLF."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 class SourceFile:
     """One file's content as ``searched_bytes`` gives it (``digest`` hashes those bytes).
     ``text`` is None when they are not valid UTF-8; it is decoded on first use (a warm search
     reads hashes and cached records, never the text)."""
 
-    __slots__ = ("_text", "data", "digest", "language", "path")
+    __slots__ = ("_lines", "_text", "data", "digest", "language", "path")
 
     def __init__(
         self,
@@ -60,6 +67,7 @@ class SourceFile:
     ) -> None:
         self.path, self.language, self.data, self.digest = path, language, data, digest
         self._text = text
+        self._lines: list[str] | None = None
 
     @property
     def text(self) -> str | None:
@@ -69,6 +77,14 @@ class SourceFile:
             except UnicodeDecodeError:
                 self._text = None
         return self._text
+
+    def lines(self) -> list[str] | None:
+        """``split_lines`` of the text, None when it is not UTF-8. Made once: enrichment,
+        the index's functions and the semantic stage share them (the list is the file's:
+        read it, never change it)."""
+        if self._lines is None and self.text is not None:
+            self._lines = split_lines(self.text)
+        return self._lines
 
     def line_starts(self) -> list[int]:
         """Byte offset of the start of each line (index 0 is line 1)."""

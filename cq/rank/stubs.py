@@ -14,6 +14,7 @@ import ast
 from collections.abc import Iterable
 
 from cq.model import Finding, Pattern
+from cq.model.language import is_stub
 from cq.parse import Corpus, py_ast
 from cq.rank.dotted import dotted_query, is_target_definition, last_name
 from cq.rank.signals import queried_names
@@ -42,7 +43,7 @@ def stub_definitions(
 
 
 def _is_stub(f: Finding, corpus: Corpus, by_file: dict[str, dict[int, ast.AST]]) -> bool:
-    if f.file.endswith(".pyi"):
+    if is_stub(f.file):
         return True
     if f.file not in by_file:
         by_file[f.file] = _functions(corpus, f.file)

@@ -28,8 +28,8 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from cq.candidates import language_of
 from cq.model import SearchRequest, Suggestion
+from cq.model.language import language_of
 from cq.model.tuning import ReportTuning
 from cq.parse import Corpus
 from cq.rank.roles import path_role

@@ -22,28 +22,42 @@ from cq.parse import Listing
 from cq.rewrite.caller import CallerModel, NoAnswer
 from cq.rewrite.extract import Mentions, extract_mentions, is_special, split_dotted
 from cq.rewrite.heuristic import should_rewrite
+from cq.rewrite.paths import FileTable, mentioned_parts
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.question import is_identifier_query, question_of, understand
 from cq.rewrite.template import without_environment
 from cq.rewrite.trigger import remember_primary
-from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, RECEIVERS, numbered, stem, subwords
+from cq.rewrite.words import (
+    ABBREVIATIONS,
+    FUNCTION_WORDS,
+    IRREGULAR_FORMS,
+    RECEIVERS,
+    base_forms,
+    numbered,
+    stem,
+    subwords,
+)
 
 if TYPE_CHECKING:
     from cq.rewrite.vocabulary import Vocabulary
 
 __all__ = [
     "ABBREVIATIONS",
+    "FUNCTION_WORDS",
     "IRREGULAR_FORMS",
     "RECEIVERS",
     "CallerModel",
+    "FileTable",
     "Mentions",
     "NoAnswer",
     "Rewrite",
+    "base_forms",
     "defined_names",
     "definition_site",
     "extract_mentions",
     "is_identifier_query",
     "is_special",
+    "mentioned_parts",
     "numbered",
     "question_of",
     "remember_primary",

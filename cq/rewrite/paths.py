@@ -8,6 +8,7 @@ hints (a ranking signal) and fixed-string patterns (the source lines of the fram
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 
 from cq.model import Pattern
 from cq.model.tuning import RewriteTuning
@@ -22,7 +23,7 @@ def frame_literals(
     mentions: Mentions, vocabulary: Vocabulary, source: str, t: RewriteTuning
 ) -> list[Pattern]:
     """The source lines of the innermost frames in this repository, as fixed strings."""
-    resolve = _Resolver(vocabulary.files)
+    resolve = _resolver(vocabulary.files)
     ours = [line for path, line in mentions.frame_lines if resolve(path)]
     innermost = list(dict.fromkeys(reversed(ours)))[:2]
     return [
@@ -45,7 +46,7 @@ def path_hints(
 ) -> dict[str, float]:
     """Repository files the text points at: traceback and import paths, stems it names."""
     hints: dict[str, float] = dict(modules)
-    resolve = _Resolver(vocabulary.files)
+    resolve = _resolver(vocabulary.files)
     for depth, path in enumerate(reversed(mentions.frame_paths)):
         for rel in resolve(path):
             weight = (t.hint_frame, t.hint_frame_next)[depth] if depth < 2 else t.hint_frame_far
@@ -93,33 +94,44 @@ def _package_index(files: tuple[str, ...], most_files: int) -> dict[str, list[st
     return {name: rels for name, rels in index.items() if len(rels) <= most}
 
 
-def _suffix_index(files: tuple[str, ...]) -> dict[str, list[str]]:
+def _suffix_index(files: Iterable[str]) -> dict[str, list[str]]:
     index: dict[str, list[str]] = {}
     for rel in files:
         index.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
     return index
 
 
-class _Resolver:
-    """Repo files a mentioned path denotes: same basename, longest shared directory suffix.
+def mentioned_parts(path: str) -> tuple[str, ...]:
+    """A mentioned path's parts: ``\\`` read as ``/``, a drive letter, ``.`` and empty parts
+    dropped."""
+    clean = _DRIVE.sub("", path.replace("\\", "/"))
+    return tuple(p for p in clean.split("/") if p not in ("", "."))
+
+
+class FileTable:
+    """The one reader of which repository files a mentioned path denotes (the rewriter's
+    path hints, the index's named files): the files sharing the longest run of trailing
+    parts with it, at least two of a path with several (``self/trainer.py``, read from
+    ``self.trainer``, names no ``pkg/trainer.py``); a bare file name, every file of that
+    name.
 
     A path of two or more parts can only share two with files in the same directory name,
     so those are looked up by (directory, basename) instead of scanning every file of the
     basename: 6,000 mentioned ``x/__init__.py`` took 11 s on the stdlib's 3,081 of them.
     """
 
-    def __init__(self, files: tuple[str, ...]) -> None:
+    def __init__(self, files: Iterable[str]) -> None:
         self.by_basename = _suffix_index(files)
         self._by_directory: dict[str, dict[str, list[str]]] = {}  # basename -> dir -> files
 
-    def __call__(self, path: str) -> list[str]:
-        clean = _DRIVE.sub("", path.replace("\\", "/"))
-        parts = [p for p in clean.split("/") if p not in ("", ".")]
+    def resolve(self, path: str) -> list[str]:
+        return self.resolve_parts(mentioned_parts(path))
+
+    def resolve_parts(self, parts: tuple[str, ...]) -> list[str]:
         if not parts:
             return []
         if len(parts) == 1:
-            candidates = self.by_basename.get(parts[-1], [])
-            return candidates if len(candidates) == 1 else []
+            return list(self.by_basename.get(parts[-1], ()))
         paired = self._in_directory(parts[-1]).get(parts[-2], [])
         scored = [(_shared_suffix(parts, rel.split("/")), rel) for rel in paired]
         best = max((s for s, _ in scored), default=0)
@@ -136,7 +148,20 @@ class _Resolver:
         return self._by_directory[basename]
 
 
-def _shared_suffix(a: list[str], b: list[str]) -> int:
+def _resolver(files: tuple[str, ...]) -> Callable[[str], list[str]]:
+    """``FileTable.resolve`` as the rewriter reads a path: a bare file name only when one
+    file has it."""
+    table = FileTable(files)
+
+    def resolve(path: str) -> list[str]:
+        parts = mentioned_parts(path)
+        found = table.resolve_parts(parts)
+        return found if len(parts) > 1 or len(found) == 1 else []
+
+    return resolve
+
+
+def _shared_suffix(a: tuple[str, ...], b: list[str]) -> int:
     n = 0
     while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
         n += 1

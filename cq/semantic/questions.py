@@ -235,14 +235,11 @@ class Ask:
         self.answered = 0
 
     def position(self, root: str) -> dict[str, Any] | None:
-        source = self.source
-        if source is None or source.text is None:
-            return None
-        lines = source.text.split("\n")
+        lines = self.source.lines() if self.source is not None else None
         f = self.finding
-        if not 0 < f.line <= len(lines):
+        if lines is None or not 0 < f.line <= len(lines):
             return None
-        line = lines[f.line - 1].removesuffix("\r")
+        line = lines[f.line - 1]
         col = f.col + (f.text.rfind(".") + 1)  # a dotted hit: its last name
         return {
             "textDocument": {"uri": (Path(root) / f.file).as_uri()},

@@ -157,7 +157,7 @@ class SyntaxResolver:
             tree = py_ast(source)
         except (SyntaxError, ValueError):
             return None
-        lines = [line.removesuffix("\r") for line in source.text.split("\n")]
+        lines = source.lines() or []
         body = body_bindings(tree.body, may_declare_global=bool(_GLOBAL.search(source.text)))
         module = Module(file=rel, tree=tree, lines=lines, body=body)
         _PARSED.put(key, module)

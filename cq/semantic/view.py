@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-_PYTHON = (".py", ".pyi")
+from cq.model.language import EXTENSIONS
+
+_PYTHON = EXTENSIONS["python"]  # case-sensitive here, as Pyrefly's include globs are
 # What Pyrefly does not check in the view: its own default excludes (hidden directories,
 # caches, ``venv``), anchored at the view, and installed packages.
 _EXCLUDED = (".[!/.]*/**", "__pycache__", "node_modules", "venv/**", "site-packages/**")
@@ -172,7 +174,7 @@ class WorkspaceView:
             search_path.append(os.path.join(view, "src"))  # the src layout's import root
         version = f"{sys.version_info.major}.{sys.version_info.minor}"
         lines = [
-            f"project-includes = {_toml([f'{view}/**/*.py', f'{view}/**/*.pyi'])}",
+            f"project-includes = {_toml([f'{view}/**/*{ext}' for ext in _PYTHON])}",
             # The root's import roots are searched after Pyrefly's bundled stubs, as Pyrefly
             # orders the import roots it infers itself: a root holding the stdlib's sources
             # resolves ``import os`` to the stub (checking the real ``os.py`` and what it
