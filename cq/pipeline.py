@@ -26,7 +26,7 @@ from cq.candidates import (
 )
 from cq.classify import classify_all
 from cq.confine import confine_request
-from cq.enrich import EnrichSettings, enrich_shown
+from cq.enrich import EnrichSettings, cold_start, enrich_shown
 from cq.errors import UsageError
 from cq.index import IndexFusion, IndexRun
 from cq.model import (
@@ -189,6 +189,8 @@ def run_search(
         progress.update("enriching the shown findings")
         with _timed(timings, "enrich"):
             settings = EnrichSettings.from_env(tuning, use_store=request.use_cache)
+            if index is not None and index.building():  # a first question on a large tree
+                settings = cold_start(settings)
             enriched = enrich_shown(corpus, ranked.shown, settings, check)
         if semantic is not None and semantic.active:
             with _timed(timings, "semantic"):

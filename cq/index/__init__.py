@@ -23,6 +23,7 @@ once and kept current file by file instead of re-ranking every file on every que
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import msgspec
@@ -118,11 +119,19 @@ class IndexRun:
         self.close()
         return None
 
+    def building(self) -> bool:
+        """Whether this search answers without the index, its first build going on behind
+        the search (too large to wait for, ``evidence.py``); known once the tree is listed."""
+        update = self.update
+        left = None if update.deadline is None else max(0.0, update.deadline - time.monotonic())
+        update.sized.wait(left)
+        return update.background
+
     def fuse(self, rewrite: RewriteSummary, ranked: list[Finding], corpus: Corpus) -> IndexFusion:
         """Fuse the index into the rewritten search's ``ranked`` findings. The lines of
         files it shows come from the search's ``corpus``."""
         from cq.index.apply import fuse_findings
-        from cq.index.evidence import Skipped
+        from cq.index.evidence import Building, Skipped
         from cq.terminal import warn
 
         self.consulted = True
@@ -134,6 +143,9 @@ class IndexRun:
         if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
             skipped = {"index": {"skipped_source_bytes": evidence.source_bytes}}
             return IndexFusion(findings=ranked, telemetry=skipped)
+        if isinstance(evidence, Building):  # a first build goes on behind the search
+            building = {"index": {"building_source_bytes": evidence.source_bytes}}
+            return IndexFusion(findings=ranked, telemetry=building)
         focus = self.request.focus or rewrite.focus
         findings, functions = fuse_findings(
             corpus,

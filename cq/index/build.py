@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -84,14 +85,17 @@ def update_index(
     tuning: IndexTuning | None = None,
     listing: Listing | None = None,
     deadline: float | None = None,
+    sized: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> tuple[OpenIndex, IndexUpdate]:
     """Open (or create) the root's index and apply the tree's changes to it; ``persist``
     False (``--no-cache``) builds a throw-away index in memory. More than ``build_limit``
     bytes (0: no limit) of new or changed files raise ``TooLarge`` before anything is read.
     ``listing``: the search's list of the tree's files (None: listed here). Past
-    ``deadline`` (``time.monotonic``) the build commits what it has and stops
-    (``IndexUpdate.partial``): the next update goes on from there; a deadline that comes
-    while the tree is listed raises ``changes.Late``."""
+    ``deadline`` (``time.monotonic``), or once ``stop`` is set, the build commits what it
+    has and stops (``IndexUpdate.partial``): the next update goes on from there; a deadline
+    that comes while the tree is listed raises ``changes.Late``. ``sized`` hears the bytes
+    of new files to index as soon as the tree is listed, before any is read."""
     tuning = tuning or IndexTuning()
     started = time.perf_counter()
     directory = index_dir(root)
@@ -112,6 +116,8 @@ def update_index(
         if persist:
             _write_marker(marker, root, moved)
         raise TooLarge(moved)
+    if sized is not None:
+        sized(moved)
     opened = open_index(directory, _wait(tuning, deadline)) if persist else None
     if opened is None or opened.in_memory:
         persist = False
@@ -135,7 +141,7 @@ def update_index(
                 changed = {p: d for p, d in changed.items() if _differs(manifest, fresh, p)}
                 removed = set(manifest) - set(fresh)
             updated = len(changed)  # _apply empties it as it goes
-            done = _apply(root, writer, changed, removed, progress, tuning, deadline)
+            done = _apply(root, writer, changed, removed, progress, tuning, deadline, stop)
             partial = partial or done.partial
             fresh = {p: e for p, e in fresh.items() if p not in done.left}
             updated, pooled = updated - len(done.left), done.pooled
@@ -208,9 +214,10 @@ def _apply(
     progress: Progress | None,
     tuning: IndexTuning,
     deadline: float | None = None,
+    stop: threading.Event | None = None,
 ) -> Applied:
-    """Replace the documents of what moved and commit; past ``deadline``, commit the files
-    indexed so far (``left``: the others)."""
+    """Replace the documents of what moved and commit; past ``deadline`` or once ``stop``
+    is set, commit the files indexed so far (``left``: the others)."""
     import tantivy
 
     for rel in sorted(removed | set(changed)):
@@ -227,7 +234,8 @@ def _apply(
             left.discard(row[0])
         if progress is not None:
             progress(f"indexing {root.name}: {done}/{total} files")
-        if deadline is not None and left and time.monotonic() >= deadline:
+        late = deadline is not None and time.monotonic() >= deadline
+        if left and (late or (stop is not None and stop.is_set())):
             batches.close()  # the pool's batches not started are cancelled
             break
     writer.commit()

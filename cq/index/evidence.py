@@ -14,10 +14,19 @@ that fails too (a full disk, a dir that cannot hold it) the search indexes in me
 search waits for the update until its ``--timeout`` runs out; the build stops earlier (its
 share, ``index.build_timeout_share``) to commit the files done, and an index not ready is
 not asked: the answer is ``--no-index``'s. Each of these says so in one warning line.
+
+A first build of more than ``index.background_build_bytes`` of new source (a root cq has
+not indexed yet, a large tree) is never waited for: the search answers without the index
+(``Building``) as soon as its own stages are done, and the build goes on behind it, in a
+long-lived process (the per-user server's) until its deadline, in a one-shot ``cq`` until
+the process exits, when it commits the files indexed so far; later searches go on from
+there and use the index once what is left to build is below that size. Which answer a
+search gives depends on the index on disk when it starts, never on how fast the build runs.
 """
 
 from __future__ import annotations
 
+import atexit
 import fnmatch
 import math
 import posixpath
@@ -45,8 +54,21 @@ _LATE = (
 )
 
 
+_BUILDING = (
+    "the repository index of this tree is being built ({mb:.1f} MB of source to index); "
+    "answered without it: later questions use it once it is built (`cq index` builds it "
+    "at once)"
+)
+
+
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
     source_bytes: int
+
+
+class Building(msgspec.Struct, frozen=True, kw_only=True):
+    """A first build too large to wait for: it goes on behind the search."""
+
+    source_bytes: int  # new source the build had to index when the search started
 
 
 class Evidence(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,6 +103,9 @@ class IndexUpdateRun:
         self.ways = ["cache", "discard", "memory"] if request.use_cache else ["memory"]
         self.notice = ""  # one line for the user: what went wrong with the index
         self.outcome: tuple[OpenIndex, IndexUpdate] | Skipped | BaseException | None = None
+        self.sized = threading.Event()  # the update knows how much new source it indexes
+        self.new_bytes = 0
+        self.stop = threading.Event()  # commit the files indexed so far and stop
         # A daemon: a search that fails elsewhere or exits early does not wait for it (tantivy
         # commits atomically, so an update cut short leaves the index as last committed).
         self.thread = threading.Thread(target=self._run, name="cq-index-update", daemon=True)
@@ -103,6 +128,28 @@ class IndexUpdateRun:
             self.outcome = self._next_way()
         except BaseException as exc:  # a cancelled search: re-raised in the search's thread
             self.outcome = exc
+        finally:
+            self.sized.set()
+            atexit.unregister(self._commit_at_exit)
+
+    @property
+    def background(self) -> bool:
+        """A first build too large for the search to wait for (known once ``sized``)."""
+        limit = self.tuning.background_build_bytes
+        return bool(limit) and self.new_bytes > limit
+
+    def _sized(self, new_bytes: int) -> None:
+        self.new_bytes = new_bytes
+        if self.background:  # a one-shot cq keeps what it built when it exits
+            atexit.register(self._commit_at_exit)
+        self.sized.set()
+
+    def _commit_at_exit(self) -> None:
+        """The process exits with the build going on behind it: commit the files indexed so
+        far (waiting at most until the build's deadline: --timeout bounds it)."""
+        self.stop.set()
+        deadline = self._build_deadline()
+        self.thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def _next_way(self, failure: str = "") -> tuple[OpenIndex, IndexUpdate] | Skipped | None:
         """The index by the first way left that works (None: none did, ``notice`` says why);
@@ -148,6 +195,8 @@ class IndexUpdateRun:
             tuning=self.tuning,
             listing=self.listing,
             deadline=self._build_deadline(),
+            sized=self._sized,
+            stop=self.stop,
         )
 
     def _build_deadline(self) -> float | None:
@@ -165,12 +214,18 @@ class IndexUpdateRun:
         """The search ends without consulting: stop at the update's next checkpoint."""
         self.abandoned.set()
 
-    def consult(self, terms: tuple[str, ...]) -> Evidence | Skipped | None:
+    def consult(self, terms: tuple[str, ...]) -> Evidence | Skipped | Building | None:
         """The index's files and units for the request's text and the rewriter's ``terms``
-        (``Skipped``: too much new source for a search to index; None: no index to ask, and
-        ``notice`` says why when something went wrong). The search waits for the update up
-        to its deadline; one not done by then (or cut short by it) is not asked."""
+        (``Skipped``: too much new source for a search to index; ``Building``: a first build
+        going on behind the search; None: no index to ask, and ``notice`` says why when
+        something went wrong). The search waits for the update up to its deadline; one not
+        done by then (or cut short by it) is not asked."""
         waiting = time.perf_counter()
+        left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        self.sized.wait(left)
+        if self.background:
+            self.notice = _BUILDING.format(mb=self.new_bytes / 1e6)
+            return Building(source_bytes=self.new_bytes)
         left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
         self.thread.join(left)
         waited = time.perf_counter() - waiting
