@@ -6,7 +6,8 @@ core busy (``--busy 1``), and the second question on the same cache in <= 1 s.
 
 For each of ``--issues`` tuning issues of the tree's repositories (``_loc.sample`` over
 ``python_tuning.jsonl``): a fresh cache dir, the issue's full text as the first (cold)
-question, then its title as the second (warm) one. ``--via in-process`` (default) runs both
+question, its title as the second, right after; then ``cq index`` (untimed: the index as a
+later session finds it) and the full text again (warm). ``--via in-process`` (default) runs both
 with ``CQ_SERVER=0``; ``--via server`` runs both through the per-user server (a private
 runtime dir per issue: the first question starts the server and runs in-process, the second
 goes to the server), stopped after each issue. rg searches the same tree for the title's
@@ -74,12 +75,30 @@ def make_tree(target: Path, data: str, mirrors: str) -> None:
     print(f"{target}: {total} files")
 
 
-def run(argv: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, bytes]:
+CPU: dict[str, list[float]] = {"cold": [], "second": [], "warm": []}
+
+
+def run(argv: list[str], stdin: bytes, env: dict[str, str], kind: str = "") -> tuple[float, bytes]:
+    """Wall seconds and stdout; ``kind``: keep the CPU seconds (the process's and its
+    children's: rg, pool workers) under that name. On 2 cores with the other one busy a
+    search has about one core, so its CPU seconds are about its wall time there, whatever
+    else loads a shared machine."""
     started = time.perf_counter()
-    proc = subprocess.run(
-        argv, input=stdin, capture_output=True, env={**os.environ, **env}, check=False
-    )
-    return time.perf_counter() - started, proc.stdout
+    with tempfile.TemporaryFile() as given:
+        given.write(stdin)
+        given.seek(0)
+        proc = subprocess.Popen(
+            argv,
+            stdin=given,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **env},
+        )
+        out = proc.stdout.read() if proc.stdout else b""
+        _, _, usage = os.wait4(proc.pid, 0)
+    if kind:
+        CPU[kind].append(usage.ru_utime + usage.ru_stime)
+    return time.perf_counter() - started, out
 
 
 def p90(values: list[float]) -> float:
@@ -137,10 +156,13 @@ def main() -> int:
                 env["XDG_RUNTIME_DIR"] = runtime
             title = _loc.title(row["problem_statement"])
             try:
-                cold, first = run(search, row["problem_statement"].encode(), env)
+                cold, first = run(search, row["problem_statement"].encode(), env, "cold")
                 if server:  # the server the first question started is up before the second
                     subprocess.run([*cq_command(), "server", "start"], env={**os.environ, **env})
-                warm, second = run(search, title.encode(), env)
+                second_s, second = run(search, title.encode(), env, "second")
+                index = [*cq_command(), "index", "--root", str(root)]
+                subprocess.run(index, env={**os.environ, **env}, capture_output=True)
+                warm, third = run(search, row["problem_statement"].encode(), env, "warm")
                 words = sorted(set(re.findall(r"[A-Za-z_]\w{3,}", title)), key=len)[-5:]
                 rg_argv = [rg_binary(), "--json", "-i", *(a for w in words for a in ("-e", w))]
                 rg, _ = run([*rg_argv, str(root)], b"", {})
@@ -156,29 +178,32 @@ def main() -> int:
             item = {
                 "issue": row["instance_id"],
                 "cold_s": round(cold, 2),
+                "second_s": round(second_s, 2),
                 "warm_s": round(warm, 2),
                 "rg_s": round(rg, 3),
                 "first": had(first),
                 "second": had(second),
+                "warm": had(third),
             }
             results.append(item)
             print(
-                f"{item['issue']:<48} cold {cold:6.2f} s ({item['first']})  warm {warm:5.2f} s "
-                f"({item['second']})  rg {rg:5.3f} s",
+                f"{item['issue']:<44} cold {cold:6.2f} s ({item['first']})  second "
+                f"{second_s:5.2f} s ({item['second']})  warm {warm:5.2f} s ({item['warm']})  "
+                f"rg {rg:5.3f} s",
                 flush=True,
             )
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     rg_median = median([r["rg_s"] for r in results])
-    for kind in ("cold", "warm"):
+    for kind in ("cold", "second", "warm"):
         values = [r[f"{kind}_s"] for r in results]
         print(
-            f"{kind:<5} median {median(values):6.2f} s  p90 {p90(values):6.2f} s  "
-            f"max {max(values):6.2f} s  median/rg {median(values) / rg_median:6.1f}x"
+            f"{kind:<6} median {median(values):6.2f} s  p90 {p90(values):6.2f} s  "
+            f"max {max(values):6.2f} s  median/rg {median(values) / rg_median:6.1f}x  "
+            f"CPU-s median {median(CPU[kind]):5.2f} p90 {p90(CPU[kind]):5.2f}"
         )
-    print(f"rg    median {rg_median:6.3f} s")
-    firsts = sum(r["first"] == "index" for r in results)
-    seconds = sum(r["second"] == "index" for r in results)
-    print(f"index fused: first answers {firsts}/{len(results)}, second {seconds}/{len(results)}")
+    print(f"rg     median {rg_median:6.3f} s")
+    fused = {k: sum(r[k] == "index" for r in results) for k in ("first", "second", "warm")}
+    print("index fused: " + ", ".join(f"{k} {n}/{len(results)}" for k, n in fused.items()))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=1) + "\n")
     return 0

@@ -85,7 +85,7 @@ def update_index(
     tuning: IndexTuning | None = None,
     listing: Listing | None = None,
     deadline: float | None = None,
-    sized: Callable[[int], None] | None = None,
+    sized: Callable[[int], bool] | None = None,
     stop: threading.Event | None = None,
 ) -> tuple[OpenIndex, IndexUpdate]:
     """Open (or create) the root's index and apply the tree's changes to it; ``persist``
@@ -95,7 +95,8 @@ def update_index(
     ``deadline`` (``time.monotonic``), or once ``stop`` is set, the build commits what it
     has and stops (``IndexUpdate.partial``): the next update goes on from there; a deadline
     that comes while the tree is listed raises ``changes.Late``. ``sized`` hears the bytes
-    of new files to index as soon as the tree is listed, before any is read."""
+    of new files to index as soon as the tree is listed, before any is read, and answers
+    whether the build goes on behind the search (its workers then yield the CPU)."""
     tuning = tuning or IndexTuning()
     started = time.perf_counter()
     directory = index_dir(root)
@@ -116,8 +117,7 @@ def update_index(
         if persist:
             _write_marker(marker, root, moved)
         raise TooLarge(moved)
-    if sized is not None:
-        sized(moved)
+    behind = sized(moved) if sized is not None else False
     opened = open_index(directory, _wait(tuning, deadline)) if persist else None
     if opened is None or opened.in_memory:
         persist = False
@@ -141,7 +141,7 @@ def update_index(
                 changed = {p: d for p, d in changed.items() if _differs(manifest, fresh, p)}
                 removed = set(manifest) - set(fresh)
             updated = len(changed)  # _apply empties it as it goes
-            done = _apply(root, writer, changed, removed, progress, tuning, deadline, stop)
+            done = _apply(root, writer, changed, removed, progress, tuning, deadline, stop, behind)
             partial = partial or done.partial
             fresh = {p: e for p, e in fresh.items() if p not in done.left}
             updated, pooled = updated - len(done.left), done.pooled
@@ -215,6 +215,7 @@ def _apply(
     tuning: IndexTuning,
     deadline: float | None = None,
     stop: threading.Event | None = None,
+    behind: bool = False,
 ) -> Applied:
     """Replace the documents of what moved and commit; past ``deadline`` or once ``stop``
     is set, commit the files indexed so far (``left``: the others)."""
@@ -225,7 +226,8 @@ def _apply(
     total = len(changed)
     done = pooled = 0
     left = set(changed)
-    batches = prepared_rows(changed, tuning.build_pool_bytes, tuning.build_batch_bytes)
+    pool, batch = tuning.build_pool_bytes, tuning.build_batch_bytes
+    batches = prepared_rows(changed, pool, batch, behind)
     for rows, by_worker in batches:
         for row in rows:
             writer.add_document(_document(tantivy, row))

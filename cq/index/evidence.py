@@ -138,11 +138,12 @@ class IndexUpdateRun:
         limit = self.tuning.background_build_bytes
         return bool(limit) and self.new_bytes > limit
 
-    def _sized(self, new_bytes: int) -> None:
+    def _sized(self, new_bytes: int) -> bool:
         self.new_bytes = new_bytes
         if self.background:  # a one-shot cq keeps what it built when it exits
             atexit.register(self._commit_at_exit)
         self.sized.set()
+        return self.background
 
     def _commit_at_exit(self) -> None:
         """The process exits with the build going on behind it: commit the files indexed so
