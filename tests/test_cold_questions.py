@@ -1,9 +1,9 @@
 """A first question on a tree cq has not indexed: it answers at once without the index when the
-build is too large to wait for (``[index] background_build_bytes``), says so, keeps what it
-built for the next questions, and stays within ``--timeout``. Real ``cq`` subprocesses, real
-rg and tantivy; a profile lowers the threshold so a small tree takes the path (the last test
-generates a tree over the default threshold). Timing targets are bench/cold_questions.py's;
-the bounds here are generous."""
+build is too large to wait for (``[index] background_build_bytes``), says so, leaves the build
+to a process of its own that the next questions find done, and stays within ``--timeout``.
+Real ``cq`` subprocesses, real rg and tantivy; a profile lowers the threshold so a small tree
+takes the path (the third test generates a tree over the default threshold). Timing targets
+are bench/cold_questions.py's; the bounds here are generous."""
 
 from __future__ import annotations
 
@@ -52,12 +52,15 @@ def _ask(repo: Path, cache: Path, *extra: str, timeout: float = 120):  # type: i
     return run, run.json()
 
 
-def _indexed(repo: Path, cache: Path) -> int:
-    """Files ``cq index`` still had to index (what earlier searches left)."""
-    run = run_cq("index", "--root", str(repo), env={"CQ_CACHE_DIR": str(cache)})
-    assert run.returncode == 0, run.stderr
-    line = next(x for x in run.stdout.splitlines() if x.startswith("updated: "))
-    return int(line.split()[1])
+def _later(repo: Path, cache: Path, *extra: str):  # type: ignore[no-untyped-def]
+    """The first answer with the index among the next questions, once the build behind the
+    first one is done (a generous minute on a loaded machine)."""
+    give_up = time.monotonic() + 90
+    while True:
+        run, data = _ask(repo, cache, *extra)
+        if "files" in data["summary"]["telemetry"].get("index", {}) or time.monotonic() > give_up:
+            return run, data
+        time.sleep(1)
 
 
 def test_first_question_answers_without_the_index_and_says_so(tmp_path: Path) -> None:
@@ -71,10 +74,9 @@ def test_first_question_answers_without_the_index_and_says_so(tmp_path: Path) ->
     assert not data["sections"] or all(s["type"] != "functions" for s in data["sections"])
     # LibCST's facts are left to later questions: no shown hit has its resolution.
     assert all(not (f.get("enrichment") or {}).get("resolution") for f in data["findings"])
-    # The one-shot cq kept what its build had indexed when it exited.
-    assert _indexed(repo, tmp_path / "cache") < 40
-    # Once built, the same question is answered with the index, and says nothing of a build.
-    later, data = _ask(repo, tmp_path / "cache", *profile)
+    # The build went on behind it: a later question is answered with the index, and says
+    # nothing of a build.
+    later, data = _later(repo, tmp_path / "cache", *profile)
     assert BUILDING not in later.stderr
     assert data["summary"]["telemetry"]["index"]["files"] == 40
 
@@ -87,8 +89,8 @@ def test_a_build_below_the_threshold_is_waited_for(tmp_path: Path) -> None:
 
 
 def test_timeout_bounds_a_first_question_on_a_large_tree(tmp_path: Path) -> None:
-    """Over the default threshold (10 MB of new source): the whole run, the build's commit
-    at exit included, ends within --timeout and a generous margin for a loaded machine."""
+    """Over the default threshold (10 MB of new source): the search ends within --timeout
+    and a generous margin for a loaded machine, its build left to a process of its own."""
     filler = "\n".join(f"# padding line {n} of the upload module" for n in range(120)) + "\n"
     repo = _tree(tmp_path / "repo", 2400, filler)
     started = time.monotonic()

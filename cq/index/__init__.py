@@ -168,9 +168,12 @@ class IndexRun:
         )
 
     def close(self) -> None:
-        """The search is over: an update nobody consulted stops at its next checkpoint."""
+        """The search is over: an update nobody consulted stops at its next checkpoint; a
+        first build too large to wait for starts in a process of its own."""
         if not self.consulted:
             self.update.abandon()
+        else:
+            self.update.build_behind()
 
 
 __all__ = ["IndexFusion", "IndexRun"]

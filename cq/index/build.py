@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -68,6 +67,14 @@ class OpenIndex:
 Progress = Callable[[str], None]
 
 
+class Deferred(Exception):
+    """A first build too large for a search to wait for: left to ``behind.py``'s process."""
+
+    def __init__(self, source_bytes: int) -> None:
+        super().__init__(f"{source_bytes} bytes to index")
+        self.source_bytes = source_bytes
+
+
 class TooLarge(Exception):
     """More source to index than a search builds on its own (``cq index`` builds it)."""
 
@@ -86,17 +93,16 @@ def update_index(
     listing: Listing | None = None,
     deadline: float | None = None,
     sized: Callable[[int], bool] | None = None,
-    stop: threading.Event | None = None,
 ) -> tuple[OpenIndex, IndexUpdate]:
     """Open (or create) the root's index and apply the tree's changes to it; ``persist``
     False (``--no-cache``) builds a throw-away index in memory. More than ``build_limit``
     bytes (0: no limit) of new or changed files raise ``TooLarge`` before anything is read.
     ``listing``: the search's list of the tree's files (None: listed here). Past
-    ``deadline`` (``time.monotonic``), or once ``stop`` is set, the build commits what it
-    has and stops (``IndexUpdate.partial``): the next update goes on from there; a deadline
-    that comes while the tree is listed raises ``changes.Late``. ``sized`` hears the bytes
-    of new files to index as soon as the tree is listed, before any is read, and answers
-    whether the build goes on behind the search (its workers then yield the CPU)."""
+    ``deadline`` (``time.monotonic``) the build commits what it has and stops
+    (``IndexUpdate.partial``): the next update goes on from there; a deadline that comes
+    while the tree is listed raises ``changes.Late``. ``sized`` hears the bytes of new files
+    to index as soon as the tree is listed, before any is read; when it answers True the
+    build is left to a process of its own (``behind.py``) and ``Deferred`` is raised."""
     tuning = tuning or IndexTuning()
     started = time.perf_counter()
     directory = index_dir(root)
@@ -117,7 +123,8 @@ def update_index(
         if persist:
             _write_marker(marker, root, moved)
         raise TooLarge(moved)
-    behind = sized(moved) if sized is not None else False
+    if sized is not None and sized(moved):
+        raise Deferred(moved)
     opened = open_index(directory, _wait(tuning, deadline)) if persist else None
     if opened is None or opened.in_memory:
         persist = False
@@ -141,7 +148,7 @@ def update_index(
                 changed = {p: d for p, d in changed.items() if _differs(manifest, fresh, p)}
                 removed = set(manifest) - set(fresh)
             updated = len(changed)  # _apply empties it as it goes
-            done = _apply(root, writer, changed, removed, progress, tuning, deadline, stop, behind)
+            done = _apply(root, writer, changed, removed, progress, tuning, deadline)
             partial = partial or done.partial
             fresh = {p: e for p, e in fresh.items() if p not in done.left}
             updated, pooled = updated - len(done.left), done.pooled
@@ -214,11 +221,9 @@ def _apply(
     progress: Progress | None,
     tuning: IndexTuning,
     deadline: float | None = None,
-    stop: threading.Event | None = None,
-    behind: bool = False,
 ) -> Applied:
-    """Replace the documents of what moved and commit; past ``deadline`` or once ``stop``
-    is set, commit the files indexed so far (``left``: the others)."""
+    """Replace the documents of what moved and commit; past ``deadline``, commit the files
+    indexed so far (``left``: the others)."""
     import tantivy
 
     for rel in sorted(removed | set(changed)):
@@ -226,8 +231,7 @@ def _apply(
     total = len(changed)
     done = pooled = 0
     left = set(changed)
-    pool, batch = tuning.build_pool_bytes, tuning.build_batch_bytes
-    batches = prepared_rows(changed, pool, batch, behind)
+    batches = prepared_rows(changed, tuning.build_pool_bytes, tuning.build_batch_bytes)
     for rows, by_worker in batches:
         for row in rows:
             writer.add_document(_document(tantivy, row))
@@ -236,8 +240,7 @@ def _apply(
             left.discard(row[0])
         if progress is not None:
             progress(f"indexing {root.name}: {done}/{total} files")
-        late = deadline is not None and time.monotonic() >= deadline
-        if left and (late or (stop is not None and stop.is_set())):
+        if deadline is not None and left and time.monotonic() >= deadline:
             batches.close()  # the pool's batches not started are cancelled
             break
     writer.commit()

@@ -16,17 +16,15 @@ share, ``index.build_timeout_share``) to commit the files done, and an index not
 not asked: the answer is ``--no-index``'s. Each of these says so in one warning line.
 
 A first build of more than ``index.background_build_bytes`` of new source (a root cq has
-not indexed yet, a large tree) is never waited for: the search answers without the index
-(``Building``) as soon as its own stages are done, and the build goes on behind it, in a
-long-lived process (the per-user server's) until its deadline, in a one-shot ``cq`` until
-the process exits, when it commits the files indexed so far; later searches go on from
-there and use the index once what is left to build is below that size. Which answer a
-search gives depends on the index on disk when it starts, never on how fast the build runs.
+not indexed yet, a large tree) is never waited for, nor run beside the search: the search
+answers without the index (``Building``) and, when it ends, starts the build in a process of
+its own (``behind.py``), which outlives it; later questions use the index once what is left
+to build is below that size. Which answer a search gives depends on the index on disk when
+it starts, never on how fast this search runs.
 """
 
 from __future__ import annotations
 
-import atexit
 import fnmatch
 import math
 import posixpath
@@ -37,7 +35,7 @@ from pathlib import Path
 import msgspec
 
 from cq.errors import SearchCancelledError
-from cq.index.build import IndexUpdate, OpenIndex, Progress, TooLarge, update_index
+from cq.index.build import Deferred, IndexUpdate, OpenIndex, Progress, TooLarge, update_index
 from cq.index.changes import Late
 from cq.index.integrity import describe, engine_failed
 from cq.index.location import index_dir
@@ -105,7 +103,6 @@ class IndexUpdateRun:
         self.outcome: tuple[OpenIndex, IndexUpdate] | Skipped | BaseException | None = None
         self.sized = threading.Event()  # the update knows how much new source it indexes
         self.new_bytes = 0
-        self.stop = threading.Event()  # commit the files indexed so far and stop
         # A daemon: a search that fails elsewhere or exits early does not wait for it (tantivy
         # commits atomically, so an update cut short leaves the index as last committed).
         self.thread = threading.Thread(target=self._run, name="cq-index-update", daemon=True)
@@ -130,7 +127,6 @@ class IndexUpdateRun:
             self.outcome = exc
         finally:
             self.sized.set()
-            atexit.unregister(self._commit_at_exit)
 
     @property
     def background(self) -> bool:
@@ -140,17 +136,16 @@ class IndexUpdateRun:
 
     def _sized(self, new_bytes: int) -> bool:
         self.new_bytes = new_bytes
-        if self.background:  # a one-shot cq keeps what it built when it exits
-            atexit.register(self._commit_at_exit)
         self.sized.set()
         return self.background
 
-    def _commit_at_exit(self) -> None:
-        """The process exits with the build going on behind it: commit the files indexed so
-        far (waiting at most until the build's deadline: --timeout bounds it)."""
-        self.stop.set()
-        deadline = self._build_deadline()
-        self.thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+    def build_behind(self) -> None:
+        """The search is over: a first build too large to wait for starts in a process of
+        its own (``behind.py``)."""
+        if self.background:
+            from cq.index.behind import start
+
+            start(Path(self.request.root), self.tuning)
 
     def _next_way(self, failure: str = "") -> tuple[OpenIndex, IndexUpdate] | Skipped | None:
         """The index by the first way left that works (None: none did, ``notice`` says why);
@@ -164,6 +159,8 @@ class IndexUpdateRun:
                 outcome = self._update(persist=way != "memory")
             except TooLarge as exc:
                 return Skipped(source_bytes=exc.source_bytes)
+            except Deferred:
+                return None
             except Late:
                 self.notice = _LATE
                 return None
@@ -196,8 +193,7 @@ class IndexUpdateRun:
             tuning=self.tuning,
             listing=self.listing,
             deadline=self._build_deadline(),
-            sized=self._sized,
-            stop=self.stop,
+            sized=self._sized if persist else None,  # --no-cache's index is built here
         )
 
     def _build_deadline(self) -> float | None:

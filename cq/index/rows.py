@@ -6,9 +6,7 @@ tokenizes bodies in a thread of its own meanwhile; a large build (``index.build_
 ``cq/model/index_tuning.py``: measured on the bench tree of bench/index_speed.py) has a pool
 of up to four workers (at most the CPUs) feed it batch by batch in path order. The pool is
 spawned per build with the classification pool's worker lifetime (``cq/workers.py``: they
-die with cq), and any pool failure finishes in-process. A build behind a search (``behind``:
-a first build too large to wait for) runs its workers at a lower CPU priority, so that on a
-busy machine the search the user waits for gets the CPU first.
+die with cq), and any pool failure finishes in-process.
 """
 
 from __future__ import annotations
@@ -19,11 +17,9 @@ from collections.abc import Iterator
 from cq.index.documents import Row, file_rows
 from cq.index.files import language_of_path
 
-_BEHIND_NICE = 10  # not tuned: any lower priority lets the waited-for search go first
-
 
 def prepared_rows(
-    files: dict[str, bytes], pool_bytes: int, batch_bytes: int, behind: bool = False
+    files: dict[str, bytes], pool_bytes: int, batch_bytes: int
 ) -> Iterator[tuple[list[Row], bool]]:
     """Rows of every file, a batch at a time, in path order, each batch with whether a worker
     process prepared it: in a pool of workers from ``pool_bytes`` of source on, in batches
@@ -47,8 +43,7 @@ def prepared_rows(
         with ProcessPoolExecutor(
             max_workers=workers,
             mp_context=context,
-            # workers die with cq, as the classification pool's do
-            initializer=_behind_init if behind else worker_init,
+            initializer=worker_init,  # workers die with cq, as the classification pool's do
             initargs=worker_init_args(),
         ) as pool:
             with signals_held():  # submitting spawns the workers
@@ -63,14 +58,6 @@ def prepared_rows(
     except Exception:  # a worker died or the pool cannot start: finish here
         for batch in batches[done:]:
             yield _rows(batch), False
-
-
-def _behind_init(parent_pid: int, pdeathsig: bool) -> None:
-    """A worker of a build behind a search: a lower priority, then the usual set-up."""
-    from cq.workers import worker_init
-
-    os.nice(_BEHIND_NICE)
-    worker_init(parent_pid, pdeathsig)
 
 
 def _batches(
