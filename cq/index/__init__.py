@@ -13,8 +13,10 @@ current), then ``query.py`` (ask it), ``fuse.py`` (rank fusion, shared with the 
 and ``apply.py`` (findings and functions). ``units.py`` says what a unit is, ``schema.py`` how
 code is tokenized. Nothing on disk is trusted: ``opening.py`` checks an index before tantivy
 reads it (``integrity.py``: regular files only, a seal of every segment file written with
-the manifest) and rebuilds a damaged one; ``evidence.py`` turns any failure of the engine,
-a Rust panic included, into a rebuild or a search without the index, never a failed one.
+the manifest) and rebuilds a damaged one; ``behind.py`` builds a large tree's first index in
+a process of its own while the first questions answer without it; ``evidence.py`` turns any
+failure of the engine, a Rust panic included, into a rebuild or a search without the index,
+never a failed one.
 
 Why tantivy (PyPI ``tantivy``, the official bindings of the Rust engine): a real search engine
 with on-disk segments, BM25, per-field boosts and add/delete by term, so the index is built

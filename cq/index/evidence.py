@@ -184,7 +184,11 @@ class IndexUpdateRun:
     def _update(self, persist: bool) -> tuple[OpenIndex, IndexUpdate]:
         """A search builds the index on its own up to ``index.auto_build_bytes`` of new
         source; a bigger tree is indexed only by an explicit ``cq index``, then kept current
-        by every search. The build stops at its share of the search's deadline."""
+        by every search. The build stops at its share of the search's deadline; a first
+        build too large to wait for is left to ``behind.py`` (never --no-cache's, in memory:
+        that one is built here, and nobody waits to hear its size)."""
+        if not persist:
+            self.sized.set()
         return update_index(
             Path(self.request.root),
             self._progress,
@@ -193,7 +197,7 @@ class IndexUpdateRun:
             tuning=self.tuning,
             listing=self.listing,
             deadline=self._build_deadline(),
-            sized=self._sized if persist else None,  # --no-cache's index is built here
+            sized=self._sized if persist else None,
         )
 
     def _build_deadline(self) -> float | None:

@@ -352,7 +352,7 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "measured: bench/cold_questions.py --busy 1, the 16.5 MB stand-in tree's first "
             "build kept cold questions past 10 s when waited for; above the largest tuning "
             "tree (nushell, 9.4 MB of source), so bench/localization.py's trees still wait "
-            "for theirs. A first build over it goes on behind the search (0: always wait)"
+            "for theirs. A first build over it runs in a process of its own (0: never)"
         ),
     ] = 10 * 1000 * 1000
     build_timeout_share: Annotated[
