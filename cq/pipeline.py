@@ -23,7 +23,7 @@ from cq.cancel import CancelToken, never
 from cq.candidates import with_context
 from cq.classify import classify_all
 from cq.confine import confine_request
-from cq.enrich import EnrichSettings, enrich_shown
+from cq.enrich import EnrichSettings, cold_start, enrich_shown
 from cq.index import IndexFusion, IndexRun
 from cq.ladder import Ladder
 from cq.model import (
@@ -134,6 +134,8 @@ def run_search(
         progress.update("enriching the shown findings")
         with timed(timings, "enrich"):
             settings = EnrichSettings.from_env(tuning, use_store=request.use_cache)
+            if index is not None and index.building():  # a first question on a large tree
+                settings = cold_start(settings)
             enriched = enrich_shown(corpus, ranked.shown, settings, check)
         if semantic is not None and semantic.active:
             with timed(timings, "semantic"):

@@ -9,6 +9,6 @@ Python stages: ``py_structure`` on ast-grep, ``py_ast_stage``, ``py_import_stage
 ``rust.py``, ``agreement.py`` and ``budget.py``. Every stage fails open (``stages.py``).
 """
 
-from cq.enrich.shown import EnrichOutcome, EnrichSettings, HitTimings, enrich_shown
+from cq.enrich.shown import EnrichOutcome, EnrichSettings, HitTimings, cold_start, enrich_shown
 
-__all__ = ["EnrichOutcome", "EnrichSettings", "HitTimings", "enrich_shown"]
+__all__ = ["EnrichOutcome", "EnrichSettings", "HitTimings", "cold_start", "enrich_shown"]

@@ -12,7 +12,8 @@ in rank order, the rest left unenriched (status ``skipped``, reason ``hit bound`
 default limit); ``max_payload_bytes`` (default 4096) per hit, see ``budget``. A wall-time
 deadline only when the user sets one (``budget_ms``: ``CQ_ENRICH_BUDGET_MS`` or a profile's
 ``[enrich]``): past half of it LibCST is skipped, past all of it the remaining hits are left
-unenriched (reason ``time budget``). Results that ran every stage are kept in cq's cache
+unenriched (reason ``time budget``). A first question on a large tree runs LibCST for
+``cold_libcst_hits`` hits only (``cold_start``). Results that ran every stage are kept in cq's cache
 (``store``).
 """
 
@@ -175,6 +176,15 @@ def _enrich_one(
     if runner.complete:
         store.put(key, enrichment)
     return enrichment
+
+
+def cold_start(settings: EnrichSettings) -> EnrichSettings:
+    """The settings of a first question on a large tree, whose index is being built behind
+    it (``cq.index``): LibCST for ``cold_libcst_hits`` hits only, its import and metadata
+    being most of such a question's enrichment; later questions have LibCST's facts."""
+    quota = settings.tuning.cold_libcst_hits
+    tuning = msgspec.structs.replace(settings.tuning, libcst_hits=quota)
+    return msgspec.structs.replace(settings, tuning=tuning)
 
 
 def _store_key(finding: Finding, files: _Files, settings: EnrichSettings) -> str | None:

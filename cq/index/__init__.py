@@ -13,8 +13,10 @@ current), then ``query.py`` (ask it), ``fuse.py`` (rank fusion, shared with the 
 and ``apply.py`` (findings and functions). ``units.py`` says what a unit is, ``schema.py`` how
 code is tokenized. Nothing on disk is trusted: ``opening.py`` checks an index before tantivy
 reads it (``integrity.py``: regular files only, a seal of every segment file written with
-the manifest) and rebuilds a damaged one; ``evidence.py`` turns any failure of the engine,
-a Rust panic included, into a rebuild or a search without the index, never a failed one.
+the manifest) and rebuilds a damaged one; ``behind.py`` builds a large tree's first index in
+a process of its own while the first questions answer without it; ``evidence.py`` turns any
+failure of the engine, a Rust panic included, into a rebuild or a search without the index,
+never a failed one.
 
 Why tantivy (PyPI ``tantivy``, the official bindings of the Rust engine): a real search engine
 with on-disk segments, BM25, per-field boosts and add/delete by term, so the index is built
@@ -23,6 +25,7 @@ once and kept current file by file instead of re-ranking every file on every que
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import msgspec
@@ -133,13 +136,21 @@ class IndexRun:
         self.close()
         return None
 
+    def building(self) -> bool:
+        """Whether this search answers without the index, its first build going on behind
+        the search (too large to wait for, ``evidence.py``); known once the tree is listed."""
+        update = self.update
+        left = None if update.deadline is None else max(0.0, update.deadline - time.monotonic())
+        update.sized.wait(left)
+        return update.background
+
     def fuse(
         self, rewrite: RewriteSummary, ranked: list[Finding], corpus: Corpus, focus: Focus
     ) -> IndexFusion:
         """Fuse the index into the rewritten search's ``ranked`` findings (``focus``: the
         search's, as ranked). The lines of files it shows come from the search's ``corpus``."""
         from cq.index.apply import fuse_findings
-        from cq.index.evidence import Skipped
+        from cq.index.evidence import Building, Skipped
         from cq.terminal import warn
 
         self.consulted = True
@@ -151,6 +162,9 @@ class IndexRun:
         if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
             skipped = Telemetry(index=IndexHeld(skipped_source_bytes=evidence.source_bytes))
             return IndexFusion(findings=ranked, telemetry=skipped)
+        if isinstance(evidence, Building):  # a first build goes on behind the search
+            building = Telemetry(index=IndexHeld(building_source_bytes=evidence.source_bytes))
+            return IndexFusion(findings=ranked, telemetry=building)
         findings, functions = fuse_findings(
             corpus,
             ranked,
@@ -171,9 +185,12 @@ class IndexRun:
         )
 
     def close(self) -> None:
-        """The search is over: an update nobody consulted stops at its next checkpoint."""
+        """The search is over: an update nobody consulted stops at its next checkpoint; a
+        first build too large to wait for starts in a process of its own."""
         if not self.consulted:
             self.update.abandon()
+        else:
+            self.update.build_behind()
 
 
 __all__ = ["IndexFusion", "IndexRun"]

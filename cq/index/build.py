@@ -67,6 +67,14 @@ class OpenIndex:
 Progress = Callable[[str], None]
 
 
+class Deferred(Exception):
+    """A first build too large for a search to wait for: left to ``behind.py``'s process."""
+
+    def __init__(self, source_bytes: int) -> None:
+        super().__init__(f"{source_bytes} bytes to index")
+        self.source_bytes = source_bytes
+
+
 class TooLarge(Exception):
     """More source to index than a search builds on its own (``cq index`` builds it)."""
 
@@ -84,6 +92,7 @@ def update_index(
     tuning: IndexTuning | None = None,
     listing: Listing | None = None,
     deadline: float | None = None,
+    sized: Callable[[int], bool] | None = None,
 ) -> tuple[OpenIndex, IndexUpdate]:
     """Open (or create) the root's index and apply the tree's changes to it; ``persist``
     False (``--no-cache``) builds a throw-away index in memory. More than ``build_limit``
@@ -91,7 +100,9 @@ def update_index(
     ``listing``: the search's list of the tree's files (None: listed here). Past
     ``deadline`` (``time.monotonic``) the build commits what it has and stops
     (``IndexUpdate.partial``): the next update goes on from there; a deadline that comes
-    while the tree is listed raises ``changes.Late``."""
+    while the tree is listed raises ``changes.Late``. ``sized`` hears the bytes of new files
+    to index as soon as the tree is listed, before any is read; when it answers True the
+    build is left to a process of its own (``behind.py``) and ``Deferred`` is raised."""
     tuning = tuning or IndexTuning()
     started = time.perf_counter()
     directory = index_dir(root)
@@ -112,6 +123,8 @@ def update_index(
         if persist:
             _write_marker(marker, root, moved)
         raise TooLarge(moved)
+    if sized is not None and sized(moved):
+        raise Deferred(moved)
     opened = open_index(directory, _wait(tuning, deadline)) if persist else None
     if opened is None or opened.in_memory:
         persist = False

@@ -14,6 +14,13 @@ that fails too (a full disk, a dir that cannot hold it) the search indexes in me
 search waits for the update until its ``--timeout`` runs out; the build stops earlier (its
 share, ``index.build_timeout_share``) to commit the files done, and an index not ready is
 not asked: the answer is ``--no-index``'s. Each of these says so in one warning line.
+
+A first build of more than ``index.background_build_bytes`` of new source (a root cq has
+not indexed yet, a large tree) is never waited for, nor run beside the search: the search
+answers without the index (``Building``) and, when it ends, starts the build in a process of
+its own (``behind.py``), which outlives it; later questions use the index once what is left
+to build is below that size. Which answer a search gives depends on the index on disk when
+it starts, never on how fast this search runs.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from pathlib import Path
 import msgspec
 
 from cq.errors import SearchCancelledError
-from cq.index.build import IndexUpdate, OpenIndex, Progress, TooLarge, update_index
+from cq.index.build import Deferred, IndexUpdate, OpenIndex, Progress, TooLarge, update_index
 from cq.index.changes import Late
 from cq.index.integrity import describe, engine_failed
 from cq.index.location import index_dir
@@ -46,8 +53,21 @@ _LATE = (
 )
 
 
+_BUILDING = (
+    "the repository index of this tree is being built ({mb:.1f} MB of source to index); "
+    "answered without it: later questions use it once it is built (`cq index` builds it "
+    "at once)"
+)
+
+
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
     source_bytes: int
+
+
+class Building(msgspec.Struct, frozen=True, kw_only=True):
+    """A first build too large to wait for: it goes on behind the search."""
+
+    source_bytes: int  # new source the build had to index when the search started
 
 
 class Evidence(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,6 +102,8 @@ class IndexUpdateRun:
         self.ways = ["cache", "discard", "memory"] if request.use_cache else ["memory"]
         self.notice = ""  # one line for the user: what went wrong with the index
         self.outcome: tuple[OpenIndex, IndexUpdate] | Skipped | BaseException | None = None
+        self.sized = threading.Event()  # the update knows how much new source it indexes
+        self.new_bytes = 0
         # A daemon: a search that fails elsewhere or exits early does not wait for it (tantivy
         # commits atomically, so an update cut short leaves the index as last committed).
         self.thread = threading.Thread(target=self._run, name="cq-index-update", daemon=True)
@@ -104,6 +126,27 @@ class IndexUpdateRun:
             self.outcome = self._next_way()
         except BaseException as exc:  # a cancelled search: re-raised in the search's thread
             self.outcome = exc
+        finally:
+            self.sized.set()
+
+    @property
+    def background(self) -> bool:
+        """A first build too large for the search to wait for (known once ``sized``)."""
+        limit = self.tuning.background_build_bytes
+        return bool(limit) and self.new_bytes > limit
+
+    def _sized(self, new_bytes: int) -> bool:
+        self.new_bytes = new_bytes
+        self.sized.set()
+        return self.background
+
+    def build_behind(self) -> None:
+        """The search is over: a first build too large to wait for starts in a process of
+        its own (``behind.py``)."""
+        if self.background:
+            from cq.index.behind import start
+
+            start(Path(self.request.root), self.tuning)
 
     def _next_way(self, failure: str = "") -> tuple[OpenIndex, IndexUpdate] | Skipped | None:
         """The index by the first way left that works (None: none did, ``notice`` says why);
@@ -117,6 +160,8 @@ class IndexUpdateRun:
                 outcome = self._update(persist=way != "memory")
             except TooLarge as exc:
                 return Skipped(source_bytes=exc.source_bytes)
+            except Deferred:
+                return None
             except Late:
                 self.notice = _LATE
                 return None
@@ -140,7 +185,11 @@ class IndexUpdateRun:
     def _update(self, persist: bool) -> tuple[OpenIndex, IndexUpdate]:
         """A search builds the index on its own up to ``index.auto_build_bytes`` of new
         source; a bigger tree is indexed only by an explicit ``cq index``, then kept current
-        by every search. The build stops at its share of the search's deadline."""
+        by every search. The build stops at its share of the search's deadline; a first
+        build too large to wait for is left to ``behind.py`` (never --no-cache's, in memory:
+        that one is built here, and nobody waits to hear its size)."""
+        if not persist:
+            self.sized.set()
         return update_index(
             Path(self.request.root),
             self._progress,
@@ -149,6 +198,7 @@ class IndexUpdateRun:
             tuning=self.tuning,
             listing=self.listing,
             deadline=self._build_deadline(),
+            sized=self._sized if persist else None,
         )
 
     def _build_deadline(self) -> float | None:
@@ -166,12 +216,18 @@ class IndexUpdateRun:
         """The search ends without consulting: stop at the update's next checkpoint."""
         self.abandoned.set()
 
-    def consult(self, terms: tuple[str, ...]) -> Evidence | Skipped | None:
+    def consult(self, terms: tuple[str, ...]) -> Evidence | Skipped | Building | None:
         """The index's files and units for the request's text and the rewriter's ``terms``
-        (``Skipped``: too much new source for a search to index; None: no index to ask, and
-        ``notice`` says why when something went wrong). The search waits for the update up
-        to its deadline; one not done by then (or cut short by it) is not asked."""
+        (``Skipped``: too much new source for a search to index; ``Building``: a first build
+        going on behind the search; None: no index to ask, and ``notice`` says why when
+        something went wrong). The search waits for the update up to its deadline; one not
+        done by then (or cut short by it) is not asked."""
         waiting = time.perf_counter()
+        left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        self.sized.wait(left)
+        if self.background:
+            self.notice = _BUILDING.format(mb=self.new_bytes / 1e6)
+            return Building(source_bytes=self.new_bytes)
         left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
         self.thread.join(left)
         waited = time.perf_counter() - waiting

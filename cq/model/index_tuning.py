@@ -346,6 +346,15 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "stdlib with site-packages (176 MB) waits for `cq index` (CQ_INDEX_AUTO_BYTES)"
         ),
     ] = 64 * 1024 * 1024
+    background_build_bytes: Annotated[
+        int,
+        _why(
+            "measured: bench/cold_questions.py --busy 1, the 16.5 MB stand-in tree's first "
+            "build kept cold questions past 10 s when waited for; above the largest tuning "
+            "tree (nushell, 9.4 MB of source), so bench/localization.py's trees still wait "
+            "for theirs. A first build over it runs in a process of its own (0: never)"
+        ),
+    ] = 10 * 1000 * 1000
     build_timeout_share: Annotated[
         float,
         _why(

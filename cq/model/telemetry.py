@@ -31,6 +31,7 @@ class IndexHeld(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     files: int | None = None
     stale: int = 0  # 1: another process held its writer, answered as last committed
     skipped_source_bytes: int | None = None  # too big to build during a search (`cq index`)
+    building_source_bytes: int | None = None  # a first build going on behind the search
 
 
 class Telemetry(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

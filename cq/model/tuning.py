@@ -107,6 +107,14 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     libcst_hits: Annotated[
         int, _why("hand-set: more than the default --limit 30 (commit a09767e)")
     ] = 40
+    cold_libcst_hits: Annotated[
+        int,
+        _why(
+            "measured: bench/cold_questions.py, a first question on its 16.5 MB tree (index "
+            "building behind it): LibCST's import and metadata 2.1 s of 5.7 s; the first "
+            "answer leaves LibCST's resolution to the next questions"
+        ),
+    ] = 0
     max_payload_bytes: Annotated[
         int, _why("hand-set: one payload's JSON; bench/studies/enrich_cost.py reports the sizes")
     ] = 4096

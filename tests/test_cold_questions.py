@@ -1,0 +1,107 @@
+"""A first question on a tree cq has not indexed: it answers at once without the index when the
+build is too large to wait for (``[index] background_build_bytes``), says so, leaves the build
+to a process of its own that the next questions find done, and stays within ``--timeout``.
+Real ``cq`` subprocesses, real rg and tantivy; a profile lowers the threshold so a small tree
+takes the path (the third test generates a tree over the default threshold). Timing targets
+are bench/cold_questions.py's; the bounds here are generous."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from conftest import run_cq, write_tree
+
+from cq.rewrite.vocabulary import load_vocabulary
+
+MODULE = '''"""Uploads of module {i}."""
+
+
+class UploadHandler{i}:
+    """Receive the chunks of an upload and store them."""
+
+    def receive_chunk(self, chunk):
+        return chunk
+
+    def file_complete(self, size):
+        return size
+'''
+QUESTION = "where are the chunks of an upload received?"
+BUILDING = "is being built"
+
+
+def _tree(root: Path, modules: int, filler: str = "") -> Path:
+    files = {f"pkg/upload_{i}.py": MODULE.format(i=i) + filler for i in range(modules)}
+    return write_tree(root, {**files, "background.toml": "[index]\nbackground_build_bytes = 1\n"})
+
+
+def _ask(repo: Path, cache: Path, *extra: str, timeout: float = 120):  # type: ignore[no-untyped-def]
+    run = run_cq(
+        "search",
+        "-",
+        "--root",
+        str(repo),
+        "--format",
+        "json",
+        *extra,
+        stdin=QUESTION,
+        env={"CQ_CACHE_DIR": str(cache)},
+        timeout=timeout,
+    )
+    assert run.returncode in (0, 1), run.stderr
+    return run, run.json()
+
+
+def _later(repo: Path, cache: Path, *extra: str):  # type: ignore[no-untyped-def]
+    """The first answer with the index among the next questions, once the build behind the
+    first one is done (a generous minute on a loaded machine)."""
+    give_up = time.monotonic() + 90
+    while True:
+        run, data = _ask(repo, cache, *extra)
+        if "files" in data["summary"]["telemetry"].get("index", {}) or time.monotonic() > give_up:
+            return run, data
+        time.sleep(1)
+
+
+def test_first_question_answers_without_the_index_and_says_so(tmp_path: Path) -> None:
+    repo = _tree(tmp_path / "repo", 40)
+    profile = ("--profile", str(repo / "background.toml"))
+    first, data = _ask(repo, tmp_path / "cache", *profile)
+    assert BUILDING in first.stderr and "answered without it" in first.stderr
+    assert data["summary"]["telemetry"]["index"]["building_source_bytes"] > 0
+    assert "files" not in data["summary"]["telemetry"]["index"]  # no index fused
+    assert data["findings"], "rg and the rewrite alone still answer"
+    assert not data["sections"] or all(s["type"] != "functions" for s in data["sections"])
+    # LibCST's facts are left to later questions: no shown hit has its resolution.
+    assert all(not (f.get("enrichment") or {}).get("resolution") for f in data["findings"])
+    # The build went on behind it: a later question is answered with the index, and says
+    # nothing of a build.
+    later, data = _later(repo, tmp_path / "cache", *profile)
+    assert BUILDING not in later.stderr
+    assert data["summary"]["telemetry"]["index"]["files"] == 40
+
+
+def test_a_build_below_the_threshold_is_waited_for(tmp_path: Path) -> None:
+    repo = _tree(tmp_path / "repo", 40)
+    run, data = _ask(repo, tmp_path / "cache")
+    assert BUILDING not in run.stderr
+    assert data["summary"]["telemetry"]["index"]["files"] == 40
+
+
+def test_timeout_bounds_a_first_question_on_a_large_tree(tmp_path: Path) -> None:
+    """Over the default threshold (10 MB of new source): the search ends within --timeout
+    and a generous margin for a loaded machine, its build left to a process of its own."""
+    filler = "\n".join(f"# padding line {n} of the upload module" for n in range(120)) + "\n"
+    repo = _tree(tmp_path / "repo", 2400, filler)
+    started = time.monotonic()
+    run, data = _ask(repo, tmp_path / "cache", "--timeout", "2", timeout=300)
+    elapsed = time.monotonic() - started
+    assert BUILDING in run.stderr
+    assert data["findings"]
+    assert elapsed < 2 + 60, elapsed
+
+
+def test_vocabulary_scan_stops_at_its_timeout_and_caches_nothing(tmp_path: Path) -> None:
+    repo = _tree(tmp_path / "repo", 40)
+    assert load_vocabulary(repo, timeout=1e-6).names == {}
+    assert load_vocabulary(repo).defines("UploadHandler7")  # scanned again, not cached empty
