@@ -10,7 +10,9 @@ containing scopes. Reported per repository and pooled (and pooled without the ro
 ``inline_code_maybe_dropped``, when a set has them): file Acc@k (every gold code file within
 the top k files) and Hit@k (any of them), k = 1, 3, 5, 10; function Hit@5 (any gold function
 among the first 5 Relevant Functions when the report has them, else among the top 5 distinct
-``path::Scope`` of the findings); median wall time per query.
+``path::Scope`` of the findings); "Answer edited": the report's Answer (``summary.primary``'s
+definition) is a gold function, of the issues that have one (no Answer counts as a miss);
+median wall time per query.
 
 ``--json-out`` keeps every issue's gold ranks and top files, for ``loc_compare.py`` (diff two
 runs, fuse with BM25). ``--sample N`` runs a fixed subsample (``_loc.sample``).
@@ -116,6 +118,7 @@ def run_one(row: dict, mode: str, text: str, args: argparse.Namespace) -> _loc.I
     files: list[str] = []
     scopes: list[str] = []
     rewriter = "-"
+    answer = ""
     if proc.returncode == -1:
         rewriter = "timeout"
         print(f"{row['instance_id']}: timed out after {args.timeout:.0f} s", file=sys.stderr)
@@ -123,6 +126,7 @@ def run_one(row: dict, mode: str, text: str, args: argparse.Namespace) -> _loc.I
         data = json.loads(proc.stdout)
         rw = data["summary"].get("rewrite") or {}
         rewriter = rw.get("rewriter", "-") if rw.get("applied") else "-"
+        answer = _loc.report_answer(data)
         for f in data["findings"]:
             if f["file"] not in files:
                 files.append(f["file"])
@@ -138,7 +142,7 @@ def run_one(row: dict, mode: str, text: str, args: argparse.Namespace) -> _loc.I
         print(f"{row['instance_id']}: {proc.stderr.decode().strip()[-300:]}", file=sys.stderr)
     gold = _loc.gold_files(row, tree)
     return _loc.instance(
-        row, gold, files, scopes, args.keep_files, seconds=round(seconds, 3), note=rewriter
+        row, gold, files, scopes, args.keep_files, answer, seconds=round(seconds, 3), note=rewriter
     )
 
 
