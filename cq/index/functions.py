@@ -36,6 +36,7 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True):
 
     frame: float = 2.0
     written: float = 0.2
+    guessed: float = 0.0
     owner: float = 0.1
     name: float = 0.0
     inside: float = 0.2
@@ -73,6 +74,7 @@ class Asked(msgspec.Struct, frozen=True, kw_only=True):
     written: frozenset[str]  # names the text writes as code (last parts)
     frames: tuple[str, ...]  # traceback frame functions, innermost last
     frame_paths: tuple[str, ...]  # their files, as printed
+    guessed: tuple[str, ...] = ()  # the rewriter's names (last parts), best first
 
 
 class Scored(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,8 +87,14 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
     evidence: tuple[str, ...]
 
 
-def asked(text: str, words: Mapping[str, float], mentions: Mentions | None = None) -> Asked:
-    """The question's signals: ``words`` as the index was asked, ``text`` read for names."""
+def asked(
+    text: str,
+    words: Mapping[str, float],
+    guessed: Sequence[str] = (),
+    mentions: Mentions | None = None,
+) -> Asked:
+    """The question's signals: ``words`` as the index was asked, ``guessed`` the names the
+    rewriter searched for (best first), ``text`` read for names."""
     m = mentions if mentions is not None else _mentions(text)
     stems: dict[str, float] = {}
     for word, weight in words.items():
@@ -99,6 +107,7 @@ def asked(text: str, words: Mapping[str, float], mentions: Mentions | None = Non
         written=frozenset(written),
         frames=m.frame_functions,
         frame_paths=m.frame_paths,
+        guessed=tuple(dict.fromkeys(split_dotted(n)[-1] for n in guessed if split_dotted(n))),
     )
 
 
@@ -150,6 +159,7 @@ def measured(
             "fused": round(c.fused / top, 6),
             "frame": _frame(c, name, question),
             "written": 1.0 if name in question.written else 0.0,
+            "guessed": _guessed(name, question.guessed),
             "owner": 1.0 if _owner(c.qualname) in question.written else 0.0,
             "name": _name_share(name, question.stems),
             "inside": round(math.log1p(inside[i]) / math.log1p(most_inside), 6),
@@ -166,7 +176,14 @@ def ordered(measured: Sequence[Scored], weights: SignalWeights = WEIGHTS) -> lis
     """``measured`` candidates scored, best first: the relative fused score plus each
     signal times its weight."""
     out = [
-        msgspec.structs.replace(s, score=round(score_of(s.signals, weights), 6)) for s in measured
+        msgspec.structs.replace(
+            s,
+            score=round(score_of(s.signals, weights), 6),
+            evidence=tuple(
+                e.split(":", 1)[1] for e in s.evidence if getattr(weights, e.split(":", 1)[0]) > 0
+            ),
+        )
+        for s in measured
     ]
     return sorted(out, key=lambda s: (-s.score, s.at))
 
@@ -241,19 +258,35 @@ def _inside(candidates: Sequence[Candidate], hits: Iterable[Hit]) -> list[int]:
 def _evidence(
     name: str, signals: Mapping[str, float], question: Asked, inside: int
 ) -> tuple[str, ...]:
+    """Each signal that holds, in words, led by the signal's name (``ordered`` keeps those
+    that carry weight, without the name)."""
     out = []
     if signals["frame"]:
-        out.append(f"a traceback frame names {name}")
+        out.append(f"frame:a traceback frame names {name}")
     if signals["written"]:
-        out.append(f"the text writes {name}")
+        out.append(f"written:the text writes {name}")
+    if signals["guessed"]:
+        out.append(f"guessed:the rewriter searched for {name}")
     if signals["owner"]:
-        out.append("the text writes its class")
+        out.append("owner:the text writes its class")
     if signals["name"]:
         parts = [w for w in subwords(name) if len(w) > 1 and stem(w) in question.stems]
-        out.append("its name says " + ", ".join(dict.fromkeys(parts)))
+        out.append("name:its name says " + ", ".join(dict.fromkeys(parts)))
     if inside:
-        out.append(f"{inside} of rg's hits inside")
+        out.append(f"inside:{inside} of rg's hits inside")
+    if signals["covers"] >= 0.5:  # hand-set: said only when it holds most of the question
+        out.append(
+            f"covers:its text holds {round(100 * signals['covers'])}% of the question's words"
+        )
+    if signals["file"] == 1.0:
+        out.append("file:its file ranks first")
     return tuple(out)
+
+
+def _guessed(name: str, guessed: Sequence[str]) -> float:
+    """1 for the rewriter's first name, less for each later one (1 / place); 0: not among
+    them."""
+    return round(1.0 / (guessed.index(name) + 1), 6) if name in guessed else 0.0
 
 
 class Ranked(msgspec.Struct, frozen=True, kw_only=True):

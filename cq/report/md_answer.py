@@ -9,6 +9,7 @@ from cq.model import (
     CALLERS_LISTED,
     Finding,
     FunctionList,
+    RelevantFunction,
     SearchResult,
 )
 from cq.rank import called_names, last_name
@@ -37,7 +38,9 @@ def answer(result: SearchResult) -> list[str]:
         summary.query, frozenset({last_name(f.text)}), subject
     ):
         return _unresolved_callers_answer(findings, f, target)
-    return _definition_answer(f, target, "**Answer:**", _signals(result, f))
+    lines = _definition_answer(f, target, "**Answer:**", _signals(result, f))
+    why = _first_function(result, f)
+    return [*lines, f"Why: {'; '.join(why.evidence)}."] if why and why.evidence else lines
 
 
 def _not_found(result: SearchResult) -> list[str]:
@@ -62,11 +65,18 @@ def _signals(result: SearchResult, f: Finding) -> tuple[str, ...]:
     """What found the Answer's function when it is the first Relevant Function (``index``,
     ``rg``: its definition line made from the index's unit, or rg's scope matched inside it
     though not on that line); empty otherwise."""
+    first = _first_function(result, f)
+    return first.signals if first else ()
+
+
+def _first_function(result: SearchResult, f: Finding) -> RelevantFunction | None:
+    """The first Relevant Function when the Answer ``f`` is its definition (its evidence says
+    why it answers: cq/index/functions.py)."""
     for section in result.sections:
         if isinstance(section, FunctionList) and section.functions:
             first = section.functions[0]
-            return first.signals if (first.file, first.line) == (f.file, f.line) else ()
-    return ()
+            return first if (first.file, first.line) == (f.file, f.line) else None
+    return None
 
 
 def _unresolved_callers_answer(
