@@ -64,8 +64,7 @@ class Case:
         rw = data["summary"].get("rewrite") or {}
         query = _loc.query_text(row, text)
         terms = tuple(rw.get("identifiers") or ()) + tuple(rw.get("literals") or ())
-        words = asked_words(query, terms, IndexTuning())
-        self.question: Asked = asked(query, words, tuple(rw.get("identifiers") or ()))
+        self.question: Asked = asked(query, asked_words(query, terms, IndexTuning()))
         self.answer = _loc.report_answer(data)
         files = list(dict.fromkeys(f["file"] for f in data["findings"]))
         held = [_words(trees / self.id, c) for c in self.candidates]
@@ -127,8 +126,6 @@ def figures(cases: list[Case], weights: SignalWeights | None) -> tuple[float, fl
 GRID = {
     "frame": (0.0, 0.5, 1.0, 2.0),
     "written": (0.0, 0.1, 0.2, 0.4, 0.8),
-    "guessed": (0.0, 0.1, 0.2, 0.4, 0.8),
-    "name": (0.0, 0.1, 0.2, 0.4, 0.8),
     "inside": (0.0, 0.1, 0.2, 0.4),
     "owner": (0.0, 0.1, 0.2, 0.4),
     "test": (0.0, -0.1, -0.3, -1.0),

@@ -142,7 +142,6 @@ class IndexRun:
             self.request.explain,
             self.tuning,
             query=self.request.query,
-            guessed=rewrite.identifiers,
             tests_wanted=focus == "tests",
         )
         update = evidence.update

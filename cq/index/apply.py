@@ -38,14 +38,12 @@ def fuse_findings(
     tuning: Tuning,
     *,
     query: str = "",
-    guessed: tuple[str, ...] = (),
     tests_wanted: bool = False,
 ) -> tuple[list[Finding], tuple[RelevantFunction, ...]]:
     """The findings in fused order and the Relevant Functions (``tests_wanted``: the search's
     focus is tests, so test files keep their fused rank), the fused units reordered by what
-    the question ``query`` says and the names the rewriter ``guessed``
-    (``functions.rerank_units``). ``tuning.index`` holds the fusion's numbers,
-    ``tuning.rank.role`` the role multipliers it demotes by."""
+    the question ``query`` says (``functions.rerank_units``). ``tuning.index`` holds the
+    fusion's numbers, ``tuning.rank.role`` the role multipliers it demotes by."""
     numbers, roles = tuning.index, tuning.rank.role
     rg_files = list(dict.fromkeys(f.file for f in ranked))
     scopes = [
@@ -93,7 +91,7 @@ def fuse_findings(
         for f in ranked
         if id(f) not in placed
     ]
-    question = asked(query, evidence.words, guessed)
+    question = asked(query, evidence.words)
     units = rerank_units(
         order.units[: numbers.function_pool],
         ranked,

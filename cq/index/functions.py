@@ -1,19 +1,26 @@
 """Relevant Functions' final order: which function a question's answer is, and why.
 
 The fused unit order (``fuse.py``, reread by ``coverage.py``) ranks a function by a bag of
-words: its text, its file's place, rg's finding order. What a bag of words does not know, a
-question often says outright, and cq has read it: a traceback's frames name the functions the
-error passed through (``Mentions.frame_functions``, their files ``frame_paths``); a text
-writes the name of the function it is about as code (``Mentions.code_names``,
-``prose_names``); a function's own name says what it does, so "how are buckets created?" is
-about ``create_bucket``, not ``list_table_buckets`` (whose body merely says bucket); and rg's
-classified hits inside a function (definitions, calls of the names the rewriter asked) tell
-where the asked names are used. Each candidate gets these signals; its final score is its
-fused score (relative to the first's) plus the weighted signals, and the signals that
-moved it are kept as its evidence (the report shows the Answer's, JSON keeps every score).
+words: its text, its file's place, rg's finding order, and only its first ten are reread. What
+a bag of words does not know, a question often says outright, and cq has read it: a
+traceback's frames name the functions the error passed through (``Mentions.frame_functions``,
+their files ``frame_paths``); a text writes the name of the function it is about, or of its
+class, as code (``Mentions.code_names``, ``prose_names``); rg's classified hits inside a
+function tell where the asked names are used; and a fix goes into source, not into the tests
+that exercise it. Each of the first ``IndexTuning.function_pool`` fused units gets these
+signals (each 0-1) with its share of the question's words (``coverage.coverage``, now over
+the whole pool) and its file's place in the fused file order; its final score is its fused
+score relative to the best plus the weighted signals. The signals that moved it are kept
+as its evidence (the report shows the Answer's; JSON keeps every value).
 
-Pure over plain data, so ``bench/studies/function_answer.py`` replays saved reports with
-exactly this code. Weights: ``SignalWeights`` (their notes say where they come from).
+Measured and left out (``bench/studies/function_answer.py`` on the saved reports below, no
+gain that held on both texts and titles): the share of a function's own name the question
+asks (0.1: python texts Hit@1 47.8 -> 44.6; it would answer "how are buckets created?"
+with ``create_bucket``, but issue titles are not such questions), the rewriter's guessed
+names (0.1: texts Hit@1 47.8 -> 44.6, lite-dev titles 55 -> 45), calls between candidates
+(called by a strong one, 0.1: titles Hit@1 27.2 -> 22.8; calling one: texts 47.8 -> 44.6).
+
+Pure over plain data, so the study replays saved reports with exactly this code.
 """
 
 from __future__ import annotations
@@ -28,17 +35,29 @@ from cq.index.fuse import UnitVote
 from cq.index.scopes import rg_scope_key
 from cq.model import Finding
 from cq.rank import path_role
-from cq.rewrite import Mentions, split_dotted, stem, subwords
+from cq.rewrite import Mentions, split_dotted, stem
 
 
 class SignalWeights(msgspec.Struct, frozen=True, kw_only=True):
-    """How much each signal adds to a candidate's relative fused score (0-1)."""
+    """How much each signal adds to a candidate's relative fused score (0-1).
+
+    Tuned by coordinate ascent over ``function_answer.GRID`` on saved reports (``python -m
+    bench.localization --raw-dir`` listing 40 functions; python_tuning --sample 100 and
+    swebench_lite_dev_tuning 22, texts and titles): ``python -m bench.studies.function_answer
+    --data ../shared/eval/python_tuning.jsonl --raw RAW/py100 --data
+    ../shared/eval/swebench_lite_dev_tuning.jsonl --raw RAW/lite --grid``. fn Hit@1 / Hit@5
+    as saved -> reranked: python texts 33.7/63.0 -> 47.8/70.7, titles 20.7/45.7 ->
+    27.2/47.8; lite-dev texts 70/75 -> 75/75, titles 55/55 -> 55/60; rust_tuning --sample 60
+    (not tuned on) texts 23.2/41.1 -> 26.8/44.6, titles 16.1/42.9 -> 17.9/51.8. Leave one
+    repository out (14 folds, each scored with the weights best on the others): texts
+    49.1/67.9, titles 29.5/50.9, near the in-sample figures; a weight set of the titles' own
+    did no better held out than this shared one. ``frame`` is at its grid's top, and few
+    issues of these sets have a traceback that names a tree's function (1.0 or 4.0: the same
+    figures)."""
 
     frame: float = 2.0
     written: float = 0.2
-    guessed: float = 0.0
     owner: float = 0.1
-    name: float = 0.0
     inside: float = 0.2
     file: float = 0.1
     covers: float = 0.8
@@ -71,10 +90,10 @@ class Asked(msgspec.Struct, frozen=True, kw_only=True):
 
     words: dict[str, float]  # the words the index was asked, with their weights
     stems: dict[str, float]  # the same by stem, each at its largest weight
+    spelled: dict[str, str]  # each stem as the question spells it (its heaviest word)
     written: frozenset[str]  # names the text writes as code (last parts)
     frames: tuple[str, ...]  # traceback frame functions, innermost last
     frame_paths: tuple[str, ...]  # their files, as printed
-    guessed: tuple[str, ...] = ()  # the rewriter's names (last parts), best first
 
 
 class Scored(msgspec.Struct, frozen=True, kw_only=True):
@@ -87,27 +106,23 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
     evidence: tuple[str, ...]
 
 
-def asked(
-    text: str,
-    words: Mapping[str, float],
-    guessed: Sequence[str] = (),
-    mentions: Mentions | None = None,
-) -> Asked:
-    """The question's signals: ``words`` as the index was asked, ``guessed`` the names the
-    rewriter searched for (best first), ``text`` read for names."""
+def asked(text: str, words: Mapping[str, float], mentions: Mentions | None = None) -> Asked:
+    """The question's signals: ``words`` as the index was asked, ``text`` read for names."""
     m = mentions if mentions is not None else _mentions(text)
     stems: dict[str, float] = {}
-    for word, weight in words.items():
+    spelled: dict[str, str] = {}
+    for word, weight in sorted(words.items(), key=lambda kv: (-kv[1], kv[0])):
         key = stem(word)
         stems[key] = max(stems.get(key, 0.0), weight)
+        spelled.setdefault(key, word)
     written = {split_dotted(n)[-1] for n in (*m.code_names, *m.prose_names) if split_dotted(n)}
     return Asked(
         words=dict(words),
         stems=stems,
+        spelled=spelled,
         written=frozenset(written),
         frames=m.frame_functions,
         frame_paths=m.frame_paths,
-        guessed=tuple(dict.fromkeys(split_dotted(n)[-1] for n in guessed if split_dotted(n))),
     )
 
 
@@ -151,7 +166,7 @@ def measured(
         return []
     inside = _inside(candidates, hits)
     top = max(c.fused for c in candidates) or 1.0
-    most_inside = max(inside) or 1
+    most_inside = max(len(x) for x in inside) or 1
     out = []
     for i, c in enumerate(candidates):
         name = _last(c.qualname)
@@ -159,15 +174,14 @@ def measured(
             "fused": round(c.fused / top, 6),
             "frame": _frame(c, name, question),
             "written": 1.0 if name in question.written else 0.0,
-            "guessed": _guessed(name, question.guessed),
             "owner": 1.0 if _owner(c.qualname) in question.written else 0.0,
-            "name": _name_share(name, question.stems),
-            "inside": round(math.log1p(inside[i]) / math.log1p(most_inside), 6),
+            "inside": round(math.log1p(len(inside[i])) / math.log1p(most_inside), 6),
             "covers": round(shares[i], 6),
             "file": round(1.0 / file_rank[c.file], 6) if c.file in file_rank else 0.0,
             "test": 0.0 if tests_wanted or not _is_test(c) else 1.0,
         }
-        evidence = _evidence(name, signals, question, inside[i])
+        words = _words_held(question, held[i] if held else None)
+        evidence = _evidence(name, signals, inside[i], words)
         out.append(Scored(at=i, score=0.0, signals=signals, evidence=evidence))
     return out
 
@@ -232,31 +246,32 @@ def _same_file(path: str, printed: str) -> bool:
     return printed.endswith("/" + tail) or printed == tail
 
 
-def _name_share(name: str, stems: Mapping[str, float]) -> float:
-    """The share of the name's words the question asks: ``create_bucket`` says only what
-    "how are buckets created?" asks, ``list_table_buckets`` one word of three."""
-    parts = [stem(w) for w in subwords(name) if len(w) > 1]
-    if not parts:
-        return 0.0
-    return round(sum(1 for p in parts if p in stems) / len(parts), 6)
-
-
-def _inside(candidates: Sequence[Candidate], hits: Iterable[Hit]) -> list[int]:
-    """rg's findings inside each candidate other than its own definition line."""
+def _inside(candidates: Sequence[Candidate], hits: Iterable[Hit]) -> list[list[str]]:
+    """The matched text of each of rg's findings inside each candidate, other than its own
+    definition line."""
     at = {(c.file, c.qualname): i for i, c in enumerate(candidates)}
-    counts = [0] * len(candidates)
+    found: list[list[str]] = [[] for _ in candidates]
     for h in hits:
         i = at.get((h.file, h.scope))
         if i is None:
             continue
         if h.category == "definition" and _last(h.text) == _last(candidates[i].qualname):
             continue
-        counts[i] += 1
-    return counts
+        found[i].append(h.text)
+    return found
+
+
+def _words_held(question: Asked, held: frozenset[str] | None, most: int = 4) -> list[str]:
+    """The question's heaviest words the candidate's text holds, as the question spells
+    them (``most``: hand-set, a line's worth)."""
+    if not held:
+        return []
+    stems = sorted((s for s in question.stems if s in held), key=lambda s: -question.stems[s])
+    return [question.spelled[s] for s in stems[:most]]
 
 
 def _evidence(
-    name: str, signals: Mapping[str, float], question: Asked, inside: int
+    name: str, signals: Mapping[str, float], inside: list[str], words: list[str]
 ) -> tuple[str, ...]:
     """Each signal that holds, in words, led by the signal's name (``ordered`` keeps those
     that carry weight, without the name)."""
@@ -265,28 +280,17 @@ def _evidence(
         out.append(f"frame:a traceback frame names {name}")
     if signals["written"]:
         out.append(f"written:the text writes {name}")
-    if signals["guessed"]:
-        out.append(f"guessed:the rewriter searched for {name}")
     if signals["owner"]:
         out.append("owner:the text writes its class")
-    if signals["name"]:
-        parts = [w for w in subwords(name) if len(w) > 1 and stem(w) in question.stems]
-        out.append("name:its name says " + ", ".join(dict.fromkeys(parts)))
     if inside:
-        out.append(f"inside:{inside} of rg's hits inside")
-    if signals["covers"] >= 0.5:  # hand-set: said only when it holds most of the question
-        out.append(
-            f"covers:its text holds {round(100 * signals['covers'])}% of the question's words"
-        )
+        names = ", ".join(list(dict.fromkeys(inside))[:3])
+        out.append(f"inside:{len(inside)} of rg's hits inside ({names})")
+    if words:
+        share = round(100 * signals["covers"])
+        out.append(f"covers:its text says {', '.join(words)} ({share}% of the question's weight)")
     if signals["file"] == 1.0:
         out.append("file:its file ranks first")
     return tuple(out)
-
-
-def _guessed(name: str, guessed: Sequence[str]) -> float:
-    """1 for the rewriter's first name, less for each later one (1 / place); 0: not among
-    them."""
-    return round(1.0 / (guessed.index(name) + 1), 6) if name in guessed else 0.0
 
 
 class Ranked(msgspec.Struct, frozen=True, kw_only=True):
