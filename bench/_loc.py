@@ -35,6 +35,8 @@ class Instance(msgspec.Struct, frozen=True):
     files: list[str]  # the first ``--keep-files`` files in rank order (for diffs and fusion)
     scopes: list[str] = []  # the first 5 distinct ``path::scope`` (cq only)
     fn: bool | None = None  # function Hit@5; None when the issue has no gold function
+    answer: str = ""  # the Answer's function, ``path::Scope.name`` ("": no Answer)
+    ans: bool | None = None  # the Answer is an edited function; None: no gold function
     flagged: bool = False
     seconds: float = 0.0
     note: str = ""  # e.g. which rewriter cq used
@@ -160,10 +162,39 @@ def _strip_generics(text: str) -> str:
     return "".join(out)
 
 
+def answer_key(finding: dict) -> str:
+    """``path::Scope.name`` (``::`` in Rust) of the definition finding a report answers with."""
+    sep = "::" if finding["file"].endswith(".rs") else "."
+    name = finding["text"].split(".")[-1].split("::")[-1]
+    scope = finding.get("containing_scope") or ""
+    if scope == name or scope.endswith(sep + name):
+        scope = scope[: -len(name)].removesuffix(sep)  # a definition's scope is itself
+    return f"{finding['file']}::{scope + sep if scope else ''}{name}"
+
+
+def report_answer(data: dict) -> str:
+    """The Answer of a ``cq search --format json`` report as ``path::Scope.name``: the
+    finding ``summary.primary`` points at when it is a definition ("" otherwise: the report
+    answers with no function)."""
+    primary = data["summary"].get("primary")
+    if primary is None or primary >= len(data["findings"]):
+        return ""
+    finding = data["findings"][primary]
+    return answer_key(finding) if finding.get("category") == "definition" else ""
+
+
 def instance(
-    row: dict, gold: list[str], files: list[str], scopes: list[str] | None, keep: int, **extra
+    row: dict,
+    gold: list[str],
+    files: list[str],
+    scopes: list[str] | None,
+    keep: int,
+    answer: str | None = None,
+    **extra,
 ) -> Instance:
-    """Score one issue; ``scopes`` None: the tool ranks files only (no function Hit@5)."""
+    """Score one issue; ``scopes`` None: the tool ranks files only (no function Hit@5);
+    ``answer`` None: the tool gives no Answer (no "Answer is an edited function")."""
+    gold_functions = row.get("gold_functions") or []
     return Instance(
         id=row["instance_id"],
         repo=row["repo"],
@@ -171,7 +202,11 @@ def instance(
         ranks=ranks_of(gold, files),
         files=files[:keep],
         scopes=(scopes or [])[:5],
-        fn=None if scopes is None else function_hit(scopes[:5], row.get("gold_functions") or []),
+        fn=None if scopes is None else function_hit(scopes[:5], gold_functions),
+        answer=answer or "",
+        ans=None
+        if answer is None or not gold_functions
+        else function_hit([answer], gold_functions),
         flagged=bool(row.get(FLAG)),
         **extra,
     )
@@ -221,6 +256,8 @@ def metric_row(label: str, group: list[Instance], with_fn: bool, timed: bool) ->
         scored = [i for i in group if i.fn is not None]
         score = _pct(sum(bool(i.fn) for i in scored), len(scored))
         cells.append(f"{score} ({len(scored)})" if scored else "-")
+        answered = [i for i in group if i.ans is not None]
+        cells.append(_pct(sum(bool(i.ans) for i in answered), len(answered)) if answered else "-")
     if timed:
         cells.append(f"{statistics.median(i.seconds for i in group):.2f}" if group else "-")
     return "| " + " | ".join(cells) + " |"
@@ -231,7 +268,7 @@ def table(run: Run) -> str:
     with_fn = any(i.fn is not None for i in run.instances)
     timed = any(i.seconds for i in run.instances)
     head = ["repo", "n", *[f"Acc@{k}" for k in KS], *[f"Hit@{k}" for k in KS]]
-    head += ["fn Hit@5 (n)"] if with_fn else []
+    head += ["fn Hit@5 (n)", "Answer edited"] if with_fn else []
     head += ["median s"] if timed else []
     lines = [
         f"### {run.tool} {run.key}: {Path(run.data).name}, {len(run.instances)} issues",
@@ -261,7 +298,8 @@ def table(run: Run) -> str:
 def verbose_lines(run: Run) -> Iterable[str]:
     for i in run.instances:
         fn = {True: "fn-hit", False: "fn-miss", None: "fn-n/a"}[i.fn]
-        yield f"  {i.id:48} ranks {i.ranks} {fn} {i.seconds:.2f}s {i.note}"
+        ans = {True: "answer-hit", False: "answer-miss", None: "answer-n/a"}[i.ans]
+        yield f"  {i.id:48} ranks {i.ranks} {fn} {ans} {i.seconds:.2f}s {i.note}"
 
 
 def write(path: str, runs: list[Run]) -> None:

@@ -10,8 +10,11 @@ containing scopes. Reported per repository and pooled (and pooled without the ro
 ``inline_code_maybe_dropped``, when a set has them): file Acc@k (every gold code file within
 the top k files) and Hit@k (any of them), k = 1, 3, 5, 10; function Hit@5 (any gold function
 among the first 5 Relevant Functions when the report has them, else among the top 5 distinct
-``path::Scope`` of the findings); median wall time per query.
+``path::Scope`` of the findings); "Answer edited": the report's Answer (``summary.primary``'s
+definition) is a gold function, of the issues that have one (no Answer counts as a miss);
+median wall time per query.
 
+``--raw-dir DIR`` keeps every report (for ``bench/studies/function_answer.py``'s replays).
 ``--json-out`` keeps every issue's gold ranks and top files, for ``loc_compare.py`` (diff two
 runs, fuse with BM25). ``--sample N`` runs a fixed subsample (``_loc.sample``).
 The offline rewriter is measured (``CQ_LLM=off``) unless ``--llm``.
@@ -23,6 +26,7 @@ is not passed: run once to warm the caches and read the second run's latency, or
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import shlex
@@ -51,6 +55,9 @@ def main() -> int:
         help="more cq search arguments, one string: --extra-args='--no-index'",
     )
     ap.add_argument("--json-out", help="write per-issue ranks and top files here")
+    ap.add_argument(
+        "--raw-dir", help="also keep each report here (ID.TEXT.json.gz), for offline replays"
+    )
     ap.add_argument("--keep-files", type=int, default=20, help="top files kept in --json-out")
     ap.add_argument("--cold", action="store_true", help="a fresh CQ_CACHE_DIR for every query")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per query (then: none)")
@@ -116,13 +123,19 @@ def run_one(row: dict, mode: str, text: str, args: argparse.Namespace) -> _loc.I
     files: list[str] = []
     scopes: list[str] = []
     rewriter = "-"
+    answer = ""
     if proc.returncode == -1:
         rewriter = "timeout"
         print(f"{row['instance_id']}: timed out after {args.timeout:.0f} s", file=sys.stderr)
     elif proc.stdout:
         data = json.loads(proc.stdout)
+        if args.raw_dir:
+            raw = Path(args.raw_dir) / f"{row['instance_id']}.{text}.json.gz"
+            raw.parent.mkdir(parents=True, exist_ok=True)
+            raw.write_bytes(gzip.compress(proc.stdout, mtime=0))
         rw = data["summary"].get("rewrite") or {}
         rewriter = rw.get("rewriter", "-") if rw.get("applied") else "-"
+        answer = _loc.report_answer(data)
         for f in data["findings"]:
             if f["file"] not in files:
                 files.append(f["file"])
@@ -138,7 +151,7 @@ def run_one(row: dict, mode: str, text: str, args: argparse.Namespace) -> _loc.I
         print(f"{row['instance_id']}: {proc.stderr.decode().strip()[-300:]}", file=sys.stderr)
     gold = _loc.gold_files(row, tree)
     return _loc.instance(
-        row, gold, files, scopes, args.keep_files, seconds=round(seconds, 3), note=rewriter
+        row, gold, files, scopes, args.keep_files, answer, seconds=round(seconds, 3), note=rewriter
     )
 
 

@@ -21,16 +21,6 @@ from pathlib import Path
 from bench import _loc
 
 
-def answer_key(finding: dict) -> str:
-    """``path::Scope.name`` (``::`` in Rust) of a definition finding."""
-    sep = "::" if finding["file"].endswith(".rs") else "."
-    name = finding["text"].split(".")[-1].split("::")[-1]
-    scope = finding.get("containing_scope") or ""
-    if scope == name or scope.endswith(sep + name):
-        scope = scope[: -len(name)].removesuffix(sep)  # a definition's scope is itself
-    return f"{finding['file']}::{scope + sep if scope else ''}{name}"
-
-
 def check(row: dict, trees: Path, text: str) -> tuple[bool, bool] | None:
     """(the Answer names a gold function, the first Relevant Function does)."""
     tree = trees / row["instance_id"]
@@ -43,7 +33,7 @@ def check(row: dict, trees: Path, text: str) -> tuple[bool, bool] | None:
         return None
     data = json.loads(proc.stdout)
     primary = data["summary"].get("primary")
-    answer = answer_key(data["findings"][primary]) if primary is not None else None
+    answer = _loc.answer_key(data["findings"][primary]) if primary is not None else None
     section = next((s for s in data["sections"] if s["type"] == "functions"), None)
     first = section["functions"][0]["name"] if section and section["functions"] else None
     gold = row["gold_functions"]

@@ -14,6 +14,7 @@ from cq.model import (
     Answer,
     Finding,
     FunctionList,
+    RelevantFunction,
     ReportPlan,
     SearchResult,
     TargetCounts,
@@ -58,11 +59,13 @@ def decide_answer(result: SearchResult) -> Answer:
         )
     if asks_callers_of(result, f):
         return _unresolved_callers(findings, primary, target)
+    first = _first_function(result, f)
     return Answer(
         kind="definition",
         finding=primary,
         name=last_name(f.text),
-        signals=_signals(result, f),
+        signals=first.signals if first else (),
+        evidence=first.evidence if first else (),
         resolved_uses=_resolved_uses(target),
     )
 
@@ -126,15 +129,14 @@ def _resolved_uses(target: TargetCounts | None) -> TargetCounts | None:
     return None
 
 
-def _signals(result: SearchResult, f: Finding) -> tuple[str, ...]:
-    """What found the Answer's function when it is the first Relevant Function (``index``,
-    ``rg``: its definition line made from the index's unit, or rg's scope matched inside it
-    though not on that line); empty otherwise."""
+def _first_function(result: SearchResult, f: Finding) -> RelevantFunction | None:
+    """The first Relevant Function when the Answer ``f`` is its definition: what found it
+    (``signals``) and why it answers (``evidence``: cq/index/functions.py)."""
     for section in result.sections:
         if isinstance(section, FunctionList) and section.functions:
             first = section.functions[0]
-            return first.signals if (first.file, first.line) == (f.file, f.line) else ()
-    return ()
+            return first if (first.file, first.line) == (f.file, f.line) else None
+    return None
 
 
 def _resolved_elsewhere(call: Finding, definition: Finding) -> bool:

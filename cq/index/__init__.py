@@ -171,6 +171,7 @@ class IndexRun:
             evidence,
             self.request.explain,
             self.tuning,
+            query=self.request.query,
             tests_wanted=focus == "tests",
         )
         update = evidence.update

@@ -15,6 +15,7 @@ import msgspec
 
 from cq.index.coverage import UnitReader
 from cq.index.evidence import Evidence
+from cq.index.functions import Ranked, asked, rerank_units
 from cq.index.fuse import FileVote, UnitVote, fusion_name
 from cq.index.order import fused_order, sizes_of
 from cq.index.query import IndexHit, IndexHits
@@ -37,10 +38,12 @@ def fuse_findings(
     explain: bool,
     tuning: Tuning,
     *,
+    query: str = "",
     tests_wanted: bool = False,
 ) -> tuple[list[Finding], tuple[RelevantFunction, ...]]:
     """The findings in fused order and the Relevant Functions (``tests_wanted``: the search's
-    focus is tests, so test files keep their fused rank). ``tuning.index`` holds the
+    focus is tests, so test files keep their fused rank), the fused units reordered by what
+    the question ``query`` says (``functions.rerank_units``). ``tuning.index`` holds the
     fusion's numbers, ``tuning.rank.role`` the role multipliers it demotes by."""
     numbers, roles = tuning.index, tuning.rank.role
     rg_files = list(dict.fromkeys(f.file for f in ranked))
@@ -89,8 +92,16 @@ def fuse_findings(
         for f in ranked
         if id(f) not in placed
     ]
-    units = order.units[: numbers.functions]
-    first = units[0][0] if units else None
+    question = asked(query, evidence.words)
+    units = rerank_units(
+        order.units[: numbers.function_pool],
+        ranked,
+        [v.file for v in votes],
+        question,
+        lines.reader.words,
+        tests_wanted=tests_wanted,
+    )[: numbers.functions]
+    first = units[0].vote if units else None
     if first is not None and not first.line and (found := lines.unit(first.file, first.qualname)):
         first = msgspec.structs.replace(first, line=found[0], kind=found[1])  # rg's scope alone
     if first is not None and first.line:
@@ -98,7 +109,7 @@ def fuse_findings(
         explained = weights if explain else ""
         confidence = numbers.index_only_confidence
         head, tail = _lead_with(first, head, tail, lines, vote, explained, confidence)
-    return head + tail, tuple(_function(u, more, ranked, lines) for u, more in units)
+    return head + tail, tuple(_function(u, ranked, lines) for u in units)
 
 
 def _lead_with(
@@ -210,14 +221,14 @@ def _native_scope(path: str, dotted: str) -> str:
     return dotted.replace(".", "::") if is_rust(path) else dotted
 
 
-def _function(
-    u: UnitVote, namesakes: list[UnitVote], ranked: list[Finding], lines: _Lines
-) -> RelevantFunction:
+def _function(placed: Ranked, ranked: list[Finding], lines: _Lines) -> RelevantFunction:
     """A Relevant Function at its definition line, with its header on one line: an rg
     scope's unit is looked up in its file (the index's scanner, ``units.py``); one the
     scanner does not list (a function nested in a function) by its ``def``/``fn`` line above
     its first finding; else it stays at that finding, without a signature. ``namesakes``
-    (same file, same last name, ranked lower) are listed by their lines."""
+    (same file, same last name, ranked lower) are listed by their lines; its score and
+    evidence are the rerank's."""
+    u, namesakes = placed.vote, placed.namesakes
     line, kind = u.line, u.kind
     if not line:
         line, kind = lines.unit(u.file, u.qualname) or (0, "")
@@ -242,10 +253,12 @@ def _function(
         file=u.file,
         line=line,
         kind=kind or "scope",
-        score=u.fused,
+        score=placed.scored.score,
         signature=signature,
         signals=signals,
         namesakes=tuple(_line_of(n, lines) for n in namesakes),
+        evidence=placed.scored.evidence,
+        scores=placed.scored.signals,
     )
 
 

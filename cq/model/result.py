@@ -170,6 +170,10 @@ class RelevantFunction(msgspec.Struct, frozen=True, kw_only=True):
     # definition lines of the file's lower-ranked units of the same last name, which the list
     # leaves out (0: a line the file's scan did not find)
     namesakes: tuple[int, ...] = ()
+    # why it is here, in words ("a traceback frame names it"), and each signal's value (0-1)
+    # behind ``score`` (cq/index/functions.py)
+    evidence: tuple[str, ...] = ()
+    scores: dict[str, float] = {}
 
 
 class FunctionList(msgspec.Struct, frozen=True, kw_only=True, tag="functions"):
@@ -264,6 +268,7 @@ class Answer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     name: str = ""  # callers answers: the definition's own name
     # definition: what found it as the first Relevant Function (``RelevantFunction.signals``)
     signals: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()  # definition: why it answers (``RelevantFunction.evidence``)
     # definition answers: the shown uses resolved to it, when any use was resolved
     resolved_uses: TargetCounts | None = None
 

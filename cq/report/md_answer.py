@@ -45,7 +45,8 @@ def answer(result: SearchResult, said: Answer) -> list[str]:
             "called through a trait or a callback, or from outside the tree);"
         )
         return _definition_answer(f, said, lead)
-    return _definition_answer(f, said, "**Answer:**")
+    lines = _definition_answer(f, said, "**Answer:**")
+    return [*lines, f"Why: {'; '.join(said.evidence)}."] if said.evidence else lines
 
 
 def _not_found(result: SearchResult) -> list[str]:

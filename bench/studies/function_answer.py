@@ -1,0 +1,211 @@
+"""Replay saved reports through the Relevant Functions rerank (``cq/index/functions.py``).
+
+``bench.localization --raw-dir DIR`` keeps every report; this reads them back with the issue
+rows, rebuilds the rerank's inputs exactly as a search does (the candidates: the report's
+Relevant Functions with their fused scores; rg's findings by containing scope; the words the
+index was asked, ``asked_words`` of the text and the rewriter's terms), and scores function
+Hit@1 (the Answer, which leads with the first Relevant Function) and Hit@5 for the order as
+saved and as reranked with ``SignalWeights`` (or a grid of them, ``--grid``, with a
+leave-one-repository-out check: each repository scored with the weights best on the others).
+
+    python -m bench.studies.function_answer --data ../shared/eval/python_tuning.jsonl \
+        --raw /tmp/fn-raw-base/py100 --text full,title --grid
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gzip
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import msgspec
+
+from bench import _loc
+from cq.index.coverage import words_of
+from cq.index.functions import (
+    WEIGHTS,
+    Asked,
+    Candidate,
+    Hit,
+    SignalWeights,
+    asked,
+    measured,
+    ordered,
+)
+from cq.index.query import asked_words
+from cq.index.scopes import rg_scope_key
+from cq.index.units import Unit, file_units
+from cq.model.index_tuning import IndexTuning
+
+
+class Case:
+    """One saved report: its inputs to the rerank and the issue's gold functions."""
+
+    def __init__(self, row: dict, data: dict, text: str, trees: Path) -> None:
+        self.id, self.repo, self.gold = row["instance_id"], row["repo"], row["gold_functions"]
+        section = next((s for s in data["sections"] if s["type"] == "functions"), None)
+        self.candidates = [
+            Candidate(file=f["file"], qualname=_qualname(f["name"], f["file"]), fused=f["score"])
+            for f in (section["functions"] if section else [])
+        ]
+        self.hits = [
+            Hit(
+                file=f["file"],
+                scope=rg_scope_key(f["file"], f["containing_scope"]),
+                category=f["category"],
+                text=f["text"],
+            )
+            for f in data["findings"]
+            if f.get("containing_scope") and f.get("tier") != "index"
+        ]
+        rw = data["summary"].get("rewrite") or {}
+        query = _loc.query_text(row, text)
+        terms = tuple(rw.get("identifiers") or ()) + tuple(rw.get("literals") or ())
+        self.question: Asked = asked(query, asked_words(query, terms, IndexTuning()))
+        self.answer = _loc.report_answer(data)
+        files = list(dict.fromkeys(f["file"] for f in data["findings"]))
+        held = [_words(trees / self.id, c) for c in self.candidates]
+        self.measured = measured(self.candidates, self.question, self.hits, files, held)
+        self.names = [f"{c.file}::{c.qualname}" for c in self.candidates]
+        self.gold_at = {
+            i for i, name in enumerate(self.names) if _loc.function_hit([name], self.gold)
+        }
+
+    def order(self, weights: SignalWeights | None, first: int = 10) -> list[int]:
+        """The candidates' indexes in the report's order (the first ``first`` fused ones:
+        what the report lists) or reranked (all of them: the rerank's pool)."""
+        if weights is None:
+            return list(range(min(first, len(self.candidates))))
+        return [s.at for s in ordered(self.measured, weights)]
+
+    def score(self, weights: SignalWeights | None) -> tuple[bool, bool]:
+        at = self.order(weights)
+        return (bool(at) and at[0] in self.gold_at, any(i in self.gold_at for i in at[:5]))
+
+
+@functools.lru_cache(maxsize=8192)
+def _units(tree: Path, path: str) -> dict[str, Unit]:
+    try:
+        text = (tree / path).read_text(errors="replace")
+    except OSError:
+        return {}
+    found: dict[str, Unit] = {}
+    for u in file_units(text, "rust" if path.endswith(".rs") else "python"):
+        found.setdefault(u.qualname, u)
+    return found
+
+
+def _words(tree: Path, c: Candidate) -> frozenset[str] | None:
+    u = _units(tree, c.file).get(c.qualname)
+    return words_of(u) if u is not None else None
+
+
+def _qualname(name: str, file: str) -> str:
+    return name[len(file) + 2 :] if name.startswith(file + "::") else name
+
+
+def load(data: str, raw: str, text: str, trees: Path = Path("/work/trees")) -> list[Case]:
+    cases = []
+    for row in _loc.load_rows(data):
+        path = Path(raw) / f"{row['instance_id']}.{text}.json.gz"
+        if row.get("gold_functions") and path.is_file():
+            data_ = json.loads(gzip.decompress(path.read_bytes()))
+            cases.append(Case(row, data_, text, trees))
+    return cases
+
+
+def figures(cases: list[Case], weights: SignalWeights | None) -> tuple[float, float]:
+    got = [c.score(weights) for c in cases]
+    n = len(got) or 1
+    return 100 * sum(a for a, _ in got) / n, 100 * sum(b for _, b in got) / n
+
+
+GRID = {
+    "frame": (0.0, 0.5, 1.0, 2.0),
+    "written": (0.0, 0.1, 0.2, 0.4, 0.8),
+    "inside": (0.0, 0.1, 0.2, 0.4),
+    "owner": (0.0, 0.1, 0.2, 0.4),
+    "test": (0.0, -0.1, -0.3, -1.0),
+    "file": (0.0, 0.1, 0.2, 0.4, 0.8),
+    "covers": (0.0, 0.2, 0.4, 0.8, 1.6),
+}
+
+
+def tune(cases: list[Case], start: SignalWeights = WEIGHTS, passes: int = 3) -> SignalWeights:
+    """Coordinate ascent over ``GRID``: each weight in turn set to its best value with the
+    others held, ``passes`` times (a full grid of 6 weights is too slow to replay)."""
+    best, best_value = start, objective(cases, start)
+    for _ in range(passes):
+        for key, values in GRID.items():
+            for v in values:
+                trial = msgspec.structs.replace(best, **{key: v})
+                value = objective(cases, trial)
+                if value > best_value:
+                    best, best_value = trial, value
+    return best
+
+
+def objective(cases: list[Case], weights: SignalWeights) -> float:
+    """Hit@1 plus Hit@5, the two figures the rerank is for, equally."""
+    one, five = figures(cases, weights)
+    return one + five
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", action="append", required=True)
+    ap.add_argument("--raw", action="append", required=True, help="one per --data")
+    ap.add_argument("--text", default="full,title")
+    ap.add_argument("--grid", action="store_true")
+    args = ap.parse_args()
+    sets: dict[str, list[Case]] = {}
+    for data, raw in zip(args.data, args.raw, strict=True):
+        for text in args.text.split(","):
+            sets[f"{Path(data).stem}/{text}"] = load(data, raw, text)
+    print("| set | n | saved Answer | saved fn Hit@1 / Hit@5 | reranked Hit@1 / Hit@5 | any |")
+    print("|---|---|---|---|---|---|")
+    for key, cases in sets.items():
+        saved = 100 * sum(_loc.function_hit([c.answer], c.gold) for c in cases) / (len(cases) or 1)
+        b1, b5 = figures(cases, None)
+        r1, r5 = figures(cases, WEIGHTS)
+        pool = 100 * sum(bool(c.gold_at) for c in cases) / (len(cases) or 1)
+        print(
+            f"| {key} | {len(cases)} | {saved:.1f} | {b1:.1f} / {b5:.1f} | {r1:.1f} / {r5:.1f} "
+            f"| {pool:.1f} |"
+        )
+    by_repo: dict[str, list[Case]] = defaultdict(list)
+    for cases in sets.values():
+        for c in cases:
+            by_repo[c.repo].append(c)
+    print("\n| repo | n | saved Hit@1 / Hit@5 | reranked Hit@1 / Hit@5 |\n|---|---|---|---|")
+    for repo, cases in sorted(by_repo.items()):
+        b1, b5 = figures(cases, None)
+        r1, r5 = figures(cases, WEIGHTS)
+        print(f"| {repo} | {len(cases)} | {b1:.1f} / {b5:.1f} | {r1:.1f} / {r5:.1f} |")
+    if args.grid:
+        every = [c for cases in sets.values() for c in cases]
+        best = tune(every)
+        print(f"\nbest on all: {best} -> {figures(every, best)}")
+        for key, cases in sets.items():
+            one, five = figures(cases, best)
+            print(f"  {key}: {one:.1f} / {five:.1f}")
+        print("\nleave one repository out (weights best on the others):")
+        held_total = [0.0, 0.0, 0]
+        for repo, cases in sorted(by_repo.items()):
+            rest = [c for c in every if c.repo != repo]
+            chosen = tune(rest)
+            one, five = figures(cases, chosen)
+            held_total[0] += one * len(cases) / 100
+            held_total[1] += five * len(cases) / 100
+            held_total[2] += len(cases)
+            print(f"  {repo}: {one:.1f} / {five:.1f} with {chosen}")
+        n = held_total[2] or 1
+        print(f"  pooled held-out: {100 * held_total[0] / n:.1f} / {100 * held_total[1] / n:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

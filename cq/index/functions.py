@@ -1,0 +1,331 @@
+"""Relevant Functions' final order: which function a question's answer is, and why.
+
+The fused unit order (``fuse.py``, reread by ``coverage.py``) ranks a function by a bag of
+words: its text, its file's place, rg's finding order, and only its first ten are reread. What
+a bag of words does not know, a question often says outright, and cq has read it: a
+traceback's frames name the functions the error passed through (``Mentions.frame_functions``,
+their files ``frame_paths``); a text writes the name of the function it is about, or of its
+class, as code (``Mentions.code_names``, ``prose_names``); rg's classified hits inside a
+function tell where the asked names are used; and a fix goes into source, not into the tests
+that exercise it. Each of the first ``IndexTuning.function_pool`` fused units gets these
+signals (each 0-1) with its share of the question's words (``coverage.coverage``, now over
+the whole pool) and its file's place in the fused file order; its final score is its fused
+score relative to the best plus the weighted signals. The signals that moved it are kept
+as its evidence (the report shows the Answer's; JSON keeps every value).
+
+Measured and left out (``bench/studies/function_answer.py`` on the saved reports below, no
+gain that held on both texts and titles): the share of a function's own name the question
+asks (0.1: python texts Hit@1 47.8 -> 44.6; it would answer "how are buckets created?"
+with ``create_bucket``, but issue titles are not such questions), the rewriter's guessed
+names (0.1: texts Hit@1 47.8 -> 44.6, lite-dev titles 55 -> 45), calls between candidates
+(called by a strong one, 0.1: titles Hit@1 27.2 -> 22.8; calling one: texts 47.8 -> 44.6).
+
+Pure over plain data, so the study replays saved reports with exactly this code.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import msgspec
+
+from cq.index.coverage import coverage
+from cq.index.fuse import UnitVote
+from cq.index.scopes import rg_scope_key
+from cq.model import Finding
+from cq.rank import path_role
+from cq.rewrite import Mentions, split_dotted, stem
+
+
+class SignalWeights(msgspec.Struct, frozen=True, kw_only=True):
+    """How much each signal adds to a candidate's relative fused score (0-1).
+
+    Tuned by coordinate ascent over ``function_answer.GRID`` on saved reports (``python -m
+    bench.localization --raw-dir`` listing 40 functions; python_tuning --sample 100 and
+    swebench_lite_dev_tuning 22, texts and titles): ``python -m bench.studies.function_answer
+    --data ../shared/eval/python_tuning.jsonl --raw RAW/py100 --data
+    ../shared/eval/swebench_lite_dev_tuning.jsonl --raw RAW/lite --grid``. fn Hit@1 / Hit@5
+    as saved -> reranked (before ``_inside`` counted a definition line): python texts
+    33.7/63.0 -> 47.8/70.7, titles 20.7/45.7 ->
+    27.2/47.8; lite-dev texts 70/75 -> 75/75, titles 55/55 -> 55/60; rust_tuning --sample 60
+    (not tuned on) texts 23.2/41.1 -> 26.8/44.6, titles 16.1/42.9 -> 17.9/51.8. Leave one
+    repository out (14 folds, each scored with the weights best on the others): texts
+    49.1/67.9, titles 29.5/50.9, near the in-sample figures; a weight set of the titles' own
+    did no better held out than this shared one. ``frame`` is at its grid's top, and few
+    issues of these sets have a traceback that names a tree's function (1.0 or 4.0: the same
+    figures)."""
+
+    frame: float = 2.0
+    written: float = 0.2
+    owner: float = 0.1
+    inside: float = 0.2
+    file: float = 0.1
+    covers: float = 0.8
+    test: float = -0.3
+
+
+WEIGHTS = SignalWeights()
+
+
+class Candidate(msgspec.Struct, frozen=True, kw_only=True):
+    """A Relevant Function candidate as fused: its file, qualified name, fused score."""
+
+    file: str
+    qualname: str
+    fused: float
+
+
+class Hit(msgspec.Struct, frozen=True, kw_only=True):
+    """One of rg's classified findings: its file, its containing scope (as the index names
+    it), its category, the matched text."""
+
+    file: str
+    scope: str
+    category: str
+    text: str
+
+
+class Asked(msgspec.Struct, frozen=True, kw_only=True):
+    """What the question says, read once for all candidates."""
+
+    words: dict[str, float]  # the words the index was asked, with their weights
+    stems: dict[str, float]  # the same by stem, each at its largest weight
+    spelled: dict[str, str]  # each stem as the question spells it (its heaviest word)
+    written: frozenset[str]  # names the text writes as code (last parts)
+    frames: tuple[str, ...]  # traceback frame functions, innermost last
+    frame_paths: tuple[str, ...]  # their files, as printed
+
+
+class Scored(msgspec.Struct, frozen=True, kw_only=True):
+    """A candidate's place: its index in the fused list, the final score, each signal's
+    value (0-1, before weighting) and the evidence a reader is shown."""
+
+    at: int
+    score: float
+    signals: dict[str, float]
+    evidence: tuple[str, ...]
+
+
+def asked(text: str, words: Mapping[str, float], mentions: Mentions | None = None) -> Asked:
+    """The question's signals: ``words`` as the index was asked, ``text`` read for names."""
+    m = mentions if mentions is not None else _mentions(text)
+    stems: dict[str, float] = {}
+    spelled: dict[str, str] = {}
+    for word, weight in sorted(words.items(), key=lambda kv: (-kv[1], kv[0])):
+        key = stem(word)
+        stems[key] = max(stems.get(key, 0.0), weight)
+        spelled.setdefault(key, word)
+    written = {split_dotted(n)[-1] for n in (*m.code_names, *m.prose_names) if split_dotted(n)}
+    return Asked(
+        words=dict(words),
+        stems=stems,
+        spelled=spelled,
+        written=frozenset(written),
+        frames=m.frame_functions,
+        frame_paths=m.frame_paths,
+    )
+
+
+def _mentions(text: str) -> Mentions:
+    from cq.rewrite import extract_mentions
+
+    return extract_mentions(text)
+
+
+def rerank(
+    candidates: Sequence[Candidate],
+    question: Asked,
+    hits: Iterable[Hit],
+    files: Sequence[str] = (),
+    weights: SignalWeights = WEIGHTS,
+    *,
+    tests_wanted: bool = False,
+) -> list[Scored]:
+    """``candidates`` (fused order) scored with the question's signals, best first; ties keep
+    the fused order. Test code counts against a candidate unless ``tests_wanted`` (the
+    question is about tests): a fix goes into the code its tests exercise."""
+    found = measured(candidates, question, hits, files, tests_wanted=tests_wanted)
+    return ordered(found, weights)
+
+
+def measured(
+    candidates: Sequence[Candidate],
+    question: Asked,
+    hits: Iterable[Hit],
+    files: Sequence[str] = (),
+    held: Sequence[frozenset[str] | None] | None = None,
+    *,
+    tests_wanted: bool = False,
+) -> list[Scored]:
+    """Each candidate's signals and evidence, in fused order (no score yet); ``files``: the
+    search's file order (its findings' files, best first); ``held``: each candidate's words
+    (``coverage.unit_words``; None: its text was not found), for its share of the question."""
+    file_rank = {f: i for i, f in enumerate(files, 1)}
+    shares = coverage(question.words, held) if held else [0.0] * len(candidates)
+    if not candidates:
+        return []
+    inside = _inside(candidates, hits)
+    top = max(c.fused for c in candidates) or 1.0
+    most_inside = max(len(x) for x in inside) or 1
+    out = []
+    for i, c in enumerate(candidates):
+        name = _last(c.qualname)
+        signals = {
+            "fused": round(c.fused / top, 6),
+            "frame": _frame(c, name, question),
+            "written": 1.0 if name in question.written else 0.0,
+            "owner": 1.0 if _owner(c.qualname) in question.written else 0.0,
+            "inside": round(math.log1p(len(inside[i])) / math.log1p(most_inside), 6),
+            "covers": round(shares[i], 6),
+            "file": round(1.0 / file_rank[c.file], 6) if c.file in file_rank else 0.0,
+            "test": 0.0 if tests_wanted or not _is_test(c) else 1.0,
+        }
+        words = _words_held(question, held[i] if held else None)
+        evidence = _evidence(name, signals, inside[i], words)
+        out.append(Scored(at=i, score=0.0, signals=signals, evidence=evidence))
+    return out
+
+
+def ordered(measured: Sequence[Scored], weights: SignalWeights = WEIGHTS) -> list[Scored]:
+    """``measured`` candidates scored, best first: the relative fused score plus each
+    signal times its weight."""
+    out = [
+        msgspec.structs.replace(
+            s,
+            score=round(score_of(s.signals, weights), 6),
+            evidence=tuple(
+                e.split(":", 1)[1] for e in s.evidence if getattr(weights, e.split(":", 1)[0]) > 0
+            ),
+        )
+        for s in measured
+    ]
+    return sorted(out, key=lambda s: (-s.score, s.at))
+
+
+def score_of(signals: Mapping[str, float], weights: SignalWeights) -> float:
+    return signals["fused"] + sum(
+        getattr(weights, k) * v for k, v in signals.items() if k != "fused"
+    )
+
+
+def _last(qualname: str) -> str:
+    return qualname.replace("::", ".").rsplit(".", 1)[-1]
+
+
+def _owner(qualname: str) -> str:
+    """The class or type a method belongs to ("" for a free function)."""
+    parts = qualname.replace("::", ".").split(".")
+    return parts[-2] if len(parts) > 1 else ""
+
+
+def _is_test(c: Candidate) -> bool:
+    return path_role(c.file) == "test" or _last(c.qualname).startswith("test_")
+
+
+def _frame(c: Candidate, name: str, question: Asked) -> float:
+    """1 for the innermost traceback frame naming this function in its file, less for each
+    frame further out (0.8 each: hand-set); 0 when no frame names it."""
+    best = 0.0
+    n = len(question.frames)
+    for depth, fn in enumerate(reversed(question.frames)):
+        if fn != name:
+            continue
+        if question.frame_paths and not any(_same_file(c.file, p) for p in question.frame_paths):
+            continue
+        best = max(best, 0.8**depth)
+        break
+    return round(best, 6) if n else 0.0
+
+
+def _same_file(path: str, printed: str) -> bool:
+    """A printed frame path ends with the tree's path, or with its last two parts."""
+    printed = printed.replace("\\", "/")
+    if printed.endswith("/" + path) or printed == path:
+        return True
+    tail = "/".join(path.split("/")[-2:])
+    return printed.endswith("/" + tail) or printed == tail
+
+
+def _inside(candidates: Sequence[Candidate], hits: Iterable[Hit]) -> list[list[str]]:
+    """The matched text of each of rg's findings inside each candidate, its own definition
+    line too: a pattern that matched the function's name says more than one that matched a
+    call in its caller (``Store.insert_edge`` lost to its 60 callers without it). On the
+    saved reports of ``SignalWeights`` (fn Hit@1 / Hit@5), counting it: python texts
+    47.8/70.7 -> 47.8/73.9, titles unchanged; lite-dev unchanged; rust texts 26.8/44.6 ->
+    28.6/42.9, titles 17.9/51.8 -> 19.6/50.0."""
+    at = {(c.file, c.qualname): i for i, c in enumerate(candidates)}
+    found: list[list[str]] = [[] for _ in candidates]
+    for h in hits:
+        i = at.get((h.file, h.scope))
+        if i is None:
+            continue
+        found[i].append(h.text)
+    return found
+
+
+def _words_held(question: Asked, held: frozenset[str] | None, most: int = 4) -> list[str]:
+    """The question's heaviest words the candidate's text holds, as the question spells
+    them (``most``: hand-set, a line's worth)."""
+    if not held:
+        return []
+    stems = sorted((s for s in question.stems if s in held), key=lambda s: -question.stems[s])
+    return [question.spelled[s] for s in stems[:most]]
+
+
+def _evidence(
+    name: str, signals: Mapping[str, float], inside: list[str], words: list[str]
+) -> tuple[str, ...]:
+    """Each signal that holds, in words, led by the signal's name (``ordered`` keeps those
+    that carry weight, without the name)."""
+    out = []
+    if signals["frame"]:
+        out.append(f"frame:a traceback frame names {name}")
+    if signals["written"]:
+        out.append(f"written:the text writes {name}")
+    if signals["owner"]:
+        out.append("owner:the text writes its class")
+    if inside:
+        names = ", ".join(list(dict.fromkeys(inside))[:3])
+        out.append(f"inside:{len(inside)} of rg's hits inside ({names})")
+    if words:
+        share = round(100 * signals["covers"])
+        out.append(f"covers:its text says {', '.join(words)} ({share}% of the question's weight)")
+    if signals["file"] == 1.0:
+        out.append("file:its file ranks first")
+    return tuple(out)
+
+
+class Ranked(msgspec.Struct, frozen=True, kw_only=True):
+    """A Relevant Function in its final place: the fused unit, its namesakes, its score."""
+
+    vote: UnitVote
+    namesakes: list[UnitVote]
+    scored: Scored
+
+
+def rerank_units(
+    units: Sequence[tuple[UnitVote, list[UnitVote]]],
+    findings: Sequence[Finding],
+    files: Sequence[str],
+    question: Asked,
+    read: Callable[[UnitVote], frozenset[str] | None],
+    *,
+    tests_wanted: bool = False,
+) -> list[Ranked]:
+    """A search's fused units (each with its namesakes) in their final order: ``findings``
+    are rg's, ``files`` the fused file order, ``read`` a unit's words."""
+    candidates = [Candidate(file=v.file, qualname=v.qualname, fused=v.fused) for v, _ in units]
+    hits = [
+        Hit(
+            file=f.file,
+            scope=rg_scope_key(f.file, f.containing_scope),
+            category=f.category,
+            text=f.text,
+        )
+        for f in findings
+        if f.containing_scope
+    ]
+    held = [read(v) for v, _ in units]
+    found = measured(candidates, question, hits, files, held, tests_wanted=tests_wanted)
+    return [Ranked(vote=units[s.at][0], namesakes=units[s.at][1], scored=s) for s in ordered(found)]

@@ -1,0 +1,148 @@
+"""A question's Answer is the function to change, with the evidence for it: what the text says
+outright (a traceback's frames, a name written as code) outweighs a neighbour that merely
+shares the question's words (``cq/index/functions.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cq.index.functions import Candidate, asked, rerank
+from tests.conftest import run_cq, write_tree
+
+TRAINER = '''"""The training loop."""
+
+from mylib.checkpoint import load_state
+
+
+class Trainer:
+    """Runs epochs of training and resumes from a checkpoint when asked."""
+
+    def __init__(self, model, epochs=10):
+        self.model = model
+        self.epochs = epochs
+
+    def fit(self, resume_from=None):
+        """Train the model, resuming from the checkpoint ``resume_from`` if given."""
+        if resume_from is not None:
+            self.model.weights = load_state(resume_from)
+        for epoch in range(self.epochs):
+            self.model.step(epoch)
+'''
+CHECKPOINT = '''"""Checkpoint files: the model's state saved and loaded."""
+
+import pickle
+
+
+def save_state(state, path):
+    """Write the model state of a checkpoint to ``path``."""
+    with open(path, "wb") as f:
+        pickle.dump({"model": state}, f)
+
+
+def load_state(path):
+    """Read the model state of a checkpoint back."""
+    with open(path, "rb") as f:
+        return pickle.load(f)["state"]
+'''
+RESUME = '''"""Resuming training: every helper here says checkpoint, resume and state."""
+
+
+def resume_checkpoint_state(trainer, checkpoint):
+    """Resume the trainer state from a checkpoint: the resume checkpoint state helper."""
+    state = checkpoint.state
+    trainer.resume(state)
+    return state
+
+
+def describe_resume_checkpoint(checkpoint):
+    """Describe the checkpoint to resume training from (resume state, checkpoint state)."""
+    return f"resume checkpoint state {checkpoint}"
+'''
+ISSUE = """Resuming from a checkpoint fails with KeyError
+
+When I resume training from a checkpoint saved by the trainer, the state cannot be loaded:
+
+```
+Traceback (most recent call last):
+  File "train.py", line 12, in <module>
+    trainer.fit(resume_from="last.ckpt")
+  File "/usr/lib/python3.11/site-packages/mylib/trainer.py", line 16, in fit
+    self.model.weights = load_state(resume_from)
+  File "/usr/lib/python3.11/site-packages/mylib/checkpoint.py", line 15, in load_state
+    return pickle.load(f)["state"]
+KeyError: 'state'
+```
+
+The checkpoint resume state should load.
+"""
+
+
+def _tree(tmp_path: Path) -> Path:
+    return write_tree(
+        tmp_path / "repo",
+        {
+            "mylib/__init__.py": "",
+            "mylib/trainer.py": TRAINER,
+            "mylib/checkpoint.py": CHECKPOINT,
+            "mylib/resume.py": RESUME,
+            "tests/test_resume.py": (
+                "from mylib.resume import resume_checkpoint_state\n\n\n"
+                "def test_resume_checkpoint_state():\n"
+                "    assert resume_checkpoint_state is not None  # resume checkpoint state\n"
+            ),
+        },
+    )
+
+
+def _functions(data: dict) -> list[dict]:
+    section = next(s for s in data["sections"] if s["type"] == "functions")
+    return section["functions"]
+
+
+def test_a_pasted_traceback_leads_to_its_innermost_frame_function(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    run = run_cq("search", "-", "--root", str(root), "--format", "json", stdin=ISSUE)
+    assert run.returncode == 0, run.stderr
+    data = run.json()
+    answer = data["findings"][data["summary"]["primary"]]
+    assert (answer["file"], answer["text"]) == ("mylib/checkpoint.py", "load_state")
+    first = _functions(data)[0]
+    assert first["name"] == "mylib/checkpoint.py::load_state"
+    assert "a traceback frame names load_state" in first["evidence"]
+    assert first["scores"]["frame"] == 1.0  # the innermost frame
+    # the markdown report says why it answers
+    md = run_cq("search", "-", "--root", str(root), stdin=ISSUE)
+    assert "Why: a traceback frame names load_state" in md.stdout
+
+
+def test_relevant_functions_span_the_files_a_traceback_passes_through(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    run = run_cq("search", "-", "--root", str(root), "--format", "json", stdin=ISSUE)
+    assert run.returncode == 0, run.stderr
+    first = [f["name"] for f in _functions(run.json())[:3]]
+    # the frame that raised, then the one that called it, in another file
+    assert first[:2] == ["mylib/checkpoint.py::load_state", "mylib/trainer.py::Trainer.fit"]
+
+
+def test_a_name_the_question_writes_is_its_answer(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    question = "`save_state` drops the optimizer when writing a checkpoint of the training state"
+    run = run_cq("search", question, "--root", str(root), "--format", "json")
+    assert run.returncode == 0, run.stderr
+    data = run.json()
+    answer = data["findings"][data["summary"]["primary"]]
+    assert (answer["file"], answer["text"]) == ("mylib/checkpoint.py", "save_state")
+    assert "the text writes save_state" in _functions(data)[0]["evidence"]
+
+
+def test_test_code_is_not_the_answer_unless_the_question_is_about_tests() -> None:
+    words = {"resume": 1.0, "checkpoint": 1.0}
+    candidates = [
+        Candidate(file="tests/test_resume.py", qualname="test_resume_checkpoint", fused=1.0),
+        Candidate(file="mylib/resume.py", qualname="resume_checkpoint", fused=0.9),
+    ]
+    question = asked("resume checkpoint", words)
+    first = rerank(candidates, question, [])[0]
+    assert candidates[first.at].file == "mylib/resume.py"
+    wanted = rerank(candidates, question, [], tests_wanted=True)[0]
+    assert candidates[wanted.at].file == "tests/test_resume.py"
