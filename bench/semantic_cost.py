@@ -61,6 +61,7 @@ from cq.pipeline import run_search
 from cq.semantic import keep_servers_warm
 from cq.semantic.answers import identifier_at
 from cq.semantic.pool import pool
+from cq.semantic.server import pyrefly_binary
 from cq.semantic.syntax_resolve import SyntaxResolver
 from cq.semantic.unique_name import UniqueNames
 
@@ -520,7 +521,7 @@ def failure(query: str, root: str, exclude: tuple[str, ...], how: str) -> str:
     """Start a fresh server, kill or stop it once it is up, and time the search."""
     pool().stop_all()
     request = SearchRequest(query=query, root=root, exclude=exclude)
-    server = pool().get(root)
+    server = pool().get(root, pyrefly_binary())
     assert server is not None
     server.initialized.wait(30)
     pid = server.process.pid  # type: ignore[union-attr]

@@ -2,11 +2,13 @@
 
 A request names paths in four places: the root, ``in_dir`` (handed to rg as its search path,
 which rg follows even when it is a symbolic link), the include/exclude globs, and a profile
-given as a file. ``confine_request`` checks the first three once (``run_search`` calls it
-before any stage reads a byte), so the CLI, the MCP server and any other caller share one
-rule. A profile file is
-read only through ``read_profile_file`` (``cq.profiles`` calls it for the limits and the rank
-table alike), which applies the same rule, on the command line too (see there); a profile
+given as a file. ``confine_request`` checks the first three once and resolves the root to
+its real path, once (``cq.settings.settle`` calls it at a search's front, before anything
+reads against the root, the profile included), so the CLI, the MCP server and any other
+caller share one rule and every stage sees the same root however it was spelt (relative,
+through a link). A profile file is
+read only through ``read_profile_file`` (``cq.settings`` calls it once per search), which
+applies the same rule, on the command line too (see there); a profile
 named by name reaches only the user's profiles dir or the presets. The MCP server adds
 ``server_root`` for the ``root`` a client may pass.
 
@@ -41,7 +43,8 @@ _GLOB_PARTS = re.compile(r"[/\\{},]")  # path separators and brace alternatives
 
 
 def confine_request(request: SearchRequest) -> SearchRequest:
-    """The request, once every path it names is inside its root; ``UsageError`` otherwise.
+    """The request, once every path it names is inside its root, with its root's real path;
+    ``UsageError`` otherwise.
 
     An absolute ``in_dir`` inside the root becomes relative to it, so rg reports paths
     relative to the root as for any other search.
@@ -54,7 +57,10 @@ def confine_request(request: SearchRequest) -> SearchRequest:
     for glob in (*request.include, *request.exclude):
         _check_glob(glob, request.root)
     in_dir = _confine_in_dir(request.in_dir, request.root)
-    return request if in_dir == request.in_dir else msgspec.structs.replace(request, in_dir=in_dir)
+    root = os.path.realpath(request.root)
+    if (in_dir, root) == (request.in_dir, request.root):
+        return request
+    return msgspec.structs.replace(request, in_dir=in_dir, root=root)
 
 
 def _check_readable(root: str) -> None:

@@ -25,7 +25,6 @@ from cq.candidates import (
     with_context,
 )
 from cq.classify import classify_all
-from cq.confine import confine_request
 from cq.enrich import EnrichSettings, enrich_shown
 from cq.errors import UsageError
 from cq.index import IndexFusion, IndexRun
@@ -66,7 +65,7 @@ from cq.rewrite import (
     rewrite_trigger,
 )
 from cq.semantic import begin as begin_semantic
-from cq.settings import Settings, resolve_settings
+from cq.settings import Settings, settle
 
 
 def run_search(
@@ -79,17 +78,17 @@ def run_search(
     """Run one search end to end; a ``cancel``led one raises ``SearchCancelledError`` at the
     next checkpoint (between files, batches, stages and enriched hits); a question's rewrite
     asks the caller's ``model`` when given (an MCP client's). Every path the request names
-    must stay inside its root (``cq.confine``)."""
+    must stay inside its root (``cq.confine``); ``settings`` come with the request
+    ``cq.settings.settle`` returned, else it is settled here."""
     started = time.perf_counter()
     deadline = time.monotonic() + request.limits.timeout_seconds  # the index's, too
-    request = confine_request(request)
+    if settings is None:  # the root confined, the profile read once against it (cq.settings)
+        request, settings = settle(request)
     asked = _asked_name(request)
     question, request = request, _searched_as(request, asked)
     timings: dict[str, float] = {}
     check = cancel.check if cancel is not None else never
     progress = Progress(enabled=request.progress, check=check)
-    if settings is None:  # the profile parsed once, env and switches on top (cq.settings)
-        settings = resolve_settings(request)
     tuning = settings.tuning
     index: IndexRun | None = None
     try:
@@ -110,7 +109,9 @@ def run_search(
             # A question: the index is brought up to date meanwhile (cq.index.evidence).
             index = IndexRun.start(request, progress.update, tuning, None, listing, deadline)
             with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, trigger, tuning.rewrite, listing, model)
+                rewrite = rewrite_query(
+                    request, trigger, tuning.rewrite, listing, model, settings.llm
+                )
             index = index.kept(rewrite.summary) if index is not None else None
         patterns = own + (rewrite.plan.patterns if rewrite else ())
         searched = _widened(request) if rewrite else request
@@ -137,7 +138,9 @@ def run_search(
                 suggestions = suggest_names(typed, request, corpus, tuning.report)
         elif not candidates.matches and rewrite is None and request.rewrite is None:
             with _timed(timings, "rewrite"):
-                rewrite = rewrite_query(request, "zero_results", tuning.rewrite, listing, model)
+                rewrite = rewrite_query(
+                    request, "zero_results", tuning.rewrite, listing, model, settings.llm
+                )
             index = IndexRun.start(
                 request, progress.update, tuning, rewrite.summary, listing, deadline
             )
@@ -188,8 +191,8 @@ def run_search(
 
         progress.update("enriching the shown findings")
         with _timed(timings, "enrich"):
-            settings = EnrichSettings.from_env(tuning, use_store=request.use_cache)
-            enriched = enrich_shown(corpus, ranked.shown, settings, check)
+            enriching = EnrichSettings.of(settings, use_store=request.use_cache)
+            enriched = enrich_shown(corpus, ranked.shown, enriching, check)
         if semantic is not None and semantic.active:
             with _timed(timings, "semantic"):
                 enriched = semantic.apply(enriched, 0)  # every finding here is a shown one

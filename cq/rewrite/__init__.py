@@ -33,6 +33,7 @@ from cq.rewrite.trigger import remember_primary, rewrite_trigger
 from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, RECEIVERS, numbered, stem, subwords
 
 if TYPE_CHECKING:
+    from cq.llm_settings import LlmConfig
     from cq.rewrite.vocabulary import Vocabulary
 
 __all__ = [
@@ -70,12 +71,13 @@ def rewrite_query(
     tuning: RewriteTuning,
     listing: Listing | None = None,
     model: CallerModel | None = None,
+    llm: LlmConfig | None = None,
 ) -> Rewrite:
     """``run.rewrite_query``, imported on first use (the LLM client, TOML and the vocabulary
     cost ~15 ms to import, wasted on a search that does not rewrite)."""
     from cq.rewrite.run import rewrite_query as run
 
-    return run(request, trigger, tuning, listing, model)
+    return run(request, trigger, tuning, listing, model, llm)
 
 
 def defined_names(request: SearchRequest, listing: Listing | None = None) -> Vocabulary:

@@ -78,7 +78,7 @@ class SemanticRun:
         self.telemetry: dict[str, dict[str, int]] = {}  # for ``Summary.telemetry``
         self.counters = RunCounters()
         self.summary: SemanticSummary | None = None  # for ``Summary.semantic``
-        self.binary = pyrefly_binary() if active else None
+        self.binary = pyrefly_binary(settings.pyrefly) if active else None
         # A long-lived process asks what is missing in the background (``later.py``).
         self.warm = active and pool().warm
         # The index only where the process keeps its server (cq mcp), so that the same search
@@ -221,7 +221,7 @@ class SemanticRun:
         with self._server_lock:
             if not self._server_asked:
                 self._server_asked = True
-                self.server = pool().get(self.root, indexing=self.indexing)
+                self.server = pool().get(self.root, self.binary, indexing=self.indexing)
             return self.server
 
     def _source(self, rel: str) -> SourceFile | None:
