@@ -457,7 +457,7 @@ def unique_name_check(result, root: str, exclude: tuple[str, ...]) -> dict[str, 
     root defining ``m``) applied to every shown attribute callsite Pyrefly resolved, whatever
     the receiver: its precision where Pyrefly knows the answer."""
     request = SearchRequest(query="-", root=root, exclude=exclude)
-    names = UniqueNames(request)
+    names = UniqueNames(request, os.environ.get("VIRTUAL_ENV"))
     corpus = Corpus(Path(root))
     resolver = SyntaxResolver(root, lambda rel: corpus.source(rel, "python"))
     out = {"agree": 0, "disagree": 0, "abstain": 0, "outside_claimed": 0}

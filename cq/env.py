@@ -54,7 +54,7 @@ SETTINGS: dict[str, _Number | tuple[str, ...]] = {
 # Yes/no variables: "0", "off", "false", "no" say no; "1", "on", "true", "yes" say yes (any case);
 # anything else (or unset) leaves the reader's default.
 SWITCHES = ("CQ_LLM", "CQ_PY_ENRICHMENT_CROSSCHECK", "CQ_SEMANTIC", "CQ_SEMANTIC_CACHE")
-TEXTS = ("CQ_LLM_API_KEY", "CQ_LLM_MODEL", "CQ_LLM_URL", "CQ_PYREFLY")
+TEXTS = ("CQ_LLM_API_KEY", "CQ_LLM_MODEL", "CQ_LLM_URL", "CQ_PYREFLY", "VIRTUAL_ENV")
 _NO = ("0", "off", "false", "no")
 _YES = ("1", "on", "true", "yes")
 
@@ -86,6 +86,12 @@ def env_int(name: str, default: int) -> int:
 def env_float(name: str, default: float) -> float:
     text = os.environ.get(name, "")
     return float(_number(name, _spec(name), text)) if text else default
+
+
+def env_number(name: str) -> float | None:
+    """A numeric setting's value (an ``int`` for a whole-number one), None when unset."""
+    text = os.environ.get(name, "")
+    return _number(name, _spec(name), text) if text else None
 
 
 def env_choice(name: str) -> str | None:

@@ -17,8 +17,8 @@ Left outside on purpose (``tests/test_settings_front.py`` lists them):
   never depend on them;
 - rg's child environment (``cq.tools.rg_env``): the child inherits cq's environment with rg's
   own config switched off, which is a property of the process, not a setting;
-- what Pyrefly's process and view see (``cq/semantic/view.py``, ``unique_name.py``: the
-  virtualenv a user activated is where Pyrefly finds the installed packages it resolves).
+- the environment Pyrefly's process is started with (``cq/semantic/view.py``: cq's own, less
+  the variables that would point it at another interpreter), a child's as rg's is.
 
 The semantic stage's settings: whether it runs, whether a search waits for Pyrefly, and how
 long it may ask.
@@ -80,6 +80,8 @@ class SemanticSettings(_SemanticTable, frozen=True, kw_only=True):
     # ``CQ_PYREFLY``: the Pyrefly program to run, from the environment only (a profile may
     # lie inside the searched tree, which must not choose what cq executes)
     pyrefly: str | None = None
+    # ``VIRTUAL_ENV``: the user's active virtualenv, whose packages are not the root's names
+    venv: str | None = None
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -147,4 +149,5 @@ def _semantic(request: SearchRequest, table: dict[str, object]) -> SemanticSetti
         cache=cache,
         index=index,  # type: ignore[arg-type]  (one of SETTINGS' choices)
         pyrefly=env_text("CQ_PYREFLY"),
+        venv=env_text("VIRTUAL_ENV"),
     )

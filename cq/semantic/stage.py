@@ -89,7 +89,7 @@ class SemanticRun:
         self._files_lock = threading.Lock()
         self._server_lock = threading.Lock()
         self._server_asked = False
-        self._unique = UniqueNames(request)
+        self._unique = UniqueNames(request, settings.venv)
 
     @classmethod
     def begin(
