@@ -6,12 +6,17 @@ environment (``cq.env``, which knows each ``CQ_*`` variable's kind and range), t
 config file (``cq.llm_settings``) and the request's switches. The pipeline hands each stage
 its part; no stage reads an environment variable, a profile or a config file.
 
+The limits are settled here too (the profile's, a front end's flags on top) but travel in
+the request (``SearchRequest.limits``, rg's caps in ``cq.candidates.limits``): a library
+caller sets them on its own request, and the pipeline widens them for a question.
+
 Left outside on purpose (``tests/test_settings_front.py`` lists them):
 - the front ends (``cli*.py``, ``agent/``, ``server/``): ``CQ_ROOT``, ``CQ_FORMAT``, colour and
   debug switches, the MCP answer budget, the server's own switches and process settings
   (idle time, socket dir, the environment a warm worker runs a search in) are how the
   request is made or the answer printed, not how it is searched; they read them before
-  ``settle``;
+  ``settle``. ``cq index`` is no search: it resolves its root once and reads its profile's
+  ``[index]`` table itself;
 - where cq's cache and rg live (``cq/cache/place.py``, ``cq/tools.py``): process-wide, used
   outside any search (``cq cache``, ``cq index``, ``cq agent``), and a search's payload keys
   never depend on them;
