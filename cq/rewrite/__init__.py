@@ -33,7 +33,7 @@ from cq.rewrite.trigger import remember_primary, rewrite_trigger
 from cq.rewrite.words import ABBREVIATIONS, IRREGULAR_FORMS, RECEIVERS, numbered, stem, subwords
 
 if TYPE_CHECKING:
-    from cq.llm_settings import LlmConfig
+    from cq.llm_settings import LlmEnv
     from cq.rewrite.vocabulary import Vocabulary
 
 __all__ = [
@@ -71,7 +71,7 @@ def rewrite_query(
     tuning: RewriteTuning,
     listing: Listing | None = None,
     model: CallerModel | None = None,
-    llm: LlmConfig | None = None,
+    llm: LlmEnv | None = None,
 ) -> Rewrite:
     """``run.rewrite_query``, imported on first use (the LLM client, TOML and the vocabulary
     cost ~15 ms to import, wasted on a search that does not rewrite)."""

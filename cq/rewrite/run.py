@@ -13,7 +13,7 @@ from pathlib import Path
 import msgspec
 
 from cq.cache.payloads import PayloadCache
-from cq.llm_settings import LlmConfig
+from cq.llm_settings import LlmConfig, LlmEnv, load_config
 from cq.model import Pattern, RewriteSummary, SearchRequest
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
@@ -34,20 +34,21 @@ def rewrite_query(
     t: RewriteTuning,
     listing: Listing | None = None,
     model: CallerModel | None = None,
-    llm: LlmConfig | None = None,
+    llm: LlmEnv | None = None,
 ) -> Rewrite:
     """Rewrite the request's query into patterns; never raises for LLM trouble. ``listing``:
     the search's list of the tree's files (its ``Corpus``'s); ``model``: the caller's, asked
-    instead of the configured endpoint; ``llm``: that endpoint (``Settings.llm``, read at the
-    search's front; None: no endpoint, the offline rewrite). An issue text's environment and
-    checklist sections are not read (``template.py``)."""
+    instead of the configured endpoint; ``llm``: the environment's part of that endpoint
+    (``Settings.llm``, read at the search's front; None: no endpoint, the offline rewrite),
+    completed here from the user's config file and the repository's opt-out. An issue text's
+    environment and checklist sections are not read (``template.py``)."""
     request = msgspec.structs.replace(request, query=without_environment(request.query))
     root = Path(request.root)
     vocabulary = vocabulary_for(request, listing)
     subject = _subject(request, root, vocabulary)
     mentions = extract_mentions(request.query)
     plan = offline_rewrite(request.query, mentions, vocabulary, subject, t)
-    config = llm if llm is not None else LlmConfig(enabled=False)
+    config = load_config(root, llm) if llm is not None else LlmConfig(enabled=False)
     if config.enabled:
         plan = _with_llm(request, config, vocabulary, plan, t, model)
     else:
