@@ -61,6 +61,7 @@ from cq.pipeline import run_search
 from cq.semantic import keep_servers_warm
 from cq.semantic.answers import identifier_at
 from cq.semantic.pool import pool
+from cq.semantic.server import pyrefly_binary
 from cq.semantic.syntax_resolve import SyntaxResolver
 from cq.semantic.unique_name import UniqueNames
 
@@ -456,7 +457,7 @@ def unique_name_check(result, root: str, exclude: tuple[str, ...]) -> dict[str, 
     root defining ``m``) applied to every shown attribute callsite Pyrefly resolved, whatever
     the receiver: its precision where Pyrefly knows the answer."""
     request = SearchRequest(query="-", root=root, exclude=exclude)
-    names = UniqueNames(request)
+    names = UniqueNames(request, os.environ.get("VIRTUAL_ENV"))
     corpus = Corpus(Path(root))
     resolver = SyntaxResolver(root, lambda rel: corpus.source(rel, "python"))
     out = {"agree": 0, "disagree": 0, "abstain": 0, "outside_claimed": 0}
@@ -520,7 +521,7 @@ def failure(query: str, root: str, exclude: tuple[str, ...], how: str) -> str:
     """Start a fresh server, kill or stop it once it is up, and time the search."""
     pool().stop_all()
     request = SearchRequest(query=query, root=root, exclude=exclude)
-    server = pool().get(root)
+    server = pool().get(root, pyrefly_binary())
     assert server is not None
     server.initialized.wait(30)
     pid = server.process.pid  # type: ignore[union-attr]

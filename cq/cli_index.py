@@ -42,7 +42,7 @@ def run_index_command(args: argparse.Namespace) -> int:
     from cq.index.location import clear_index, dir_size, index_dir
     from cq.profiles import load_tuning
 
-    root = Path(os.path.abspath(args.root or os.environ.get("CQ_ROOT") or "."))
+    root = Path(os.path.realpath(args.root or os.environ.get("CQ_ROOT") or "."))  # once
     if args.all and not args.clear:
         raise UsageError("--all goes with --clear")
     if args.clear:

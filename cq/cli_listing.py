@@ -14,7 +14,7 @@ _FLAG = {"paths": "-l/--files-with-matches", "counts": "-c/--count", "files": "-
 
 def run_listing(args: argparse.Namespace) -> int:
     """Print the files; exit 0 when there are some, 1 when none (as rg)."""
-    from cq.cli_search import colour_wanted, request_from_args
+    from cq.cli_search import colour_wanted, request_from_args, search_from_args
     from cq.report import colour_path
     from cq.terminal import visible
 
@@ -28,7 +28,8 @@ def run_listing(args: argparse.Namespace) -> int:
     else:
         from cq.pipeline import run_search
 
-        result = run_search(request_from_args(args))
+        request, settings = search_from_args(args)
+        result = run_search(request, settings=settings)
         counted = args.listing == "counts"
         files = result.files or ()
         lines = [(fc.file, f":{fc.count}" if counted else "") for fc in files]
@@ -41,7 +42,7 @@ def run_listing(args: argparse.Namespace) -> int:
 
 
 def _searched(request: SearchRequest) -> list[tuple[str, str]]:
+    """The files rg would search, of a settled (confined) request."""
     from cq.candidates import searched_files
-    from cq.confine import confine_request
 
-    return [(path, "") for path in searched_files(confine_request(request))]
+    return [(path, "") for path in searched_files(request)]

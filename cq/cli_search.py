@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from cq.errors import UsageError
 from cq.model import SearchRequest
 from cq.model.options import LIMIT_FLAGS, NOT_IN_REQUEST, SEARCH_OPTIONS
+
+if TYPE_CHECKING:
+    from cq.settings import Settings
 
 
 def request_from_args(args: argparse.Namespace, *, query_needed: bool = True) -> SearchRequest:
@@ -21,13 +24,14 @@ def request_from_args(args: argparse.Namespace, *, query_needed: bool = True) ->
 
 def search_from_args(
     args: argparse.Namespace, *, query_needed: bool = True
-) -> tuple[SearchRequest, dict[str, Any]]:
-    """The request and its parsed profile (parsed once: ``cq.settings`` reads the rest of it).
-    Profile first, then flags on top; the query from stdin when it is '-'. Every option of
-    ``cq.model.options`` the CLI spells is read by its request field's name. ``--files``
-    needs no query (``query_needed``): its request's is empty."""
+) -> tuple[SearchRequest, Settings]:
+    """The request, settled with its ``Settings`` (``cq.settings.settle``: the root confined
+    once, then the profile parsed once against it, the limit flags on the profile's limits).
+    The query from stdin when it is '-'. Every option of ``cq.model.options`` the CLI spells
+    is read by its request field's name. ``--files`` needs no query (``query_needed``): its
+    request's is empty."""
     from cq.confine import is_profile_name
-    from cq.profiles import limits_of, read_profile
+    from cq.settings import settle
 
     query = args.query if query_needed else ""
     if query is None:
@@ -38,8 +42,6 @@ def search_from_args(
     # A profile file on the command line is relative to the current directory, as shells
     # expect; like every path a request names it must lie inside the root (cq.confine).
     profile = args.profile if is_profile_name(args.profile) else os.path.abspath(args.profile)
-    table = read_profile(profile, root)
-    limits = limits_of(table, profile)
     overrides = {
         limit.field: getattr(args, limit.field)
         for limit in LIMIT_FLAGS
@@ -48,8 +50,6 @@ def search_from_args(
     for field in ("max_files", "max_total_matches"):  # a cap given here binds questions too
         if field in overrides:
             overrides[f"question_{field}"] = overrides[field]
-    if overrides:
-        limits = msgspec.structs.replace(limits, **overrides)
     fields = {
         o.name: getattr(args, o.name)
         for o in SEARCH_OPTIONS
@@ -60,10 +60,9 @@ def search_from_args(
         "query": query,
         "root": root,
         "profile": profile,
-        "limits": limits,
         "progress": True,
     }
-    return msgspec.convert(fields, SearchRequest), table
+    return settle(msgspec.convert(fields, SearchRequest), overrides)
 
 
 def _context_widths(args: argparse.Namespace) -> dict[str, int]:
@@ -107,10 +106,8 @@ def run_search_command(args: argparse.Namespace) -> int:
     from cq.assemble import fit_answer
     from cq.pipeline import run_search
     from cq.report import colour_markdown, render_json, render_markdown
-    from cq.settings import resolve_settings
 
-    request, table = search_from_args(args)
-    settings = resolve_settings(request, table)  # the profile parsed once for the search
+    request, settings = search_from_args(args)
     fmt = output_format(args)
     render = render_json if fmt == "json" else partial(render_markdown, verbose=request.explain)
     report = settings.tuning.report

@@ -2,11 +2,13 @@
 
 A request names paths in four places: the root, ``in_dir`` (handed to rg as its search path,
 which rg follows even when it is a symbolic link), the include/exclude globs, and a profile
-given as a file. ``confine_request`` checks the first three once (``run_search`` calls it
-before any stage reads a byte), so the CLI, the MCP server and any other caller share one
-rule. A profile file is
-read only through ``read_profile_file`` (``cq.profiles`` calls it for the limits and the rank
-table alike), which applies the same rule, on the command line too (see there); a profile
+given as a file. ``confine_request`` checks the first three once and resolves the root to
+its real path, once (``cq.settings.settle`` calls it at a search's front, before anything
+reads against the root, the profile included), so the CLI, the MCP server and any other
+caller share one rule and every stage sees the same root however it was spelt (relative,
+through a link). A profile file is
+read only through ``read_profile_file`` (``cq.settings`` calls it once per search), which
+applies the same rule, on the command line too (see there); a profile
 named by name reaches only the user's profiles dir or the presets. The MCP server adds
 ``server_root`` for the ``root`` a client may pass.
 
@@ -41,7 +43,8 @@ _GLOB_PARTS = re.compile(r"[/\\{},]")  # path separators and brace alternatives
 
 
 def confine_request(request: SearchRequest) -> SearchRequest:
-    """The request, once every path it names is inside its root; ``UsageError`` otherwise.
+    """The request, once every path it names is inside its root, with its root's real path;
+    ``UsageError`` otherwise.
 
     An absolute ``in_dir`` inside the root becomes relative to it, so rg reports paths
     relative to the root as for any other search.
@@ -51,10 +54,13 @@ def confine_request(request: SearchRequest) -> SearchRequest:
     if not os.path.isdir(request.root):
         raise UsageError(f"root is not a directory: {request.root}")
     _check_readable(request.root)
+    root = os.path.realpath(request.root)  # the one resolution of the root
     for glob in (*request.include, *request.exclude):
-        _check_glob(glob, request.root)
-    in_dir = _confine_in_dir(request.in_dir, request.root)
-    return request if in_dir == request.in_dir else msgspec.structs.replace(request, in_dir=in_dir)
+        _check_glob(glob, request.root, root)
+    in_dir = _confine_in_dir(request.in_dir, root)
+    if (in_dir, root) == (request.in_dir, request.root):
+        return request
+    return msgspec.structs.replace(request, in_dir=in_dir, root=root)
 
 
 def _check_readable(root: str) -> None:
@@ -96,7 +102,8 @@ def is_profile_name(profile: str) -> bool:
 
 def read_profile_file(profile: str, root: str) -> bytes | None:
     """None for a profile's name; else the bytes of the profile file (relative to the root, or
-    absolute), which must be a regular file inside the root of at most ``MAX_PROFILE_BYTES``.
+    absolute), which must be a regular file inside the root (its real path, resolved by
+    ``confine_request``) of at most ``MAX_PROFILE_BYTES``.
 
     The command line is held to the root as MCP is, though it is the user's own terminal:
     ``cq agent install`` lets an agent run ``cq`` without asking (``allowed-tools``), so a
@@ -107,7 +114,7 @@ def read_profile_file(profile: str, root: str) -> bytes | None:
     if is_profile_name(profile):
         return None
     path = os.path.join(root, profile)
-    if not inside(os.path.realpath(root), path):
+    if not inside(root, path):
         raise UsageError(
             f"profile {profile!r} is outside the root {root}: "
             "name a preset or a .toml file inside the root"
@@ -139,13 +146,12 @@ def read_small_file(path: str, label: str, *, root: str | None = None) -> bytes:
         return fh.read(MAX_PROFILE_BYTES)
 
 
-def _confine_in_dir(in_dir: str | None, root: str) -> str | None:
+def _confine_in_dir(in_dir: str | None, real_root: str) -> str | None:
     if not in_dir:
         return in_dir
-    real_root = os.path.realpath(root)
-    target = os.path.join(root, in_dir)
+    target = os.path.join(real_root, in_dir)
     if not inside(real_root, target):
-        raise UsageError(f"--in {in_dir!r} leads outside the root {root}")
+        raise UsageError(f"--in {in_dir!r} leads outside the root {real_root}")
     if not os.path.isdir(target):
         raise UsageError(f"--in directory does not exist under the root: {in_dir}")
     if os.path.isabs(in_dir):
@@ -153,7 +159,7 @@ def _confine_in_dir(in_dir: str | None, root: str) -> str | None:
     return in_dir
 
 
-def _check_glob(glob: str, root: str) -> None:
+def _check_glob(glob: str, root: str, real_root: str) -> None:
     """rg matches globs against paths below its search path, so a glob cannot widen a search.
     A leading ``/`` anchors a glob at the directory rg runs in (rg's gitignore rule; cq runs
     rg in the root), so ``/*.py`` is the root's own Python files: accepted. Refused, since
@@ -169,7 +175,7 @@ def _check_glob(glob: str, root: str) -> None:
         raise UsageError(f"glob {glob!r} is absolute: globs are relative to the root")
     if not body.startswith("/"):
         return
-    for spelling in {root.rstrip(os.sep), os.path.realpath(root).rstrip(os.sep)} - {""}:
+    for spelling in {root.rstrip(os.sep), real_root.rstrip(os.sep)} - {""}:
         if body == spelling or body.startswith(spelling + "/"):
             anchored = "/" + body[len(spelling) :].lstrip("/")
             raise UsageError(

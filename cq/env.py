@@ -5,8 +5,13 @@
 ``UsageError`` naming it, so a typo is one ``cq: CQ_MAX_WORKERS ...`` line and exit 2, not an
 internal error halfway through a search. The readers (``env_int``, ``env_float``,
 ``env_choice``) raise the same error, so a search run from Python reports it too. An unset or
-empty variable means the reader's default. ``user_config_dir`` is where the user's own files
-live. Imports nothing of cq but ``errors``.
+empty variable means the reader's default. ``SWITCHES`` and ``TEXTS`` list the variables that
+hold a yes/no or free text (a URL, a model, a program), read by ``env_switch`` and
+``env_text``. ``user_config_dir`` is where the user's own files live.
+
+Only ``cq.settings`` (a search's settings, built once at its front) and the front ends and
+process-wide places that ``cq.settings`` names call these readers: no stage reads the
+environment (``tests/test_settings_front.py`` checks). Imports nothing of cq but ``errors``.
 """
 
 from __future__ import annotations
@@ -46,6 +51,14 @@ SETTINGS: dict[str, _Number | tuple[str, ...]] = {
 }
 
 
+# Yes/no variables: "0", "off", "false", "no" say no; "1", "on", "true", "yes" say yes (any case);
+# anything else (or unset) leaves the reader's default.
+SWITCHES = ("CQ_LLM", "CQ_PY_ENRICHMENT_CROSSCHECK", "CQ_SEMANTIC", "CQ_SEMANTIC_CACHE")
+TEXTS = ("CQ_LLM_API_KEY", "CQ_LLM_MODEL", "CQ_LLM_URL", "CQ_PYREFLY", "VIRTUAL_ENV")
+_NO = ("0", "off", "false", "no")
+_YES = ("1", "on", "true", "yes")
+
+
 def user_config_dir() -> Path:
     """cq's user config dir: ``$XDG_CONFIG_HOME/cq``, else ``~/.config/cq`` (``config.toml``,
     ``profiles/NAME.toml``)."""
@@ -75,11 +88,30 @@ def env_float(name: str, default: float) -> float:
     return float(_number(name, _spec(name), text)) if text else default
 
 
+def env_number(name: str) -> float | None:
+    """A numeric setting's value (an ``int`` for a whole-number one), None when unset."""
+    text = os.environ.get(name, "")
+    return _number(name, _spec(name), text) if text else None
+
+
 def env_choice(name: str) -> str | None:
     text = os.environ.get(name, "")
     choices = SETTINGS[name]
     assert isinstance(choices, tuple)
     return _choice(name, choices, text) if text else None
+
+
+def env_switch(name: str) -> bool | None:
+    """A yes/no variable's word: True, False, or None when unset or neither."""
+    assert name in SWITCHES
+    text = os.environ.get(name, "").strip().lower()
+    return True if text in _YES else False if text in _NO else None
+
+
+def env_text(name: str) -> str | None:
+    """A free-text variable's value, None when unset or empty."""
+    assert name in TEXTS
+    return os.environ.get(name) or None
 
 
 def env_minimum(name: str) -> int:

@@ -24,6 +24,7 @@ import msgspec
 
 from cq.candidates import Candidates, collect_candidates, patterns_for_query
 from cq.index import IndexRun
+from cq.llm_settings import LlmEnv
 from cq.model import Focus, Pattern, QueryMode, Question, SearchRequest, SearchStats, Suggestion
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
@@ -63,7 +64,8 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
 
 class Ladder:
     """One search's rungs over its ``corpus``: rg, the rewrite (``model``: the caller's), the
-    index (``deadline``: the search's, ``time.monotonic``) and the names nearest a name."""
+    index (``deadline``: the search's, ``time.monotonic``) and the names nearest a name;
+    ``llm``: the configured endpoint's settings (``Settings.llm``; None: the offline rewrite)."""
 
     def __init__(
         self,
@@ -76,11 +78,12 @@ class Ladder:
         on_file: Callable[[int, int], None] | None = None,
         on_status: Callable[[str], None] = lambda _: None,
         model: CallerModel | None = None,
+        llm: LlmEnv | None = None,
         deadline: float | None = None,
     ) -> None:
         self.request, self.question, self.corpus, self.tuning = request, question, corpus, tuning
         self.timings, self.on_file, self.on_status = timings, on_file, on_status
-        self.model, self.deadline = model, deadline
+        self.model, self.llm, self.deadline = model, llm, deadline
         self._index: IndexRun | None = None
 
     def climb(self) -> tuple[Candidates, Climb]:
@@ -120,7 +123,12 @@ class Ladder:
             return self._climbed(found, patterns, chain, "nothing")
         with timed(self.timings, "rewrite"):
             rewrite = rewrite_query(
-                request, "zero_results", self.tuning.rewrite, self.corpus.listing, self.model
+                request,
+                "zero_results",
+                self.tuning.rewrite,
+                self.corpus.listing,
+                self.model,
+                self.llm,
             )
         self._index = IndexRun.start(
             request,
@@ -147,7 +155,9 @@ class Ladder:
             self.request, self.question, self.on_status, self.tuning, None, listing, self.deadline
         )
         with timed(self.timings, "rewrite"):
-            rewrite = rewrite_query(self.request, trigger, self.tuning.rewrite, listing, self.model)
+            rewrite = rewrite_query(
+                self.request, trigger, self.tuning.rewrite, listing, self.model, self.llm
+            )
         self._index = self._index.kept(rewrite.summary) if self._index is not None else None
         return rewrite
 

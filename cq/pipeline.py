@@ -22,7 +22,6 @@ from cq.assemble import SearchFacts, assemble_result
 from cq.cancel import CancelToken, never
 from cq.candidates import with_context
 from cq.classify import classify_all
-from cq.confine import confine_request
 from cq.enrich import EnrichSettings, cold_start, enrich_shown
 from cq.index import IndexFusion, IndexRun
 from cq.ladder import Ladder
@@ -52,7 +51,7 @@ from cq.rank import (
 )
 from cq.rewrite import CallerModel, question_of, remember_primary
 from cq.semantic import begin as begin_semantic
-from cq.settings import Settings, resolve_settings
+from cq.settings import Settings, settle
 
 
 def run_search(
@@ -65,15 +64,15 @@ def run_search(
     """Run one search end to end; a ``cancel``led one raises ``SearchCancelledError`` at the
     next checkpoint (between files, batches, stages and enriched hits); a question's rewrite
     asks the caller's ``model`` when given (an MCP client's). Every path the request names
-    must stay inside its root (``cq.confine``)."""
+    must stay inside its root (``cq.confine``); ``settings`` come with the request
+    ``cq.settings.settle`` returned, else it is settled here."""
     started = time.perf_counter()
     deadline = time.monotonic() + request.limits.timeout_seconds  # the index's, too
-    request = confine_request(request)
+    if settings is None:  # the root confined, the profile read once against it (cq.settings)
+        request, settings = settle(request)
     timings: dict[str, float] = {}
     check = cancel.check if cancel is not None else never
     progress = Progress(enabled=request.progress, check=check)
-    if settings is None:  # the profile parsed once, env and switches on top (cq.settings)
-        settings = resolve_settings(request)
     tuning = settings.tuning
     index: IndexRun | None = None
     try:
@@ -92,6 +91,7 @@ def run_search(
             on_file=progress.searching,
             on_status=progress.update,
             model=model,
+            llm=settings.llm,
             deadline=deadline,
         )
         candidates, climb = ladder.climb()  # as typed, as text, rewritten: cq.ladder
@@ -133,10 +133,10 @@ def run_search(
 
         progress.update("enriching the shown findings")
         with timed(timings, "enrich"):
-            settings = EnrichSettings.from_env(tuning, use_store=request.use_cache)
+            enriching = EnrichSettings.of(settings, use_store=request.use_cache)
             if index is not None and index.building():  # a first question on a large tree
-                settings = cold_start(settings)
-            enriched = enrich_shown(corpus, ranked.shown, settings, check)
+                enriching = cold_start(enriching)
+            enriched = enrich_shown(corpus, ranked.shown, enriching, check)
         if semantic is not None and semantic.active:
             with timed(timings, "semantic"):
                 enriched = semantic.apply(enriched, 0)  # every finding here is a shown one

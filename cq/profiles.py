@@ -30,7 +30,7 @@ from typing import Any, NoReturn, TypeVar, get_args
 import msgspec
 
 from cq.confine import is_profile_name, read_profile_file, read_small_file
-from cq.env import env_float, env_int, user_config_dir
+from cq.env import env_number, user_config_dir
 from cq.errors import UsageError
 from cq.model import Category, Limits, RankWeights, Role, complete_weights
 from cq.model.tuning import Tuning
@@ -82,13 +82,13 @@ def limits_of(table: dict[str, Any], name_or_path: str) -> Limits:
     return limits
 
 
-_ENV = (  # variable, group, field, reader
-    ("CQ_POOL_MIN_BYTES", "scale", "pool_min_bytes", env_int),
-    ("CQ_MAX_WORKERS", "scale", "max_workers", env_int),
-    ("CQ_ENRICH_BUDGET_MS", "enrich", "budget_ms", env_float),
-    ("CQ_ENRICH_LIBCST_HITS", "enrich", "libcst_hits", env_int),
-    ("CQ_ENRICH_MAX_BYTES", "enrich", "max_payload_bytes", env_int),
-    ("CQ_INDEX_AUTO_BYTES", "index", "auto_build_bytes", env_int),
+_ENV = (  # variable, group, field (its kind and range: ``cq.env.SETTINGS``)
+    ("CQ_POOL_MIN_BYTES", "scale", "pool_min_bytes"),
+    ("CQ_MAX_WORKERS", "scale", "max_workers"),
+    ("CQ_ENRICH_BUDGET_MS", "enrich", "budget_ms"),
+    ("CQ_ENRICH_LIBCST_HITS", "enrich", "libcst_hits"),
+    ("CQ_ENRICH_MAX_BYTES", "enrich", "max_payload_bytes"),
+    ("CQ_INDEX_AUTO_BYTES", "index", "auto_build_bytes"),
 )
 
 
@@ -109,9 +109,10 @@ def tuning_of(table: dict[str, Any], name_or_path: str) -> Tuning:
     for name, value in groups.items():
         if not isinstance(value, dict):
             _invalid(name_or_path, name, "must be a table")
-    for variable, group, field, read in _ENV:
-        if os.environ.get(variable):  # checked by cq.env
-            groups[group] = {**groups[group], field: read(variable, 0)}  # type: ignore[operator]
+    for variable, group, field in _ENV:
+        value = env_number(variable)  # checked by cq.env
+        if value is not None:
+            groups[group] = {**groups[group], field: value}
     defaults = Tuning()
     tuning = {
         name: _convert(

@@ -1,7 +1,34 @@
 """A search's settings, resolved once at its front (as ripgrep derives ``HiArgs`` from its
-flags once): the profile is parsed once, its tuning tables and its ``[semantic]`` table read
-from that one parse, the environment and the request's switches laid on top; no stage reads
-the profile again.
+flags once): ``settle`` confines the request's paths (its root resolved to its real path,
+once, before anything reads against it, the profile included), parses the profile once
+against that root, and builds one frozen ``Settings`` from the profile's tables, the
+environment (``cq.env``, which knows each ``CQ_*`` variable's kind and range), the user's
+config file (``cq.llm_settings``) and the request's switches. The pipeline hands each stage
+its part; no stage reads an environment variable, a profile or a config file.
+
+The limits are settled here too (the profile's, a front end's flags on top) but travel in
+the request (``SearchRequest.limits``, rg's caps in ``cq.candidates.limits``): a library
+caller sets them on its own request, and the pipeline widens them for a question.
+
+Left outside on purpose (``tests/test_settings_front.py`` lists them):
+- the front ends (``cli*.py``, ``agent/``, ``server/``): ``CQ_ROOT``, ``CQ_FORMAT``, colour and
+  debug switches, the MCP answer budget, the server's own switches and process settings
+  (idle time, socket dir, the environment a warm worker runs a search in) are how the
+  request is made or the answer printed, not how it is searched; they read them before
+  ``settle``. ``cq index`` is no search: it resolves its root once and reads its profile's
+  ``[index]`` table itself;
+- where cq's cache and rg live (``cq/cache/place.py``, ``cq/tools.py``): process-wide, used
+  outside any search (``cq cache``, ``cq index``, ``cq agent``), and a search's payload keys
+  never depend on them;
+- rg's child environment (``cq.tools.rg_env``): the child inherits cq's environment with rg's
+  own config switched off, which is a property of the process, not a setting;
+- the files of the rewrite's LLM settings (the user's ``config.toml``, the repository's
+  ``.cq.toml`` / ``pyproject.toml`` opt-out): read by ``cq.llm_settings.load_config`` only
+  when a search asks the model, over the ``CQ_LLM*`` values read here. A name search never
+  needs them, so it neither opens files of the root it does not search (each file a search
+  reads is read once, and only when needed) nor fails on a user config it would not use;
+- the environment Pyrefly's process is started with (``cq/semantic/view.py``: cq's own, less
+  the variables that would point it at another interpreter), a child's as rg's is.
 
 The semantic stage's settings: whether it runs, whether a search waits for Pyrefly, and how
 long it may ask.
@@ -32,17 +59,16 @@ in none.
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import msgspec
 
-from cq.env import env_choice, env_float
+from cq.env import env_choice, env_float, env_switch, env_text
 from cq.errors import UsageError
+from cq.llm_settings import LlmEnv, llm_env
+from cq.model import SearchRequest
 from cq.model.tuning import Tuning
-
-if TYPE_CHECKING:
-    from cq.model import SearchRequest
 
 # A background batch's limit: as long as a search waits for Pyrefly's workspace index
 # (``questions.INDEXING_WAIT_S``; hand-set: saleor, 4,329 files, was indexed and answered 36 s
@@ -50,7 +76,9 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET_MS = 60_000.0
 
 
-class SemanticSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class _SemanticTable(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A profile's ``[semantic]`` table: what a profile may set (not which program runs)."""
+
     enabled: bool = True
     budget_ms: float = DEFAULT_BUDGET_MS  # one background batch, never a report's wait
     wait_ms: float = 0.0  # how long a search waits for Pyrefly's answers (the user's choice)
@@ -58,22 +86,53 @@ class SemanticSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     index: Literal["auto", "always", "never"] = "auto"  # Pyrefly's workspace index: see above
 
 
-class Settings(msgspec.Struct, frozen=True, kw_only=True):
-    """What a search reads from its profile and the environment, resolved once."""
+class SemanticSettings(_SemanticTable, frozen=True, kw_only=True):
+    # ``CQ_PYREFLY``: the Pyrefly program to run, from the environment only (a profile may
+    # lie inside the searched tree, which must not choose what cq executes)
+    pyrefly: str | None = None
+    # ``VIRTUAL_ENV``: the user's active virtualenv, whose packages are not the root's names
+    venv: str | None = None
 
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything a search reads from its profile, the environment and the user's config."""
+
+    root: str  # the root's real path, confined once (``cq.confine``)
     tuning: Tuning
     semantic: SemanticSettings
+    llm: LlmEnv  # the rewrite's model endpoint as the environment names it (``cq.llm_settings``)
+    crosscheck: bool = False  # ``CQ_PY_ENRICHMENT_CROSSCHECK``: a conflict degrades the hit
 
 
-def resolve_settings(request: SearchRequest, table: dict[str, Any] | None = None) -> Settings:
-    """The request's profile parsed once (``table``, when the caller already parsed it for
-    the request's limits), then the tables read from it, the environment and the request's
-    own switches on top."""
-    from cq.profiles import read_profile, section_of, tuning_of
+def settle(
+    request: SearchRequest, limits: Mapping[str, Any] | None = None
+) -> tuple[SearchRequest, Settings]:
+    """The front of a search: the request confined (its root resolved once), its profile
+    parsed once against that root, and its ``Settings``. With ``limits`` (a front end's
+    limit flags, possibly none) the request's limits become the profile's with those on top;
+    without (a library caller's own request), the request's limits stand. ``run_search``
+    takes the request and the settings returned together."""
+    from cq.confine import confine_request
+    from cq.profiles import limits_of, read_profile
 
-    profile = read_profile(request.profile, request.root) if table is None else table
-    semantic = _semantic(request, section_of(profile, request.profile, "semantic"))
-    return Settings(tuning=tuning_of(profile, request.profile), semantic=semantic)
+    request = confine_request(request)
+    profile = read_profile(request.profile, request.root)
+    if limits is not None:
+        merged = msgspec.structs.replace(limits_of(profile, request.profile), **limits)
+        request = msgspec.structs.replace(request, limits=merged)
+    return request, _settings(request, profile)
+
+
+def _settings(request: SearchRequest, profile: dict[str, Any]) -> Settings:
+    from cq.profiles import section_of, tuning_of
+
+    return Settings(
+        root=request.root,
+        tuning=tuning_of(profile, request.profile),
+        semantic=_semantic(request, section_of(profile, request.profile, "semantic")),
+        llm=llm_env(),
+        crosscheck=env_switch("CQ_PY_ENRICHMENT_CROSSCHECK") is True,
+    )
 
 
 def _semantic(request: SearchRequest, table: dict[str, object]) -> SemanticSettings:
@@ -81,15 +140,15 @@ def _semantic(request: SearchRequest, table: dict[str, object]) -> SemanticSetti
     and wait."""
     profile = request.profile
     try:
-        settings = msgspec.convert(table, SemanticSettings)
+        settings = msgspec.convert(table, _SemanticTable)
     except msgspec.ValidationError as exc:
         raise UsageError(f"invalid profile {profile}: [semantic] {exc}") from None
-    enabled = settings.enabled and request.semantic and _switch("CQ_SEMANTIC")
+    enabled = settings.enabled and request.semantic and env_switch("CQ_SEMANTIC") is not False
     budget_ms = env_float("CQ_SEMANTIC_BUDGET_MS", settings.budget_ms)  # checked by name
     wait_ms = env_float("CQ_SEMANTIC_WAIT_MS", settings.wait_ms)  # checked by name
     if request.semantic_wait_ms > 0:
         wait_ms = float(request.semantic_wait_ms)
-    cache = settings.cache and _switch("CQ_SEMANTIC_CACHE")
+    cache = settings.cache and env_switch("CQ_SEMANTIC_CACHE") is not False
     index = env_choice("CQ_SEMANTIC_INDEX") or settings.index  # checked by name
     return SemanticSettings(
         enabled=enabled,
@@ -97,8 +156,6 @@ def _semantic(request: SearchRequest, table: dict[str, object]) -> SemanticSetti
         wait_ms=max(wait_ms, 0.0),
         cache=cache,
         index=index,  # type: ignore[arg-type]  (one of SETTINGS' choices)
+        pyrefly=env_text("CQ_PYREFLY"),
+        venv=env_text("VIRTUAL_ENV"),
     )
-
-
-def _switch(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("0", "off", "false", "no")

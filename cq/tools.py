@@ -37,6 +37,14 @@ def find_rg() -> str:
     raise RgNotFoundError(f"ripgrep (rg) not found; {_FIX}")
 
 
+def rg_env() -> dict[str, str]:
+    """The environment rg runs in: cq's own, with rg's config file switched off
+    (``RIPGREP_CONFIG_PATH``; ``--no-config`` says it too), so a user's rg defaults never
+    change what cq finds. The one place a search hands the environment on (``cq.settings``
+    says why it is not a setting)."""
+    return {**os.environ, "RIPGREP_CONFIG_PATH": ""}
+
+
 def rg_types(*languages: str) -> tuple[str, ...]:
     """rg flags that define cq's file types and keep ``languages`` (``python``, ``rust``)."""
     return (*_TYPE_ADDS, *(flag for lang in languages for flag in ("--type", f"cq{lang}")))

@@ -13,9 +13,10 @@ from cq.enrich.budget import enforce_budget, payload_size
 from cq.enrich.nodes import HitSpan, sg_locate, ts_locate
 from cq.enrich.py_structure import structural_facts
 from cq.enrich.shown import EnrichSettings
+from cq.model import SearchRequest
 from cq.model.tuning import EnrichTuning
 from cq.parse import SourceFile, sg_root, ts_tree
-from cq.profiles import load_tuning
+from cq.settings import settle
 
 PARAMS = ", ".join(f"parameter_number_{i}: int = {i}" for i in range(60))
 DECORATORS = "".join(f"@decorator_with_a_long_name_{i}(option_{i}=True)\n" for i in range(60))
@@ -88,13 +89,14 @@ def _full():
     return agreement
 
 
-def test_crosscheck_setting_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_crosscheck_setting_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CQ_PY_ENRICHMENT_CROSSCHECK", "1")
     monkeypatch.setenv("CQ_ENRICH_MAX_BYTES", "2048")
-    settings = EnrichSettings.from_env(load_tuning("interactive", "."))
+    request = SearchRequest(query="x", root=str(tmp_path))
+    settings = EnrichSettings.of(settle(request)[1])
     assert settings.crosscheck is True and settings.tuning.max_payload_bytes == 2048
     monkeypatch.delenv("CQ_PY_ENRICHMENT_CROSSCHECK")
-    assert EnrichSettings.from_env().crosscheck is False
+    assert EnrichSettings.of(settle(request)[1]).crosscheck is False
 
 
 def _tree_with_calls(root: Path, count: int) -> Path:

@@ -34,6 +34,7 @@ BASE = (
     "confine",
     "env",
     "profiles",
+    "llm_settings",
     "settings",
     "workers",
 )
@@ -48,7 +49,8 @@ BASE_ALLOWED = {
     "confine": {"errors", "model", "rooted"},
     "env": {"errors"},
     "profiles": {"model", "errors", "confine", "env"},
-    "settings": {"model", "errors", "env", "profiles"},
+    "llm_settings": {"errors", "env"},
+    "settings": {"model", "errors", "env", "profiles", "confine", "llm_settings"},
     "workers": set(),
     "cancel": {"errors"},
     "parse": {"model", "cache", "rooted", "tools"},

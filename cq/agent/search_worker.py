@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 import traceback
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import msgspec
 
@@ -49,6 +49,7 @@ from cq.model import SearchRequest
 
 if TYPE_CHECKING:
     from cq.rewrite import CallerModel
+    from cq.settings import Settings
 
 # Not tuned: the most tokens the client's model may answer the rewrite with. Its answer is one
 # JSON object of a dozen names (~150 tokens); room for a model that wraps it in a sentence.
@@ -166,8 +167,8 @@ def _listen(inbox, jobs: queue.Queue[Job], current: _Current, model: _RelayedMod
 def _run(job: Job, token: CancelToken, model: CallerModel | None) -> FromWorker:
     """One search to its answer or its one-line error; a bug in cq is reported, not fatal."""
     try:
-        request, table = build_request(job)
-        return _answer(job, request, table, token, model)
+        request, settings = build_request(job)
+        return _answer(job, request, settings, token, model)
     except SearchCancelledError:
         return Failed(id=job.id, message="search cancelled", cancelled=True)
     except CqError as exc:
@@ -177,32 +178,28 @@ def _run(job: Job, token: CancelToken, model: CallerModel | None) -> FromWorker:
         return Failed(id=job.id, message=f"internal error: {type(exc).__name__}: {exc}")
 
 
-def build_request(job: Job) -> tuple[SearchRequest, dict[str, Any]]:
-    """The ``SearchRequest`` of a tool call and its parsed profile (parsed once: ``cq.settings``
-    reads the rest of it); its root is the server's (``cq.confine``). Every tool argument is
-    the request field of the same name (``cq.model.options``)."""
+def build_request(job: Job) -> tuple[SearchRequest, Settings]:
+    """The ``SearchRequest`` of a tool call, settled with its ``Settings`` (``cq.settings``:
+    the root confined once, then the profile parsed once against it for the limits and the
+    rest); its root is the server's (``cq.confine``). Every tool argument is the request
+    field of the same name (``cq.model.options``)."""
     from cq.confine import server_root
     from cq.model.options import request_fields
-    from cq.profiles import limits_of, read_profile
+    from cq.settings import settle
 
     args = job.args
     root = server_root(job.server_root, args.root)
     fields = request_fields({name: getattr(args, name) for name in args.__struct_fields__})
-    table = read_profile(args.profile, root)
-    fields |= {
-        "root": root,
-        "limits": limits_of(table, args.profile),
-        "max_tokens": args.budget,
-    }
+    fields |= {"root": root, "max_tokens": args.budget}
     for name in ("budget", "format"):  # how to answer, not what to search
         fields.pop(name)
-    return msgspec.convert(fields, SearchRequest), table
+    return settle(msgspec.convert(fields, SearchRequest), {})  # the profile's limits
 
 
 def _answer(
     job: Job,
     request: SearchRequest,
-    table: dict[str, Any],
+    settings: Settings,
     token: CancelToken,
     model: CallerModel | None,
 ) -> Done:
@@ -215,11 +212,9 @@ def _answer(
     from cq.parse import cache_stats
     from cq.pipeline import run_search
     from cq.report import render_json, render_markdown
-    from cq.settings import resolve_settings
 
     is_json = job.args.format == "json"
     render = render_json if is_json else partial(render_markdown, verbose=request.explain)
-    settings = resolve_settings(request, table)
     answer = fit_answer(
         request,
         run_search(request, cancel=token, model=model, settings=settings),

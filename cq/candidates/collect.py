@@ -22,7 +22,7 @@ from cq.model.language import language_of, languages_for
 from cq.model.tuning import ReportTuning
 from cq.parse import Corpus
 from cq.terminal import visible, warn
-from cq.tools import find_rg, rg_types
+from cq.tools import find_rg, rg_env, rg_types
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_WARNINGS = 5  # unreadable files named on stderr; the rest are counted
@@ -137,7 +137,7 @@ class _RgRun:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             bufsize=1 << 16,
-            env={**os.environ, "RIPGREP_CONFIG_PATH": ""},
+            env=rg_env(),
         )
         timer = threading.Timer(self.request.limits.timeout_seconds, self._on_timeout, (proc,))
         timer.daemon = True

@@ -3,7 +3,6 @@ search's own scope (languages, globs, ``--in``, hidden and ignored files, depth,
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 from cq.candidates.collect import scope_args
@@ -11,7 +10,7 @@ from cq.errors import SearchFailedError
 from cq.model import SearchRequest
 from cq.model.language import language_of
 from cq.terminal import visible
-from cq.tools import find_rg
+from cq.tools import find_rg, rg_env
 
 
 def searched_files(request: SearchRequest) -> list[str]:
@@ -26,7 +25,7 @@ def searched_files(request: SearchRequest) -> list[str]:
             cwd=request.root,
             stdin=subprocess.DEVNULL,
             capture_output=True,
-            env={**os.environ, "RIPGREP_CONFIG_PATH": ""},
+            env=rg_env(),
             timeout=request.limits.timeout_seconds,
             check=False,
         )

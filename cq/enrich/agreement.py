@@ -15,8 +15,6 @@ their final order and reported confidence, not which hits are shown.
 
 from __future__ import annotations
 
-import os
-
 from cq.enrich.facts import PARSER_SPECIFIC, StructuralFacts, produced, squash
 from cq.model import Agreement
 from cq.model.tuning import EnrichTuning
@@ -65,10 +63,6 @@ def crosscheck_reason(agreement: Agreement | None) -> str | None:
     if agreement is None or agreement.status != "conflict":
         return None
     return "crosscheck: " + "; ".join(agreement.conflicts)
-
-
-def crosscheck_enabled() -> bool:
-    return os.environ.get("CQ_PY_ENRICHMENT_CROSSCHECK", "") in ("1", "true", "yes")
 
 
 def adjust_confidence(confidence: float, agreement: Agreement | None, t: EnrichTuning) -> float:

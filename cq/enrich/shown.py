@@ -24,7 +24,7 @@ import time
 import msgspec
 
 from cq.cancel import Check, never
-from cq.enrich.agreement import adjust_confidence, crosscheck_enabled
+from cq.enrich.agreement import adjust_confidence
 from cq.enrich.bindings import attach_bindings
 from cq.enrich.budget import enforce_budget
 from cq.enrich.nodes import HitSpan
@@ -34,8 +34,9 @@ from cq.enrich.stages import QUOTA, StageRunner
 from cq.enrich.store import EnrichmentStore
 from cq.enrich.telemetry import EnrichTelemetry
 from cq.model import Enrichment, Finding, RunCounters, Telemetry
-from cq.model.tuning import EnrichTuning, ParseTuning, Tuning
+from cq.model.tuning import EnrichTuning, ParseTuning
 from cq.parse import Corpus, SourceFile
+from cq.settings import Settings
 
 # A payload LibCST's hit quota left without stage 4 is stored apart from the full one: each
 # search reads exactly the variant its own (deterministic) quota decision asks for.
@@ -52,14 +53,13 @@ class EnrichSettings(msgspec.Struct, frozen=True, kw_only=True):
     use_store: bool = True
 
     @classmethod
-    def from_env(cls, tuning: Tuning | None = None, use_store: bool = True) -> EnrichSettings:
-        """``tuning``'s groups (the profile's, with its environment overrides) and the
-        ``CQ_PY_ENRICHMENT_CROSSCHECK`` switch."""
-        tuning = tuning or Tuning()
+    def of(cls, settings: Settings, use_store: bool = True) -> EnrichSettings:
+        """The search's settings' part for this stage (resolved at its front: the profile's
+        groups with their environment overrides, the cross-check switch)."""
         return cls(
-            tuning=tuning.enrich,
-            caps=tuning.parse,
-            crosscheck=crosscheck_enabled(),
+            tuning=settings.tuning.enrich,
+            caps=settings.tuning.parse,
+            crosscheck=settings.crosscheck,
             use_store=use_store,
         )
 

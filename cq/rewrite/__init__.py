@@ -39,6 +39,7 @@ from cq.rewrite.words import (
 )
 
 if TYPE_CHECKING:
+    from cq.llm_settings import LlmEnv
     from cq.rewrite.vocabulary import Vocabulary
 
 __all__ = [
@@ -77,12 +78,13 @@ def rewrite_query(
     tuning: RewriteTuning,
     listing: Listing | None = None,
     model: CallerModel | None = None,
+    llm: LlmEnv | None = None,
 ) -> Rewrite:
     """``run.rewrite_query``, imported on first use (the LLM client, TOML and the vocabulary
     cost ~15 ms to import, wasted on a search that does not rewrite)."""
     from cq.rewrite.run import rewrite_query as run
 
-    return run(request, trigger, tuning, listing, model)
+    return run(request, trigger, tuning, listing, model, llm)
 
 
 def defined_names(request: SearchRequest, listing: Listing | None = None) -> Vocabulary:

@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from cq.llm_settings import LlmConfig
 from cq.model.tuning import RewriteTuning
 from cq.rewrite.caller import CallerModel, NoAnswer
-from cq.rewrite.config import LlmConfig
 from cq.rewrite.post import PostFailed, PostTimedOut, before_deadline, post_json
 from cq.rewrite.validate import MAX_DEPTH, InvalidAnswer, ModelAnswer, json_depth, parse_answer
 

@@ -29,13 +29,14 @@ def subject_from_context(context: str, vocabulary: Vocabulary) -> str | None:
 
 
 def recall_subject(root: Path) -> str | None:
-    return _memory().get_many([str(root.resolve())]).get(str(root.resolve()))
+    """``root``: its real path, as every stage sees it (``cq.settings.settle``)."""
+    return _memory().get_many([str(root)]).get(str(root))
 
 
 def remember_subject(root: Path, symbol: str) -> None:
     if symbol.isidentifier():
         memory = _memory()
-        memory.add(str(root.resolve()), symbol)
+        memory.add(str(root), symbol)
         memory.flush()
 
 

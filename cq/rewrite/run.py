@@ -13,11 +13,11 @@ from pathlib import Path
 import msgspec
 
 from cq.cache.payloads import PayloadCache
+from cq.llm_settings import LlmConfig, LlmEnv, load_config
 from cq.model import Pattern, RewriteSummary, SearchRequest
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
 from cq.rewrite.caller import CallerModel
-from cq.rewrite.config import LlmConfig, load_config
 from cq.rewrite.extract import COMMON_NAMES, extract_mentions
 from cq.rewrite.llm import LlmUnavailable, caller_rewrite, deadline_of, llm_rewrite, probe
 from cq.rewrite.memory import recall_subject, refers_back, subject_from_context
@@ -34,18 +34,21 @@ def rewrite_query(
     t: RewriteTuning,
     listing: Listing | None = None,
     model: CallerModel | None = None,
+    llm: LlmEnv | None = None,
 ) -> Rewrite:
     """Rewrite the request's query into patterns; never raises for LLM trouble. ``listing``:
     the search's list of the tree's files (its ``Corpus``'s); ``model``: the caller's, asked
-    instead of the configured endpoint. An issue text's environment and checklist sections
-    are not read (``template.py``)."""
+    instead of the configured endpoint; ``llm``: the environment's part of that endpoint
+    (``Settings.llm``, read at the search's front; None: no endpoint, the offline rewrite),
+    completed here from the user's config file and the repository's opt-out. An issue text's
+    environment and checklist sections are not read (``template.py``)."""
     request = msgspec.structs.replace(request, query=without_environment(request.query))
     root = Path(request.root)
     vocabulary = vocabulary_for(request, listing)
     subject = _subject(request, root, vocabulary)
     mentions = extract_mentions(request.query)
     plan = offline_rewrite(request.query, mentions, vocabulary, subject, t)
-    config = load_config(root)
+    config = load_config(root, llm) if llm is not None else LlmConfig(enabled=False)
     if config.enabled:
         plan = _with_llm(request, config, vocabulary, plan, t, model)
     else:

@@ -26,7 +26,7 @@ from cq.model import SearchRequest
 from cq.parse import Listing, list_tree, python_syntax, rust_syntax
 from cq.parse.listing import PYTHON_RUST
 from cq.rewrite.words import stem, subwords
-from cq.tools import find_rg
+from cq.tools import find_rg, rg_env
 
 
 def _definitions(name: str, constant: str) -> tuple[str, ...]:
@@ -119,7 +119,7 @@ def load_vocabulary(
     filters = [arg for glob in globs for arg in ("--glob", glob)]
     files = _list_files(root, filters, listing)
     fingerprint = _fingerprint(root, files)
-    key = f"{root.resolve()}:{fingerprint}"
+    key = f"{root}:{fingerprint}"  # the root's real path (cq.settings.settle)
     store = PayloadCache(
         "rewrite-vocabulary", Vocabulary, ("cq.rewrite.vocabulary",), enabled=use_cache
     )
@@ -222,7 +222,7 @@ def _rg(root: Path, args: list[str], timeout: float = 30.0) -> str | None:
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout,
-            env={**os.environ, "RIPGREP_CONFIG_PATH": ""},
+            env=rg_env(),
         )
     except subprocess.TimeoutExpired:
         return None

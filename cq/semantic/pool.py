@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cq.semantic.server import PyreflyServer, pyrefly_binary
+from cq.semantic.server import PyreflyServer
 
 # Servers kept at once per process, least recently used stopped first: a long-lived caller
 # (a test run, a script calling run_search over many trees) leaked one ~60 MB server per root
@@ -42,16 +42,16 @@ class ServerPool:
         background for what the cache lacks."""
         self.warm = True
 
-    def get(self, root: str, *, indexing: bool = True) -> PyreflyServer | None:
+    def get(self, root: str, binary: str | None, *, indexing: bool = True) -> PyreflyServer | None:
         """The server for ``root``, started in the background when there is none (or the
-        last one died, or does not index as asked: its answers would differ), building the
-        workspace index when ``indexing``; None when Pyrefly is not installed."""
+        last one died, or does not index as asked: its answers would differ), running
+        ``binary`` (the search's, ``pyrefly_binary``), building the workspace index when
+        ``indexing``; None when Pyrefly is not installed."""
         with self._lock:
             server = self._servers.pop(root, None)
             if server is not None and _reusable(server, indexing):
                 self._servers[root] = server  # most recently used last
                 return server
-            binary = pyrefly_binary()
             if binary is None:
                 return None
             if server is not None:

@@ -64,9 +64,9 @@ _INIT_TIMEOUT_S = 10.0
 _STDERR_TAIL = 20
 
 
-def pyrefly_binary() -> str | None:
-    """``CQ_PYREFLY`` when set, else the ``pyrefly`` installed beside this Python, else PATH."""
-    explicit = os.environ.get("CQ_PYREFLY")
+def pyrefly_binary(explicit: str | None = None) -> str | None:
+    """``explicit`` (``CQ_PYREFLY``, ``SemanticSettings.pyrefly``) when given, else the
+    ``pyrefly`` installed beside this Python, else PATH."""
     if explicit:
         return explicit if os.access(explicit, os.X_OK) else None
     beside = Path(sys.executable).parent / "pyrefly"

@@ -79,7 +79,7 @@ class SemanticRun:
         self.telemetry = Telemetry()  # for ``Summary.telemetry``
         self.counters = RunCounters()
         self.summary: SemanticSummary | None = None  # for ``Summary.semantic``
-        self.binary = pyrefly_binary() if active else None
+        self.binary = pyrefly_binary(settings.pyrefly) if active else None
         # A long-lived process asks what is missing in the background (``later.py``).
         self.warm = active and pool().warm
         # The index only where the process keeps its server (cq mcp), so that the same search
@@ -90,7 +90,7 @@ class SemanticRun:
         self._files_lock = threading.Lock()
         self._server_lock = threading.Lock()
         self._server_asked = False
-        self._unique = UniqueNames(request)
+        self._unique = UniqueNames(request, settings.venv)
 
     @classmethod
     def begin(
@@ -226,7 +226,7 @@ class SemanticRun:
         with self._server_lock:
             if not self._server_asked:
                 self._server_asked = True
-                self.server = pool().get(self.root, indexing=self.indexing)
+                self.server = pool().get(self.root, self.binary, indexing=self.indexing)
             return self.server
 
     def _source(self, rel: str) -> SourceFile | None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import ast
 import builtins
 import importlib.util
-import os
 import re
 import subprocess
 import threading
@@ -59,9 +58,10 @@ class UniqueNames:
     starts the rg runs for the names a search will ask about, so they overlap the syntax
     reading (two serial runs took 0.46 s of a 1 s budget on saleor at load 12)."""
 
-    def __init__(self, request: SearchRequest) -> None:
+    def __init__(self, request: SearchRequest, venv: str | None = None) -> None:
         self.request = request
-        self.root = request.root
+        self.root = request.root  # its real path (``cq.settings.settle``)
+        self.venv = venv  # the active virtualenv (``SemanticSettings.venv``)
         self._lock = threading.Lock()
         self._runs: dict[tuple[str, str], subprocess.Popen[bytes] | None] = {}
         self._in_root: dict[str, tuple[str, int] | None] = {}
@@ -206,10 +206,9 @@ class UniqueNames:
         places = [p for p in found if p.is_dir()]
         if not places:
             return []
-        venv = os.environ.get("VIRTUAL_ENV")
-        if venv:
-            places += sorted(Path(venv).glob("lib/python*/site-packages"))
-        root = Path(self.root).resolve()
+        if self.venv:
+            places += sorted(Path(self.venv).glob("lib/python*/site-packages"))
+        root = Path(self.root)
         return [str(p) for p in places if not p.resolve().is_relative_to(root)]
 
 

@@ -51,7 +51,7 @@ class WorkspaceView:
     """The view of one root for one language server, and its config file."""
 
     def __init__(self, root: str, scratch: Path) -> None:
-        self.root = os.path.realpath(root)
+        self.root = root  # its real path (``cq.settings.settle``)
         key = hashlib.sha256(self.root.encode("utf-8", "surrogateescape")).hexdigest()[:12]
         self.base = scratch / "views"
         self.dir = self.base / f"{key}-{os.getpid()}-{id(self):x}"

@@ -1,4 +1,5 @@
-"""LLM settings, from the user's own configuration only.
+"""The rewrite's LLM settings, from the user's own configuration only; read once at a search's
+front by ``cq.settings`` (its ``Settings.llm``), never by the rewrite stage.
 
 The LLM endpoint receives the question, the repository's defined names and, when set,
 ``CQ_LLM_API_KEY`` as a bearer token, so only the user names it: the user config file
@@ -22,7 +23,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from cq.env import env_choice, env_float, user_config_dir
+from cq.env import env_choice, env_number, env_switch, env_text, user_config_dir
 from cq.errors import UsageError
 
 Provider = Literal["ollama", "openai"]
@@ -64,40 +65,55 @@ _REPOSITORY_TABLES = (
 )
 
 # ``CQ_LLM=off`` turns the LLM off on this machine whatever the repository says; ``on``
-# turns it on over a repository's ``enabled = false``.
-_SWITCH = {
-    "off": False,
-    "0": False,
-    "false": False,
-    "no": False,
-    "on": True,
-    "1": True,
-    "true": True,
-}
+# turns it on over a repository's ``enabled = false`` (``cq.env.env_switch``'s words).
 
 
-def load_config(root: Path) -> LlmConfig:
-    """The user's settings (file, then environment) and the repository's opt-out."""
+class LlmEnv(msgspec.Struct, frozen=True, kw_only=True):
+    """The ``CQ_LLM*`` variables, read at a search's front (``Settings.llm``)."""
+
+    switch: bool | None = None  # CQ_LLM
+    provider: Provider | None = None
+    url: str | None = None
+    model: str | None = None
+    timeout: float | None = None
+    api_key: str | None = None
+
+
+def llm_env() -> LlmEnv:
+    """The environment's part of the LLM settings, checked (``cq.env``)."""
+    timeout = env_number("CQ_LLM_TIMEOUT")
+    return LlmEnv(
+        switch=env_switch("CQ_LLM"),
+        provider=env_choice("CQ_LLM_PROVIDER"),  # type: ignore[arg-type]  (SETTINGS' choices)
+        url=env_text("CQ_LLM_URL"),
+        model=env_text("CQ_LLM_MODEL"),
+        timeout=float(timeout) if timeout is not None else None,
+        api_key=env_text("CQ_LLM_API_KEY"),
+    )
+
+
+def load_config(root: Path, env: LlmEnv) -> LlmConfig:
+    """The user's settings (file, then ``env``) and the repository's opt-out. Called only when
+    a search asks the model (``cq.settings`` says why the files wait until then)."""
     user = _user_file()
-    provider = env_choice("CQ_LLM_PROVIDER") or user.provider or "ollama"
+    provider = env.provider or user.provider or "ollama"
     default_url = "http://localhost:11434" if provider == "ollama" else "http://localhost:8000/v1"
-    timeout = env_float("CQ_LLM_TIMEOUT", user.timeout if user.timeout is not None else 5.0)
-    switch = os.environ.get("CQ_LLM", "").strip().lower()
-    if switch in _SWITCH:
-        enabled = _SWITCH[switch]
+    timeout = env.timeout if env.timeout is not None else user.timeout
+    if env.switch is not None:
+        enabled = env.switch
     else:
         enabled = user.enabled is not False and _repository_allows(root)
     named = (user.enabled, user.provider, user.url, user.model)
-    variables = ("CQ_LLM_URL", "CQ_LLM_MODEL", "CQ_LLM_PROVIDER", "CQ_LLM_API_KEY")
-    configured = any(v is not None for v in named) or any(os.environ.get(v) for v in variables)
+    given = (env.url, env.model, env.provider, env.api_key)
+    configured = any(v is not None for v in (*named, *given))
     return LlmConfig(
-        configured=configured or _SWITCH.get(switch) is True,
+        configured=configured or env.switch is True,
         enabled=enabled,
-        provider=provider,  # type: ignore[arg-type]
-        url=os.environ.get("CQ_LLM_URL") or user.url or default_url,
-        model=os.environ.get("CQ_LLM_MODEL") or user.model or "qwen2.5:3b",
-        timeout=timeout,
-        api_key=os.environ.get("CQ_LLM_API_KEY") or None,
+        provider=provider,
+        url=env.url or user.url or default_url,
+        model=env.model or user.model or "qwen2.5:3b",
+        timeout=timeout if timeout is not None else 5.0,
+        api_key=env.api_key,
     )
 
 
