@@ -14,7 +14,7 @@ from cq.ladder import Climb, Ladder
 from cq.model import SearchRequest
 from cq.parse import Corpus
 from cq.rewrite import question_of
-from cq.settings import resolve_settings
+from cq.settings import settle
 
 FILES = {
     "pkg/config.py": (
@@ -43,7 +43,8 @@ def tree(tmp_path: Path) -> Path:
 
 def climb(root: Path, query: str, **fields: object) -> tuple[Candidates, Climb]:
     request = SearchRequest(query=query, root=str(root), use_index=False, **fields)  # type: ignore[arg-type]
-    tuning = resolve_settings(request).tuning
+    request, settings = settle(request)
+    tuning = settings.tuning
     question = question_of(request, tuning.rewrite)
     corpus = Corpus(root, tuning.scale.corpus_keep_bytes, remember=False)
     timings: dict[str, float] = {}
