@@ -203,7 +203,8 @@ def run_search(
             )
             fused = IndexFusion(findings=[])
             if index is not None and rewrite is not None:  # it reorders every finding's file
-                fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus)
+                dense = _dense(request, tuning)  # embed: the optional dense signal
+                fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus, dense)
                 tally = Tally.of(fused.findings)
                 ordered = callers_first(fused.findings, ranking)
                 ordered = ordered[: request.limit] if request.limit > 0 else ordered
@@ -378,3 +379,13 @@ class _timed:
 
 
 __all__ = ["Candidates", "run_search"]
+
+
+def _dense(request: SearchRequest, tuning: Tuning):  # type: ignore[no-untyped-def]
+    """The optional dense signal's ranker (``cq/embed``), None unless ``[embed] enabled``:
+    nothing of it is imported then."""
+    if not tuning.embed.enabled:
+        return None
+    from cq.embed.dense import dense_ranker
+
+    return dense_ranker(request.root, request.query, tuning.embed)

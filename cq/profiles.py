@@ -30,7 +30,7 @@ from typing import Any, NoReturn, TypeVar, get_args
 import msgspec
 
 from cq.confine import is_profile_name, read_profile_file, read_small_file
-from cq.env import env_float, env_int, user_config_dir
+from cq.env import env_choice, env_float, env_int, user_config_dir
 from cq.errors import UsageError
 from cq.model import Category, Limits, RankWeights, Role, complete_weights
 from cq.model.tuning import Tuning
@@ -89,6 +89,7 @@ _ENV = (  # variable, group, field, reader
     ("CQ_ENRICH_LIBCST_HITS", "enrich", "libcst_hits", env_int),
     ("CQ_ENRICH_MAX_BYTES", "enrich", "max_payload_bytes", env_int),
     ("CQ_INDEX_AUTO_BYTES", "index", "auto_build_bytes", env_int),
+    ("CQ_EMBED", "embed", "enabled", lambda name, _: env_choice(name) == "on"),
 )
 
 

@@ -71,19 +71,13 @@ def file_texts(path: str, source: str) -> list[tuple[UnitRef, str]]:
 
 def manifest_of(root: Path) -> tuple[dict[str, str], int] | None:
     """The index's code files (path -> digest) and its manifest's mtime; None: no index."""
-    from cq.index.location import index_dir
-    from cq.index.manifest import read_manifest
-    from cq.index.opening import MANIFEST
+    from cq.index import indexed_files
 
-    path = index_dir(root) / MANIFEST
-    stored = read_manifest(path)
-    if stored is None:
+    listed = indexed_files(root)
+    if listed is None:
         return None
-    files = {p: e.digest for p, e in stored.files.items() if Path(p).suffix in LANGUAGES}
-    try:
-        return files, path.stat().st_mtime_ns
-    except OSError:
-        return None
+    files, mtime_ns = listed
+    return {p: d for p, d in files.items() if Path(p).suffix in LANGUAGES}, mtime_ns
 
 
 @contextlib.contextmanager

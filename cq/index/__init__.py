@@ -24,10 +24,12 @@ once and kept current file by file instead of re-ranking every file on every que
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import msgspec
 
 from cq.model import Finding, RelevantFunction, RewriteSummary, RunCounters, SearchRequest
+from cq.model.dense import DenseRanks
 from cq.model.tuning import Tuning
 from cq.parse import Corpus, Listing
 from cq.rank import called_names
@@ -118,9 +120,16 @@ class IndexRun:
         self.close()
         return None
 
-    def fuse(self, rewrite: RewriteSummary, ranked: list[Finding], corpus: Corpus) -> IndexFusion:
+    def fuse(
+        self,
+        rewrite: RewriteSummary,
+        ranked: list[Finding],
+        corpus: Corpus,
+        dense: Callable[[list[str]], DenseRanks | None] | None = None,
+    ) -> IndexFusion:
         """Fuse the index into the rewritten search's ``ranked`` findings. The lines of
-        files it shows come from the search's ``corpus``."""
+        files it shows come from the search's ``corpus``; ``dense``: the optional dense
+        signal's ranking of the first fused files (``cq/embed``), fused in too."""
         from cq.index.apply import fuse_findings
         from cq.index.evidence import Skipped
         from cq.terminal import warn
@@ -142,6 +151,7 @@ class IndexRun:
             self.request.explain,
             self.tuning,
             tests_wanted=focus == "tests",
+            dense=dense,
         )
         update = evidence.update
         held = {"documents": update.documents, "files": update.files}
@@ -161,4 +171,21 @@ class IndexRun:
             self.update.abandon()
 
 
-__all__ = ["IndexFusion", "IndexRun"]
+def indexed_files(root: Path) -> tuple[dict[str, str], int] | None:
+    """The files ``root``'s index holds (path -> content digest) and the mtime (ns) of the
+    manifest saying so; None: no index yet. What the dense signal's build embeds."""
+    from cq.index.location import index_dir
+    from cq.index.manifest import read_manifest
+    from cq.index.opening import MANIFEST
+
+    path = index_dir(root) / MANIFEST
+    stored = read_manifest(path)
+    if stored is None:
+        return None
+    try:
+        return {p: e.digest for p, e in stored.files.items()}, path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+__all__ = ["IndexFusion", "IndexRun", "indexed_files"]
