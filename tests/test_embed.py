@@ -13,6 +13,7 @@ import importlib.util
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,73 @@ def test_minilm_from_the_wheel_puts_similar_texts_closer(minilm: Path) -> None:
     similar, unrelated = float(v[0] @ v[1]), float(v[0] @ v[2])
     assert similar > unrelated + 0.2, (similar, unrelated)
     assert Encoder(minilm).encode(texts).tobytes() == v.tobytes()
+
+
+def _functions(result: dict) -> list[str]:
+    (section,) = [s for s in result["sections"] if s["type"] == "functions"]
+    return [f["name"] for f in section["functions"]]
+
+
+def _scores(result: dict) -> list[float]:
+    (section,) = [s for s in result["sections"] if s["type"] == "functions"]
+    return [f["score"] for f in section["functions"]]
+
+
+def test_the_embeddings_move_the_closest_function_up_on_a_real_tree(
+    minilm: Path, tmp_path: Path
+) -> None:
+    repo = write_tree(tmp_path / "repo", TREE)
+    assert run_cq("index", "--root", str(repo)).returncode == 0
+    built = run_cq("embed", "build", "--root", str(repo))
+    assert built.returncode == 0 and built.stdout.endswith("5 units embedded\n"), built.stdout
+    from cq.embed.dense import dense_ranker
+    from cq.model.embed_tuning import EmbedTuning
+
+    text = "the value read for a key is out of date"
+    ranker = dense_ranker(str(repo), text, EmbedTuning(enabled=True))
+    assert ranker is not None
+    ranks = ranker(["store/cache.py", "text/dates.py", "net/client.py"])
+    assert ranks is not None
+    closest = "::".join(ranks.units[0][:2])
+    assert closest == "store/cache.py::Cache.expire"  # a stale entry: what the text means
+    off, on = _question(repo, text, CQ_EMBED="off"), _question(repo, text, CQ_EMBED="on")
+    assert sorted(_functions(on)) == sorted(_functions(off))  # the same functions, reordered
+    assert _functions(on).index(closest) < _functions(off).index(closest)
+    assert _scores(on) == sorted(_scores(on), reverse=True)  # the scores say the fused order
+    assert _question(repo, text, CQ_EMBED="on")["sections"] == on["sections"]  # identical runs
+
+
+@needs_extra
+def test_the_server_builds_the_embeddings_after_a_question_and_a_one_shot_search_does_not(
+    tmp_path: Path,
+) -> None:
+    import tempfile
+
+    from test_server import _env, _stop_all
+
+    fetched = run_cq("embed", "fetch", "tests/tiny", "--from", str(tiny_model(tmp_path / "m")))
+    assert fetched.returncode == 0, fetched.stderr
+    repo = write_tree(tmp_path / "repo", TREE)
+    (repo / "embed.toml").write_text('[embed]\nenabled = true\nmodel = "tests/tiny"\n')
+    assert run_cq("index", "--root", str(repo)).returncode == 0
+    status = ("embed", "status", "--model", "tests/tiny", "--root", str(repo))
+    ask = ("search", "-", "--root", str(repo), "--profile", str(repo / "embed.toml"))
+    alone = run_cq(*ask, stdin="the value read for a key is out of date")
+    assert alone.returncode == 0, alone.stderr
+    assert run_cq(*status).stdout.endswith("embeddings: none\n")  # no server: nothing built
+    runtime = Path(tempfile.mkdtemp(prefix="cqs", dir="/tmp"))
+    try:
+        assert run_cq("server", "start", env=_env(runtime)).returncode == 0
+        served = run_cq(*ask, stdin="the value read for a key is out of date", env=_env(runtime))
+        assert served.returncode == 0, served.stderr
+        assert served.stdout == alone.stdout  # nothing stored yet: the same answer
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            shown = run_cq(*status).stdout
+            if shown.endswith(": 5 of 5 units\n"):
+                break
+            time.sleep(0.5)
+        assert shown.endswith(": 5 of 5 units\n"), shown
+    finally:
+        _stop_all(runtime / "cq")
+        shutil.rmtree(runtime, ignore_errors=True)

