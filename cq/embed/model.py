@@ -32,17 +32,38 @@ class ModelError(CqError):
     """A model directory cq cannot run (missing file, unsupported architecture)."""
 
 
-def _erf(x: Any) -> Any:
-    """Abramowitz and Stegun 7.1.26 (error < 1.5e-7): numpy has no erf, BERT's GELU needs it."""
+# Abramowitz and Stegun 7.1.26 (error < 1.5e-7): numpy has no erf, and BERT's GELU is the
+# exact one, 0.5 x (1 + erf(x / sqrt 2)), not the tanh approximation.
+_AS_P = 0.3275911
+_AS_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
+
+
+def _gelu(x: Any) -> Any:
+    """BERT's GELU of a float32 array, written as relu(x) (1 - q) + x q / 2 with
+    q = 1 - erf(|x| / sqrt 2), in place on two buffers: it was 37% of a forward pass
+    written plainly, where every step allocated a temporary as big as the layer's output."""
     import numpy as np
 
-    s = np.sign(x)
+    f32 = np.float32
     a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (
-        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-    )
-    return s * (1.0 - poly * np.exp(-a * a))
+    a *= f32(0.7071067811865476)
+    t = a * f32(_AS_P)
+    t += f32(1.0)
+    np.reciprocal(t, out=t)
+    q = t * f32(_AS_A[0])
+    for c in _AS_A[1:]:
+        q += f32(c)
+        q *= t
+    a *= a
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    q *= a  # 1 - erf(|x| / sqrt 2)
+    out = np.maximum(x, f32(0.0))
+    out *= f32(1.0) - q
+    q *= x
+    q *= f32(0.5)
+    out += q
+    return out
 
 
 def _norm(x: Any, w: Any, b: Any, eps: float) -> Any:
@@ -152,7 +173,7 @@ class Encoder:
                 eps,
             )
             h = lin(x, "intermediate.dense")
-            h = 0.5 * h * (1.0 + _erf(h * 0.7071067811865476))
+            h = _gelu(h)
             x = _norm(
                 x + lin(h, "output.dense"),
                 w[p + "output.LayerNorm.weight"],
