@@ -105,6 +105,7 @@ def main() -> int:
                 best[path] = max(best.get(path, -2.0), cos)
                 if scope is not None:
                     named[scope] = max(named.get(scope, -2.0), cos)
+            print(f"  {inst['id']}: {len(texts)} units, {len(todo)} embedded", flush=True)
             dense_files = sorted(best, key=lambda p: (-best[p], p))
             dense_units = sorted(named, key=lambda s: (-named[s], s))
             scopes = [_key(s) for s in inst["scopes"]]

@@ -78,7 +78,7 @@ def _ranks(
     try:
         store = Store(model, readonly=True)
         try:
-            refs, matrix = store.matrix(root, set(files))
+            refs, matrix = store.matrix(root, files)
         finally:
             store.close()
     except sqlite3.Error:  # a store being created or damaged: no signal this time

@@ -142,19 +142,22 @@ class Store:
         ).fetchone()
         return int(row[0])
 
-    def matrix(self, root: str, paths: set[str] | None = None) -> tuple[list[UnitRef], Any]:
-        """The embedded units of ``root`` (of ``paths`` only, when given) and their vectors,
-        one row each, in (path, line, name) order."""
+    def matrix(self, root: str, paths: list[str]) -> tuple[list[UnitRef], Any]:
+        """The embedded units of ``paths`` of ``root`` and their vectors, one row each, in
+        (path, line, name) order."""
         import numpy as np
 
-        rows = self.db.execute(
-            "SELECT u.path, u.qualname, u.kind, u.line, u.key, v.v FROM unit u"
-            " JOIN vec v ON v.key = u.key WHERE u.root = ?"
-            " ORDER BY u.path, u.line, u.qualname",
-            (root,),
-        ).fetchall()
-        if paths is not None:
-            rows = [r for r in rows if r[0] in paths]
+        rows: list[tuple[Any, ...]] = []
+        unique = sorted(set(paths))
+        for i in range(0, len(unique), 500):
+            chunk = unique[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows += self.db.execute(
+                "SELECT u.path, u.qualname, u.kind, u.line, u.key, v.v FROM unit u"
+                f" JOIN vec v ON v.key = u.key WHERE u.root = ? AND u.path IN ({marks})",
+                [root, *chunk],
+            ).fetchall()
+        rows.sort(key=lambda r: (r[0], r[3], r[1]))
         refs = [UnitRef(*r[:5]) for r in rows]
         if not rows:
             return refs, np.zeros((0, 0), dtype=np.float32)
