@@ -24,15 +24,22 @@ class EmbedTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     enabled: Annotated[
         bool,
         _why(
-            "measured: off; bench/studies/embed_fusion.py raised neither file Acc@5 nor "
-            "Relevant Functions Hit@5 by 2 points on lite-dev 22 and python_tuning "
+            "measured: off; bench/studies/embed_fusion.py (all-MiniLM-L6-v2, the units of "
+            "cq's first 10 files): lite-dev sample 11 and python_tuning sample 12 moved by one "
+            "issue each at best (fn Hit@5 texts+titles +5.0 / +4.5 points at weight 1, file "
+            "Acc@5 +4.5 / 0), a weight picked on those same issues; Rust not lowered only on "
+            "a 6-issue sample, and a larger earlier study lost on lite-dev and Rust texts "
             "(bench/results/2026-11-28-embed.md)"
         ),
     ] = False
     weight: Annotated[
         float,
-        _why("measured: bench/studies/embed_fusion.py, the best weight of its grid on lite-dev"),
-    ] = 0.5
+        _why(
+            "measured: bench/studies/embed_fusion.py, weights 0.25/0.5/1/2 on lite-dev 11 and "
+            "python_tuning 12: 1 is the one that lowered no Python row (2 lost fn Hit@5 on "
+            "titles, 0.25 and 0.5 changed nothing)"
+        ),
+    ] = 1.0
     model: Annotated[
         str,
         _why(
