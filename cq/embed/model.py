@@ -124,7 +124,11 @@ class Encoder:
         self.dim = int(w["embeddings.word_embeddings.weight"].shape[1])
         self.tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tok.enable_truncation(max_length=self.max_tokens)
-        self.tok.enable_padding()
+        pad = self.tok.padding  # the model's own pad token, but to the batch's longest text
+        if pad:
+            self.tok.enable_padding(pad_id=pad["pad_id"], pad_token=pad["pad_token"])
+        else:
+            self.tok.enable_padding()
 
     def encode(self, texts: list[str], batch: int = 32) -> Any:
         """Unit vectors of ``texts`` (float32, one row each), computed in batches of
