@@ -27,8 +27,9 @@ class EmbedTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "measured: off; bench/studies/embed_fusion.py (all-MiniLM-L6-v2, the units of "
             "cq's first 10 files): lite-dev sample 11 and python_tuning sample 12 moved by one "
             "issue each at best (fn Hit@5 texts+titles +5.0 / +4.5 points at weight 1, file "
-            "Acc@5 +4.5 / 0), a weight picked on those same issues; Rust not lowered only on "
-            "a 6-issue sample, and a larger earlier study lost on lite-dev and Rust texts "
+            "Acc@5 +4.5 / 0), a weight picked on those same issues, while rust_tuning sample 6 "
+            "texts lost file Acc@5 50.0 -> 33.3 at every weight; an earlier larger study lost "
+            "on lite-dev and Rust texts too "
             "(bench/results/2026-11-28-embed.md)"
         ),
     ] = False
