@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_search_options(search)
     from cq.cli_agent import add_agent_parser
     from cq.cli_cache import add_cache_parser
+    from cq.cli_embed import add_embed_parser
     from cq.cli_index import add_index_parser
     from cq.cli_mcp import add_mcp_parser
     from cq.cli_server import add_server_parser
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_mcp_parser(sub)
     add_cache_parser(sub)
     add_index_parser(sub)
+    add_embed_parser(sub)
     add_server_parser(sub)
     sub.add_parser(
         "schema", help="print the JSON Schema of the search result", description=_SCHEMA_HELP
@@ -151,6 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from cq.cli_index import run_index_command
 
             return run_index_command(args)
+        if args.command == "embed":
+            from cq.cli_embed import run_embed_command
+
+            return run_embed_command(args)
         if args.command == "server":
             from cq.cli_server import run_server_command
 

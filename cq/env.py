@@ -34,6 +34,7 @@ class _Number(msgspec.Struct, frozen=True):
 
 
 SETTINGS: dict[str, _Number | tuple[str, ...]] = {
+    "CQ_EMBED": ("on", "off"),  # the optional dense signal (cq/embed), over [embed] enabled
     "CQ_ENRICH_BUDGET_MS": _Number("float", 0),
     "CQ_ENRICH_LIBCST_HITS": _Number("int", 0),
     "CQ_ENRICH_MAX_BYTES": _Number("int", 0),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -38,6 +39,8 @@ from cq.model import (
     Tally,
     Telemetry,
 )
+from cq.model.dense import DenseRanks
+from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.progress import Progress, timed
 from cq.rank import (
@@ -154,7 +157,8 @@ def run_search(
             )
             fused = IndexFusion(findings=[])
             if index is not None and rewrite is not None:  # it reorders every finding's file
-                fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus, focus)
+                dense = _dense(request.root, question.text, tuning)  # optional: cq/embed
+                fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus, focus, dense)
                 tally = Tally.of(fused.findings)
                 ordered = callers_first(fused.findings, ranking)
                 ordered = ordered[: request.limit] if request.limit > 0 else ordered
@@ -250,6 +254,16 @@ def _category(text: str, category: Category) -> Category:
     if text and category in CODE_CATEGORIES and not _WORD.search(text):
         return "text_match"
     return category
+
+
+def _dense(root: str, text: str, tuning: Tuning) -> Callable[[list[str]], DenseRanks | None] | None:
+    """The optional dense signal's ranker (``cq/embed``), None unless ``[embed] enabled``:
+    nothing of it is imported then."""
+    if not tuning.embed.enabled:
+        return None
+    from cq.embed.dense import dense_ranker
+
+    return dense_ranker(root, text, tuning.embed)
 
 
 __all__ = ["run_search"]

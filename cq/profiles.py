@@ -30,7 +30,7 @@ from typing import Any, NoReturn, TypeVar, get_args
 import msgspec
 
 from cq.confine import is_profile_name, read_profile_file, read_small_file
-from cq.env import env_number, user_config_dir
+from cq.env import env_choice, env_number, user_config_dir
 from cq.errors import UsageError
 from cq.model import Category, Limits, RankWeights, Role, complete_weights
 from cq.model.tuning import Tuning
@@ -113,6 +113,9 @@ def tuning_of(table: dict[str, Any], name_or_path: str) -> Tuning:
         value = env_number(variable)  # checked by cq.env
         if value is not None:
             groups[group] = {**groups[group], field: value}
+    embed = env_choice("CQ_EMBED")  # the optional dense signal, over ``[embed] enabled``
+    if embed is not None:
+        groups["embed"] = {**groups["embed"], "enabled": embed == "on"}
     defaults = Tuning()
     tuning = {
         name: _convert(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import msgspec
 
@@ -41,6 +42,7 @@ from cq.model import (
     SearchRequest,
     Telemetry,
 )
+from cq.model.dense import DenseRanks
 from cq.model.tuning import Tuning
 from cq.parse import Corpus, Listing
 from cq.rank import called_names
@@ -145,10 +147,17 @@ class IndexRun:
         return update.background
 
     def fuse(
-        self, rewrite: RewriteSummary, ranked: list[Finding], corpus: Corpus, focus: Focus
+        self,
+        rewrite: RewriteSummary,
+        ranked: list[Finding],
+        corpus: Corpus,
+        focus: Focus,
+        dense: Callable[[list[str]], DenseRanks | None] | None = None,
     ) -> IndexFusion:
         """Fuse the index into the rewritten search's ``ranked`` findings (``focus``: the
-        search's, as ranked). The lines of files it shows come from the search's ``corpus``."""
+        search's, as ranked). The lines of files it shows come from the search's ``corpus``;
+        ``dense``: the optional dense signal's ranking of the first fused files (``cq/embed``),
+        fused in too."""
         from cq.index.apply import fuse_findings
         from cq.index.evidence import Building, Skipped
         from cq.terminal import warn
@@ -173,6 +182,7 @@ class IndexRun:
             self.tuning,
             query=self.request.query,
             tests_wanted=focus == "tests",
+            dense=dense,
         )
         update = evidence.update
         # stale: another process held the writer, the index as last committed
@@ -194,4 +204,21 @@ class IndexRun:
             self.update.build_behind()
 
 
-__all__ = ["IndexFusion", "IndexRun"]
+def indexed_files(root: Path) -> tuple[dict[str, str], int] | None:
+    """The files ``root``'s index holds (path -> content digest) and the mtime (ns) of the
+    manifest saying so; None: no index yet. What the dense signal's build embeds."""
+    from cq.index.location import index_dir
+    from cq.index.manifest import read_manifest
+    from cq.index.opening import MANIFEST
+
+    path = index_dir(root) / MANIFEST
+    stored = read_manifest(path)
+    if stored is None:
+        return None
+    try:
+        return {p: e.digest for p, e in stored.files.items()}, path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+__all__ = ["IndexFusion", "IndexRun", "indexed_files"]

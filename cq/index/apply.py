@@ -9,11 +9,13 @@ Relevant Functions. Rank order inside a file is rg's.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import msgspec
 
 from cq.index.coverage import UnitReader
+from cq.index.dense import with_dense
 from cq.index.evidence import Evidence
 from cq.index.functions import Ranked, asked, rerank_units
 from cq.index.fuse import FileVote, UnitVote, fusion_name
@@ -22,6 +24,7 @@ from cq.index.query import IndexHit, IndexHits
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
 from cq.model import Finding, RelevantFunction, ScoreBreakdown
+from cq.model.dense import DenseRanks
 from cq.model.language import is_rust
 from cq.model.tuning import Tuning
 from cq.parse import Corpus, split_lines
@@ -40,11 +43,13 @@ def fuse_findings(
     *,
     query: str = "",
     tests_wanted: bool = False,
+    dense: Callable[[list[str]], DenseRanks | None] | None = None,
 ) -> tuple[list[Finding], tuple[RelevantFunction, ...]]:
     """The findings in fused order and the Relevant Functions (``tests_wanted``: the search's
     focus is tests, so test files keep their fused rank), the fused units reordered by what
     the question ``query`` says (``functions.rerank_units``). ``tuning.index`` holds the
-    fusion's numbers, ``tuning.rank.role`` the role multipliers it demotes by."""
+    fusion's numbers, ``tuning.rank.role`` the role multipliers it demotes by; ``dense``
+    (the optional dense signal, ``cq/embed``) ranks the first files and their units."""
     numbers, roles = tuning.index, tuning.rank.role
     rg_files = list(dict.fromkeys(f.file for f in ranked))
     scopes = [
@@ -63,6 +68,8 @@ def fuse_findings(
         roles,
         tests_wanted=tests_wanted,
     )
+    if dense is not None and (ranks := dense([v.file for v in order.files[: tuning.embed.files]])):
+        order = with_dense(order, ranks, tuning.embed)
     votes, weights = order.files, fusion_name(order.fusion, numbers)
     by_file: dict[str, list[Finding]] = {}
     for f in ranked:

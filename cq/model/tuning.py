@@ -22,6 +22,7 @@ from typing import Annotated
 
 import msgspec
 
+from cq.model.embed_tuning import EmbedTuning
 from cq.model.index_tuning import IndexTuning
 from cq.model.ranking import RankWeights
 
@@ -300,6 +301,7 @@ class Tuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     scale: ScaleTuning = msgspec.field(default_factory=ScaleTuning)
     report: ReportTuning = msgspec.field(default_factory=ReportTuning)
     index: IndexTuning = msgspec.field(default_factory=IndexTuning)
+    embed: EmbedTuning = msgspec.field(default_factory=EmbedTuning)
 
 
 def provenance(group: type[msgspec.Struct]) -> dict[str, str]:

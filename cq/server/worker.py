@@ -55,6 +55,16 @@ def main() -> None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         control.send({"kind": "done"})
+        _start_embedding_builds()
+
+
+def _start_embedding_builds() -> None:
+    """Start the dense signal's builds the search asked for (``cq.embed.background``), once
+    it is answered; a search that asked none never imported that module."""
+    background = sys.modules.get("cq.embed.background")
+    if background is not None:
+        with contextlib.suppress(Exception):  # a build not started now is asked again next time
+            background.start_wanted()
 
 
 def _serve(search: Search, fds: list[int]) -> None:

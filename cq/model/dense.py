@@ -1,0 +1,14 @@
+"""What the dense signal hands the index fusion: the embedding order of a question's first
+files and of their code units (``cq/embed`` computes it, ``cq/index/dense.py`` fuses it)."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class DenseRanks(msgspec.Struct, frozen=True, kw_only=True):
+    """Files by their best unit's cosine with the question, best first; units (``(path,
+    qualname, kind, line)``) by their own cosine, best first."""
+
+    files: list[str]
+    units: list[tuple[str, str, str, int]]
