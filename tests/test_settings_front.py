@@ -31,6 +31,8 @@ ENV_READERS = {
     "cq.cli": "front end: CQ_DEBUG",
     "cq.cli_search": "front end: CQ_ROOT, CQ_FORMAT, NO_COLOR, TERM",
     "cq.cli_index": "front end: CQ_ROOT",
+    "cq.cli_embed": "front end: CQ_ROOT",
+    "cq.embed.background": "the environment an embedding build's process is started with",
     "cq.agent.mcp_server": "front end: CQ_ROOT, the answer budget",
     "cq.agent.manifest": "the agent installer: where the cache is, for its manifest",
     "cq.agent.targets": "the agent installer: HOME, CODEX_HOME",
