@@ -43,7 +43,7 @@ class RankWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         dict[str, float], _why("hand-set: the seed's category order (004); report_size.py")
     ] = msgspec.field(default_factory=lambda: dict(DEFAULT_CATEGORY_WEIGHTS))
     role: Annotated[
-        dict[str, float], _why("hand-set, lib 0.75 so a vendored copy stays below src (5ccc741)")
+        dict[str, float], _why("hand-set, lib 0.75 so a vendored copy stays below src")
     ] = msgspec.field(default_factory=lambda: dict(DEFAULT_ROLE_MULTIPLIERS))
     unknown_category: Annotated[float, _why("hand-set: as text_match")] = 0.3
     out_of_focus: Annotated[

@@ -106,7 +106,8 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         ),
     ] = 200
     libcst_hits: Annotated[
-        int, _why("hand-set: more than the default --limit 30 (commit a09767e)")
+        int,
+        _why("hand-set: more than the default --limit 30, a count so the clock decides nothing"),
     ] = 40
     cold_libcst_hits: Annotated[
         int,
@@ -120,7 +121,8 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         int, _why("hand-set: one payload's JSON; bench/studies/enrich_cost.py reports the sizes")
     ] = 4096
     max_deep_bytes: Annotated[
-        int, _why("measured: a 5 MB file cost 2.7 s compile + 1.8 s parse (commit 694f87b)")
+        int,
+        _why("measured: a hit in a 5 MB file cost 2.7 s compile + 1.8 s parse (cq search over it)"),
     ] = 1024 * 1024
     max_skeleton_bytes: Annotated[
         int, _why("measured: LibCST ~1 ms per skeleton line (bench/studies/enrich_cost.py)")
@@ -129,13 +131,13 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         float, _why("hand-set: the seed's symtable threshold (004: >= 0.70)")
     ] = 0.7
     max_symtable_bytes: Annotated[
-        int, _why("measured: a compile costs ~0.5 s per MiB (commit 694f87b)")
+        int, _why("measured: symtable compile ~0.5 s per MiB (cq search over a 5 MB file)")
     ] = 1024 * 1024
 
 
 class RewriteTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Caps and pattern weights of the rewriters (``bench/localization.py`` measures the
-    rewriter as a whole: file Acc@1 11/22 on the tuning set after commit af922d0)."""
+    rewriter as a whole over ``../shared/eval``; the per-field notes say how each was set)."""
 
     max_identifier_patterns: Annotated[
         int, _why("hand-set: identifiers searched per rewrite, model's and text's together")
@@ -151,7 +153,7 @@ class RewriteTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     llm_defined: Annotated[float, _why("hand-set: a model name the repository defines")] = 1.0
     llm_undefined: Annotated[float, _why("hand-set: a model name nothing defines")] = 0.6
     llm_rank_decay: Annotated[
-        float, _why("hand-set: per place down the model's list (commit 57fb67b)")
+        float, _why("hand-set: per place down the model's list, its first names count most")
     ] = 0.04
     llm_literal: Annotated[float, _why("hand-set: a string the model suggests")] = 0.7
     llm_keep_offline: Annotated[
@@ -178,13 +180,20 @@ class RewriteTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     max_mapped: Annotated[int, _why("hand-set: word-mapped names per question")] = 8
     synonym: Annotated[float, _why("hand-set: a synonym's match counts half")] = 0.5
     generic_second_word: Annotated[
-        float, _why("measured with the prefer rule: Acc@1 10 -> 11/22 (commit af922d0)")
+        float,
+        _why(
+            "measured: bench/localization.py on swebench_lite_dev_tuning (22), file Acc@1 10 -> 11"
+        ),
     ] = 1 / 3
     tests_only: Annotated[
         float, _why("hand-set: a name defined only in tests, for a question about code")
     ] = 0.3
     unnamed_module: Annotated[
-        float, _why("measured: other modules' names count half in a short question (af922d0)")
+        float,
+        _why(
+            "measured: other modules' names count half in a short question "
+            "(bench/localization.py, lite 22)"
+        ),
     ] = 0.5
     class_part: Annotated[float, _why("hand-set: the class of a dotted method name")] = 0.8
     short_question: Annotated[
@@ -198,10 +207,14 @@ class RewriteTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     hint_path: Annotated[float, _why("hand-set: a path printed or imported in the text")] = 0.8
     hint_stem: Annotated[float, _why("hand-set: a file named after a mentioned name")] = 0.5
     hint_module: Annotated[
-        float, _why("measured: a prose word naming a module, Acc@1 10 -> 11/22 (af922d0)")
+        float,
+        _why(
+            "measured: a prose word naming a module: bench/localization.py, lite 22, Acc@1 10 -> 11"
+        ),
     ] = 1.0
     hint_package: Annotated[
-        float, _why("measured: a prose word naming a small package (af922d0)")
+        float,
+        _why("measured: a prose word naming a small package (bench/localization.py, lite 22)"),
     ] = 0.3
     max_package_files: Annotated[int, _why("hand-set: a package hint spreads over at most")] = 30
     question_code_words: Annotated[
@@ -225,7 +238,8 @@ class ParseTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """Size caps that shape parsed and cached records (they are part of the cache key)."""
 
     max_parse_bytes: Annotated[
-        int, _why("measured: a hit in a 5 MB file cost 4.5 s to parse and compile (694f87b)")
+        int,
+        _why("measured: a hit in a 5 MB file cost 4.5 s to parse and compile (cq search over it)"),
     ] = 4 * 1024 * 1024
     max_slice_hits: Annotated[int, _why("hand-set: a file with more hits is parsed whole")] = 256
     max_sliced_fraction: Annotated[
