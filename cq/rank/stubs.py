@@ -31,36 +31,52 @@ def stub_definitions(
     names = queried_names(patterns)
     dotted = dotted_query(patterns)
     stubs: set[tuple[str, int]] = set()
-    by_file: dict[str, dict[int, ast.AST]] = {}
+    trees: dict[str, ast.AST | None] = {}
     for f in findings:
         if f.category != "definition" or last_name(f.text) not in names:
             continue
-        if f.language == "python" and _is_stub(f, corpus, by_file):
+        if f.language == "python" and _is_stub(f, corpus, trees):
             stubs.add((f.file, f.line))
         elif dotted is None or is_target_definition(f, dotted):
             break
     return frozenset(stubs)
 
 
-def _is_stub(f: Finding, corpus: Corpus, by_file: dict[str, dict[int, ast.AST]]) -> bool:
+def _is_stub(f: Finding, corpus: Corpus, trees: dict[str, ast.AST | None]) -> bool:
     if is_stub(f.file):
         return True
-    if f.file not in by_file:
-        by_file[f.file] = _functions(corpus, f.file)
-    node = by_file[f.file].get(f.line)
+    if f.file not in trees:
+        trees[f.file] = _tree(corpus, f.file)
+    tree = trees[f.file]
+    node = _function_at(tree, f.line) if tree is not None else None
     return node is not None and (_overloaded(node) or _declared_only(node))
 
 
-def _functions(corpus: Corpus, path: str) -> dict[int, ast.AST]:
-    """The file's functions by the line of their ``def`` (decorators are above it)."""
+def _tree(corpus: Corpus, path: str) -> ast.AST | None:
     source = corpus.source(path, "python")
     if source is None:
-        return {}
+        return None
     try:
-        tree = py_ast(source)
+        return py_ast(source)
     except (SyntaxError, ValueError):
-        return {}
-    return {node.lineno: node for node in ast.walk(tree) if isinstance(node, _FUNCTIONS)}
+        return None
+
+
+def _function_at(tree: ast.AST, line: int) -> ast.AST | None:
+    """The function whose ``def`` is on ``line`` (decorators are above it), found by going
+    down only into the nodes whose lines hold it: a walk of a whole large module costs more
+    than its parse."""
+    stack = [tree]
+    while stack:
+        for child in ast.iter_child_nodes(stack.pop()):
+            start = getattr(child, "lineno", None)
+            if start is None:  # arguments, comprehensions: no lines of their own
+                stack.append(child)
+            elif start <= line <= (getattr(child, "end_lineno", None) or start):
+                if isinstance(child, _FUNCTIONS) and start == line:
+                    return child
+                stack.append(child)
+    return None
 
 
 def _overloaded(node: ast.AST) -> bool:
