@@ -18,7 +18,9 @@ import argparse
 import functools
 import gzip
 import json
+import math
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -34,11 +36,14 @@ from cq.index.functions import (
     asked,
     measured,
     ordered,
+    score_of,
 )
-from cq.index.query import asked_words
+from cq.index.query import _one_line, asked_words
 from cq.index.scopes import rg_scope_key
 from cq.index.units import Unit, file_units
 from cq.model.index_tuning import IndexTuning
+from cq.rewrite import stem
+from cq.rewrite.words import subwords
 
 
 class Case:
@@ -66,6 +71,7 @@ class Case:
         terms = tuple(rw.get("identifiers") or ()) + tuple(rw.get("literals") or ())
         self.question: Asked = asked(query, asked_words(query, terms, IndexTuning()))
         self.answer = _loc.report_answer(data)
+        self.one_line = _one_line(query)
         files = list(dict.fromkeys(f["file"] for f in data["findings"]))
         held = [_words(trees / self.id, c) for c in self.candidates]
         self.measured = measured(self.candidates, self.question, self.hits, files, held)
@@ -154,12 +160,100 @@ def objective(cases: list[Case], weights: SignalWeights) -> float:
     return one + five
 
 
+def _name_parts(c: Case, at: int) -> frozenset[str]:
+    name = c.candidates[at].qualname.replace("::", ".").rsplit(".", 1)[-1]
+    return frozenset(stem(p) for p in subwords(name) if len(p) > 1 and not p.isdigit())
+
+
+def _named_all(c: Case, at: int) -> float:
+    """1 when every word of the function's name is asked ("buckets created": create_bucket)."""
+    parts = _name_parts(c, at)
+    return float(bool(parts) and parts <= c.question.stems.keys())
+
+
+def _named_share(c: Case, at: int) -> float:
+    parts = _name_parts(c, at)
+    return len(parts & c.question.stems.keys()) / len(parts) if parts else 0.0
+
+
+def _named_rare(c: Case, at: int) -> float:
+    """The asked share of the name's words, each weighted by how few of the pool's names
+    hold it (a word every candidate's name says tells nothing)."""
+    names = [_name_parts(c, i) for i in range(len(c.candidates))]
+    n = len(names)
+    idf = {w: math.log((n + 1) / (sum(w in p for p in names) + 0.5)) for w in names[at]}
+    total = sum(idf.values())
+    return sum(v for w, v in idf.items() if w in c.question.stems) / total if total else 0.0
+
+
+def _defined(c: Case, at: int) -> float:
+    """1 when rg found the function's own definition by its name."""
+    cand = c.candidates[at]
+    name = cand.qualname.replace("::", ".").rsplit(".", 1)[-1]
+    return float(
+        any(
+            h.category == "definition"
+            and (h.file, h.scope, h.text) == (cand.file, cand.qualname, name)
+            for h in c.hits
+        )
+    )
+
+
+def _private(c: Case, at: int) -> float:
+    name = c.candidates[at].qualname.replace("::", ".").rsplit(".", 1)[-1]
+    return float(name.startswith("_") and not name.startswith("__"))
+
+
+# Candidate signals for short questions (issue titles), each added to the shipped score of a
+# one-line question's candidates at the weights of ``--probe`` (the results note has them).
+PROBES: dict[str, Callable[[Case, int], float]] = {
+    "named-all": _named_all,
+    "named-share": _named_share,
+    "named-rare": _named_rare,
+    "defined": _defined,
+    "private": _private,
+}
+
+
+def probe(
+    sets: dict[str, list[Case]], weights: tuple[float, ...] = (-0.2, -0.1, 0.1, 0.2, 0.4)
+) -> None:
+    """Hit@1 / Hit@5 of each set with one probe signal added, and with the rerank's pool cut
+    to its first 10/20/30/40 (the pool is what the reports list: save them listing 40)."""
+    print("\n| probe | weight | " + " | ".join(sets) + " |")
+    print("|---|---|" + "---|" * len(sets))
+    for pool in (10, 20, 30, 40):
+        row = [_probed(cases, None, 0.0, pool) for cases in sets.values()]
+        print(f"| pool | {pool} | " + " | ".join(row) + " |")
+    for name, signal in PROBES.items():
+        for w in weights:
+            row = [_probed(cases, signal, w, 30) for cases in sets.values()]
+            print(f"| {name} | {w} | " + " | ".join(row) + " |")
+
+
+def _probed(
+    cases: list[Case], signal: Callable[[Case, int], float] | None, w: float, pool: int
+) -> str:
+    one = five = 0
+    for c in cases:
+        scored = []
+        for s in c.measured[:pool]:
+            extra = w * signal(c, s.at) if signal is not None and c.one_line else 0.0
+            scored.append((-round(score_of(s.signals, WEIGHTS) + extra, 6), s.at))
+        at = [i for _, i in sorted(scored)]
+        one += bool(at) and at[0] in c.gold_at
+        five += any(i in c.gold_at for i in at[:5])
+    n = len(cases) or 1
+    return f"{100 * one / n:.1f} / {100 * five / n:.1f}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", action="append", required=True)
     ap.add_argument("--raw", action="append", required=True, help="one per --data")
     ap.add_argument("--text", default="full,title")
     ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--probe", action="store_true", help="score the signals of PROBES")
     args = ap.parse_args()
     sets: dict[str, list[Case]] = {}
     for data, raw in zip(args.data, args.raw, strict=True):
@@ -185,6 +279,8 @@ def main() -> int:
         b1, b5 = figures(cases, None)
         r1, r5 = figures(cases, WEIGHTS)
         print(f"| {repo} | {len(cases)} | {b1:.1f} / {b5:.1f} | {r1:.1f} / {r5:.1f} |")
+    if args.probe:
+        probe(sets)
     if args.grid:
         every = [c for cases in sets.values() for c in cases]
         best = tune(every)
