@@ -32,13 +32,13 @@ from cq.index.functions import (
     Asked,
     Candidate,
     Hit,
+    Scored,
     SignalWeights,
     asked,
     measured,
     ordered,
-    score_of,
 )
-from cq.index.query import _one_line, asked_words
+from cq.index.query import asked_words
 from cq.index.scopes import rg_scope_key
 from cq.index.units import Unit, file_units
 from cq.model.index_tuning import IndexTuning
@@ -49,12 +49,12 @@ from cq.rewrite.words import subwords
 class Case:
     """One saved report: its inputs to the rerank and the issue's gold functions."""
 
-    def __init__(self, row: dict, data: dict, text: str, trees: Path) -> None:
+    def __init__(self, row: dict, data: dict, text: str, trees: Path, pool: int) -> None:
         self.id, self.repo, self.gold = row["instance_id"], row["repo"], row["gold_functions"]
         section = next((s for s in data["sections"] if s["type"] == "functions"), None)
         self.candidates = [
             Candidate(file=f["file"], qualname=_qualname(f["name"], f["file"]), fused=f["score"])
-            for f in (section["functions"] if section else [])
+            for f in (section["functions"] if section else [])[:pool]
         ]
         self.hits = [
             Hit(
@@ -71,10 +71,10 @@ class Case:
         terms = tuple(rw.get("identifiers") or ()) + tuple(rw.get("literals") or ())
         self.question: Asked = asked(query, asked_words(query, terms, IndexTuning()))
         self.answer = _loc.report_answer(data)
-        self.one_line = _one_line(query)
         files = list(dict.fromkeys(f["file"] for f in data["findings"]))
         held = [_words(trees / self.id, c) for c in self.candidates]
-        self.measured = measured(self.candidates, self.question, self.hits, files, held)
+        sizes = [_lines(trees / self.id, c) for c in self.candidates]
+        self.measured = measured(self.candidates, self.question, self.hits, files, held, sizes)
         self.names = [f"{c.file}::{c.qualname}" for c in self.candidates]
         self.gold_at = {
             i for i, name in enumerate(self.names) if _loc.function_hit([name], self.gold)
@@ -109,17 +109,27 @@ def _words(tree: Path, c: Candidate) -> frozenset[str] | None:
     return words_of(u) if u is not None else None
 
 
+def _lines(tree: Path, c: Candidate) -> int:
+    u = _units(tree, c.file).get(c.qualname)
+    return len(u.text.splitlines()) if u is not None else 0
+
+
 def _qualname(name: str, file: str) -> str:
     return name[len(file) + 2 :] if name.startswith(file + "::") else name
 
 
-def load(data: str, raw: str, text: str, trees: Path = Path("/work/trees")) -> list[Case]:
+def load(
+    data: str, raw: str, text: str, trees: Path = Path("/work/trees"), pool: int = 0
+) -> list[Case]:
+    """The saved reports of ``data``'s issues with a gold function; ``pool``: the first
+    fused units reranked (0: ``IndexTuning.function_pool``, as a search does)."""
+    pool = pool or IndexTuning().function_pool
     cases = []
     for row in _loc.load_rows(data):
         path = Path(raw) / f"{row['instance_id']}.{text}.json.gz"
         if row.get("gold_functions") and path.is_file():
             data_ = json.loads(gzip.decompress(path.read_bytes()))
-            cases.append(Case(row, data_, text, trees))
+            cases.append(Case(row, data_, text, trees, pool))
     return cases
 
 
@@ -219,7 +229,7 @@ def probe(
     sets: dict[str, list[Case]], weights: tuple[float, ...] = (-0.2, -0.1, 0.1, 0.2, 0.4)
 ) -> None:
     """Hit@1 / Hit@5 of each set with one probe signal added, and with the rerank's pool cut
-    to its first 10/20/30/40 (the pool is what the reports list: save them listing 40)."""
+    to its first 10/20/30/40 (the pool: ``--pool``, at most what the reports list)."""
     print("\n| probe | weight | " + " | ".join(sets) + " |")
     print("|---|---|" + "---|" * len(sets))
     for pool in (10, 20, 30, 40):
@@ -227,20 +237,21 @@ def probe(
         print(f"| pool | {pool} | " + " | ".join(row) + " |")
     for name, signal in PROBES.items():
         for w in weights:
-            row = [_probed(cases, signal, w, 30) for cases in sets.values()]
+            row = [_probed(cases, signal, w, None) for cases in sets.values()]
             print(f"| {name} | {w} | " + " | ".join(row) + " |")
 
 
 def _probed(
-    cases: list[Case], signal: Callable[[Case, int], float] | None, w: float, pool: int
+    cases: list[Case], signal: Callable[[Case, int], float] | None, w: float, pool: int | None
 ) -> str:
     one = five = 0
     for c in cases:
-        scored = []
+        scored: list[Scored] = []
         for s in c.measured[:pool]:
-            extra = w * signal(c, s.at) if signal is not None and c.one_line else 0.0
-            scored.append((-round(score_of(s.signals, WEIGHTS) + extra, 6), s.at))
-        at = [i for _, i in sorted(scored)]
+            extra = w * signal(c, s.at) if signal is not None and c.question.one_line else 0.0
+            signals = {**s.signals, "fused": s.signals["fused"] + extra}
+            scored.append(msgspec.structs.replace(s, signals=signals))
+        at = [s.at for s in ordered(scored, WEIGHTS)]
         one += bool(at) and at[0] in c.gold_at
         five += any(i in c.gold_at for i in at[:5])
     n = len(cases) or 1
@@ -253,12 +264,13 @@ def main() -> int:
     ap.add_argument("--raw", action="append", required=True, help="one per --data")
     ap.add_argument("--text", default="full,title")
     ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--pool", type=int, default=0, help="fused units reranked (0: as cq)")
     ap.add_argument("--probe", action="store_true", help="score the signals of PROBES")
     args = ap.parse_args()
     sets: dict[str, list[Case]] = {}
     for data, raw in zip(args.data, args.raw, strict=True):
         for text in args.text.split(","):
-            sets[f"{Path(data).stem}/{text}"] = load(data, raw, text)
+            sets[f"{Path(data).stem}/{text}"] = load(data, raw, text, pool=args.pool)
     print("| set | n | saved Answer | saved fn Hit@1 / Hit@5 | reranked Hit@1 / Hit@5 | any |")
     print("|---|---|---|---|---|---|")
     for key, cases in sets.items():
