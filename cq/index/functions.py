@@ -227,15 +227,17 @@ def _sizes(sizes: Sequence[int] | None, n: int) -> list[float]:
     """Each candidate's length, ``log(1 + lines)`` over the longest's (0-1): a one-line
     question (an issue's title) names what goes wrong in a few words that many candidates hold
     alike, and a fix lands in a long function more often than in a short one. It orders the
-    Relevant Functions after the Answer, not the Answer: ``bench.studies.function_answer
-    --probe`` on the reports of ``SignalWeights`` (listing 40, the first 30 reordered), fn
-    Hit@1 / Hit@5 python_tuning sample 100 titles 27.2/47.8 -> 27.2/54.3 (weight 0.4 / 0.8 /
-    1.0: Hit@5 48.9 / 53.3 / 54.3; 1.2-1.6 as 1.0), swebench_lite_dev_tuning 22 titles 55/55
-    unchanged; rust_tuning sample 60 titles (not tuned on) 17.9/46.4 -> 17.9/51.8. Leave one
-    repository out over the python and lite-dev titles (each scored with the weight best on
-    the others): LOO_FIGURES. The Answer by it as well: python titles Hit@1 27.2 -> 23.9
-    (weight 0.8); on issue texts it lowers Hit@5 (python 75.0 -> 70.7 at 1.0), so it is 0
-    for them (``Asked.one_line``)."""
+    Relevant Functions after the Answer, not the Answer: ``python -m
+    bench.studies.function_answer --probe`` (its ``--data``/``--raw`` pairs: python_tuning
+    --sample 100, swebench_lite_dev_tuning 22 and rust_tuning --sample 60, reports saved
+    listing 40, the first ``function_pool`` reranked as a search does), fn Hit@1 / Hit@5 at
+    weight 0 -> 1.0: python titles 27.2/46.7 -> 27.2/54.3 (0.4 / 0.8: Hit@5 48.9 / 52.2; 1.2
+    as 1.0), lite-dev titles 55/55 unchanged; rust titles (not tuned on) 16.1/50.0 ->
+    16.1/51.8. Leave one repository out over the python and lite-dev titles (14 folds, each
+    scored with the weight best on the others): 1.0 chosen in every fold, held out 32.1/54.5
+    as in sample. The Answer by it as well (1.0): python titles Hit@1 27.2 -> 25.0, lite-dev
+    titles 55 -> 40; on issue texts it lowers both (python 46.7/73.9 -> 43.5/69.6), so it is
+    0 for them (``Asked.one_line``)."""
     if not sizes:
         return [0.0] * n
     top = math.log1p(max(sizes))
