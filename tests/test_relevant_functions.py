@@ -146,3 +146,43 @@ def test_test_code_is_not_the_answer_unless_the_question_is_about_tests() -> Non
     assert candidates[first.at].file == "mylib/resume.py"
     wanted = rerank(candidates, question, [], tests_wanted=True)[0]
     assert candidates[wanted.at].file == "tests/test_resume.py"
+
+
+def _cache_tree(tmp_path: Path) -> Path:
+    """Four short functions and one long one that say the same words once each."""
+
+    def short(name: str) -> str:
+        return (
+            f"def {name}(store, name):\n"
+            '    """Flush the cache entry of name."""\n'
+            "    return store.flush_cache(name)\n\n\n"
+        )
+
+    steps = "".join(f"    step{i} = store.step({i})\n" for i in range(40))
+    long = (
+        "def rebuild_all(store, name):\n"
+        '    """Flush the cache entry of name and rebuild."""\n'
+        f"{steps}    return store.flush_cache(name)\n\n\n"
+    )
+    cache = short("drop_one") + short("drop_two") + short("drop_three") + long + short("drop_four")
+    return write_tree(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/cache.py": cache})
+
+
+def test_after_a_titles_answer_a_long_function_comes_before_short_ones(tmp_path: Path) -> None:
+    """A one-line question's words fit many functions alike; a fix lands in a long one more
+    often, so it is listed right after the Answer. The Answer and a longer text's order are
+    by the words alone."""
+    root = _cache_tree(tmp_path)
+    title = run_cq("search", "cache entry flush is wrong", "--root", str(root), "--format", "json")
+    text = run_cq(
+        "search", "-", "--root", str(root), "--format", "json",
+        stdin="cache entry flush is wrong\n\nThe cache entry flush is wrong when I call it.\n",
+    )  # fmt: skip
+    assert title.returncode == 0 and text.returncode == 0, title.stderr + text.stderr
+    titled = [f["name"].split("::")[1] for f in _functions(title.json())]
+    texted = [f["name"].split("::")[1] for f in _functions(text.json())]
+    assert texted.index("rebuild_all") > 1  # by the words, short functions first
+    assert titled[0] == texted[0] != "rebuild_all"  # the Answer is the same
+    assert titled[1] == "rebuild_all"
+    answer = title.json()["findings"][title.json()["summary"]["primary"]]
+    assert answer["text"] == titled[0]

@@ -18,7 +18,9 @@ import argparse
 import functools
 import gzip
 import json
+import math
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -30,6 +32,7 @@ from cq.index.functions import (
     Asked,
     Candidate,
     Hit,
+    Scored,
     SignalWeights,
     asked,
     measured,
@@ -39,17 +42,19 @@ from cq.index.query import asked_words
 from cq.index.scopes import rg_scope_key
 from cq.index.units import Unit, file_units
 from cq.model.index_tuning import IndexTuning
+from cq.rewrite import stem
+from cq.rewrite.words import subwords
 
 
 class Case:
     """One saved report: its inputs to the rerank and the issue's gold functions."""
 
-    def __init__(self, row: dict, data: dict, text: str, trees: Path) -> None:
+    def __init__(self, row: dict, data: dict, text: str, trees: Path, pool: int) -> None:
         self.id, self.repo, self.gold = row["instance_id"], row["repo"], row["gold_functions"]
         section = next((s for s in data["sections"] if s["type"] == "functions"), None)
         self.candidates = [
             Candidate(file=f["file"], qualname=_qualname(f["name"], f["file"]), fused=f["score"])
-            for f in (section["functions"] if section else [])
+            for f in (section["functions"] if section else [])[:pool]
         ]
         self.hits = [
             Hit(
@@ -68,7 +73,8 @@ class Case:
         self.answer = _loc.report_answer(data)
         files = list(dict.fromkeys(f["file"] for f in data["findings"]))
         held = [_words(trees / self.id, c) for c in self.candidates]
-        self.measured = measured(self.candidates, self.question, self.hits, files, held)
+        sizes = [_lines(trees / self.id, c) for c in self.candidates]
+        self.measured = measured(self.candidates, self.question, self.hits, files, held, sizes)
         self.names = [f"{c.file}::{c.qualname}" for c in self.candidates]
         self.gold_at = {
             i for i, name in enumerate(self.names) if _loc.function_hit([name], self.gold)
@@ -103,17 +109,27 @@ def _words(tree: Path, c: Candidate) -> frozenset[str] | None:
     return words_of(u) if u is not None else None
 
 
+def _lines(tree: Path, c: Candidate) -> int:
+    u = _units(tree, c.file).get(c.qualname)
+    return len(u.text.splitlines()) if u is not None else 0
+
+
 def _qualname(name: str, file: str) -> str:
     return name[len(file) + 2 :] if name.startswith(file + "::") else name
 
 
-def load(data: str, raw: str, text: str, trees: Path = Path("/work/trees")) -> list[Case]:
+def load(
+    data: str, raw: str, text: str, trees: Path = Path("/work/trees"), pool: int = 0
+) -> list[Case]:
+    """The saved reports of ``data``'s issues with a gold function; ``pool``: the first
+    fused units reranked (0: ``IndexTuning.function_pool``, as a search does)."""
+    pool = pool or IndexTuning().function_pool
     cases = []
     for row in _loc.load_rows(data):
         path = Path(raw) / f"{row['instance_id']}.{text}.json.gz"
         if row.get("gold_functions") and path.is_file():
             data_ = json.loads(gzip.decompress(path.read_bytes()))
-            cases.append(Case(row, data_, text, trees))
+            cases.append(Case(row, data_, text, trees, pool))
     return cases
 
 
@@ -131,6 +147,7 @@ GRID = {
     "test": (0.0, -0.1, -0.3, -1.0),
     "file": (0.0, 0.1, 0.2, 0.4, 0.8),
     "covers": (0.0, 0.2, 0.4, 0.8, 1.6),
+    "size": (0.0, 0.4, 0.8, 1.0, 1.6),
 }
 
 
@@ -154,17 +171,107 @@ def objective(cases: list[Case], weights: SignalWeights) -> float:
     return one + five
 
 
+def _name_parts(c: Case, at: int) -> frozenset[str]:
+    name = c.candidates[at].qualname.replace("::", ".").rsplit(".", 1)[-1]
+    return frozenset(stem(p) for p in subwords(name) if len(p) > 1 and not p.isdigit())
+
+
+def _named_all(c: Case, at: int) -> float:
+    """1 when every word of the function's name is asked ("buckets created": create_bucket)."""
+    parts = _name_parts(c, at)
+    return float(bool(parts) and parts <= c.question.stems.keys())
+
+
+def _named_share(c: Case, at: int) -> float:
+    parts = _name_parts(c, at)
+    return len(parts & c.question.stems.keys()) / len(parts) if parts else 0.0
+
+
+def _named_rare(c: Case, at: int) -> float:
+    """The asked share of the name's words, each weighted by how few of the pool's names
+    hold it (a word every candidate's name says tells nothing)."""
+    names = [_name_parts(c, i) for i in range(len(c.candidates))]
+    n = len(names)
+    idf = {w: math.log((n + 1) / (sum(w in p for p in names) + 0.5)) for w in names[at]}
+    total = sum(idf.values())
+    return sum(v for w, v in idf.items() if w in c.question.stems) / total if total else 0.0
+
+
+def _defined(c: Case, at: int) -> float:
+    """1 when rg found the function's own definition by its name."""
+    cand = c.candidates[at]
+    name = cand.qualname.replace("::", ".").rsplit(".", 1)[-1]
+    return float(
+        any(
+            h.category == "definition"
+            and (h.file, h.scope, h.text) == (cand.file, cand.qualname, name)
+            for h in c.hits
+        )
+    )
+
+
+def _private(c: Case, at: int) -> float:
+    name = c.candidates[at].qualname.replace("::", ".").rsplit(".", 1)[-1]
+    return float(name.startswith("_") and not name.startswith("__"))
+
+
+# Candidate signals for short questions (issue titles), each added to the shipped score of a
+# one-line question's candidates at the weights of ``--probe`` (the results note has them).
+PROBES: dict[str, Callable[[Case, int], float]] = {
+    "named-all": _named_all,
+    "named-share": _named_share,
+    "named-rare": _named_rare,
+    "defined": _defined,
+    "private": _private,
+}
+
+
+def probe(
+    sets: dict[str, list[Case]], weights: tuple[float, ...] = (-0.2, -0.1, 0.1, 0.2, 0.4)
+) -> None:
+    """Hit@1 / Hit@5 of each set with one probe signal added, and with the rerank's pool cut
+    to its first 10/20/30/40 (the pool: ``--pool``, at most what the reports list)."""
+    print("\n| probe | weight | " + " | ".join(sets) + " |")
+    print("|---|---|" + "---|" * len(sets))
+    for pool in (10, 20, 30, 40):
+        row = [_probed(cases, None, 0.0, pool) for cases in sets.values()]
+        print(f"| pool | {pool} | " + " | ".join(row) + " |")
+    for name, signal in PROBES.items():
+        for w in weights:
+            row = [_probed(cases, signal, w, None) for cases in sets.values()]
+            print(f"| {name} | {w} | " + " | ".join(row) + " |")
+
+
+def _probed(
+    cases: list[Case], signal: Callable[[Case, int], float] | None, w: float, pool: int | None
+) -> str:
+    one = five = 0
+    for c in cases:
+        scored: list[Scored] = []
+        for s in c.measured[:pool]:
+            extra = w * signal(c, s.at) if signal is not None and c.question.one_line else 0.0
+            signals = {**s.signals, "fused": s.signals["fused"] + extra}
+            scored.append(msgspec.structs.replace(s, signals=signals))
+        at = [s.at for s in ordered(scored, WEIGHTS)]
+        one += bool(at) and at[0] in c.gold_at
+        five += any(i in c.gold_at for i in at[:5])
+    n = len(cases) or 1
+    return f"{100 * one / n:.1f} / {100 * five / n:.1f}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", action="append", required=True)
     ap.add_argument("--raw", action="append", required=True, help="one per --data")
     ap.add_argument("--text", default="full,title")
     ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--pool", type=int, default=0, help="fused units reranked (0: as cq)")
+    ap.add_argument("--probe", action="store_true", help="score the signals of PROBES")
     args = ap.parse_args()
     sets: dict[str, list[Case]] = {}
     for data, raw in zip(args.data, args.raw, strict=True):
         for text in args.text.split(","):
-            sets[f"{Path(data).stem}/{text}"] = load(data, raw, text)
+            sets[f"{Path(data).stem}/{text}"] = load(data, raw, text, pool=args.pool)
     print("| set | n | saved Answer | saved fn Hit@1 / Hit@5 | reranked Hit@1 / Hit@5 | any |")
     print("|---|---|---|---|---|---|")
     for key, cases in sets.items():
@@ -185,6 +292,8 @@ def main() -> int:
         b1, b5 = figures(cases, None)
         r1, r5 = figures(cases, WEIGHTS)
         print(f"| {repo} | {len(cases)} | {b1:.1f} / {b5:.1f} | {r1:.1f} / {r5:.1f} |")
+    if args.probe:
+        probe(sets)
     if args.grid:
         every = [c for cases in sets.values() for c in cases]
         best = tune(every)

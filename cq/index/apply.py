@@ -106,6 +106,7 @@ def fuse_findings(
         [v.file for v in votes],
         question,
         lines.reader.words,
+        lines.reader.lines,
         tests_wanted=tests_wanted,
     )[: numbers.functions]
     first = units[0].vote if units else None

@@ -68,6 +68,11 @@ class UnitReader:
         u = self.units(vote.file).get(vote.qualname)
         return self._words(vote.file, u) if u is not None else None
 
+    def lines(self, vote: UnitVote) -> int:
+        """A Relevant Function's length in lines (``functions._sizes``); 0: not found."""
+        u = self.units(vote.file).get(vote.qualname)
+        return len(u.text.splitlines()) if u is not None else 0
+
     def functions(self, path: str) -> list[frozenset[str]]:
         """The words of each function of the file (``files_by_coverage``)."""
         return [self._words(path, u) for u in functions_of(self.units(path))]

@@ -120,7 +120,7 @@ def ask(
     py = [p for p in paths if is_python_module(p)]
     rs = [p for p in paths if is_rust(p)]
     rust = len(rs) * 2 > len(paths)
-    one_line = _one_line(text)
+    one_line = is_one_line(text)
     if words is None:
         words = asked_words(text, terms, tuning)
     hits = msgspec.structs.replace(search_index(index, words, tuning), one_line=one_line)
@@ -156,14 +156,14 @@ def asked_words(text: str, terms: tuple[str, ...], tuning: IndexTuning) -> dict[
     only, without the auxiliary "is" after its question word, with their base forms and
     abbreviations (``with_base_forms``)."""
     text = without_environment(text)
-    if not _one_line(text):
+    if not is_one_line(text):
         return query_words(text, terms, tuning.max_words, tuning.title_weight)
     # the terms drown a short question's words (the module docstring)
     words = query_words(_without_auxiliary(text), (), tuning.max_words, tuning.title_weight)
     return with_base_forms(words, tuning.base_form_weight)  # "rendered": the code says render
 
 
-def _one_line(text: str) -> bool:
+def is_one_line(text: str) -> bool:
     return len([ln for ln in text.splitlines() if ln.strip()]) < 2
 
 
