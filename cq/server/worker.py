@@ -38,7 +38,7 @@ def main() -> None:
     control = Channel(socket.socket(fileno=int(sys.argv[1])))
     searching = threading.Event()
     from cq.cli import build_parser
-    from cq.server.warm import warm_process
+    from cq.server.warm import warm_between, warm_process
 
     warm_process(searching)
     build_parser()  # imports the option table and every subcommand's parser
@@ -55,6 +55,7 @@ def main() -> None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         control.send({"kind": "done"})
+        warm_between(searching)
 
 
 def _serve(search: Search, fds: list[int]) -> None:
