@@ -127,6 +127,7 @@ class _RgRun:
         # The file of the last match event (rg's path text, relative path, language): its
         # next lines skip the path and scope work (an audit search has 36,000 match events).
         self._file: tuple[str | None, str, Language] = (None, "", "python")
+        self._attributed: dict[str, tuple[int, ...]] = {}  # match text -> its patterns
 
     def execute(self) -> None:
         argv = build_rg_argv(self.request, self.patterns, self.sort)
@@ -247,17 +248,21 @@ class _RgRun:
             )
 
     def _attribute(self, text: str) -> tuple[int, ...]:
-        """Which patterns produced this match text (the one pattern when there is only one)."""
+        """Which patterns produced this match text (the one pattern when there is only one);
+        worked out once per distinct text (a question's 35,000 matches share a few hundred)."""
         if len(self.patterns) == 1:
             return (0,)
-        fold = self.request.ignore_case
-        key = text.casefold() if fold else text
-        hits = tuple(
-            i
-            for i, p in enumerate(self.patterns)
-            if p.kind == "regex" or (p.text.casefold() if fold else p.text) == key
-        )
-        return hits or tuple(range(len(self.patterns)))
+        hits = self._attributed.get(text)
+        if hits is None:
+            fold = self.request.ignore_case
+            key = text.casefold() if fold else text
+            hits = tuple(
+                i
+                for i, p in enumerate(self.patterns)
+                if p.kind == "regex" or (p.text.casefold() if fold else p.text) == key
+            ) or tuple(range(len(self.patterns)))
+            self._attributed[text] = hits
+        return hits
 
     def result(self) -> Candidates:
         overall = SearchStats(

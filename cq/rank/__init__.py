@@ -176,6 +176,7 @@ class _Scorer:
         self.boost = ctx.weights.evidence if is_rewritten(ctx.patterns) else ctx.weights.coverage
         self.filenames: dict[str, float] = {}
         self.depths: dict[str | None, int] = {}
+        self.terms: dict[tuple[str, tuple[int, ...]], float] = {}  # (file, patterns) -> terms
         self.parts: dict[tuple[object, ...], ScoreBreakdown] = {}
         self.totals: dict[tuple[object, ...], float] = {}
 
@@ -187,7 +188,11 @@ class _Scorer:
         depth = self.depths.get(f.containing_scope)
         if depth is None:
             depth = self.depths[f.containing_scope] = nesting_depth(f.containing_scope)
-        terms = terms_multiplier(f, ctx.patterns, self.signal.get(f.file, 0.0), self.boost)
+        terms = self.terms.get((f.file, f.patterns))
+        if terms is None:
+            signal = self.signal.get(f.file, 0.0)
+            terms = terms_multiplier(f, ctx.patterns, signal, self.boost)
+            self.terms[(f.file, f.patterns)] = terms
         if self.dotted is not None:
             exact = dotted_factor(f, self.dotted, ctx.weights)
         elif ctx.called:  # a callers question: its function's definition and calls

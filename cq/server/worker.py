@@ -38,7 +38,7 @@ def main() -> None:
     control = Channel(socket.socket(fileno=int(sys.argv[1])))
     searching = threading.Event()
     from cq.cli import build_parser
-    from cq.server.warm import warm_process
+    from cq.server.warm import warm_between, warm_process
 
     warm_process(searching)
     build_parser()  # imports the option table and every subcommand's parser
@@ -56,6 +56,7 @@ def main() -> None:
                     os.close(fd)
         control.send({"kind": "done"})
         _start_embedding_builds()
+        warm_between(searching)
 
 
 def _start_embedding_builds() -> None:
