@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -39,7 +38,7 @@ from cq.model import (
     Tally,
     Telemetry,
 )
-from cq.model.dense import DenseRanks
+from cq.model.dense import DenseRanker
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.progress import Progress, timed
@@ -256,7 +255,7 @@ def _category(text: str, category: Category) -> Category:
     return category
 
 
-def _dense(root: str, text: str, tuning: Tuning) -> Callable[[list[str]], DenseRanks | None] | None:
+def _dense(root: str, text: str, tuning: Tuning) -> DenseRanker | None:
     """The optional dense signal's ranker (``cq/embed``), None unless ``[embed] enabled``:
     nothing of it is imported then."""
     if not tuning.embed.enabled:

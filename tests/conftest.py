@@ -25,6 +25,22 @@ class CqRun:
         return json.loads(self.stdout)
 
 
+# A tree of upload modules for the index tests: one question about them, many files saying it.
+UPLOAD_MODULE = '''"""Uploads of module {i}."""
+
+
+class UploadHandler{i}:
+    """Receive the chunks of an upload and store them."""
+
+    def receive_chunk(self, chunk):
+        return chunk
+
+    def file_complete(self, size):
+        return size
+'''
+UPLOAD_QUESTION = "where are the chunks of an upload received?"
+
+
 def run_cq(
     *args: str,
     cwd: Path | None = None,

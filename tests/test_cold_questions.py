@@ -10,23 +10,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from conftest import UPLOAD_MODULE as MODULE
+from conftest import UPLOAD_QUESTION as QUESTION
 from conftest import run_cq, write_tree
 
 from cq.rewrite.vocabulary import load_vocabulary
 
-MODULE = '''"""Uploads of module {i}."""
-
-
-class UploadHandler{i}:
-    """Receive the chunks of an upload and store them."""
-
-    def receive_chunk(self, chunk):
-        return chunk
-
-    def file_complete(self, size):
-        return size
-'''
-QUESTION = "where are the chunks of an upload received?"
 BUILDING = "is being built"
 
 

@@ -9,21 +9,9 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import UPLOAD_MODULE as MODULE
+from conftest import UPLOAD_QUESTION as QUESTION
 from conftest import run_cq, write_tree
-
-MODULE = '''"""Uploads of module {i}."""
-
-
-class UploadHandler{i}:
-    """Receive the chunks of an upload and store them."""
-
-    def receive_chunk(self, chunk):
-        return chunk
-
-    def file_complete(self, size):
-        return size
-'''
-QUESTION = "where are the chunks of an upload received?"
 
 
 def _index(repo: Path, cache: Path, *extra: str) -> dict[str, str]:

@@ -26,6 +26,7 @@ from pathlib import Path
 import msgspec
 
 from bench import _loc
+from bench.studies.index_fusion import units_by_name
 from cq.index.coverage import words_of
 from cq.index.functions import (
     WEIGHTS,
@@ -40,7 +41,7 @@ from cq.index.functions import (
 )
 from cq.index.query import asked_words
 from cq.index.scopes import rg_scope_key
-from cq.index.units import Unit, file_units
+from cq.index.units import Unit
 from cq.model.index_tuning import IndexTuning
 from cq.rewrite import stem
 from cq.rewrite.words import subwords
@@ -94,14 +95,7 @@ class Case:
 
 @functools.lru_cache(maxsize=8192)
 def _units(tree: Path, path: str) -> dict[str, Unit]:
-    try:
-        text = (tree / path).read_text(errors="replace")
-    except OSError:
-        return {}
-    found: dict[str, Unit] = {}
-    for u in file_units(text, "rust" if path.endswith(".rs") else "python"):
-        found.setdefault(u.qualname, u)
-    return found
+    return units_by_name(tree, path)
 
 
 def _words(tree: Path, c: Candidate) -> frozenset[str] | None:

@@ -38,9 +38,23 @@ from cq.index.query import IndexHits, ask, asked_words
 from cq.index.scopes import rg_scope_key
 from cq.index.units import Unit, file_units
 from cq.model.index_tuning import PYTHON_FUSION, Fusion, IndexTuning
+from cq.model.language import language_of
 from cq.model.ranking import DEFAULT_ROLE_MULTIPLIERS
 
 _lock = threading.Lock()
+
+
+def units_by_name(tree: Path, path: str) -> dict[str, Unit]:
+    """The index's units of ``tree/path`` by qualified name (the first of a name); none when
+    the file cannot be read."""
+    try:
+        text = (tree / path).read_text(errors="replace")
+    except OSError:
+        return {}
+    found: dict[str, Unit] = {}
+    for u in file_units(text, language_of(path) or "python"):
+        found.setdefault(u.qualname, u)
+    return found
 
 
 class Signals(msgspec.Struct):
@@ -144,14 +158,7 @@ class Reread:
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 (one per bench run)
     def _units(self, issue: str, path: str) -> dict[str, Unit]:
-        try:
-            text = (self.trees / issue / path).read_text(errors="replace")
-        except OSError:
-            return {}
-        found: dict[str, Unit] = {}
-        for u in file_units(text, "rust" if path.endswith(".rs") else "python"):
-            found.setdefault(u.qualname, u)
-        return found
+        return units_by_name(self.trees / issue, path)
 
 
 REREAD: Reread | None = None  # set by main(); None: files and functions as fused (--no-reread)

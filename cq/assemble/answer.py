@@ -59,7 +59,7 @@ def decide_answer(result: SearchResult) -> Answer:
         )
     if asks_callers_of(result, f):
         return _unresolved_callers(findings, primary, target)
-    first = _first_function(result, f)
+    first = _answered_function(result, f)
     return Answer(
         kind="definition",
         finding=primary,
@@ -129,7 +129,7 @@ def _resolved_uses(target: TargetCounts | None) -> TargetCounts | None:
     return None
 
 
-def _first_function(result: SearchResult, f: Finding) -> RelevantFunction | None:
+def _answered_function(result: SearchResult, f: Finding) -> RelevantFunction | None:
     """The first Relevant Function when the Answer ``f`` is its definition: what found it
     (``signals``) and why it answers (``evidence``: cq/index/functions.py)."""
     for section in result.sections:

@@ -12,19 +12,16 @@ the search, in a process of its own.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cq.model.dense import DenseRanks
+from cq.model.dense import DenseRanker, DenseRanks
 from cq.model.embed_tuning import EmbedTuning
 
 CONTAINERS = frozenset({"module", "class", "struct", "enum", "trait", "impl", "mod"})
 
 
-def dense_ranker(
-    root: str, query: str, tuning: EmbedTuning
-) -> Callable[[list[str]], DenseRanks | None] | None:
+def dense_ranker(root: str, query: str, tuning: EmbedTuning) -> DenseRanker | None:
     """What ranks a search's first files by the embeddings, or None when the signal is off
     or cannot be had (see the module docstring). Imports the extra only when on."""
     if not tuning.enabled:

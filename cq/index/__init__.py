@@ -42,7 +42,7 @@ from cq.model import (
     SearchRequest,
     Telemetry,
 )
-from cq.model.dense import DenseRanks
+from cq.model.dense import DenseRanker
 from cq.model.tuning import Tuning
 from cq.parse import Corpus, Listing
 from cq.rank import called_names
@@ -152,7 +152,7 @@ class IndexRun:
         ranked: list[Finding],
         corpus: Corpus,
         focus: Focus,
-        dense: Callable[[list[str]], DenseRanks | None] | None = None,
+        dense: DenseRanker | None = None,
     ) -> IndexFusion:
         """Fuse the index into the rewritten search's ``ranked`` findings (``focus``: the
         search's, as ranked). The lines of files it shows come from the search's ``corpus``;

@@ -9,7 +9,6 @@ Relevant Functions. Rank order inside a file is rg's.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -24,7 +23,7 @@ from cq.index.query import IndexHit, IndexHits
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
 from cq.model import Finding, RelevantFunction, ScoreBreakdown
-from cq.model.dense import DenseRanks
+from cq.model.dense import DenseRanker
 from cq.model.language import is_rust
 from cq.model.tuning import Tuning
 from cq.parse import Corpus, split_lines
@@ -43,7 +42,7 @@ def fuse_findings(
     *,
     query: str = "",
     tests_wanted: bool = False,
-    dense: Callable[[list[str]], DenseRanks | None] | None = None,
+    dense: DenseRanker | None = None,
 ) -> tuple[list[Finding], tuple[RelevantFunction, ...]]:
     """The findings in fused order and the Relevant Functions (``tests_wanted``: the search's
     focus is tests, so test files keep their fused rank), the fused units reordered by what

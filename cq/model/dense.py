@@ -3,6 +3,8 @@ files and of their code units (``cq/embed`` computes it, ``cq/index/dense.py`` f
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 
 
@@ -12,3 +14,8 @@ class DenseRanks(msgspec.Struct, frozen=True, kw_only=True):
 
     files: list[str]
     units: list[tuple[str, str, str, int]]
+
+
+# Ranks a search's first fused files (their paths, best first) by the embeddings; None when
+# nothing is stored for them.
+DenseRanker = Callable[[list[str]], DenseRanks | None]
