@@ -186,3 +186,56 @@ def test_after_a_titles_answer_a_long_function_comes_before_short_ones(tmp_path:
     assert titled[1] == "rebuild_all"
     answer = title.json()["findings"][title.json()["summary"]["primary"]]
     assert answer["text"] == titled[0]
+
+
+LAYERS = '''"""Network layers."""
+
+
+class Block:
+    """A residual block of two convolutions and a norm, with its own conv weights."""
+
+    def __init__(self, channels, norm="batch"):
+        self.conv_first = channels
+        self.conv_second = channels
+        self.norm_kind = norm
+
+    def forward(self, x):
+        return self.conv_second + self.conv_first + x
+
+
+class Pyramid:
+    """Pooling at several scales."""
+
+    def __init__(self, scales):
+        self.up_modules = []
+        for scale in scales:
+            self.up_modules.append(scale)
+
+    def forward(self, x):
+        return [m + x for m in self.up_modules]
+
+
+class Network:
+    """The whole network: conv blocks, a pyramid and norm layers, each block's conv channels
+    set by the network's conv channel list and the norm by the network's norm."""
+
+    def __init__(self, channels, norm="batch", conv=3):
+        self.blocks = [Block(c, norm) for c in channels]
+        self.conv = conv
+        self.norm = norm
+        self.pyramid = Pyramid([1, 2, 4])
+'''
+
+
+def test_each_python_method_of_one_name_is_its_own_relevant_function(tmp_path: Path) -> None:
+    """Three classes of a module each define ``__init__``: they are three places to fix, and
+    the one that holds what the question asks about (``up_modules``) is listed by its own
+    name, not folded behind the best-fused constructor."""
+    root = write_tree(tmp_path / "repo", {"net/layers.py": LAYERS})
+    question = "Missing up_modules in Network when scripted"
+    run = run_cq("search", question, "--root", str(root), "--format", "json")
+    assert run.returncode == 0, run.stderr
+    names = [f["name"] for f in _functions(run.json())]
+    assert names[0] == "net/layers.py::Pyramid.__init__", names
+    assert "net/layers.py::Network.__init__" in names, names
+    assert all(not f["namesakes"] for f in _functions(run.json())), names
