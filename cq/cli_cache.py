@@ -64,7 +64,7 @@ def run_cache_command(args: argparse.Namespace) -> int:
         return 0
     found = footprint.scan(directory)
     database = sizes.file_bytes + sizes.wal_bytes
-    print(f"cache dir: {directory} (bound {_mb(total)}, used {_mb(database + found.total)})")
+    print(f"cache dir: {directory} (bound {_mb(total)}); cache used {_mb(database + found.total)}")
     for namespace, (entries, size) in store.info().items():
         print(f"{namespace}: {entries} entries, {_mb(size)}")
     print(
