@@ -19,8 +19,8 @@ def add_cache_parser(sub: argparse._SubParsersAction) -> None:
         "(least recently used first). info: sizes per kind, per indexed root and per "
         "embedding model; prune: bring it under the bound now; clear: delete every cache "
         "kind (database, indexes, vectors). Embedding models (cq embed fetch) and agent "
-        "install records are yours, not cache: shown apart, never pruned or cleared; nor is "
-        "any file cq did not write.",
+        "install records are yours, not cache: shown apart, never pruned or cleared, as no "
+        "file cq did not write is.",
     )
     p.add_argument("action", choices=("info", "prune", "clear"))
 

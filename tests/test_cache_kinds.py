@@ -210,6 +210,26 @@ def test_prune_removes_vectors_over_the_bound(_isolated_cache: Path) -> None:
     assert not store.exists()
 
 
+def test_vectors_a_build_is_writing_are_kept_and_said(_isolated_cache: Path) -> None:
+    """A build holds its root's lock while it writes (``cq.embed.build``'s own lock, held
+    here): clear and prune leave its store alone, so its work does not go on into removed
+    files; once it is done, clear removes it."""
+    from cq.embed.build import _root_lock
+
+    store = _vectors(800)
+    with _root_lock(MODEL, "/some/root") as held:
+        assert held
+        pruned = run_cq("cache", "prune", env={"CQ_CACHE_MAX_MB": "1"})
+        assert "0 embedding vector stores removed" in pruned.stdout and store_path(MODEL).exists()
+        info = run_cq("cache", "info")
+        assert f"  {MODEL} (a build is writing it): " in info.stdout
+        cleared = run_cq("cache", "clear")
+        assert cleared.returncode == 0 and store_path(MODEL).exists()
+        assert cleared.stdout.endswith(f"; kept the vectors of {MODEL} (a build is writing them)\n")
+    cleared = run_cq("cache", "clear")
+    assert "1 embedding vector store" in cleared.stdout and not store.exists()
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="the server is Linux only")
 def test_a_running_server_answers_the_same_after_clear_and_keeps_no_removed_file(
     tmp_path: Path, _isolated_cache: Path
