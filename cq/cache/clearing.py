@@ -2,11 +2,12 @@
 
 A user clears the cache to take its room back or to start afresh, so every kind goes: the
 database (never opened, so a damaged one goes too: ``place.remove_files``), every repository
-index, every embedding vector store and the Pyrefly scratch no live server uses. Not the
-user's own things that share the dir (embedding models, ``cq agent install``'s records), and
-nothing cq did not name: ``CQ_CACHE_DIR`` may be a directory holding other files, so only the
-names of ``place.py``'s layout are removed, links are never followed, and a directory is
-removed only once it is empty.
+index, every embedding vector store and the Pyrefly scratch untouched for a day (a live
+Pyrefly server's view is in use: it goes with its server). Not the user's own things that
+share the dir (embedding models, ``cq agent install``'s records), and nothing cq did not
+name: ``CQ_CACHE_DIR`` may be a directory holding other files, so only the names of
+``place.py``'s layout are removed, links are never followed, an index directory (named by
+its root's hash) goes whole and any other directory only once it is empty.
 
 What may be running meanwhile: a search or the per-user server's search processes, which
 hold the database open (``Store`` notices its file was removed at its next use and opens a
