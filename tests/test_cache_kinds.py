@@ -112,6 +112,21 @@ def _model(cache: Path, name: str) -> Path:
     )
 
 
+def test_the_layout_cq_cache_knows_is_where_its_owners_write(_isolated_cache: Path) -> None:
+    """``cq cache`` finds each kind by ``cq.cache.place``'s names; the modules that write
+    them must agree, or a kind would go uncounted and uncleared."""
+    from cq.cache import footprint, place
+    from cq.embed.models import model_dir
+    from cq.index.location import index_dir
+
+    index = index_dir(Path("/some/root"))
+    assert index.parent.parent == _isolated_cache / place.INDEXES
+    assert footprint.is_root_name(index.name)
+    embed = _isolated_cache / place.EMBED
+    assert store_path(MODEL) == embed / MODEL.replace("/", "--") / place.VECTORS
+    assert model_dir(MODEL).parent == embed / place.MODELS
+
+
 def test_info_lists_the_vectors_per_model_and_the_models_apart(
     tmp_path: Path, _isolated_cache: Path
 ) -> None:
