@@ -49,7 +49,8 @@ def database_share(total: int) -> int:
 
 
 def others_share(total: int) -> int:
-    """The repository indexes' and Pyrefly scratch's part (``footprint.py``)."""
+    """The part the repository indexes, embedding vectors and Pyrefly's scratch share
+    (``footprint.py``)."""
     return total - database_share(total)
 
 

@@ -1,8 +1,11 @@
-"""Where the cache lives, what bounds it, and removing its database without opening it.
+"""Where the cache lives, what bounds it, its layout, and removing its database unopened.
 
-``CQ_CACHE_DIR`` else the user cache dir; ``CQ_CACHE_MAX_MB`` the bound of the whole dir
-(``bound.database_share`` and ``others_share`` split it). Imports nothing else of cq but the
-cache's own ``faults`` and ``schema``.
+``CQ_CACHE_DIR`` else the user cache dir; ``CQ_CACHE_MAX_MB`` the bound of its cache kinds
+(``bound.database_share`` and ``others_share`` split it). The layout below is every name cq
+gives a thing in that dir: the database (``schema.py``), the repository indexes, Pyrefly's
+scratch, the embedding vectors (cache, bounded, cleared), and the embedding models and agent
+install records (the user's, never removed by ``cq cache``). Imports nothing else of cq but
+the cache's own ``faults`` and ``schema``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,13 @@ from cq.cache import faults, schema
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 
+INDEXES = "index"  # index/v<schema>/<root hash>/ (cq.index.location)
+SCRATCH = "pyrefly-tmp"  # Pyrefly's views and empty PATH (cq.semantic)
+EMBED = "embed"  # embed/<model>/vectors.sqlite (cq.embed.store) ...
+MODELS = "models"  # ... and embed/models/<model>/ (cq embed fetch: not cache)
+VECTORS = "vectors.sqlite"
+AGENT = "agent"  # agent/manifest-*.json (cq agent install: not cache)
+
 
 def cache_dir() -> Path:
     """``CQ_CACHE_DIR``, else ``$XDG_CACHE_HOME/cq``, else ``~/.cache/cq``."""
@@ -23,6 +33,11 @@ def cache_dir() -> Path:
         return Path(explicit)
     xdg = os.environ.get("XDG_CACHE_HOME")
     return Path(xdg) / "cq" if xdg else Path.home() / ".cache" / "cq"
+
+
+def vectors_path(model: str) -> Path:
+    """The vector store of embedding model ``model`` (``owner/name``)."""
+    return cache_dir() / EMBED / model.replace("/", "--") / VECTORS
 
 
 def max_bytes_from_env() -> int:

@@ -64,6 +64,9 @@ def _guarded(default: Callable[[], Any]) -> Callable[[_F], _F]:
         @wraps(method)
         def run(self: Store, *args: Any, **kwargs: Any) -> Any:
             with self._lock:
+                if self._db is not None and self._replaced():
+                    self._close()  # ``cq cache clear`` (or a user) removed the files
+                    self._open()
                 if self._db is None:
                     return default()
                 try:
@@ -138,6 +141,15 @@ class Store:
         self._page_size = db.execute("PRAGMA page_size").fetchone()[0]
         self._inode = os.stat(self.path).st_ino
         return db
+
+    def _replaced(self) -> bool:
+        """Whether the file at ``path`` is no longer the one open: a long-lived process
+        would go on reading and writing an unlinked file that no other cq sees, its disk
+        space held until the process ends. One stat per operation."""
+        try:
+            return os.stat(self.path).st_ino != self._inode
+        except OSError:
+            return True
 
     def _fault(self, exc: BaseException) -> None:
         """After a failed operation: roll back, then set a corrupt file aside or turn off."""

