@@ -27,7 +27,7 @@ are checked as ``answer_hits.py`` checks them (``_loc.function_hit``); a line ma
 has a wrong Answer and a right function among the first 5.
 
     CQ_LLM=off python -m bench.studies.question_answers \
-        [--questions bench/data/questions-blind.jsonl]
+        [--questions bench/data/questions-blind.jsonl] [--cq-checkout DIR]
 """
 
 from __future__ import annotations
@@ -40,19 +40,21 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench import _loc
-from bench.studies.answer_hits import answer_key
+from bench._loc import answer_key
 
-QUESTIONS = Path(__file__).parent / "data" / "questions.jsonl"
+QUESTIONS = Path(__file__).parents[1] / "data" / "questions.jsonl"
 
 
-def ask(row: dict, trees: Path) -> tuple[str, list[str]] | None:
+def ask(row: dict, trees: Path, checkout: str | None = None) -> tuple[str, list[str]] | None:
     """(the Answer's ``path::Scope.name``, the Relevant Functions' in order), empty when
     none."""
     tree = trees / row["tree"]
     if not tree.is_dir():
         return None
     argv = [sys.executable, "-m", "cq", "search", row["question"], "--format", "json"]
-    proc = subprocess.run([*argv, "--root", str(tree)], capture_output=True, check=False)
+    proc = subprocess.run(
+        [*argv, "--root", str(tree)], capture_output=True, check=False, cwd=checkout
+    )
     if not proc.stdout:
         return ("", [])
     data = json.loads(proc.stdout)
@@ -68,11 +70,12 @@ def main() -> int:
     ap.add_argument("--questions", default=str(QUESTIONS))
     ap.add_argument("--trees", default="/work/eval-trees")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--cq-checkout", help="measure the cq package of this source tree (runs in it)")
     args = ap.parse_args()
     rows = [json.loads(ln) for ln in Path(args.questions).read_text().splitlines() if ln]
     trees = Path(args.trees)
     with ThreadPoolExecutor(args.jobs) as pool:
-        got = list(pool.map(lambda r: ask(r, trees), rows))
+        got = list(pool.map(lambda r: ask(r, trees, args.cq_checkout), rows))
     asked = answered = first_hit = five_hit = 0
     for row, result in zip(rows, got, strict=True):
         if result is None:
