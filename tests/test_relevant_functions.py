@@ -239,3 +239,46 @@ def test_each_python_method_of_one_name_is_its_own_relevant_function(tmp_path: P
     assert names[0] == "net/layers.py::Pyramid.__init__", names
     assert "net/layers.py::Network.__init__" in names, names
     assert all(not f["namesakes"] for f in _functions(run.json())), names
+
+
+GRAMMAR = '''"""Sequence grammar: matching elements in sequence."""
+
+
+class Sequence:
+    """Match a sequence of elements; dropped elements end the sequence matching."""
+
+    def match(self, elements, context):
+        """Match the elements in sequence; count dropped elements of the sequence."""
+        matched = [e for e in elements if e in context]
+        dropped = [e for e in elements if e not in context]
+        return matched, dropped
+'''
+HELPERS = '''"""Parser helpers."""
+
+
+def check_still_complete(before, after):
+    """Check that a parse kept every segment."""
+    if len(before) != len(after):
+        raise RuntimeError(
+            "Dropped elements in sequence matching! {!r} != {!r}".format(before, after)
+        )
+    return True
+'''
+
+
+def test_the_function_that_prints_a_quoted_message_answers(tmp_path: Path) -> None:
+    """A title that quotes what the program printed is answered by the function printing
+    it, not by the one whose text says the message's words most often."""
+    root = write_tree(
+        tmp_path / "repo",
+        {"parser/grammar.py": GRAMMAR, "parser/helpers.py": HELPERS},
+    )
+    title = '"Dropped elements in sequence matching" when a statement ends twice'
+    run = run_cq("search", title, "--root", str(root), "--format", "json")
+    assert run.returncode == 0, run.stderr
+    data = run.json()
+    first = _functions(data)[0]
+    assert first["name"] == "parser/helpers.py::check_still_complete", _functions(data)
+    assert "it holds a message the text quotes" in first["evidence"]
+    answer = data["findings"][data["summary"]["primary"]]
+    assert (answer["file"], answer["text"]) == ("parser/helpers.py", "check_still_complete")

@@ -319,3 +319,15 @@ def test_a_qualified_name_whose_last_part_says_little_searches_its_owner(tmp_pat
     rw = search(root, "`Model.__init__` fails when depth is a list\n\nIt raises.").summary.rewrite
     assert rw is not None and "Model" in rw.identifiers, rw
     assert "__init__" not in rw.identifiers, rw
+
+
+def test_a_phrase_the_prose_quotes_is_searched_as_a_message() -> None:
+    """What the program printed, copied into a title in quotes, is searched as a literal; a
+    word in quotes, the gap between two quoted words, and code blocks are not messages."""
+    m = extract_mentions('TSQL: "Avoid using aliases in join condition" when no join present')
+    assert m.messages == ("Avoid using aliases in join condition",)
+    curly = extract_mentions("it prints \u201ccannot open the store file\u201d and stops")
+    assert curly.messages == ("cannot open the store file",)
+    assert extract_mentions('set "mode" and then some more words "fast"').messages == ()
+    fenced = 'Fails:\n```\nprint("this text is code, not prose")\n```\n'
+    assert extract_mentions(fenced).messages == ()

@@ -18,7 +18,10 @@ sets hold questions as an engineer or an agent asks them, each on a tuning-set t
   changes, to measure them: session 9's end (4112c3c) Answer 11, one of the first 5 33;
   session 10's end and session 11 25 and 38. Its failures were read once after that;
 - ``bench/data/questions-blind5.jsonl`` (48, on the other tuning repositories), written and
-  first run the same way: 22 / 36 at session 9's end, 26 / 43 now. Not read.
+  first run the same way: 22 / 36 at session 9's end, 26 / 43 now. Not read;
+- ``bench/data/questions-blind6.jsonl`` (48: 24 Python over 8 repositories, 24 Rust over 8
+  crates, commits the other sets use little), written the same way to check the changes
+  made for issue titles: Answer 22, one of the first 5 32, before and after them. Not read.
 
 Do not fit numbers to any of them.
 

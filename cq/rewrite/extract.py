@@ -66,6 +66,10 @@ _ERROR_LINE = re.compile(
     r"^(?:\S+\.(?:py|pyi|rs):\d+:\s*)?(\w+(?:Error|Exception|Warning)): (.+)$", re.M
 )
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+# a phrase the prose quotes: "Avoid using aliases in join condition" (straight or curly)
+_QUOTED_PHRASE = re.compile(
+    r"(?<!\w)[\"\u201c](?!\s)([^\"\u201c\u201d\n]{12,160})(?<!\s)[\"\u201d]"
+)
 _TOKEN = re.compile(r"\S+")
 _DIGIT = re.compile(r"\d")
 _MAX_MODULE_PARTS = 16  # pkg.mod.func -> pkg/mod.py: deepest .py in the stdlib with
@@ -174,7 +178,7 @@ class Mentions(msgspec.Struct, frozen=True, kw_only=True):
     paths: tuple[str, ...] = ()  # file paths from imports, dotted names and prose
     code_names: tuple[str, ...] = ()  # names from code blocks and imports
     prose_names: tuple[str, ...] = ()  # names in backticks and code-like tokens in the prose
-    messages: tuple[str, ...] = ()  # exception messages (searched as literals)
+    messages: tuple[str, ...] = ()  # exception messages, quoted phrases (searched as literals)
     frame_lines: tuple[tuple[str, str], ...] = ()  # (path, source line) of frames, innermost last
     prose: str = ""  # the text without code blocks, for word mapping
 
@@ -209,6 +213,11 @@ def extract_mentions(text: str) -> Mentions:
     prose_names = [n for tick in _TICKS.findall(prose) for n in _NAME.findall(tick)]
     prose_names += [_NAME.findall(t)[0] for t in _TICKS.sub(" ", prose).split() if is_code_like(t)]
     messages = [piece for _, m in _ERROR_LINE.findall(text) for piece in _message_pieces(m)]
+    # a message quoted in the prose ('"Dropped elements in sequence matching" when ...'): what
+    # the program printed, as the reporter copied it, as often as an error line is
+    messages += [
+        p for q in _QUOTED_PHRASE.findall(_TICKS.sub(" ", prose)) for p in _message_pieces(q)
+    ]
     return Mentions(
         frame_functions=_unique(frame_functions),
         frame_paths=tuple(dict.fromkeys(reversed([p for p, _ in frames])))[::-1],
