@@ -282,3 +282,25 @@ def test_the_function_that_prints_a_quoted_message_answers(tmp_path: Path) -> No
     assert "it holds a message the text quotes" in first["evidence"]
     answer = data["findings"][data["summary"]["primary"]]
     assert (answer["file"], answer["text"]) == ("parser/helpers.py", "check_still_complete")
+
+
+def test_after_a_titles_answer_the_class_it_names_comes_first() -> None:
+    """A title that names a class (``RandNoise``) is answered as it says; after the Answer,
+    the named class's other methods come before functions that merely share its words."""
+    words = {"randnoise": 1.0, "changes": 1.0, "type": 1.0, "input": 1.0}
+    candidates = [
+        Candidate(file="aug/noise.py", qualname="RandNoise.__init__", fused=1.0),
+        Candidate(file="io/write.py", qualname="write_image", fused=0.72),
+        Candidate(file="aug/noise.py", qualname="RandNoise.__call__", fused=0.6),
+    ]
+    title = "RandNoise changes the type of the input"
+    ranked = rerank(candidates, asked(title, words), [])
+    assert [candidates[s.at].qualname for s in ranked] == [
+        "RandNoise.__init__",
+        "RandNoise.__call__",
+        "write_image",
+    ]
+    # the same words in an issue's text: no title, the fused order after the Answer
+    text = f"{title}\n\nSee the logs."
+    ranked = rerank(candidates, asked(text, words), [])
+    assert [candidates[s.at].qualname for s in ranked][1] == "write_image"
