@@ -492,3 +492,24 @@ def test_files_closed_past_the_open_file_cap_are_answered_alike_when_reopened(
     # only this search's files stayed open; graph.py was closed by "Other" and opened again
     assert sorted(Path(p).name for p in opened) == ["graph.py", "use.py"]
     assert opened[str(tree / "pkg" / "graph.py")][0] == 2
+
+
+def test_pyrefly_runs_below_the_searchs_priority(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pyrefly checks the tree for answers later searches read; on a busy machine it must not
+    take the CPU a search is waiting for, so it runs niced below the search's process."""
+    monkeypatch.setenv("CQ_SEMANTIC_WAIT_MS", "5000")
+    priorities: list[int] = []
+    watcher = _on_server_start(
+        tree, lambda pid: priorities.append(os.getpriority(os.PRIO_PROCESS, pid))
+    )
+    try:
+        result = run_search(_request(tree, "build_graph_product"))
+        watcher.join(60)
+    finally:
+        pool().stop_all()
+    assert priorities, "the search did not start Pyrefly"
+    assert priorities[0] >= os.getpriority(os.PRIO_PROCESS, 0) + 10
+    # still answered: a search that waits gets its answers
+    assert "applied" in {f.enrichment.semantic.status for f in result.findings}
