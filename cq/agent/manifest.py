@@ -16,6 +16,7 @@ from pathlib import Path
 import msgspec
 
 from cq.agent.targets import Agent, Kind, Scope, home_dir
+from cq.cache.place import AGENT
 
 
 class Entry(msgspec.Struct, frozen=True):
@@ -52,7 +53,7 @@ def digest(text: str) -> str:
 
 def manifest_path(base: Path, scope: Scope) -> Path:
     key = hashlib.sha256(f"{scope}:{base}".encode()).hexdigest()[:16]
-    return _cache_dir() / "agent" / f"manifest-{scope}-{key}.json"
+    return _cache_dir() / AGENT / f"manifest-{scope}-{key}.json"
 
 
 def load(base: Path, scope: Scope) -> Manifest:

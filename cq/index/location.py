@@ -12,11 +12,12 @@ import stat
 from pathlib import Path
 
 from cq.cache import cache_dir
+from cq.cache.place import INDEXES
 from cq.index.schema import SCHEMA_VERSION
 
 
 def indexes_dir() -> Path:
-    return cache_dir() / "index"
+    return cache_dir() / INDEXES
 
 
 def index_dir(root: Path) -> Path:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cq.cache.place import SCRATCH
 from cq.semantic.server import PyreflyServer
 
 # Servers kept at once per process, least recently used stopped first: a long-lived caller
@@ -56,7 +57,7 @@ class ServerPool:
                 return None
             if server is not None:
                 _stop_quietly(server)
-            scratch = self._cache_root() / "pyrefly-tmp"
+            scratch = self._cache_root() / SCRATCH
             server = PyreflyServer(root, binary, scratch, indexing=indexing)
             self._servers[root] = server
             while len(self._servers) > MAX_SERVERS:  # a library caller searching many roots
