@@ -69,7 +69,7 @@ class UnitReader:
         return self._words(vote.file, u) if u is not None else None
 
     def lines(self, vote: UnitVote) -> int:
-        """A Relevant Function's length in lines (``functions._sizes``); 0: not found."""
+        """A Relevant Function's length in lines (``function_signals.sizes``); 0: not found."""
         u = self.units(vote.file).get(vote.qualname)
         return len(u.text.splitlines()) if u is not None else 0
 

@@ -19,13 +19,13 @@ asks (0.1: python texts Hit@1 47.8 -> 44.6; it would answer "how are buckets cre
 with ``create_bucket``, but issue titles are not such questions), the rewriter's guessed
 names (0.1: texts Hit@1 47.8 -> 44.6, lite-dev titles 55 -> 45), calls between candidates
 (called by a strong one, 0.1: titles Hit@1 27.2 -> 22.8; calling one: texts 47.8 -> 44.6).
-For one-line questions alone (``--probe``, on top of ``_sizes``), python titles fn Hit@1 /
-Hit@5 27.2/54.3: a name all of whose words are asked 23.9/51.1 at 0.1 (26.1/53.3 at -0.1;
-for questions led by a question word alone, which titles seldom are, the Answer of the 240
-blind questions of ``bench/data/questions-blind*.jsonl`` (``bench.studies.question_answers``)
-went 96 -> 94 / 89 / 82 at 0.2 / 0.5 / 1.0, names of two words or more),
-its share of them or of their rarity in the pool's names at best the same, rg's definition
-of its name 25.0/51.1, a private name (-0.1) 27.2/53.3; 40 fused units instead of 30 as 30.
+For one-line questions alone (``--probe``, on top of ``function_signals.sizes``), python titles fn
+Hit@1 / Hit@5 27.2/54.3: a name all of whose words are asked 23.9/51.1 at 0.1 (26.1/53.3 at -0.1;
+for questions led by a question word alone, which titles seldom are, the Answer of the 240 blind
+questions of ``bench/data/questions-blind*.jsonl`` (``bench.studies.question_answers``) went 96 ->
+94 / 89 / 82 at 0.2 / 0.5 / 1.0, names of two words or more), its share of them or of their rarity
+in the pool's names at best the same, rg's definition of its name 25.0/51.1, a private name (-0.1)
+27.2/53.3; 40 fused units instead of 30 as 30.
 Measured by ``bench.localization`` (python_tuning 313 titles fn Hit@5, before ``titled``
 59.0): rg's first 5 or 10 scopes joining the pool 58.6 (texts 72.5 -> 72.2 at 10); each of
 the first 3 or 5 files bringing its 1 or 2 functions that hold most of the question 58.6-59.0
@@ -43,13 +43,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
+from cq.index import function_signals as readers
 from cq.index.coverage import coverage
+from cq.index.function_signals import Asked, Candidate, Hit
 from cq.index.fuse import UnitVote
 from cq.index.query import is_one_line
 from cq.index.scopes import rg_scope_key
 from cq.model import Finding
 from cq.model.language import is_rust
-from cq.rank import last_name, path_role
+from cq.rank import last_name
 from cq.rewrite import Mentions, split_dotted, stem
 
 
@@ -60,16 +62,15 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True):
     bench.localization --raw-dir`` listing 40 functions; python_tuning --sample 100 and
     swebench_lite_dev_tuning 22, texts and titles): ``python -m bench.studies.function_answer
     --data ../shared/eval/python_tuning.jsonl --raw RAW/py100 --data
-    ../shared/eval/swebench_lite_dev_tuning.jsonl --raw RAW/lite --grid``. fn Hit@1 / Hit@5
-    as saved -> reranked (before ``_inside`` counted a definition line): python texts
-    33.7/63.0 -> 47.8/70.7, titles 20.7/45.7 ->
-    27.2/47.8; lite-dev texts 70/75 -> 75/75, titles 55/55 -> 55/60; rust_tuning --sample 60
-    (not tuned on) texts 23.2/41.1 -> 26.8/44.6, titles 16.1/42.9 -> 17.9/51.8. Leave one
-    repository out (14 folds, each scored with the weights best on the others): texts
-    49.1/67.9, titles 29.5/50.9, near the in-sample figures; a weight set of the titles' own
-    did no better held out than this shared one. ``frame`` is at its grid's top, and few
-    issues of these sets have a traceback that names a tree's function (1.0 or 4.0: the same
-    figures)."""
+    ../shared/eval/swebench_lite_dev_tuning.jsonl --raw RAW/lite --grid``. fn Hit@1 / Hit@5 as
+    saved -> reranked (before ``function_signals.inside`` counted a definition line): python
+    texts 33.7/63.0 -> 47.8/70.7, titles 20.7/45.7 -> 27.2/47.8; lite-dev texts 70/75 -> 75/75,
+    titles 55/55 -> 55/60; rust_tuning --sample 60 (not tuned on) texts 23.2/41.1 -> 26.8/44.6,
+    titles 16.1/42.9 -> 17.9/51.8. Leave one repository out (14 folds, each scored with the
+    weights best on the others): texts 49.1/67.9, titles 29.5/50.9, near the in-sample figures;
+    a weight set of the titles' own did no better held out than this shared one. ``frame`` is at
+    its grid's top, and few issues of these sets have a traceback that names a tree's function
+    (1.0 or 4.0: the same figures)."""
 
     frame: float = 2.0
     written: float = 0.2
@@ -78,43 +79,12 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True):
     file: float = 0.1
     covers: float = 0.8
     test: float = -0.3
-    size: float = 1.0  # one-line questions, after the Answer: ``_sizes``
+    size: float = 1.0  # one-line questions, after the Answer: ``function_signals.sizes``
     titled: float = 0.3  # one-line questions, after the Answer: ``_AFTER``
-    message: float = 1.0  # ``_message``
+    message: float = 1.0  # ``function_signals.message``
 
 
 WEIGHTS = SignalWeights()
-
-
-class Candidate(msgspec.Struct, frozen=True, kw_only=True):
-    """A Relevant Function candidate as fused: its file, qualified name, fused score."""
-
-    file: str
-    qualname: str
-    fused: float
-
-
-class Hit(msgspec.Struct, frozen=True, kw_only=True):
-    """One of rg's classified findings: its file, its containing scope (as the index names
-    it), its category, the matched text."""
-
-    file: str
-    scope: str
-    category: str
-    text: str
-
-
-class Asked(msgspec.Struct, frozen=True, kw_only=True):
-    """What the question says, read once for all candidates."""
-
-    words: dict[str, float]  # the words the index was asked, with their weights
-    stems: dict[str, float]  # the same by stem, each at its largest weight
-    spelled: dict[str, str]  # each stem as the question spells it (its heaviest word)
-    written: frozenset[str]  # names the text writes as code (last parts)
-    frames: tuple[str, ...]  # traceback frame functions, innermost last
-    frame_paths: tuple[str, ...]  # their files, as printed
-    messages: frozenset[str] = frozenset()  # messages the text quotes, lowercased
-    one_line: bool = False  # a title or a one-line question (``query.is_one_line``)
 
 
 class Scored(msgspec.Struct, frozen=True, kw_only=True):
@@ -189,29 +159,29 @@ def measured(
     shares = coverage(question.words, held) if held else [0.0] * len(candidates)
     if not candidates:
         return []
-    size = _sizes(sizes, len(candidates)) if question.one_line else [0.0] * len(candidates)
-    inside = _inside(candidates, hits)
+    size = readers.sizes(sizes, len(candidates)) if question.one_line else [0.0] * len(candidates)
+    inside = readers.inside(candidates, hits)
     top = max(c.fused for c in candidates) or 1.0
     most_inside = max(len(x) for x in inside) or 1
     out = []
     for i, c in enumerate(candidates):
-        name = _last(c.qualname)
-        owner = 1.0 if _owner(c.qualname) in question.written else 0.0
+        name = readers.last_part(c.qualname)
+        owner = 1.0 if readers.owner(c.qualname) in question.written else 0.0
         signals = {
             "fused": round(c.fused / top, 6),
-            "frame": _frame(c, name, question),
+            "frame": readers.frame(c, name, question),
             "written": 1.0 if name in question.written else 0.0,
             "owner": owner,
             "inside": round(math.log1p(len(inside[i])) / math.log1p(most_inside), 6),
             "covers": round(shares[i], 6),
             "file": round(1.0 / file_rank[c.file], 6) if c.file in file_rank else 0.0,
-            "test": 0.0 if tests_wanted or not _is_test(c) else 1.0,
+            "test": 0.0 if tests_wanted or not readers.is_test(c) else 1.0,
             "size": size[i],
             "titled": owner if question.one_line else 0.0,
-            "message": _message(inside[i], question),
+            "message": readers.message(inside[i], question),
         }
-        words = _words_held(question, held[i] if held else None)
-        evidence = _evidence(name, signals, inside[i], words)
+        words = readers.words_held(question, held[i] if held else None)
+        evidence = readers.evidence(name, signals, inside[i], words)
         out.append(Scored(at=i, score=0.0, signals=signals, evidence=evidence))
     return out
 
@@ -242,13 +212,13 @@ def ordered(measured: Sequence[Scored], weights: SignalWeights = WEIGHTS) -> lis
 
 
 # Signals that order the list after the Answer, not the Answer: a one-line question's
-# (an issue's title) function lengths (``_sizes``) and, as ``titled``, ``owner`` again: a
-# class a title names outright holds the method to change more often than one its words
-# merely meet. bench.localization as ``rerank_units``, titled at 0 / 0.3 / 0.6 / 1.0,
-# python_tuning 313 titles fn Hit@5 59.0 / 60.0 / 59.7 / 59.7 (Answer 30.5 at each; +3 -0
-# issues at 0.3); sample 100 56.5 -> 57.6; lite-dev titles 60 at each; texts (titled is 0
-# for them) and rust_tuning 123 unchanged. Leave one repository out over the python and
-# lite-dev titles (14 folds): 0.3 chosen in every fold, held out 60.0 as in sample.
+# (an issue's title) function lengths (``function_signals.sizes``) and, as ``titled``, ``owner``
+# again: a class a title names outright holds the method to change more often than one its words
+# merely meet. bench.localization as ``rerank_units``, titled at 0 / 0.3 / 0.6 / 1.0, python_tuning
+# 313 titles fn Hit@5 59.0 / 60.0 / 59.7 / 59.7 (Answer 30.5 at each; +3 -0 issues at 0.3); sample
+# 100 56.5 -> 57.6; lite-dev titles 60 at each; texts (titled is 0 for them) and rust_tuning 123
+# unchanged. Leave one repository out over the python and lite-dev titles (14 folds): 0.3 chosen in
+# every fold, held out 60.0 as in sample.
 _AFTER = ("size", "titled")
 
 
@@ -256,131 +226,6 @@ def score_of(signals: Mapping[str, float], weights: SignalWeights) -> float:
     return signals["fused"] + sum(
         getattr(weights, k) * v for k, v in signals.items() if k != "fused"
     )
-
-
-def _sizes(sizes: Sequence[int] | None, n: int) -> list[float]:
-    """Each candidate's length, ``log(1 + lines)`` over the longest's (0-1): a one-line
-    question (an issue's title) names what goes wrong in a few words that many candidates hold
-    alike, and a fix lands in a long function more often than in a short one. It orders the
-    Relevant Functions after the Answer, not the Answer: ``python -m
-    bench.studies.function_answer --probe`` (its ``--data``/``--raw`` pairs: python_tuning
-    --sample 100, swebench_lite_dev_tuning 22 and rust_tuning --sample 60, reports saved
-    listing 40, the first ``function_pool`` reranked as a search does), fn Hit@1 / Hit@5 at
-    weight 0 -> 1.0: python titles 27.2/46.7 -> 27.2/54.3 (0.4 / 0.8: Hit@5 48.9 / 52.2; 1.2
-    as 1.0), lite-dev titles 55/55 unchanged; rust titles (not tuned on) 16.1/50.0 ->
-    16.1/51.8. Leave one repository out over the python and lite-dev titles (14 folds, each
-    scored with the weight best on the others): 1.0 chosen in every fold, held out 32.1/54.5
-    as in sample. The Answer by it as well (1.0): python titles Hit@1 27.2 -> 25.0, lite-dev
-    titles 55 -> 40; on issue texts it lowers both (python 46.7/73.9 -> 43.5/69.6), so it is
-    0 for them (``Asked.one_line``)."""
-    if not sizes:
-        return [0.0] * n
-    top = math.log1p(max(sizes))
-    return [round(math.log1p(x) / top, 6) if top else 0.0 for x in sizes]
-
-
-def _message(inside: list[str], question: Asked) -> float:
-    """1 when rg found, inside the function, a message the text quotes (an error line's, or a
-    phrase in quotes, ``Mentions.messages``): the program printed it from there. Weight 1.0
-    (hand-set; 0.5 and 2.0 measured the same but for one lite-dev title's Answer at 0.5).
-    bench.localization as ``rerank_units``, fn Hit@5 / Answer edited: lite-dev 22 titles
-    55/55 -> 60/60 (sqlfluff's '"Dropped elements in sequence matching" when doubled
-    semicolon': ``check_still_complete``, was ``Sequence.match``); python_tuning 313 texts
-    Answer 44.7 -> 45.1, titles unchanged; rust_tuning 123 unchanged; file orders unchanged
-    at every k. Quoted phrases are 10 of python_tuning's 313 titles, error lines and
-    quotes 93 of its texts."""
-    if not question.messages:
-        return 0.0
-    return 1.0 if any(text.lower() in question.messages for text in inside) else 0.0
-
-
-def _last(qualname: str) -> str:
-    return qualname.replace("::", ".").rsplit(".", 1)[-1]
-
-
-def _owner(qualname: str) -> str:
-    """The class or type a method belongs to ("" for a free function)."""
-    parts = qualname.replace("::", ".").split(".")
-    return parts[-2] if len(parts) > 1 else ""
-
-
-def _is_test(c: Candidate) -> bool:
-    return path_role(c.file) == "test" or _last(c.qualname).startswith("test_")
-
-
-def _frame(c: Candidate, name: str, question: Asked) -> float:
-    """1 for the innermost traceback frame naming this function in its file, less for each
-    frame further out (0.8 each: hand-set); 0 when no frame names it."""
-    best = 0.0
-    n = len(question.frames)
-    for depth, fn in enumerate(reversed(question.frames)):
-        if fn != name:
-            continue
-        if question.frame_paths and not any(_same_file(c.file, p) for p in question.frame_paths):
-            continue
-        best = max(best, 0.8**depth)
-        break
-    return round(best, 6) if n else 0.0
-
-
-def _same_file(path: str, printed: str) -> bool:
-    """A printed frame path ends with the tree's path, or with its last two parts."""
-    printed = printed.replace("\\", "/")
-    if printed.endswith("/" + path) or printed == path:
-        return True
-    tail = "/".join(path.split("/")[-2:])
-    return printed.endswith("/" + tail) or printed == tail
-
-
-def _inside(candidates: Sequence[Candidate], hits: Iterable[Hit]) -> list[list[str]]:
-    """The matched text of each of rg's findings inside each candidate, its own definition
-    line too: a pattern that matched the function's name says more than one that matched a
-    call in its caller (``Store.insert_edge`` lost to its 60 callers without it). On the
-    saved reports of ``SignalWeights`` (fn Hit@1 / Hit@5), counting it: python texts
-    47.8/70.7 -> 47.8/73.9, titles unchanged; lite-dev unchanged; rust texts 26.8/44.6 ->
-    28.6/42.9, titles 17.9/51.8 -> 19.6/50.0."""
-    at = {(c.file, c.qualname): i for i, c in enumerate(candidates)}
-    found: list[list[str]] = [[] for _ in candidates]
-    for h in hits:
-        i = at.get((h.file, h.scope))
-        if i is None:
-            continue
-        found[i].append(h.text)
-    return found
-
-
-def _words_held(question: Asked, held: frozenset[str] | None, most: int = 4) -> list[str]:
-    """The question's heaviest words the candidate's text holds, as the question spells
-    them (``most``: hand-set, a line's worth)."""
-    if not held:
-        return []
-    stems = sorted((s for s in question.stems if s in held), key=lambda s: -question.stems[s])
-    return [question.spelled[s] for s in stems[:most]]
-
-
-def _evidence(
-    name: str, signals: Mapping[str, float], inside: list[str], words: list[str]
-) -> tuple[str, ...]:
-    """Each signal that holds, in words, led by the signal's name (``ordered`` keeps those
-    that carry weight, without the name)."""
-    out = []
-    if signals["frame"]:
-        out.append(f"frame:a traceback frame names {name}")
-    if signals["written"]:
-        out.append(f"written:the text writes {name}")
-    if signals["message"]:
-        out.append("message:it holds a message the text quotes")
-    if signals["owner"]:
-        out.append("owner:the text writes its class")
-    if inside:
-        names = ", ".join(list(dict.fromkeys(inside))[:3])
-        out.append(f"inside:{len(inside)} of rg's hits inside ({names})")
-    if words:
-        share = round(100 * signals["covers"])
-        out.append(f"covers:its text says {', '.join(words)} ({share}% of the question's weight)")
-    if signals["file"] == 1.0:
-        out.append("file:its file ranks first")
-    return tuple(out)
 
 
 class Ranked(msgspec.Struct, frozen=True, kw_only=True):

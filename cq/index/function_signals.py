@@ -1,0 +1,170 @@
+"""The signals Relevant Functions are reordered by (``functions.measured``), one pure reader
+each over the candidate (``Candidate``), rg's hits (``Hit``) and what the question says
+(``Asked``): what a question says outright about a candidate function, 0-1 before weighting,
+and the words that say so to a reader (``evidence``). Their weights and measurements are in
+``functions.py``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+import msgspec
+
+from cq.rank import path_role
+
+
+class Candidate(msgspec.Struct, frozen=True, kw_only=True):
+    """A Relevant Function candidate as fused: its file, qualified name, fused score."""
+
+    file: str
+    qualname: str
+    fused: float
+
+
+class Hit(msgspec.Struct, frozen=True, kw_only=True):
+    """One of rg's classified findings: its file, its containing scope (as the index names
+    it), its category, the matched text."""
+
+    file: str
+    scope: str
+    category: str
+    text: str
+
+
+class Asked(msgspec.Struct, frozen=True, kw_only=True):
+    """What the question says, read once for all candidates."""
+
+    words: dict[str, float]  # the words the index was asked, with their weights
+    stems: dict[str, float]  # the same by stem, each at its largest weight
+    spelled: dict[str, str]  # each stem as the question spells it (its heaviest word)
+    written: frozenset[str]  # names the text writes as code (last parts)
+    frames: tuple[str, ...]  # traceback frame functions, innermost last
+    frame_paths: tuple[str, ...]  # their files, as printed
+    messages: frozenset[str] = frozenset()  # messages the text quotes, lowercased
+    one_line: bool = False  # a title or a one-line question (``query.is_one_line``)
+
+
+def sizes(lengths: Sequence[int] | None, n: int) -> list[float]:
+    """Each candidate's length, ``log(1 + lines)`` over the longest's (0-1): a one-line
+    question (an issue's title) names what goes wrong in a few words that many candidates hold
+    alike, and a fix lands in a long function more often than in a short one. It orders the
+    Relevant Functions after the Answer, not the Answer: ``python -m
+    bench.studies.function_answer --probe`` (its ``--data``/``--raw`` pairs: python_tuning
+    --sample 100, swebench_lite_dev_tuning 22 and rust_tuning --sample 60, reports saved
+    listing 40, the first ``function_pool`` reranked as a search does), fn Hit@1 / Hit@5 at
+    weight 0 -> 1.0: python titles 27.2/46.7 -> 27.2/54.3 (0.4 / 0.8: Hit@5 48.9 / 52.2; 1.2
+    as 1.0), lite-dev titles 55/55 unchanged; rust titles (not tuned on) 16.1/50.0 ->
+    16.1/51.8. Leave one repository out over the python and lite-dev titles (14 folds, each
+    scored with the weight best on the others): 1.0 chosen in every fold, held out 32.1/54.5
+    as in sample. The Answer by it as well (1.0): python titles Hit@1 27.2 -> 25.0, lite-dev
+    titles 55 -> 40; on issue texts it lowers both (python 46.7/73.9 -> 43.5/69.6), so it is
+    0 for them (``Asked.one_line``)."""
+    if not lengths:
+        return [0.0] * n
+    top = math.log1p(max(lengths))
+    return [round(math.log1p(x) / top, 6) if top else 0.0 for x in lengths]
+
+
+def message(inside: list[str], question: Asked) -> float:
+    """1 when rg found, inside the function, a message the text quotes (an error line's, or a
+    phrase in quotes, ``Mentions.messages``): the program printed it from there. Weight 1.0
+    (hand-set; 0.5 and 2.0 measured the same but for one lite-dev title's Answer at 0.5).
+    bench.localization as ``rerank_units``, fn Hit@5 / Answer edited: lite-dev 22 titles
+    55/55 -> 60/60 (sqlfluff's '"Dropped elements in sequence matching" when doubled
+    semicolon': ``check_still_complete``, was ``Sequence.match``); python_tuning 313 texts
+    Answer 44.7 -> 45.1, titles unchanged; rust_tuning 123 unchanged; file orders unchanged
+    at every k. Quoted phrases are 10 of python_tuning's 313 titles, error lines and
+    quotes 93 of its texts."""
+    if not question.messages:
+        return 0.0
+    return 1.0 if any(text.lower() in question.messages for text in inside) else 0.0
+
+
+def last_part(qualname: str) -> str:
+    return qualname.replace("::", ".").rsplit(".", 1)[-1]
+
+
+def owner(qualname: str) -> str:
+    """The class or type a method belongs to ("" for a free function)."""
+    parts = qualname.replace("::", ".").split(".")
+    return parts[-2] if len(parts) > 1 else ""
+
+
+def is_test(c: Candidate) -> bool:
+    return path_role(c.file) == "test" or last_part(c.qualname).startswith("test_")
+
+
+def frame(c: Candidate, name: str, question: Asked) -> float:
+    """1 for the innermost traceback frame naming this function in its file, less for each
+    frame further out (0.8 each: hand-set); 0 when no frame names it."""
+    best = 0.0
+    n = len(question.frames)
+    for depth, fn in enumerate(reversed(question.frames)):
+        if fn != name:
+            continue
+        if question.frame_paths and not any(_same_file(c.file, p) for p in question.frame_paths):
+            continue
+        best = max(best, 0.8**depth)
+        break
+    return round(best, 6) if n else 0.0
+
+
+def _same_file(path: str, printed: str) -> bool:
+    """A printed frame path ends with the tree's path, or with its last two parts."""
+    printed = printed.replace("\\", "/")
+    if printed.endswith("/" + path) or printed == path:
+        return True
+    tail = "/".join(path.split("/")[-2:])
+    return printed.endswith("/" + tail) or printed == tail
+
+
+def inside(candidates: Sequence[Candidate], hits: Iterable[Hit]) -> list[list[str]]:
+    """The matched text of each of rg's findings inside each candidate, its own definition
+    line too: a pattern that matched the function's name says more than one that matched a
+    call in its caller (``Store.insert_edge`` lost to its 60 callers without it). On the
+    saved reports of ``SignalWeights`` (fn Hit@1 / Hit@5), counting it: python texts
+    47.8/70.7 -> 47.8/73.9, titles unchanged; lite-dev unchanged; rust texts 26.8/44.6 ->
+    28.6/42.9, titles 17.9/51.8 -> 19.6/50.0."""
+    at = {(c.file, c.qualname): i for i, c in enumerate(candidates)}
+    found: list[list[str]] = [[] for _ in candidates]
+    for h in hits:
+        i = at.get((h.file, h.scope))
+        if i is None:
+            continue
+        found[i].append(h.text)
+    return found
+
+
+def words_held(question: Asked, held: frozenset[str] | None, most: int = 4) -> list[str]:
+    """The question's heaviest words the candidate's text holds, as the question spells
+    them (``most``: hand-set, a line's worth)."""
+    if not held:
+        return []
+    stems = sorted((s for s in question.stems if s in held), key=lambda s: -question.stems[s])
+    return [question.spelled[s] for s in stems[:most]]
+
+
+def evidence(
+    name: str, signals: Mapping[str, float], inside: list[str], words: list[str]
+) -> tuple[str, ...]:
+    """Each signal that holds, in words, led by the signal's name (``ordered`` keeps those
+    that carry weight, without the name)."""
+    out = []
+    if signals["frame"]:
+        out.append(f"frame:a traceback frame names {name}")
+    if signals["written"]:
+        out.append(f"written:the text writes {name}")
+    if signals["message"]:
+        out.append("message:it holds a message the text quotes")
+    if signals["owner"]:
+        out.append("owner:the text writes its class")
+    if inside:
+        names = ", ".join(list(dict.fromkeys(inside))[:3])
+        out.append(f"inside:{len(inside)} of rg's hits inside ({names})")
+    if words:
+        share = round(100 * signals["covers"])
+        out.append(f"covers:its text says {', '.join(words)} ({share}% of the question's weight)")
+    if signals["file"] == 1.0:
+        out.append("file:its file ranks first")
+    return tuple(out)
