@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from bench import _loc
+from cq.index.dense import rrf
 
 
 def main() -> int:
@@ -133,12 +134,7 @@ def diff(a: _loc.Run, b: _loc.Run, show_all: bool) -> str:
 def fuse(a: _loc.Run, b: _loc.Run, k: int) -> _loc.Run:
     out = []
     for x, y in common(a, b):
-        score: dict[str, float] = {}
-        for files in (x.files, y.files):
-            for rank, f in enumerate(files, 1):
-                score[f] = score.get(f, 0.0) + 1.0 / (k + rank)
-        first = {f: i for i, f in enumerate(x.files + [f for f in y.files if f not in x.files])}
-        order = sorted(score, key=lambda f: (-score[f], first[f]))
+        order = rrf(x.files, y.files, 1.0, k)  # both runs weigh alike
         out.append(
             _loc.Instance(
                 id=x.id,

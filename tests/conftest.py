@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -84,6 +85,21 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     return root
+
+
+def word_tree(base: Path, n: int) -> Path:
+    """``base/tree<n>``: 30 modules of functions named with words of this tree's own (an
+    index of ~0.25 MB), the same for the same ``n``."""
+    rng = random.Random(n)
+    files = {}
+    for m in range(30):
+        words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=9)) for _ in range(40)]
+        files[f"pkg/m{m}.py"] = "".join(
+            f'def {word}_{i}(record):\n    """{" ".join(rng.sample(words, 8))}."""\n'
+            f"    return record.{rng.choice(words)}() + {i}\n\n\n"
+            for i, word in enumerate(words)
+        )
+    return write_tree(base / f"tree{n}", files)
 
 
 @pytest.fixture(autouse=True)

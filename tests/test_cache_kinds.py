@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cq, write_tree
+from conftest import run_cq, word_tree, write_tree
 
 from cq.cache.schema import FILE_NAME
 from cq.embed.store import Store, UnitRef, store_path
@@ -57,20 +57,6 @@ def _vectors(units: int, model: str = MODEL, root: str = "/some/root") -> Path:
     finally:
         store.close()
     return store_path(model).parent
-
-
-def _tree(base: Path, n: int) -> Path:
-    """30 modules of functions named with words of this tree's own (an index of ~0.25 MB)."""
-    rng = random.Random(n)
-    files = {}
-    for m in range(30):
-        words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=9)) for _ in range(40)]
-        files[f"pkg/m{m}.py"] = "".join(
-            f'def {word}_{i}(record):\n    """{" ".join(rng.sample(words, 8))}."""\n'
-            f"    return record.{rng.choice(words)}() + {i}\n\n\n"
-            for i, word in enumerate(words)
-        )
-    return write_tree(base / f"tree{n}", files)
 
 
 def _ask(root: Path, **env: str) -> None:
@@ -130,7 +116,7 @@ def test_the_layout_cq_cache_knows_is_where_its_owners_write(_isolated_cache: Pa
 def test_info_lists_the_vectors_per_model_and_the_models_apart(
     tmp_path: Path, _isolated_cache: Path
 ) -> None:
-    _ask(_tree(tmp_path, 1))
+    _ask(word_tree(tmp_path, 1))
     store = _vectors(300)
     other = _vectors(40, model="BAAI/bge-small-en-v1.5")
     model = _model(_isolated_cache, MODEL)
@@ -150,7 +136,7 @@ def test_clear_removes_every_cache_kind_and_nothing_else(
     tmp_path: Path, _isolated_cache: Path
 ) -> None:
     cache = _isolated_cache
-    _ask(_tree(tmp_path, 2))
+    _ask(word_tree(tmp_path, 2))
     _vectors(200)
     model = _model(cache, MODEL)
     outside = write_tree(tmp_path / "outside", {"v7/0123456789abcdef0123/keep.txt": "not cq's"})
@@ -193,7 +179,7 @@ def test_the_bound_covers_the_vectors_least_recently_used_first(
     """The indexes and the vectors share the bound's second half: an index older than the
     vectors goes first; vectors no question read for an hour go before newer indexes."""
     cache = _isolated_cache
-    trees = [_tree(tmp_path, n) for n in range(10, 14)]
+    trees = [word_tree(tmp_path, n) for n in range(10, 14)]
     _ask(trees[0])
     index = _bytes(_index_of(cache, trees[0]))
     store = _vectors(int(1.5 * index / 1600))  # ~1.5 indexes' worth
@@ -257,7 +243,7 @@ def test_a_running_server_answers_the_same_after_clear_and_keeps_no_removed_file
 
     from test_server import _children, _env, _report, _stop_all
 
-    repo = _tree(tmp_path, 20)
+    repo = word_tree(tmp_path, 20)
     runtime = Path(tempfile.mkdtemp(prefix="cqs", dir="/tmp"))
     try:
         assert run_cq("server", "start", env=_env(runtime)).returncode == 0
@@ -268,7 +254,9 @@ def test_a_running_server_answers_the_same_after_clear_and_keeps_no_removed_file
         assert cleared.returncode == 0 and not (_isolated_cache / FILE_NAME).exists()
         again = run_cq(*ask, env=_env(runtime))
         assert _report(again) == _report(first)
-        other = run_cq("search", QUESTION, "--root", str(_tree(tmp_path, 21)), env=_env(runtime))
+        other = run_cq(
+            "search", QUESTION, "--root", str(word_tree(tmp_path, 21)), env=_env(runtime)
+        )
         assert other.returncode == 0, other.stderr
         status = run_cq("server", "status", env=_env(runtime)).stdout
         assert re.search(r"\b3 searches served", status), status  # all went through it

@@ -9,28 +9,13 @@ about a quarter of a megabyte, so the fourth root needs room made.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 from pathlib import Path
 
-from conftest import run_cq, write_tree
+from conftest import run_cq, word_tree
 
 MB = 1 << 20
 BOUND = {"CQ_CACHE_MAX_MB": "1"}
-
-
-def _tree(base: Path, n: int) -> Path:
-    """30 modules of functions named with words of this tree's own."""
-    rng = random.Random(n)
-    files = {}
-    for m in range(30):
-        words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=9)) for _ in range(40)]
-        files[f"pkg/m{m}.py"] = "".join(
-            f'def {word}_{i}(record):\n    """{" ".join(rng.sample(words, 8))}."""\n'
-            f"    return record.{rng.choice(words)}() + {i}\n\n\n"
-            for i, word in enumerate(words)
-        )
-    return write_tree(base / f"tree{n}", files)
 
 
 def _ask(root: Path):
@@ -55,7 +40,7 @@ def _listed(info: str) -> list[str]:
 def test_indexes_keep_to_the_bound_least_recently_used_first(
     tmp_path: Path, _isolated_cache: Path
 ) -> None:
-    trees = [_tree(tmp_path, n) for n in range(5)]
+    trees = [word_tree(tmp_path, n) for n in range(5)]
     for tree in trees[:4]:
         _ask(tree)
         assert _dir_bytes(_isolated_cache) <= 1.1 * MB
@@ -75,7 +60,7 @@ def test_indexes_keep_to_the_bound_least_recently_used_first(
 
 
 def test_the_index_of_a_tree_that_is_gone_is_removed(tmp_path: Path, _isolated_cache) -> None:
-    first, second = _tree(tmp_path, 10), _tree(tmp_path, 11)
+    first, second = word_tree(tmp_path, 10), word_tree(tmp_path, 11)
     _ask(first)
     _ask(second)
     assert _listed(run_cq("cache", "info").stdout) == [str(second), str(first)]

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
-from cq.rank import path_role
+from cq.rank import last_name, path_role
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,10 +81,6 @@ def message(inside: list[str], question: Asked) -> float:
     return 1.0 if any(text.lower() in question.messages for text in inside) else 0.0
 
 
-def last_part(qualname: str) -> str:
-    return qualname.replace("::", ".").rsplit(".", 1)[-1]
-
-
 def owner(qualname: str) -> str:
     """The class or type a method belongs to ("" for a free function)."""
     parts = qualname.replace("::", ".").split(".")
@@ -92,7 +88,7 @@ def owner(qualname: str) -> str:
 
 
 def is_test(c: Candidate) -> bool:
-    return path_role(c.file) == "test" or last_part(c.qualname).startswith("test_")
+    return path_role(c.file) == "test" or last_name(c.qualname).startswith("test_")
 
 
 def frame(c: Candidate, name: str, question: Asked) -> float:

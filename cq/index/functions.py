@@ -166,7 +166,7 @@ def measured(
     most_inside = max(len(x) for x in inside) or 1
     out = []
     for i, c in enumerate(candidates):
-        name = readers.last_part(c.qualname)
+        name = last_name(c.qualname)
         owner = 1.0 if readers.owner(c.qualname) in question.written else 0.0
         signals = {
             "fused": round(c.fused / top, 6),

@@ -211,13 +211,12 @@ def extract_mentions(text: str) -> Mentions:
         for path in _module_paths(name)
     ]
     prose_names = [n for tick in _TICKS.findall(prose) for n in _NAME.findall(tick)]
-    prose_names += [_NAME.findall(t)[0] for t in _TICKS.sub(" ", prose).split() if is_code_like(t)]
+    unticked = _TICKS.sub(" ", prose)  # the prose without its inline code
+    prose_names += [_NAME.findall(t)[0] for t in unticked.split() if is_code_like(t)]
     messages = [piece for _, m in _ERROR_LINE.findall(text) for piece in _message_pieces(m)]
     # a message quoted in the prose ('"Dropped elements in sequence matching" when ...'): what
     # the program printed, as the reporter copied it, as often as an error line is
-    messages += [
-        p for q in _QUOTED_PHRASE.findall(_TICKS.sub(" ", prose)) for p in _message_pieces(q)
-    ]
+    messages += [p for q in _QUOTED_PHRASE.findall(unticked) for p in _message_pieces(q)]
     return Mentions(
         frame_functions=_unique(frame_functions),
         frame_paths=tuple(dict.fromkeys(reversed([p for p, _ in frames])))[::-1],
@@ -226,7 +225,7 @@ def extract_mentions(text: str) -> Mentions:
         prose_names=_unique(n for n in prose_names if _keep(n)),
         messages=_unique(messages),
         frame_lines=_unique(_frame_lines(text)),
-        prose=_TICKS.sub(" ", prose),
+        prose=unticked,
     )
 
 
