@@ -73,7 +73,7 @@ def _serve(search: Search, fds: list[int]) -> None:
     client = Channel(socket.socket(fileno=fds[0]))
     try:
         client.send({"kind": "started"})
-        guard = _Interrupt()
+        guard = _Interrupt(fds[1:])
         watcher = threading.Thread(target=guard.watch, args=(client,), daemon=True)
         watcher.start()
         code = _run(search, fds[1:], guard)
@@ -90,12 +90,19 @@ def _serve(search: Search, fds: list[int]) -> None:
 
 
 class _Interrupt:
-    """Turns the client's ``cancel`` (or its going away) into SIGINT, while a search runs."""
+    """Turns the client's ``cancel`` (or its going away) into SIGINT, while a search runs.
 
-    def __init__(self) -> None:
+    The interrupted search lets go of the client's streams at once: each descriptor is
+    pointed at ``/dev/null`` before the SIGINT, so a reader of the client's pipe (``$(cq
+    search ...)``, a test's ``communicate``) sees its end when the client exits with 130,
+    not when the search has unwound its pool, and what the search still writes goes
+    nowhere. The numbers stay open, so its streams close as usual."""
+
+    def __init__(self, streams: list[int]) -> None:
         self.lock = threading.Lock()
         self.running = False
         self.cancelled = False  # a cancel that came before the search started is kept
+        self.streams = streams
 
     def watch(self, client: Channel) -> None:
         with contextlib.suppress(OSError, WireError):
@@ -104,6 +111,7 @@ class _Interrupt:
         with self.lock:
             self.cancelled = True
             if self.running:
+                _let_go(self.streams)
                 signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
     def start(self) -> None:
@@ -113,6 +121,17 @@ class _Interrupt:
             if self.cancelled:
                 raise KeyboardInterrupt
             self.running = True
+
+
+def _let_go(fds: list[int]) -> None:
+    """``fds`` pointed at ``/dev/null``: the client's pipes or terminal no longer held here."""
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.dup2(null, fd, inheritable=False)
+    finally:
+        os.close(null)
 
 
 def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
