@@ -35,6 +35,20 @@ def test_non_utf8_file_is_searched_without_crashing(tmp_path: Path) -> None:
     assert "\ufffd" in hit["line_text"]  # undecodable bytes shown, never mistaken for text
 
 
+def test_a_file_name_that_is_not_utf8_is_one_file_and_enriched(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"ok.py": "x = 1\n"})
+    (tmp_path / "bad_\udcff.py").write_bytes(b"def weird_handler():\n    return weird_handler\n")
+    findings = _search(tmp_path, "weird_handler").json()["findings"]
+    assert {f["file"] for f in findings} == {"bad_\udcff.py"}  # reads back as the same name
+    use = next(f for f in findings if f["line"] == 2)
+    assert use["containing_scope"] == "weird_handler"  # the file was opened and parsed
+    asked = _search(tmp_path, "how is the weird handler defined?").json()["findings"]
+    assert {f["file"] for f in asked} <= {"bad_\udcff.py", "ok.py"}  # rg's and the index's
+    typed = run_cq("search", "weird_handler", "--root", str(tmp_path), env={"CQ_SEMANTIC": "1"})
+    assert typed.returncode == 0, typed.stderr  # the Pyrefly stage's keys take the name too
+    assert "bad_\\udcff.py:2:11" in typed.stdout  # markdown escapes the undecodable byte
+
+
 def test_binary_file_is_skipped(tmp_path: Path) -> None:
     write_tree(
         tmp_path, {"blob.py": b"target_name\x00\x01\x02 binary\n", "src.py": "target_name\n"}

@@ -209,7 +209,9 @@ class _RgRun:
         if data.path.text is not None and data.path.text == self._file[0]:
             path, language = self._file[1], self._file[2]  # rg sends a file's lines together
         else:
-            path = _relative(data.path.display())
+            # a name that is not UTF-8 as the index and the file system read it (its bytes as
+            # lone surrogates): the file opens for enrichment and is one file, not two
+            path = _relative(os.fsdecode(data.path.raw()))
             language = language_of(path, self.request.lang)
             if language is None:
                 self.dropped_by_scope += len(data.submatches)

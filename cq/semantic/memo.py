@@ -91,4 +91,6 @@ def _server_identity(binary: str, indexing: bool) -> str | None:
 
 
 def _digest(*parts: object) -> str:
-    return hashlib.blake2b("\0".join(map(str, parts)).encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(
+        "\0".join(map(str, parts)).encode(errors="surrogateescape"), digest_size=16
+    ).hexdigest()
