@@ -127,3 +127,10 @@ def test_the_focus_is_the_requests_else_the_rewrites(tree: Path) -> None:
     assert climb(tree, question)[1].focus == "tests"  # the rewrite's guess
     assert climb(tree, question, focus="implementation")[1].focus == "implementation"
     assert climb(tree, "parse_config_file")[1].focus == "all"  # no rewrite, no --focus
+
+
+def test_a_report_is_about_tests_only_when_its_title_says_so(tree: Path) -> None:
+    report = "Config is not reloaded\n\nparse_config_file ignores the path on the test set\n"
+    assert climb(tree, report)[1].focus == "all"  # the test set: said in passing
+    failing = "Config tests fail\n\nparse_config_file ignores the path\n"
+    assert climb(tree, failing)[1].focus == "tests"
