@@ -54,7 +54,7 @@ class Case:
         self.id, self.repo, self.gold = row["instance_id"], row["repo"], row["gold_functions"]
         section = next((s for s in data["sections"] if s["type"] == "functions"), None)
         self.candidates = [
-            Candidate(file=f["file"], qualname=_qualname(f["name"], f["file"]), fused=f["score"])
+            Candidate(file=f["file"], qualname=_qualname(f["name"], f["file"]), fused=_fused(f))
             for f in (section["functions"] if section else [])[:pool]
         ]
         self.hits = [
@@ -91,6 +91,12 @@ class Case:
     def score(self, weights: SignalWeights | None) -> tuple[bool, bool]:
         at = self.order(weights)
         return (bool(at) and at[0] in self.gold_at, any(i in self.gold_at for i in at[:5]))
+
+
+def _fused(f: dict) -> float:
+    """A listed function's fused score: its ``scores`` keep it (relative to the pool's best)
+    since the list shows the reranked score; older reports' ``score`` was the fused one."""
+    return f["scores"]["fused"] if "scores" in f else f["score"]
 
 
 @functools.lru_cache(maxsize=8192)
