@@ -304,3 +304,25 @@ def test_after_a_titles_answer_the_class_it_names_comes_first() -> None:
     text = f"{title}\n\nSee the logs."
     ranked = rerank(candidates, asked(text, words), [])
     assert [candidates[s.at].qualname for s in ranked][1] == "write_image"
+
+
+def test_a_how_question_is_answered_by_the_code_that_runs_not_its_constructor() -> None:
+    """The constructor holds the class's words (its docstring, its parameters), but what a
+    how-question asks is done by a method that runs; it stays listed. Asked about making the
+    object, or as an issue title, the constructor may answer."""
+    words = {"early": 1.0, "stopping": 1.0, "count": 1.0, "improvement": 1.0}
+    candidates = [
+        Candidate(file="handlers/stop.py", qualname="EarlyStopping.__init__", fused=1.0),
+        Candidate(file="handlers/stop.py", qualname="EarlyStopping.__call__", fused=0.8),
+        Candidate(file="handlers/log.py", qualname="log_improvement", fused=0.5),
+    ]
+
+    def order(text: str) -> list[str]:
+        return [candidates[s.at].qualname for s in rerank(candidates, asked(text, words), [])]
+
+    how = order("how does early stopping count evaluations without improvement?")
+    assert how == ["EarlyStopping.__call__", "EarlyStopping.__init__", "log_improvement"]
+    made = order("how is early stopping initialized when counting improvement?")
+    assert made[0] == "EarlyStopping.__init__"
+    title = order("early stopping does not count evaluations without improvement?")
+    assert title[0] == "EarlyStopping.__init__"

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
+from cq.model.language import is_rust
 from cq.rank import last_name, path_role
 
 
@@ -43,6 +44,7 @@ class Asked(msgspec.Struct, frozen=True, kw_only=True):
     frame_paths: tuple[str, ...]  # their files, as printed
     messages: frozenset[str] = frozenset()  # messages the text quotes, lowercased
     one_line: bool = False  # a title or a one-line question (``query.is_one_line``)
+    behaviour: bool = False  # a question led by a question word (``asks_about_behaviour``)
 
 
 def sizes(lengths: Sequence[int] | None, n: int) -> list[float]:
@@ -79,6 +81,19 @@ def message(inside: list[str], question: Asked) -> float:
     if not question.messages:
         return 0.0
     return 1.0 if any(text.lower() in question.messages for text in inside) else 0.0
+
+
+def constructor(c: Candidate, name: str, question: Asked) -> float:
+    """1 for a constructor (``__init__``, ``__new__``; a Rust ``new``) when the question asks
+    how something behaves: a constructor stores what it is given, the code that does what a
+    how-question asks runs later, yet it often holds the class's words (its docstring, its
+    parameters). Of the 288 blind questions' Answers (``bench/data/questions-blind*.jsonl``,
+    ``bench.studies.question_answers``), 15 were constructors and none was right; issue titles
+    differ (20 of 60 right): a report's fix often adds a parameter or changes a default."""
+    if not question.behaviour:
+        return 0.0
+    made = name == "new" if is_rust(c.file) else name in ("__init__", "__new__")
+    return 1.0 if made else 0.0
 
 
 def owner(qualname: str) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from cq.model import SearchRequest
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
+from cq.rewrite.asks import asks_about_behaviour
 from cq.rewrite.caller import CallerModel, NoAnswer
 from cq.rewrite.extract import Mentions, extract_mentions, is_special, split_dotted
 from cq.rewrite.heuristic import should_rewrite
@@ -52,6 +53,7 @@ __all__ = [
     "Mentions",
     "NoAnswer",
     "Rewrite",
+    "asks_about_behaviour",
     "base_forms",
     "defined_names",
     "definition_site",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from cq.rewrite.extract import split_dotted
-from cq.rewrite.words import RECEIVERS, STOP_WORDS
+from cq.rewrite.words import QUESTION_WORDS, RECEIVERS, STOP_WORDS
 
 _CALLERS = re.compile(
     r"\b(?:who|what|where|which)\b.*\bcall(?:s|ed|ing)?\b|\bcallers?\b|\bcall ?sites?\b", re.I
@@ -99,6 +99,26 @@ def says_nothing(query: str) -> bool:
     """A one-line question whose every word is in ``_NOTHING`` ("who calls?", "where is
     defined?"): nothing in it to look for, so nothing is guessed."""
     return one_line(query) and all(w.lower() in _NOTHING for w in _WORD.findall(query))
+
+
+# A question about making an object: its constructor may well be the answer.
+_CONSTRUCTION = re.compile(
+    r"\b(?:construct\w*|initiali[sz]\w*|init|instantiat\w*|defaults?)\b", re.IGNORECASE
+)
+
+
+def asks_about_behaviour(query: str) -> bool:
+    """A one-line question led by a question word ("how does ...", "what happens when ...",
+    "when a user asks for ..., how is ..."), not about how an object is made: what it asks is
+    done by code that runs, not by a constructor storing its arguments. An issue title, a
+    statement even when it ends in "?" ('"keep_size" should default to True?'), is not one."""
+    words = _WORD.findall(query)
+    return (
+        one_line(query)
+        and bool(words)
+        and words[0].lower() in QUESTION_WORDS
+        and _CONSTRUCTION.search(query) is None
+    )
 
 
 def one_line(query: str) -> bool:
