@@ -324,5 +324,9 @@ def test_a_how_question_is_answered_by_the_code_that_runs_not_its_constructor() 
     assert how == ["EarlyStopping.__call__", "EarlyStopping.__init__", "log_improvement"]
     made = order("how is early stopping initialized when counting improvement?")
     assert made[0] == "EarlyStopping.__init__"
+    inner = order("in the trainer, how does early stopping count improvement?")
+    assert inner[0] == "EarlyStopping.__call__"
     title = order("early stopping does not count evaluations without improvement?")
     assert title[0] == "EarlyStopping.__init__"
+    condition = order("When early stopping counts evaluations, improvement is lost")
+    assert condition[0] == "EarlyStopping.__init__"

@@ -102,23 +102,25 @@ def says_nothing(query: str) -> bool:
 
 
 # A question about making an object: its constructor may well be the answer.
-_CONSTRUCTION = re.compile(
-    r"\b(?:construct\w*|initiali[sz]\w*|init|instantiat\w*|defaults?)\b", re.IGNORECASE
-)
+_CONSTRUCTION = re.compile(r"\b(?:construct\w*|initiali[sz]\w*|init|instantiat\w*)\b", re.I)
+_ASKING = frozenset({"how", "what", "where", "why", "which", "who"})
 
 
 def asks_about_behaviour(query: str) -> bool:
     """A one-line question led by a question word ("how does ...", "what happens when ...",
-    "when a user asks for ..., how is ..."), not about how an object is made: what it asks is
-    done by code that runs, not by a constructor storing its arguments. An issue title, a
-    statement even when it ends in "?" ('"keep_size" should default to True?'), is not one."""
+    "when a user asks for ..., how is ...?") or asking one ("in the derive macro, how does
+    ...?"), not about how an object is made: what it asks is done by code that runs, not by
+    a constructor storing its arguments. An issue title is a statement, even when it ends in
+    "?" ('"keep_size" should default to True?') or opens with a condition ("When extracting
+    an archive fails, it corrupts the cache")."""
     words = _WORD.findall(query)
-    return (
-        one_line(query)
-        and bool(words)
-        and words[0].lower() in QUESTION_WORDS
-        and _CONSTRUCTION.search(query) is None
-    )
+    if not one_line(query) or not words or _CONSTRUCTION.search(query):
+        return False
+    first, asked = words[0].lower(), query.rstrip().endswith("?")
+    if first in QUESTION_WORDS:
+        return first != "when" or asked
+    # "in the derive macro, how does ...?", "In what order are ... consulted?"
+    return asked and any(w.lower() in _ASKING for w in words)
 
 
 def one_line(query: str) -> bool:
