@@ -11,9 +11,9 @@ that exercise it; and what a how-question asks is done by code that runs, not by
 constructor that stores its settings. Each of the first ``IndexTuning.function_pool`` fused
 units gets these signals (each 0-1) with its share of the question's words
 (``coverage.coverage``, now over the whole pool) and its file's place in the fused file
-order; its final score is its fused
-score relative to the best plus the weighted signals. The signals that moved it are kept
-as its evidence (the report shows the Answer's; JSON keeps every value).
+order; its final score is its fused score relative to the best plus the weighted signals.
+The signals that moved it are kept as its evidence (the report shows the Answer's; JSON
+keeps every value).
 
 Measured and left out (``bench/studies/function_answer.py`` on the saved reports below, no
 gain that held on both texts and titles): the share of a function's own name the question
