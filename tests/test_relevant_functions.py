@@ -322,8 +322,10 @@ def test_a_how_question_is_answered_by_the_code_that_runs_not_its_constructor() 
 
     how = order("how does early stopping count evaluations without improvement?")
     assert how == ["EarlyStopping.__call__", "EarlyStopping.__init__", "log_improvement"]
-    made = order("how is early stopping initialized when counting improvement?")
-    assert made[0] == "EarlyStopping.__init__"
+    for made in ("initialized", "created"):
+        assert order(f"how is early stopping {made} to count improvement?")[0] == (
+            "EarlyStopping.__init__"
+        )
     inner = order("in the trainer, how does early stopping count improvement?")
     assert inner[0] == "EarlyStopping.__call__"
     title = order("early stopping does not count evaluations without improvement?")

@@ -102,7 +102,9 @@ def says_nothing(query: str) -> bool:
 
 
 # A question about making an object: its constructor may well be the answer.
-_CONSTRUCTION = re.compile(r"\b(?:construct\w*|initiali[sz]\w*|init|instantiat\w*)\b", re.I)
+_CONSTRUCTION = re.compile(
+    r"\b(?:construct\w*|initiali[sz]\w*|init|instantiat\w*|creat\w*)\b", re.I
+)
 _ASKING = frozenset({"how", "what", "where", "why", "which", "who"})
 
 
