@@ -326,9 +326,10 @@ class PyreflyServer:
 
 
 def _uri_path(uri: str) -> str:
-    """The file path of a ``file:`` URI as Pyrefly spells it (percent-escapes decoded)."""
+    """The file path of a ``file:`` URI as Pyrefly spells it (percent-escapes decoded; bytes
+    that are not UTF-8 as lone surrogates, the key ``sync`` was given for that file)."""
     parsed = urlparse(uri)
-    return unquote(parsed.path) if parsed.scheme == "file" else uri
+    return unquote(parsed.path, errors="surrogateescape") if parsed.scheme == "file" else uri
 
 
 def _death_signal() -> Callable[[], None]:
