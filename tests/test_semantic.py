@@ -113,6 +113,15 @@ def test_a_file_name_that_is_not_utf8_is_answered_under_its_own_name(tmp_path: P
         assert semantic_of(call)["definition"]["file"] == odd  # not a U+FFFD name
 
 
+def test_a_root_whose_name_is_not_utf8_is_answered(tree: Path) -> None:
+    odd = tree.rename(tree.with_name("repo_\udce9"))  # Pyrefly is told of it, by JSON
+    run = run_cq("search", "build_graph_product", "--root", str(odd), "--format", "json")
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    calls = [f for f in run.json()["findings"] if f["category"] == "callsite"]
+    assert calls and all(semantic_of(f)["status"] == "applied" for f in calls)
+    assert {semantic_of(f)["definition"]["file"] for f in calls} == {"pkg/graph.py"}
+
+
 def test_definition_counts_its_references_in_the_root(tree: Path) -> None:
     result = search_json(tree, "build_graph_product", env=INDEXED)
     definition = next(f for f in result["findings"] if f["category"] == "definition")

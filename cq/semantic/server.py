@@ -144,6 +144,8 @@ class PyreflyServer:
             if self.conn is None:
                 raise RpcError("not started")
             uri = Path(self.root).as_uri()
+            # a name to show, which JSON must carry: a root's bytes that are not UTF-8 as U+FFFD
+            name = os.fsencode(Path(self.root).name).decode("utf-8", "replace") or "root"
             self.conn.request(
                 "initialize",
                 {
@@ -152,7 +154,7 @@ class PyreflyServer:
                     # workspace/configuration answer may come after indexing started).
                     "initializationOptions": self._settings(),
                     "rootUri": uri,
-                    "workspaceFolders": [{"uri": uri, "name": Path(self.root).name or "root"}],
+                    "workspaceFolders": [{"uri": uri, "name": name}],
                     "capabilities": {
                         "workspace": {"configuration": True, "workspaceFolders": True},
                         "textDocument": {
