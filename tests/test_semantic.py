@@ -122,6 +122,24 @@ def test_a_root_whose_name_is_not_utf8_is_answered(tree: Path) -> None:
     assert {semantic_of(f)["definition"]["file"] for f in calls} == {"pkg/graph.py"}
 
 
+def test_a_cache_dir_whose_name_is_not_utf8_fails_the_stage_in_words(
+    tree: Path, tmp_path: Path
+) -> None:
+    cache = str(tmp_path / "cache_\udce9")  # Pyrefly's scratch dir, named to it by JSON
+    run = run_cq(
+        "search",
+        "build_graph_product",
+        "--root",
+        str(tree),
+        "--format",
+        "json",
+        env={**ANSWER_BUDGET, "CQ_CACHE_DIR": cache},
+    )
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    reasons = {semantic_of(f)["reason"] for f in run.json()["findings"]}
+    assert reasons == {"initialize failed: cq's cache dir has a name that is not UTF-8"}
+
+
 def test_definition_counts_its_references_in_the_root(tree: Path) -> None:
     result = search_json(tree, "build_graph_product", env=INDEXED)
     definition = next(f for f in result["findings"] if f["category"] == "definition")

@@ -168,6 +168,8 @@ class PyreflyServer:
             self.conn.notify("initialized", {})
         except (RpcError, OSError) as exc:
             self.error = f"initialize failed: {exc}"
+        except UnicodeEncodeError:  # JSON cannot name a scratch dir whose name is not UTF-8
+            self.error = "initialize failed: cq's cache dir has a name that is not UTF-8"
         finally:
             self.initialized.set()
 
