@@ -8,10 +8,10 @@ first name the text mentions that the repository defines (else the first code-li
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from cq.cache.payloads import PayloadCache
+from cq.cache.store import root_key
 from cq.rewrite.extract import extract_mentions, split_dotted
 from cq.rewrite.vocabulary import Vocabulary
 from cq.rewrite.words import PRONOUNS, words
@@ -31,26 +31,15 @@ def subject_from_context(context: str, vocabulary: Vocabulary) -> str | None:
 
 def recall_subject(root: Path) -> str | None:
     """``root``: its real path, as every stage sees it (``cq.settings.settle``)."""
-    key = _key(root)
+    key = root_key(str(root))
     return _memory().get_many([key]).get(key)
 
 
 def remember_subject(root: Path, symbol: str) -> None:
     if symbol.isidentifier():
         memory = _memory()
-        memory.add(_key(root), symbol)
+        memory.add(root_key(str(root)), symbol)
         memory.flush()
-
-
-def _key(root: Path) -> str:
-    """The root's path; one that is not UTF-8 (which the store cannot key) as its bytes in
-    hex, a spelling no absolute path has."""
-    path = str(root)
-    try:
-        path.encode()
-    except UnicodeEncodeError:
-        return f"bytes:{os.fsencode(path).hex()}"
-    return path
 
 
 def _memory() -> PayloadCache[str]:
