@@ -72,6 +72,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 def run_agent_command(args: argparse.Namespace) -> int:
     from cq.agent.install import install, uninstall
     from cq.agent.targets import AGENTS, DEFAULT_AGENTS, home_dir
+    from cq.terminal import visible
 
     if args.agent_command is None:
         raise UsageError("agent needs a subcommand: install or uninstall (see 'cq agent --help')")
@@ -93,7 +94,7 @@ def run_agent_command(args: argparse.Namespace) -> int:
         actions = uninstall(agents, scope, base, force=args.force)
     for action in actions:
         note = f"  ({action.note})" if action.note else ""
-        print(f"{action.outcome:<12}{action.path}{note}")
+        print(f"{action.outcome:<12}{visible(action.path)}{note}")  # a name that is not UTF-8
     if not actions:
         print("nothing to do")
     sys.stdout.flush()

@@ -66,12 +66,13 @@ def run_embed_command(args: argparse.Namespace) -> int:
 
 def _build(root: Path, name: str) -> int:
     from cq.embed.build import build
+    from cq.terminal import visible
 
     report = build(root, name)
     if report.no_index:
         raise CqError(f"{root} has no repository index yet: run cq index --root {root}")
     if report.busy:
-        print(f"another build of {root} is running")
+        print(f"another build of {visible(str(root))} is running")
         return 1
     print(
         f"{report.units} units of {report.files} files; "
@@ -83,6 +84,7 @@ def _build(root: Path, name: str) -> int:
 def _status(root: Path, name: str) -> int:
     from cq.embed.models import installed
     from cq.embed.store import Store, store_path
+    from cq.terminal import visible
 
     where = installed(name)
     print(f"model {name}: {where or 'not installed (cq embed fetch)'}")
@@ -95,5 +97,5 @@ def _status(root: Path, name: str) -> int:
         units, pending = store.units(key), store.pending(key)
     finally:
         store.close()
-    print(f"embeddings of {root}: {units - pending} of {units} units")
+    print(f"embeddings of {visible(str(root))}: {units - pending} of {units} units")
     return 0

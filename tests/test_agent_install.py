@@ -78,6 +78,19 @@ def test_project_install_is_idempotent_and_uninstall_restores_the_tree(project, 
     assert list(home.iterdir()) == []
 
 
+def test_a_project_whose_name_is_not_utf8_installs_and_uninstalls(project, home):
+    odd = project.rename(project.with_name("proj_\udce9"))
+    (odd / "CLAUDE.md").write_text("# House rules\n")
+    before = snapshot(odd)
+    strict = {"HOME": str(home), "PYTHONIOENCODING": "utf-8:strict"}  # as en_US.UTF-8 has it
+    installed = run_cq("agent", "install", "--guidance", cwd=odd, env=strict)
+    assert installed.returncode == 0, installed.stderr
+    assert "proj_\\udce9/.mcp.json" in installed.stdout  # the name as markdown shows it
+    removed = run_cq("agent", "uninstall", cwd=odd, env=strict)
+    assert removed.returncode == 0, removed.stderr
+    assert snapshot(odd) == before  # what install wrote was recorded, and removed
+
+
 def test_edited_files_are_kept_unless_forced(project, home):
     agent("install", "--claude", cwd=project, home=home)
     cmd = project / CLAUDE_CMD

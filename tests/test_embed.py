@@ -144,6 +144,23 @@ def test_units_are_embedded_once_by_content(tmp_path: Path) -> None:
 
 
 @needs_extra
+def test_a_root_and_a_file_whose_names_are_not_utf8_are_embedded(tmp_path: Path) -> None:
+    """Both go into sqlite and the tokenizer as text: the root is keyed by its bytes, the
+    file is left out (its units unranked), the rest embedded."""
+    fetched = run_cq("embed", "fetch", "tests/tiny", "--from", str(tiny_model(tmp_path / "m")))
+    assert fetched.returncode == 0, fetched.stderr
+    repo = write_tree(tmp_path / "repo_\udce9", TREE)
+    (repo / "bad_\udcff.py").write_bytes(b"def odd_one():\n    return 1\n")
+    assert run_cq("index", "--root", str(repo)).returncode == 0
+    built = run_cq("embed", "build", "--model", "tests/tiny", "--root", str(repo))
+    assert built.returncode == 0, built.stderr
+    assert built.stdout.strip() == "5 units of 4 files; 3 files scanned, 5 units embedded"
+    status = run_cq("embed", "status", "--model", "tests/tiny", "--root", str(repo))
+    assert status.returncode == 0, status.stderr
+    assert "embeddings of " in status.stdout and "repo_\\udce9: 5 of 5 units" in status.stdout
+
+
+@needs_extra
 def test_identical_runs_give_identical_vectors(tmp_path: Path) -> None:
     from cq.embed.model import Encoder
 

@@ -245,6 +245,16 @@ def test_cache_info_and_clear(repo: Path) -> None:
     assert "index: 0 roots" in run_cq("cache", "info").stdout
 
 
+def test_a_root_whose_name_is_not_utf8_is_indexed(repo: Path) -> None:
+    odd = repo.rename(repo.with_name("repo_\udce9"))  # the tree cloned into such a directory
+    built = counts(run_cq("index", "--root", str(odd)))
+    assert built["files"].startswith("3 ") and built["updated"] == "3 files, removed: 0"
+    run = run_cq("search", "-", "--root", str(odd), "--format", "json", stdin=QUESTION)
+    assert run.returncode == 0 and "index failed" not in run.stderr, run.stderr
+    assert relevant_files(run.json())[0] == "app/conf/global_settings.py"  # found by the index
+    assert run_cq("index", "--clear", "--root", str(odd)).stdout.startswith("cleared 1 index")
+
+
 def test_bad_root_is_one_line_error(tmp_path: Path) -> None:
     run = run_cq("index", "--root", str(tmp_path / "missing"))
     assert run.returncode == 2

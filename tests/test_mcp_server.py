@@ -133,6 +133,32 @@ def test_search_tool_end_to_end(repo: Path, tmp_path: Path) -> None:
     assert "Traceback" not in errlog_path.read_text()
 
 
+def test_names_that_are_not_utf8_keep_the_server_answering(tmp_path: Path) -> None:
+    """A file and the server's root whose names are not UTF-8: every call is answered, the
+    structured content spelling the name as the markdown does (the wire carries no lone
+    surrogate), the JSON text as the CLI writes it."""
+    root = write_tree(tmp_path / "repo_\udce9", FIXTURE)
+    (root / "bad_\udcff.py").write_bytes(b"def odd_one():\n    return odd_one\n")
+    errlog_path = tmp_path / "server.err"
+
+    async def scenario() -> None:
+        with errlog_path.open("w") as errlog:
+            async with session(root, errlog) as client:
+                js = await client.call_tool("search", {"query": "odd_one", "format": "json"})
+                assert not js.is_error, text_of(js)
+                files = {f["file"] for f in js.structured_content["findings"]}
+                assert files == {"bad_\\udcff.py"}
+                cli = run_cq("search", "odd_one", "--root", str(root), "--format", "json")
+                assert without_run(md_first(js)) == without_run(cli.stdout)
+                other = await client.call_tool("search", {"query": "x", "root": str(tmp_path)})
+                assert other.is_error and "repo_\\udce9" in text_of(other)
+                md = await client.call_tool("search", {"query": "insert_edge", "limit": 5})
+                assert "pkg/store.py:2:" in text_of(md)  # still answering
+
+    anyio.run(scenario)
+    assert "Traceback" not in errlog_path.read_text()
+
+
 def test_repeat_calls_are_served_from_warm_caches(repo: Path, tmp_path: Path) -> None:
     """Warmth shown by counters, not wall time: after the first call nothing is parsed again."""
 

@@ -139,6 +139,22 @@ def test_a_name_nothing_is_near_says_so_and_invents_no_answer(tree: Path) -> Non
     assert data["summary"]["total_findings"] == 0 and data["summary"]["suggestions"] == []
 
 
+def test_a_name_defined_in_a_file_whose_name_is_not_utf8_is_suggested(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"ok.py": "x = 1\n"})
+    odd = tmp_path / "bad_\udcff.py"
+    odd.write_bytes(b"def compute_totals(rows):\n    return sum(rows)\n")
+
+    def suggested(query: str) -> tuple[str, str]:
+        run = run_cq("search", query, "--root", str(tmp_path), "--format", "json")
+        assert run.returncode == 1, run.stderr
+        best = run.json()["summary"]["suggestions"][0]
+        return best["name"], best["file"]
+
+    assert suggested("compute_totls") == ("compute_totals", "bad_\udcff.py")
+    odd.write_bytes(odd.read_bytes() + b"\n\ndef compute_average(rows):\n    return 0\n")
+    assert suggested("compute_avrage") == ("compute_average", "bad_\udcff.py")  # not stale
+
+
 def test_suggestions_stay_in_the_searched_scope(tree: Path) -> None:
     run = run_cq(
         "search", "get_bukcet", "--root", str(tree), "--in", "moto/core", "--format", "json"

@@ -138,6 +138,16 @@ def test_context_and_follow_up_resolve_it(tmp_path: Path) -> None:
     assert "span_to_byte_offset" not in (plain["summary"]["rewrite"] or {}).get("identifiers", [])
 
 
+def test_follow_up_resolves_it_in_a_root_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    root = graph_repo(tmp_path / "graphs_\udce9")
+    first = run_cq("search", "span_to_byte_offset", "--root", str(root), "--follow-up")
+    assert first.returncode == 0, first.stderr
+    again = run_cq(
+        "search", "where is it used?", "--root", str(root), "--follow-up", "--format", "json"
+    ).json()
+    assert again["summary"]["rewrite"]["identifiers"][0] == "span_to_byte_offset"
+
+
 def test_vocabulary_is_cached_and_follows_edits(tmp_path: Path) -> None:
     root = graph_repo(tmp_path)
     assert load_vocabulary(root).defines("insert_edge")

@@ -148,6 +148,15 @@ def test_files_lists_what_cq_would_search_within_the_scope(repo: Path) -> None:
     assert refused.returncode == 2 and "--files takes no QUERY" in refused.stderr
 
 
+def test_files_names_a_file_that_is_not_utf8_as_l_does(repo: Path) -> None:
+    (repo / "bad_\udcff.py").write_bytes(b"def get_bucket_too():\n    return get_bucket\n")
+    listed = _search(repo, "--files")
+    assert listed.returncode == 0, listed.stderr
+    matched = _search(repo, "-l", "get_bucket_too")
+    assert matched.stdout.splitlines() == ["bad_\\udcff.py"]  # escaped, never U+FFFD
+    assert matched.stdout.splitlines()[0] in listed.stdout.splitlines()  # the same name
+
+
 def test_type_maps_to_the_language_scope(repo: Path) -> None:
     for args, files in (
         (("-t", "py"), {"app.py", "pkg/store.py"}),

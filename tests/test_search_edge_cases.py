@@ -49,6 +49,24 @@ def test_a_file_name_that_is_not_utf8_is_one_file_and_enriched(tmp_path: Path) -
     assert "bad_\\udcff.py:2:11" in typed.stdout  # markdown escapes the undecodable byte
 
 
+def test_a_rust_file_name_that_is_not_utf8_is_ranked_and_shown(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"src/lib.rs": "mod m;\npub fn top() { weird_rust_fn(); }\n"})
+    (tmp_path / "src/m\udcfe.rs").write_bytes(b"pub fn weird_rust_fn() -> u32 {\n    42\n}\n")
+    findings = _search(tmp_path, "weird_rust_fn").json()["findings"]
+    assert {(f["file"], f["category"], f["role"]) for f in findings} == {
+        ("src/m\udcfe.rs", "definition", "src"),  # its role asked of its parent module
+        ("src/lib.rs", "callsite", "src"),
+    }
+
+
+def test_a_call_in_a_file_that_is_not_utf8_is_degraded_in_words(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"latin.py": b"# caf\xe9\ndef helper(x):\n    return helper(x)\n"})
+    findings = _search(tmp_path, "helper").json()["findings"]
+    call = next(f for f in findings if f["category"] == "callsite")
+    reasons = call["enrichment"]["degrade_reasons"]
+    assert "libcst: file is not UTF-8" in reasons, reasons  # not an internal IndexError
+
+
 def test_binary_file_is_skipped(tmp_path: Path) -> None:
     write_tree(
         tmp_path, {"blob.py": b"target_name\x00\x01\x02 binary\n", "src.py": "target_name\n"}

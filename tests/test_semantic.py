@@ -101,6 +101,45 @@ def test_callsite_resolves_to_its_definition(tree: Path) -> None:
     assert result["summary"]["telemetry"]["semantic"]["applied"] == len(findings)
 
 
+def test_a_file_name_that_is_not_utf8_is_answered_under_its_own_name(tmp_path: Path) -> None:
+    odd = "dir_\udce9/bad_\udcff.py"
+    (tmp_path / "dir_\udce9").mkdir()
+    (tmp_path / odd).write_bytes(b"def weird_handler() -> int:\n    return weird_handler()\n")
+    for _ in range(2):  # the second search as the first: the answers are not cached, no crash
+        findings = search_json(tmp_path, "weird_handler", env=ANSWER_BUDGET)["findings"]
+        assert {f["file"] for f in findings} == {odd}
+        assert {semantic_of(f)["status"] for f in findings} == {"applied"}  # its diagnostics
+        (call,) = [f for f in findings if f["category"] == "callsite"]
+        assert semantic_of(call)["definition"]["file"] == odd  # not a U+FFFD name
+
+
+def test_a_root_whose_name_is_not_utf8_is_answered(tree: Path) -> None:
+    odd = tree.rename(tree.with_name("repo_\udce9"))  # Pyrefly is told of it, by JSON
+    run = run_cq("search", "build_graph_product", "--root", str(odd), "--format", "json")
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    calls = [f for f in run.json()["findings"] if f["category"] == "callsite"]
+    assert calls and all(semantic_of(f)["status"] == "applied" for f in calls)
+    assert {semantic_of(f)["definition"]["file"] for f in calls} == {"pkg/graph.py"}
+
+
+def test_a_cache_dir_whose_name_is_not_utf8_fails_the_stage_in_words(
+    tree: Path, tmp_path: Path
+) -> None:
+    cache = str(tmp_path / "cache_\udce9")  # Pyrefly's scratch dir, named to it by JSON
+    run = run_cq(
+        "search",
+        "build_graph_product",
+        "--root",
+        str(tree),
+        "--format",
+        "json",
+        env={**ANSWER_BUDGET, "CQ_CACHE_DIR": cache},
+    )
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    reasons = {semantic_of(f)["reason"] for f in run.json()["findings"]}
+    assert reasons == {"initialize failed: cq's cache dir has a name that is not UTF-8"}
+
+
 def test_definition_counts_its_references_in_the_root(tree: Path) -> None:
     result = search_json(tree, "build_graph_product", env=INDEXED)
     definition = next(f for f in result["findings"] if f["category"] == "definition")

@@ -160,6 +160,27 @@ def test_a_search_through_the_server_prints_what_an_in_process_one_does(
         assert _report(served) == _report(alone), case.id
 
 
+def test_names_that_are_not_utf8_go_through_the_server_alike(
+    repo: Path, runtime: Path, tmp_path: Path
+) -> None:
+    """A root, a file and the cache dir (one of the server's settings) whose names are not
+    UTF-8: the server starts, serves the search, and prints what an in-process one does."""
+    odd = repo.rename(repo.with_name("repo_\udce9"))
+    (odd / "app/bad_\udcff.py").write_bytes(b"def odd_one():\n    return register\n")
+    cache = str(tmp_path / "cache_\udce9")
+    _start(runtime, CQ_CACHE_DIR=cache)
+    for argv in (("search", "register"), ("search", "--format", "json", "register")):
+        alone = run_cq(*argv, cwd=odd, env={"CQ_SERVER": "0", "CQ_CACHE_DIR": cache})
+        before = _served(runtime, CQ_CACHE_DIR=cache)
+        served = run_cq(*argv, cwd=odd, env=_env(runtime, CQ_CACHE_DIR=cache))
+        assert _served(runtime, CQ_CACHE_DIR=cache) == before + 1, "not through the server"
+        assert alone.returncode == 0 and "app/bad_\\udcff.py" in alone.stdout, alone.stderr
+        # stdout alike; stderr warns that such a cache dir is unusable (sqlite cannot name
+        # it): in-process at each search, the server's search process once
+        assert _report(served)[:2] == _report(alone)[:2]
+        assert "Traceback" not in served.stderr
+
+
 def test_a_dead_server_is_bypassed_and_said_once(repo: Path, runtime: Path) -> None:
     pid = _start(runtime)
     family = {pid, *_children(pid)}

@@ -10,6 +10,7 @@ of cq would write.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def digest(text: str) -> str:
 
 
 def manifest_path(base: Path, scope: Scope) -> Path:
-    key = hashlib.sha256(f"{scope}:{base}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(os.fsencode(f"{scope}:{base}")).hexdigest()[:16]
     return _cache_dir() / AGENT / f"manifest-{scope}-{key}.json"
 
 
@@ -60,8 +61,8 @@ def load(base: Path, scope: Scope) -> Manifest:
     path = manifest_path(base, scope)
     fresh = Manifest(base=str(base), scope=scope)
     try:
-        manifest = msgspec.json.decode(path.read_bytes(), type=Manifest)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        manifest = _decode(path.read_bytes())
+    except (OSError, ValueError, msgspec.ValidationError):  # DecodeError is a ValueError
         return fresh
     return manifest if (manifest.base, manifest.scope) == (fresh.base, scope) else fresh
 
@@ -73,8 +74,19 @@ def save(manifest: Manifest) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(manifest), indent=2))
+    try:
+        text = msgspec.json.format(msgspec.json.encode(manifest), indent=2)
+    except UnicodeEncodeError:  # a base whose name is not UTF-8: its bytes as \udcXX escapes
+        text = json.dumps(msgspec.to_builtins(manifest), indent=2).encode()
+    tmp.write_bytes(text)
     tmp.replace(path)
+
+
+def _decode(data: bytes) -> Manifest:
+    try:
+        return msgspec.json.decode(data, type=Manifest)
+    except msgspec.DecodeError:  # msgspec refuses the escapes of lone surrogates; json reads
+        return msgspec.convert(json.loads(data), Manifest)  # them back as the same name
 
 
 def _cache_dir() -> Path:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import warnings
 from typing import Any
 
@@ -38,6 +39,7 @@ from cq.env import env_int
 from cq.errors import UsageError
 
 DEFAULT_MAX_TOKENS = 8000
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _INSTRUCTIONS = (
     "cq searches Python and Rust code: ripgrep finds candidates, every hit is classified "
@@ -167,7 +169,7 @@ def build_server(config: ServerConfig, processes: SearchProcesses) -> Server:
         blocks = [TextContent(type="text", text=outcome.text)]
         if outcome.note:
             blocks.append(TextContent(type="text", text=outcome.note))
-        return CallToolResult(content=blocks, structured_content=json.loads(outcome.text))
+        return CallToolResult(content=blocks, structured_content=_structured(outcome.text))
 
     return Server(
         "cq",
@@ -176,6 +178,25 @@ def build_server(config: ServerConfig, processes: SearchProcesses) -> Server:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _structured(report: str) -> dict[str, Any]:
+    """The JSON report as structured content. A file name that is not UTF-8 is in the report
+    as ``\\udcXX`` escapes, which read back as lone surrogates: no UTF-8 wire carries those
+    and the SDK's parser refuses their escapes, so they are spelled as the markdown shows them
+    (the escape's text)."""
+    data = json.loads(report)
+    return _spelled(data) if "\\ud" in report else data
+
+
+def _spelled(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    if isinstance(value, dict):
+        return {_spelled(key): _spelled(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_spelled(item) for item in value]
+    return value
 
 
 def _error(message: str) -> CallToolResult:

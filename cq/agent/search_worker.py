@@ -172,10 +172,16 @@ def _run(job: Job, token: CancelToken, model: CallerModel | None) -> FromWorker:
     except SearchCancelledError:
         return Failed(id=job.id, message="search cancelled", cancelled=True)
     except CqError as exc:
-        return Failed(id=job.id, message=str(exc))
+        return Failed(id=job.id, message=_printed(str(exc)))
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
-        return Failed(id=job.id, message=f"internal error: {type(exc).__name__}: {exc}")
+        return Failed(id=job.id, message=_printed(f"internal error: {type(exc).__name__}: {exc}"))
+
+
+def _printed(message: str) -> str:
+    """The message as the CLI's stderr prints it: a name that is not UTF-8 (the root's) with
+    ``\\udcXX`` for its lone surrogates, which msgpack cannot write."""
+    return message.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def build_request(job: Job) -> tuple[SearchRequest, Settings]:
@@ -188,7 +194,7 @@ def build_request(job: Job) -> tuple[SearchRequest, Settings]:
     from cq.settings import settle
 
     args = job.args
-    root = server_root(job.server_root, args.root)
+    root = server_root(os.fsdecode(job.server_root), args.root)
     fields = request_fields({name: getattr(args, name) for name in args.__struct_fields__})
     fields |= {"root": root, "max_tokens": args.budget}
     for name in ("budget", "format"):  # how to answer, not what to search

@@ -36,11 +36,13 @@ SearchArgs = msgspec.defstruct(
 
 class Job(msgspec.Struct, frozen=True, tag=True):
     """One search: the arguments, the server's root and the server's token budget.
-    ``client``: the MCP client's name and version when it offers its model (sampling)."""
+    ``client``: the MCP client's name and version when it offers its model (sampling).
+    ``server_root`` as its bytes (``os.fsencode``): a root whose name is not UTF-8 has lone
+    surrogates in its text, which msgpack cannot write."""
 
     id: int
     args: SearchArgs
-    server_root: str
+    server_root: bytes
     cap: int
     client: str | None = None
 

@@ -192,7 +192,13 @@ class SearchProcesses:
             self._loop, self._changed = loop, asyncio.Event()
         self._next_id += 1
         client = ask.client if ask is not None else None
-        job = Job(id=self._next_id, args=args, server_root=server_root, cap=cap, client=client)
+        job = Job(
+            id=self._next_id,
+            args=args,
+            server_root=os.fsencode(server_root),
+            cap=cap,
+            client=client,
+        )
         frame = encode_frame(job)  # before a process takes it (see the module)
         questions: asyncio.Queue[Sample] = asyncio.Queue()
         on_sample = None

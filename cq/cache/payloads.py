@@ -88,9 +88,13 @@ class PayloadCache(Generic[T]):
         return found
 
     def add(self, key: str, value: T) -> None:
-        """Queue a payload for the next ``flush``."""
+        """Queue a payload for the next ``flush``; one naming a file that is not UTF-8 (its
+        bytes as lone surrogates, which msgpack will not write) is not stored: built again."""
         if self.store is not None:
-            blob = self.encoder.encode(value)
+            try:
+                blob = self.encoder.encode(value)
+            except UnicodeEncodeError:
+                return
             self.pending[key] = blob
             self.pending_bytes += len(blob)
 

@@ -89,6 +89,12 @@ def _storable(key: str) -> bool:
     return True
 
 
+def root_key(root: str) -> str:
+    """A root's absolute path as text sqlite can hold: one that is not UTF-8 (its bytes as
+    lone surrogates) as its bytes in hex, a spelling no absolute path has."""
+    return root if _storable(root) else f"bytes:{os.fsencode(root).hex()}"
+
+
 def _key_hash(namespace: str, key: str) -> int:
     digest = hashlib.blake2b(f"{namespace}\0{key}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)

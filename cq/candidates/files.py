@@ -3,6 +3,7 @@ search's own scope (languages, globs, ``--in``, hidden and ignored files, depth,
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 from cq.candidates.collect import scope_args
@@ -36,7 +37,8 @@ def searched_files(request: SearchRequest) -> list[str]:
     if proc.returncode == 2 and not proc.stdout:
         message = " ".join(proc.stderr.decode("utf-8", "replace").split())
         raise SearchFailedError(f"rg failed: {visible(message) or 'exit status 2'}")
-    # NUL-separated: a file name may hold a newline
-    names = proc.stdout.decode("utf-8", "replace").split("\0")
+    # NUL-separated: a file name may hold a newline; one that is not UTF-8 as the search
+    # and the file system read it (its bytes as lone surrogates), the name -l prints
+    names = os.fsdecode(proc.stdout).split("\0")
     paths = (name.removeprefix("./") for name in names if name)
     return [path for path in paths if language_of(path, request.lang) is not None]

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import msgspec
 
-from cq.embed.store import Store, UnitRef, store_path
+from cq.embed.store import Store, UnitRef, holdable, store_path
 
 UNIT_CHARS = 2000  # 256 tokens of code are rarely more than this; the tokenizer cuts the rest
 BATCH = 64  # units a commit (a stopped build loses at most one batch)
@@ -84,7 +84,7 @@ def manifest_of(root: Path) -> tuple[dict[str, str], int] | None:
 @contextlib.contextmanager
 def _root_lock(model: str, root: str):  # type: ignore[no-untyped-def]
     """Held by the one build of ``root``; yields False when another holds it."""
-    name = hashlib.blake2b(root.encode(), digest_size=10).hexdigest()
+    name = hashlib.blake2b(os.fsencode(root), digest_size=10).hexdigest()  # not UTF-8 too
     lock = store_path(model).with_name(f"build-{name}.lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
@@ -123,7 +123,7 @@ def build(root: Path, model: str, progress: Callable[[str], None] | None = None)
             changed = sorted(p for p, d in files.items() if known.get(p) != d)
             texts: dict[str, str] = {}
             scanned: dict[str, tuple[str, list[UnitRef]]] = {}
-            for path in changed:
+            for path in filter(holdable, changed):  # the store records no other name
                 try:
                     source = read_inside(root, path).decode("utf-8", "replace")
                 except (OSError, ValueError):

@@ -13,6 +13,10 @@
 
 WAL mode: the background build writes while searches read. A search reads only what was
 committed; units whose vector is not there yet are simply not ranked.
+
+A name that is not UTF-8 (its bytes read as lone surrogates) is text sqlite cannot hold: a
+root is keyed by ``root_key`` (its bytes in hex), and a file is not recorded, so its units
+are not ranked either.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 import msgspec
 
 from cq.cache.place import vectors_path
+from cq.cache.store import root_key
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB NOT NULL);
@@ -70,7 +75,7 @@ class Store:
 
     def files(self, root: str) -> dict[str, str]:
         """path -> digest of the files whose units are recorded."""
-        rows = self.db.execute("SELECT path, digest FROM file WHERE root = ?", (root,))
+        rows = self.db.execute("SELECT path, digest FROM file WHERE root = ?", (root_key(root),))
         return dict(rows)
 
     def missing(self, keys: list[str]) -> list[str]:
@@ -106,8 +111,11 @@ class Store:
 
     def put_files(self, root: str, files: dict[str, tuple[str, list[UnitRef]]]) -> None:
         """Record each file's digest and units (replacing what was recorded for it)."""
+        root = root_key(root)
         with self.db:
             for path, (digest, units) in files.items():
+                if not holdable(path):
+                    continue
                 self.db.execute("DELETE FROM unit WHERE root = ? AND path = ?", (root, path))
                 self.db.executemany(
                     "INSERT INTO unit VALUES (?, ?, ?, ?, ?, ?)",
@@ -118,21 +126,26 @@ class Store:
                 )
 
     def drop_files(self, root: str, paths: list[str]) -> None:
+        root = root_key(root)
         with self.db:
-            for path in paths:
+            for path in filter(holdable, paths):
                 self.db.execute("DELETE FROM unit WHERE root = ? AND path = ?", (root, path))
                 self.db.execute("DELETE FROM file WHERE root = ? AND path = ?", (root, path))
 
     def seen(self, root: str) -> int:
-        row = self.db.execute("SELECT manifest_ns FROM seen WHERE root = ?", (root,)).fetchone()
+        key = root_key(root)
+        row = self.db.execute("SELECT manifest_ns FROM seen WHERE root = ?", (key,)).fetchone()
         return int(row[0]) if row else 0
 
     def mark_seen(self, root: str, manifest_ns: int) -> None:
         with self.db:
-            self.db.execute("INSERT OR REPLACE INTO seen VALUES (?, ?)", (root, manifest_ns))
+            self.db.execute(
+                "INSERT OR REPLACE INTO seen VALUES (?, ?)", (root_key(root), manifest_ns)
+            )
 
     def units(self, root: str) -> int:
-        row = self.db.execute("SELECT COUNT(*) FROM unit WHERE root = ?", (root,)).fetchone()
+        key = root_key(root)
+        row = self.db.execute("SELECT COUNT(*) FROM unit WHERE root = ?", (key,)).fetchone()
         return int(row[0])
 
     def pending(self, root: str) -> int:
@@ -140,7 +153,7 @@ class Store:
         row = self.db.execute(
             "SELECT COUNT(*) FROM unit u LEFT JOIN vec v ON v.key = u.key"
             " WHERE u.root = ? AND v.key IS NULL",
-            (root,),
+            (root_key(root),),
         ).fetchone()
         return int(row[0])
 
@@ -150,7 +163,8 @@ class Store:
         import numpy as np
 
         rows: list[tuple[Any, ...]] = []
-        unique = sorted(set(paths))
+        root = root_key(root)
+        unique = sorted(filter(holdable, set(paths)))
         for i in range(0, len(unique), 500):
             chunk = unique[i : i + 500]
             marks = ",".join("?" * len(chunk))
@@ -164,3 +178,8 @@ class Store:
         if not rows:
             return refs, np.zeros((0, 0), dtype=np.float32)
         return refs, np.vstack([np.frombuffer(r[5], dtype=np.float32) for r in rows])
+
+
+def holdable(path: str) -> bool:
+    """Whether the store records file ``path`` (see the module docstring)."""
+    return root_key(path) == path  # kept as it is: text sqlite can hold

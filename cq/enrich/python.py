@@ -149,7 +149,8 @@ def _libcst(
 ) -> tuple[StructuralFacts, ResolutionFacts | None]:
     if first is not None and not _resolvable(first[0], hit):
         raise Skip("nothing for scopes to resolve")
-    if _FROM_MODULE.match(hit.lines[hit.span.row], 0, hit.span.col):
+    # a file that is not UTF-8 has no lines (it is said below)
+    if hit.source.text is not None and _FROM_MODULE.match(hit.lines[hit.span.row], 0, hit.span.col):
         raise Skip("a module path: nothing for scopes to resolve")
     if limit is not None:
         runner.complete = limit == QUOTA  # the quota is deterministic, the clock is not

@@ -22,7 +22,7 @@ def indexes_dir() -> Path:
 
 def index_dir(root: Path) -> Path:
     """``root``: its real path (a settled request's, ``cq.settings.settle``; ``cq index``'s)."""
-    key = hashlib.blake2b(str(root).encode(), digest_size=10).hexdigest()
+    key = hashlib.blake2b(os.fsencode(root), digest_size=10).hexdigest()
     return indexes_dir() / f"v{SCHEMA_VERSION}" / key
 
 

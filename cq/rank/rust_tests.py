@@ -9,6 +9,7 @@ search's ``Corpus``.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from pathlib import PurePosixPath
@@ -55,9 +56,10 @@ def declared_under_cfg_test(corpus: Corpus, rel: str) -> bool:
     parents = [folder / f for f in ("mod.rs", "lib.rs", "main.rs")]
     if folder.name:
         parents.append(folder.with_suffix(".rs"))
+    # a name that is not UTF-8 as its bytes (no Rust source can declare it, none fails)
     declaration = re.compile(
         rb"(#\[cfg\([^\]]*\)\])\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+"
-        + re.escape(name.encode())
+        + re.escape(os.fsencode(name))
         + rb"\s*;"
     )
     for parent in parents:

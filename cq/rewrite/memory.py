@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cq.cache.payloads import PayloadCache
+from cq.cache.store import root_key
 from cq.rewrite.extract import extract_mentions, split_dotted
 from cq.rewrite.vocabulary import Vocabulary
 from cq.rewrite.words import PRONOUNS, words
@@ -30,13 +31,14 @@ def subject_from_context(context: str, vocabulary: Vocabulary) -> str | None:
 
 def recall_subject(root: Path) -> str | None:
     """``root``: its real path, as every stage sees it (``cq.settings.settle``)."""
-    return _memory().get_many([str(root)]).get(str(root))
+    key = root_key(str(root))
+    return _memory().get_many([key]).get(key)
 
 
 def remember_subject(root: Path, symbol: str) -> None:
     if symbol.isidentifier():
         memory = _memory()
-        memory.add(str(root), symbol)
+        memory.add(root_key(str(root)), symbol)
         memory.flush()
 
 

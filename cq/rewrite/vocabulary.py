@@ -159,14 +159,10 @@ def _list_files(root: Path, filters: list[str], listing: Listing | None) -> tupl
             files = list_tree(root, tuple(filters))
     except OSError:
         return ()
-    return tuple(map(_printable, files))
-
-
-def _printable(path: str) -> str:
-    """A listed path as text the store can hold (bytes that are not UTF-8 replaced)."""
-    if path.isascii():
-        return path
-    return path.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+    # A name that is not UTF-8 kept as the search reads it (os.fsdecode): the file opens
+    # and is stat'ed for the fingerprint; such a vocabulary is not stored (msgpack cannot
+    # write it) but built again, as the digest memory reads such a file again.
+    return tuple(files)
 
 
 def _fingerprint(root: Path, files: tuple[str, ...]) -> str:
@@ -245,7 +241,7 @@ def _rg(root: Path, args: list[str], timeout: float = 30.0) -> str | None:
         return None
     except OSError:
         return ""
-    return proc.stdout.decode("utf-8", errors="replace")
+    return os.fsdecode(proc.stdout)  # file names as the search reads them; names: identifiers
 
 
 def _relative(path: str) -> str:

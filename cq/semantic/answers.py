@@ -86,8 +86,9 @@ def locations(answer: Any) -> list[tuple[str, int, int]]:
 
 
 def uri_path(uri: str) -> str | None:
+    # a name that is not UTF-8 as cq reads it (os.fsdecode), the name of the file's findings
     parsed = urlparse(uri)
-    return unquote(parsed.path) if parsed.scheme == "file" else None
+    return unquote(parsed.path, errors="surrogateescape") if parsed.scheme == "file" else None
 
 
 def relative_to_root(path: str, root: str) -> str | None:

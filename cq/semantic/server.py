@@ -144,6 +144,8 @@ class PyreflyServer:
             if self.conn is None:
                 raise RpcError("not started")
             uri = Path(self.root).as_uri()
+            # a name to show, which JSON must carry: a root's bytes that are not UTF-8 as U+FFFD
+            name = os.fsencode(Path(self.root).name).decode("utf-8", "replace") or "root"
             self.conn.request(
                 "initialize",
                 {
@@ -152,7 +154,7 @@ class PyreflyServer:
                     # workspace/configuration answer may come after indexing started).
                     "initializationOptions": self._settings(),
                     "rootUri": uri,
-                    "workspaceFolders": [{"uri": uri, "name": Path(self.root).name or "root"}],
+                    "workspaceFolders": [{"uri": uri, "name": name}],
                     "capabilities": {
                         "workspace": {"configuration": True, "workspaceFolders": True},
                         "textDocument": {
@@ -166,6 +168,8 @@ class PyreflyServer:
             self.conn.notify("initialized", {})
         except (RpcError, OSError) as exc:
             self.error = f"initialize failed: {exc}"
+        except UnicodeEncodeError:  # JSON cannot name a scratch dir whose name is not UTF-8
+            self.error = "initialize failed: cq's cache dir has a name that is not UTF-8"
         finally:
             self.initialized.set()
 
@@ -326,9 +330,10 @@ class PyreflyServer:
 
 
 def _uri_path(uri: str) -> str:
-    """The file path of a ``file:`` URI as Pyrefly spells it (percent-escapes decoded)."""
+    """The file path of a ``file:`` URI as Pyrefly spells it (percent-escapes decoded; bytes
+    that are not UTF-8 as lone surrogates, the key ``sync`` was given for that file)."""
     parsed = urlparse(uri)
-    return unquote(parsed.path) if parsed.scheme == "file" else uri
+    return unquote(parsed.path, errors="surrogateescape") if parsed.scheme == "file" else uri
 
 
 def _death_signal() -> Callable[[], None]:

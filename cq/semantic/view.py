@@ -158,7 +158,8 @@ class WorkspaceView:
         """A message from Pyrefly: the view's file URIs and paths become the root's."""
         if isinstance(value, str):
             if value.startswith("file:"):
-                path = unquote(urlparse(value).path)
+                # bytes that are not UTF-8 kept (as os.fsdecode), so as_uri spells them again
+                path = unquote(urlparse(value).path, errors="surrogateescape")
                 if path == str(self.dir) or path.startswith(self._view_prefix):
                     return Path(self.root + path[len(str(self.dir)) :]).as_uri()
                 return value

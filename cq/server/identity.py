@@ -66,4 +66,5 @@ def settings_digest() -> str:
     # ``.../bin/python3`` and ``python -m cq`` may be ``.../bin/python``, the same interpreter.
     parts = [sys.prefix, sys.version]
     parts += [f"{name}={os.environ.get(name, '')}" for name in SERVER_SETTINGS]
-    return hashlib.blake2b("\0".join(parts).encode(), digest_size=8).hexdigest()
+    # a value that is not UTF-8 (a cache dir's name) as the bytes the environment holds
+    return hashlib.blake2b(os.fsencode("\0".join(parts)), digest_size=8).hexdigest()
