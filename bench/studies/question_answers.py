@@ -21,7 +21,10 @@ sets hold questions as an engineer or an agent asks them, each on a tuning-set t
   first run the same way: 22 / 36 at session 9's end, 26 / 43 now. Not read;
 - ``bench/data/questions-blind6.jsonl`` (48: 24 Python over 8 repositories, 24 Rust over 8
   crates, commits the other sets use little), written the same way to check the changes
-  made for issue titles: Answer 22, one of the first 5 32, before and after them. Not read.
+  made for issue titles: Answer 22, one of the first 5 32, before and after them. Not read;
+- ``bench/data/questions-blind7.jsonl`` (48: 24 Python over 8 repositories, 24 Rust over 8
+  crates, 16 trees no other set uses), written the same way to check that a how-question's
+  Answer passes over constructors: Answer 23 before, 24 after, one of the first 5 39. Not read.
 
 Do not fit numbers to any of them.
 
