@@ -212,3 +212,13 @@ def test_a_name_found_ignoring_case_is_still_answered(tree: Path) -> None:
         12,
         "get_bucket",
     )
+
+
+def test_a_name_defined_in_a_file_whose_name_holds_a_newline_is_suggested(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path, {"ok.py": "x = 1\n", "odd\nname.py": "def compute_totals(rows):\n    return 0\n"}
+    )
+    run = run_cq("search", "compute_totls", "--root", str(tmp_path), "--format", "json")
+    assert run.returncode == 1, run.stderr
+    best = run.json()["summary"]["suggestions"][0]
+    assert (best["name"], best["file"]) == ("compute_totals", "odd\nname.py")

@@ -27,7 +27,7 @@ def list_tree(root: Path, options: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The Python and Rust files under ``root``, sorted, relative (``options``: more rg
     flags). Raises ``OSError`` when rg cannot run; a tree rg could list only in part (an
     unreadable directory: rg exits with 2) gives the part it listed."""
-    argv = [find_rg(), "--no-config", "--no-messages", "--files", *PYTHON_RUST, *options]
+    argv = [find_rg(), "--no-config", "--no-messages", "--files", "--null", *PYTHON_RUST, *options]
     try:
         done = subprocess.run(
             [*argv, "--", "."],
@@ -39,7 +39,9 @@ def list_tree(root: Path, options: tuple[str, ...] = ()) -> tuple[str, ...]:
         )
     except subprocess.SubprocessError as exc:
         raise OSError(f"rg --files: {exc}") from exc
-    names = done.stdout.decode("utf-8", errors="surrogateescape").splitlines()
+    # NUL-separated: a file name may hold a newline (or any other line break) but no NUL;
+    # a name that is not UTF-8 as the search reads it (os.fsdecode)
+    names = os.fsdecode(done.stdout).split("\0")
     return tuple(sorted(_relative(n) for n in names if n))
 
 

@@ -14,6 +14,7 @@ long-lived process keeps the last one it loaded under the same key.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import subprocess
@@ -45,6 +46,7 @@ def _definitions(name: str, constant: str) -> tuple[str, ...]:
 _DEFINITIONS = _definitions("[A-Za-z_][A-Za-z0-9_]*", "[A-Z][A-Z0-9_]{2,}")
 _EXTRACT = "|".join(f"(?:{pattern})" for pattern in _DEFINITIONS)
 _MAX_NAMES = 200_000
+_RECORD = re.compile(r"([^\0]*)\0([^\n]*)\n")  # rg --null: a path, NUL, the match
 
 
 class Vocabulary(msgspec.Struct, frozen=True):
@@ -175,15 +177,16 @@ def _extract(
     root: Path, files: tuple[str, ...], fingerprint: str, filters: list[str], timeout: float
 ) -> Vocabulary | None:
     """The vocabulary rg finds; None when the scan ran out of ``timeout``."""
-    argv = ["--no-heading", "--with-filename", "--no-line-number", "--only-matching"]
+    argv = ["--no-heading", "--with-filename", "--null", "--no-line-number", "--only-matching"]
     argv += ["--replace", "${1}${2}${3}", *PYTHON_RUST, *filters, "-e", _EXTRACT]
     names: dict[str, list[str]] = {}
     found = _rg(root, argv, timeout)
     if found is None:
         return None
-    for line in found.splitlines()[:_MAX_NAMES]:
-        path, sep, name = line.rpartition(":")
-        if not sep or not name.isidentifier():
+    # "path NUL name" per match: a path may hold a newline or a colon, a name neither
+    for record in itertools.islice(_RECORD.finditer(found), _MAX_NAMES):
+        path, name = record.group(1), record.group(2)
+        if not name.isidentifier():
             continue
         where = names.setdefault(name, [])
         rel = _relative(path)
