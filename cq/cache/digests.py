@@ -36,6 +36,7 @@ from typing import Any
 
 import msgspec
 
+from cq.cache.keys import storable
 from cq.cache.payloads import namespace
 from cq.cache.store import open_store
 
@@ -131,7 +132,7 @@ class DigestMemory:
         """The files among ``paths`` whose stat now equals the one remembered with a digest."""
         if self.store is None:
             return {}
-        stats = {path: stat_file(path) for path in paths if _storable(path)}
+        stats = {path: stat_file(path) for path in paths if storable(path)}
         found: dict[str, Recalled] = {}
         wanted = [path for path, st in stats.items() if st is not None]
         for path, blob in self.store.get_many(self.namespace, wanted).items():
@@ -148,7 +149,7 @@ class DigestMemory:
         """Queue ``path``'s entry: ``digest`` of the bytes it held while its stat was ``stat``
         (None: it changed during the read), taken at ``stat_taken_ns``. Racy stats are not
         learned."""
-        if self.store is None or stat is None or not _storable(path):
+        if self.store is None or stat is None or not storable(path):
             return
         if max(stat.mtime_ns, stat.ctime_ns) > stat_taken_ns - RACY_NS:
             self._racy += 1
@@ -164,15 +165,3 @@ class DigestMemory:
 
     def stats(self) -> MemoryStats:
         return MemoryStats(recalled=self._recalled, learned=self._learned, racy=self._racy)
-
-
-def _storable(path: str) -> bool:
-    """Whether ``path`` can key the store: a file name that is not UTF-8 (its undecodable
-    bytes read as lone surrogates) is read and hashed each time instead."""
-    if path.isascii():
-        return True
-    try:
-        path.encode()
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from cq.cache import bound, codec, faults, schema
+from cq.cache.keys import storable
 from cq.cache.place import DEFAULT_MAX_BYTES, cache_dir, max_bytes_from_env
 from cq.cache.schema import FILE_NAME
 
@@ -78,21 +79,6 @@ def _guarded(default: Callable[[], Any]) -> Callable[[_F], _F]:
         return run  # type: ignore[return-value]
 
     return wrap
-
-
-def _storable(key: str) -> bool:
-    """Whether sqlite can hold ``key`` (a path with undecodable bytes cannot: never stored)."""
-    try:
-        key.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def root_key(root: str) -> str:
-    """A root's absolute path as text sqlite can hold: one that is not UTF-8 (its bytes as
-    lone surrogates) as its bytes in hex, a spelling no absolute path has."""
-    return root if _storable(root) else f"bytes:{os.fsencode(root).hex()}"
 
 
 def _key_hash(namespace: str, key: str) -> int:
@@ -223,7 +209,7 @@ class Store:
         """The stored blobs among ``keys``; missing and damaged ones are absent (the keys of
         damaged ones, dropped from the store, are added to ``damaged``)."""
         assert self._db is not None
-        hashes = {_key_hash(namespace, key): key for key in dict.fromkeys(keys) if _storable(key)}
+        hashes = {_key_hash(namespace, key): key for key in dict.fromkeys(keys) if storable(key)}
         wanted = list(hashes)
         found: dict[str, bytes] = {}
         stale: list[int] = []
@@ -287,7 +273,7 @@ class Store:
         now = int(time.time())
         rows = []
         for key, value in items.items():
-            if not _storable(key):
+            if not storable(key):
                 continue
             kind, stored = codec.encode(value, codec.binding(namespace, key))
             rows.append((_key_hash(namespace, key), key, kind, stored, len(value)))

@@ -27,8 +27,8 @@ from typing import Any
 
 import msgspec
 
+from cq.cache.keys import root_key
 from cq.cache.place import vectors_path
-from cq.cache.store import root_key
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB NOT NULL);

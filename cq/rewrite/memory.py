@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cq.cache.keys import root_key
 from cq.cache.payloads import PayloadCache
-from cq.cache.store import root_key
 from cq.rewrite.extract import extract_mentions, split_dotted
 from cq.rewrite.vocabulary import Vocabulary
 from cq.rewrite.words import PRONOUNS, words
