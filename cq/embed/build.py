@@ -29,7 +29,8 @@ from pathlib import Path
 
 import msgspec
 
-from cq.embed.store import Store, UnitRef, holdable, store_path
+from cq.cache.keys import storable
+from cq.embed.store import Store, UnitRef, store_path
 
 UNIT_CHARS = 2000  # 256 tokens of code are rarely more than this; the tokenizer cuts the rest
 BATCH = 64  # units a commit (a stopped build loses at most one batch)
@@ -123,7 +124,7 @@ def build(root: Path, model: str, progress: Callable[[str], None] | None = None)
             changed = sorted(p for p, d in files.items() if known.get(p) != d)
             texts: dict[str, str] = {}
             scanned: dict[str, tuple[str, list[UnitRef]]] = {}
-            for path in filter(holdable, changed):  # the store records no other name
+            for path in filter(storable, changed):  # the store records no other name
                 try:
                     source = read_inside(root, path).decode("utf-8", "replace")
                 except (OSError, ValueError):

@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from cq.cache.keys import root_key
+from cq.cache.keys import root_key, storable
 from cq.cache.place import vectors_path
 
 SCHEMA = """
@@ -114,7 +114,7 @@ class Store:
         root = root_key(root)
         with self.db:
             for path, (digest, units) in files.items():
-                if not holdable(path):
+                if not storable(path):
                     continue
                 self.db.execute("DELETE FROM unit WHERE root = ? AND path = ?", (root, path))
                 self.db.executemany(
@@ -128,7 +128,7 @@ class Store:
     def drop_files(self, root: str, paths: list[str]) -> None:
         root = root_key(root)
         with self.db:
-            for path in filter(holdable, paths):
+            for path in filter(storable, paths):
                 self.db.execute("DELETE FROM unit WHERE root = ? AND path = ?", (root, path))
                 self.db.execute("DELETE FROM file WHERE root = ? AND path = ?", (root, path))
 
@@ -164,7 +164,7 @@ class Store:
 
         rows: list[tuple[Any, ...]] = []
         root = root_key(root)
-        unique = sorted(filter(holdable, set(paths)))
+        unique = sorted(filter(storable, set(paths)))
         for i in range(0, len(unique), 500):
             chunk = unique[i : i + 500]
             marks = ",".join("?" * len(chunk))
@@ -178,8 +178,3 @@ class Store:
         if not rows:
             return refs, np.zeros((0, 0), dtype=np.float32)
         return refs, np.vstack([np.frombuffer(r[5], dtype=np.float32) for r in rows])
-
-
-def holdable(path: str) -> bool:
-    """Whether the store records file ``path`` (see the module docstring)."""
-    return root_key(path) == path  # kept as it is: text sqlite can hold
