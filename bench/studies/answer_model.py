@@ -26,7 +26,7 @@ import gzip
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from bench import _loc
@@ -102,12 +102,12 @@ def _joins(line: str) -> set[str]:
     return {"".join(words[i : i + n]) for n in (1, 2, 3, 4) for i in range(len(words) - n + 1)}
 
 
-def _extra(f: dict, stems: object, joined: set[str], fused_rank: int) -> list[float]:
+def _extra(f: dict, stems: Collection[str], joined: set[str], fused_rank: int) -> list[float]:
     qual = f["name"].split("::", 1)[1] if "::" in f["name"] else f["name"]
     parts = qual.replace("::", ".").split(".")
     name, owner = parts[-1], parts[-2] if len(parts) > 1 else ""
     said = {stem(p) for p in subwords(name) if len(p) > 1 and not p.isdigit()}
-    asked_ = {s for s in said if s in stems}  # type: ignore[operator]
+    asked_ = {s for s in said if s in stems}
     return [
         float(bool(said) and asked_ == said),
         len(asked_) / len(said) if said else 0.0,
