@@ -70,8 +70,14 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         if _word_like(name):  # ``-foo`` is more likely a query than a flag
             hint = "; a query starting with '-' goes after '--'"
         raise UsageError(f"{where} does not take {name} (see '{where} --help'{hint})")
+    word = extra[0]
+    path = getattr(args, "path", None)  # ``cq search QUERY PATH``: the word after the query
+    if path is not None and not os.path.exists(path):
+        word = path
+    elif path is not None and os.path.exists(word):
+        raise UsageError(f"{where} takes one PATH: name more with --include GLOB")
     raise UsageError(
-        f"unexpected argument {extra[0]!r}: quote a query with spaces (see '{where} --help')"
+        f"unexpected argument {word!r}: quote a query with spaces (see '{where} --help')"
     )
 
 

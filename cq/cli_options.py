@@ -35,6 +35,7 @@ def add_search_options(parser: argparse.ArgumentParser) -> None:
         if option.name == "query":
             # optional to argparse: ``--files`` takes none; ``cli_search`` asks for it otherwise
             parser.add_argument("query", metavar="QUERY", nargs="?", help=option.help)
+            parser.add_argument("path", metavar="PATH", nargs="?", help=_PATH_HELP)
             continue
         _add(groups[option.group], option)
         if option.name == "profile":
@@ -43,6 +44,14 @@ def add_search_options(parser: argparse.ArgumentParser) -> None:
                 groups["how"].add_argument(
                     limit.flag, dest=limit.field, type=kind, metavar=limit.metavar, help=limit.help
                 )
+
+
+# rg's ``rg PATTERN PATH``: the CLI's alone (an MCP server searches its own root), settled
+# into the root and ``in_dir`` by ``cli_search.searched_path``.
+_PATH_HELP = (
+    "a directory or file to search, as rg takes it: inside the root, only it (as --in); "
+    "elsewhere, the root"
+)
 
 
 def _add(group: Any, option: SearchOption) -> None:

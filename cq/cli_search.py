@@ -38,7 +38,10 @@ def search_from_args(
         raise UsageError("the following arguments are required: QUERY (see 'cq search --help')")
     if query == "-":
         query = _read_stdin().rstrip("\r\n")
-    root = os.path.abspath(args.root or os.environ.get("CQ_ROOT") or ".")
+    named_root = args.root or os.environ.get("CQ_ROOT")
+    root, in_dir = os.path.abspath(named_root or "."), args.in_dir
+    if args.path is not None:
+        root, in_dir = searched_path(args.path, root, named_root=bool(named_root), in_dir=in_dir)
     # A profile file on the command line is relative to the current directory, as shells
     # expect; like every path a request names it must lie inside the root (cq.confine).
     profile = args.profile if is_profile_name(args.profile) else os.path.abspath(args.profile)
@@ -59,10 +62,40 @@ def search_from_args(
     fields |= {
         "query": query,
         "root": root,
+        "in_dir": in_dir,
         "profile": profile,
         "progress": True,
     }
     return settle(msgspec.convert(fields, SearchRequest), overrides)
+
+
+def searched_path(
+    path: str, root: str, *, named_root: bool, in_dir: str | None
+) -> tuple[str, str | None]:
+    """The root and subtree of rg's ``rg PATTERN PATH``: a PATH inside the root is the part
+    searched (``--in``); one outside it is the root (a file: its directory, the file the part),
+    unless ``--root`` or ``$CQ_ROOT`` named another. Relative to the current directory, as
+    shells expect. A PATH that does not exist is most often the second word of an unquoted
+    question."""
+    from cq.confine import inside
+
+    if in_dir:
+        raise UsageError(f"name the part to search once: {path!r} or --in {in_dir!r}")
+    target = os.path.abspath(path)
+    if not os.path.exists(target):
+        raise UsageError(
+            f"unexpected argument {path!r}: no such file or directory; quote a query with "
+            "spaces (see 'cq search --help')"
+        )
+    real_root = os.path.realpath(root)
+    if inside(real_root, target):
+        part = os.path.relpath(os.path.realpath(target), real_root)
+        return root, None if part == "." else part
+    if named_root:
+        raise UsageError(f"{path!r} is outside the root {root}")
+    if os.path.isdir(target):
+        return target, None
+    return os.path.dirname(target), os.path.basename(target)
 
 
 def _context_widths(args: argparse.Namespace) -> dict[str, int]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import re
 import stat
 
@@ -79,6 +80,15 @@ def inside(real_root: str, path: str) -> bool:
     ``real_root`` is already resolved (``os.path.realpath``)."""
     real = os.path.realpath(path)
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def in_part(path: str, in_dir: str | None) -> bool:
+    """Whether a root-relative ``path`` lies in the part of the root ``--in`` names (the whole
+    root when none): that directory or below it, or that file."""
+    if not in_dir:
+        return True
+    part = posixpath.normpath(in_dir).strip("/")
+    return part in (".", path) or path.startswith(part + "/")
 
 
 def server_root(configured: str, given: str | None) -> str:
@@ -152,8 +162,8 @@ def _confine_in_dir(in_dir: str | None, real_root: str) -> str | None:
     target = os.path.join(real_root, in_dir)
     if not inside(real_root, target):
         raise UsageError(f"--in {in_dir!r} leads outside the root {real_root}")
-    if not os.path.isdir(target):
-        raise UsageError(f"--in directory does not exist under the root: {in_dir}")
+    if not os.path.exists(target):
+        raise UsageError(f"--in path does not exist under the root: {in_dir}")
     if os.path.isabs(in_dir):
         return os.path.relpath(os.path.realpath(target), real_root)
     return in_dir

@@ -205,6 +205,52 @@ def test_usage_errors_point_to_search_help(repo: Path) -> None:
     assert "'extra'" in run.stderr and "see 'cq search --help'" in run.stderr
 
 
+def _files(run) -> list[str]:  # type: ignore[no-untyped-def]
+    assert run.returncode == 0, run.stderr
+    return run.stdout.splitlines()
+
+
+def test_a_path_after_the_query_is_what_rg_would_search(repo: Path) -> None:
+    """``cq search QUERY PATH`` as ``rg PATTERN PATH``: inside the root (here the current
+    directory) the part searched, a directory or one file; elsewhere the root."""
+    everything = _files(run_cq("search", "-l", "get_bucket", cwd=repo))
+    assert {"pkg/store.py", "app.py", "src/lib.rs"} <= set(everything)
+    assert _files(run_cq("search", "-l", "get_bucket", "pkg", cwd=repo)) == ["pkg/store.py"]
+    assert _files(run_cq("search", "-c", "get_bucket", "app.py", cwd=repo)) == ["app.py:3"]
+    assert _files(run_cq("search", "-l", "get_bucket", ".", cwd=repo)) == everything
+    below = _files(run_cq("search", "-l", "get_bucket", "repo", cwd=repo.parent))
+    assert below == [f"repo/{path}" for path in everything]  # as rg names them
+    elsewhere = repo.parent / "elsewhere"
+    elsewhere.mkdir()
+    assert _files(run_cq("search", "-l", "get_bucket", "../repo", cwd=elsewhere)) == everything
+    store = str(repo / "pkg" / "store.py")
+    assert _files(run_cq("search", "-l", "get_bucket", store, cwd=elsewhere)) == ["store.py"]
+    question = run_cq(
+        "search",
+        "where is the bucket name lowered?",
+        "pkg",
+        "--format",
+        "json",
+        cwd=repo,
+        env={"CQ_LLM": "off"},
+    ).json()
+    assert question["findings"] and {f["file"] for f in question["findings"]} == {"pkg/store.py"}
+
+
+def test_a_path_that_is_not_one_or_not_alone_is_refused_in_one_line(repo: Path) -> None:
+    cases = {
+        ("how", "does", "it", "work"): "unexpected argument 'does': quote a query with spaces",
+        ("get_bucket", "pkg", "app.py"): "cq search takes one PATH: name more with --include",
+        ("get_bucket", "pkg", "--in", "src"): "name the part to search once: 'pkg' or --in 'src'",
+        ("get_bucket", "..", "--root", "."): "'..' is outside the root",
+        ("get_bucket", "nowhere"): "'nowhere': no such file or directory; quote a query",
+    }
+    for args, said in cases.items():
+        run = run_cq("search", *args, cwd=repo)
+        assert run.returncode == 2, args
+        assert said in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
 def test_regex_errors_show_rgs_caret_under_the_users_pattern(repo: Path) -> None:
     cases = {
         "x[z-a]": (2, 3, "error: invalid character class range"),  # under 'z-a'

@@ -190,7 +190,7 @@ def test_stdin_query_and_exit_codes(repo: Path) -> None:
         (["search", "x", "--bogus"], "cq search does not take --bogus"),
         (["search", "x", "--limit", "-3"], "must not be negative"),
         (["search", ""], "empty query"),
-        (["search", "x", "--in", "nowhere"], "--in directory does not exist"),
+        (["search", "x", "--in", "nowhere"], "--in path does not exist"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(repo: Path, args: list[str], fragment: str) -> None:

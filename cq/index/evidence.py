@@ -30,10 +30,12 @@ import math
 import posixpath
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 
+from cq.confine import in_part
 from cq.errors import SearchCancelledError
 from cq.index.build import Deferred, IndexUpdate, OpenIndex, Progress, TooLarge, update_index
 from cq.index.changes import Late
@@ -272,12 +274,11 @@ class IndexUpdateRun:
         )
 
 
-def _in_scope(request: SearchRequest):  # type: ignore[no-untyped-def]
+def _in_scope(request: SearchRequest) -> Callable[[str], bool]:
     """The request's language, ``--in``, ``--include`` and ``--exclude`` as a path test."""
-    prefix = posixpath.normpath(request.in_dir).strip("/") + "/" if request.in_dir else ""
 
     def keep(path: str) -> bool:
-        if language_of(path, request.lang) is None or not path.startswith(prefix):
+        if language_of(path, request.lang) is None or not in_part(path, request.in_dir):
             return False
         name = posixpath.basename(path)
         if request.include and not any(_match(path, name, g) for g in request.include):

@@ -66,8 +66,8 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         name="in_dir",
         group="where",
         flags=("--in",),
-        metavar="DIR",
-        help="only this subtree of the root",
+        metavar="PATH",
+        help="only this directory or file of the root",
     ),
     SearchOption(
         name="include",

@@ -28,6 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from cq.confine import in_part
 from cq.model import SearchRequest, Suggestion
 from cq.model.language import language_of
 from cq.model.tuning import ReportTuning
@@ -131,8 +132,7 @@ def _fold(name: str) -> str:
 def _in_scope(path: str, request: SearchRequest) -> bool:
     if language_of(path, request.lang) is None:
         return False
-    folder = posixpath.normpath(request.in_dir or ".")
-    return folder == "." or path.startswith(folder + "/")
+    return in_part(path, request.in_dir)
 
 
 def _first_site(
