@@ -6,9 +6,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cq.errors import CqError, UsageError
 from cq.terminal import visible, warn
+
+if TYPE_CHECKING:
+    from cq.index.build import IndexUpdate, Progress
+    from cq.model.index_tuning import IndexTuning
 
 
 class IndexFailedError(CqError):
@@ -83,7 +88,7 @@ def run_index_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _updated(root: Path, progress, tuning):  # type: ignore[no-untyped-def]
+def _updated(root: Path, progress: Progress, tuning: IndexTuning) -> IndexUpdate:
     """The update, tried twice: a failure of tantivy while it ran (the index removed under
     it by ``--clear``, a segment damaged meanwhile) is checked and repaired by the second."""
     from cq.index.build import update_index

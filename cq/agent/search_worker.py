@@ -148,7 +148,9 @@ def main() -> None:
         write_frame(outbox, outcome)
 
 
-def _listen(inbox, jobs: queue.Queue[Job], current: _Current, model: _RelayedModel) -> None:  # type: ignore[no-untyped-def]
+def _listen(
+    inbox: BinaryIO, jobs: queue.Queue[Job], current: _Current, model: _RelayedModel
+) -> None:
     """Read the server's frames; at the end of input the server is gone: end the group."""
     decoder = msgspec.msgpack.Decoder(ToWorker)
     while (message := read_frame(inbox, decoder)) is not None:

@@ -24,7 +24,7 @@ import fcntl
 import hashlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -83,7 +83,7 @@ def manifest_of(root: Path) -> tuple[dict[str, str], int] | None:
 
 
 @contextlib.contextmanager
-def _root_lock(model: str, root: str):  # type: ignore[no-untyped-def]
+def _root_lock(model: str, root: str) -> Iterator[bool]:
     """Held by the one build of ``root``; yields False when another holds it."""
     name = hashlib.blake2b(os.fsencode(root), digest_size=10).hexdigest()  # not UTF-8 too
     lock = store_path(model).with_name(f"build-{name}.lock")

@@ -165,6 +165,11 @@ def rank_findings(findings: list[Finding], ctx: RankContext, corpus: Corpus) -> 
     return final_order(ranked, ranked.shown, ctx)[0]
 
 
+# what a finding's score depends on: category, role, confidence, scope depth, and the exact
+# definition, file name and terms factors
+_Key = tuple[str, Role, float, int, float, float, float]
+
+
 class _Scorer:
     """Each finding's score breakdown, from signals computed once per file, scope or set of
     inputs (an audit search scores tens of thousands of findings sharing a few hundred)."""
@@ -177,10 +182,10 @@ class _Scorer:
         self.filenames: dict[str, float] = {}
         self.depths: dict[str | None, int] = {}
         self.terms: dict[tuple[str, tuple[int, ...]], float] = {}  # (file, patterns) -> terms
-        self.parts: dict[tuple[object, ...], ScoreBreakdown] = {}
-        self.totals: dict[tuple[object, ...], float] = {}
+        self.parts: dict[_Key, ScoreBreakdown] = {}
+        self.totals: dict[_Key, float] = {}
 
-    def _key(self, f: Finding, role: Role) -> tuple[object, ...]:
+    def _key(self, f: Finding, role: Role) -> _Key:
         ctx = self.ctx
         filename = self.filenames.get(f.file)
         if filename is None:
@@ -207,14 +212,14 @@ class _Scorer:
         if found is None:
             category, role_, confidence, depth, exact, filename, terms = key
             found = self.parts[key] = breakdown(
-                category=category,  # type: ignore[arg-type]
-                role=role_,  # type: ignore[arg-type]
-                confidence=confidence,  # type: ignore[arg-type]
+                category=category,
+                role=role_,
+                confidence=confidence,
                 focus=self.ctx.focus,
-                depth=depth,  # type: ignore[arg-type]
-                exact_definition=exact,  # type: ignore[arg-type]
-                filename=filename,  # type: ignore[arg-type]
-                terms=terms,  # type: ignore[arg-type]
+                depth=depth,
+                exact_definition=exact,
+                filename=filename,
+                terms=terms,
                 weights=self.ctx.weights,
             )
         return found

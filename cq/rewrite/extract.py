@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import pairwise
 
 import msgspec
@@ -370,5 +370,5 @@ def is_special(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
-def _unique(items) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))

@@ -12,6 +12,7 @@ by the reply's (``llm.MAX_BODY_BYTES``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import msgspec
 
@@ -102,7 +103,7 @@ def _unfenced(content: str) -> str:
     return body[_LANGUAGE.match(body).end() :].strip()  # type: ignore[union-attr]
 
 
-def _clean(value: object, ok, cap: int) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+def _clean(value: object, ok: Callable[[str], bool], cap: int) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
     kept = [v.strip() for v in value[: cap * 8] if isinstance(v, str) and ok(v.strip())]

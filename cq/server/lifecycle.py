@@ -14,6 +14,7 @@ import os
 import struct
 import sys
 import time
+from collections.abc import Callable
 
 from cq.server.paths import lock_path
 
@@ -72,7 +73,7 @@ def spawn() -> None:
     os.waitpid(pid, 0)
 
 
-def wait_for(condition, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+def wait_for(condition: Callable[[], bool], timeout: float) -> bool:
     """Poll ``condition()`` until it is true or ``timeout`` seconds passed."""
     deadline = time.monotonic() + timeout
     while True:
