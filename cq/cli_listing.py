@@ -4,6 +4,7 @@ as rg prints them (``-c``: ``PATH:N``), for a pipe or an editor's quickfix list.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from cq.errors import UsageError
@@ -22,8 +23,12 @@ def run_listing(args: argparse.Namespace) -> int:
     if args.format == "json":  # $CQ_FORMAT is a report's default: these print no report
         raise UsageError(f"{flag} prints file names, not --format json: leave one out")
     if args.listing == "files":
-        if args.query is not None:
-            raise UsageError(f"--files takes no QUERY (see 'cq search --help'), got {args.query!r}")
+        if args.path is not None or (args.query is not None and not os.path.exists(args.query)):
+            raise UsageError(
+                f"--files takes a PATH and no QUERY (see 'cq search --help'), got {args.query!r}"
+            )
+        if args.query is not None:  # ``rg --files PATH``: the one word is the PATH
+            args = argparse.Namespace(**{**vars(args), "path": args.query, "query": None})
         lines = _searched(request_from_args(args, query_needed=False))
     else:
         from cq.pipeline import run_search
