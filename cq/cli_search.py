@@ -87,15 +87,18 @@ def searched_path(
             f"unexpected argument {path!r}: no such file or directory; quote a query with "
             "spaces (see 'cq search --help')"
         )
-    real_root = os.path.realpath(root)
+    if not (os.path.isdir(target) or os.path.isfile(target)):  # a FIFO would block rg
+        raise UsageError(f"{path!r} is not a directory or a regular file")
+    real_root, real = os.path.realpath(root), os.path.realpath(target)
     if inside(real_root, target):
-        part = os.path.relpath(os.path.realpath(target), real_root)
+        part = os.path.relpath(real, real_root)
         return root, None if part == "." else part
     if named_root:
         raise UsageError(f"{path!r} is outside the root {root}")
     if os.path.isdir(target):
         return target, None
-    return os.path.dirname(target), os.path.basename(target)
+    # a link's own directory holds only the link: the root is where the file is
+    return os.path.dirname(real), os.path.basename(real)
 
 
 def _context_widths(args: argparse.Namespace) -> dict[str, int]:

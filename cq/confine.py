@@ -164,6 +164,8 @@ def _confine_in_dir(in_dir: str | None, real_root: str) -> str | None:
         raise UsageError(f"--in {in_dir!r} leads outside the root {real_root}")
     if not os.path.exists(target):
         raise UsageError(f"--in path does not exist under the root: {in_dir}")
+    if not (os.path.isdir(target) or os.path.isfile(target)):  # rg would block on a FIFO
+        raise UsageError(f"--in {in_dir!r} is not a directory or a regular file")
     if os.path.isabs(in_dir):
         return os.path.relpath(os.path.realpath(target), real_root)
     return in_dir

@@ -119,13 +119,13 @@ def _scope_args(request: SearchRequest, query: str, in_dir: str | None) -> list[
     """Flags that keep the follow-up on the same tree, with the same filters and mode."""
     args = ["--root", request.root]
     if in_dir:
-        args += ["--in", in_dir]
+        args += _option("--in", in_dir)
     if request.lang != request_default("lang"):
         args += ["--lang", request.lang]
     for glob in request.include:
-        args += ["--include", glob]
+        args += _option("--include", glob)
     for glob in request.exclude:
-        args += ["--exclude", glob]
+        args += _option("--exclude", glob)
     if request.hidden:
         args.append("--hidden")
     if request.no_ignore:
@@ -137,3 +137,9 @@ def _scope_args(request: SearchRequest, query: str, in_dir: str | None) -> list[
     if request.mode and query == request.query.strip():
         args.append(f"--{request.mode}")
     return args
+
+
+def _option(flag: str, value: str) -> list[str]:
+    """``--flag value``, or ``--flag=value`` for a value starting with '-' (a part named
+    ``-dash``), which an argument parser would take for a flag of its own."""
+    return [f"{flag}={value}"] if value.startswith("-") else [flag, value]

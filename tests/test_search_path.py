@@ -1,0 +1,82 @@
+"""``cq search QUERY PATH`` (and ``--in``) at the edges a terminal user meets: a named pipe, a
+link that leads out of the current directory, a part whose name starts with '-', and
+``--files PATH`` as ``rg --files PATH``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import run_cq, write_tree
+
+STORE = "def get_bucket(name):\n    return name.lower()\n"
+USE = "from store import get_bucket\n\n\ndef handler():\n    return get_bucket('a')\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return write_tree(tmp_path / "repo", {"pkg/store.py": STORE, "app.py": USE})
+
+
+def _one_line_refusal(run) -> str:  # type: ignore[no-untyped-def]
+    assert run.returncode == 2, (run.returncode, run.stdout, run.stderr)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cq: "), run.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("how", [("pipe",), ("--in", "pipe")])
+def test_a_named_pipe_is_refused_at_once_not_waited_on(repo: Path, how: tuple[str, ...]) -> None:
+    """rg would block reading a FIFO; cq used to wait for its whole search timeout, then call
+    the search timed out. A part to search is a directory or a regular file."""
+    os.mkfifo(repo / "pipe")
+    said = _one_line_refusal(run_cq("search", "get_bucket", *how, cwd=repo, timeout=15))
+    assert "'pipe' is not a directory or a regular file" in said
+
+
+def test_a_linked_file_leading_outside_is_searched_where_it_leads(repo: Path) -> None:
+    """A PATH outside the root becomes the root, a file its directory: for a link, the
+    directory of the file it leads to (as for a linked directory), never a refusal that
+    names an ``--in`` the user did not type."""
+    write_tree(repo.parent / "other", {"x.py": "def get_bucket_elsewhere():\n    pass\n"})
+    (repo / "ext.py").symlink_to(repo.parent / "other" / "x.py")
+    run = run_cq("search", "-l", "get_bucket_elsewhere", "ext.py", cwd=repo)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["x.py"]
+    named = run_cq("search", "-l", "get_bucket_elsewhere", "ext.py", "--root", ".", cwd=repo)
+    assert "'ext.py' is outside the root" in _one_line_refusal(named)
+
+
+def test_a_follow_up_into_a_part_named_with_a_dash_runs_as_printed(tmp_path: Path) -> None:
+    """``--in -dash`` reads as a flag to any argument parser: the follow-up spells it
+    ``--in=-dash``, and the printed command runs."""
+    repo = write_tree(
+        tmp_path / "repo",
+        {
+            "-dash/d.py": "def weird_fn():\n    return 1\n",
+            "app.py": "from d import weird_fn\n\n\ndef caller_two():\n    return weird_fn()\n",
+        },
+    )
+    run = run_cq("search", "weird_fn", "--format", "json", cwd=repo)
+    assert run.returncode == 0, run.stderr
+    (section,) = [s for s in run.json()["sections"] if s["type"] == "follow_ups"]
+    into = [f for f in section["follow_ups"] if "-dash" in f["argv"] or "--in=-dash" in f["argv"]]
+    assert into, section
+    for follow in into:
+        done = subprocess.run(
+            ["/bin/sh", "-c", follow["command"]], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, (follow["command"], done.stderr)
+        assert "-dash/d.py" in done.stdout
+
+
+def test_files_takes_a_path_as_rg_files_does(repo: Path) -> None:
+    """``rg --files pkg`` lists pkg's files; so does ``cq search --files pkg``."""
+    run = run_cq("search", "--files", "pkg", cwd=repo)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["pkg/store.py"]
+    both = run_cq("search", "--files", "pkg", "app.py", cwd=repo)
+    assert "takes one PATH" in _one_line_refusal(both)
+    assert "nowhere" in _one_line_refusal(run_cq("search", "--files", "nowhere", cwd=repo))
