@@ -80,3 +80,36 @@ def test_files_takes_a_path_as_rg_files_does(repo: Path) -> None:
     both = run_cq("search", "--files", "pkg", "app.py", cwd=repo)
     assert "takes one PATH" in _one_line_refusal(both)
     assert "nowhere" in _one_line_refusal(run_cq("search", "--files", "nowhere", cwd=repo))
+
+
+def test_in_dir_over_mcp_takes_a_file_inside_the_root_only(repo: Path, tmp_path: Path) -> None:
+    """The MCP tool's ``in_dir`` as ``--in``: a file of the root is the part searched; a file
+    outside it, a link leading out, or a named pipe is an error, and the server serves on."""
+    import anyio
+    from test_mcp_server import session, text_of
+
+    write_tree(tmp_path / "outside", {"o.py": "def get_bucket():\n    pass\n"})
+    (repo / "link.py").symlink_to(tmp_path / "outside" / "o.py")
+    os.mkfifo(repo / "pipe")
+
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(repo, errlog) as client:
+
+                async def files(in_dir: str) -> set[str]:
+                    args = {"query": "get_bucket", "in_dir": in_dir, "format": "json"}
+                    result = await client.call_tool("search", args)
+                    assert not result.is_error, text_of(result)
+                    return {f["file"] for f in result.structured_content["findings"]}
+
+                assert await files("app.py") == {"app.py"}
+                assert await files(str(repo / "pkg" / "store.py")) == {"pkg/store.py"}
+                for bad in (str(tmp_path / "outside" / "o.py"), "link.py", "pipe"):
+                    args = {"query": "get_bucket", "in_dir": bad}
+                    with anyio.fail_after(15):  # a pipe once waited out the search's timeout
+                        refused = await client.call_tool("search", args)
+                    assert refused.is_error and repr(bad) in text_of(refused), text_of(refused)
+                assert await files("pkg") == {"pkg/store.py"}
+
+    anyio.run(scenario)
+    assert "Traceback" not in (tmp_path / "err").read_text()
