@@ -19,7 +19,11 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line, not a usage dump."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message} (see '{self.prog} --help')")
+        # ``-weird`` read as ``-w`` with ``eird`` left over: a query, most likely
+        hint = (
+            "; a query starting with '-' goes after '--'" if "explicit argument" in message else ""
+        )
+        raise UsageError(f"{message} (see '{self.prog} --help'{hint})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,6 +68,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         return args
     where = f"cq {args.command}" if args.command else "cq"
     flag = next((word for word in extra if word.startswith("-") and word != "-"), None)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if flag is not None and "--" in words and words.index("--") < words.index(flag):
+        raise UsageError(f"unexpected argument {flag!r} after '--': flags go before it")
     if flag is not None:
         name = flag.split("=", 1)[0]
         hint = f"; cq's is {_RG_SPELLINGS[name]}" if name in _RG_SPELLINGS else ""

@@ -113,3 +113,20 @@ def test_in_dir_over_mcp_takes_a_file_inside_the_root_only(repo: Path, tmp_path:
 
     anyio.run(scenario)
     assert "Traceback" not in (tmp_path / "err").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        # after '--' every word is the query or the PATH: a flag there is misplaced, not unknown
+        (("--", "-weird", "app.py", "-t", "py"), "unexpected argument '-t' after '--'"),
+        (("--", "-weird", "app.py", "--limit", "3"), "'--limit' after '--': flags go before"),
+        # ``-weird`` is ``-w`` with ``eird`` left over to argparse: a query, most likely
+        (("-weird",), "a query starting with '-' goes after '--'"),
+        (("-lower", "app.py"), "a query starting with '-' goes after '--'"),
+    ],
+)
+def test_a_query_or_path_starting_with_a_dash_is_told_where_flags_go(
+    repo: Path, args: tuple[str, ...], said: str
+) -> None:
+    assert said in _one_line_refusal(run_cq("search", *args, cwd=repo))
