@@ -77,16 +77,20 @@ def searched_path(
     unless ``--root`` or ``$CQ_ROOT`` named another. Relative to the current directory, as
     shells expect. A PATH that does not exist is most often the second word of an unquoted
     question."""
+    from shlex import quote
+
     from cq.confine import inside
 
     if in_dir:
         raise UsageError(f"name the part to search once: {path!r} or --in {in_dir!r}")
     target = os.path.abspath(path)
     if not os.path.exists(target):
-        raise UsageError(
-            f"unexpected argument {path!r}: no such file or directory; quote a query with "
-            "spaces (see 'cq search --help')"
-        )
+        hint = "quote a query with spaces (see 'cq search --help')"
+        under = os.path.join(root, path)
+        if named_root and inside(os.path.realpath(root), under) and os.path.exists(under):
+            spelt = f"--in={quote(path)}" if path.startswith("-") else f"--in {quote(path)}"
+            hint = f"PATH is relative to the current directory; the root's is {spelt}"
+        raise UsageError(f"unexpected argument {path!r}: no such file or directory; {hint}")
     if not (os.path.isdir(target) or os.path.isfile(target)):  # a FIFO would block rg
         raise UsageError(f"{path!r} is not a directory or a regular file")
     real_root, real = os.path.realpath(root), os.path.realpath(target)

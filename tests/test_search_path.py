@@ -130,3 +130,20 @@ def test_a_query_or_path_starting_with_a_dash_is_told_where_flags_go(
     repo: Path, args: tuple[str, ...], said: str
 ) -> None:
     assert said in _one_line_refusal(run_cq("search", *args, cwd=repo))
+
+
+def test_a_path_relative_to_a_named_root_is_pointed_to_in(repo: Path, tmp_path: Path) -> None:
+    """PATH is relative to the current directory, as rg's; with ``--root`` or ``$CQ_ROOT``
+    naming a root elsewhere, a PATH found only under that root is told its ``--in``, which
+    then runs."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for how in ({"CQ_ROOT": str(repo)}, {}):
+        root = [] if how else ["--root", str(repo)]
+        run = run_cq("search", "get_bucket", "pkg", *root, cwd=elsewhere, env=how)
+        said = _one_line_refusal(run)
+        assert "relative to the current directory; the root's is --in pkg" in said
+        again = run_cq("search", "-l", "get_bucket", "--in", "pkg", *root, cwd=elsewhere, env=how)
+        assert again.stdout.splitlines() == ["pkg/store.py"], again.stderr
+    unrelated = run_cq("search", "get_bucket", "nowhere", "--root", str(repo), cwd=elsewhere)
+    assert "quote a query with spaces" in _one_line_refusal(unrelated)
