@@ -64,6 +64,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ``--pcre2``, ``-U``): said by name, never with the next word, which argparse would have
     taken as the query, and pointing to the subcommand's own help."""
     args, extra = build_parser().parse_known_args(argv)
+    if "--" in extra:  # left by argparse once QUERY had its word: ``cq search Q -l -- PATH``
+        extra.remove("--")
     if not extra:
         return args
     where = f"cq {args.command}" if args.command else "cq"
@@ -77,6 +79,11 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         if _word_like(name):  # ``-foo`` is more likely a query than a flag
             hint = "; a query starting with '-' goes after '--'"
         raise UsageError(f"{where} does not take {name} (see '{where} --help'{hint})")
+    if args.command == "search" and args.query is not None and args.path is None:
+        # ``cq search QUERY -l PATH``: argparse gives PATH no word once a flag follows QUERY
+        args.path, extra = extra[0], extra[1:]
+        if not extra:
+            return args
     word = extra[0]
     path = getattr(args, "path", None)  # ``cq search QUERY PATH``: the word after the query
     if path is not None and not os.path.exists(path):

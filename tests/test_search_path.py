@@ -147,3 +147,19 @@ def test_a_path_relative_to_a_named_root_is_pointed_to_in(repo: Path, tmp_path: 
         assert again.stdout.splitlines() == ["pkg/store.py"], again.stderr
     unrelated = run_cq("search", "get_bucket", "nowhere", "--root", str(repo), cwd=elsewhere)
     assert "quote a query with spaces" in _one_line_refusal(unrelated)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("get_bucket", "-l", "pkg"),  # argparse gave PATH no word once a flag followed QUERY
+        ("get_bucket", "-t", "py", "pkg", "-l"),
+        ("get_bucket", "--root", ".", "pkg", "-l"),
+        ("get_bucket", "-l", "--", "pkg"),  # and left the '--' for an unknown flag
+    ],
+)
+def test_flags_between_query_and_path_as_rg_takes_them(repo: Path, args: tuple[str, ...]) -> None:
+    """``rg foo -t py src``: flags anywhere, the words in order QUERY then PATH."""
+    run = run_cq("search", *args, cwd=repo)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["pkg/store.py"]
