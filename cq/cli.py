@@ -202,11 +202,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: never a traceback by default
         if os.environ.get("CQ_DEBUG"):
             raise
+        if isinstance(exc, FileNotFoundError) and _cwd_gone():  # '.' and relative paths
+            print(
+                "cq: the current directory no longer exists: cd to one, or name the root with "
+                "--root (absolute paths only)",
+                file=sys.stderr,
+            )
+            return 2
         print(
             f"cq: internal error: {type(exc).__name__}: {exc} (CQ_DEBUG=1 shows more)",
             file=sys.stderr,
         )
         return 2
+
+
+def _cwd_gone() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _silence_broken_pipe() -> None:

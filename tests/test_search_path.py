@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,23 @@ def test_flags_between_query_and_path_as_rg_takes_them(repo: Path, args: tuple[s
     run = run_cq("search", *args, cwd=repo)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["pkg/store.py"]
+
+
+def test_a_current_directory_removed_under_cq_is_said_not_an_internal_error(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A shell left in a removed directory: '.' (the default root) and every relative path
+    lead nowhere; cq says so in one line, and absolute paths still search."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = (
+        f"cd {gone} && rmdir {gone} && "
+        f"{sys.executable} -m cq search -l get_bucket; echo rc=$?; "
+        f"{sys.executable} -m cq search -l get_bucket {repo}/pkg --root {repo}"
+    )
+    run = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.stderr.splitlines() == [
+        "cq: the current directory no longer exists: cd to one, or name the root with --root "
+        "(absolute paths only)"
+    ]
+    assert run.stdout.splitlines() == ["rc=2", "pkg/store.py"]
