@@ -186,12 +186,12 @@ def test_a_current_directory_removed_under_cq_is_said_not_an_internal_error(
     assert run.stdout.splitlines() == ["rc=2", "pkg/store.py"]
 
 
-def test_in_through_a_link_inside_the_root_is_the_part_it_leads_to(repo: Path) -> None:
-    """``--in pkglink`` (a link to ``pkg``) searches ``pkg`` under its own name: the index
-    knows the files by it, so a question finds them as through PATH."""
+def test_in_through_a_link_or_a_detour_is_the_part_it_leads_to(repo: Path) -> None:
+    """``--in pkglink`` (a link to ``pkg``) or ``--in ../repo/pkg`` searches ``pkg`` under its
+    own name: the index knows the files by it, so a question finds them as through PATH."""
     (repo / "pkglink").symlink_to("pkg")
     question = "where is the bucket name lowered?"
-    for how in (("--in", "pkglink"), ("pkglink",)):
+    for how in (("--in", "pkglink"), ("pkglink",), ("--in", "../repo/pkg"), ("--in", "pkg/.")):
         run = run_cq("search", question, *how, "--format", "json", cwd=repo)
         assert run.returncode == 0, (how, run.stderr)
         assert {f["file"] for f in run.json()["findings"]} == {"pkg/store.py"}, how
