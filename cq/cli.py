@@ -192,7 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_parser().print_help()
         return 2
     except CqError as exc:
-        print(f"cq: {exc}", file=sys.stderr)
+        from cq.terminal import visible
+
+        print(f"cq: {visible(str(exc))}", file=sys.stderr)  # a path's newline: still one line
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -197,3 +197,32 @@ def test_in_through_a_link_or_a_detour_is_the_part_it_leads_to(repo: Path) -> No
         assert {f["file"] for f in run.json()["findings"]} == {"pkg/store.py"}, how
         listed = run_cq("search", "-l", "get_bucket", *how, cwd=repo)
         assert listed.stdout.splitlines() == ["pkg/store.py"], how
+
+
+@pytest.mark.parametrize("name", ["nl\ndir", "bad_\udcffdir", "-dash\x1bdir"])
+def test_follow_ups_into_a_part_whose_name_prints_escaped_run_as_printed(
+    tmp_path: Path, name: str
+) -> None:
+    """A newline, a byte that is not UTF-8 or an escape in a part's name prints escaped in the
+    report (``nl\\ndir``); the follow-up spells it for the shell instead, and runs."""
+    repo = write_tree(
+        tmp_path / "repo",
+        {f"{name}/f.py": "def get_bucket():\n    pass\n\n\ndef user_fn():\n    get_bucket()\n"},
+    )
+    run = run_cq("search", "--", "get_bucket", name, cwd=repo)
+    assert run.returncode == 0, run.stderr
+    printed = run.stdout.split("## Suggested Follow-ups", 1)[1].strip().splitlines()
+    commands = [line.split(": `", 1)[1].removesuffix("`") for line in printed]
+    assert commands, printed
+    for command in commands:
+        done = subprocess.run(["/bin/sh", "-c", command], capture_output=True, timeout=120)
+        assert done.returncode == 0, (command, done.stderr)
+        assert b"user_fn" in done.stdout
+
+
+def test_a_newline_or_escape_in_a_named_path_keeps_the_refusal_one_visible_line(
+    repo: Path,
+) -> None:
+    for args in (("--root", "no\nwhere"), ("--in", "no\nwhere"), ("--in", "x\x1b]0;t\x07")):
+        said = _one_line_refusal(run_cq("search", "get_bucket", *args, cwd=repo))
+        assert "\x1b" not in said and ("no\\nwhere" in said or "\\x1b" in said), said
