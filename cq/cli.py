@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from cq.errors import CqError, UsageError
+from cq.errors import CqError, PatternError, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -194,7 +194,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CqError as exc:
         from cq.terminal import visible
 
-        print(f"cq: {visible(str(exc))}", file=sys.stderr)  # a path's newline: still one line
+        # one line, whatever a quoted path holds; a pattern error keeps rg's caret lines
+        lines = str(exc).split("\n") if isinstance(exc, PatternError) else [str(exc)]
+        print("cq: " + "\n".join(visible(line) for line in lines), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
