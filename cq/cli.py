@@ -12,14 +12,18 @@ import os
 import sys
 from collections.abc import Sequence
 
-from cq.errors import CqError, UsageError
+from cq.errors import CqError, PatternError, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line, not a usage dump."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message} (see '{self.prog} --help')")
+        # ``-weird`` read as ``-w`` with ``eird`` left over: a query, most likely
+        hint = (
+            "; a query starting with '-' goes after '--'" if "explicit argument" in message else ""
+        )
+        raise UsageError(f"{message} (see '{self.prog} --help'{hint})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,16 +64,26 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ``--pcre2``, ``-U``): said by name, never with the next word, which argparse would have
     taken as the query, and pointing to the subcommand's own help."""
     args, extra = build_parser().parse_known_args(argv)
+    if "--" in extra:  # left by argparse once QUERY had its word: ``cq search Q -l -- PATH``
+        extra.remove("--")
     if not extra:
         return args
     where = f"cq {args.command}" if args.command else "cq"
     flag = next((word for word in extra if word.startswith("-") and word != "-"), None)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if flag is not None and "--" in words and words.index("--") < words.index(flag):
+        raise UsageError(f"unexpected argument {flag!r} after '--': flags go before it")
     if flag is not None:
         name = flag.split("=", 1)[0]
         hint = f"; cq's is {_RG_SPELLINGS[name]}" if name in _RG_SPELLINGS else ""
         if _word_like(name):  # ``-foo`` is more likely a query than a flag
             hint = "; a query starting with '-' goes after '--'"
         raise UsageError(f"{where} does not take {name} (see '{where} --help'{hint})")
+    if args.command == "search" and args.query is not None and args.path is None:
+        # ``cq search QUERY -l PATH``: argparse gives PATH no word once a flag follows QUERY
+        args.path, extra = extra[0], extra[1:]
+        if not extra:
+            return args
     word = extra[0]
     path = getattr(args, "path", None)  # ``cq search QUERY PATH``: the word after the query
     if path is not None and not os.path.exists(path):
@@ -178,7 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_parser().print_help()
         return 2
     except CqError as exc:
-        print(f"cq: {exc}", file=sys.stderr)
+        from cq.terminal import visible
+
+        # one line, whatever a quoted path holds; a pattern error keeps rg's caret lines
+        lines = str(exc).split("\n") if isinstance(exc, PatternError) else [str(exc)]
+        print("cq: " + "\n".join(visible(line) for line in lines), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
@@ -188,11 +206,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: never a traceback by default
         if os.environ.get("CQ_DEBUG"):
             raise
+        if isinstance(exc, FileNotFoundError) and _cwd_gone():  # '.' and relative paths
+            print(
+                "cq: the current directory no longer exists: cd to one, or name the root with "
+                "--root (absolute paths only)",
+                file=sys.stderr,
+            )
+            return 2
         print(
             f"cq: internal error: {type(exc).__name__}: {exc} (CQ_DEBUG=1 shows more)",
             file=sys.stderr,
         )
         return 2
+
+
+def _cwd_gone() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _silence_broken_pipe() -> None:

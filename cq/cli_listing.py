@@ -23,13 +23,7 @@ def run_listing(args: argparse.Namespace) -> int:
     if args.format == "json":  # $CQ_FORMAT is a report's default: these print no report
         raise UsageError(f"{flag} prints file names, not --format json: leave one out")
     if args.listing == "files":
-        if args.path is not None or (args.query is not None and not os.path.exists(args.query)):
-            raise UsageError(
-                f"--files takes a PATH and no QUERY (see 'cq search --help'), got {args.query!r}"
-            )
-        if args.query is not None:  # ``rg --files PATH``: the one word is the PATH
-            args = argparse.Namespace(**{**vars(args), "path": args.query, "query": None})
-        lines = _searched(request_from_args(args, query_needed=False))
+        lines = _searched(request_from_args(_files_path(args), query_needed=False))
     else:
         from cq.pipeline import run_search
 
@@ -44,6 +38,17 @@ def run_listing(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{shown}{tail}\n")
     sys.stdout.flush()
     return 0 if lines else 1
+
+
+def _files_path(args: argparse.Namespace) -> argparse.Namespace:
+    """``rg --files PATH``: with no query to take, the word argparse read as one is the PATH."""
+    if args.path is not None:
+        raise UsageError("--files takes one PATH: name more with --include GLOB")
+    if args.query is not None and not os.path.exists(args.query):
+        raise UsageError(
+            f"--files takes no QUERY, only a PATH: {args.query!r}: no such file or directory"
+        )
+    return argparse.Namespace(**{**vars(args), "query": None, "path": args.query})
 
 
 def _searched(request: SearchRequest) -> list[tuple[str, str]]:

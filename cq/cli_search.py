@@ -77,25 +77,32 @@ def searched_path(
     unless ``--root`` or ``$CQ_ROOT`` named another. Relative to the current directory, as
     shells expect. A PATH that does not exist is most often the second word of an unquoted
     question."""
+    from shlex import quote
+
     from cq.confine import inside
 
     if in_dir:
         raise UsageError(f"name the part to search once: {path!r} or --in {in_dir!r}")
     target = os.path.abspath(path)
     if not os.path.exists(target):
-        raise UsageError(
-            f"unexpected argument {path!r}: no such file or directory; quote a query with "
-            "spaces (see 'cq search --help')"
-        )
-    real_root = os.path.realpath(root)
+        hint = "quote a query with spaces (see 'cq search --help')"
+        under = os.path.join(root, path)
+        if named_root and inside(os.path.realpath(root), under) and os.path.exists(under):
+            spelt = f"--in={quote(path)}" if path.startswith("-") else f"--in {quote(path)}"
+            hint = f"PATH is relative to the current directory; the root's is {spelt}"
+        raise UsageError(f"unexpected argument {path!r}: no such file or directory; {hint}")
+    if not (os.path.isdir(target) or os.path.isfile(target)):  # a FIFO would block rg
+        raise UsageError(f"{path!r} is not a directory or a regular file")
+    real_root, real = os.path.realpath(root), os.path.realpath(target)
     if inside(real_root, target):
-        part = os.path.relpath(os.path.realpath(target), real_root)
+        part = os.path.relpath(real, real_root)
         return root, None if part == "." else part
     if named_root:
         raise UsageError(f"{path!r} is outside the root {root}")
     if os.path.isdir(target):
         return target, None
-    return os.path.dirname(target), os.path.basename(target)
+    # a link's own directory holds only the link: the root is where the file is
+    return os.path.dirname(real), os.path.basename(real)
 
 
 def _context_widths(args: argparse.Namespace) -> dict[str, int]:

@@ -47,8 +47,8 @@ def confine_request(request: SearchRequest) -> SearchRequest:
     """The request, once every path it names is inside its root, with its root's real path;
     ``UsageError`` otherwise.
 
-    An absolute ``in_dir`` inside the root becomes relative to it, so rg reports paths
-    relative to the root as for any other search.
+    ``in_dir`` becomes its real path relative to the root (from an absolute path, through a
+    link, ``..``), so rg reports paths relative to the root as for any other search.
     """
     if not os.path.exists(request.root):
         raise UsageError(f"root does not exist: {request.root}")
@@ -164,9 +164,11 @@ def _confine_in_dir(in_dir: str | None, real_root: str) -> str | None:
         raise UsageError(f"--in {in_dir!r} leads outside the root {real_root}")
     if not os.path.exists(target):
         raise UsageError(f"--in path does not exist under the root: {in_dir}")
-    if os.path.isabs(in_dir):
-        return os.path.relpath(os.path.realpath(target), real_root)
-    return in_dir
+    if not (os.path.isdir(target) or os.path.isfile(target)):  # rg would block on a FIFO
+        raise UsageError(f"--in {in_dir!r} is not a directory or a regular file")
+    # rg names the files by the path it is given: through a link (``--in pkglink``) or a
+    # detour (``../repo/pkg``) by names the index and the root's other paths do not use
+    return os.path.relpath(os.path.realpath(target), real_root)
 
 
 def _check_glob(glob: str, root: str, real_root: str) -> None:

@@ -145,10 +145,10 @@ def test_files_lists_what_cq_would_search_within_the_scope(repo: Path) -> None:
     assert _search(repo, "--files", "-t", "rs").stdout.splitlines() == ["src/lib.rs"]
     assert _search(repo, "--files", "--include", "*.md").returncode == 1  # out of scope
     refused = _search(repo, "--files", "get_bucket")
-    assert refused.returncode == 2 and "--files takes a PATH and no QUERY" in refused.stderr
+    assert refused.returncode == 2 and "--files takes no QUERY, only a PATH" in refused.stderr
     assert _files(run_cq("search", "--files", "pkg", cwd=repo)) == ["pkg/store.py"]  # rg's PATH
     both = run_cq("search", "--files", "pkg", "src", cwd=repo)
-    assert both.returncode == 2 and "--files takes a PATH and no QUERY" in both.stderr
+    assert both.returncode == 2 and "--files takes one PATH" in both.stderr
 
 
 def test_files_names_a_file_that_is_not_utf8_as_l_does(repo: Path) -> None:

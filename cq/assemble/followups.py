@@ -9,6 +9,7 @@ queries.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import shlex
@@ -16,6 +17,7 @@ import shlex
 from cq.model import Finding, FollowUp, FollowUps, SearchRequest
 from cq.model.options import request_default
 from cq.rewrite import is_special
+from cq.terminal import visible
 from cq.tools import cq_argv
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
@@ -38,7 +40,7 @@ def follow_ups(
     """
     query = request.query.strip()
     again = len(query) <= 100 and "\n" not in query  # worth repeating on a command line
-    found: list[FollowUp] = []
+    found: list[FollowUp | None] = []
     if primary is not None:
         definition = shown[primary]
         name = re.split(r"\.|::", definition.text)[-1]
@@ -63,7 +65,8 @@ def follow_ups(
         found.append(_make(request, query, why, limit=more))
     unique: dict[str, FollowUp] = {}
     for item in found:
-        unique.setdefault(item.command, item)
+        if item is not None:
+            unique.setdefault(item.command, item)
     return FollowUps(follow_ups=tuple(unique.values())[:most])
 
 
@@ -102,7 +105,7 @@ def _make(
     in_dir: str | None = None,
     focus: str | None = None,
     limit: int | None = None,
-) -> FollowUp:
+) -> FollowUp | None:
     argv = [*cq_argv(), "search", *_scope_args(request, query, in_dir or request.in_dir)]
     focus = focus or request.focus
     if focus and focus != "all":
@@ -112,20 +115,24 @@ def _make(
     elif request.limit != request_default("limit"):
         argv += ["--limit", str(request.limit)]
     argv += ["--", query] if query.startswith("-") else [query]
-    return FollowUp(why=why, argv=tuple(argv), command=shlex.join(argv))
+    words = [_shell_word(word) for word in argv]
+    spelt = [word for word in words if word is not None]
+    if len(spelt) < len(words):
+        return None  # a command that would not run as printed is not suggested
+    return FollowUp(why=why, argv=tuple(argv), command=" ".join(spelt))
 
 
 def _scope_args(request: SearchRequest, query: str, in_dir: str | None) -> list[str]:
     """Flags that keep the follow-up on the same tree, with the same filters and mode."""
     args = ["--root", request.root]
     if in_dir:
-        args += ["--in", in_dir]
+        args += _option("--in", in_dir)
     if request.lang != request_default("lang"):
         args += ["--lang", request.lang]
     for glob in request.include:
-        args += ["--include", glob]
+        args += _option("--include", glob)
     for glob in request.exclude:
-        args += ["--exclude", glob]
+        args += _option("--exclude", glob)
     if request.hidden:
         args.append("--hidden")
     if request.no_ignore:
@@ -137,3 +144,25 @@ def _scope_args(request: SearchRequest, query: str, in_dir: str | None) -> list[
     if request.mode and query == request.query.strip():
         args.append(f"--{request.mode}")
     return args
+
+
+def _option(flag: str, value: str) -> list[str]:
+    """``--flag value``, or ``--flag=value`` for a value starting with '-' (a part named
+    ``-dash``), which an argument parser would take for a flag of its own."""
+    return [f"{flag}={value}"] if value.startswith("-") else [flag, value]
+
+
+def _shell_word(word: str) -> str | None:
+    """``word`` as a POSIX shell reads it back. A word a report would print escaped (a
+    newline, a byte that is not UTF-8: ``cq.terminal.visible``) is spelt by printf's octal
+    escapes, which give back its bytes; one ending in a newline cannot be (command
+    substitution drops it): None."""
+    if visible(word) is word:
+        return shlex.quote(word)
+    raw = os.fsencode(word)
+    if raw.endswith(b"\n"):
+        return None
+    plain = [0x20 <= b < 0x7F and b not in b"'\\%" for b in raw]
+    plain[0] = plain[0] and raw[0] != ord("-")  # a format starting with '-' is an option
+    body = "".join(chr(b) if ok else f"\\{b:03o}" for b, ok in zip(raw, plain, strict=True))
+    return f"\"$(printf '{body}')\""

@@ -198,7 +198,9 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
                 "only the files with findings, best first, one per line",
             ),
             Spelling(("--count", "-c"), "counts", "only each file's findings: PATH:N, best first"),
-            Spelling(("--files",), "files", "only the files cq would search (no QUERY), by path"),
+            Spelling(
+                ("--files",), "files", "only the files cq would search (no QUERY; a PATH as rg)"
+            ),
         ),
     ),
     SearchOption(
