@@ -1,0 +1,39 @@
+"""What README.md promises a new user, checked on the real CLI where a walk of the README
+found the program saying otherwise."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import run_cq, write_tree
+
+TREE = {
+    "pkg/store.py": ("class Store:\n    def get_bucket(self, name):\n        return name\n"),
+    "pkg/cli.py": "from pkg.store import Store\n\nStore().get_bucket('x')\n",
+}
+
+
+def refused(run, *words: str) -> str:
+    """Exit 2 and one ``cq: ...`` line naming the reason, never an internal error."""
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.startswith("cq: ") and run.stderr.count("\n") == 1, run.stderr
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr
+    for word in words:
+        assert word in run.stderr, run.stderr
+    return run.stderr
+
+
+def test_a_directory_in_the_profiles_dir_is_refused_as_not_a_regular_file(
+    tmp_path: Path,
+) -> None:
+    """README: your own profiles are "checked like any profile file (a regular file of at
+    most 1 MiB)"; a directory named ``NAME.toml`` there is no profile."""
+    root = write_tree(tmp_path / "repo", TREE)
+    own = Path(os.environ["XDG_CONFIG_HOME"]) / "cq" / "profiles"
+    (own / "wide.toml").mkdir(parents=True)
+    run = run_cq("search", "get_bucket", "--root", str(root), "--profile", "wide")
+    refused(run, "wide.toml", "not a regular file")
+    (root / "dir.toml").mkdir()  # the same for a profile named by path inside the root
+    run = run_cq("search", "get_bucket", "--root", str(root), "--profile", str(root / "dir.toml"))
+    refused(run, "not a regular file")
