@@ -3,6 +3,7 @@ found the program saying otherwise."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -37,3 +38,16 @@ def test_a_directory_in_the_profiles_dir_is_refused_as_not_a_regular_file(
     (root / "dir.toml").mkdir()  # the same for a profile named by path inside the root
     run = run_cq("search", "get_bucket", "--root", str(root), "--profile", str(root / "dir.toml"))
     refused(run, "not a regular file")
+
+
+def test_cq_schema_describes_what_the_json_report_holds(tmp_path: Path) -> None:
+    """README: ``cq schema`` prints the JSON Schema of the ``--format json`` report. Every
+    property it gives the report is one the report writes (none it never carries), and every
+    type it defines is one the report uses."""
+    root = write_tree(tmp_path / "repo", TREE)
+    doc = run_cq("schema").json()
+    report = run_cq("search", "get_bucket", "--root", str(root), "--format", "json").json()
+    assert set(doc["$defs"]["SearchResult"]["properties"]) == set(report)
+    text = json.dumps(doc)
+    unused = [name for name in doc["$defs"] if f'"#/$defs/{name}"' not in text]
+    assert unused == []

@@ -93,9 +93,9 @@ class ServerStats(msgspec.Struct):
 def output_schema() -> dict[str, Any]:
     """The ``search`` tool's ``outputSchema``: ``cq schema``'s ``SearchResult`` (a JSON
     report) or ``{"markdown": text}`` (a markdown one), at an object root as MCP asks."""
-    from cq.model import SearchResult
+    from cq.report import report_schema
 
-    generated = msgspec.json.schema(SearchResult)
+    generated = report_schema()
     defs = generated["$defs"]
     defs["MarkdownReport"] = {
         "type": "object",
