@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
-from conftest import run_cq, write_tree
+from conftest import run_cq, word_tree, write_tree
 
 TREE = {
     "pkg/store.py": ("class Store:\n    def get_bucket(self, name):\n        return name\n"),
@@ -51,3 +52,18 @@ def test_cq_schema_describes_what_the_json_report_holds(tmp_path: Path) -> None:
     text = json.dumps(doc)
     unused = [name for name in doc["$defs"] if f'"#/$defs/{name}"' not in text]
     assert unused == []
+
+
+def test_cache_prune_never_reports_the_database_grown(tmp_path: Path) -> None:
+    """README: ``cq cache prune`` brings the database under its bound now. Its line compares
+    the database before and after, the write-ahead log included on both sides: prune folds
+    the log into the file, which alone would seem to grow."""
+    root = word_tree(tmp_path, 1)
+    assert run_cq("search", "record", "--root", str(root), "--limit", "0").returncode == 0
+    info = run_cq("cache", "info").stdout
+    wal = re.search(r"WAL ([\d.]+) MB", info)
+    assert wal is not None and float(wal[1]) > 0, info  # a log to fold, or nothing is shown
+    pruned = run_cq("cache", "prune")
+    sizes = re.search(r": ([\d.]+) MB -> ([\d.]+) MB", pruned.stdout)
+    assert pruned.returncode == 0 and sizes is not None, pruned.stdout + pruned.stderr
+    assert float(sizes[2]) <= float(sizes[1]), pruned.stdout
