@@ -67,3 +67,19 @@ def test_cache_prune_never_reports_the_database_grown(tmp_path: Path) -> None:
     sizes = re.search(r": ([\d.]+) MB -> ([\d.]+) MB", pruned.stdout)
     assert pruned.returncode == 0 and sizes is not None, pruned.stdout + pruned.stderr
     assert float(sizes[2]) <= float(sizes[1]), pruned.stdout
+
+
+def test_an_operator_query_starting_with_a_dash_is_told_to_follow_double_dash(
+    tmp_path: Path,
+) -> None:
+    """README: a query of operators (``->``, ``-=``) is a text search, and "a query starting
+    with ``-`` goes after ``--``": the refusal of ``cq search ->`` says so and names the
+    query whole, as it does for ``-flag``; rg's own flags are still named as flags."""
+    root = write_tree(tmp_path / "repo", {"calc.py": "def f(a) -> int:\n    a -= 1\n"})
+    for query in ("->", "-="):
+        run = run_cq("search", query, "--root", str(root))
+        refused(run, f"does not take {query} ", "a query starting with '-' goes after '--'")
+        found = run_cq("search", "--root", str(root), "--", query)
+        assert found.returncode == 0 and "calc.py:" in found.stdout, found.stderr
+    flag = refused(run_cq("search", "x", "--pcre2", "--root", str(root)), "--pcre2")
+    assert "goes after" not in flag
