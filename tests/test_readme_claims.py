@@ -83,3 +83,19 @@ def test_an_operator_query_starting_with_a_dash_is_told_to_follow_double_dash(
         assert found.returncode == 0 and "calc.py:" in found.stdout, found.stderr
     flag = refused(run_cq("search", "x", "--pcre2", "--root", str(root)), "--pcre2")
     assert "goes after" not in flag
+
+
+def test_a_question_on_a_tree_too_large_to_index_says_to_run_cq_index(tmp_path: Path) -> None:
+    """README: a root with more new source than ``CQ_INDEX_AUTO_BYTES`` is indexed only by
+    ``cq index``. A question there answers without the index and says so, naming the
+    command, once on stderr; after ``cq index`` the question uses it and says nothing."""
+    root = write_tree(tmp_path / "repo", TREE)
+    small = {"CQ_INDEX_AUTO_BYTES": "10"}
+    question = ("search", "how is a bucket fetched from the store?", "--root", str(root))
+    run = run_cq(*question, env=small)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("cq: warning: "), run.stderr
+    assert "`cq index`" in run.stderr and "CQ_INDEX_AUTO_BYTES" in run.stderr
+    assert run_cq("index", "--root", str(root)).returncode == 0
+    run = run_cq(*question, env=small)
+    assert run.returncode == 0 and run.stderr == ""
