@@ -99,3 +99,19 @@ def test_a_question_on_a_tree_too_large_to_index_says_to_run_cq_index(tmp_path: 
     assert run_cq("index", "--root", str(root)).returncode == 0
     run = run_cq(*question, env=small)
     assert run.returncode == 0 and run.stderr == ""
+
+
+def test_raising_cq_index_auto_bytes_lets_the_next_question_build_the_index(
+    tmp_path: Path,
+) -> None:
+    """README: a search builds the index itself up to ``CQ_INDEX_AUTO_BYTES`` of new source.
+    A tree found too large under a lower bound is not too large once the bound allows it:
+    the next question builds its index at once (it was refused for ten minutes)."""
+    root = write_tree(tmp_path / "repo", TREE)
+    question = ("search", "how is a bucket fetched from the store?", "--root", str(root))
+    low = run_cq(*question, "--format", "json", env={"CQ_INDEX_AUTO_BYTES": "10"}).json()
+    assert low["summary"]["telemetry"]["index"]["skipped_source_bytes"] > 10
+    run = run_cq(*question, "--format", "json")  # the default bound, 64 MiB
+    index = run.json()["summary"]["telemetry"]["index"]
+    assert run.stderr == "" and index.get("skipped_source_bytes") is None, run.stderr
+    assert index["files"] == len(TREE)
