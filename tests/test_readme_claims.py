@@ -115,3 +115,23 @@ def test_raising_cq_index_auto_bytes_lets_the_next_question_build_the_index(
     index = run.json()["summary"]["telemetry"]["index"]
     assert run.stderr == "" and index.get("skipped_source_bytes") is None, run.stderr
     assert index["files"] == len(TREE)
+
+
+def test_a_profiles_semantic_table_is_checked_like_its_other_tables(tmp_path: Path) -> None:
+    """README: a profile file is checked before anything runs, and anything wrong is refused
+    with one line naming the key. ``[semantic]`` too: a wait of ``inf`` was an internal
+    error, a negative budget or a ``nan`` wait was taken."""
+    root = write_tree(tmp_path / "repo", TREE)
+    cases = {
+        "wait_ms = inf": "semantic.wait_ms: must be a finite number of 0 or more",
+        "wait_ms = nan": "semantic.wait_ms: must be a finite number of 0 or more",
+        "budget_ms = -5.0": "semantic.budget_ms: must be a finite number of 0 or more",
+        "bogus = 1": "semantic.bogus: unknown key",
+    }
+    for line, reason in cases.items():
+        (root / "p.toml").write_text(f"[semantic]\n{line}\n")
+        run = run_cq("search", "get_bucket", "--root", str(root), "--profile", str(root / "p.toml"))
+        refused(run, reason)
+    (root / "p.toml").write_text("[semantic]\nwait_ms = 100\nenabled = false\n")
+    run = run_cq("search", "get_bucket", "--root", str(root), "--profile", str(root / "p.toml"))
+    assert run.returncode == 0, run.stderr
