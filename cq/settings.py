@@ -147,10 +147,18 @@ def _semantic(request: SearchRequest, settings: _SemanticTable) -> SemanticSetti
     index = env_choice("CQ_SEMANTIC_INDEX") or settings.index  # checked by name
     return SemanticSettings(
         enabled=enabled,
-        budget_ms=max(budget_ms, 0.0),
-        wait_ms=max(wait_ms, 0.0),
+        budget_ms=_waitable(budget_ms),
+        wait_ms=_waitable(wait_ms),
         cache=cache,
         index=index,  # type: ignore[arg-type]  (one of SETTINGS' choices)
         pyrefly=env_text("CQ_PYREFLY"),
         venv=env_text("VIRTUAL_ENV"),
     )
+
+
+def _waitable(ms: float) -> float:
+    """``ms`` within what a thread can wait (``threading.TIMEOUT_MAX``, ~292 years): a longer
+    wait is the same wait to a user, but a timer given it raises ``OverflowError``."""
+    import threading
+
+    return min(max(ms, 0.0), threading.TIMEOUT_MAX * 1000.0)

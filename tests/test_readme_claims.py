@@ -135,3 +135,21 @@ def test_a_profiles_semantic_table_is_checked_like_its_other_tables(tmp_path: Pa
     (root / "p.toml").write_text("[semantic]\nwait_ms = 100\nenabled = false\n")
     run = run_cq("search", "get_bucket", "--root", str(root), "--profile", str(root / "p.toml"))
     assert run.returncode == 0, run.stderr
+
+
+def test_a_very_long_semantic_wait_is_a_wait_not_an_internal_error(tmp_path: Path) -> None:
+    """README: ``--semantic-wait MS`` (or ``CQ_SEMANTIC_WAIT_MS``) waits up to MS ms for
+    Pyrefly's answers. A wait longer than a timer holds (``1e300``) is still a wait: the
+    answers come and are shown (it was an internal ``OverflowError``)."""
+    root = write_tree(tmp_path / "repo", TREE)
+    on = {"CQ_SEMANTIC": "1"}
+    for extra, env in (
+        (("--semantic-wait", "99999999999999999999"), on),
+        ((), {**on, "CQ_SEMANTIC_WAIT_MS": "1e300"}),
+    ):
+        run = run_cq(
+            "search", "get_bucket", "--root", str(root), *extra, "--format", "json", env=env
+        )
+        assert run.returncode == 0, run.stderr
+        definition = run.json()["findings"][0]
+        assert definition["enrichment"]["semantic"]["status"] == "applied", definition
