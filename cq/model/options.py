@@ -243,7 +243,8 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         flags=("--max-tokens",),
         metavar="N",
         minimum=0,
-        help="approximate token budget of the report: lowest-ranked findings are dropped to fit",
+        help="approximate token budget of the report (default 0: none): lowest-ranked findings"
+        " are dropped to fit",
         mcp_help="token budget of this answer (capped by the server's)",
         mcp_optional=True,
         mcp_minimum=1,
