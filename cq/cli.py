@@ -77,6 +77,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         word = path
     elif path is not None and os.path.exists(word):
         raise UsageError(f"{where} takes one PATH: name more with --include GLOB")
+    if args.command != "search":  # only a search has a query to quote
+        raise UsageError(f"unexpected argument {word!r} (see '{where} --help')")
     raise UsageError(
         f"unexpected argument {word!r}: quote a query with spaces (see '{where} --help')"
     )

@@ -153,3 +153,17 @@ def test_a_very_long_semantic_wait_is_a_wait_not_an_internal_error(tmp_path: Pat
         assert run.returncode == 0, run.stderr
         definition = run.json()["findings"][0]
         assert definition["enrichment"]["semantic"]["status"] == "applied", definition
+
+
+def test_mcp_and_schema_refusals_say_what_is_wrong(tmp_path: Path) -> None:
+    """README: a bad invocation is one ``cq: ...`` line, exit 2. ``cq mcp --root`` names a
+    file or a missing directory as ``cq search --root`` does (it said "root not found" of a
+    file that exists), and only ``cq search`` is told to quote a query."""
+    root = write_tree(tmp_path / "repo", TREE)
+    search = refused(run_cq("search", "x", "--root", str(root / "pkg" / "cli.py")))
+    mcp = refused(run_cq("mcp", "--root", str(root / "pkg" / "cli.py"), stdin=""))
+    assert mcp == search == f"cq: root is not a directory: {root / 'pkg' / 'cli.py'}\n"
+    gone = refused(run_cq("mcp", "--root", str(root / "gone"), stdin=""))
+    assert gone == refused(run_cq("search", "x", "--root", str(root / "gone")))
+    extra = refused(run_cq("schema", "extra"), "'extra'", "cq schema --help")
+    assert "query" not in extra
