@@ -182,8 +182,8 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         name="color",
         group="output",
         flags=("--color",),
-        help="colour the markdown report and -l/-c paths: auto (default) only at a terminal "
-        "without $NO_COLOR",
+        help="colour the markdown report and -l/-c/--files paths: auto (default) only at a "
+        "terminal without $NO_COLOR",
         mcp=False,
     ),
     SearchOption(
