@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -74,7 +75,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     if flag is not None and "--" in words and words.index("--") < words.index(flag):
         raise UsageError(f"unexpected argument {flag!r} after '--': flags go before it")
     if flag is not None:
-        name = flag.split("=", 1)[0]
+        name = flag.split("=", 1)[0] if flag.startswith("--") else flag  # ``--flag=value``
         hint = f"; cq's is {_RG_SPELLINGS[name]}" if name in _RG_SPELLINGS else ""
         if _word_like(name):  # ``-foo`` is more likely a query than a flag
             hint = "; a query starting with '-' goes after '--'"
@@ -90,6 +91,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         word = path
     elif path is not None and os.path.exists(word):
         raise UsageError(f"{where} takes one PATH: name more with --include GLOB")
+    if args.command != "search":  # only a search has a query to quote
+        raise UsageError(f"unexpected argument {word!r} (see '{where} --help')")
     raise UsageError(
         f"unexpected argument {word!r}: quote a query with spaces (see '{where} --help')"
     )
@@ -117,7 +120,11 @@ _RG_SPELLINGS = {
 
 
 def _word_like(flag: str) -> bool:
-    return not flag.startswith("--") and len(flag) > 2
+    """``-foo`` or ``->`` (a query the README names) is no flag's shape (``-x``, ``--name``)."""
+    return flag not in _RG_SPELLINGS and _FLAG_SHAPE.fullmatch(flag) is None
+
+
+_FLAG_SHAPE = re.compile(r"-[A-Za-z0-9]|--[A-Za-z][\w-]*")
 
 
 def entry() -> None:

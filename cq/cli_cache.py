@@ -55,8 +55,11 @@ def run_cache_command(args: argparse.Namespace) -> int:
         raise CqError(f"cache unavailable: {store.fault or store.notice}")
     if args.action == "prune":
         indexes = sum(isinstance(r, footprint.RootUse) for r in removed)
+        # The file with its log on both sides: prune folds the log into the file, so the
+        # file alone would seem to grow.
         print(
-            f"pruned {path}: {_mb(before.file_bytes)} -> {_mb(sizes.file_bytes)}"
+            f"pruned {path}: {_mb(before.file_bytes + before.wal_bytes)}"
+            f" -> {_mb(sizes.file_bytes + sizes.wal_bytes)}"
             f" (bound {_mb(sizes.bound)}, {sizes.entries} entries);"
             f" {indexes} repository indexes removed;"
             f" {len(removed) - indexes} embedding vector stores removed"

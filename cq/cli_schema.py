@@ -1,4 +1,5 @@
-"""``cq schema``: the JSON Schema of ``SearchResult``, generated from the structs themselves."""
+"""``cq schema``: the JSON Schema of the ``--format json`` report, generated from the structs
+themselves (``cq.report.report_schema``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import msgspec
 
 
 def print_schema() -> int:
-    from cq.model import SearchResult
+    from cq.report import report_schema
 
-    schema = msgspec.json.schema(SearchResult)
+    schema = report_schema()
     sys.stdout.write(msgspec.json.format(msgspec.json.encode(schema), indent=2).decode() + "\n")
     return 0

@@ -147,10 +147,11 @@ def read_small_file(path: str, label: str, *, root: str | None = None) -> bytes:
         if exc.errno == errno.EXDEV:
             raise UsageError(f"profile {label!r} is outside the root {root}") from None
         raise UsageError(f"profile file not found: {label}") from None
+    info = os.fstat(fd)  # before fdopen, which refuses a directory with its own error
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise UsageError(f"profile {label!r} is not a regular file")
     with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"profile {label!r} is not a regular file")
         if info.st_size > MAX_PROFILE_BYTES:
             raise UsageError(f"profile {label!r} is over {MAX_PROFILE_BYTES} bytes")
         return fh.read(MAX_PROFILE_BYTES)

@@ -175,6 +175,15 @@ def section_of(table: dict[str, Any], name_or_path: str, section: str) -> dict[s
     return value
 
 
+def section_as(table: dict[str, Any], kind: type[_T], name_or_path: str, section: str) -> _T:
+    """One optional table of a parsed profile (``[semantic]``) as ``kind``, checked as the
+    tuning groups are: an unknown key, a value of the wrong type or a number that is not
+    finite and 0 or more is refused naming the key (``semantic.wait_ms``)."""
+    value = _convert(section_of(table, name_or_path, section), kind, name_or_path, f"{section}.")
+    _check_numbers(name_or_path, section, value)  # type: ignore[arg-type]
+    return value
+
+
 def _check_weight(name_or_path: str, key: str, value: float) -> None:
     if not (math.isfinite(value) and value >= 0):
         _invalid(name_or_path, key, f"must be a finite number of 0 or more, not {value}")

@@ -65,7 +65,6 @@ from typing import Any, Literal
 import msgspec
 
 from cq.env import env_choice, env_float, env_switch, env_text
-from cq.errors import UsageError
 from cq.llm_settings import LlmEnv, llm_env
 from cq.model import SearchRequest
 from cq.model.tuning import Tuning
@@ -124,25 +123,21 @@ def settle(
 
 
 def _settings(request: SearchRequest, profile: dict[str, Any]) -> Settings:
-    from cq.profiles import section_of, tuning_of
+    from cq.profiles import section_as, tuning_of
 
+    semantic = section_as(profile, _SemanticTable, request.profile, "semantic")
     return Settings(
         root=request.root,
         tuning=tuning_of(profile, request.profile),
-        semantic=_semantic(request, section_of(profile, request.profile, "semantic")),
+        semantic=_semantic(request, semantic),
         llm=llm_env(),
         crosscheck=env_switch("CQ_PY_ENRICHMENT_CROSSCHECK") is True,
     )
 
 
-def _semantic(request: SearchRequest, table: dict[str, object]) -> SemanticSettings:
-    """The profile's ``[semantic]`` table, then the environment, then the request's switch
-    and wait."""
-    profile = request.profile
-    try:
-        settings = msgspec.convert(table, _SemanticTable)
-    except msgspec.ValidationError as exc:
-        raise UsageError(f"invalid profile {profile}: [semantic] {exc}") from None
+def _semantic(request: SearchRequest, settings: _SemanticTable) -> SemanticSettings:
+    """The profile's ``[semantic]`` table (checked), then the environment, then the
+    request's switch and wait."""
     enabled = settings.enabled and request.semantic and env_switch("CQ_SEMANTIC") is not False
     budget_ms = env_float("CQ_SEMANTIC_BUDGET_MS", settings.budget_ms)  # checked by name
     wait_ms = env_float("CQ_SEMANTIC_WAIT_MS", settings.wait_ms)  # checked by name
@@ -152,10 +147,18 @@ def _semantic(request: SearchRequest, table: dict[str, object]) -> SemanticSetti
     index = env_choice("CQ_SEMANTIC_INDEX") or settings.index  # checked by name
     return SemanticSettings(
         enabled=enabled,
-        budget_ms=max(budget_ms, 0.0),
-        wait_ms=max(wait_ms, 0.0),
+        budget_ms=_waitable(budget_ms),
+        wait_ms=_waitable(wait_ms),
         cache=cache,
         index=index,  # type: ignore[arg-type]  (one of SETTINGS' choices)
         pyrefly=env_text("CQ_PYREFLY"),
         venv=env_text("VIRTUAL_ENV"),
     )
+
+
+def _waitable(ms: float) -> float:
+    """``ms`` within what a thread can wait (``threading.TIMEOUT_MAX``, ~292 years): a longer
+    wait is the same wait to a user, but a timer given it raises ``OverflowError``."""
+    import threading
+
+    return min(max(ms, 0.0), threading.TIMEOUT_MAX * 1000.0)

@@ -165,6 +165,21 @@ def test_uninstall_without_a_manifest_removes_only_pristine_files(project, home,
     assert not (project / CLAUDE_CMD).exists() and not (project / ".mcp.json").exists()
 
 
+def test_uninstall_without_a_manifest_removes_files_holding_only_cqs_block(project, home, tmp_path):
+    """As a JSON config holding only cq's server goes, a TOML config or guidance file holding
+    nothing but cq's block goes too (none is left behind empty); one with the user's own
+    text keeps it."""
+    (project / "CLAUDE.md").write_text("# House rules\n")
+    agent("install", "--guidance", cwd=project, home=home)
+    assert (project / ".codex" / "config.toml").is_file() and (project / "AGENTS.md").is_file()
+    env = {"HOME": str(home), "CQ_CACHE_DIR": str(tmp_path / "other-cache")}
+    run = run_cq("agent", "uninstall", cwd=project, env=env)
+    assert run.returncode == 0 and set(outcomes(run.stdout).values()) == {"removed"}, run.stdout
+    assert not (project / ".codex" / "config.toml").exists()
+    assert not (project / "AGENTS.md").exists() and not (project / ".mcp.json").exists()
+    assert (project / "CLAUDE.md").read_text().strip() == "# House rules"  # blank line: no record
+
+
 def test_bad_invocations_are_one_line_errors(project, home):
     for args in (["agent"], ["agent", "install", "--user", "--project"], ["agent", "nope"]):
         run = run_cq(*args, cwd=project, env={"HOME": str(home)})

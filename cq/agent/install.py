@@ -235,9 +235,11 @@ def _remove_block(
     if entry is not None and entry.separator and before.endswith(entry.separator):
         before = before[: len(before) - len(entry.separator)]
     rest = before + after
-    if not rest.strip() and entry is not None and entry.created_file:
+    # Nothing but cq's block: a file install made, or (its manifest gone) the file install
+    # makes, as _remove_json judges a JSON config; one that was there before cq stays.
+    if not rest.strip() and (entry is None or entry.created_file):
         tree.unlink(path)
-        _remove_dirs(tree, entry.created_dirs)
+        _remove_dirs(tree, entry.created_dirs if entry else ())
     else:
         tree.write(path, rest)
     return Action(path, "removed", what)

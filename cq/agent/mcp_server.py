@@ -70,8 +70,9 @@ class ServerConfig(msgspec.Struct, frozen=True):
     @classmethod
     def from_args(cls, root: str | None, max_tokens: int | None) -> ServerConfig:
         root = os.path.abspath(root or os.environ.get("CQ_ROOT") or ".")
-        if not os.path.isdir(root):
-            raise UsageError(f"root not found: {root}")
+        if not os.path.isdir(root):  # worded as ``cq search`` words it (cq.confine)
+            gone = not os.path.exists(root)
+            raise UsageError(f"root {'does not exist' if gone else 'is not a directory'}: {root}")
         if max_tokens is None:  # checked with every CQ_* setting by cq.env
             max_tokens = env_int("CQ_MCP_MAX_TOKENS", DEFAULT_MAX_TOKENS)
         if max_tokens < MIN_SERVER_BUDGET:
@@ -93,9 +94,9 @@ class ServerStats(msgspec.Struct):
 def output_schema() -> dict[str, Any]:
     """The ``search`` tool's ``outputSchema``: ``cq schema``'s ``SearchResult`` (a JSON
     report) or ``{"markdown": text}`` (a markdown one), at an object root as MCP asks."""
-    from cq.model import SearchResult
+    from cq.report import report_schema
 
-    generated = msgspec.json.schema(SearchResult)
+    generated = report_schema()
     defs = generated["$defs"]
     defs["MarkdownReport"] = {
         "type": "object",

@@ -111,7 +111,7 @@ def update_index(
     manifest = stored.files if stored is not None else {}
     marker = directory.with_name(f"{directory.name}.too-large")
     if build_limit and not manifest:
-        _check_marker(marker, root, tuning.too_large_s)
+        _check_marker(marker, root, tuning.too_large_s, build_limit)
     if persist and not manifest:
         drop_other_versions(root)
     changes = Changes(root, remember=persist, listing=listing, deadline=deadline)
@@ -183,16 +183,17 @@ def _wait(tuning: IndexTuning, deadline: float | None) -> float:
     return max(0.0, min(tuning.lock_wait_s, deadline - time.monotonic()))
 
 
-def _check_marker(marker: Path, root: Path, keep_s: float) -> None:
+def _check_marker(marker: Path, root: Path, keep_s: float, build_limit: int) -> None:
     """Raise ``TooLarge`` again without listing the tree when a recent search found it too
     large and the root directory has not changed since (listing and stat-ing the 19,214
-    files of the stdlib with its site-packages costs ~1 s on a loaded machine)."""
+    files of the stdlib with its site-packages costs ~1 s on a loaded machine), unless the
+    limit now allows that size (``CQ_INDEX_AUTO_BYTES`` raised since)."""
     try:
         mtime, size, when = (read_regular(marker, 256) or b"").decode().split()
         same = int(mtime) == root.stat().st_mtime_ns
     except (OSError, ValueError, Damage):
         return
-    if same and time.time() - float(when) < keep_s:
+    if same and time.time() - float(when) < keep_s and int(size) > build_limit:
         raise TooLarge(int(size))
 
 

@@ -55,6 +55,15 @@ _LATE = (
 )
 
 
+# Said on every such question: without it a user of a large tree never learns why its
+# questions lack the index (the README's `cq index`).
+_TOO_LARGE = (
+    "the repository index of this tree is not built: {mb:.1f} MB of new source is more than a "
+    "search indexes itself (CQ_INDEX_AUTO_BYTES); answered without it (`cq index` builds it, "
+    "then every search keeps it current)"
+)
+
+
 _BUILDING = (
     "the repository index of this tree is being built ({mb:.1f} MB of source to index); "
     "answered without it: later questions use it once it is built (`cq index` builds it "
@@ -161,6 +170,7 @@ class IndexUpdateRun:
                     discard(index_dir(Path(self.request.root)), self.tuning.lock_wait_s)
                 outcome = self._update(persist=way != "memory")
             except TooLarge as exc:
+                self.notice = _TOO_LARGE.format(mb=exc.source_bytes / 1e6)
                 return Skipped(source_bytes=exc.source_bytes)
             except Deferred:
                 return None

@@ -182,8 +182,8 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         name="color",
         group="output",
         flags=("--color",),
-        help="colour the markdown report and -l/-c paths: auto (default) only at a terminal "
-        "without $NO_COLOR",
+        help="colour the markdown report and -l/-c/--files paths: auto (default) only at a "
+        "terminal without $NO_COLOR",
         mcp=False,
     ),
     SearchOption(
@@ -245,7 +245,8 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         flags=("--max-tokens",),
         metavar="N",
         minimum=0,
-        help="approximate token budget of the report: lowest-ranked findings are dropped to fit",
+        help="approximate token budget of the report (default 0: none): lowest-ranked findings"
+        " are dropped to fit",
         mcp_help="token budget of this answer (capped by the server's)",
         mcp_optional=True,
         mcp_minimum=1,

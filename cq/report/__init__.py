@@ -8,7 +8,7 @@ Open ``markdown.py`` for the human/agent report, ``json_format.py`` for the mach
 """
 
 from cq.report.colour import colour_markdown, colour_path
-from cq.report.json_format import render_json
+from cq.report.json_format import render_json, report_schema
 from cq.report.markdown import render_markdown
 
-__all__ = ["colour_markdown", "colour_path", "render_json", "render_markdown"]
+__all__ = ["colour_markdown", "colour_path", "render_json", "render_markdown", "report_schema"]

@@ -6,6 +6,8 @@ pipe through ``python -m json.tool`` or ``jq`` to read it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from cq.model import SearchResult
@@ -23,3 +25,39 @@ def render_json(result: SearchResult) -> str:
         import json
 
         return json.dumps(msgspec.to_builtins(result), separators=(",", ":")) + "\n"
+
+
+# ``SearchResult`` fields the JSON report never carries: ``plan`` is what the markdown says
+# (left out above); ``files`` is ``-l``/``-c``'s list, which prints no JSON.
+_NOT_IN_JSON = ("plan", "files")
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema of what ``render_json`` writes (``cq schema``, the MCP tool's output
+    schema): ``SearchResult``'s, without the fields it never writes and the types only they
+    use, so a reader is promised nothing the report does not hold."""
+    schema = msgspec.json.schema(SearchResult)
+    defs = schema["$defs"]
+    result = defs["SearchResult"]
+    for name in _NOT_IN_JSON:
+        result["properties"].pop(name)
+    reached: set[str] = set()
+    todo = ["SearchResult"]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo.extend(_refs(defs[name]))
+    schema["$defs"] = {name: body for name, body in defs.items() if name in reached}
+    return schema
+
+
+def _refs(node: object) -> list[str]:
+    """The ``$defs`` names ``node`` refers to, at any depth."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        found = [ref.rsplit("/", 1)[1]] if isinstance(ref, str) else []
+        return found + [name for value in node.values() for name in _refs(value)]
+    if isinstance(node, list):
+        return [name for value in node for name in _refs(value)]
+    return []
