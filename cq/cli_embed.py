@@ -23,7 +23,7 @@ def add_embed_parser(sub: argparse._SubParsersAction) -> None:
             "embeddings into their order when [embed] enabled = true (or CQ_EMBED=on)."
         ),
     )
-    what = p.add_subparsers(dest="embed_command", required=True)
+    what = p.add_subparsers(dest="embed_command", required=True, metavar="fetch|build|status")
     fetch = what.add_parser("fetch", help="download a model once (or copy one from a file)")
     fetch.add_argument("model", nargs="?", help="owner/name on the Hugging Face Hub")
     fetch.add_argument(

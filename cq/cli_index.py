@@ -50,6 +50,8 @@ def run_index_command(args: argparse.Namespace) -> int:
     root = Path(os.path.realpath(args.root or os.environ.get("CQ_ROOT") or "."))  # once
     if args.all and not args.clear:
         raise UsageError("--all goes with --clear")
+    if args.all and args.root:  # one root or every root: never both, never the wider by surprise
+        raise UsageError("--clear takes --root ROOT or --all, not both")
     if args.clear:
         removed, freed = clear_index(None if args.all else root)
         print(f"cleared {removed} index{'es' if removed != 1 else ''} ({freed / 1e6:.1f} MB)")

@@ -191,6 +191,8 @@ def test_stdin_query_and_exit_codes(repo: Path) -> None:
         (["search", "x", "--limit", "-3"], "must not be negative"),
         (["search", ""], "empty query"),
         (["search", "x", "--in", "nowhere"], "--in path does not exist"),
+        (["index", "--clear", "--all", "--root", "."], "--root ROOT or --all, not both"),
+        (["embed"], "required: fetch|build|status (see 'cq embed --help')"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(repo: Path, args: list[str], fragment: str) -> None:
