@@ -109,7 +109,9 @@ def test_in_dir_over_mcp_takes_a_file_inside_the_root_only(repo: Path, tmp_path:
                     args = {"query": "get_bucket", "in_dir": bad}
                     with anyio.fail_after(15):  # a pipe once waited out the search's timeout
                         refused = await client.call_tool("search", args)
-                    assert refused.is_error and repr(bad) in text_of(refused), text_of(refused)
+                    said = text_of(refused)
+                    assert refused.is_error and repr(bad) in said, said
+                    assert said.startswith("in_dir ") and "--in" not in said  # what was sent
                 assert await files("pkg") == {"pkg/store.py"}
 
     anyio.run(scenario)

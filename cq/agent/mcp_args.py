@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import re
 import typing
 from typing import Annotated, Any
 
@@ -62,6 +63,16 @@ def _arguments() -> dict[str, _Argument]:
             bounds = (least if least is not None else 0, MAX_WHOLE)
         out[name] = _Argument(name, kind, default, option, bounds)
     return out
+
+
+def in_tool_words(message: str) -> str:
+    """A refusal the search path words for the command line (``--in 'x' leads outside the
+    root``) in the tool's argument names (``in_dir 'x' ...``), which are what the client sent."""
+    for arg in _arguments().values():
+        for flag in arg.option.flags:
+            if flag.startswith("--"):
+                message = re.sub(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", arg.name, message)
+    return message
 
 
 def _whole(kind: Any) -> bool:

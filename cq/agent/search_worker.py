@@ -174,7 +174,9 @@ def _run(job: Job, token: CancelToken, model: CallerModel | None) -> FromWorker:
     except SearchCancelledError:
         return Failed(id=job.id, message="search cancelled", cancelled=True)
     except CqError as exc:
-        return Failed(id=job.id, message=_printed(str(exc)))
+        from cq.agent.mcp_args import in_tool_words
+
+        return Failed(id=job.id, message=_printed(in_tool_words(str(exc))))
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
         return Failed(id=job.id, message=_printed(f"internal error: {type(exc).__name__}: {exc}"))
