@@ -25,6 +25,7 @@ import msgspec
 
 from cq.env import env_choice, env_number, env_switch, env_text, user_config_dir
 from cq.errors import UsageError
+from cq.tables import TableError, convert_table
 
 Provider = Literal["ollama", "openai"]
 MAX_TIMEOUT = 120.0  # seconds; a rewrite is worth a few seconds of a search, never minutes
@@ -133,8 +134,8 @@ def _user_file() -> _UserFile:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read the user config {path}: {_reason(exc)}") from None
     try:
-        rewrite = msgspec.convert(tomllib.loads(text), _UserConfig).rewrite
-    except (tomllib.TOMLDecodeError, msgspec.ValidationError, RecursionError) as exc:
+        rewrite = convert_table(tomllib.loads(text), _UserConfig, "").rewrite
+    except (tomllib.TOMLDecodeError, TableError, RecursionError) as exc:
         raise UsageError(f"invalid user config {path}: {exc}") from None
     if rewrite.timeout is not None and not 0 < rewrite.timeout <= MAX_TIMEOUT:
         raise UsageError(

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import re
 import threading
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar, get_args
@@ -34,6 +33,7 @@ from cq.env import env_choice, env_number, user_config_dir
 from cq.errors import UsageError
 from cq.model import Category, Limits, RankWeights, Role, complete_weights
 from cq.model.tuning import Tuning
+from cq.tables import TableError, convert_table
 
 _T = TypeVar("_T")
 
@@ -221,21 +221,9 @@ def _named_profile(name: str) -> bytes:
 def _convert(table: object, kind: type[_T], name_or_path: str, prefix: str) -> _T:
     """``table`` as ``kind``; msgspec's error rephrased to name the key at fault."""
     try:
-        return msgspec.convert(table, kind)
-    except msgspec.ValidationError as exc:
-        message = str(exc)
-        unknown = _UNKNOWN.fullmatch(message)
-        if unknown is not None:
-            known = ", ".join(f.name for f in msgspec.structs.fields(kind))
-            _invalid(name_or_path, prefix + unknown[1], f"unknown key (known: {known})")
-        where = _AT.search(message)
-        key = prefix + where[1].lstrip(".") if where else prefix.rstrip(".") or "table"
-        problem = message[: where.start()] if where else message
-        _invalid(name_or_path, key.replace("[...]", ".*"), problem[:1].lower() + problem[1:])
-
-
-_UNKNOWN = re.compile(r"Object contains unknown field `([^`]*)`(?: - at `\$[^`]*`)?")
-_AT = re.compile(r" - at `\$([^`]*)`$")
+        return convert_table(table, kind, prefix)
+    except TableError as exc:
+        _invalid(name_or_path, exc.key, exc.problem)
 
 
 def _invalid(name_or_path: str, key: str, problem: str) -> NoReturn:

@@ -106,7 +106,7 @@ def test_a_hostile_repository_config_file_is_ignored(
     ("text", "message"),
     [
         ("[rewrite\nurl = 1\n", "invalid user config"),
-        ('[rewrite]\nurl = "http://127.0.0.1:9"\napi_key = "x"\n', "unknown field `api_key`"),
+        ('[rewrite]\nurl = "http://127.0.0.1:9"\napi_key = "x"\n', "rewrite.api_key: unknown key"),
         ("[rewrite]\ntimeout = 0\n", "rewrite.timeout must be in (0, 120]"),
         ("[rewrite]\nmodel = " + "[" * 5000 + "]" * 5000, "invalid user config"),
     ],
