@@ -35,7 +35,7 @@ from cq.model import Category, Limits, RankWeights, Role, complete_weights
 from cq.model.tuning import Tuning
 from cq.tables import TableError, convert_table
 
-_T = TypeVar("_T")
+_T = TypeVar("_T", bound=msgspec.Struct)
 
 _PACKAGED = Path(__file__).parent / "_profiles"
 _SOURCE_TREE = Path(__file__).parent.parent / "profiles"
@@ -180,7 +180,7 @@ def section_as(table: dict[str, Any], kind: type[_T], name_or_path: str, section
     tuning groups are: an unknown key, a value of the wrong type or a number that is not
     finite and 0 or more is refused naming the key (``semantic.wait_ms``)."""
     value = _convert(section_of(table, name_or_path, section), kind, name_or_path, f"{section}.")
-    _check_numbers(name_or_path, section, value)  # type: ignore[arg-type]
+    _check_numbers(name_or_path, section, value)
     return value
 
 

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import msgspec
 
-_T = TypeVar("_T")
+_T = TypeVar("_T", bound=msgspec.Struct)
 
 _UNKNOWN = re.compile(r"Object contains unknown field `([^`]*)`(?: - at `\$([^`]*)`)?")
 _AT = re.compile(r" - at `\$([^`]*)`$")
@@ -36,7 +36,7 @@ def convert_table(table: object, kind: type[_T], prefix: str) -> _T:
             key = prefix + (f"{nested}." if nested else "") + unknown[1]
             if nested:  # the nested table's own keys are not ``kind``'s
                 raise TableError(key, "unknown key") from None
-            known = ", ".join(f.name for f in msgspec.structs.fields(kind))  # type: ignore[arg-type]
+            known = ", ".join(f.name for f in msgspec.structs.fields(kind))
             raise TableError(key, f"unknown key (known: {known})") from None
         where = _AT.search(message)
         key = prefix + where[1].lstrip(".") if where else prefix.rstrip(".") or "table"
