@@ -7,6 +7,7 @@ index brought up to date meanwhile. When nothing matches, the next rung:
 1. an identifier whose mode cq detected is searched again as literal text;
 2. still nothing, and a name was typed: the defined names nearest it (a name no file holds
    is said to be nowhere; no rewrite guesses an Answer for it, the index never answers one);
+   so is the one name a rewritten question writes when its rewrite matched nothing;
 3. otherwise, when the request left the rewrite to cq: the text rewritten (trigger
    ``zero_results``), the index started, rg run over the rewrite's patterns.
 
@@ -50,6 +51,7 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
     rewrite: Rewrite | None = None
     index: IndexRun | None = None
     suggestions: tuple[Suggestion, ...] | None = None
+    missing: str | None = None  # the name a rewritten question wrote that matched nothing
 
     @property
     def mode(self) -> QueryMode:
@@ -114,7 +116,7 @@ class Ladder:
             if retry.matches:
                 return self._climbed(retry, literal, chain, "literal", rewrite)
         if rewrite is not None:
-            return self._climbed(found, patterns, chain, "nothing", rewrite)
+            return self._nothing(found, patterns, chain, rewrite)
         if q.mode == "identifier" and q.typed:
             with timed(self.timings, "suggest"):
                 nearest = suggest_names(q.typed, request, self.corpus, self.tuning.report)
@@ -144,8 +146,29 @@ class Ladder:
         patterns = own + rewrite.plan.patterns
         with timed(self.timings, "candidates_rewritten"):
             found = self._search(patterns, widened=True)
-        stopped: Stop = "rewritten" if found.matches else "nothing"
-        return self._climbed(found, patterns, chain, stopped, rewrite)
+        if not found.matches:
+            return self._nothing(found, patterns, chain, rewrite)
+        return self._climbed(found, patterns, chain, "rewritten", rewrite)
+
+    def _nothing(
+        self,
+        found: Candidates,
+        patterns: tuple[Pattern, ...],
+        chain: tuple[QueryMode, ...],
+        rewrite: Rewrite,
+    ) -> tuple[Candidates, Climb]:
+        """A rewritten question that matched nothing: when the text writes exactly one of the
+        names the rewrite searched ("who calls `get_bukcet`?"), that name is nowhere, said so
+        with the defined names nearest it, as a name typed alone is."""
+        text = self.question.text
+        written = [n for n in rewrite.summary.identifiers if n in text]
+        if len(written) != 1:
+            return self._climbed(found, patterns, chain, "nothing", rewrite)
+        with timed(self.timings, "suggest"):
+            nearest = suggest_names(written[0], self.request, self.corpus, self.tuning.report)
+        return self._climbed(
+            found, patterns, chain, "not_found", rewrite, nearest, missing=written[0]
+        )
 
     def _rewrite(self, trigger: str) -> Rewrite:
         """A question's rewrite, the index brought up to date meanwhile (``cq.index.evidence``)
@@ -177,6 +200,8 @@ class Ladder:
         stopped: Stop,
         rewrite: Rewrite | None = None,
         suggestions: tuple[Suggestion, ...] | None = None,
+        *,
+        missing: str | None = None,
     ) -> tuple[Candidates, Climb]:
         return candidates, Climb(
             patterns=patterns,
@@ -186,6 +211,7 @@ class Ladder:
             rewrite=rewrite,
             index=self._index,
             suggestions=suggestions,
+            missing=missing,
         )
 
 

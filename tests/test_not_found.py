@@ -222,3 +222,30 @@ def test_a_name_defined_in_a_file_whose_name_holds_a_newline_is_suggested(tmp_pa
     assert run.returncode == 1, run.stderr
     best = run.json()["summary"]["suggestions"][0]
     assert (best["name"], best["file"]) == ("compute_totals", "odd\nname.py")
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "first"),
+    [
+        ("where is `get_bukcet` called?", "get_bukcet", "get_bucket"),
+        ("who calls get_bukcet?", "get_bukcet", "get_bucket"),
+        ("where is `DateTime::parse_form_str` called?", "parse_form_str", "parse_from_str"),
+    ],
+)
+def test_a_callers_question_about_a_name_no_file_holds_says_so_with_did_you_mean(
+    tree: Path, query: str, name: str, first: str
+) -> None:
+    """A callers question is rewritten, not searched as a name; when nothing matches, the
+    name it writes is still the one nowhere, and its nearest defined names are offered."""
+    md = run_cq("search", query, "--root", str(tree))
+    assert md.returncode == 1, md.stderr
+    assert "**Answer:**" not in md.stdout
+    lines = md.stdout.splitlines()
+    assert lines[2].startswith("**Not found:**") and f"`{name}`" in lines[2], md.stdout
+    assert lines[3] == "Did you mean:"
+    assert lines[4].startswith(f"- `{first}` — ")
+    data = run_cq("search", query, "--root", str(tree), "--format", "json").json()
+    assert data["findings"] == [] and data["summary"]["suggestions"][0]["name"] == first
+    best = data["summary"]["suggestions"][0]
+    text = (tree / best["file"]).read_text().splitlines()[best["line"] - 1]
+    assert text[best["col"] :].startswith(first)
