@@ -7,7 +7,8 @@ index brought up to date meanwhile. When nothing matches, the next rung:
 1. an identifier whose mode cq detected is searched again as literal text;
 2. still nothing, and a name was typed: the defined names nearest it (a name no file holds
    is said to be nowhere; no rewrite guesses an Answer for it, the index never answers one);
-   so is the one name a rewritten question writes when its rewrite matched nothing;
+   so is the one name a rewritten question writes when its rewrite matched nothing, and a
+   file name (``s3/models.py``) is answered with the tree's files of that name;
 3. otherwise, when the request left the rewrite to cq: the text rewritten (trigger
    ``zero_results``), the index started, rg run over the rewrite's patterns.
 
@@ -30,7 +31,7 @@ from cq.model import Focus, Pattern, QueryMode, Question, SearchRequest, SearchS
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.progress import timed
-from cq.rank import suggest_names
+from cq.rank import files_named, suggest_names
 from cq.rewrite import CallerModel, Rewrite, rewrite_query
 
 # matched: the first rung (as typed, a question with its rewrite); literal: the identifier
@@ -121,6 +122,12 @@ class Ladder:
             with timed(self.timings, "suggest"):
                 nearest = suggest_names(q.typed, request, self.corpus, self.tuning.report)
             return self._climbed(found, patterns, chain, "not_found", suggestions=nearest)
+        if q.typed and (
+            files := files_named(
+                q.typed.strip(), request, self.corpus, self.tuning.report.suggestions
+            )
+        ):
+            return self._climbed(found, patterns, chain, "not_found", suggestions=files)
         if request.rewrite is not None:  # --no-rewrite
             return self._climbed(found, patterns, chain, "nothing")
         with timed(self.timings, "rewrite"):

@@ -249,3 +249,21 @@ def test_a_callers_question_about_a_name_no_file_holds_says_so_with_did_you_mean
     best = data["summary"]["suggestions"][0]
     text = (tree / best["file"]).read_text().splitlines()[best["line"] - 1]
     assert text[best["col"] :].startswith(first)
+
+
+@pytest.mark.parametrize("query", ["models.py", "what does models.py do?", "s3/models.py"])
+def test_a_file_name_is_named_as_the_trees_file_not_a_name_nothing_is_near(
+    tree: Path, query: str
+) -> None:
+    """A file name no text holds is no identifier to guess at: the files of that name are
+    offered, with how to search inside one."""
+    md = run_cq("search", query, "--root", str(tree))
+    assert md.returncode == 1, md.stderr
+    assert "**Answer:**" not in md.stdout and "No name the tree defines" not in md.stdout
+    assert "- `moto/s3/models.py` — a file of the tree (`--in moto/s3/models.py`" in md.stdout
+    data = run_cq("search", query, "--root", str(tree), "--format", "json").json()
+    near = data["summary"]["suggestions"]
+    assert [(s["kind"], s["file"]) for s in near] == [("file", "moto/s3/models.py")]
+    assert (tree / near[0]["file"]).is_file()
+    inside = run_cq("search", "get_bucket", "--root", str(tree), "--in", near[0]["file"])
+    assert inside.returncode == 0 and "moto/s3/models.py" in inside.stdout

@@ -42,7 +42,12 @@ _SEPARATOR = re.compile(r"\.|::")
 def suggest_names(
     query: str, request: SearchRequest, corpus: Corpus, t: ReportTuning
 ) -> tuple[Suggestion, ...]:
-    """The nearest defined names to the query's (last) name, in the request's scope."""
+    """The nearest defined names to the query's (last) name, in the request's scope; a file
+    name (``utils.py``) names the tree's files of that name instead: it is no name defined
+    in code, and its last dotted part (``py``) is no name asked about."""
+    files = files_named(query.strip(), request, corpus, t.suggestions)
+    if files is not None:
+        return files
     name = _SEPARATOR.split(query.strip())[-1]
     vocabulary = defined_names(request, corpus.listing)
     ranked = nearest_names(name, list(vocabulary.names), vocabulary.subwords, t)
@@ -149,3 +154,29 @@ def _first_site(
             line, col, kind = site
             return {"file": posixpath.normpath(path), "line": line, "col": col, "kind": kind}
     return None
+
+
+_FILE_NAME = re.compile(r"[\w./-]+\.(?:py|pyi|rs)")
+
+
+def files_named(
+    query: str, request: SearchRequest, corpus: Corpus, most: int
+) -> tuple[Suggestion, ...] | None:
+    """The searched files whose path is ``query`` or ends with it (kind ``file``, at line 1);
+    None when the query is no file name, or no file of the tree has it."""
+    wanted = query.replace("\\", "/").removeprefix("./")
+    if not _FILE_NAME.fullmatch(wanted):
+        return None
+    try:
+        listed = corpus.listing.files()
+    except OSError:
+        return None
+    paths = [posixpath.normpath(f) for f in listed]
+    named = [
+        p for p in paths if (p == wanted or p.endswith("/" + wanted)) and _in_scope(p, request)
+    ]
+    found = [  # the file as written first, then by path
+        Suggestion(name=path, kind="file", file=path, line=1, col=0, distance=0)
+        for path in sorted(named, key=lambda p: (p != wanted, p))
+    ]
+    return tuple(found[:most]) or None

@@ -63,7 +63,10 @@ def _not_found(result: SearchResult) -> list[str]:
         return [*lines, "No name the tree defines is near it."]
     lines.append("Did you mean:")
     for s in near:
-        lines.append(f"- {code(s.name)} — {s.kind} at {code(f'{s.file}:{s.line}:{s.col}')}")
+        if s.kind == "file":  # a file, not a name: where to search inside it
+            lines.append(f"- {code(s.file)} — a file of the tree (`--in {s.file}` searches it)")
+        else:
+            lines.append(f"- {code(s.name)} — {s.kind} at {code(f'{s.file}:{s.line}:{s.col}')}")
     return lines
 
 
