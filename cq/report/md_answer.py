@@ -3,6 +3,8 @@ about, the callers of a callers question, or a name not found with the names nea
 
 from __future__ import annotations
 
+import re
+
 from cq.model import (
     CALLERS_LISTED,
     Answer,
@@ -13,6 +15,8 @@ from cq.model import (
 from cq.report.md_finding import enrichment_facts, line_of, resolvers, scope_of, where_of
 from cq.report.md_text import code, fence
 
+_IT = re.compile(r"\bit\b", re.IGNORECASE)  # the pronoun --context and --follow-up resolve
+
 
 def answer(result: SearchResult, said: Answer) -> list[str]:
     """The Answer's lines."""
@@ -20,7 +24,14 @@ def answer(result: SearchResult, said: Answer) -> list[str]:
     if said.kind == "not_found":
         return _not_found(result)
     if said.kind == "nothing" or said.finding is None:
-        return [f"No findings for {code(summary.query.strip()[:80])}."]
+        lines = [f"No findings for {code(summary.query.strip()[:80])}."]
+        rewrite = summary.rewrite
+        if rewrite is not None and rewrite.subject is None and _IT.search(summary.query):
+            lines.append(
+                "Nothing said what `it` is: give it with `--context TEXT`, or search its "
+                "name with `--follow-up` first, then ask again with `--follow-up`."
+            )
+        return lines
     f = findings[said.finding]
     calls = [findings[i] for i in said.calls]
     if said.kind == "best_hit":
