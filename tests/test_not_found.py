@@ -267,3 +267,18 @@ def test_a_file_name_is_named_as_the_trees_file_not_a_name_nothing_is_near(
     assert (tree / near[0]["file"]).is_file()
     inside = run_cq("search", "get_bucket", "--root", str(tree), "--in", near[0]["file"])
     assert inside.returncode == 0 and "moto/s3/models.py" in inside.stdout
+
+
+def test_a_cited_line_names_the_file_at_that_line_when_it_has_it(tree: Path) -> None:
+    """``models.py:12`` (a traceback's or a linter's citation) is text no file holds: the
+    file is offered at the line cited, or at its top when the file is shorter."""
+    md = run_cq("search", "s3/models.py:12", "--root", str(tree))
+    assert md.returncode == 1, md.stderr
+    assert "holds `s3/models.py:12` as text." in md.stdout
+    assert "- `moto/s3/models.py:12` — a file of the tree" in md.stdout
+    data = run_cq("search", "models.py:12:9", "--root", str(tree), "--format", "json").json()
+    (near,) = data["summary"]["suggestions"]
+    line = (tree / near["file"]).read_text().splitlines()[near["line"] - 1]
+    assert near["line"] == 12 and "def get_bucket" in line
+    beyond = run_cq("search", "models.py:999", "--root", str(tree), "--format", "json").json()
+    assert [s["line"] for s in beyond["summary"]["suggestions"]] == [1]

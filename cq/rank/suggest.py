@@ -27,6 +27,7 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from cq.confine import in_part
 from cq.model import SearchRequest, Suggestion
@@ -156,17 +157,20 @@ def _first_site(
     return None
 
 
-_FILE_NAME = re.compile(r"[\w./-]+\.(?:py|pyi|rs)")
+# a file name, with a line (``utils.py:12``, ``utils.py:12:5``) as tracebacks and linters cite it
+_FILE_NAME = re.compile(r"(?P<path>[\w./-]+\.(?:py|pyi|rs))(?::(?P<line>\d+)(?::\d+)?)?")
 
 
 def files_named(
     query: str, request: SearchRequest, corpus: Corpus, most: int
 ) -> tuple[Suggestion, ...] | None:
-    """The searched files whose path is ``query`` or ends with it (kind ``file``, at line 1);
-    None when the query is no file name, or no file of the tree has it."""
-    wanted = query.replace("\\", "/").removeprefix("./")
-    if not _FILE_NAME.fullmatch(wanted):
+    """The searched files whose path is ``query`` or ends with it (kind ``file``, at the
+    line the query names when the file has it, else line 1); None when the query is no file
+    name, or no file of the tree has it."""
+    cited = _FILE_NAME.fullmatch(query.replace("\\", "/").removeprefix("./"))
+    if cited is None:
         return None
+    wanted, line = cited["path"], int(cited["line"] or 1)
     try:
         listed = corpus.listing.files()
     except OSError:
@@ -176,7 +180,16 @@ def files_named(
         p for p in paths if (p == wanted or p.endswith("/" + wanted)) and _in_scope(p, request)
     ]
     found = [  # the file as written first, then by path
-        Suggestion(name=path, kind="file", file=path, line=1, col=0, distance=0)
+        Suggestion(name=path, kind="file", file=path, line=at, col=0, distance=0)
         for path in sorted(named, key=lambda p: (p != wanted, p))
+        if (at := line if line <= _lines_in(corpus.listing.root / path) else 1)
     ]
     return tuple(found[:most]) or None
+
+
+def _lines_in(path: Path) -> int:
+    try:
+        with path.open("rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 0

@@ -64,18 +64,22 @@ def _not_found(result: SearchResult) -> list[str]:
     """A name no file holds: said so, with the defined names nearest it and where each is."""
     summary = result.summary
     name = (summary.asked_name or summary.query).strip()[:80]
-    how = " or as text" if summary.fallback_applied else ""
+    how = "as a name or as text" if summary.fallback_applied else "as a name"
+    rewritten = summary.rewrite is not None and summary.rewrite.applied
+    if summary.mode == "literal" and not rewritten:  # a file name, a line cited: rg read text
+        how = "as text"
     where = "the searched scope"
     if summary.stats.timed_out:  # rg stopped early: only what it read is known
         where = "what the search read before its time limit (--timeout)"
-    lines = [f"**Not found:** no file in {where} holds {code(name)} as a name{how}."]
+    lines = [f"**Not found:** no file in {where} holds {code(name)} {how}."]
     near = summary.suggestions if isinstance(summary.suggestions, tuple) else ()
     if not near:
         return [*lines, "No name the tree defines is near it."]
     lines.append("Did you mean:")
     for s in near:
         if s.kind == "file":  # a file, not a name: where to search inside it
-            lines.append(f"- {code(s.file)} — a file of the tree (`--in {s.file}` searches it)")
+            cited = code(f"{s.file}:{s.line}") if s.line > 1 else code(s.file)
+            lines.append(f"- {cited} — a file of the tree (`--in {s.file}` searches it)")
         else:
             lines.append(f"- {code(s.name)} — {s.kind} at {code(f'{s.file}:{s.line}:{s.col}')}")
     return lines
