@@ -7,6 +7,8 @@ index brought up to date meanwhile. When nothing matches, the next rung:
 1. an identifier whose mode cq detected is searched again as literal text;
 2. still nothing, and a name was typed: the defined names nearest it (a name no file holds
    is said to be nowhere; no rewrite guesses an Answer for it, the index never answers one);
+   so is the one name a rewritten question writes when its rewrite matched nothing, and a
+   file name (``s3/models.py``) is answered with the tree's files of that name;
 3. otherwise, when the request left the rewrite to cq: the text rewritten (trigger
    ``zero_results``), the index started, rg run over the rewrite's patterns.
 
@@ -29,7 +31,7 @@ from cq.model import Focus, Pattern, QueryMode, Question, SearchRequest, SearchS
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.progress import timed
-from cq.rank import suggest_names
+from cq.rank import files_named, suggest_names
 from cq.rewrite import CallerModel, Rewrite, rewrite_query
 
 # matched: the first rung (as typed, a question with its rewrite); literal: the identifier
@@ -50,6 +52,7 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
     rewrite: Rewrite | None = None
     index: IndexRun | None = None
     suggestions: tuple[Suggestion, ...] | None = None
+    missing: str | None = None  # the name a rewritten question wrote that matched nothing
 
     @property
     def mode(self) -> QueryMode:
@@ -114,11 +117,17 @@ class Ladder:
             if retry.matches:
                 return self._climbed(retry, literal, chain, "literal", rewrite)
         if rewrite is not None:
-            return self._climbed(found, patterns, chain, "nothing", rewrite)
+            return self._nothing(found, patterns, chain, rewrite)
         if q.mode == "identifier" and q.typed:
             with timed(self.timings, "suggest"):
                 nearest = suggest_names(q.typed, request, self.corpus, self.tuning.report)
             return self._climbed(found, patterns, chain, "not_found", suggestions=nearest)
+        if q.typed and (
+            files := files_named(
+                q.typed.strip(), request, self.corpus, self.tuning.report.suggestions
+            )
+        ):
+            return self._climbed(found, patterns, chain, "not_found", suggestions=files)
         if request.rewrite is not None:  # --no-rewrite
             return self._climbed(found, patterns, chain, "nothing")
         with timed(self.timings, "rewrite"):
@@ -144,8 +153,29 @@ class Ladder:
         patterns = own + rewrite.plan.patterns
         with timed(self.timings, "candidates_rewritten"):
             found = self._search(patterns, widened=True)
-        stopped: Stop = "rewritten" if found.matches else "nothing"
-        return self._climbed(found, patterns, chain, stopped, rewrite)
+        if not found.matches:
+            return self._nothing(found, patterns, chain, rewrite)
+        return self._climbed(found, patterns, chain, "rewritten", rewrite)
+
+    def _nothing(
+        self,
+        found: Candidates,
+        patterns: tuple[Pattern, ...],
+        chain: tuple[QueryMode, ...],
+        rewrite: Rewrite,
+    ) -> tuple[Candidates, Climb]:
+        """A rewritten question that matched nothing: when the text writes exactly one of the
+        names the rewrite searched ("who calls `get_bukcet`?"), that name is nowhere, said so
+        with the defined names nearest it, as a name typed alone is."""
+        text = self.question.text
+        written = [n for n in rewrite.summary.identifiers if n in text]
+        if len(written) != 1:
+            return self._climbed(found, patterns, chain, "nothing", rewrite)
+        with timed(self.timings, "suggest"):
+            nearest = suggest_names(written[0], self.request, self.corpus, self.tuning.report)
+        return self._climbed(
+            found, patterns, chain, "not_found", rewrite, nearest, missing=written[0]
+        )
 
     def _rewrite(self, trigger: str) -> Rewrite:
         """A question's rewrite, the index brought up to date meanwhile (``cq.index.evidence``)
@@ -177,6 +207,8 @@ class Ladder:
         stopped: Stop,
         rewrite: Rewrite | None = None,
         suggestions: tuple[Suggestion, ...] | None = None,
+        *,
+        missing: str | None = None,
     ) -> tuple[Candidates, Climb]:
         return candidates, Climb(
             patterns=patterns,
@@ -186,6 +218,7 @@ class Ladder:
             rewrite=rewrite,
             index=self._index,
             suggestions=suggestions,
+            missing=missing,
         )
 
 

@@ -177,6 +177,8 @@ def run_search(
             files_recalled=read.recalled,
             files_racy=read.racy,
         )
+        if climb.missing is not None:  # the name said to be nowhere, as a typed name is
+            question = msgspec.structs.replace(question, asked_name=climb.missing)
         facts = SearchFacts(
             request=request,
             question=question,

@@ -222,3 +222,63 @@ def test_a_name_defined_in_a_file_whose_name_holds_a_newline_is_suggested(tmp_pa
     assert run.returncode == 1, run.stderr
     best = run.json()["summary"]["suggestions"][0]
     assert (best["name"], best["file"]) == ("compute_totals", "odd\nname.py")
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "first"),
+    [
+        ("where is `get_bukcet` called?", "get_bukcet", "get_bucket"),
+        ("who calls get_bukcet?", "get_bukcet", "get_bucket"),
+        ("where is `DateTime::parse_form_str` called?", "parse_form_str", "parse_from_str"),
+    ],
+)
+def test_a_callers_question_about_a_name_no_file_holds_says_so_with_did_you_mean(
+    tree: Path, query: str, name: str, first: str
+) -> None:
+    """A callers question is rewritten, not searched as a name; when nothing matches, the
+    name it writes is still the one nowhere, and its nearest defined names are offered."""
+    md = run_cq("search", query, "--root", str(tree))
+    assert md.returncode == 1, md.stderr
+    assert "**Answer:**" not in md.stdout
+    lines = md.stdout.splitlines()
+    assert lines[2].startswith("**Not found:**") and f"`{name}`" in lines[2], md.stdout
+    assert lines[3] == "Did you mean:"
+    assert lines[4].startswith(f"- `{first}` — ")
+    data = run_cq("search", query, "--root", str(tree), "--format", "json").json()
+    assert data["findings"] == [] and data["summary"]["suggestions"][0]["name"] == first
+    best = data["summary"]["suggestions"][0]
+    text = (tree / best["file"]).read_text().splitlines()[best["line"] - 1]
+    assert text[best["col"] :].startswith(first)
+
+
+@pytest.mark.parametrize("query", ["models.py", "what does models.py do?", "s3/models.py"])
+def test_a_file_name_is_named_as_the_trees_file_not_a_name_nothing_is_near(
+    tree: Path, query: str
+) -> None:
+    """A file name no text holds is no identifier to guess at: the files of that name are
+    offered, with how to search inside one."""
+    md = run_cq("search", query, "--root", str(tree))
+    assert md.returncode == 1, md.stderr
+    assert "**Answer:**" not in md.stdout and "No name the tree defines" not in md.stdout
+    assert "- `moto/s3/models.py` — a file of the tree (`--in moto/s3/models.py`" in md.stdout
+    data = run_cq("search", query, "--root", str(tree), "--format", "json").json()
+    near = data["summary"]["suggestions"]
+    assert [(s["kind"], s["file"]) for s in near] == [("file", "moto/s3/models.py")]
+    assert (tree / near[0]["file"]).is_file()
+    inside = run_cq("search", "get_bucket", "--root", str(tree), "--in", near[0]["file"])
+    assert inside.returncode == 0 and "moto/s3/models.py" in inside.stdout
+
+
+def test_a_cited_line_names_the_file_at_that_line_when_it_has_it(tree: Path) -> None:
+    """``models.py:12`` (a traceback's or a linter's citation) is text no file holds: the
+    file is offered at the line cited, or at its top when the file is shorter."""
+    md = run_cq("search", "s3/models.py:12", "--root", str(tree))
+    assert md.returncode == 1, md.stderr
+    assert "holds `s3/models.py:12` as text." in md.stdout
+    assert "- `moto/s3/models.py:12` — a file of the tree" in md.stdout
+    data = run_cq("search", "models.py:12:9", "--root", str(tree), "--format", "json").json()
+    (near,) = data["summary"]["suggestions"]
+    line = (tree / near["file"]).read_text().splitlines()[near["line"] - 1]
+    assert near["line"] == 12 and "def get_bucket" in line
+    beyond = run_cq("search", "models.py:999", "--root", str(tree), "--format", "json").json()
+    assert [s["line"] for s in beyond["summary"]["suggestions"]] == [1]

@@ -175,7 +175,12 @@ def evidence(
         out.append(f"inside:{len(inside)} of rg's hits inside ({names})")
     if words:
         share = round(100 * signals["covers"])
-        out.append(f"covers:its text says {', '.join(words)} ({share}% of the question's weight)")
+        # stems, not spellings, match ("implemented" and ``RequestImpl`` share "impl"): the
+        # evidence says so rather than claim the text spells the question's words
+        listed = ", ".join(words)
+        out.append(
+            f"covers:its words share stems with {listed} ({share}% of the question's weight)"
+        )
     if signals["file"] == 1.0:
         out.append("file:its file ranks first")
     return tuple(out)

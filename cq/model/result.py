@@ -197,7 +197,9 @@ class Suggestion(msgspec.Struct, frozen=True, kw_only=True):
     """A name the tree defines near a name that matched nothing ("did you mean")."""
 
     name: str
-    kind: str  # the keyword defining it (def, class, fn, struct, ...); "=" a module constant
+    # the keyword defining it (def, class, fn, struct, ...); "=" a module constant; "file": a
+    # file of the tree named as the query was (``utils.py``), at line 1
+    kind: str
     file: str
     line: int  # 1-based, where ``file`` defines it (the first file in path order, src first)
     col: int  # 0-based character column of the name

@@ -42,7 +42,7 @@ from cq.rank.signals import (
     queried_names,
 )
 from cq.rank.stubs import stub_definitions
-from cq.rank.suggest import suggest_names
+from cq.rank.suggest import files_named, suggest_names
 from cq.rank.terms import file_coverage, file_evidence, is_rewritten, terms_multiplier
 
 
@@ -272,6 +272,7 @@ __all__ = [
     "called_names",
     "callers_first",
     "dotted_query",
+    "files_named",
     "final_order",
     "is_exact_definition",
     "is_plausible_use",

@@ -27,6 +27,7 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from cq.confine import in_part
 from cq.model import SearchRequest, Suggestion
@@ -42,7 +43,12 @@ _SEPARATOR = re.compile(r"\.|::")
 def suggest_names(
     query: str, request: SearchRequest, corpus: Corpus, t: ReportTuning
 ) -> tuple[Suggestion, ...]:
-    """The nearest defined names to the query's (last) name, in the request's scope."""
+    """The nearest defined names to the query's (last) name, in the request's scope; a file
+    name (``utils.py``) names the tree's files of that name instead: it is no name defined
+    in code, and its last dotted part (``py``) is no name asked about."""
+    files = files_named(query.strip(), request, corpus, t.suggestions)
+    if files is not None:
+        return files
     name = _SEPARATOR.split(query.strip())[-1]
     vocabulary = defined_names(request, corpus.listing)
     ranked = nearest_names(name, list(vocabulary.names), vocabulary.subwords, t)
@@ -149,3 +155,41 @@ def _first_site(
             line, col, kind = site
             return {"file": posixpath.normpath(path), "line": line, "col": col, "kind": kind}
     return None
+
+
+# a file name, with a line (``utils.py:12``, ``utils.py:12:5``) as tracebacks and linters cite it
+_FILE_NAME = re.compile(r"(?P<path>[\w./-]+\.(?:py|pyi|rs))(?::(?P<line>\d+)(?::\d+)?)?")
+
+
+def files_named(
+    query: str, request: SearchRequest, corpus: Corpus, most: int
+) -> tuple[Suggestion, ...] | None:
+    """The searched files whose path is ``query`` or ends with it (kind ``file``, at the
+    line the query names when the file has it, else line 1); None when the query is no file
+    name, or no file of the tree has it."""
+    cited = _FILE_NAME.fullmatch(query.replace("\\", "/").removeprefix("./"))
+    if cited is None:
+        return None
+    wanted, line = cited["path"], int(cited["line"] or 1)
+    try:
+        listed = corpus.listing.files()
+    except OSError:
+        return None
+    paths = [posixpath.normpath(f) for f in listed]
+    named = [
+        p for p in paths if (p == wanted or p.endswith("/" + wanted)) and _in_scope(p, request)
+    ]
+    found = [  # the file as written first, then by path
+        Suggestion(name=path, kind="file", file=path, line=at, col=0, distance=0)
+        for path in sorted(named, key=lambda p: (p != wanted, p))
+        if (at := line if line <= _lines_in(corpus.listing.root / path) else 1)
+    ]
+    return tuple(found[:most]) or None
+
+
+def _lines_in(path: Path) -> int:
+    try:
+        with path.open("rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 0

@@ -3,6 +3,8 @@ about, the callers of a callers question, or a name not found with the names nea
 
 from __future__ import annotations
 
+import re
+
 from cq.model import (
     CALLERS_LISTED,
     Answer,
@@ -13,6 +15,8 @@ from cq.model import (
 from cq.report.md_finding import enrichment_facts, line_of, resolvers, scope_of, where_of
 from cq.report.md_text import code, fence
 
+_IT = re.compile(r"\bit\b", re.IGNORECASE)  # the pronoun --context and --follow-up resolve
+
 
 def answer(result: SearchResult, said: Answer) -> list[str]:
     """The Answer's lines."""
@@ -20,7 +24,14 @@ def answer(result: SearchResult, said: Answer) -> list[str]:
     if said.kind == "not_found":
         return _not_found(result)
     if said.kind == "nothing" or said.finding is None:
-        return [f"No findings for {code(summary.query.strip()[:80])}."]
+        lines = [f"No findings for {code(summary.query.strip()[:80])}."]
+        rewrite = summary.rewrite
+        if rewrite is not None and rewrite.subject is None and _IT.search(summary.query):
+            lines.append(
+                "Nothing said what `it` is: give it with `--context TEXT`, or search its "
+                "name with `--follow-up` first, then ask again with `--follow-up`."
+            )
+        return lines
     f = findings[said.finding]
     calls = [findings[i] for i in said.calls]
     if said.kind == "best_hit":
@@ -53,17 +64,24 @@ def _not_found(result: SearchResult) -> list[str]:
     """A name no file holds: said so, with the defined names nearest it and where each is."""
     summary = result.summary
     name = (summary.asked_name or summary.query).strip()[:80]
-    how = " or as text" if summary.fallback_applied else ""
+    how = "as a name or as text" if summary.fallback_applied else "as a name"
+    rewritten = summary.rewrite is not None and summary.rewrite.applied
+    if summary.mode == "literal" and not rewritten:  # a file name, a line cited: rg read text
+        how = "as text"
     where = "the searched scope"
     if summary.stats.timed_out:  # rg stopped early: only what it read is known
         where = "what the search read before its time limit (--timeout)"
-    lines = [f"**Not found:** no file in {where} holds {code(name)} as a name{how}."]
+    lines = [f"**Not found:** no file in {where} holds {code(name)} {how}."]
     near = summary.suggestions if isinstance(summary.suggestions, tuple) else ()
     if not near:
         return [*lines, "No name the tree defines is near it."]
     lines.append("Did you mean:")
     for s in near:
-        lines.append(f"- {code(s.name)} — {s.kind} at {code(f'{s.file}:{s.line}:{s.col}')}")
+        if s.kind == "file":  # a file, not a name: where to search inside it
+            cited = code(f"{s.file}:{s.line}") if s.line > 1 else code(s.file)
+            lines.append(f"- {cited} — a file of the tree (`--in {s.file}` searches it)")
+        else:
+            lines.append(f"- {code(s.name)} — {s.kind} at {code(f'{s.file}:{s.line}:{s.col}')}")
     return lines
 
 

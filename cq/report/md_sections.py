@@ -45,7 +45,9 @@ def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
     mode = " → ".join(s.mode_chain)
     roles = ", ".join(f"{role} {n}" for role, n in s.roles.items())
     scope = "" if s.lang_scope == "auto" else f" (--lang {s.lang_scope})"
-    parts = [shown, f"mode {mode}", (langs or "no files matched") + scope, f"focus {s.focus}"]
+    if not langs:  # no rg match: any finding is the repository index's
+        langs = "no text matched, the index found these" if s.total_findings else "no files matched"
+    parts = [shown, f"mode {mode}", langs + scope, f"focus {s.focus}"]
     if roles:
         parts.append(f"roles {roles}")
     if s.stats.caps_hit != "none" or s.stats.timed_out:

@@ -1,0 +1,29 @@
+"""A question about "it" that nothing names, and that finds nothing, says how to name it
+(--context, --follow-up) instead of a bare "No findings". Real cq subprocesses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import run_cq, write_tree
+
+FILES = {
+    "utils.py": "def parse_config(path):\n    return path\n",
+    "app.py": "from utils import parse_config\n\n\ndef start():\n    return parse_config('x')\n",
+}
+HINT = "Nothing said what `it` is"
+
+
+def test_an_unnamed_it_that_finds_nothing_says_how_to_name_it(tmp_path: Path) -> None:
+    tree = write_tree(tmp_path, FILES)
+    bare = run_cq("search", "who calls it?", "--root", str(tree))
+    assert bare.returncode == 1, bare.stderr
+    assert "No findings for" in bare.stdout
+    hint = next(line for line in bare.stdout.splitlines() if line.startswith(HINT))
+    assert "--context TEXT" in hint and "--follow-up" in hint
+    named = run_cq("search", "who calls it?", "--root", str(tree), "--context", "parse_config")
+    assert named.returncode == 0 and "**Answer:**" in named.stdout and HINT not in named.stdout
+    assert "`app.py:5:" in named.stdout  # the call the hint's way led to
+    run_cq("search", "parse_config", "--root", str(tree), "--follow-up")
+    followed = run_cq("search", "who calls it?", "--root", str(tree), "--follow-up")
+    assert "**Answer:**" in followed.stdout and HINT not in followed.stdout

@@ -1,0 +1,28 @@
+"""The summary line agrees with the findings it heads: a search whose findings all come from
+the repository index (rg matched no line) does not say that nothing matched. Real cq
+subprocesses on a small tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import run_cq, write_tree
+
+FILES = {
+    "utils.py": 'def parse_config(path):\n    """Read the config file."""\n    return path\n',
+    "app.py": "from utils import parse_config\n\n\ndef start():\n    return parse_config('x')\n",
+    "pkg/utils.py": "def helper():\n    return 1\n",
+}
+
+
+def test_findings_the_index_alone_found_are_not_summed_up_as_no_match(tmp_path: Path) -> None:
+    tree = write_tree(tmp_path, FILES)
+    query = "what does pkg/utils.py do?"
+    data = run_cq("search", query, "--root", str(tree), "--format", "json").json()
+    assert data["findings"], "the index finds the files of the question"
+    assert all(f["tier"] == "index" for f in data["findings"])
+    assert not any(ls["stats"]["total_matches"] for ls in data["summary"]["languages"])
+    md = run_cq("search", query, "--root", str(tree))
+    summary = next(line for line in md.stdout.splitlines() if " findings, " in line)
+    assert summary.startswith(f"{data['summary']['total_findings']} findings")
+    assert "no files matched" not in summary and "the index found these" in summary
