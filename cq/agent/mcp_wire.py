@@ -41,6 +41,7 @@ from mcp.types import (
     PARSE_ERROR,
     ErrorData,
     JSONRPCError,
+    JSONRPCNotification,
     jsonrpc_message_adapter,
 )
 
@@ -165,7 +166,10 @@ def _decode_line(raw: bytes) -> SessionMessage | _Reply | None:
     if not text:
         return None
     with contextlib.suppress(pydantic.ValidationError):
-        return SessionMessage(jsonrpc_message_adapter.validate_json(text, by_name=False))
+        message = jsonrpc_message_adapter.validate_json(text, by_name=False)
+        if isinstance(message, JSONRPCNotification) and _has_id(text):
+            return _error(None, INVALID_REQUEST, "invalid request: an id is a string or integer")
+        return SessionMessage(message)
     huge = []
 
     def whole(digits: str) -> int:  # Python refuses to convert a number this long
@@ -195,6 +199,18 @@ def _decode_line(raw: bytes) -> SessionMessage | _Reply | None:
     if not _is_unicode(value):
         return _error(rid, INVALID_REQUEST, "invalid request: a string is not valid Unicode")
     return _error(rid, INVALID_REQUEST, "invalid request: not a JSON-RPC 2.0 message")
+
+
+def _has_id(text: str) -> bool:
+    """Whether a message the SDK read as a notification has an ``id`` member: a request whose
+    id is null, fractional, boolean or an object, which the SDK reads as a notification and
+    which would never be answered."""
+    if '"id"' not in text and "\\u" not in text:  # the usual notification: no second parse
+        return False
+    with contextlib.suppress(ValueError, RecursionError):
+        value = json.loads(text)
+        return isinstance(value, dict) and "id" in value
+    return False
 
 
 def _is_unicode(value: object) -> bool:
