@@ -118,6 +118,18 @@ def test_argument_errors_name_the_argument_and_carry_no_library_urls(
                 for arguments, named in bad:
                     result = await client.call_tool("search", arguments)
                     assert result.is_error and named in text_of(result), text_of(result)
+                # A value outside a choice lists the choices (an agent that took `focus` for
+                # a path, or guessed a language, can correct itself from the error alone).
+                choices = [
+                    ({"focus": "pkg/use.py"}, "`focus`", "implementation, tests, all"),
+                    ({"lang": "cobol"}, "`lang`", "auto, python, rust"),
+                    ({"format": "xml"}, "`format`", "md, json"),
+                    ({"mode": "fuzzy"}, "`mode`", "identifier, literal, regex"),
+                ]
+                for extra, named, listed in choices:
+                    result = await client.call_tool("search", {"query": "x", **extra})
+                    message = text_of(result)
+                    assert result.is_error and named in message and listed in message, message
                     assert "http" not in text_of(result) and "pydantic" not in text_of(result)
                     assert text_of(result).count("\n") == 0  # one line
                 # A list given as its JSON text, as some clients send it, is a list.

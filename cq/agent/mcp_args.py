@@ -148,11 +148,24 @@ def _checked(arg: _Argument, value: Any) -> Any:
     try:
         checked = msgspec.convert(value, arg.kind, strict=False)
     except msgspec.ValidationError as exc:
-        # msgspec's own words ("Expected `str`, got `int`"), which carry no URL.
-        raise ArgumentError(f"argument `{arg.name}`: {exc}") from None
+        # msgspec's own words ("Expected `str`, got `int`"), which carry no URL; its words
+        # for a value outside a choice name none of the choices.
+        choices = _choices(arg.kind)
+        listed = f"; one of: {', '.join(choices)}" if choices and isinstance(value, str) else ""
+        raise ArgumentError(f"argument `{arg.name}`: {exc}{listed}") from None
     if arg.name == "query" and not checked:
         raise ArgumentError("argument `query`: must not be empty")
     return checked
+
+
+def _choices(kind: Any) -> tuple[str, ...]:
+    """The values of a ``Literal`` (or ``Literal | None``) argument; () for any other."""
+    if typing.get_origin(kind) is typing.Literal:
+        return tuple(str(choice) for choice in typing.get_args(kind))
+    for member in typing.get_args(kind):
+        if typing.get_origin(member) is typing.Literal:
+            return _choices(member)
+    return ()
 
 
 def _whole_number(arg: _Argument, value: Any) -> int:
