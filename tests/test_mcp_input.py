@@ -118,6 +118,8 @@ def test_argument_errors_name_the_argument_and_carry_no_library_urls(
                 for arguments, named in bad:
                     result = await client.call_tool("search", arguments)
                     assert result.is_error and named in text_of(result), text_of(result)
+                    assert "http" not in text_of(result) and "pydantic" not in text_of(result)
+                    assert text_of(result).count("\n") == 0  # one line
                 # A value outside a choice lists the choices (an agent that took `focus` for
                 # a path, or guessed a language, can correct itself from the error alone).
                 choices = [
@@ -126,17 +128,37 @@ def test_argument_errors_name_the_argument_and_carry_no_library_urls(
                     ({"format": "xml"}, "`format`", "md, json"),
                     ({"mode": "fuzzy"}, "`mode`", "identifier, literal, regex"),
                 ]
-                for extra, named, listed in choices:
+                for extra, named, values in choices:
                     result = await client.call_tool("search", {"query": "x", **extra})
                     message = text_of(result)
-                    assert result.is_error and named in message and listed in message, message
-                    assert "http" not in text_of(result) and "pydantic" not in text_of(result)
-                    assert text_of(result).count("\n") == 0  # one line
+                    assert result.is_error and named in message and values in message, message
                 # A list given as its JSON text, as some clients send it, is a list.
                 listed = await client.call_tool(
                     "search", {"query": "insert_edge", "include": '["pkg/store.py"]'}
                 )
                 assert not listed.is_error and "pkg/use.py" not in text_of(listed)
+
+    anyio.run(scenario)
+
+
+def test_null_for_an_optional_argument_means_its_default(repo: Path, tmp_path: Path) -> None:
+    """Clients that send every argument (null for those they leave unset, as strict function
+    calling does) were refused for `lang`, `limit`, `include`, the flags...: null now means
+    the argument's default, for every argument but the required query."""
+
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(repo, errlog) as client:
+                schema = (await client.list_tools()).tools[0].input_schema
+                nulls = {name: None for name in schema["properties"] if name != "query"}
+                args = {"query": "insert_edge", "format": "json"}
+                filled = await client.call_tool("search", {**nulls, **args})
+                plain = await client.call_tool("search", args)
+                assert not filled.is_error, text_of(filled)
+                report = without_run(filled.content[0].text)
+                assert report == without_run(plain.content[0].text)
+                missing = await client.call_tool("search", {**nulls, "query": None})
+                assert missing.is_error and "`query`" in text_of(missing)
 
     anyio.run(scenario)
 
