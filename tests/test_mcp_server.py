@@ -290,6 +290,17 @@ def test_cq_mcp_rejects_bad_options_in_one_line(tmp_path: Path) -> None:
     assert run.returncode == 2 and run.stderr.startswith("cq: ") and run.stderr.count("\n") == 1
     run = run_cq("mcp", "--max-tokens", "1000", "--root", str(tmp_path))
     assert run.returncode == 2 and "at least" in run.stderr
+    # A budget past what the frames to the search processes carry made every call an
+    # internal error (a traceback on stderr); it is refused at start, from either source.
+    huge = str(10**23)
+    run = run_cq("mcp", "--max-tokens", huge, "--root", str(tmp_path), stdin="")
+    assert (
+        run.returncode == 2
+        and run.stderr == f"cq: --max-tokens must be at most 2147483647: {huge}\n"
+    )
+    run = run_cq("mcp", "--root", str(tmp_path), stdin="", env={"CQ_MCP_MAX_TOKENS": huge})
+    assert run.returncode == 2
+    assert run.stderr == f"cq: CQ_MCP_MAX_TOKENS must be at most 2147483647: {huge}\n"
 
 
 def test_cq_search_does_not_import_the_mcp_sdk(repo: Path) -> None:
