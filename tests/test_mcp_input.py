@@ -250,3 +250,34 @@ def test_a_client_that_never_reads_does_not_keep_the_server_alive(repo: Path) ->
         proc.kill()
         stderr = proc.stderr.read() if proc.stderr else b""
     assert proc.returncode == 0 and b"Traceback" not in stderr
+
+
+def test_a_client_that_closes_its_end_of_the_output_ends_the_server_quietly(repo: Path) -> None:
+    """The client closes the pipe it reads from (it went away) but not the one it writes to:
+    the server's next reply found a broken pipe and it exited 2 with `cq: internal error`.
+    Nobody reads its replies: it ends as at the end of input, exit 0, its searches with it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cq", "mcp", "--root", str(repo)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(json.dumps(INIT).encode() + b"\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    proc.stdout.close()
+    call = {"name": "search", "arguments": {"query": "insert_edge"}}
+    try:
+        for n in range(1, 60):  # the server may be gone before the last ones
+            line = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": call}
+            proc.stdin.write(json.dumps(line).encode() + b"\n")
+            proc.stdin.flush()
+            time.sleep(0.1)
+        proc.wait(timeout=60)
+    except BrokenPipeError:
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    stderr = proc.stderr.read().decode()
+    assert proc.returncode == 0 and stderr == "", stderr
