@@ -318,6 +318,21 @@ def test_configs_that_do_not_parse_or_have_their_own_cq_server_are_left_alone(pr
     assert (project / CODEX_TOML).read_text() == "model = \n"
 
 
+def test_uninstall_keeps_the_codex_block_that_tables_of_the_users_extend(project, home):
+    """A user who gave cq's server an env table of their own: removing cq's block alone left
+    `[mcp_servers.cq.env]`, a server with no command, which Codex cannot load."""
+    agent("install", "--codex", cwd=project, home=home)
+    config = project / CODEX_TOML
+    config.write_text(config.read_text() + '\n[mcp_servers.cq.env]\nFOO = "1"\n')
+    before = config.read_text()
+    for force in ((), ("--force",)):
+        out = agent("uninstall", "--codex", *force, cwd=project, home=home)
+        assert outcomes(out, project)[str(CODEX_TOML)] == "kept", out
+        assert "[mcp_servers.cq.env]" in out and config.read_text() == before
+    servers = tomllib.loads(config.read_text())["mcp_servers"]
+    assert servers["cq"]["command"] and servers["cq"]["env"] == {"FOO": "1"}
+
+
 def test_no_mcp_registers_nothing(project, home):
     out = agent("install", "--no-mcp", cwd=project, home=home)
     assert "MCP" not in out

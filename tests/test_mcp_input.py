@@ -120,11 +120,45 @@ def test_argument_errors_name_the_argument_and_carry_no_library_urls(
                     assert result.is_error and named in text_of(result), text_of(result)
                     assert "http" not in text_of(result) and "pydantic" not in text_of(result)
                     assert text_of(result).count("\n") == 0  # one line
+                # A value outside a choice lists the choices (an agent that took `focus` for
+                # a path, or guessed a language, can correct itself from the error alone).
+                choices = [
+                    ({"focus": "pkg/use.py"}, "`focus`", "implementation, tests, all"),
+                    ({"lang": "cobol"}, "`lang`", "auto, python, rust"),
+                    ({"format": "xml"}, "`format`", "md, json"),
+                    ({"mode": "fuzzy"}, "`mode`", "identifier, literal, regex"),
+                ]
+                for extra, named, values in choices:
+                    result = await client.call_tool("search", {"query": "x", **extra})
+                    message = text_of(result)
+                    assert result.is_error and named in message and values in message, message
                 # A list given as its JSON text, as some clients send it, is a list.
                 listed = await client.call_tool(
                     "search", {"query": "insert_edge", "include": '["pkg/store.py"]'}
                 )
                 assert not listed.is_error and "pkg/use.py" not in text_of(listed)
+
+    anyio.run(scenario)
+
+
+def test_null_for_an_optional_argument_means_its_default(repo: Path, tmp_path: Path) -> None:
+    """Clients that send every argument (null for those they leave unset, as strict function
+    calling does) were refused for `lang`, `limit`, `include`, the flags...: null now means
+    the argument's default, for every argument but the required query."""
+
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(repo, errlog) as client:
+                schema = (await client.list_tools()).tools[0].input_schema
+                nulls = {name: None for name in schema["properties"] if name != "query"}
+                args = {"query": "insert_edge", "format": "json"}
+                filled = await client.call_tool("search", {**nulls, **args})
+                plain = await client.call_tool("search", args)
+                assert not filled.is_error, text_of(filled)
+                report = without_run(filled.content[0].text)
+                assert report == without_run(plain.content[0].text)
+                missing = await client.call_tool("search", {**nulls, "query": None})
+                assert missing.is_error and "`query`" in text_of(missing)
 
     anyio.run(scenario)
 
@@ -216,3 +250,34 @@ def test_a_client_that_never_reads_does_not_keep_the_server_alive(repo: Path) ->
         proc.kill()
         stderr = proc.stderr.read() if proc.stderr else b""
     assert proc.returncode == 0 and b"Traceback" not in stderr
+
+
+def test_a_client_that_closes_its_end_of_the_output_ends_the_server_quietly(repo: Path) -> None:
+    """The client closes the pipe it reads from (it went away) but not the one it writes to:
+    the server's next reply found a broken pipe and it exited 2 with `cq: internal error`.
+    Nobody reads its replies: it ends as at the end of input, exit 0, its searches with it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cq", "mcp", "--root", str(repo)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(json.dumps(INIT).encode() + b"\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    proc.stdout.close()
+    call = {"name": "search", "arguments": {"query": "insert_edge"}}
+    try:
+        for n in range(1, 60):  # the server may be gone before the last ones
+            line = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": call}
+            proc.stdin.write(json.dumps(line).encode() + b"\n")
+            proc.stdin.flush()
+            time.sleep(0.1)
+        proc.wait(timeout=60)
+    except BrokenPipeError:
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    stderr = proc.stderr.read().decode()
+    assert proc.returncode == 0 and stderr == "", stderr

@@ -157,6 +157,25 @@ def test_every_malformed_line_gets_a_json_rpc_error_and_the_server_serves_on(rep
     assert server.proc.returncode == 0 and b"Traceback" not in stderr
 
 
+def test_a_request_whose_id_is_not_a_string_or_integer_is_answered(repo: Path) -> None:
+    """MCP ids are strings or integers, never null. A request with a null, fractional, boolean
+    or object id used to pass as a notification: the client waited forever for its answer."""
+    server = RawServer(repo)
+    for n, rid in enumerate([None, 1.5, True, {}, []]):
+        server.send({"jsonrpc": "2.0", "id": rid, "method": "tools/list"})
+        server.send({"jsonrpc": "2.0", "id": 2000 + n, "method": "ping"})
+        error = server.reply()
+        assert error["id"] is None and error["error"]["code"] == -32600, (rid, error)
+        assert "id" in error["error"]["message"]
+        assert server.reply() == {"jsonrpc": "2.0", "id": 2000 + n, "result": {}}
+    # A notification (no id at all) is still taken, and never answered.
+    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}})
+    server.send({"jsonrpc": "2.0", "id": 3000, "method": "ping"})
+    assert server.reply() == {"jsonrpc": "2.0", "id": 3000, "result": {}}
+    _, stderr = server.proc.communicate(timeout=60)
+    assert server.proc.returncode == 0 and b"Traceback" not in stderr
+
+
 def test_the_server_answers_while_a_search_waits_on_a_stalled_model(
     repo: Path, tmp_path: Path, stalled: StalledModel
 ) -> None:

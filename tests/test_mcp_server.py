@@ -228,6 +228,11 @@ def test_no_answer_exceeds_the_token_budget(repo: Path, tmp_path: Path) -> None:
                 )
                 assert len(text_of(small)) <= 300 * 4
                 assert "left out" in text_of(small) and "up to 4000" in text_of(small)
+                # The header and the note name the same budget, the one the call had (the
+                # header named the budget left after the note's share, 234 for 300).
+                header = next(ln for ln in text_of(small).splitlines() if "dropped to fit" in ln)
+                assert "dropped to fit --max-tokens 300)" in header, header
+                assert "to fit max_tokens 300" in text_of(small)
                 everything = await client.call_tool("search", {"query": "Insert", "limit": 0})
                 assert "Insert an edge" in text_of(everything)
                 assert "left out" not in text_of(everything)
@@ -285,6 +290,17 @@ def test_cq_mcp_rejects_bad_options_in_one_line(tmp_path: Path) -> None:
     assert run.returncode == 2 and run.stderr.startswith("cq: ") and run.stderr.count("\n") == 1
     run = run_cq("mcp", "--max-tokens", "1000", "--root", str(tmp_path))
     assert run.returncode == 2 and "at least" in run.stderr
+    # A budget past what the frames to the search processes carry made every call an
+    # internal error (a traceback on stderr); it is refused at start, from either source.
+    huge = str(10**23)
+    run = run_cq("mcp", "--max-tokens", huge, "--root", str(tmp_path), stdin="")
+    assert (
+        run.returncode == 2
+        and run.stderr == f"cq: --max-tokens must be at most 2147483647: {huge}\n"
+    )
+    run = run_cq("mcp", "--root", str(tmp_path), stdin="", env={"CQ_MCP_MAX_TOKENS": huge})
+    assert run.returncode == 2
+    assert run.stderr == f"cq: CQ_MCP_MAX_TOKENS must be at most 2147483647: {huge}\n"
 
 
 def test_cq_search_does_not_import_the_mcp_sdk(repo: Path) -> None:

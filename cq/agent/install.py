@@ -235,6 +235,8 @@ def _remove_block(
     if entry is not None and entry.separator and before.endswith(entry.separator):
         before = before[: len(before) - len(entry.separator)]
     rest = before + after
+    if path.endswith(".toml") and (extended := _left_in_toml(rest)):
+        return Action(path, "kept", f"cq's block is extended by your {extended}; remove that first")
     # Nothing but cq's block: a file install made, or (its manifest gone) the file install
     # makes, as _remove_json judges a JSON config; one that was there before cq stays.
     if not rest.strip() and (entry is None or entry.created_file):
@@ -311,6 +313,20 @@ def _toml_conflict(path: str, rest: str, new: str) -> str | None:
     except tomllib.TOMLDecodeError as exc:
         return f"cq's block would make it invalid TOML ({exc}); left alone"
     return None
+
+
+def _left_in_toml(rest: str) -> str | None:
+    """The user's own ``[mcp_servers.cq.*]`` tables left in ``rest`` (the file without cq's
+    block): alone they are a server with no command, which Codex cannot load."""
+    try:
+        servers = tomllib.loads(rest).get(CODEX_SERVERS)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return None
+    server = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    if not isinstance(server, dict):
+        return None
+    tables = [f"[{CODEX_SERVERS}.{SERVER_NAME}.{key}]" for key in server]
+    return ", ".join(tables) or f"[{CODEX_SERVERS}.{SERVER_NAME}]"
 
 
 def _is_ours(kind: Kind, content: object, entry: mf.Entry | None, art: Artifact | None) -> bool:

@@ -9,8 +9,9 @@ and every refusal is one line in the tool's own words, naming the argument:
 - every whole number is range-checked against the bounds the schema publishes (a number over
   2**64 once reached the frames to the search processes, which cannot carry it, and wedged
   the server);
-- a value of the wrong type says what was expected, never a validation library's message
-  with its documentation URL.
+- a value of the wrong type says what was expected (the choices, for one outside them),
+  never a validation library's message with its documentation URL;
+- null for an optional argument is its default.
 
 Imports no MCP SDK: the schema is built with msgspec, and ``check_arguments`` returns the
 ``SearchArgs`` the search processes receive.
@@ -124,9 +125,16 @@ def check_arguments(raw: dict[str, Any], cap: int) -> SearchArgs:
     missing = [name for name in missing if name not in raw]
     if missing:
         raise ArgumentError(f"missing argument `{missing[0]}`")
-    fields = {name: _checked(arguments[name], value) for name, value in raw.items()}
+    # null for an optional argument is its default: clients that send every argument (strict
+    # function calling) send null for the ones they leave unset.
+    given = {name: value for name, value in raw.items() if not _unset(arguments[name], value)}
+    fields = {name: _checked(arguments[name], value) for name, value in given.items()}
     fields["budget"] = call_budget(fields.get("max_tokens"), cap)
     return msgspec.convert(fields, SearchArgs)
+
+
+def _unset(arg: _Argument, value: Any) -> bool:
+    return value is None and arg.default is not msgspec.NODEFAULT
 
 
 def _unknown(unknown: list[str], valid: tuple[str, ...]) -> str:
@@ -148,11 +156,24 @@ def _checked(arg: _Argument, value: Any) -> Any:
     try:
         checked = msgspec.convert(value, arg.kind, strict=False)
     except msgspec.ValidationError as exc:
-        # msgspec's own words ("Expected `str`, got `int`"), which carry no URL.
-        raise ArgumentError(f"argument `{arg.name}`: {exc}") from None
+        # msgspec's own words ("Expected `str`, got `int`"), which carry no URL; its words
+        # for a value outside a choice name none of the choices.
+        choices = _choices(arg.kind)
+        listed = f"; one of: {', '.join(choices)}" if choices and isinstance(value, str) else ""
+        raise ArgumentError(f"argument `{arg.name}`: {exc}{listed}") from None
     if arg.name == "query" and not checked:
         raise ArgumentError("argument `query`: must not be empty")
     return checked
+
+
+def _choices(kind: Any) -> tuple[str, ...]:
+    """The values of a ``Literal`` (or ``Literal | None``) argument; () for any other."""
+    if typing.get_origin(kind) is typing.Literal:
+        return tuple(str(choice) for choice in typing.get_args(kind))
+    for member in typing.get_args(kind):
+        if typing.get_origin(member) is typing.Literal:
+            return _choices(member)
+    return ()
 
 
 def _whole_number(arg: _Argument, value: Any) -> int:

@@ -32,7 +32,7 @@ from mcp.server.lowlevel import Server
 from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool, ToolAnnotations
 
 from cq.agent.budget import MIN_SERVER_BUDGET
-from cq.agent.mcp_args import ArgumentError, check_arguments, input_schema
+from cq.agent.mcp_args import MAX_WHOLE, ArgumentError, check_arguments, input_schema
 from cq.agent.worker_protocol import Failed
 from cq.agent.workers import SearchProcesses
 from cq.env import env_int
@@ -73,10 +73,16 @@ class ServerConfig(msgspec.Struct, frozen=True):
         if not os.path.isdir(root):  # worded as ``cq search`` words it (cq.confine)
             gone = not os.path.exists(root)
             raise UsageError(f"root {'does not exist' if gone else 'is not a directory'}: {root}")
+        source = "--max-tokens"
         if max_tokens is None:  # checked with every CQ_* setting by cq.env
-            max_tokens = env_int("CQ_MCP_MAX_TOKENS", DEFAULT_MAX_TOKENS)
+            source, max_tokens = (
+                "CQ_MCP_MAX_TOKENS",
+                env_int("CQ_MCP_MAX_TOKENS", DEFAULT_MAX_TOKENS),
+            )
         if max_tokens < MIN_SERVER_BUDGET:
             raise UsageError(f"--max-tokens must be at least {MIN_SERVER_BUDGET}: {max_tokens}")
+        if max_tokens > MAX_WHOLE:  # the frames to the search processes carry no more
+            raise UsageError(f"{source} must be at most {MAX_WHOLE}: {max_tokens}")
         return cls(root=root, max_tokens=max_tokens)
 
 

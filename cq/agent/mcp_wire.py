@@ -16,7 +16,8 @@ A client may stop reading while it still writes: its pipe fills and a write bloc
 So the wire's reads and writes run on daemon threads of their own (anyio's worker threads
 keep a process alive until they return), a write goes straight to the descriptor (no
 buffer lock left held at exit), and at the end of input the session ends and the transport
-stops at once, abandoning a blocked write: the server exits, its searches with it.
+stops at once, abandoning a blocked write: the server exits, its searches with it. A client
+that closes the pipe it reads from ends the server the same way.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from mcp.types import (
     PARSE_ERROR,
     ErrorData,
     JSONRPCError,
+    JSONRPCNotification,
     jsonrpc_message_adapter,
 )
 
@@ -76,7 +78,7 @@ async def stdio_streams() -> AsyncIterator[
     written = anyio.Event()
     async with anyio.create_task_group() as tg:
         tg.start_soon(_read, wire_in, incoming_send, answers)
-        tg.start_soon(_write, wire_out.fileno(), outgoing_recv, written)
+        tg.start_soon(_write, wire_out.fileno(), outgoing_recv, written, tg.cancel_scope)
         yield incoming, outgoing
         # The session is over: the replies it gave go out if the client reads them; a write
         # the client leaves blocked is abandoned.
@@ -107,12 +109,19 @@ async def _read(
 
 
 async def _write(
-    fd: int, outgoing: MemoryObjectReceiveStream[SessionMessage], written: anyio.Event
+    fd: int,
+    outgoing: MemoryObjectReceiveStream[SessionMessage],
+    written: anyio.Event,
+    session: anyio.CancelScope,
 ) -> None:
     async with outgoing:
         async for item in outgoing:
             line = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-            await _on_daemon_thread(_write_line, fd, line.encode("utf-8"))
+            try:
+                await _on_daemon_thread(_write_line, fd, line.encode("utf-8"))
+            except BrokenPipeError:  # the client closed its end: nobody reads a reply
+                session.cancel()  # so the server ends, as at the end of its input
+                return
     written.set()
 
 
@@ -165,7 +174,10 @@ def _decode_line(raw: bytes) -> SessionMessage | _Reply | None:
     if not text:
         return None
     with contextlib.suppress(pydantic.ValidationError):
-        return SessionMessage(jsonrpc_message_adapter.validate_json(text, by_name=False))
+        message = jsonrpc_message_adapter.validate_json(text, by_name=False)
+        if isinstance(message, JSONRPCNotification) and _has_id(text):
+            return _error(None, INVALID_REQUEST, "invalid request: an id is a string or integer")
+        return SessionMessage(message)
     huge = []
 
     def whole(digits: str) -> int:  # Python refuses to convert a number this long
@@ -195,6 +207,18 @@ def _decode_line(raw: bytes) -> SessionMessage | _Reply | None:
     if not _is_unicode(value):
         return _error(rid, INVALID_REQUEST, "invalid request: a string is not valid Unicode")
     return _error(rid, INVALID_REQUEST, "invalid request: not a JSON-RPC 2.0 message")
+
+
+def _has_id(text: str) -> bool:
+    """Whether a message the SDK read as a notification has an ``id`` member: a request whose
+    id is null, fractional, boolean or an object, which the SDK reads as a notification and
+    which would never be answered."""
+    if '"id"' not in text and "\\u" not in text:  # the usual notification: no second parse
+        return False
+    with contextlib.suppress(ValueError, RecursionError):
+        value = json.loads(text)
+        return isinstance(value, dict) and "id" in value
+    return False
 
 
 def _is_unicode(value: object) -> bool:

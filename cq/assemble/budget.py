@@ -69,7 +69,7 @@ def fit_answer(
     said = note(result) if note else None
     if budget > 0 and said and estimate_tokens(render(result) + said) > budget:
         tighter = msgspec.structs.replace(request, max_tokens=budget - estimate_tokens(said) - 4)
-        result = fit_budget(result, tighter, render, report)
+        result = _as_budget(fit_budget(result, tighter, render, report), budget)
         said = note(result) if note else None
     text = render(result)
     extra = estimate_tokens(said or "")
@@ -89,6 +89,16 @@ def fit_answer(
             )
         text = _hard_cut(text, budget - extra, len(head))
     return Fitted(text=text, note=said, result=result, tokens=estimate_tokens(text) + extra)
+
+
+def _as_budget(result: SearchResult, budget: int) -> SearchResult:
+    """``result`` recording the caller's budget, not the share left after the note (the
+    report and its note would name two budgets)."""
+    if not result.summary.omitted.by_budget:
+        return result
+    omitted = msgspec.structs.replace(result.summary.omitted, token_budget=budget)
+    summary = msgspec.structs.replace(result.summary, omitted=omitted)
+    return msgspec.structs.replace(result, summary=summary)
 
 
 def fit_budget(
