@@ -135,6 +135,10 @@ def entry() -> None:
     objects are still freed at exit, only no longer walked for cycles."""
     from cq.server.client import run_through_server
 
+    if sys.stdout is None:  # started with fd 1 closed (``cq ... >&-``): Python has no stdout
+        if sys.stderr is not None:
+            sys.stderr.write("cq: standard output is closed: there is nowhere to write to\n")
+        raise SystemExit(2)
     code = run_through_server(sys.argv[1:])  # None: this process searches (cq.server)
     if code is None:
         code = main()

@@ -296,3 +296,14 @@ def test_a_repeated_identifier_search_loads_no_heavy_module(repo: Path, tmp_path
     ]
     assert "libcst" in runs[0].stdout.split("LOADED")[1]  # cold: the LibCST stage ran
     assert runs[1].stdout.split("LOADED")[1].split() == []
+
+
+def test_a_closed_standard_output_is_one_line_exit_2(repo: Path) -> None:
+    """``cq search x >&-``: Python starts with no ``sys.stdout``; said, not a traceback."""
+    import shlex
+
+    root = shlex.quote(str(repo))
+    command = f"{shlex.quote(sys.executable)} -m cq search get_bucket --root {root} >&-"
+    run = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert run.stderr == "cq: standard output is closed: there is nowhere to write to\n"
