@@ -23,6 +23,13 @@ def test_findings_the_index_alone_found_are_not_summed_up_as_no_match(tmp_path: 
     assert all(f["tier"] == "index" for f in data["findings"])
     assert not any(ls["stats"]["total_matches"] for ls in data["summary"]["languages"])
     md = run_cq("search", query, "--root", str(tree))
-    summary = next(line for line in md.stdout.splitlines() if " findings, " in line)
-    assert summary.startswith(f"{data['summary']['total_findings']} findings")
+    summary = next(line for line in md.stdout.splitlines() if " shown · " in line)
+    assert summary.startswith(f"{data['summary']['total_findings']} finding")
     assert "no files matched" not in summary and "the index found these" in summary
+
+
+def test_one_finding_in_one_file_is_said_in_the_singular(tmp_path: Path) -> None:
+    tree = write_tree(tmp_path, {"utils.py": "def helper():\n    return 1\n"})
+    md = run_cq("search", "helper", "--root", str(tree))
+    summary = next(line for line in md.stdout.splitlines() if " shown · " in line)
+    assert summary.startswith("1 finding, 1 shown · ") and " 1 in 1 file · " in summary

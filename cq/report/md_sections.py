@@ -25,11 +25,16 @@ _LISTED = frozenset(
 )  # kinds with a section of their own
 
 
+def _counted(n: int, noun: str) -> str:
+    """``1 finding``, ``2 findings``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
     """One or two lines: counts, what was left out, mode, languages, focus, roles, rewrite;
     ``verbose`` (``--explain``): the stages' telemetry too."""
     s = result.summary
-    shown = f"{s.total_findings} findings, {s.shown_findings} shown"
+    shown = f"{_counted(s.total_findings, 'finding')}, {s.shown_findings} shown"
     left = []
     if s.omitted.by_limit:
         left.append(f"{s.omitted.by_limit} beyond --limit")
@@ -38,7 +43,7 @@ def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
     if left:
         shown += f" ({'; '.join(left)})"
     langs = ", ".join(
-        f"{ls.language} {ls.stats.total_matches} in {ls.stats.matched_files} files"
+        f"{ls.language} {ls.stats.total_matches} in {_counted(ls.stats.matched_files, 'file')}"
         for ls in s.languages
         if ls.stats.total_matches
     )
