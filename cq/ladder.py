@@ -118,16 +118,13 @@ class Ladder:
                 return self._climbed(retry, literal, chain, "literal", rewrite)
         if rewrite is not None:
             return self._nothing(found, patterns, chain, rewrite)
-        if q.mode == "identifier" and q.typed:
+        if q.typed:  # a file name is answered with the tree's files of that name, in any mode
             with timed(self.timings, "suggest"):
-                nearest = suggest_names(q.typed, request, self.corpus, self.tuning.report)
-            return self._climbed(found, patterns, chain, "not_found", suggestions=nearest)
-        if q.typed and (
-            files := files_named(
-                q.typed.strip(), request, self.corpus, self.tuning.report.suggestions
-            )
-        ):
-            return self._climbed(found, patterns, chain, "not_found", suggestions=files)
+                nearest = files_named(q.typed, request, self.corpus, self.tuning.report.suggestions)
+                if nearest is None and q.mode == "identifier":
+                    nearest = suggest_names(q.typed, request, self.corpus, self.tuning.report)
+            if nearest is not None:
+                return self._climbed(found, patterns, chain, "not_found", suggestions=nearest)
         if request.rewrite is not None:  # --no-rewrite
             return self._climbed(found, patterns, chain, "nothing")
         with timed(self.timings, "rewrite"):

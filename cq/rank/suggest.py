@@ -27,7 +27,6 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from cq.confine import in_part
 from cq.model import SearchRequest, Suggestion
@@ -43,12 +42,9 @@ _SEPARATOR = re.compile(r"\.|::")
 def suggest_names(
     query: str, request: SearchRequest, corpus: Corpus, t: ReportTuning
 ) -> tuple[Suggestion, ...]:
-    """The nearest defined names to the query's (last) name, in the request's scope; a file
-    name (``utils.py``) names the tree's files of that name instead: it is no name defined
-    in code, and its last dotted part (``py``) is no name asked about."""
-    files = files_named(query.strip(), request, corpus, t.suggestions)
-    if files is not None:
-        return files
+    """The nearest defined names to the query's (last) name, in the request's scope. A file
+    name (``utils.py``) is no name defined in code, nor is its last dotted part (``py``):
+    ``files_named`` answers it first."""
     name = _SEPARATOR.split(query.strip())[-1]
     vocabulary = defined_names(request, corpus.listing)
     ranked = nearest_names(name, list(vocabulary.names), vocabulary.subwords, t)
@@ -167,7 +163,7 @@ def files_named(
     """The searched files whose path is ``query`` or ends with it (kind ``file``, at the
     line the query names when the file has it, else line 1); None when the query is no file
     name, or no file of the tree has it."""
-    cited = _FILE_NAME.fullmatch(query.replace("\\", "/").removeprefix("./"))
+    cited = _FILE_NAME.fullmatch(query.strip().replace("\\", "/").removeprefix("./"))
     if cited is None:
         return None
     wanted, line = cited["path"], int(cited["line"] or 1)
@@ -179,17 +175,28 @@ def files_named(
     named = [
         p for p in paths if (p == wanted or p.endswith("/" + wanted)) and _in_scope(p, request)
     ]
-    found = [  # the file as written first, then by path
-        Suggestion(name=path, kind="file", file=path, line=at, col=0, distance=0)
-        for path in sorted(named, key=lambda p: (p != wanted, p))
-        if (at := line if line <= _lines_in(corpus.listing.root / path) else 1)
-    ]
-    return tuple(found[:most]) or None
+    kept = sorted(named, key=lambda p: (p != wanted, p))[:most]  # as written first, then by path
+    return (
+        tuple(
+            Suggestion(
+                name=path,
+                kind="file",
+                file=path,
+                line=_line_in(corpus, path, line),
+                col=0,
+                distance=0,
+            )
+            for path in kept
+        )
+        or None
+    )
 
 
-def _lines_in(path: Path) -> int:
+def _line_in(corpus: Corpus, path: str, line: int) -> int:
+    """``line`` when the file has that many lines, else 1 (its top)."""
     try:
-        with path.open("rb") as f:
-            return sum(1 for _ in f)
+        with (corpus.listing.root / path).open("rb") as f:
+            has = sum(1 for _ in f)
     except OSError:
-        return 0
+        has = 0
+    return line if line <= has else 1

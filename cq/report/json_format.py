@@ -12,24 +12,24 @@ import msgspec
 
 from cq.model import SearchResult
 
+# ``SearchResult`` fields the JSON report never carries: ``plan`` is what the markdown says;
+# ``files`` is ``-l``/``-c``'s list, which prints no JSON.
+_NOT_IN_JSON = ("plan", "files")
+
 
 def render_json(result: SearchResult) -> str:
     """The whole result as compact JSON text ending in a newline. A file name that is not
     UTF-8 (its undecodable bytes read as lone surrogates, which msgspec will not write) is
     written as JSON's ``\\udcXX`` escapes, which read back as the same name. The report's
-    ``plan`` (what the markdown says) is left out: the JSON carries the facts it is made of."""
-    result = msgspec.structs.replace(result, plan=msgspec.UNSET)
+    ``plan`` (what the markdown says) is left out: the JSON carries the facts it is made of;
+    so is ``files``, which only ``-l``/``-c`` print (``_NOT_IN_JSON``)."""
+    result = msgspec.structs.replace(result, **dict.fromkeys(_NOT_IN_JSON, msgspec.UNSET))
     try:
         return msgspec.json.encode(result).decode() + "\n"
     except UnicodeEncodeError:
         import json
 
         return json.dumps(msgspec.to_builtins(result), separators=(",", ":")) + "\n"
-
-
-# ``SearchResult`` fields the JSON report never carries: ``plan`` is what the markdown says
-# (left out above); ``files`` is ``-l``/``-c``'s list, which prints no JSON.
-_NOT_IN_JSON = ("plan", "files")
 
 
 def report_schema() -> dict[str, Any]:
