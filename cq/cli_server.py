@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import os
 import signal
-import socket
 import sys
 
 _HELP = (
@@ -44,13 +43,15 @@ def run_server_command(args: argparse.Namespace) -> int:
 
 def _ask(directory: str, kind: str) -> dict[str, object] | None:
     """The server's answer to ``kind`` after a hello, or None (none runs or it is stuck)."""
-    from cq.server.client import hello
+    from cq.server.client import hello, open_connection
     from cq.server.paths import socket_path
     from cq.server.wire import Channel, WireError
 
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(socket_path(directory))
+        sock = open_connection(socket_path(directory))
+    except OSError:
+        return None
+    try:
         channel = Channel(sock)
         welcome = hello(channel)
         if welcome is None or welcome["kind"] != "welcome":

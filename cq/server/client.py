@@ -12,6 +12,12 @@ replaces it, so the next search finds a healthy one:
   is killed when it holds the server lock: a hung server of this user's);
 - gone before the search started (the connection closed without a ``started``).
 
+A server of this cq whose process context is not this process's (``context.py``: another
+mount or network namespace, other groups, limits or niceness) is left alone and this process
+searches in-process without a word: the answer is the one it would have had. A socket
+answered by another user (``SO_PEERCRED``, checked before anything is sent) is refused and
+said; the runtime dir is reached through the descriptor it was checked on (``paths.py``).
+
 Help (``-h``) and everything but ``search`` run in-process: they are not latency-bound, and
 argparse sizes help text by the terminal of its own process.
 """
@@ -25,10 +31,10 @@ import socket
 import sys
 from collections.abc import Sequence
 
-from cq.server import lifecycle
+from cq.server import context, lifecycle
 from cq.server.identity import identity
-from cq.server.paths import ServerDirError, runtime_dir, socket_path
-from cq.server.wire import Channel, WireError
+from cq.server.paths import ServerDirError, runtime_dir, shown, socket_path
+from cq.server.wire import MAX_FRAME, Channel, WireError, encode
 
 # The server answers a hello from a thread that does nothing else (milliseconds); on a
 # loaded machine that thread may wait for a core, so the bound is generous.
@@ -56,8 +62,12 @@ def server_wanted(argv: Sequence[str]) -> bool:
     return True
 
 
+class ForeignServer(OSError):
+    """The server's socket is answered by a process of another user."""
+
+
 def run_through_server(argv: Sequence[str]) -> int | None:
-    if not server_wanted(argv):
+    if not server_wanted(argv) or not context.servable():
         return None
     try:
         directory = runtime_dir()
@@ -88,11 +98,12 @@ def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
         inode: int | None = os.lstat(path).st_ino
     except OSError:
         inode = None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(path)
+        sock = open_connection(path)
+    except ForeignServer as exc:
+        _note(f"{exc}; searching without it")
+        return None, None
     except (FileNotFoundError, ConnectionRefusedError):
-        sock.close()
         if inode is not None and lifecycle.lock_holder(directory) is None:
             _note("the cq server is gone (its socket was left behind); searching without it")
             lifecycle.remove_socket(path, inode)
@@ -102,8 +113,8 @@ def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
             lifecycle.spawn()
         return None, None
     except OSError as exc:
-        sock.close()
-        _note(f"cannot reach the cq server at {path}: {exc.strerror or exc}; searching without it")
+        where = shown(path)
+        _note(f"cannot reach the cq server at {where}: {exc.strerror or exc}; searching without it")
         return None, None
     channel = Channel(sock)
     welcome = hello(channel)
@@ -119,8 +130,26 @@ def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
         _retire(channel, directory)
         lifecycle.spawn()
         return None, None
+    if welcome.get("context") != context.fingerprint():
+        sock.close()  # a server for another context, not a broken one: left as it is
+        return None, None
     sock.settimeout(None)
     return channel, welcome
+
+
+def open_connection(path: str) -> socket.socket:
+    """A connection to the socket at ``path``, made only when the process answering it is
+    this user's: ``ForeignServer`` otherwise, before a byte is sent."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+        uid = context.peer_uid(sock)
+        if uid != os.getuid():
+            raise ForeignServer(f"the cq server's socket {shown(path)} is answered by uid {uid}")
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def hello(channel: Channel) -> dict[str, object] | None:
@@ -166,7 +195,10 @@ def _search(channel: Channel, argv: list[str]) -> int | None:
     except OSError:
         return None  # the in-process search reports it
     message = {"kind": "search", "argv": argv, "env": dict(os.environ), "cwd": cwd}
-    channel.send({**message, "umask": previous_umask, "streams": streams}, fds)
+    frame = {**message, "umask": previous_umask, "streams": streams}
+    if len(encode(frame)) > MAX_FRAME:
+        return None  # an environment too big for a frame: the search is this process's
+    channel.send(frame, fds)
     started = cancelled = False
     while True:
         try:
@@ -187,6 +219,8 @@ def _search(channel: Channel, argv: list[str]) -> int | None:
             reply = None
         if reply is None:
             break
+        if reply["kind"] == "refused" and not started:
+            return None  # the server found this process's context not its own
         if reply["kind"] == "started":
             started = True
         elif reply["kind"] == "exit":

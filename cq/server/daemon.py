@@ -4,10 +4,11 @@ It imports nothing of the search path and runs no search itself (``worker.py`` s
 it answers a ``hello`` within milliseconds whatever its searches are doing. Each accepted
 connection is checked to come from this user (``SO_PEERCRED``) and served on a thread of its
 own: ``status`` and ``stop`` here, a ``search`` handed with its descriptors to an idle search
-process (``processes.py``). It exits after ``CQ_SERVER_IDLE_S`` seconds with no search
-(default 900), on ``stop``, on SIGTERM, or when its socket file is no longer its own (a client
-replaced it); on the way out it removes its socket and releases the lock first, so a new
-server can start while its search processes finish.
+process (``processes.py``) when the client's process context, read from ``/proc``, is the
+server's (``context.py``), refused otherwise. It exits after ``CQ_SERVER_IDLE_S`` seconds
+with no search (default 900), on ``stop``, on SIGTERM, or when its socket file is no longer
+its own (a client replaced it); on the way out it removes its socket and releases the lock
+first, so a new server can start while its search processes finish.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import contextlib
 import os
 import signal
 import socket
-import struct
 import sys
 import threading
 import time
@@ -24,10 +24,11 @@ import time
 import msgspec
 
 from cq.errors import CqError
+from cq.server.context import fingerprint, peer_fingerprint, peer_uid
 from cq.server.identity import identity
 from cq.server.lifecycle import remove_socket, take_lock
 from cq.server.messages import ServerStatus
-from cq.server.paths import ServerDirError, runtime_dir, socket_path
+from cq.server.paths import ServerDirError, runtime_dir, shown, socket_path
 from cq.server.processes import Processes
 from cq.server.wire import Channel, WireError
 
@@ -87,7 +88,7 @@ class Server:
         fds: list[int] = []
         try:
             conn.settimeout(_READ_S)
-            if _peer_uid(conn) != os.getuid():
+            if peer_uid(conn) != os.getuid():
                 channel.send({"kind": "refused", "reason": "the cq server serves its own user"})
                 _drain(conn)
                 return
@@ -95,11 +96,16 @@ class Server:
             if message is None or message["kind"] != "hello":
                 return
             self.processes.touch()
-            channel.send({"kind": "welcome", "pid": os.getpid(), **self.ident})
+            welcome = {"kind": "welcome", "pid": os.getpid(), "context": fingerprint()}
+            channel.send({**welcome, **self.ident})
             message, fds = channel.recv()
             if message is None:
                 return
-            if message["kind"] == "search":
+            if message["kind"] == "search" and peer_fingerprint(conn) != fingerprint():
+                # the client's own check missed it (it changed since, or it is not cq's):
+                # its search would not be the one it runs in-process
+                channel.send({"kind": "refused", "reason": "another process context"})
+            elif message["kind"] == "search":
                 conn.settimeout(None)
                 self.processes.hand(message, [conn.fileno(), *fds])
             elif message["kind"] == "status":
@@ -127,7 +133,7 @@ class Server:
             processes=self.processes.count(),
             busy=self.processes.busy(),
             served=self.processes.served,
-            socket=self.path,
+            socket=shown(self.path),
         )
 
 
@@ -138,11 +144,6 @@ def _drain(conn: socket.socket) -> None:
     with contextlib.suppress(OSError):
         while conn.recv(4096):
             pass
-
-
-def _peer_uid(conn: socket.socket) -> int:
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
 
 
 def idle_limit() -> float:

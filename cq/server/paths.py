@@ -1,20 +1,37 @@
-"""Where the server's files live: a private directory of the user's, checked before each use.
+"""Where the server's files live: a private directory of the user's, held open once checked.
 
-``$XDG_RUNTIME_DIR/cq`` when the session has a runtime dir, else ``cq-<uid>`` under the temp
-dir. Either way the directory must be a real directory (not a link), owned by this user and
-closed to everyone else (mode 0700): another user who could plant a socket there would get
-this user's searches, env and file descriptors. It holds the socket (``server.sock``), the
-lock whose holder is the server (``server.lock``) and nothing else; nothing here is written
-into a searched tree. Standard library only: the client imports it on every search.
+``$XDG_RUNTIME_DIR/cq`` when the session has a runtime dir fit for it, else ``cq-<uid>``
+under the temp dir. The directory must be a real directory (not a link), owned by this user
+and closed to everyone else (mode 0700): another user who could plant a socket there would
+get this user's searches, env and file descriptors. It holds the socket(s), the lock whose
+holder is the server (``server.lock``) and nothing else; nothing here is written into a
+searched tree. Standard library only: the client imports it on every search.
+
+Checked by path, then used by path, a directory can be swapped in between: another user who
+may write to its parent renames it away and puts theirs in its place (``renameat2`` with
+``RENAME_EXCHANGE`` won that race within a few searches). So the directory is opened once per
+process without following a link, its owner and mode are checked on that descriptor, and
+``runtime_dir`` returns ``/proc/self/fd/N``: a path the kernel resolves through the open
+descriptor, so every connect, bind, lock and unlink afterwards lands in the directory that
+was checked, whatever the name points at by then (``shown`` turns it back into the name for
+messages). The parent is checked too, as ssh checks the directories above a file it trusts:
+owned by this user or root and not writable by others unless sticky; a ``$XDG_RUNTIME_DIR``
+that is not (world-writable, not sticky) is passed over for the temp dir.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
 SOCKET_NAME = "server.sock"
 LOCK_NAME = "server.lock"
+_VIA = "/proc/self/fd/"
+
+# The runtime dir this process opened and checked, by its name: descriptor (kept open for the
+# life of the process, close-on-exec).
+_pinned: dict[str, int] = {}
 
 
 class ServerDirError(Exception):
@@ -22,30 +39,89 @@ class ServerDirError(Exception):
 
 
 def runtime_dir() -> str:
-    """The server's directory, created mode 0700 when missing; ``ServerDirError`` when it (or
-    its parent, for the temp dir fallback) cannot be trusted."""
-    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
-    if xdg and os.path.isabs(xdg) and os.path.isdir(xdg):
-        path = os.path.join(xdg, "cq")
-    else:
-        import tempfile
-
-        path = os.path.join(tempfile.gettempdir(), f"cq-{os.getuid()}")
+    """The server's directory as ``/proc/self/fd/N``, created mode 0700 when missing;
+    ``ServerDirError`` when it (or its parent) cannot be trusted."""
+    parent, name = _where()
+    path = os.path.join(parent, name)
+    fd = _pinned.get(path)
+    if fd is None:
+        fd = _open_private(parent, name)
+        _pinned[path] = fd
     try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
+        _check_private(path, os.fstat(fd))  # the user may have opened it up since
+        if os.stat(f"{_VIA}{fd}").st_ino != os.fstat(fd).st_ino:
+            raise ServerDirError(f"{_VIA}{fd} is not {path} (is /proc mounted?)")
     except OSError as exc:
-        raise ServerDirError(f"cannot create {path}: {exc.strerror}") from None
-    _check_private(path)
+        raise ServerDirError(f"cannot use {path}: {exc.strerror}") from None
+    return f"{_VIA}{fd}"
+
+
+def shown(path: str) -> str:
+    """``path`` with a pinned ``/proc/self/fd/N`` prefix replaced by the directory's name."""
+    for name, fd in _pinned.items():
+        via = f"{_VIA}{fd}"
+        if path == via or path.startswith(via + "/"):
+            return name + path[len(via) :]
     return path
 
 
-def _check_private(path: str) -> None:
+def _where() -> tuple[str, str]:
+    """The parent directory and the name of the runtime dir in it."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+    if xdg and os.path.isabs(xdg) and os.path.isdir(xdg) and _safe_parent(xdg):
+        return xdg, "cq"
+    import tempfile
+
+    return tempfile.gettempdir(), f"cq-{os.getuid()}"
+
+
+def _safe_parent(path: str) -> bool:
+    """Nobody but this user (or root) can rename or replace what ``path`` holds."""
     try:
-        info = os.lstat(path)
+        info = os.stat(path)
+    except OSError:
+        return False
+    open_to_others = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    return info.st_uid in (0, os.getuid()) and (
+        not open_to_others or bool(info.st_mode & stat.S_ISVTX)
+    )
+
+
+def _open_private(parent: str, name: str) -> int:
+    """``parent/name`` opened (created when missing) without following a link, relative to
+    the parent held open, and checked on the descriptor."""
+    path = os.path.join(parent, name)
+    try:
+        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
-        raise ServerDirError(f"cannot read {path}: {exc.strerror}") from None
+        raise ServerDirError(f"cannot open {parent}: {exc.strerror}") from None
+    try:
+        if not _safe_parent(f"{_VIA}{parent_fd}"):
+            raise ServerDirError(f"{parent} is writable by other users and not sticky")
+        try:
+            os.mkdir(name, 0o700, dir_fd=parent_fd)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise ServerDirError(f"cannot create {path}: {exc.strerror}") from None
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(name, flags, dir_fd=parent_fd)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTDIR, errno.ELOOP):  # a file, or a link not followed
+                raise ServerDirError(f"{path} is not a directory (a link or a file)") from None
+            raise ServerDirError(f"cannot open {path}: {exc.strerror}") from None
+    finally:
+        os.close(parent_fd)
+    try:
+        _check_private(path, os.fstat(fd))
+    except ServerDirError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_private(path: str, info: os.stat_result) -> None:
     if not stat.S_ISDIR(info.st_mode):
         raise ServerDirError(f"{path} is not a directory (a link or a file)")
     if info.st_uid != os.getuid():
