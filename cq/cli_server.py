@@ -42,7 +42,8 @@ def run_server_command(args: argparse.Namespace) -> int:
 
 
 def _ask(directory: str, kind: str) -> dict[str, object] | None:
-    """The server's answer to ``kind`` after a hello, or None (none runs or it is stuck)."""
+    """The server's answer to ``kind`` after a hello, with the welcome's process ``context``,
+    or None (none runs or it is stuck)."""
     from cq.server.client import hello, open_connection
     from cq.server.paths import socket_path
     from cq.server.wire import Channel, WireError
@@ -57,7 +58,8 @@ def _ask(directory: str, kind: str) -> dict[str, object] | None:
         if welcome is None or welcome["kind"] != "welcome":
             return None
         channel.send({"kind": kind})
-        return channel.recv()[0]
+        answer = channel.recv()[0]
+        return None if answer is None else {**answer, "context": welcome.get("context")}
     except (OSError, WireError):
         return None
     finally:
@@ -65,6 +67,7 @@ def _ask(directory: str, kind: str) -> dict[str, object] | None:
 
 
 def _status(directory: str) -> int:
+    from cq.server.context import fingerprint
     from cq.server.identity import identity
     from cq.server.lifecycle import lock_holder
 
@@ -89,6 +92,11 @@ def _status(directory: str) -> int:
     print(f"  socket: {status['socket']}")
     if not same:
         print("  another cq version, code or settings than this one: the next search replaces it")
+    elif status["context"] != fingerprint():
+        print(
+            "  another process context than this one (namespaces, groups, limits or nice): "
+            "searches from here run in-process"
+        )
     return 0
 
 

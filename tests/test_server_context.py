@@ -190,6 +190,8 @@ def test_a_client_under_other_limits_searches_in_process(
     assert alone.returncode == 0, alone.stderr
     _alike(served, alone)
     assert _served(runtime) == before, "the server ran a search under limits not its own"
+    status = _run(_cq("server", "status"), _env(runtime), preexec=limit)
+    assert "searches from here run in-process" in status.stdout_bytes.decode(), status.stderr
 
 
 FAKE_SERVER = """
