@@ -309,3 +309,34 @@ def test_the_server_reads_the_client_s_context_itself(repo: Path, runtime: Path)
 
 def _nice() -> None:
     os.nice(3)
+
+
+def _unified_cgroups() -> Path | None:
+    for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified")):
+        if (root / "cgroup.controllers").exists() and os.access(root, os.W_OK):
+            return root
+    return None
+
+
+def test_a_client_in_a_cgroup_of_its_own_without_limits_is_served(
+    repo: Path, runtime: Path
+) -> None:
+    """A shell in a scope of its own (a terminal tab, a tmux pane), limiting nothing: the same
+    context, so its searches stay warm."""
+    unified = _unified_cgroups()
+    if unified is None or os.getuid() != 0:
+        pytest.skip("needs root and a writable unified cgroup hierarchy")
+    scope = Path(tempfile.mkdtemp(prefix="cq-scope-", dir=unified))
+
+    def enter() -> None:
+        (scope / "cgroup.procs").write_text(str(os.getpid()))
+
+    try:
+        _start(runtime)
+        before = _served(runtime)
+        alone = _run(_cq("search", "register"), {"CQ_SERVER": "0"}, cwd=repo, preexec=enter)
+        served = _run(_cq("search", "register"), _env(runtime), cwd=repo, preexec=enter)
+        _alike(served, alone)
+        assert _served(runtime) == before + 1, "a scope limiting nothing was not served"
+    finally:
+        scope.rmdir()

@@ -100,7 +100,7 @@ def facts(pid: int | None = None) -> list[str]:
         found.append("root=?")
     status = _status(base)
     found += [f"{name}={status.get(name, '?')}" for name in STATUS_FIELDS]
-    found.append(f"cgroup={_read(f'{base}/cgroup')!r}")
+    found.append(f"cgroup={_cgroups(_read(f'{base}/cgroup'))}")
     found.append(f"lsm={_read(f'{base}/attr/current')!r}")
     found.append(f"sched={_scheduling(base)}")
     for limit in LIMITS:
@@ -128,6 +128,50 @@ def _read(path: str) -> str:
         return ""
     except OSError as exc:
         return "" if exc.errno == 22 else "?"
+
+
+def _cgroups(listing: str) -> str:
+    """The process's cgroups as far as they bound a search: for the unified (v2) hierarchy
+    the limits on the way from its cgroup to the root (``V2_LIMITS``), not its path, since a
+    terminal tab, a tmux pane or an editor puts each shell in a scope of its own and those
+    scopes limit nothing; a v1 hierarchy by its path (its limit files differ per controller)."""
+    parts = []
+    for line in listing.splitlines():
+        number, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        unified = _unified_root()
+        if number == "0" and not controllers and unified is not None:
+            parts.append(f"v2={_v2_limits(unified, path)}")
+        else:
+            parts.append(line)
+    return repr(parts)
+
+
+# The unified hierarchy's files that bound what a search may use (memory, CPU, processes).
+V2_LIMITS = ("memory.max", "memory.high", "memory.swap.max", "cpu.max", "cpu.weight", "pids.max")
+
+
+def _unified_root() -> str | None:
+    """Where the unified cgroup hierarchy is mounted (alone, or beside v1 ones)."""
+    for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        if os.path.exists(f"{root}/cgroup.controllers"):
+            return root
+    return None
+
+
+def _v2_limits(unified: str, path: str) -> str:
+    """The limits set on the way up, as a sorted set: where a limit sits does not matter,
+    that it bounds this process does (a cgroup without limits, as most are, adds nothing)."""
+    found = set()
+    here = path if path.startswith("/") else "/"
+    while True:
+        for name in V2_LIMITS:
+            value = _read(f"{unified}{here.rstrip('/')}/{name}").strip()
+            if value and value.split()[0] != "max" and (name, value) != ("cpu.weight", "100"):
+                found.add(f"{name}={value}")
+        if here == "/":
+            return ";".join(sorted(found))
+        here = os.path.dirname(here)
 
 
 def _status(base: str) -> dict[str, str]:
