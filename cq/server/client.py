@@ -29,7 +29,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cq.server import context, lifecycle
 from cq.server.identity import identity
@@ -117,7 +117,8 @@ def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
         _note(f"cannot reach the cq server at {where}: {exc.strerror or exc}; searching without it")
         return None, None
     channel = Channel(sock)
-    welcome = hello(channel)
+    mine: list[str] = []  # this process's context, read while the server reads its own
+    welcome = hello(channel, lambda: mine.append(context.fingerprint()))
     if welcome is None:
         sock.close()
         _replace_stuck(directory, path, inode)
@@ -130,7 +131,7 @@ def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
         _retire(channel, directory)
         lifecycle.spawn()
         return None, None
-    if welcome.get("context") != context.fingerprint():
+    if welcome.get("context") != mine[0]:
         sock.close()  # a server for another context, not a broken one: left as it is
         return None, None
     sock.settimeout(None)
@@ -152,10 +153,16 @@ def open_connection(path: str) -> socket.socket:
     return sock
 
 
-def hello(channel: Channel) -> dict[str, object] | None:
+def hello(
+    channel: Channel, meanwhile: Callable[[], object] | None = None
+) -> dict[str, object] | None:
+    """The server's ``welcome`` (or ``refused``), None when it does not answer in time;
+    ``meanwhile`` runs while the server prepares its answer."""
     channel.sock.settimeout(HELLO_TIMEOUT_S)
     try:
         channel.send({"kind": "hello"})
+        if meanwhile is not None:
+            meanwhile()
         reply, _ = channel.recv()
     except (OSError, WireError):
         return None

@@ -96,12 +96,12 @@ class Server:
             if message is None or message["kind"] != "hello":
                 return
             self.processes.touch()
-            welcome = {"kind": "welcome", "pid": os.getpid(), "context": fingerprint()}
-            channel.send({**welcome, **self.ident})
+            own = fingerprint()
+            channel.send({"kind": "welcome", "pid": os.getpid(), "context": own, **self.ident})
             message, fds = channel.recv()
             if message is None:
                 return
-            if message["kind"] == "search" and peer_fingerprint(conn) != fingerprint():
+            if message["kind"] == "search" and peer_fingerprint(conn) != own:
                 # the client's own check missed it (it changed since, or it is not cq's):
                 # its search would not be the one it runs in-process
                 channel.send({"kind": "refused", "reason": "another process context"})
