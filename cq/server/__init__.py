@@ -6,7 +6,8 @@ run. Open ``client.py`` first (when a search goes to the server and what happens
 server is missing, old or broken), then ``daemon.py`` (the server process), ``processes.py``
 and ``worker.py`` (the search processes and how one search's environment stays its own),
 ``lifecycle.py`` (start, lock, stop), ``identity.py`` (when a server is replaced),
-``paths.py`` (the private runtime dir), ``wire.py`` and ``messages.py`` (the protocol) and
+``context.py`` (when a server may search for a client), ``paths.py`` (the private runtime
+dir), ``wire.py`` and ``messages.py`` (the protocol) and
 ``warm.py`` (the warm-up ``cq mcp`` can share).
 
 Choices taken from other tools' daemons, and why:
@@ -38,6 +39,14 @@ Choices taken from other tools' daemons, and why:
   ``SCM_RIGHTS``), not streamed through the server as Gradle and eslint_d relay output:
   bytes, ``isatty`` and a closed pipe behave exactly as in the client.
 
-Security: the runtime dir is private (``paths.py``), the socket mode 0600, and the server
-checks each peer's uid (``SO_PEERCRED``). Linux only; elsewhere every search is in-process.
+- Serve only a client of the server's own process context (``context.py``), as Gradle's
+  client uses only a daemon that meets its compatibility criteria: namespaces, credentials,
+  confinement, limits and niceness decide what a search sees and may spend, and a warm process
+  cannot take on another's. A client of another context searches in-process, silently; it
+  does not replace the server (both contexts would then pay cold starts in turn).
+
+Security: the runtime dir is private and reached through the descriptor it was checked on
+(``paths.py``), the socket mode 0600; the client talks only to a listener of its own uid and
+the server only to peers of its own uid (``SO_PEERCRED`` both ways), and it reads a client's
+context from ``/proc`` itself. Linux only; elsewhere every search is in-process.
 """

@@ -22,12 +22,15 @@ What is compared, and why:
 - NoNewPrivs, the seccomp mode and number of filters, the LSM label: confinement. The filters
   themselves and Landlock domains are not visible in ``/proc``; both are inherited and never
   lifted, so a sandbox adds a filter (or sets NoNewPrivs, which Landlock needs) to what its
-  parent had: equal counts under equal namespaces are taken as the same confinement;
-- the cgroup, the CPUs and memory nodes allowed, the nice value and scheduling policy, and the
-  limits that can change a result or its cost (``LIMITS``): cost.
+  parent had: equal counts under equal namespaces are taken as the same confinement (two
+  sandboxes that differ only in their filters' or Landlock rules' contents look alike);
+- the limits of its cgroups (not their paths: ``_cgroups``), the CPUs and memory nodes
+  allowed, the nice value and scheduling policy, and the limits that can change a result or
+  its cost (``LIMITS``): cost.
 
 Not compared: the environment, the working directory and the umask, which travel with each
-search and apply to it alone (``worker.py``). A finite CPU time limit is never served (see
+search and apply to it alone (``worker.py``); the I/O priority (``ionice``), which ``/proc``
+does not show. A finite CPU time limit is never served (see
 ``servable``). Standard library only: the client computes its fingerprint on every search.
 """
 
@@ -87,7 +90,8 @@ def fingerprint(pid: int | None = None) -> str:
     """A digest of the context of process ``pid`` (None: this process). A part that cannot
     be read is recorded as unreadable, so it matches only an equally unreadable one: a server
     that cannot see a client's context does not serve it."""
-    return hashlib.blake2b("\0".join(facts(pid)).encode(), digest_size=8).hexdigest()
+    text = "\0".join(facts(pid)).encode("utf-8", "surrogateescape")  # a cgroup named in bytes
+    return hashlib.blake2b(text, digest_size=8).hexdigest()
 
 
 def facts(pid: int | None = None) -> list[str]:
