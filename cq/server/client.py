@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from cq.server import context, lifecycle
 from cq.server.identity import identity
 from cq.server.paths import ServerDirError, runtime_dir, shown, socket_path
-from cq.server.wire import MAX_FRAME, Channel, WireError, encode
+from cq.server.wire import Channel, WireError
 
 # The server answers a hello from a thread that does nothing else (milliseconds); on a
 # loaded machine that thread may wait for a core, so the bound is generous.
@@ -202,10 +202,7 @@ def _search(channel: Channel, argv: list[str]) -> int | None:
     except OSError:
         return None  # the in-process search reports it
     message = {"kind": "search", "argv": argv, "env": dict(os.environ), "cwd": cwd}
-    frame = {**message, "umask": previous_umask, "streams": streams}
-    if len(encode(frame)) > MAX_FRAME:
-        return None  # an environment too big for a frame: the search is this process's
-    channel.send(frame, fds)
+    channel.send({**message, "umask": previous_umask, "streams": streams}, fds)
     started = cancelled = False
     while True:
         try:
