@@ -67,7 +67,6 @@ def _ask(directory: str, kind: str) -> dict[str, object] | None:
 
 
 def _status(directory: str) -> int:
-    from cq.server.context import fingerprint
     from cq.server.identity import identity
     from cq.server.lifecycle import lock_holder
 
@@ -92,11 +91,8 @@ def _status(directory: str) -> int:
     print(f"  socket: {status['socket']}")
     if not same:
         print("  another cq version, code or settings than this one: the next search replaces it")
-    elif status["context"] != fingerprint():
-        print(
-            "  another process context than this one (namespaces, groups, limits or nice): "
-            "searches from here run in-process"
-        )
+    else:
+        _say_if_other_context(status)
     return 0
 
 
@@ -141,4 +137,15 @@ def _start(directory: str) -> int:
         print(f"cq: the cq server did not start within {_START_S:g} s", file=sys.stderr)
         return 2
     print(f"cq server: running, pid {found[0]['pid']}")
+    _say_if_other_context(found[0])
     return 0
+
+
+def _say_if_other_context(status: dict[str, object]) -> None:
+    from cq.server.context import fingerprint
+
+    if status["context"] != fingerprint():
+        print(
+            "  another process context than this one (namespaces, groups, limits or nice): "
+            "searches from here run in-process"
+        )
