@@ -44,11 +44,12 @@ def run_server_command(args: argparse.Namespace) -> int:
 
 def _ask(directory: str, kind: str) -> dict[str, object] | None:
     """The server's answer to ``kind`` after a hello, or None (none runs or it is stuck)."""
-    from cq.server.client import hello
+    from cq.server.client import HELLO_TIMEOUT_S, hello
     from cq.server.paths import socket_path
     from cq.server.wire import Channel, WireError
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(HELLO_TIMEOUT_S)  # a stopped server's full backlog blocks a connect
     try:
         sock.connect(socket_path(directory))
         channel = Channel(sock)
@@ -92,7 +93,9 @@ def _status(directory: str) -> int:
 
 
 def _stop(directory: str) -> int:
-    from cq.server.lifecycle import lock_holder, wait_for
+    """Ask the server to stop; signal it only when it did not, and only a pid checked to be
+    the cq server's (``server_pid``: never 0, never a pid this process cannot see)."""
+    from cq.server.lifecycle import lock_holder, server_pid, wait_for
 
     holder = lock_holder(directory)
     answer = _ask(directory, "stop")
@@ -100,10 +103,18 @@ def _stop(directory: str) -> int:
         print("cq server: not running")
         return 0
     gone = wait_for(lambda: lock_holder(directory) is None, 10.0)
-    if not gone and holder is not None:  # stuck: it did not take the stop
+    pid = server_pid(directory)
+    if not gone and pid is None:
+        print(
+            f"cq: the cq server (holding {directory}) did not stop, and its process is not "
+            "visible from here to be signalled",
+            file=sys.stderr,
+        )
+        return 2
+    if not gone and pid is not None:  # stuck: it did not take the stop
         for signum in (signal.SIGTERM, signal.SIGKILL):
             with contextlib.suppress(OSError):
-                os.kill(holder, signum)
+                os.kill(pid, signum)
             if wait_for(lambda: lock_holder(directory) is None, 3.0):
                 break
     print(f"cq server: stopped (pid {answer['pid'] if answer else holder})")
@@ -124,7 +135,9 @@ def _start(directory: str) -> int:
 
     def answers() -> bool:
         status = _ask(directory, "status")
-        if status is not None and all(status[k] == v for k, v in mine.items()):
+        same = status is not None and all(status[k] == v for k, v in mine.items())
+        warm = status is not None and (status.get("ready", 1) or status.get("busy"))
+        if same and warm:  # a search process is ready, or one already searches
             found.append(status)
         return bool(found)
 

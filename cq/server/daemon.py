@@ -13,6 +13,7 @@ server can start while its search processes finish.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import socket
@@ -29,8 +30,14 @@ from cq.server.lifecycle import remove_socket, take_lock
 from cq.server.messages import ServerStatus
 from cq.server.paths import ServerDirError, runtime_dir, socket_path
 from cq.server.processes import Processes
-from cq.server.wire import Channel, WireError
+from cq.server.wire import Channel, LostDescriptors, WireError
 
+# accept() and recvmsg() short of descriptors or memory: the next tick may have them
+_SHORT_OF = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+_LOST = (
+    "the cq server did not receive this process's standard streams "
+    "(it may be out of file descriptors)"
+)
 DEFAULT_IDLE_S = 900.0  # hand-set: a working session's pauses, not a day; see README
 _TICK_S = 0.5  # how often the accept loop looks at the clock, the stop flag and its socket
 _READ_S = 10.0  # a client that connects and sends nothing is dropped after this
@@ -43,20 +50,30 @@ class Server:
         self.ident = identity()
         self.started = time.monotonic()
         self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self.talking = 0  # conversations under way, not yet handed to a search process
         self.processes = Processes()
         self.listener = self._listen()
         self.inode = os.lstat(self.path).st_ino
 
     def _listen(self) -> socket.socket:
         """Bind beside the final name, then rename: a client never finds a socket file that
-        refuses connections because its server has not called ``listen`` yet."""
+        refuses connections because its server has not called ``listen`` yet. The staging
+        name is removed on every way out, and those of servers that died before renaming
+        theirs are swept (this server holds the lock: no other is binding)."""
+        _sweep_staging(self.path)
         staging = f"{self.path}.{os.getpid()}"
         remove_socket(staging, None)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(staging)
-        os.chmod(staging, 0o600)
-        listener.listen(64)
-        os.replace(staging, self.path)
+        try:
+            listener.bind(staging)
+            os.chmod(staging, 0o600)
+            listener.listen(64)
+            os.replace(staging, self.path)
+        except BaseException:
+            listener.close()
+            remove_socket(staging, None)
+            raise
         listener.settimeout(_TICK_S)
         return listener
 
@@ -67,9 +84,15 @@ class Server:
                 conn, _ = self.listener.accept()
             except TimeoutError:
                 continue
-            except OSError:
+            except OSError as exc:
+                if exc.errno in _SHORT_OF:  # transient: the backlog waits a tick
+                    time.sleep(_TICK_S)
+                    continue
                 break
-            threading.Thread(target=self._converse, args=(conn,), daemon=True).start()
+            try:
+                threading.Thread(target=self._converse, args=(conn,), daemon=True).start()
+            except RuntimeError:  # no thread to be had now: the client searches in-process
+                conn.close()
         self.listener.close()
         remove_socket(self.path, self.inode)
 
@@ -80,9 +103,17 @@ class Server:
             return False
 
     def _idle_out(self) -> bool:
+        """Idle past the limit, with no client in a conversation (one that said hello may be
+        about to search). Asking for the status does not count as use: the idle clock runs
+        on."""
+        with self.lock:
+            if self.talking:
+                return False
         return self.processes.idle_seconds() > self.idle_limit_s
 
     def _converse(self, conn: socket.socket) -> None:
+        with self.lock:
+            self.talking += 1
         channel = Channel(conn)
         fds: list[int] = []
         try:
@@ -94,14 +125,16 @@ class Server:
             message, fds = channel.recv()
             if message is None or message["kind"] != "hello":
                 return
-            self.processes.touch()
             channel.send({"kind": "welcome", "pid": os.getpid(), **self.ident})
-            message, fds = channel.recv()
+            try:
+                message, fds = channel.recv()
+            except LostDescriptors:
+                channel.send({"kind": "unserved", "reason": _LOST})
+                return
             if message is None:
                 return
             if message["kind"] == "search":
-                conn.settimeout(None)
-                self.processes.hand(message, [conn.fileno(), *fds])
+                self._search(channel, message, fds)
             elif message["kind"] == "status":
                 channel.send(msgspec.to_builtins(self._status()))
             elif message["kind"] == "stop":
@@ -113,7 +146,28 @@ class Server:
             for fd in fds:  # a search process has its own copies of what was handed on
                 with contextlib.suppress(OSError):
                     os.close(fd)
-            conn.close()
+            channel.close()
+            with self.lock:
+                self.talking -= 1
+
+    def _search(self, channel: Channel, message: dict[str, object], fds: list[int]) -> None:
+        """Hand the search on, or say why not (the client then searches in-process): no free
+        process (said with no reason: the client says nothing), or descriptors missing."""
+        streams = message.get("streams")
+        if not isinstance(streams, list) or len(streams) != len(fds):
+            channel.send({"kind": "unserved", "reason": _LOST})
+            return
+        process = self.processes.hand(message, [channel.sock.fileno(), *fds])
+        if process is None:
+            channel.send({"kind": "unserved", "reason": ""})
+            return
+        with self.lock:
+            self.talking -= 1  # from here the process is busy: that keeps the server up
+        try:
+            self.processes.watch(process, channel.sock)
+        finally:
+            with self.lock:
+                self.talking += 1
 
     def _status(self) -> ServerStatus:
         return ServerStatus(
@@ -125,10 +179,32 @@ class Server:
             idle_s=round(self.processes.idle_seconds(), 1),
             idle_limit_s=self.idle_limit_s,
             processes=self.processes.count(),
+            ready=self.processes.ready(),
             busy=self.processes.busy(),
             served=self.processes.served,
             socket=self.path,
         )
+
+
+def _sweep_staging(path: str) -> None:
+    """Remove ``server.sock.<pid>`` files whose server is gone (killed between bind and
+    rename)."""
+    folder, name = os.path.split(path)
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(folder):
+            pid = entry[len(name) + 1 :]
+            if entry.startswith(f"{name}.") and pid.isdigit() and not _alive(int(pid)):
+                remove_socket(os.path.join(folder, entry), None)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's: not ours to remove
+    return True
 
 
 def _drain(conn: socket.socket) -> None:

@@ -33,6 +33,10 @@ import msgspec
 from cq.server.messages import Search, Stream
 from cq.server.wire import Channel, WireError
 
+# The client answers ``started`` with ``go`` at once; one that has not within this long
+# went away (or is stopped) and will search in-process, if at all.
+_GO_S = 10.0
+
 
 def main() -> None:
     control = Channel(socket.socket(fileno=int(sys.argv[1])))
@@ -43,17 +47,22 @@ def main() -> None:
     warm_process(searching)
     build_parser()  # imports the option table and every subcommand's parser
     os.chdir("/")  # between searches the process holds no directory of anyone's
+    control.send({"kind": "ready"})
     while True:
         message, fds = control.recv()
         if message is None:
             break
         searching.set()
         try:
-            _serve(msgspec.convert(message, Search), fds)
-        except Exception:  # a malformed frame: drop it, keep serving
+            search = msgspec.convert(message, Search)
+        except msgspec.ValidationError:  # a malformed frame: drop it, keep serving
+            search = None
+        if search is None or len(fds) != len(search.streams) + 1:
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+        else:
+            _serve(search, fds)
         control.send({"kind": "done"})
         _start_embedding_builds()
         warm_between(searching)
@@ -69,10 +78,19 @@ def _start_embedding_builds() -> None:
 
 
 def _serve(search: Search, fds: list[int]) -> None:
-    """Answer ``started``, run the CLI on the client's streams, answer ``exit``."""
+    """Answer ``started``, run the CLI on the client's streams once the client says ``go``,
+    answer ``exit``. The ``go`` makes the hand-over one decision: a client that gave up
+    waiting searches in-process and never says it, and then nothing is written here.
+    ``started`` carries this process's pidfd: the client stops and continues the search
+    with it (^Z, ``fg``) whatever pid namespace it sees."""
     client = Channel(socket.socket(fileno=fds[0]))
     try:
-        client.send({"kind": "started"})
+        _started(client)
+        client.sock.settimeout(_GO_S)
+        go, _ = client.recv()
+        client.sock.settimeout(None)
+        if go is None or go["kind"] != "go":
+            return
         guard = _Interrupt(fds[1:])
         watcher = threading.Thread(target=guard.watch, args=(client,), daemon=True)
         watcher.start()
@@ -82,11 +100,21 @@ def _serve(search: Search, fds: list[int]) -> None:
         with contextlib.suppress(OSError):
             client.sock.shutdown(socket.SHUT_RDWR)  # wakes the watcher with end of input
         watcher.join(timeout=5)
+    except (OSError, WireError):  # the client went away before its search started
+        pass
     finally:
-        client.sock.close()
+        client.close()
         for fd in fds[1:]:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+def _started(client: Channel) -> None:
+    pidfd = os.pidfd_open(os.getpid())
+    try:
+        client.send({"kind": "started", "pid": os.getpid()}, [pidfd])
+    finally:
+        os.close(pidfd)
 
 
 class _Interrupt:
@@ -184,8 +212,11 @@ def _request_scope(search: Search, fds: list[int]) -> Iterator[None]:
     try:
         os.environ.clear()
         os.environ.update(search.env)
-        for stream, fd in zip(search.streams, fds, strict=False):
+        for stream, fd in zip(search.streams, fds, strict=True):
             streams[stream.fd] = _open(stream, fd)
+        for number, missing in streams.items():  # closed in the client (``2>&-``)
+            if missing is None:
+                streams[number] = _null(number)
         sys.stdin, sys.stdout, sys.stderr = streams[0], streams[1], streams[2]
         os.chdir(search.cwd)
         yield
@@ -199,6 +230,12 @@ def _request_scope(search: Search, fds: list[int]) -> Iterator[None]:
         os.environ.update(saved_env)
         os.umask(saved_umask)
         os.chdir("/")
+
+
+def _null(number: int) -> io.TextIOWrapper:
+    """``/dev/null`` for a standard stream the client has closed, as ``cq.cli`` makes it for
+    an in-process search: no ``print(file=sys.stderr)`` lands on stdout."""
+    return open(os.devnull, "r" if number == 0 else "w", encoding="utf-8")
 
 
 def _open(stream: Stream, fd: int) -> io.TextIOWrapper:
