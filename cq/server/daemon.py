@@ -21,6 +21,7 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import msgspec
 
@@ -38,6 +39,7 @@ _LOST = (
     "the cq server did not receive this process's standard streams "
     "(it may be out of file descriptors)"
 )
+_SHORT_OF_FDS = "it is out of file descriptors now; searching without it"
 DEFAULT_IDLE_S = 900.0  # hand-set: a working session's pauses, not a day; see README
 _TICK_S = 0.5  # how often the accept loop looks at the clock, the stop flag and its socket
 _READ_S = 10.0  # a client that connects and sends nothing is dropped after this
@@ -78,23 +80,56 @@ class Server:
         return listener
 
     def serve(self) -> None:
+        """Accept until told to stop, idle or replaced. Out of descriptors, the server lives
+        on: a spare one kept open is given up to accept the next client and tell it so
+        (it searches in-process), then taken again, as servers that must answer every
+        client do (a client that hears nothing would take the server for stuck)."""
         self.processes.start_one()  # warm before the first search asks
+        spare: int | None = None
         while not self.stopping.is_set() and self._still_mine() and not self._idle_out():
+            if spare is None:
+                with contextlib.suppress(OSError):
+                    spare = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
             try:
                 conn, _ = self.listener.accept()
             except TimeoutError:
                 continue
             except OSError as exc:
-                if exc.errno in _SHORT_OF:  # transient: the backlog waits a tick
-                    time.sleep(_TICK_S)
+                if exc.errno not in _SHORT_OF:
+                    break
+                if spare is None:
+                    time.sleep(_TICK_S)  # the backlog waits a tick
                     continue
-                break
-            try:
-                threading.Thread(target=self._converse, args=(conn,), daemon=True).start()
-            except RuntimeError:  # no thread to be had now: the client searches in-process
-                conn.close()
+                os.close(spare)
+                spare = None
+                with contextlib.suppress(OSError):
+                    self._start(self.listener.accept()[0], self._turn_away)
+                continue
+            self._start(conn, self._converse)
+        if spare is not None:
+            os.close(spare)
         self.listener.close()
         remove_socket(self.path, self.inode)
+
+    def _start(self, conn: socket.socket, target: Callable[[socket.socket], None]) -> None:
+        try:
+            threading.Thread(target=target, args=(conn,), daemon=True).start()
+        except RuntimeError:  # no thread to be had now: the client searches in-process
+            conn.close()
+
+    def _turn_away(self, conn: socket.socket) -> None:
+        """Answer a client's hello with ``refused``: this server has no descriptor to spare
+        for its search now."""
+        channel = Channel(conn)
+        try:
+            conn.settimeout(_READ_S)
+            channel.recv()
+            channel.send({"kind": "refused", "reason": _SHORT_OF_FDS})
+            _drain(conn)
+        except (OSError, WireError):
+            pass
+        finally:
+            channel.close()
 
     def _still_mine(self) -> bool:
         try:
