@@ -197,38 +197,50 @@ def test_a_closed_stderr_is_no_internal_error_for_other_commands(repo: Path) -> 
 # -- nothing holds back another search -------------------------------------------------------
 
 
-def test_unread_pipes_and_a_stopped_process_hold_back_no_search(
-    repo: Path, wide: Path, runtime: Path
-) -> None:
-    """Two ``cq search ... | less`` nobody reads and a stopped search process: the next
-    search still answers (it waited for ever)."""
-    server = _start(runtime)
+def _unread(wide: Path, runtime: Path) -> tuple[list[int], list[subprocess.Popen[bytes]]]:
+    """Two ``cq search ... | less`` nobody reads: each has filled its pipe (the pipe has
+    data; the rest of the ~160 KB answer waits), in the server or in-process."""
     env = {**os.environ, **_env(runtime)}
     readers: list[int] = []
     clients: list[subprocess.Popen[bytes]] = []
+    for _ in range(2):
+        read, write = os.pipe()
+        readers.append(read)
+        clients.append(
+            subprocess.Popen(
+                _cq("search", "register", "--limit", "0"),
+                cwd=wide,
+                env=env,
+                stdout=write,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        os.close(write)
+        _until(lambda r=read: select.select([r], [], [], 0)[0], "the answer in the pipe")
+    return readers, clients
+
+
+def test_unread_pipes_and_a_stopped_process_hold_back_no_search(
+    repo: Path, wide: Path, runtime: Path
+) -> None:
+    """Two pipes nobody reads: the next search is served warm (every later search hung,
+    both search processes blocked writing). A stopped search process besides: the next
+    search still answers, as in-process."""
+    server = _start(runtime)
+    readers, clients = _unread(wide, runtime)
     stopped: list[int] = []
     try:
-        for _ in range(2):
-            read, write = os.pipe()
-            readers.append(read)
-            clients.append(
-                subprocess.Popen(
-                    _cq("search", "register", "--limit", "0"),
-                    cwd=wide,
-                    env=env,
-                    stdout=write,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-            os.close(write)
-            # the first takes the ready process; the second starts another, for itself or
-            # for later
-            _until(lambda: _status(runtime)["busy"] or clients[-1].poll() is not None, "busy")
-        _until(lambda: len(_workers(server)) == 2, "a second search process")
-        victim = _workers(server)[-1]
-        os.kill(victim, signal.SIGSTOP)
-        stopped.append(victim)
+        _until(lambda: _status(runtime)["busy"] == 0, "no search process tied up")
+        _until(lambda: _status(runtime).get("ready"), "a search process ready")
         alone = run_cq("search", "register", cwd=repo, env={"CQ_SERVER": "0"})
+        before = _served(runtime)
+        warm = run_cq("search", "register", cwd=repo, env=_env(runtime), timeout=HANG_S)
+        assert _served(runtime) == before + 1, "not through the server"
+        assert warm.returncode == 0 and warm.stderr == "", warm.stderr
+        assert _report(warm)[1] == _report(alone)[1]
+        for victim in _workers(server):
+            os.kill(victim, signal.SIGSTOP)
+            stopped.append(victim)
         next_one = run_cq("search", "register", cwd=repo, env=_env(runtime), timeout=HANG_S)
         assert next_one.returncode == 0 and next_one.stderr == "", next_one.stderr
         assert _report(next_one)[1] == _report(alone)[1]
@@ -244,28 +256,12 @@ def test_unread_pipes_and_a_stopped_process_hold_back_no_search(
 
 
 def test_a_killed_client_lets_go_of_its_pipe(repo: Path, wide: Path, runtime: Path) -> None:
-    """``timeout 15 cq search ... | grep x`` while the server's processes are tied up: once
-    the client is killed, its stdout reaches end of input (the server held it 11 minutes)."""
-    server = _start(runtime)
+    """``timeout 15 cq search ... | grep x`` after two unread pipes: once the client is
+    killed, its stdout reaches end of input (the server held it 11 minutes)."""
+    _start(runtime)
     env = {**os.environ, **_env(runtime)}
-    held: list[int] = []
-    clients: list[subprocess.Popen[bytes]] = []
+    held, clients = _unread(wide, runtime)
     try:
-        for _ in range(2):  # both search processes write to a pipe nobody reads
-            read, write = os.pipe()
-            held.append(read)
-            clients.append(
-                subprocess.Popen(
-                    _cq("search", "register", "--limit", "0"),
-                    cwd=wide,
-                    env=env,
-                    stdout=write,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-            os.close(write)
-            _until(lambda: _status(runtime)["busy"] or clients[-1].poll() is not None, "busy")
-        _until(lambda: len(_workers(server)) == 2, "a second search process")
         read, write = os.pipe()
         held.append(read)
         client = subprocess.Popen(
@@ -274,7 +270,7 @@ def test_a_killed_client_lets_go_of_its_pipe(repo: Path, wide: Path, runtime: Pa
         clients.append(client)
         os.close(write)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            client.wait(timeout=10)  # searched in-process and done, or waiting on the server
+            client.wait(timeout=10)  # searched and done, or waiting on the server
         client.send_signal(signal.SIGTERM)
         client.wait(timeout=HANG_S)
         assert _eof_within(read), "the killed client's stdout is still held"

@@ -26,6 +26,7 @@ import signal
 import sys
 from collections.abc import Iterator
 
+from cq.server.relay import Writer
 from cq.server.wire import MAX_FRAME, Channel, WireError, encode
 
 # The server answers a request from a thread that does nothing else, and an idle search
@@ -77,7 +78,22 @@ def search(channel: Channel, message: dict[str, object], fds: list[int]) -> int 
 
 
 def _wait(channel: Channel, pid: int | None, signalled: list[int]) -> int | None:
-    """The search's exit code (130 when cancelled by ^C), None to search in-process."""
+    """The search's exit code (130 when cancelled by ^C), None to search in-process; what
+    the search relays (``relay.py``) written meanwhile, all of it before the exit code."""
+    writer = Writer()
+    try:
+        code = _answer(channel, pid, signalled, writer)
+        if code is not None:
+            writer.finish()
+    except KeyboardInterrupt:
+        return 130  # a ^C while the last output is written
+    except _Signalled as exc:
+        signalled.append(exc.signum)
+        return 128 + exc.signum
+    return 0 if writer.broken and code is not None else code
+
+
+def _answer(channel: Channel, pid: int | None, signalled: list[int], writer: Writer) -> int | None:
     channel.sock.settimeout(_CHECK_S)
     cancelled = False
     stopped_for = 0.0
@@ -100,6 +116,9 @@ def _wait(channel: Channel, pid: int | None, signalled: list[int]) -> int | None
             if cancelled:
                 return 130
             stopped_for = stopped_for + _CHECK_S if pid and _stopped(pid) else 0.0
+            if stopped_for >= ANSWER_S and writer.started:  # part of its answer is out
+                _note(f"the cq server's search process (pid {pid}) stopped amid its answer")
+                return 2
             if stopped_for >= ANSWER_S:
                 _note(f"the cq server's search process (pid {pid}) is stopped; searching alone")
                 return None
@@ -108,10 +127,17 @@ def _wait(channel: Channel, pid: int | None, signalled: list[int]) -> int | None
             reply = None
         if reply is None:
             break
-        if reply["kind"] == "exit":
-            return 130 if cancelled else int(reply["code"])
+        if reply["kind"] == "output" and not cancelled:
+            writer.put(reply)
+            if writer.broken:  # the reader went away: as in-process, the search ends
+                cancelled = True
+                with contextlib.suppress(OSError):
+                    channel.send({"kind": "cancel"})
+        elif reply["kind"] == "exit":
+            return 130 if cancelled and not writer.broken else int(reply["code"])
     if cancelled:
         return 130
+    writer.finish()
     print("cq: the cq server's search process ended before its answer", file=sys.stderr)
     return 2
 

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 import msgspec
 
 from cq.server.messages import Search, Stream
+from cq.server.relay import RelayOut, relayed
 from cq.server.wire import Channel, WireError
 
 # The client answers ``started`` with ``go`` at once; one that has not within this long
@@ -94,7 +95,7 @@ def _serve(search: Search, fds: list[int]) -> None:
         guard = _Interrupt(fds[1:])
         watcher = threading.Thread(target=guard.watch, args=(client,), daemon=True)
         watcher.start()
-        code = _run(search, fds[1:], guard)
+        code = _run(search, fds[1:], guard, client)
         with contextlib.suppress(OSError):
             client.send({"kind": "exit", "code": code})
         with contextlib.suppress(OSError):
@@ -110,7 +111,11 @@ def _serve(search: Search, fds: list[int]) -> None:
 
 
 def _started(client: Channel) -> None:
-    pidfd = os.pidfd_open(os.getpid())
+    try:
+        pidfd = os.pidfd_open(os.getpid())
+    except OSError:  # a kernel without pidfds: the client cannot pass ^Z on
+        client.send({"kind": "started", "pid": os.getpid()})
+        return
     try:
         client.send({"kind": "started", "pid": os.getpid()}, [pidfd])
     finally:
@@ -162,7 +167,7 @@ def _let_go(fds: list[int]) -> None:
         os.close(null)
 
 
-def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
+def _run(search: Search, fds: list[int], guard: _Interrupt, client: Channel) -> int:
     from cq.cli import main as cli_main
     from cq.terminal import forget_warnings
 
@@ -170,7 +175,7 @@ def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
     forget_warnings()  # its warnings said, even those an earlier search said
 
     try:
-        with _request_scope(search, fds):
+        with _request_scope(search, fds, client):
             guard.start()
             try:
                 code = cli_main(search.argv)
@@ -186,7 +191,7 @@ def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
     except BrokenPipeError:
         return 0
     except BaseException:  # as an uncaught exception in the client's process would: exit 1
-        with _request_scope(search, fds):
+        with _request_scope(search, fds, client):
             traceback.print_exc()
         return 1
 
@@ -203,7 +208,7 @@ def _forget_tool_lookups() -> None:
 
 
 @contextlib.contextmanager
-def _request_scope(search: Search, fds: list[int]) -> Iterator[None]:
+def _request_scope(search: Search, fds: list[int], client: Channel) -> Iterator[None]:
     """The client's environment, directory, umask and streams, for this search only."""
     saved_env = dict(os.environ)
     saved_streams = sys.stdin, sys.stdout, sys.stderr
@@ -213,7 +218,7 @@ def _request_scope(search: Search, fds: list[int]) -> Iterator[None]:
         os.environ.clear()
         os.environ.update(search.env)
         for stream, fd in zip(search.streams, fds, strict=True):
-            streams[stream.fd] = _open(stream, fd)
+            streams[stream.fd] = _open(stream, fd, client)
         for number, missing in streams.items():  # closed in the client (``2>&-``)
             if missing is None:
                 streams[number] = _null(number)
@@ -238,8 +243,16 @@ def _null(number: int) -> io.TextIOWrapper:
     return open(os.devnull, "r" if number == 0 else "w", encoding="utf-8")
 
 
-def _open(stream: Stream, fd: int) -> io.TextIOWrapper:
-    """A text stream on the client's descriptor, set up as the client's Python had it."""
+def _open(stream: Stream, fd: int, client: Channel) -> io.TextIOWrapper:
+    """A text stream on the client's descriptor, set up as the client's Python had it; on a
+    pipe or socket the client writes what is written here (``relay.py`` says why)."""
+    if stream.fd != 0 and relayed(fd):
+        return io.TextIOWrapper(
+            io.BufferedWriter(RelayOut(client, stream.fd, fd)),
+            encoding=stream.encoding,
+            errors=stream.errors,
+            line_buffering=stream.line_buffering,
+        )
     return open(
         fd,
         "r" if stream.fd == 0 else "w",

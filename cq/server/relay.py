@@ -1,0 +1,118 @@
+"""Output to a client's pipe or socket, written by the client itself: a search process never
+blocks on a reader.
+
+A search process writes to the client's terminal or file directly (on the client's own
+descriptor: ``isatty`` and colour are the client's). A pipe or a socket can fill up: ``cq
+search ... | less`` that nobody scrolls, an agent that reads its output later. A search
+process blocked there would hold its slot, and the server's warm processes, for as long as
+nobody reads. So on those the search process sends the bytes to the client (``output``
+frames on the client's connection) and the client writes them, from a thread of its own
+(``Writer``): it blocks where an in-process search would have, and it keeps reading frames
+meanwhile, so the search process never waits for it either. A reader that goes away is the
+client's ``BrokenPipeError``, and ends the search as it would in-process.
+
+Standard library only: the client imports this module on every search.
+"""
+
+from __future__ import annotations
+
+import binascii
+import contextlib
+import io
+import os
+import stat
+import threading
+from collections import deque
+
+from cq.server.wire import Channel
+
+_CHUNK = 1 << 20  # bytes per ``output`` frame, far under ``wire.MAX_FRAME`` once in base64
+
+
+def relayed(fd: int) -> bool:
+    """Whether output on ``fd`` goes through the client: a pipe or a socket."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class RelayOut(io.RawIOBase):
+    """A search process's raw stream for the client's ``number`` (1 or 2), on descriptor
+    ``fd``: bytes written go to the client in ``output`` frames. ``fileno`` stays the
+    client's descriptor (``fstat`` and ``isatty`` answer for it)."""
+
+    def __init__(self, client: Channel, number: int, fd: int) -> None:
+        super().__init__()
+        self._client = client
+        self._number = number
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        chunk = bytes(data[:_CHUNK])
+        text = binascii.b2a_base64(chunk, newline=False).decode("ascii")
+        self._client.send({"kind": "output", "fd": self._number, "data": text})
+        return len(chunk)
+
+
+class Writer:
+    """The client's side: ``output`` frames queued and written to this process's own
+    descriptors by a thread, so the connection is read on while a reader dawdles."""
+
+    def __init__(self) -> None:
+        self._queue: deque[tuple[int, bytes]] = deque()
+        self._ready = threading.Condition()
+        self._ended = False
+        self._thread: threading.Thread | None = None
+        self.broken = False  # a reader went away (EPIPE): what is left is not written
+        self.started = False  # some output came
+
+    def put(self, message: dict[str, object]) -> None:
+        data = binascii.a2b_base64(str(message["data"]))
+        self.started = True
+        with self._ready:
+            self._queue.append((int(str(message["fd"])), data))
+            self._ready.notify()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._write, name="cq-output", daemon=True)
+            self._thread.start()
+
+    def finish(self) -> None:
+        """Wait until everything queued is written (as an in-process search waits for its
+        last write); ^C interrupts it."""
+        with self._ready:
+            self._ended = True
+            self._ready.notify()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _write(self) -> None:
+        while True:
+            with self._ready:
+                while not self._queue and not self._ended:
+                    self._ready.wait()
+                if not self._queue:
+                    return
+                number, data = self._queue.popleft()
+            if self.broken:
+                continue
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(number, view) :]
+            except BrokenPipeError:
+                self.broken = True
+            except OSError:
+                with contextlib.suppress(OSError):  # as a failed print: said on stderr
+                    os.write(2, b"cq: cannot write the output\n")
+                self.broken = True
