@@ -9,7 +9,7 @@ must search itself. The waits, and what ends each:
   and says nothing: two overlapping searches are ordinary) or when it could not receive the
   client's descriptors (said in one line). A request too big for a frame is never sent.
 - the search itself: as long as it runs, as an in-process search would; but a search process
-  that someone stopped (SIGSTOP) for ``ANSWER_S`` is left (one line; the server kills a
+  that someone stopped (SIGSTOP) for ``_STOPPED_S`` is left (one line; the server kills a
   stopped process whose client left, so it cannot hold the client's pipes).
 
 Signals reach the search as they would reach an in-process one: ^C (SIGINT), SIGTERM and
@@ -30,9 +30,12 @@ from cq.server.relay import Writer
 from cq.server.wire import MAX_FRAME, Channel, WireError, encode
 
 # The server answers a request from a thread that does nothing else, and an idle search
-# process answers ``started`` at once; on a loaded machine either may wait for a core.
-ANSWER_S = 2.0
+# process answers ``started`` at once; on a loaded machine (load 18 on 2 cores seen in the
+# test suite) either may wait for cores for seconds. The bound catches a server stopped
+# after its hello; a stopped search process is never handed a search.
+ANSWER_S = 5.0
 _CHECK_S = 1.0  # how often a client waiting for its search looks whether it was stopped
+_STOPPED_S = 2.0  # a search process seen stopped this long is left (a state, not a delay)
 _CANCEL_GRACE_S = 2.0  # how long a cancel waits for the search's end before the client exits
 _PASSED_ON = (signal.SIGTERM, signal.SIGHUP)
 
@@ -90,6 +93,8 @@ def _wait(channel: Channel, pid: int | None, signalled: list[int]) -> int | None
     except _Signalled as exc:
         signalled.append(exc.signum)
         return 128 + exc.signum
+    if code is not None and writer.failed:
+        return 2
     return 0 if writer.broken and code is not None else code
 
 
@@ -116,10 +121,10 @@ def _answer(channel: Channel, pid: int | None, signalled: list[int], writer: Wri
             if cancelled:
                 return 130
             stopped_for = stopped_for + _CHECK_S if pid and _stopped(pid) else 0.0
-            if stopped_for >= ANSWER_S and writer.started:  # part of its answer is out
+            if stopped_for >= _STOPPED_S and writer.started:  # part of its answer is out
                 _note(f"the cq server's search process (pid {pid}) stopped amid its answer")
                 return 2
-            if stopped_for >= ANSWER_S:
+            if stopped_for >= _STOPPED_S:
                 _note(f"the cq server's search process (pid {pid}) is stopped; searching alone")
                 return None
             continue

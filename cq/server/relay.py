@@ -21,10 +21,13 @@ import contextlib
 import io
 import os
 import stat
-import threading
 from collections import deque
+from typing import TYPE_CHECKING
 
 from cq.server.wire import Channel
+
+if TYPE_CHECKING:
+    import threading
 
 _CHUNK = 1 << 20  # bytes per ``output`` frame, far under ``wire.MAX_FRAME`` once in base64
 
@@ -71,36 +74,45 @@ class Writer:
 
     def __init__(self) -> None:
         self._queue: deque[tuple[int, bytes]] = deque()
-        self._ready = threading.Condition()
         self._ended = False
+        # made on the first output: a search whose output is a terminal or a file imports
+        # no ``threading`` in the client
+        self._ready: threading.Condition | None = None
         self._thread: threading.Thread | None = None
         self.broken = False  # a reader went away (EPIPE): what is left is not written
         self.started = False  # some output came
+        self.failed = False  # writing failed otherwise (said on stderr)
 
     def put(self, message: dict[str, object]) -> None:
         data = binascii.a2b_base64(str(message["data"]))
         self.started = True
+        if self._ready is None:
+            import threading
+
+            self._ready = threading.Condition()
+            self._thread = threading.Thread(
+                target=self._write, args=(self._ready,), name="cq-output", daemon=True
+            )
+            self._thread.start()
         with self._ready:
             self._queue.append((int(str(message["fd"])), data))
             self._ready.notify()
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._write, name="cq-output", daemon=True)
-            self._thread.start()
 
     def finish(self) -> None:
         """Wait until everything queued is written (as an in-process search waits for its
         last write); ^C interrupts it."""
+        if self._ready is None or self._thread is None:
+            return
         with self._ready:
             self._ended = True
             self._ready.notify()
-        if self._thread is not None:
-            self._thread.join()
+        self._thread.join()
 
-    def _write(self) -> None:
+    def _write(self, ready: threading.Condition) -> None:
         while True:
-            with self._ready:
+            with ready:
                 while not self._queue and not self._ended:
-                    self._ready.wait()
+                    ready.wait()
                 if not self._queue:
                     return
                 number, data = self._queue.popleft()
@@ -112,7 +124,7 @@ class Writer:
                     view = view[os.write(number, view) :]
             except BrokenPipeError:
                 self.broken = True
-            except OSError:
-                with contextlib.suppress(OSError):  # as a failed print: said on stderr
-                    os.write(2, b"cq: cannot write the output\n")
-                self.broken = True
+            except OSError as exc:  # a full disk: said on stderr, exit 2, as in-process
+                with contextlib.suppress(OSError):
+                    os.write(2, f"cq: cannot write the output: {exc.strerror}\n".encode())
+                self.failed = self.broken = True
