@@ -73,6 +73,8 @@ def _status(directory: str) -> int:
         holder = lock_holder(directory)
         if holder is None:
             print("cq server: not running")
+        elif holder <= 0:  # the kernel's answer in a child pid namespace
+            print("cq server: a process not visible from here holds the lock but does not answer")
         else:
             print(f"cq server: pid {holder} holds the lock but does not answer")
         return 1
