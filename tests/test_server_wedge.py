@@ -522,3 +522,22 @@ def test_staging_sockets_of_dead_servers_are_swept(runtime: Path) -> None:
     _start(runtime)
     assert not stale.exists()
     assert sorted(p.name for p in directory.iterdir()) == ["server.lock", "server.sock"]
+
+
+def test_a_reader_that_leaves_ends_a_relayed_search_as_in_process(
+    wide: Path, runtime: Path
+) -> None:
+    """``cq search ... | head -1`` through the server: the first line, exit 0 (the client
+    wrote the output and met the closed pipe), and the search process is free again."""
+    _start(runtime)
+    command = f"{shlex.join(_cq('search', 'register', '--limit', '0'))} | head -1"
+    run = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command],
+        cwd=wide,
+        env={**os.environ, **_env(runtime)},
+        capture_output=True,
+        timeout=120,
+    )
+    assert run.returncode == 0 and run.stdout == b"# cq search `register`\n", run
+    assert _served(runtime) == 1
+    _until(lambda: _status(runtime)["busy"] == 0, "the search process free again")

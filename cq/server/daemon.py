@@ -4,10 +4,13 @@ It imports nothing of the search path and runs no search itself (``worker.py`` s
 it answers a ``hello`` within milliseconds whatever its searches are doing. Each accepted
 connection is checked to come from this user (``SO_PEERCRED``) and served on a thread of its
 own: ``status`` and ``stop`` here, a ``search`` handed with its descriptors to an idle search
-process (``processes.py``). It exits after ``CQ_SERVER_IDLE_S`` seconds with no search
-(default 900), on ``stop``, on SIGTERM, or when its socket file is no longer its own (a client
-replaced it); on the way out it removes its socket and releases the lock first, so a new
-server can start while its search processes finish.
+process (``processes.py``), or answered ``unserved`` at once (none free, or its descriptors
+did not all come): the client then searches in-process, and a search never waits here. The
+client's descriptors are closed here on every path, handed on or not. Out of descriptors,
+the server lives on (``serve``). It exits after ``CQ_SERVER_IDLE_S`` seconds with no search
+(default 900; asking for the status is no use), on ``stop``, on SIGTERM, or when its socket
+file is no longer its own (a client replaced it); on the way out it removes its socket and
+releases the lock first, so a new server can start while its search processes finish.
 """
 
 from __future__ import annotations
@@ -160,6 +163,9 @@ class Server:
             message, fds = channel.recv()
             if message is None or message["kind"] != "hello":
                 return
+            for fd in fds:  # nothing rides with a hello
+                os.close(fd)
+            fds = []
             channel.send({"kind": "welcome", "pid": os.getpid(), **self.ident})
             try:
                 message, fds = channel.recv()
