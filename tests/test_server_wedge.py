@@ -486,6 +486,7 @@ def test_server_stop_in_a_child_pid_namespace_signals_nothing_it_cannot_see(
             env={**os.environ, **_env(runtime)},
             capture_output=True,
             timeout=120,
+            start_new_session=True,  # what a kill(0) signals is this group, not the test's
         )
         assert b"survived 2" in run.stdout, (run.stdout, run.stderr)
         assert b"not visible" in run.stderr
