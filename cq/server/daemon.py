@@ -199,6 +199,9 @@ class Server:
             channel.send({"kind": "unserved", "reason": _LOST})
             return
         process = self.processes.hand(message, [channel.sock.fileno(), *fds])
+        for fd in fds:  # handed on or not, the client's streams are not held here: a reader
+            os.close(fd)  # waiting for their end (``$(cq search ...)``) waits for nobody here
+        fds.clear()
         if process is None:
             channel.send({"kind": "unserved", "reason": ""})
             return
