@@ -6,10 +6,12 @@ A conversation, each arrow one ``cq.server.wire`` frame:
   ``refused`` (the peer is another user). Then one of:
 - client -> server ``search`` with the client's stdin, stdout and stderr as fds. The server
   hands the connection and the fds to an idle search process, which answers ``started`` (its
-  pid, and its pidfd as a descriptor), waits for the client's ``go``, runs the CLI, and
-  answers ``exit`` with the code. Meanwhile the client may send ``cancel`` (^C); end of input
-  from the client cancels too. Or the server answers ``unserved`` (no process is free, or
-  the descriptors did not come: its ``reason``) and the client searches in-process.
+  pid, and its pidfd as a descriptor), waits for the client's ``go``, runs the CLI (what it
+  writes to a pipe or socket of the client's comes as ``output`` frames, base64, for the
+  client to write: ``relay.py``), and answers ``exit`` with the code. Meanwhile the client
+  may send ``cancel`` (^C); end of input from the client cancels too. Or the server
+  answers ``unserved`` (no process is free, or the descriptors did not come: its
+  ``reason``) and the client searches in-process.
 - client -> server ``status``; server -> client ``status`` (``ServerStatus``).
 - client -> server ``stop``; server -> client ``stopping``, then it exits.
 

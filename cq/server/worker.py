@@ -7,13 +7,18 @@ searches and replaces, for the length of one search only, what a search reads fr
 the environment (``os.environ``, read deep in cq: ``cq.env``, the cache dir, rg's config),
 the working directory, the umask, and ``sys.stdin``/``stdout``/``stderr``, opened on the
 client's own descriptors with the client's encodings. So output goes straight to the client's
-terminal or pipe, ``isatty`` answers for the client's stream, ``-`` reads the client's stdin,
-and a closed reader is a ``BrokenPipeError`` here as it would be there. Each search runs on the
-main thread, as in a one-shot ``cq``; a ``cancel`` from the client, or its end of input, is
-delivered as SIGINT to that thread, which is what ^C does to an in-process search.
+terminal or file, ``isatty`` answers for the client's stream, ``-`` reads the client's stdin;
+what goes to a pipe or socket the client writes itself (``relay.py``: a reader that does not
+read never blocks this process), and a closed reader ends the search there as in-process.
+Each search runs on the main thread, as in a one-shot ``cq``; a ``cancel`` from the client,
+or its end of input, is delivered as SIGINT to that thread, which is what ^C does to an
+in-process search.
 
-Started by the server as ``python -m cq.server.worker FD`` with its end of a socket pair;
-end of input there means the server is gone, and the process exits.
+Started by the server as ``python -m cq.server.worker FD`` with its end of a socket pair; it
+says ``ready`` there once warm (no search is handed to it before), and end of input there
+means the server is gone, and the process exits. A search frame whose descriptors do not
+match its streams is dropped, its descriptors closed; a stream the client has closed is
+``/dev/null`` here, as in an in-process search.
 """
 
 from __future__ import annotations
