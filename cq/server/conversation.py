@@ -158,9 +158,11 @@ def _passed_on(pidfd: int | None) -> Iterator[list[int]]:
     def stop(signum: int, frame: object) -> None:
         _signal(pidfd, signal.SIGSTOP)
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until continued (``fg``)
-        signal.signal(signal.SIGTSTP, stop)
-        _signal(pidfd, signal.SIGCONT)
+        try:
+            os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until continued (``fg``)
+        finally:  # continued by ``kill %1`` too, whose SIGTERM may be raised here
+            _signal(pidfd, signal.SIGCONT)
+            signal.signal(signal.SIGTSTP, stop)
 
     wanted = {signum: cancel for signum in _PASSED_ON}
     if pidfd is not None:
