@@ -122,9 +122,9 @@ class Processes:
             return len(self._all)
 
     def ready(self) -> int:
-        """Processes ready for a search now."""
+        """Processes ready for a search now (idle, and not stopped)."""
         with self._cond:
-            return len(self._idle)
+            return sum(not p.stopped() for p in self._idle)
 
     def busy(self) -> int:
         with self._cond:
