@@ -37,7 +37,7 @@ import msgspec
 
 from cq.server.messages import Search, Stream
 from cq.server.relay import RelayOut, relayed
-from cq.server.wire import Channel, WireError
+from cq.server.wire import Channel, LostDescriptors, WireError
 
 # The client answers ``started`` with ``go`` at once; one that has not within this long
 # went away (or is stopped) and will search in-process, if at all.
@@ -55,7 +55,11 @@ def main() -> None:
     os.chdir("/")  # between searches the process holds no directory of anyone's
     control.send({"kind": "ready"})
     while True:
-        message, fds = control.recv()
+        try:
+            message, fds = control.recv()
+        except LostDescriptors:  # out of descriptors here: the client, without its
+            control.send({"kind": "done"})  # connection, searches in-process
+            continue
         if message is None:
             break
         searching.set()
