@@ -135,6 +135,7 @@ def entry() -> None:
     objects are still freed at exit, only no longer walked for cycles."""
     from cq.server.client import run_through_server
 
+    _fill_closed_stdio()
     if sys.stdout is None:  # started with fd 1 closed (``cq ... >&-``): Python has no stdout
         if sys.stderr is not None:
             sys.stderr.write("cq: standard output is closed: there is nowhere to write to\n")
@@ -145,6 +146,25 @@ def entry() -> None:
     sys.stdout.flush()
     gc.freeze()
     raise SystemExit(code)
+
+
+def _fill_closed_stdio() -> None:
+    """A closed stdin or stderr (``cq ... <&-``, ``2>&-``) reads and writes ``/dev/null`` for
+    this run. Python starts with no stream for it (every ``print(file=sys.stderr)`` would go to
+    stdout, every ``sys.stderr.isatty()`` fail), and the next file cq opened would take its
+    number, which rg and every child inherit as their stdin or stderr."""
+    for fd, name in ((0, "stdin"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:  # fd 0 closed too: /dev/null took that number first
+                os.dup2(null, fd)
+                os.close(null)
+        stream = open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        setattr(sys, name, stream)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

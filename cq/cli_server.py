@@ -75,6 +75,8 @@ def _status(directory: str) -> int:
         holder = lock_holder(directory)
         if holder is None:
             print("cq server: not running")
+        elif holder <= 0:  # the kernel's answer in a child pid namespace
+            print("cq server: a process not visible from here holds the lock but does not answer")
         else:
             print(f"cq server: pid {holder} holds the lock but does not answer")
         return 1
@@ -97,7 +99,9 @@ def _status(directory: str) -> int:
 
 
 def _stop(directory: str) -> int:
-    from cq.server.lifecycle import lock_holder, wait_for
+    """Ask the server to stop; signal it only when it did not, and only a pid checked to be
+    the cq server's (``server_pid``: never 0, never a pid this process cannot see)."""
+    from cq.server.lifecycle import lock_holder, server_pid, wait_for
 
     holder = lock_holder(directory)
     answer = _ask(directory, "stop")
@@ -105,10 +109,18 @@ def _stop(directory: str) -> int:
         print("cq server: not running")
         return 0
     gone = wait_for(lambda: lock_holder(directory) is None, 10.0)
-    if not gone and holder is not None:  # stuck: it did not take the stop
+    pid = server_pid(directory)
+    if not gone and pid is None:
+        print(
+            f"cq: the cq server (holding {directory}) did not stop, and its process is not "
+            "visible from here to be signalled",
+            file=sys.stderr,
+        )
+        return 2
+    if not gone and pid is not None:  # stuck: it did not take the stop
         for signum in (signal.SIGTERM, signal.SIGKILL):
             with contextlib.suppress(OSError):
-                os.kill(holder, signum)
+                os.kill(pid, signum)
             if wait_for(lambda: lock_holder(directory) is None, 3.0):
                 break
     print(f"cq server: stopped (pid {answer['pid'] if answer else holder})")
@@ -129,7 +141,9 @@ def _start(directory: str) -> int:
 
     def answers() -> bool:
         status = _ask(directory, "status")
-        if status is not None and all(status[k] == v for k, v in mine.items()):
+        same = status is not None and all(status[k] == v for k, v in mine.items())
+        warm = status is not None and (status.get("ready", 1) or status.get("busy"))
+        if same and warm:  # a search process is ready, or one already searches
             found.append(status)
         return bool(found)
 

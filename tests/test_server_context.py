@@ -307,11 +307,12 @@ while (reply := channel.recv()[0]) is not None:
 
 def test_the_server_reads_the_client_s_context_itself(repo: Path, runtime: Path) -> None:
     """A client that sends its search whatever the server's context (not cq's client, which
-    compares): the server reads the peer's context from /proc and refuses it."""
+    compares): the server reads the peer's context from /proc and leaves it unserved."""
     _start(runtime)
     raw = _run([sys.executable, "-c", RAW_CLIENT], _env(runtime), cwd=repo, preexec=_nice)
     assert raw.stdout_bytes == b"", "the server searched for a process of another context"
-    assert '"kind": "refused"' in raw.stderr, raw.stderr
+    assert '"kind": "unserved"' in raw.stderr, raw.stderr
+    assert '"kind": "started"' not in raw.stderr, raw.stderr
     assert _served(runtime) == 0
 
 

@@ -3,8 +3,10 @@
 In: a ``cq search`` command line, with the client's environment, directory and standard
 streams. Out: the same bytes on the same streams and the same exit code as an in-process
 run. Open ``client.py`` first (when a search goes to the server and what happens when the
-server is missing, old or broken), then ``daemon.py`` (the server process), ``processes.py``
-and ``worker.py`` (the search processes and how one search's environment stays its own),
+server is missing, old or broken) and ``conversation.py`` (one search from the client's side:
+every wait bounded, signals passed on), then ``daemon.py`` (the server process),
+``processes.py`` and ``worker.py`` (the search processes and how one search's environment
+stays its own), ``relay.py`` (output to a pipe, written by the client),
 ``lifecycle.py`` (start, lock, stop), ``identity.py`` (when a server is replaced),
 ``context.py`` (when a server may search for a client), ``paths.py`` (the private runtime
 dir), ``wire.py`` and ``messages.py`` (the protocol) and
@@ -37,7 +39,13 @@ Choices taken from other tools' daemons, and why:
   a working session rather than a day, and its Pyrefly servers and workers go with it.
 - Searches run in separate processes with the client's own file descriptors (sent as
   ``SCM_RIGHTS``), not streamed through the server as Gradle and eslint_d relay output:
-  bytes, ``isatty`` and a closed pipe behave exactly as in the client.
+  bytes, ``isatty`` and a closed pipe behave exactly as in the client. Output to a pipe or a
+  socket is the exception: the search process sends it to the client, which writes it, so
+  a reader that never reads (``| less``) blocks its own client, never a shared process.
+- Never wait on another search. A search goes to a free process or runs in the client's
+  process (as Gradle starts a new daemon when every compatible one is busy, and dmypy's
+  client gives up on a daemon that does not answer): a busy, stopped or blocked process
+  holds back nobody else.
 
 - Serve only a client of the server's own process context (``context.py``), as Gradle's
   client uses only a daemon that meets its compatibility criteria: namespaces, credentials,

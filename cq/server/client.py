@@ -31,7 +31,7 @@ import socket
 import sys
 from collections.abc import Callable, Sequence
 
-from cq.server import context, lifecycle
+from cq.server import context, conversation, lifecycle
 from cq.server.identity import identity
 from cq.server.paths import ServerDirError, runtime_dir, shown, socket_path
 from cq.server.wire import Channel, WireError
@@ -40,9 +40,6 @@ from cq.server.wire import Channel, WireError
 # loaded machine that thread may wait for a core, so the bound is generous.
 HELLO_TIMEOUT_S = 2.0
 _OFF = ("0", "off", "false", "no")
-
-# How long a ^C waits for the server to confirm the search stopped before the client exits.
-_CANCEL_GRACE_S = 2.0
 
 
 def server_wanted(argv: Sequence[str]) -> bool:
@@ -112,6 +109,9 @@ def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
         if lifecycle.lock_holder(directory) is None:
             lifecycle.spawn()
         return None, None
+    except TimeoutError:
+        _replace_stuck(directory, path, inode)
+        return None, None
     except OSError as exc:
         where = shown(path)
         _note(f"cannot reach the cq server at {where}: {exc.strerror or exc}; searching without it")
@@ -134,7 +134,6 @@ def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
     if welcome.get("context") != mine[0]:
         sock.close()  # a server for another context, not a broken one: left as it is
         return None, None
-    sock.settimeout(None)
     return channel, welcome
 
 
@@ -142,6 +141,7 @@ def open_connection(path: str) -> socket.socket:
     """A connection to the socket at ``path``, made only when the process answering it is
     this user's: ``ForeignServer`` otherwise, before a byte is sent."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(HELLO_TIMEOUT_S)  # a full backlog (a stopped server) blocks a connect
     try:
         sock.connect(path)
         uid = context.peer_uid(sock)
@@ -170,7 +170,7 @@ def hello(
 
 
 def _replace_stuck(directory: str, path: str, inode: int | None) -> None:
-    holder = lifecycle.lock_holder(directory)
+    holder = lifecycle.server_pid(directory)
     where = f" (pid {holder})" if holder else ""
     _note(
         f"the cq server{where} did not answer within {HELLO_TIMEOUT_S:g} s; "
@@ -202,40 +202,8 @@ def _search(channel: Channel, argv: list[str]) -> int | None:
     except OSError:
         return None  # the in-process search reports it
     message = {"kind": "search", "argv": argv, "env": dict(os.environ), "cwd": cwd}
-    channel.send({**message, "umask": previous_umask, "streams": streams}, fds)
-    started = cancelled = False
-    while True:
-        try:
-            reply, _ = channel.recv()
-        except KeyboardInterrupt:
-            if cancelled:
-                return 130  # a second ^C leaves at once
-            cancelled = True
-            with contextlib.suppress(OSError):
-                channel.send({"kind": "cancel"})
-                # The server stops the search at its next checkpoint; a client does not wait
-                # longer than an interrupted in-process search would take to exit.
-                channel.sock.settimeout(_CANCEL_GRACE_S)
-            continue
-        except TimeoutError:
-            return 130
-        except (OSError, WireError):
-            reply = None
-        if reply is None:
-            break
-        if reply["kind"] == "refused" and not started:
-            return None  # the server found this process's context not its own
-        if reply["kind"] == "started":
-            started = True
-        elif reply["kind"] == "exit":
-            return 130 if cancelled else int(reply["code"])
-    if cancelled:
-        return 130
-    if not started:
-        _note("the cq server closed the connection before searching; searching without it")
-        return None
-    print("cq: the cq server's search process ended before its answer", file=sys.stderr)
-    return 2
+    message |= {"umask": previous_umask, "streams": streams}
+    return conversation.search(channel, message, fds)
 
 
 def _stdio() -> tuple[list[dict[str, object]], list[int]]:

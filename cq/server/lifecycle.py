@@ -38,6 +38,21 @@ def lock_holder(directory: str) -> int | None:
     return None if kind == fcntl.F_UNLCK else pid
 
 
+def server_pid(directory: str) -> int | None:
+    """The lock holder's pid when it may be signalled: a pid this process can see (in a child
+    pid namespace the kernel reports an unseen holder as 0, and ``kill(0)`` would signal the
+    caller's own process group) whose command line is a cq server's. Else None."""
+    pid = lock_holder(directory)
+    if pid is None or pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\0")
+    except OSError:
+        return None
+    return pid if b"cq.server.daemon" in argv else None
+
+
 def take_lock(directory: str) -> int | None:
     """The lock's descriptor, now held by this process; None when another process holds it."""
     fd = os.open(lock_path(directory), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

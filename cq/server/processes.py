@@ -1,16 +1,22 @@
 """The server's search processes: one started with the server, a second for an overlap.
 
-A search goes to an idle process; when all are busy a new one starts, up to
-``MAX_PROCESSES``; past that the search waits for the first one free. Each process keeps its
-own warm state (imports, caches, Pyrefly servers), so a second one only pays off when searches
-overlap. A process that dies is dropped (its client sees the connection close) and the next
-search starts another. ``close`` ends them: end of input first (an idle one exits at once, a
-busy one after its search), then SIGTERM, then SIGKILL.
+A search goes to a ready, idle process, at once, or nowhere: a search never waits for a
+process. When none is free the server starts one in the background (up to ``MAX_PROCESSES``)
+for the searches to come, and this one runs in the client's own process. So a process that is
+busy for long (a huge search, output to a pipe nobody reads) or stopped (SIGSTOP, ^Z) holds
+back nobody else: the next client searches in-process, as fast as ``CQ_SERVER=0`` would.
+A process is ready once it has imported the search path (its ``ready``), and idle again on
+its ``done``; a stopped one is passed over even when idle. A process that dies is dropped
+(its client sees the connection close) and the next search starts another. A process whose
+client went away while it is stopped can never let go of the client's descriptors (a
+stopped process runs no code): it is killed. ``close`` ends them all: end of input first (an
+idle one exits at once, a busy one after its search), then SIGTERM, then SIGKILL.
 """
 
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import subprocess
 import sys
@@ -22,22 +28,38 @@ from cq.server.wire import Channel, WireError
 
 MAX_PROCESSES = 2  # as cq mcp's: each holds ~100 MB warm; two cover an agent's overlap
 _EXIT_GRACE_S = 3.0  # a busy process's search may finish before it is signalled
+_WATCH_S = 0.5  # how often a search's watch looks whether its process is done with it
 
 
 class _Process:
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.popen = subprocess.Popen(
-            [sys.executable, "-m", "cq.server.worker", str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd="/",
-        )
-        theirs.close()
+        try:
+            self.popen = subprocess.Popen(
+                [sys.executable, "-m", "cq.server.worker", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
         self.channel = Channel(ours)
         self.busy = False
+        self.searches = 0  # searches handed to it: a watch knows its search is over
+
+    def stopped(self) -> bool:
+        """Whether the process is stopped (SIGSTOP, SIGTSTP) or held by a tracer."""
+        try:
+            with open(f"/proc/{self.popen.pid}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state in (b"T", b"t")
 
 
 class Processes:
@@ -51,35 +73,58 @@ class Processes:
     def start_one(self) -> None:
         with self._cond:
             if not self._all:
-                self._idle.append(self._start())
+                self._start()
 
-    def hand(self, message: dict[str, Any], fds: list[int]) -> None:
-        """Give a search and its descriptors to a free process (waiting for one if need be)."""
-        for _ in range(2):  # a process that died idle is noticed here; the next one serves
-            process = self._acquire()
+    def hand(self, message: dict[str, Any], fds: list[int]) -> _Process | None:
+        """Give a search and its descriptors to a free process; None when none is free now
+        (one is started for later when there is room)."""
+        while (process := self._take()) is not None:
             try:
                 process.channel.send(message, fds)
-                with self._cond:
-                    self.served += 1  # counted when handed on: a client sees it at once
-                return
-            except OSError:
+            except OSError:  # it died idle; the next one may serve
                 self._drop(process)
-        raise OSError("no search process could take the search")
+                continue
+            with self._cond:
+                self.served += 1  # counted when handed on: a client sees it at once
+            return process
+        return None
 
-    def touch(self) -> None:
-        """A client came: the idle clock starts again (it may be about to search)."""
+    def watch(self, process: _Process, conn: socket.socket) -> None:
+        """Until ``process`` is done with the search it was handed: if its client goes away
+        while the process is stopped, kill the process (it would hold the client's pipes
+        until someone continues it; a running one lets go by itself)."""
         with self._cond:
-            self._last_done = time.monotonic()
+            search = process.searches
+        poller = select.poll()
+        poller.register(conn, select.POLLRDHUP)
+        while True:
+            with self._cond:
+                if process.searches != search or not process.busy or process not in self._all:
+                    return
+            if not poller.poll(_WATCH_S * 1000):
+                continue
+            if process.stopped():
+                process.popen.kill()
+                self._drop(process)
+                return
+            time.sleep(_WATCH_S)  # gone, and the process is letting go of the search
 
     def idle_seconds(self) -> float:
+        """Seconds since the last search ended or a process got ready; 0 while a search runs
+        or a process is starting (its warm-up is no idleness)."""
         with self._cond:
-            if any(p.busy for p in self._all):
+            if any(p.busy or p not in self._idle for p in self._all):
                 return 0.0
             return time.monotonic() - self._last_done
 
     def count(self) -> int:
         with self._cond:
             return len(self._all)
+
+    def ready(self) -> int:
+        """Processes ready for a search now (idle, and not stopped)."""
+        with self._cond:
+            return sum(not p.stopped() for p in self._idle)
 
     def busy(self) -> int:
         with self._cond:
@@ -102,35 +147,40 @@ class Processes:
                 except subprocess.TimeoutExpired:
                     deadline = time.monotonic() + 2.0
 
-    def _start(self) -> _Process:
+    def _start(self) -> None:
+        """Start a process (called holding the lock); it joins the idle ones when ready."""
         process = _Process()
         self._all.append(process)
         threading.Thread(target=self._follow, args=(process,), daemon=True).start()
-        return process
 
-    def _acquire(self) -> _Process:
+    def _take(self) -> _Process | None:
         with self._cond:
-            while True:
-                if self._idle:
-                    process = self._idle.pop()
-                    break
-                if len(self._all) < MAX_PROCESSES:
-                    process = self._start()
-                    break
-                self._cond.wait()
-            process.busy = True
-            return process
+            ready = [p for p in self._idle if not p.stopped()]
+            if ready:
+                process = ready[-1]
+                self._idle.remove(process)
+                process.busy = True
+                process.searches += 1
+                return process
+            starting = any(not p.busy and p not in self._idle for p in self._all)
+            if len(self._all) < MAX_PROCESSES and not starting:
+                # for the searches to come; this one does not wait for it. Out of descriptors
+                # or memory now, the next search tries again.
+                with contextlib.suppress(OSError):
+                    self._start()
+            return None
 
     def _follow(self, process: _Process) -> None:
-        """Read the process's ``done``s; its end of output means it is gone."""
+        """Read the process's ``ready`` and ``done``s; its end of output means it is gone."""
         with contextlib.suppress(OSError, WireError):
             while (message := process.channel.recv()[0]) is not None:
-                if message["kind"] == "done":
+                if message["kind"] in ("ready", "done"):
                     with self._cond:
-                        process.busy = False
                         self._last_done = time.monotonic()
-                        self._idle.append(process)
-                        self._cond.notify()
+                        process.busy = False
+                        if process not in self._idle:
+                            self._idle.append(process)
+                        self._cond.notify_all()
         self._drop(process)
 
     def _drop(self, process: _Process) -> None:
@@ -142,7 +192,7 @@ class Processes:
             if process.busy:
                 process.busy = False
                 self._last_done = time.monotonic()
-            self._cond.notify()
+            self._cond.notify_all()
         with contextlib.suppress(OSError):
             process.channel.sock.close()
         with contextlib.suppress(subprocess.TimeoutExpired):

@@ -25,6 +25,12 @@ class WireError(Exception):
     """The peer sent something that is not a frame."""
 
 
+class LostDescriptors(WireError):
+    """The kernel dropped descriptors sent with a frame (``MSG_CTRUNC``: this process had no
+    free descriptor numbers, or the peer sent more than ``MAX_FDS``). The frame was read whole
+    and the descriptors that did come are closed: the message cannot be acted on."""
+
+
 def encode(message: dict[str, object]) -> bytes:
     body = json.dumps(message, separators=(",", ":")).encode("ascii")
     return _LENGTH.pack(len(body)) + body
@@ -37,6 +43,7 @@ class Channel:
         self.sock = sock
         self._buffer = b""
         self._fds: list[int] = []
+        self._lost = False  # the frame being read came with MSG_CTRUNC
 
     def send(self, message: dict[str, object], fds: tuple[int, ...] | list[int] = ()) -> None:
         data = encode(message)
@@ -48,7 +55,21 @@ class Channel:
             self.sock.sendall(data)
 
     def recv(self) -> tuple[dict[str, object] | None, list[int]]:
-        """The next message and the fds that came with it; ``(None, [])`` at end of input."""
+        """The next message and the fds that came with it; ``(None, [])`` at end of input.
+
+        When the frame is broken or its descriptors were dropped, the fds received and not
+        yet returned are closed before the error leaves: a client's pipes are never held by a
+        frame nobody will act on. A timeout keeps them for the next call (the frame may
+        still come whole); who gives up on the channel then calls ``close``."""
+        try:
+            return self._recv()
+        except TimeoutError:
+            raise
+        except BaseException:
+            self.discard()
+            raise
+
+    def _recv(self) -> tuple[dict[str, object] | None, list[int]]:
         while True:
             if len(self._buffer) >= _LENGTH.size:
                 (size,) = _LENGTH.unpack_from(self._buffer)
@@ -58,15 +79,31 @@ class Channel:
                 if len(self._buffer) >= end:
                     body, self._buffer = self._buffer[_LENGTH.size : end], self._buffer[end:]
                     fds, self._fds = self._fds, []
-                    return _decode(body), fds
-            data, fds, _flags, _addr = socket.recv_fds(self.sock, 65536, MAX_FDS)
+                    message = _decode(body)
+                    if self._lost:
+                        self._lost = False
+                        for fd in fds:
+                            _close(fd)
+                        raise LostDescriptors(f"a {message['kind']} frame lost its descriptors")
+                    return message, fds
+            data, fds, flags, _addr = socket.recv_fds(self.sock, 65536, MAX_FDS)
             self._fds += fds
+            self._lost = self._lost or bool(flags & socket.MSG_CTRUNC)
             if not data:
-                for fd in self._fds:  # fds that came without a whole frame are nobody's
-                    _close(fd)
-                self._fds = []
+                self.discard()  # fds that came without a whole frame are nobody's
                 return None, []
             self._buffer += data
+
+    def close(self) -> None:
+        """Close the connection and every fd received with it and not returned."""
+        self.discard()
+        self.sock.close()
+
+    def discard(self) -> None:
+        """Close the fds received with a frame not yet returned."""
+        fds, self._fds = self._fds, []
+        for fd in fds:
+            _close(fd)
 
 
 def _decode(body: bytes) -> dict[str, object]:

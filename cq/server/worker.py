@@ -7,13 +7,18 @@ searches and replaces, for the length of one search only, what a search reads fr
 the environment (``os.environ``, read deep in cq: ``cq.env``, the cache dir, rg's config),
 the working directory, the umask, and ``sys.stdin``/``stdout``/``stderr``, opened on the
 client's own descriptors with the client's encodings. So output goes straight to the client's
-terminal or pipe, ``isatty`` answers for the client's stream, ``-`` reads the client's stdin,
-and a closed reader is a ``BrokenPipeError`` here as it would be there. Each search runs on the
-main thread, as in a one-shot ``cq``; a ``cancel`` from the client, or its end of input, is
-delivered as SIGINT to that thread, which is what ^C does to an in-process search.
+terminal or file, ``isatty`` answers for the client's stream, ``-`` reads the client's stdin;
+what goes to a pipe or socket the client writes itself (``relay.py``: a reader that does not
+read never blocks this process), and a closed reader ends the search there as in-process.
+Each search runs on the main thread, as in a one-shot ``cq``; a ``cancel`` from the client,
+or its end of input, is delivered as SIGINT to that thread, which is what ^C does to an
+in-process search.
 
-Started by the server as ``python -m cq.server.worker FD`` with its end of a socket pair;
-end of input there means the server is gone, and the process exits.
+Started by the server as ``python -m cq.server.worker FD`` with its end of a socket pair; it
+says ``ready`` there once warm (no search is handed to it before), and end of input there
+means the server is gone, and the process exits. A search frame whose descriptors do not
+match its streams is dropped, its descriptors closed; a stream the client has closed is
+``/dev/null`` here, as in an in-process search.
 """
 
 from __future__ import annotations
@@ -31,7 +36,12 @@ from collections.abc import Iterator
 import msgspec
 
 from cq.server.messages import Search, Stream
-from cq.server.wire import Channel, WireError
+from cq.server.relay import RelayOut, relayed
+from cq.server.wire import Channel, LostDescriptors, WireError
+
+# The client answers ``started`` with ``go`` at once; one that has not within this long
+# went away (or is stopped) and will search in-process, if at all.
+_GO_S = 10.0
 
 
 def main() -> None:
@@ -43,17 +53,26 @@ def main() -> None:
     warm_process(searching)
     build_parser()  # imports the option table and every subcommand's parser
     os.chdir("/")  # between searches the process holds no directory of anyone's
+    control.send({"kind": "ready"})
     while True:
-        message, fds = control.recv()
+        try:
+            message, fds = control.recv()
+        except LostDescriptors:  # out of descriptors here: the client, without its
+            control.send({"kind": "done"})  # connection, searches in-process
+            continue
         if message is None:
             break
         searching.set()
         try:
-            _serve(msgspec.convert(message, Search), fds)
-        except Exception:  # a malformed frame: drop it, keep serving
+            search = msgspec.convert(message, Search)
+        except msgspec.ValidationError:  # a malformed frame: drop it, keep serving
+            search = None
+        if search is None or len(fds) != len(search.streams) + 1:
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+        else:
+            _serve(search, fds)
         control.send({"kind": "done"})
         _start_embedding_builds()
         warm_between(searching)
@@ -69,24 +88,47 @@ def _start_embedding_builds() -> None:
 
 
 def _serve(search: Search, fds: list[int]) -> None:
-    """Answer ``started``, run the CLI on the client's streams, answer ``exit``."""
+    """Answer ``started``, run the CLI on the client's streams once the client says ``go``,
+    answer ``exit``. The ``go`` makes the hand-over one decision: a client that gave up
+    waiting searches in-process and never says it, and then nothing is written here.
+    ``started`` carries this process's pidfd: the client stops and continues the search
+    with it (^Z, ``fg``) whatever pid namespace it sees."""
     client = Channel(socket.socket(fileno=fds[0]))
     try:
-        client.send({"kind": "started"})
+        _started(client)
+        client.sock.settimeout(_GO_S)
+        go, _ = client.recv()
+        client.sock.settimeout(None)
+        if go is None or go["kind"] != "go":
+            return
         guard = _Interrupt(fds[1:])
         watcher = threading.Thread(target=guard.watch, args=(client,), daemon=True)
         watcher.start()
-        code = _run(search, fds[1:], guard)
+        code = _run(search, fds[1:], guard, client)
         with contextlib.suppress(OSError):
             client.send({"kind": "exit", "code": code})
         with contextlib.suppress(OSError):
             client.sock.shutdown(socket.SHUT_RDWR)  # wakes the watcher with end of input
         watcher.join(timeout=5)
+    except (OSError, WireError):  # the client went away before its search started
+        pass
     finally:
-        client.sock.close()
+        client.close()
         for fd in fds[1:]:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+def _started(client: Channel) -> None:
+    try:
+        pidfd = os.pidfd_open(os.getpid())
+    except OSError:  # a kernel without pidfds: the client cannot pass ^Z on
+        client.send({"kind": "started", "pid": os.getpid()})
+        return
+    try:
+        client.send({"kind": "started", "pid": os.getpid()}, [pidfd])
+    finally:
+        os.close(pidfd)
 
 
 class _Interrupt:
@@ -134,7 +176,7 @@ def _let_go(fds: list[int]) -> None:
         os.close(null)
 
 
-def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
+def _run(search: Search, fds: list[int], guard: _Interrupt, client: Channel) -> int:
     from cq.cli import main as cli_main
     from cq.terminal import forget_warnings
 
@@ -142,7 +184,7 @@ def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
     forget_warnings()  # its warnings said, even those an earlier search said
 
     try:
-        with _request_scope(search, fds):
+        with _request_scope(search, fds, client):
             guard.start()
             try:
                 code = cli_main(search.argv)
@@ -158,7 +200,7 @@ def _run(search: Search, fds: list[int], guard: _Interrupt) -> int:
     except BrokenPipeError:
         return 0
     except BaseException:  # as an uncaught exception in the client's process would: exit 1
-        with _request_scope(search, fds):
+        with _request_scope(search, fds, client):
             traceback.print_exc()
         return 1
 
@@ -175,7 +217,7 @@ def _forget_tool_lookups() -> None:
 
 
 @contextlib.contextmanager
-def _request_scope(search: Search, fds: list[int]) -> Iterator[None]:
+def _request_scope(search: Search, fds: list[int], client: Channel) -> Iterator[None]:
     """The client's environment, directory, umask and streams, for this search only."""
     saved_env = dict(os.environ)
     saved_streams = sys.stdin, sys.stdout, sys.stderr
@@ -184,8 +226,11 @@ def _request_scope(search: Search, fds: list[int]) -> Iterator[None]:
     try:
         os.environ.clear()
         os.environ.update(search.env)
-        for stream, fd in zip(search.streams, fds, strict=False):
-            streams[stream.fd] = _open(stream, fd)
+        for stream, fd in zip(search.streams, fds, strict=True):
+            streams[stream.fd] = _open(stream, fd, client)
+        for number, missing in streams.items():  # closed in the client (``2>&-``)
+            if missing is None:
+                streams[number] = _null(number)
         sys.stdin, sys.stdout, sys.stderr = streams[0], streams[1], streams[2]
         os.chdir(search.cwd)
         yield
@@ -201,8 +246,22 @@ def _request_scope(search: Search, fds: list[int]) -> Iterator[None]:
         os.chdir("/")
 
 
-def _open(stream: Stream, fd: int) -> io.TextIOWrapper:
-    """A text stream on the client's descriptor, set up as the client's Python had it."""
+def _null(number: int) -> io.TextIOWrapper:
+    """``/dev/null`` for a standard stream the client has closed, as ``cq.cli`` makes it for
+    an in-process search: no ``print(file=sys.stderr)`` lands on stdout."""
+    return open(os.devnull, "r" if number == 0 else "w", encoding="utf-8")
+
+
+def _open(stream: Stream, fd: int, client: Channel) -> io.TextIOWrapper:
+    """A text stream on the client's descriptor, set up as the client's Python had it; on a
+    pipe or socket the client writes what is written here (``relay.py`` says why)."""
+    if stream.fd != 0 and relayed(fd):
+        return io.TextIOWrapper(
+            io.BufferedWriter(RelayOut(client, stream.fd, fd)),
+            encoding=stream.encoding,
+            errors=stream.errors,
+            line_buffering=stream.line_buffering,
+        )
     return open(
         fd,
         "r" if stream.fd == 0 else "w",
