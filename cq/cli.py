@@ -149,13 +149,12 @@ def entry() -> None:
 
 
 def _fill_closed_stdio() -> None:
-    """A closed stdin or stderr (``cq ... <&-``, ``2>&-``) reads and writes ``/dev/null`` for
-    this run. Python starts with no stream for it (every ``print(file=sys.stderr)`` would go to
-    stdout, every ``sys.stderr.isatty()`` fail), and the next file cq opened would take its
-    number, which rg and every child inherit as their stdin or stderr."""
-    for fd, name in ((0, "stdin"), (2, "stderr")):
-        if getattr(sys, name) is not None:
-            continue
+    """A closed stdin or stderr (``cq ... <&-``, ``2>&-``) is ``/dev/null`` underneath: the
+    next file cq opened would take its number, which rg and every child inherit as their
+    stdin or stderr. A closed stderr also gets a stream: Python starts with none (every
+    ``print(file=sys.stderr)`` would go to stdout, every ``sys.stderr.isatty()`` fail). A
+    closed stdin keeps none, so ``cq search -`` still says there is no stdin."""
+    for fd in (0, 2):
         try:
             os.fstat(fd)
         except OSError:
@@ -163,8 +162,8 @@ def _fill_closed_stdio() -> None:
             if null != fd:  # fd 0 closed too: /dev/null took that number first
                 os.dup2(null, fd)
                 os.close(null)
-        stream = open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-        setattr(sys, name, stream)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
 
 
 def main(argv: Sequence[str] | None = None) -> int:

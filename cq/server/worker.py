@@ -228,9 +228,9 @@ def _request_scope(search: Search, fds: list[int], client: Channel) -> Iterator[
         os.environ.update(search.env)
         for stream, fd in zip(search.streams, fds, strict=True):
             streams[stream.fd] = _open(stream, fd, client)
-        for number, missing in streams.items():  # closed in the client (``2>&-``)
-            if missing is None:
-                streams[number] = _null(number)
+        for number in (1, 2):  # closed in the client (``2>&-``); a closed stdin stays None
+            if streams[number] is None:
+                streams[number] = _null()
         sys.stdin, sys.stdout, sys.stderr = streams[0], streams[1], streams[2]
         os.chdir(search.cwd)
         yield
@@ -246,10 +246,10 @@ def _request_scope(search: Search, fds: list[int], client: Channel) -> Iterator[
         os.chdir("/")
 
 
-def _null(number: int) -> io.TextIOWrapper:
-    """``/dev/null`` for a standard stream the client has closed, as ``cq.cli`` makes it for
-    an in-process search: no ``print(file=sys.stderr)`` lands on stdout."""
-    return open(os.devnull, "r" if number == 0 else "w", encoding="utf-8")
+def _null() -> io.TextIOWrapper:
+    """``/dev/null`` for an output stream the client has closed, as ``cq.cli`` makes stderr
+    for an in-process search: no ``print(file=sys.stderr)`` lands on stdout."""
+    return open(os.devnull, "w", encoding="utf-8")
 
 
 def _open(stream: Stream, fd: int, client: Channel) -> io.TextIOWrapper:
