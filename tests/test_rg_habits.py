@@ -189,17 +189,22 @@ def test_a_flag_cq_does_not_take_is_refused_by_name(repo: Path, args, flag: str)
 
 
 def test_an_rg_flag_cq_spells_otherwise_names_cqs_spelling(repo: Path) -> None:
-    run = _search(repo, "-g", "*.py", "get_bucket")
+    run = _search(repo, "--json", "get_bucket")
     assert run.returncode == 2
-    assert "does not take -g" in run.stderr and "cq's is --include GLOB" in run.stderr
-    assert "cq's is --format json" in _search(repo, "--json", "get_bucket").stderr
+    assert "does not take --json" in run.stderr and "cq's is --format json" in run.stderr
 
 
 def test_a_query_starting_with_a_dash_is_told_to_follow_double_dash(repo: Path) -> None:
-    run = _search(repo, "-get_bucket")
+    run = _search(repo, "-xget_bucket")
     assert run.returncode == 2
-    assert "does not take -get_bucket" in run.stderr
+    assert "does not take -xget_bucket" in run.stderr
     assert "a query starting with '-' goes after '--'" in run.stderr
+    run = _search(repo, "-get_bucket")  # -g with its glob attached, as rg reads it too
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
+    assert "read -get_bucket as -g 'et_bucket' and has no QUERY" in run.stderr
+    assert "a query starting with '-' goes after '--' (cq search -- -get_bucket)" in run.stderr
+    after = run_cq("search", "--root", str(repo), "--", "-get_bucket")
+    assert after.returncode in (0, 1) and after.stderr == "", after.stderr  # searched
 
 
 def test_usage_errors_point_to_search_help(repo: Path) -> None:
