@@ -18,7 +18,7 @@ from cq.model import (
 )
 from cq.report.md_finding import SHORT_KIND, detail, line_of, resolvers, role_of, scope_of, where_of
 from cq.report.md_scope import dropped_by_scope
-from cq.report.md_text import code, fence
+from cq.report.md_text import code, fence, option, option_name
 
 _LISTED = frozenset(
     {"definition", "callsite", "import", "from_import", *SHORT_KIND}
@@ -30,16 +30,17 @@ def _counted(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
+def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False) -> list[str]:
     """One or two lines: counts, what was left out, mode, languages, focus, roles, rewrite;
     ``verbose`` (``--explain``): the stages' telemetry too."""
     s = result.summary
     shown = f"{_counted(s.total_findings, 'finding')}, {s.shown_findings} shown"
     left = []
     if s.omitted.by_limit:
-        left.append(f"{s.omitted.by_limit} beyond --limit")
+        left.append(f"{s.omitted.by_limit} beyond {option_name('--limit', tool=tool)}")
     if s.omitted.by_budget:
-        left.append(f"{s.omitted.by_budget} dropped to fit --max-tokens {s.omitted.token_budget}")
+        budget = option("--max-tokens", str(s.omitted.token_budget), tool=tool)
+        left.append(f"{s.omitted.by_budget} dropped to fit {budget}")
     if left:
         shown += f" ({'; '.join(left)})"
     langs = ", ".join(
@@ -49,7 +50,7 @@ def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
     )
     mode = " → ".join(s.mode_chain)
     roles = ", ".join(f"{role} {n}" for role, n in s.roles.items())
-    scope = "" if s.lang_scope == "auto" else f" (--lang {s.lang_scope})"
+    scope = "" if s.lang_scope == "auto" else f" ({option('--lang', s.lang_scope, tool=tool)})"
     if not langs:  # no rg match: any finding is the repository index's
         langs = "no text matched, the index found these" if s.total_findings else "no files matched"
     parts = [shown, f"mode {mode}", langs + scope, f"focus {s.focus}"]
@@ -59,7 +60,7 @@ def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
         parts.append(f"caps hit {s.stats.caps_hit}" + (", timed out" if s.stats.timed_out else ""))
     lines = [" · ".join(parts)]
     if s.stats.dropped_by_scope:
-        lines.append(dropped_by_scope(s.stats.dropped_by_scope, s.lang_scope))
+        lines.append(dropped_by_scope(s.stats.dropped_by_scope, s.lang_scope, tool=tool))
     telemetry = msgspec.to_builtins(s.telemetry)  # the stages that counted, by JSON name
     if verbose and telemetry:
         lines.append(
@@ -70,7 +71,7 @@ def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
             )
         )
     if s.semantic is not None and s.semantic.pending:
-        lines.append(_pending(s.semantic.pending, s.semantic.asking))
+        lines.append(_pending(s.semantic.pending, s.semantic.asking, tool))
     if s.telemetry.index is not None and s.telemetry.index.stale:
         lines.append(
             "index: stale, another cq process holds its writer; answered from the index as "
@@ -88,9 +89,9 @@ def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
     return lines
 
 
-def _pending(count: int, asking: str) -> str:
+def _pending(count: int, asking: str, tool: bool) -> str:
     answers = f"{count} Pyrefly answer{'s' if count != 1 else ''} pending"
-    if asking == "background":
+    if asking == "background" or tool:  # the tool takes no semantic_wait: a later call has them
         return f"semantic: {answers} (asked in the background, shown from a later search)"
     return f"semantic: {answers} (not cached; --semantic-wait MS asks Pyrefly and waits)"
 
@@ -208,11 +209,16 @@ def hot_files(section: HotFiles) -> list[str]:
     return [f"## {section.title}{more}", "", body]
 
 
-def follow_ups(section: FollowUps) -> list[str]:
+def follow_ups(section: FollowUps, *, tool: bool = False) -> list[str]:
+    """Each next search as its command line, or (``tool``) as the tool call's arguments."""
     if not section.follow_ups:
         return []
     lines = [f"## {section.title}", ""]
-    lines += [f"- {item.why}: {code(item.command)}" for item in section.follow_ups]
+    for item in section.follow_ups:
+        if tool and isinstance(item.arguments, str):
+            lines.append(f"- {item.why}: search with {code(item.arguments)}")
+        else:
+            lines.append(f"- {item.why}: {code(item.command)}")
     return lines
 
 
