@@ -13,6 +13,7 @@ from cq.model import (
     HotFiles,
     KindCounts,
     RelevantFunction,
+    RewriteSummary,
     SearchResult,
     TopContexts,
 )
@@ -48,12 +49,13 @@ def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False)
         for ls in s.languages
         if ls.stats.total_matches
     )
-    mode = " → ".join(s.mode_chain)
     roles = ", ".join(f"{role} {n}" for role, n in s.roles.items())
     scope = "" if s.lang_scope == "auto" else f" ({option('--lang', s.lang_scope, tool=tool)})"
     if not langs:  # no rg match: any finding is the repository index's
         langs = "no text matched, the index found these" if s.total_findings else "no files matched"
-    parts = [shown, f"mode {mode}", langs + scope, f"focus {s.focus}"]
+    parts = [shown, _searched_as(s.mode_chain), langs + scope]
+    if s.focus != "all":
+        parts.append(f"{s.focus} first")
     if roles:
         parts.append(f"roles {roles}")
     if s.stats.caps_hit != "none" or s.stats.timed_out:
@@ -74,26 +76,52 @@ def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False)
         lines.append(_pending(s.semantic.pending, s.semantic.asking, tool))
     if s.telemetry.index is not None and s.telemetry.index.stale:
         lines.append(
-            "index: stale, another cq process holds its writer; answered from the index as "
-            "last committed (files changed since are missing or out of date)"
+            "the index may be behind: another cq is updating it, so files changed since its "
+            "last update are missing or out of date here"
         )
     if s.asked_name:
         lines.append(f"asked about {code(s.asked_name)}: searched as that name")
     if s.rewrite and s.rewrite.applied:
-        terms = ", ".join(code(t) for t in (*s.rewrite.identifiers, *s.rewrite.literals))
-        lines.append(f"rewritten by {s.rewrite.rewriter} ({s.rewrite.trigger}): {terms}")
+        lines.append(_rewritten(s.rewrite))
         reason = s.rewrite.fallback_reason
         # cq's default model server not answering is no news; one the user named is
         if reason and s.rewrite.llm_configured and reason != "llm disabled by config":
-            lines.append(f"offline fallback: {reason}")
+            lines.append(f"your model was not used, so the rewrite was made offline: {reason}")
     return lines
 
 
+_AS = {"identifier": "a name", "literal": "text", "regex": "a regex"}
+
+
+def _searched_as(chain: tuple[str, ...]) -> str:
+    """``searched as a name, then as text``: the modes the search went through, in words."""
+    return "searched as " + ", then as ".join(_AS.get(mode, mode) for mode in chain)
+
+
+# Why and how a query was rewritten, by ``RewriteSummary.trigger``.
+_WHY = {
+    "zero_results": "no results for the words as typed, so they were rewritten {how} into {into}",
+    "heuristic": "read as a question and rewritten {how} into {into}",
+    "forced": "rewritten {how} as asked, into {into}",
+}
+
+
+def _rewritten(rewrite: RewriteSummary) -> str:
+    """``read as a question and rewritten offline into names: `a`, `b```."""
+    names, phrases = rewrite.identifiers, rewrite.literals
+    into = "names and phrases" if names and phrases else "names" if names else "phrases"
+    terms = ", ".join(code(t) for t in (*names, *phrases))
+    by = rewrite.rewriter.removeprefix("llm:")
+    how = "offline" if rewrite.rewriter == "offline" else f"by the model {by}"
+    said = _WHY.get(rewrite.trigger, "rewritten {how} into {into}")
+    return f"{said.format(how=how, into=into)}: {terms}"
+
+
 def _pending(count: int, asking: str, tool: bool) -> str:
-    answers = f"{count} Pyrefly answer{'s' if count != 1 else ''} pending"
+    hits = _counted(count, "shown hit")
     if asking == "background" or tool:  # the tool takes no semantic_wait: a later call has them
-        return f"semantic: {answers} (asked in the background, shown from a later search)"
-    return f"semantic: {answers} (not cached; --semantic-wait MS asks Pyrefly and waits)"
+        return f"types of {hits} still being worked out (Pyrefly); run again for them"
+    return f"types of {hits} not worked out yet (Pyrefly); --semantic-wait MS waits for them"
 
 
 def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[str]:
