@@ -65,13 +65,15 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ``--pcre2``, ``-U``): said by name, never with the next word, which argparse would have
     taken as the query, and pointing to the subcommand's own help."""
     args, extra = build_parser().parse_known_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if getattr(args, "query", "") is None and getattr(args, "listing", None) != "files":
+        _query_taken_by_a_flag(words)
     if "--" in extra:  # left by argparse once QUERY had its word: ``cq search Q -l -- PATH``
         extra.remove("--")
     if not extra:
         return args
     where = f"cq {args.command}" if args.command else "cq"
     flag = next((word for word in extra if word.startswith("-") and word != "-"), None)
-    words = list(sys.argv[1:] if argv is None else argv)
     if flag is not None and "--" in words and words.index("--") < words.index(flag):
         raise UsageError(f"unexpected argument {flag!r} after '--': flags go before it")
     if flag is not None:
@@ -110,13 +112,25 @@ _SEARCH_HELP = (
 # rg flags people type out of habit whose meaning cq spells another way: named in the refusal.
 _RG_SPELLINGS = {
     "--json": "--format json",
-    "-g": "--include GLOB (or --exclude GLOB)",
-    "--glob": "--include GLOB (or --exclude GLOB)",
     "-e": "--regex QUERY",
     "--regexp": "--regex QUERY",
     "-u": "--no-ignore",
     "-.": "--hidden",
 }
+
+
+def _query_taken_by_a_flag(words: list[str]) -> None:
+    """A search left without its query because a word like ``-get_bucket`` was read as a
+    short flag with its value attached (``-g et_bucket``, as rg reads it too): say so."""
+    from cq.cli_options import short_flags_taking_values
+
+    taking = short_flags_taking_values()
+    for word in words[: words.index("--")] if "--" in words else words:
+        if len(word) > 2 and word[:2] in taking and not word.startswith("--"):
+            raise UsageError(
+                f"cq search read {word} as {word[:2]} {word[2:]!r} and has no QUERY: "
+                f"a query starting with '-' goes after '--' (cq search -- {word})"
+            )
 
 
 def _word_like(flag: str) -> bool:

@@ -27,8 +27,10 @@ def add_agent_parser(sub: argparse._SubParsersAction) -> None:
             "server 'cq': Claude Code's .mcp.json (--user: ~/.claude.json), Codex's "
             ".codex/config.toml, read in trusted projects (--user: $CODEX_HOME/config.toml), "
             "and with --cursor/--gemini Cursor's .cursor/mcp.json and Gemini CLI's "
-            ".gemini/settings.json (--user: the same under the home directory). The server is "
-            "started by the absolute path of this cq. Config files are edited in place: other "
+            ".gemini/settings.json (--user: the same under the home directory). A project's "
+            "files, which are committed, run 'cq' from PATH (or a venv inside the project by "
+            "its path from the root); --user files run this cq by its absolute path. Config "
+            "files are edited in place: other "
             "servers and settings stay as they are, a file that does not parse is left alone. "
             "Files and entries you edited are kept unless --force. Without an agent flag: "
             "Claude Code and Codex."
@@ -71,8 +73,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def run_agent_command(args: argparse.Namespace) -> int:
     from cq.agent.install import install, uninstall
-    from cq.agent.targets import AGENTS, DEFAULT_AGENTS, home_dir
-    from cq.terminal import visible
+    from cq.agent.targets import AGENTS, DEFAULT_AGENTS, home_dir, invocation
+    from cq.terminal import visible, warn
 
     if args.agent_command is None:
         raise UsageError("agent needs a subcommand: install or uninstall (see 'cq agent --help')")
@@ -98,4 +100,9 @@ def run_agent_command(args: argparse.Namespace) -> int:
     if not actions:
         print("nothing to do")
     sys.stdout.flush()
+    if args.agent_command == "install" and (away := invocation(scope, base).off_path):
+        warn(
+            f"the project's files run cq from PATH, and this one ({away}) is not on PATH: "
+            "put it there (pipx install, uv tool install), or install with --user"
+        )
     return 0

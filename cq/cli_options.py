@@ -92,6 +92,19 @@ def _add(group: Any, option: SearchOption) -> None:
         group.add_argument(*option.flags, default=default, **named)
 
 
+def short_flags_taking_values() -> frozenset[str]:
+    """``-g``, ``-t``, ``-A``, ...: the short flags of ``cq search`` that take a value, which
+    argparse (as rg) reads attached too (``-gGLOB``)."""
+    flags = {
+        flag
+        for option in SEARCH_OPTIONS
+        if option.cli and not option.spellings and option_type(option) is not bool
+        for flag in option.flags
+    }
+    flags |= {limit.flag for limit in LIMIT_FLAGS}
+    return frozenset(f for f in flags if len(f) == 2 and f[0] == "-" and f[1] != "-")
+
+
 def _choices(kind: Any) -> tuple[Any, ...] | None:
     """The values of a ``Literal`` (or an optional one), else None."""
     args = typing.get_args(kind)

@@ -51,9 +51,14 @@ def user_profiles_dir() -> Path:
     return user_config_dir() / "profiles"
 
 
+def preset_profiles() -> list[str]:
+    """The names of the profiles cq ships (``audit``, ``interactive``, ...)."""
+    return sorted(p.stem for p in profiles_dir().glob("*.toml"))
+
+
 def available_profiles() -> list[str]:
     """The names ``--profile`` accepts: the shipped presets and the user's own."""
-    names = {p.stem for p in profiles_dir().glob("*.toml")}
+    names = set(preset_profiles())
     with contextlib.suppress(OSError):
         names |= {p.stem for p in user_profiles_dir().glob("*.toml") if is_profile_name(p.stem)}
     return sorted(names)

@@ -63,6 +63,12 @@ def run_cq(
     return CqRun(proc)
 
 
+def path_with_cq() -> str:
+    """``PATH`` with this cq's script directory first: a machine where ``cq`` is on PATH, as
+    the files of a project install expect (``cq agent install --project``)."""
+    return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+
 def run_hooked(hook: str, *args: str, env: dict[str, str] | None = None) -> CqRun:
     """Run the real CLI in a subprocess with a test-only hook from ``hooked_cq.py``."""
     script = Path(__file__).parent / "hooked_cq.py"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import run_cq
+from conftest import path_with_cq, run_cq
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -37,7 +37,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def agent(*args: str, cwd: Path, home: Path) -> str:
-    run = run_cq("agent", *args, cwd=cwd, env={"HOME": str(home)})
+    run = run_cq("agent", *args, cwd=cwd, env={"HOME": str(home), "PATH": path_with_cq()})
     assert run.returncode == 0, run.stderr
     assert run.stderr == ""
     return run.stdout
@@ -82,7 +82,11 @@ def test_a_project_whose_name_is_not_utf8_installs_and_uninstalls(project, home)
     odd = project.rename(project.with_name("proj_\udce9"))
     (odd / "CLAUDE.md").write_text("# House rules\n")
     before = snapshot(odd)
-    strict = {"HOME": str(home), "PYTHONIOENCODING": "utf-8:strict"}  # as en_US.UTF-8 has it
+    strict = {
+        "HOME": str(home),
+        "PATH": path_with_cq(),
+        "PYTHONIOENCODING": "utf-8:strict",
+    }  # as en_US.UTF-8 has it
     installed = run_cq("agent", "install", "--guidance", cwd=odd, env=strict)
     assert installed.returncode == 0, installed.stderr
     assert "proj_\\udce9/.mcp.json" in installed.stdout  # the name as markdown shows it
@@ -146,7 +150,7 @@ def test_user_scope_writes_under_home_only(project, home):
 
 def test_codex_home_is_honoured_for_user_prompts(project, home, tmp_path):
     codex_home = tmp_path / "codex-home"
-    env = {"HOME": str(home), "CODEX_HOME": str(codex_home)}
+    env = {"HOME": str(home), "PATH": path_with_cq(), "CODEX_HOME": str(codex_home)}
     run = run_cq("agent", "install", "--codex", "--user", cwd=project, env=env)
     assert run.returncode == 0, run.stderr
     assert (codex_home / "prompts" / "cq.md").is_file()
@@ -159,7 +163,10 @@ def test_uninstall_without_a_manifest_removes_only_pristine_files(project, home,
     agent("install", "--claude", cwd=project, home=home)
     # A different cache dir: the manifest is gone, as after clearing the cache.
     run = run_cq(
-        "agent", "uninstall", cwd=project, env={"HOME": str(home), "CQ_CACHE_DIR": str(tmp_path)}
+        "agent",
+        "uninstall",
+        cwd=project,
+        env={"HOME": str(home), "PATH": path_with_cq(), "CQ_CACHE_DIR": str(tmp_path)},
     )
     assert run.returncode == 0 and set(outcomes(run.stdout).values()) == {"removed"}
     assert not (project / CLAUDE_CMD).exists() and not (project / ".mcp.json").exists()
@@ -172,7 +179,7 @@ def test_uninstall_without_a_manifest_removes_files_holding_only_cqs_block(proje
     (project / "CLAUDE.md").write_text("# House rules\n")
     agent("install", "--guidance", cwd=project, home=home)
     assert (project / ".codex" / "config.toml").is_file() and (project / "AGENTS.md").is_file()
-    env = {"HOME": str(home), "CQ_CACHE_DIR": str(tmp_path / "other-cache")}
+    env = {"HOME": str(home), "PATH": path_with_cq(), "CQ_CACHE_DIR": str(tmp_path / "other-cache")}
     run = run_cq("agent", "uninstall", cwd=project, env=env)
     assert run.returncode == 0 and set(outcomes(run.stdout).values()) == {"removed"}, run.stdout
     assert not (project / ".codex" / "config.toml").exists()
@@ -182,10 +189,16 @@ def test_uninstall_without_a_manifest_removes_files_holding_only_cqs_block(proje
 
 def test_bad_invocations_are_one_line_errors(project, home):
     for args in (["agent"], ["agent", "install", "--user", "--project"], ["agent", "nope"]):
-        run = run_cq(*args, cwd=project, env={"HOME": str(home)})
+        run = run_cq(*args, cwd=project, env={"HOME": str(home), "PATH": path_with_cq()})
         assert run.returncode == 2
         assert run.stderr.startswith("cq: ") and run.stderr.count("\n") == 1
-    run = run_cq("agent", "install", "--root", str(project / "missing"), env={"HOME": str(home)})
+    run = run_cq(
+        "agent",
+        "install",
+        "--root",
+        str(project / "missing"),
+        env={"HOME": str(home), "PATH": path_with_cq()},
+    )
     assert run.returncode == 2 and "not found" in run.stderr
 
 
@@ -241,8 +254,7 @@ def test_mcp_server_is_merged_into_existing_configs_and_uninstall_restores_them(
     assert claude["note"] == "kept as written"
     assert claude["mcpServers"]["docs"] == {"command": "docs-server", "args": []}
     server = cq_server(claude)
-    assert Path(server["command"]).is_absolute() and os.access(server["command"], os.X_OK)
-    assert server["args"] == ["mcp"]
+    assert server == {"command": "cq", "args": ["mcp"]}  # committed: cq as PATH finds it
     codex = tomllib.loads((project / CODEX_TOML).read_text())
     assert codex["model"] == "o3" and codex["mcp_servers"]["docs"] == {"command": "docs"}
     assert cq_server(codex) == server
@@ -341,18 +353,24 @@ def test_no_mcp_registers_nothing(project, home):
 
 
 def test_registered_command_starts_a_working_mcp_server(project, home, tmp_path):
-    """Start cq's server as the agents would, from the configs install wrote, with an
-    environment that does not put this venv on PATH."""
+    """Start cq's server as the agents would, from the configs install wrote: a project's
+    on a machine with cq on PATH (a teammate's), the user's with an environment that does
+    not put this venv on PATH (an agent started from a GUI)."""
     agent("install", cwd=project, home=home)
+    agent("install", "--user", cwd=project, home=home)
+    base = {"HOME": str(home), "CQ_CACHE_DIR": str(tmp_path / "c")}
+    bare = "/usr/bin:/bin"
+    with_cq = os.pathsep.join([str(Path(sys.executable).parent), bare])
     servers = [
-        cq_server(json.loads((project / MCP_JSON).read_text())),
-        cq_server(tomllib.loads((project / CODEX_TOML).read_text())),
+        (cq_server(json.loads((project / MCP_JSON).read_text())), with_cq),
+        (cq_server(tomllib.loads((project / CODEX_TOML).read_text())), with_cq),
+        (cq_server(json.loads((home / ".claude.json").read_text())), bare),
+        (cq_server(tomllib.loads((home / ".codex" / "config.toml").read_text())), bare),
     ]
-    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "CQ_CACHE_DIR": str(tmp_path / "c")}
 
-    async def tools_and_answer(server: dict) -> tuple[set[str], str]:
+    async def tools_and_answer(server: dict, path: str) -> tuple[set[str], str]:
         params = StdioServerParameters(
-            command=server["command"], args=server["args"], env=env, cwd=project
+            command=server["command"], args=server["args"], env={**base, "PATH": path}, cwd=project
         )
         with (tmp_path / "server.err").open("w") as errlog:
             transport = stdio_client(params, errlog=errlog)
@@ -361,8 +379,8 @@ def test_registered_command_starts_a_working_mcp_server(project, home, tmp_path)
                 found = await client.call_tool("search", {"query": "main", "limit": 3})
                 return tools, "".join(block.text for block in found.content)
 
-    for server in servers:
-        tools, answer = anyio.run(tools_and_answer, server)
+    for server, path in servers:
+        tools, answer = anyio.run(tools_and_answer, server, path)
         assert tools == {"search", "stats"}
         assert "app.py:1:" in answer
 
@@ -393,8 +411,8 @@ def test_cq_entry_is_laid_out_like_its_neighbours(project, home, theirs):
 
 
 def test_interpreter_registration_is_not_shadowed_by_the_project(project, home, tmp_path):
-    """Without a ``cq`` script beside the interpreter, install registers the interpreter
-    itself. An agent starts that server with the project as its working directory: a
+    """Without a ``cq`` script beside the interpreter, a user install registers the
+    interpreter itself. An agent starts that server with the project as its working directory: a
     project's own ``msgspec.py`` or ``cq/`` package must not be imported in place of cq's
     modules (``python -m`` alone puts the working directory first on ``sys.path``)."""
     bare = tmp_path / "bare"  # an interpreter with no cq script beside it
@@ -409,9 +427,9 @@ def test_interpreter_registration_is_not_shadowed_by_the_project(project, home, 
         "CQ_CACHE_DIR": str(tmp_path / "c"),
     }
     python = str(bare / "bin" / "python")
-    cmd = [python, "-m", "cq", "agent", "install", "--claude"]
+    cmd = [python, "-m", "cq", "agent", "install", "--claude", "--user"]
     subprocess.run(cmd, cwd=project, env=env, check=True, capture_output=True)
-    server = cq_server(json.loads((project / MCP_JSON).read_text()))
+    server = cq_server(json.loads((home / ".claude.json").read_text()))
     assert server["command"] == python
     shadow = "raise ImportError(\"the project's {} was imported instead of cq's\")\n"
     (project / "msgspec.py").write_text(shadow.format("msgspec.py"))

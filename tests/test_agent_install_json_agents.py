@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from conftest import run_cq
+from conftest import path_with_cq, run_cq
 
 CURSOR = Path(".cursor/mcp.json")
 GEMINI = Path(".gemini/settings.json")
@@ -20,7 +20,7 @@ GEMINI_THEIRS = (
 
 def agent(*args: str, cwd: Path, home: Path) -> dict[str, str]:
     """Run the installer; the outcome for each path it printed (each must be absolute)."""
-    run = run_cq("agent", *args, cwd=cwd, env={"HOME": str(home)})
+    run = run_cq("agent", *args, cwd=cwd, env={"HOME": str(home), "PATH": path_with_cq()})
     assert run.returncode == 0 and run.stderr == "", run.stderr
     found = {}
     for line in run.stdout.splitlines():
@@ -45,8 +45,8 @@ def test_cursor_and_gemini_project_configs_are_merged_and_restored(project, home
     out = agent("install", "--cursor", "--gemini", cwd=project, home=home)
     assert out == {str(project / CURSOR): "written", str(project / GEMINI): "written"}
     cq = servers(project / CURSOR)["cq"]
-    assert os.path.isabs(cq["command"]) and os.access(cq["command"], os.X_OK)
-    assert cq["args"] == ["mcp"] and servers(project / GEMINI)["cq"] == cq
+    assert cq == {"command": "cq", "args": ["mcp"]}  # committed: cq as PATH finds it
+    assert servers(project / GEMINI)["cq"] == cq
     gemini = json.loads((project / GEMINI).read_text())
     assert gemini["theme"] == "GitHub" and gemini["contextFileName"] == "AGENTS.md"
     assert servers(project / GEMINI)["git"] == {"command": "uvx", "args": ["mcp-server-git"]}
@@ -64,7 +64,9 @@ def test_user_scope_writes_under_home_and_prints_absolute_paths(project, home):
     assert set(out.values()) == {"written"}
     assert all(path.startswith(str(home) + os.sep) for path in out)
     assert str(home / ".claude/commands/cq.md") in out and str(home / ".claude.json") in out
-    assert servers(home / CURSOR)["cq"]["args"] == ["mcp"]
+    cq = servers(home / CURSOR)["cq"]  # the user's own: this cq by absolute path
+    assert os.path.isabs(cq["command"]) and os.access(cq["command"], os.X_OK)
+    assert cq["args"] == ["mcp"]
     assert servers(home / GEMINI)["cq"]["args"] == ["mcp"]
     out = agent("uninstall", "--user", cwd=project, home=home)
     assert set(out.values()) == {"removed"} and all(os.path.isabs(p) for p in out)

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_cq
+from conftest import path_with_cq, run_cq
 
 CLAUDE_CMD = Path(".claude/commands/cq.md")
 
@@ -37,7 +37,9 @@ def tree(root: Path) -> dict[str, bytes | str]:
 
 
 def agent(*args: str, cwd: Path, home: Path, timeout: float = 60):
-    return run_cq("agent", *args, cwd=cwd, env={"HOME": str(home)}, timeout=timeout)
+    return run_cq(
+        "agent", *args, cwd=cwd, env={"HOME": str(home), "PATH": path_with_cq()}, timeout=timeout
+    )
 
 
 def refused(run, path: Path) -> bool:

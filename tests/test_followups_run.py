@@ -61,16 +61,24 @@ def test_follow_ups_run_in_the_shell_that_ran_cq(tmp_path, launch, on_path):
         assert done.stdout.startswith("# cq search"), (command, done.stderr)
 
 
-def test_follow_ups_are_within_the_installed_commands_permissions(tmp_path):
+@pytest.mark.parametrize(
+    ("scope", "path"),
+    [
+        ("--project", f"{SCRIPT.parent}:{BARE_PATH}"),  # committed files: cq on PATH
+        ("--user", BARE_PATH),  # the user's own: this cq by its path, on PATH or not
+    ],
+)
+def test_follow_ups_are_within_the_installed_commands_permissions(tmp_path, scope, path):
     """``allowed-tools: Bash(<prefix>:*)`` lets the agent run a command starting with
     ``<prefix>``: every follow-up must, or the agent has to ask (or cannot run it)."""
     repo = write_tree(tmp_path / "repo", FILES)
     home = tmp_path / "home"
     home.mkdir()
-    env = {**os.environ, "PATH": BARE_PATH, "HOME": str(home)}
-    install = [str(SCRIPT), "agent", "install", "--claude", "--no-mcp"]
+    env = {**os.environ, "PATH": path, "HOME": str(home)}
+    install = [str(SCRIPT), "agent", "install", scope, "--claude", "--no-mcp"]
     subprocess.run(install, cwd=repo, env=env, check=True, capture_output=True)
-    command_file = (repo / ".claude/commands/cq.md").read_text()
+    base = repo if scope == "--project" else home
+    command_file = (base / ".claude/commands/cq.md").read_text()
     prefix = re.search(r"^allowed-tools: Bash\((.+):\*\)$", command_file, re.M).group(1)
     cmd = [str(SCRIPT), "search", "save", "--root", str(repo), "--limit", "2"]
     run = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)

@@ -231,7 +231,7 @@ def test_no_answer_exceeds_the_token_budget(repo: Path, tmp_path: Path) -> None:
                 # The header and the note name the same budget, the one the call had (the
                 # header named the budget left after the note's share, 234 for 300).
                 header = next(ln for ln in text_of(small).splitlines() if "dropped to fit" in ln)
-                assert "dropped to fit --max-tokens 300)" in header, header
+                assert "dropped to fit max_tokens: 300)" in header, header
                 assert "to fit max_tokens 300" in text_of(small)
                 everything = await client.call_tool("search", {"query": "Insert", "limit": 0})
                 assert "Insert an edge" in text_of(everything)

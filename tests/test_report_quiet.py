@@ -43,14 +43,15 @@ def test_no_llm_line_unless_the_user_named_a_model_server(repo):
     named (here ``CQ_LLM_URL``, pointing nowhere) that fails gets one."""
     default = {"CQ_LLM_URL": ""}  # unset: the default server, which does not answer here
     md = search(repo, QUESTION, env=default).stdout
-    assert "rewritten by offline" in md
-    assert not re.search(r"^offline fallback|11434|refused", md, re.M | re.I), md
+    assert "read as a question and rewritten offline into names" in md
+    assert not re.search(r"^your model was not used|11434|refused", md, re.M | re.I), md
     rewrite = search(repo, QUESTION, "--format", "json", env=default).json()["summary"]["rewrite"]
     assert rewrite["llm_configured"] is False and "fallback_reason" in rewrite  # JSON keeps it
 
     named = search(repo, QUESTION).stdout  # conftest names http://127.0.0.1:9/
     fallback = [line for line in named.splitlines() if "127.0.0.1:9" in line]
-    assert len(fallback) == 1 and fallback[0].startswith("offline fallback: llm ollama at")
+    said = "your model was not used, so the rewrite was made offline: llm ollama at"
+    assert len(fallback) == 1 and fallback[0].startswith(said)
 
 
 def test_run_line_and_telemetry_only_with_explain(repo):

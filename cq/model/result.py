@@ -110,11 +110,14 @@ class ScopeGroup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class FollowUp(msgspec.Struct, frozen=True, kw_only=True):
-    """A next command that cq really has; ``argv`` runs as is, ``command`` is shell-quoted."""
+    """A next command that cq really has; ``argv`` runs as is, ``command`` is shell-quoted;
+    ``arguments``: the same search as the MCP tool's arguments (a JSON object), what a report
+    for a tool call prints (never in the JSON report, which is the CLI's)."""
 
     why: str
     argv: tuple[str, ...]
     command: str
+    arguments: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class TopContexts(msgspec.Struct, frozen=True, kw_only=True, tag="top_contexts"):

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from cq.model import SearchResult
+from cq.model import FollowUps, SearchResult, Section
 
 # ``SearchResult`` fields the JSON report never carries: ``plan`` is what the markdown says;
 # ``files`` is ``-l``/``-c``'s list, which prints no JSON.
@@ -24,12 +24,22 @@ def render_json(result: SearchResult) -> str:
     ``plan`` (what the markdown says) is left out: the JSON carries the facts it is made of;
     so is ``files``, which only ``-l``/``-c`` print (``_NOT_IN_JSON``)."""
     result = msgspec.structs.replace(result, **dict.fromkeys(_NOT_IN_JSON, msgspec.UNSET))
+    result = msgspec.structs.replace(result, sections=tuple(map(_cli_only, result.sections)))
     try:
         return msgspec.json.encode(result).decode() + "\n"
     except UnicodeEncodeError:
         import json
 
         return json.dumps(msgspec.to_builtins(result), separators=(",", ":")) + "\n"
+
+
+def _cli_only(section: Section) -> Section:
+    """A follow-up as the JSON report carries it: its command line, not the MCP tool's
+    arguments (the markdown of a tool call prints those)."""
+    if not isinstance(section, FollowUps):
+        return section
+    plain = tuple(msgspec.structs.replace(f, arguments=msgspec.UNSET) for f in section.follow_ups)
+    return msgspec.structs.replace(section, follow_ups=plain)
 
 
 def report_schema() -> dict[str, Any]:
@@ -41,6 +51,7 @@ def report_schema() -> dict[str, Any]:
     result = defs["SearchResult"]
     for name in _NOT_IN_JSON:
         result["properties"].pop(name)
+    defs["FollowUp"]["properties"].pop("arguments")
     reached: set[str] = set()
     todo = ["SearchResult"]
     while todo:

@@ -39,13 +39,15 @@ from cq.report.md_text import code
 from cq.terminal import visible
 
 
-def render_markdown(result: SearchResult, *, verbose: bool = False) -> str:
+def render_markdown(result: SearchResult, *, verbose: bool = False, tool: bool = False) -> str:
     """The report as markdown text ending in a newline; ``verbose`` (``--explain``): with the
-    telemetry and the ``run:`` line."""
+    telemetry and the ``run:`` line; ``tool``: for an MCP tool call, whose reader names the
+    search's options by the tool's arguments (``max_tokens: 300``, not ``--max-tokens 300``)
+    and asks for a follow-up by calling the tool again."""
     findings, plan = result.findings, _plan(result)
     lines = [f"# cq search {code(_one_line(result.summary.query))}", ""]
-    lines += answer(result, plan.answer)
-    lines += ["", *overview(result, verbose=verbose)]
+    lines += answer(result, plan.answer, tool=tool)
+    lines += ["", *overview(result, verbose=verbose, tool=tool)]
     typed = _answer_typed(result)
     for section in result.sections:
         block: list[str] = []
@@ -60,7 +62,7 @@ def render_markdown(result: SearchResult, *, verbose: bool = False) -> str:
         elif isinstance(section, HotFiles):
             block = hot_files(section)
         elif isinstance(section, FollowUps):
-            block = follow_ups(section)
+            block = follow_ups(section, tool=tool)
         if block:
             lines += ["", *block]
     around = context_lines(findings)  # -A/-B/-C

@@ -13,23 +13,25 @@ from cq.model import (
     TargetCounts,
 )
 from cq.report.md_finding import enrichment_facts, line_of, resolvers, scope_of, where_of
-from cq.report.md_text import code, fence
+from cq.report.md_text import code, fence, option
 
 _IT = re.compile(r"\bit\b", re.IGNORECASE)  # the pronoun --context and --follow-up resolve
 
 
-def answer(result: SearchResult, said: Answer) -> list[str]:
-    """The Answer's lines."""
+def answer(result: SearchResult, said: Answer, *, tool: bool = False) -> list[str]:
+    """The Answer's lines (``tool``: options named as the MCP tool's arguments)."""
     findings, summary = result.findings, result.summary
     if said.kind == "not_found":
-        return _not_found(result)
+        return _not_found(result, tool)
     if said.kind == "nothing" or said.finding is None:
         lines = [f"No findings for {code(summary.query.strip()[:80])}."]
         rewrite = summary.rewrite
         if rewrite is not None and rewrite.subject is None and _IT.search(summary.query):
+            context = code(option("--context", "TEXT", tool=tool))
+            follow = code(option("--follow-up", tool=tool))
             lines.append(
-                "Nothing said what `it` is: give it with `--context TEXT`, or search its "
-                "name with `--follow-up` first, then ask again with `--follow-up`."
+                f"Nothing said what `it` is: give it with {context}, or search its "
+                f"name with {follow} first, then ask again with {follow}."
             )
         return lines
     f = findings[said.finding]
@@ -60,7 +62,7 @@ def answer(result: SearchResult, said: Answer) -> list[str]:
     return [*lines, f"Why: {'; '.join(said.evidence)}."] if said.evidence else lines
 
 
-def _not_found(result: SearchResult) -> list[str]:
+def _not_found(result: SearchResult, tool: bool) -> list[str]:
     """A name no file holds: said so, with the defined names nearest it and where each is."""
     summary = result.summary
     name = (summary.asked_name or summary.query).strip()[:80]
@@ -70,7 +72,7 @@ def _not_found(result: SearchResult) -> list[str]:
         how = "as text"
     where = "the searched scope"
     if summary.stats.timed_out:  # rg stopped early: only what it read is known
-        where = "what the search read before its time limit (--timeout)"
+        where = "what the search read before its time limit" + ("" if tool else " (--timeout)")
     lines = [f"**Not found:** no file in {where} holds {code(name)} {how}."]
     near = summary.suggestions if isinstance(summary.suggestions, tuple) else ()
     if not near:
@@ -79,7 +81,8 @@ def _not_found(result: SearchResult) -> list[str]:
     for s in near:
         if s.kind == "file":  # a file, not a name: where to search inside it
             cited = code(f"{s.file}:{s.line}") if s.line > 1 else code(s.file)
-            lines.append(f"- {cited} — a file of the tree (`--in {s.file}` searches it)")
+            inside = code(option("--in", s.file, tool=tool))
+            lines.append(f"- {cited} — a file of the tree ({inside} searches it)")
         else:
             lines.append(f"- {code(s.name)} — {s.kind} at {code(f'{s.file}:{s.line}:{s.col}')}")
     return lines

@@ -13,12 +13,13 @@ from cq.model import (
     HotFiles,
     KindCounts,
     RelevantFunction,
+    RewriteSummary,
     SearchResult,
     TopContexts,
 )
 from cq.report.md_finding import SHORT_KIND, detail, line_of, resolvers, role_of, scope_of, where_of
 from cq.report.md_scope import dropped_by_scope
-from cq.report.md_text import code, fence
+from cq.report.md_text import code, fence, option, option_name
 
 _LISTED = frozenset(
     {"definition", "callsite", "import", "from_import", *SHORT_KIND}
@@ -30,16 +31,17 @@ def _counted(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
+def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False) -> list[str]:
     """One or two lines: counts, what was left out, mode, languages, focus, roles, rewrite;
     ``verbose`` (``--explain``): the stages' telemetry too."""
     s = result.summary
     shown = f"{_counted(s.total_findings, 'finding')}, {s.shown_findings} shown"
     left = []
     if s.omitted.by_limit:
-        left.append(f"{s.omitted.by_limit} beyond --limit")
+        left.append(f"{s.omitted.by_limit} beyond {option_name('--limit', tool=tool)}")
     if s.omitted.by_budget:
-        left.append(f"{s.omitted.by_budget} dropped to fit --max-tokens {s.omitted.token_budget}")
+        budget = option("--max-tokens", str(s.omitted.token_budget), tool=tool)
+        left.append(f"{s.omitted.by_budget} dropped to fit {budget}")
     if left:
         shown += f" ({'; '.join(left)})"
     langs = ", ".join(
@@ -47,19 +49,20 @@ def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
         for ls in s.languages
         if ls.stats.total_matches
     )
-    mode = " → ".join(s.mode_chain)
     roles = ", ".join(f"{role} {n}" for role, n in s.roles.items())
-    scope = "" if s.lang_scope == "auto" else f" (--lang {s.lang_scope})"
+    scope = "" if s.lang_scope == "auto" else f" ({option('--lang', s.lang_scope, tool=tool)})"
     if not langs:  # no rg match: any finding is the repository index's
         langs = "no text matched, the index found these" if s.total_findings else "no files matched"
-    parts = [shown, f"mode {mode}", langs + scope, f"focus {s.focus}"]
+    parts = [shown, _searched_as(s.mode_chain), langs + scope]
+    if s.focus != "all":
+        parts.append(f"{s.focus} first")
     if roles:
         parts.append(f"roles {roles}")
     if s.stats.caps_hit != "none" or s.stats.timed_out:
         parts.append(f"caps hit {s.stats.caps_hit}" + (", timed out" if s.stats.timed_out else ""))
     lines = [" · ".join(parts)]
     if s.stats.dropped_by_scope:
-        lines.append(dropped_by_scope(s.stats.dropped_by_scope, s.lang_scope))
+        lines.append(dropped_by_scope(s.stats.dropped_by_scope, s.lang_scope, tool=tool))
     telemetry = msgspec.to_builtins(s.telemetry)  # the stages that counted, by JSON name
     if verbose and telemetry:
         lines.append(
@@ -70,29 +73,55 @@ def overview(result: SearchResult, *, verbose: bool = False) -> list[str]:
             )
         )
     if s.semantic is not None and s.semantic.pending:
-        lines.append(_pending(s.semantic.pending, s.semantic.asking))
+        lines.append(_pending(s.semantic.pending, s.semantic.asking, tool))
     if s.telemetry.index is not None and s.telemetry.index.stale:
         lines.append(
-            "index: stale, another cq process holds its writer; answered from the index as "
-            "last committed (files changed since are missing or out of date)"
+            "the index may be behind: another cq is updating it, so files changed since its "
+            "last update are missing or out of date here"
         )
     if s.asked_name:
         lines.append(f"asked about {code(s.asked_name)}: searched as that name")
     if s.rewrite and s.rewrite.applied:
-        terms = ", ".join(code(t) for t in (*s.rewrite.identifiers, *s.rewrite.literals))
-        lines.append(f"rewritten by {s.rewrite.rewriter} ({s.rewrite.trigger}): {terms}")
+        lines.append(_rewritten(s.rewrite))
         reason = s.rewrite.fallback_reason
         # cq's default model server not answering is no news; one the user named is
         if reason and s.rewrite.llm_configured and reason != "llm disabled by config":
-            lines.append(f"offline fallback: {reason}")
+            lines.append(f"your model was not used, so the rewrite was made offline: {reason}")
     return lines
 
 
-def _pending(count: int, asking: str) -> str:
-    answers = f"{count} Pyrefly answer{'s' if count != 1 else ''} pending"
-    if asking == "background":
-        return f"semantic: {answers} (asked in the background, shown from a later search)"
-    return f"semantic: {answers} (not cached; --semantic-wait MS asks Pyrefly and waits)"
+_AS = {"identifier": "a name", "literal": "text", "regex": "a regex"}
+
+
+def _searched_as(chain: tuple[str, ...]) -> str:
+    """``searched as a name, then as text``: the modes the search went through, in words."""
+    return "searched as " + ", then as ".join(_AS.get(mode, mode) for mode in chain)
+
+
+# Why and how a query was rewritten, by ``RewriteSummary.trigger``.
+_WHY = {
+    "zero_results": "no results for the words as typed, so they were rewritten {how} into {into}",
+    "heuristic": "read as a question and rewritten {how} into {into}",
+    "forced": "rewritten {how} as asked, into {into}",
+}
+
+
+def _rewritten(rewrite: RewriteSummary) -> str:
+    """``read as a question and rewritten offline into names: `a`, `b```."""
+    names, phrases = rewrite.identifiers, rewrite.literals
+    into = "names and phrases" if names and phrases else "names" if names else "phrases"
+    terms = ", ".join(code(t) for t in (*names, *phrases))
+    by = rewrite.rewriter.removeprefix("llm:")
+    how = "offline" if rewrite.rewriter == "offline" else f"by the model {by}"
+    said = _WHY.get(rewrite.trigger, "rewritten {how} into {into}")
+    return f"{said.format(how=how, into=into)}: {terms}"
+
+
+def _pending(count: int, asking: str, tool: bool) -> str:
+    hits = _counted(count, "shown hit")
+    if asking == "background" or tool:  # the tool takes no semantic_wait: a later call has them
+        return f"types of {hits} still being worked out (Pyrefly); run again for them"
+    return f"types of {hits} not worked out yet (Pyrefly); --semantic-wait MS waits for them"
 
 
 def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[str]:
@@ -208,11 +237,16 @@ def hot_files(section: HotFiles) -> list[str]:
     return [f"## {section.title}{more}", "", body]
 
 
-def follow_ups(section: FollowUps) -> list[str]:
+def follow_ups(section: FollowUps, *, tool: bool = False) -> list[str]:
+    """Each next search as its command line, or (``tool``) as the tool call's arguments."""
     if not section.follow_ups:
         return []
     lines = [f"## {section.title}", ""]
-    lines += [f"- {item.why}: {code(item.command)}" for item in section.follow_ups]
+    for item in section.follow_ups:
+        if tool and isinstance(item.arguments, str):
+            lines.append(f"- {item.why}: search with {code(item.arguments)}")
+        else:
+            lines.append(f"- {item.why}: {code(item.command)}")
     return lines
 
 

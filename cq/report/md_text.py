@@ -7,6 +7,7 @@ import re
 import msgspec
 
 from cq.model import LineWindow
+from cq.model.options import SEARCH_OPTIONS
 
 _BACKTICK_RUNS = re.compile(r"`+")
 
@@ -36,3 +37,25 @@ def shown_line(line_text: str, window: LineWindow | msgspec.UnsetType) -> str:
         after = "…" if window.end < window.length else ""
         return before + line_text + after
     return line_text
+
+
+def option(flag: str, value: str = "", *, tool: bool) -> str:
+    """A search option as the report's reader writes it: the command line's ``--flag value``,
+    or, in a report an MCP tool call asked for, the tool's own argument (``name: value``; a
+    switch ``name: true``), named as the tool's input schema names it."""
+    if not tool:
+        return f"{flag} {value}".rstrip()
+    return f"{_ARGUMENTS[flag]}: {value or 'true'}"
+
+
+def option_name(flag: str, *, tool: bool) -> str:
+    """The option's name alone: the flag, or the tool's argument."""
+    return _ARGUMENTS[flag] if tool else flag
+
+
+_ARGUMENTS = {
+    flag: option.mcp_name or option.name
+    for option in SEARCH_OPTIONS
+    if option.mcp
+    for flag in option.flags
+}
