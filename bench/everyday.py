@@ -89,13 +89,14 @@ def main() -> int:
     ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="two --json-out")
     ap.add_argument("--make-trees", metavar="DIR", help="extract the trees into DIR, then stop")
     ap.add_argument("--mirrors", default="/work/.mirror", help="OWNER+NAME/repo bare mirrors")
+    ap.add_argument("--trees-file", default=str(TREES_FILE), help="each tree's repo and commit")
     args = ap.parse_args()
     if args.compare:
         before, after = (_everyday.read(p) for p in args.compare)
         print(_everyday.compare(before, after))
         return 0
     if args.make_trees:
-        return make_trees(Path(args.make_trees), Path(args.mirrors))
+        return make_trees(Path(args.make_trees), Path(args.mirrors), Path(args.trees_file))
     questions = _everyday.load_questions(args.data)
     questions = [
         q
@@ -297,10 +298,10 @@ def _wait_for_builder(cache: Path, raw: bytes) -> None:
 # --- trees ----------------------------------------------------------------------------------
 
 
-def make_trees(out: Path, mirrors: Path) -> int:
-    """Each tree of ``everyday.trees.json`` at its commit, from ``MIRRORS/OWNER+NAME/repo``
-    (symbolic links and blobs a snapshot lacks left out, as the trees were made)."""
-    spec = json.loads(TREES_FILE.read_text())
+def make_trees(out: Path, mirrors: Path, trees_file: Path) -> int:
+    """Each tree of ``trees_file`` at its commit, from ``MIRRORS/OWNER+NAME/repo`` (symbolic
+    links and blobs a snapshot lacks left out, as the trees were made)."""
+    spec = json.loads(trees_file.read_text())
     for name, tree in sorted(spec.items()):
         dest = out / name
         if dest.exists():
