@@ -60,6 +60,7 @@ class _JsonAnswer(msgspec.Struct, frozen=True):
     name: str = ""
     file: str = ""
     line: int = 0
+    provisional: bool = False  # the report says a later run may answer otherwise
 
 
 class _WithAnswer(msgspec.Struct, frozen=True):
@@ -183,7 +184,8 @@ def read_report(raw: bytes, q: Question) -> tuple[str, Place | None, str, list[P
     findings = result.findings
     own = msgspec.json.decode(raw, type=_WithAnswer).answer
     if own is not None:  # the report states its Answer: read it as it says
-        answer_kind, note = own.kind, "json-answer"
+        answer_kind = own.kind
+        note = "json-answer, provisional" if own.provisional else "json-answer"
         answer = _place_at(findings, own) if own.file else None
     else:
         answer_kind, answer = _derived_answer(result)
