@@ -4,6 +4,7 @@ extracted from a real bare git mirror."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -173,3 +174,26 @@ def test_compare_lists_the_questions_that_changed(shop) -> None:
 
 def _as_dict(outcome: _everyday.Outcome) -> dict:
     return {f: getattr(outcome, f) for f in outcome.__struct_fields__}
+
+
+def test_a_json_answer_object_is_read_as_it_says(shop) -> None:
+    from bench import everyday
+
+    tree = shop["trees"] / "shop"
+    proc = subprocess.run(
+        [sys.executable, "-m", "cq", "search", "who calls add_item?", "--format", "json"],
+        capture_output=True,
+        cwd=tree,
+        env={**os.environ, "CQ_SERVER": "0", "CQ_CACHE_DIR": str(shop["base"] / "c")},
+        check=True,
+    )
+    report = json.loads(proc.stdout)
+    assert any(f["line"] == 12 for f in report["findings"])  # the call in checkout
+    report["answer"] = {"kind": "callers", "name": "add_item", "file": "shop/orders.py", "line": 12}
+    question = _everyday.Question(
+        "shop-4", "shop", "callers", "who calls add_item?", ["shop/orders.py::checkout"], "read"
+    )
+    kind, answer, note, top = everyday.read_report(json.dumps(report).encode(), question)
+    assert (kind, note) == ("callers", "json-answer")
+    assert answer == Place("shop/orders.py", 12, "shop/orders.py::checkout")
+    assert top[0] == answer
