@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import itertools
 import json
 import os
 import shlex
@@ -110,8 +111,16 @@ def main() -> int:
     if missing:
         print(f"everyday: no tree for {', '.join(missing)} under {args.trees}", file=sys.stderr)
         return 2
+    done = itertools.count(1)
+
+    def one(q: Question) -> Outcome:
+        outcome = run_one(q, args, templates)
+        mark = ("A" if outcome.ans else "-") + ("T" if outcome.top5 else "-")
+        print(f"[{next(done)}/{len(questions)}] {mark} {q.id}", file=sys.stderr, flush=True)
+        return outcome
+
     with _templates(args, sorted({q.repo for q in questions})) as templates:
-        outcomes = _loc.run_all(questions, lambda q: run_one(q, args, templates), args.jobs)
+        outcomes = _loc.run_all(questions, one, args.jobs)
     options = [f"--cache={args.cache}", f"--limit={args.limit}"]
     options += [f"--cq-checkout={args.cq_checkout}"]
     options += shlex.split(args.extra_args)
