@@ -50,6 +50,7 @@ from bench._everyday import Outcome, Place, Question
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "everyday.jsonl"
 TREES_FILE = HERE / "data" / "everyday.trees.json"
+ANSWERED = (0, 1)  # exit codes of a report (1: no finding, as rg)
 BUILDER_APPEARS_S = 30.0  # how long a cold question's detached index builder may take to start
 BUILDER_DONE_S = 900.0  # how long its build may take before the dir is removed anyway
 
@@ -154,14 +155,14 @@ def run_one(q: Question, args: argparse.Namespace, templates: dict[str, Path]) -
             proc = subprocess.CompletedProcess(argv, -1, b"", b"timed out")
         seconds = round(time.perf_counter() - start, 3)
         outcome = score(q, proc, seconds)
-        if args.cache == "cold" and proc.returncode == 0:
+        if args.cache == "cold" and proc.returncode in ANSWERED:
             _wait_for_builder(cache, proc.stdout)
     return outcome
 
 
 def score(q: Question, proc: subprocess.CompletedProcess, seconds: float) -> Outcome:
     """Read the report, then score its Answer and first five against the gold."""
-    if proc.returncode != 0 or not proc.stdout:
+    if proc.returncode not in ANSWERED or not proc.stdout:
         why = "timed out" if proc.returncode == -1 else f"exit {proc.returncode}"
         tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
         print(f"{q.id}: {why}: {tail[0][:200]}", file=sys.stderr)

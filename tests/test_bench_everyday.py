@@ -120,6 +120,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         row(1, "definition", "where is Basket defined?", ["shop/orders.py::Basket"]),
         row(2, "error", "an item needs a name, got nothing", ["shop/orders.py::Basket.add_item"]),
         row(3, "usage", "where is Basket imported?", ["shop/views.py:1"]),
+        row(4, "error", "quartz xylophone zeppelin", ["shop/orders.py::Basket.add_item"]),
     ]
     data = base / "everyday.jsonl"
     data.write_text("".join(json.dumps({**r, "reason": "read"}) + "\n" for r in rows))
@@ -137,11 +138,11 @@ def test_a_run_scores_every_question_and_keeps_what_cq_answered(shop) -> None:
     args = ["--data", shop["data"], "--trees", shop["trees"], "--jobs", "2", "--by-repo"]
     proc = _run(*args, "--json-out", out)
     assert "| definition | 1 |" in proc.stdout
-    assert "| **pooled** | 3 |" in proc.stdout
+    assert "| **pooled** | 4 |" in proc.stdout
     assert "| shop |" in proc.stdout  # the --by-repo table
     run = _everyday.read(str(out))
     by_id = {o.id: o for o in run.outcomes}
-    assert [o.id for o in run.outcomes] == ["shop-1", "shop-2", "shop-3"]
+    assert [o.id for o in run.outcomes] == ["shop-1", "shop-2", "shop-3", "shop-4"]
     definition = by_id["shop-1"]
     assert definition.answer == Place("shop/orders.py", 4, "shop/orders.py::Basket")
     assert definition.ans and definition.top5
@@ -149,6 +150,10 @@ def test_a_run_scores_every_question_and_keeps_what_cq_answered(shop) -> None:
     assert 0 < len(definition.top) <= _everyday.TOP
     assert by_id["shop-2"].top5  # the raise site's function is among the first five
     assert by_id["shop-3"].top5  # the import line is among the first five findings
+    # a message no file holds: cq exits 1 with a report of no findings, scored as no Answer
+    nothing = by_id["shop-4"]
+    assert (nothing.answer_kind, nothing.answer, nothing.ans) == ("nothing", None, False)
+    assert nothing.note in ("derived", "json-answer")
 
 
 def test_compare_lists_the_questions_that_changed(shop) -> None:
@@ -191,7 +196,7 @@ def test_a_json_answer_object_is_read_as_it_says(shop) -> None:
     assert any(f["line"] == 12 for f in report["findings"])  # the call in checkout
     report["answer"] = {"kind": "callers", "name": "add_item", "file": "shop/orders.py", "line": 12}
     question = _everyday.Question(
-        "shop-4", "shop", "callers", "who calls add_item?", ["shop/orders.py::checkout"], "read"
+        "shop-5", "shop", "callers", "who calls add_item?", ["shop/orders.py::checkout"], "read"
     )
     kind, answer, note, top = everyday.read_report(json.dumps(report).encode(), question)
     assert (kind, note) == ("callers", "json-answer")
