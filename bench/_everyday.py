@@ -14,7 +14,8 @@ or is a function, a key ``path::Qualified.name``:
 - **top-5**: a gold answer among the first five distinct places in the order the report shows
   them: the Answer, then the Relevant Functions, then the findings in rank order (a definition
   finding is its own name, any other finding the function holding it). For a question whose gold
-  is places (``usage``), Relevant Functions are skipped: they are functions, never sites.
+  is places (``usage``), Relevant Functions are skipped (they are functions, never sites) and
+  places are distinct by file and line, not by the function holding them.
 
 Matching: a key matches a gold ``path::Name`` when the paths are equal and the names are equal,
 or one is the other with more leading qualifiers (``Schema._do_load`` and ``_do_load``,
@@ -138,12 +139,14 @@ def matches(place: Place | None, golds: Iterable[str], kind: str) -> bool:
     return place is not None and any(place_matches(place, g, nested) for g in golds)
 
 
-def first_places(places: Iterable[Place], n: int = TOP) -> list[Place]:
-    """The first ``n`` distinct places (distinct by key, else by file and line)."""
+def first_places(places: Iterable[Place], n: int = TOP, sites: bool = False) -> list[Place]:
+    """The first ``n`` distinct places: distinct by key (else by file and line), or with
+    ``sites`` (a question whose golds are sites) by file and line, so two calls in one
+    function, or a function and a call inside it, stay two places."""
     seen: set[str] = set()
     out: list[Place] = []
     for place in places:
-        label = place.label()
+        label = f"{place.file}:{place.line}" if sites else place.label()
         if label in seen:
             continue
         seen.add(label)

@@ -201,12 +201,13 @@ def read_report(raw: bytes, q: Question) -> tuple[str, Place | None, str, list[P
         answer_kind, answer = _derived_answer(result)
         note = "derived"
     places: list[Place] = [answer] if answer else []
-    if not _everyday.all_place_golds(q.gold):
+    sites = _everyday.all_place_golds(q.gold)
+    if not sites:
         functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
         if functions is not None:
             places += [Place(fn.file, fn.line, fn.name) for fn in functions.functions]
     places += [_finding_place(f) for f in findings]
-    return answer_kind, answer, note, _everyday.first_places(places)
+    return answer_kind, answer, note, _everyday.first_places(places, sites=sites)
 
 
 def _derived_answer(result) -> tuple[str, Place | None]:

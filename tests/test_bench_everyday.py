@@ -67,6 +67,8 @@ def test_first_places_are_distinct() -> None:
     a = Place("a.py", 1, "a.py::f")
     places = [a, Place("a.py", 9, "a.py::f"), Place("a.py", 3, ""), Place("a.py", 3, "")]
     assert _everyday.first_places(places) == [a, Place("a.py", 3, "")]
+    # for a question about sites, a call inside a function is a place of its own
+    assert _everyday.first_places(places, sites=True) == [a, places[1], places[2]]
 
 
 def _git(cwd: Path, *args: str) -> str:
