@@ -60,14 +60,16 @@ def _max_bytes(value: str) -> int:
     return int(megabytes * 1024 * 1024)
 
 
-def remove_files(path: Path) -> str | None:
-    """Delete the store at ``path``, an older cq's and set-aside copies, without opening
+def remove_files(path: Path, *, live: bool = True) -> str | None:
+    """Delete the store at ``path`` (its own files only when ``live``: the caller holds it
+    alone, ``sharing.alone``), its set-aside copies and an older cq's store, without opening
     any of them (a damaged file is removed like a sound one); why not, when a file stays."""
-    legacy = path.with_name(schema.LEGACY_NAME)
+    own = schema.files(path)
+    legacy = schema.files(path.with_name(schema.LEGACY_NAME))
+    victims = [Path(f"{base}.corrupt") for base in (*own, *legacy)] + legacy
     try:
-        for base in [*schema.files(path), *schema.files(legacy)]:
-            for victim in (base, Path(f"{base}.corrupt")):
-                victim.unlink(missing_ok=True)
+        for victim in (*own, *victims) if live else victims:
+            victim.unlink(missing_ok=True)
     except OSError as exc:
         return faults.describe(exc, path)
     return None
