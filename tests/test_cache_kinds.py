@@ -241,7 +241,7 @@ def test_a_running_server_answers_the_same_after_clear_and_keeps_no_removed_file
     taken until the server exits)."""
     import tempfile
 
-    from test_server import _children, _env, _report, _stop_all
+    from test_server import _children, _dir, _env, _report, _stop_all
 
     repo = word_tree(tmp_path, 20)
     runtime = Path(tempfile.mkdtemp(prefix="cqs", dir="/tmp"))
@@ -266,7 +266,7 @@ def test_a_running_server_answers_the_same_after_clear_and_keeps_no_removed_file
         assert entries > 0, info.stdout  # the server's writes reach the new database
         from cq.server.lifecycle import lock_holder
 
-        server = lock_holder(str(runtime / "cq"))
+        server = lock_holder(_dir(runtime))
         assert server is not None
         removed = []
         for pid in {server, *_children(server)}:

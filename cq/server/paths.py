@@ -1,11 +1,13 @@
 """Where the server's files live: a private directory of the user's, checked before each use.
 
 ``$XDG_RUNTIME_DIR/cq`` when the session has a runtime dir, else ``cq-<uid>`` under the temp
-dir. Either way the directory must be a real directory (not a link), owned by this user and
-closed to everyone else (mode 0700): another user who could plant a socket there would get
-this user's searches, env and file descriptors. It holds the socket (``server.sock``), the
-lock whose holder is the server (``server.lock``) and nothing else; nothing here is written
-into a searched tree. Standard library only: the client imports it on every search.
+dir, and in it one directory per install and settings (``identity.install_key``: two venvs,
+or two values of ``CQ_CACHE_DIR``, each keep their own server warm). Each must be a real
+directory (not a link), owned by this user and closed to everyone else (mode 0700): another
+user who could plant a socket there would get this user's searches, env and file
+descriptors. An install's directory holds the socket (``server.sock``), the lock whose
+holder is the server (``server.lock``) and nothing else; nothing here is written into a
+searched tree. Standard library only: the client imports it on every search.
 """
 
 from __future__ import annotations
@@ -22,15 +24,38 @@ class ServerDirError(Exception):
 
 
 def runtime_dir() -> str:
-    """The server's directory, created mode 0700 when missing; ``ServerDirError`` when it (or
-    its parent, for the temp dir fallback) cannot be trusted."""
+    """This install's server directory, created mode 0700 when missing (with the user's
+    ``cq`` directory above it); ``ServerDirError`` when either cannot be trusted."""
+    from cq.server.identity import install_key
+
+    return _private(os.path.join(_private(users_dir()), install_key()))
+
+
+def users_dir() -> str:
+    """The directory of every install's server directory (not created here)."""
     xdg = os.environ.get("XDG_RUNTIME_DIR", "")
     if xdg and os.path.isabs(xdg) and os.path.isdir(xdg):
-        path = os.path.join(xdg, "cq")
-    else:
-        import tempfile
+        return os.path.join(xdg, "cq")
+    import tempfile
 
-        path = os.path.join(tempfile.gettempdir(), f"cq-{os.getuid()}")
+    return os.path.join(tempfile.gettempdir(), f"cq-{os.getuid()}")
+
+
+def every_dir() -> list[str]:
+    """Every install's server directory that exists and can be trusted (``--all``)."""
+    base = _private(users_dir())
+    found = []
+    for name in sorted(os.listdir(base)):
+        path = os.path.join(base, name)
+        try:
+            _check_private(path)
+        except ServerDirError:
+            continue
+        found.append(path)
+    return found
+
+
+def _private(path: str) -> str:
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
