@@ -103,6 +103,13 @@ def _status(directory: str) -> int:
         f"  {status['processes']} search process(es), {status['busy']} busy; "
         f"{status['served']} searches served"
     )
+    memory = status.get("memory")
+    if isinstance(memory, dict):
+        parts = (memory["daemon"], memory["workers"], memory["pyrefly"])
+        print(
+            f"  memory: {_mb(sum(parts))} (daemon {_mb(parts[0])}, search processes "
+            f"{_mb(parts[1])}, Pyrefly {_mb(parts[2])})"
+        )
     print(f"  socket: {status['socket']}")
     if not same and ours:
         print("  another cq version or code than this one: the next search replaces it")
@@ -153,3 +160,7 @@ def _start(directory: str) -> int:
         return 2
     print(f"cq server: running, pid {found[0]['pid']}")
     return 0
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1 << 20):.0f} MB"

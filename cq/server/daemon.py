@@ -26,6 +26,7 @@ import msgspec
 from cq.errors import CqError
 from cq.server.identity import identity
 from cq.server.lifecycle import remove_socket, take_lock
+from cq.server.memory import measure
 from cq.server.messages import ServerStatus
 from cq.server.paths import ServerDirError, runtime_dir, socket_path
 from cq.server.processes import Processes
@@ -66,6 +67,7 @@ class Server:
             try:
                 conn, _ = self.listener.accept()
             except TimeoutError:
+                self.processes.reap()
                 continue
             except OSError:
                 break
@@ -128,6 +130,7 @@ class Server:
             busy=self.processes.busy(),
             served=self.processes.served,
             socket=self.path,
+            memory=measure(self.processes.pids()),
         )
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import msgspec
 
+from cq.server.memory import Memory
+
 
 class Stream(msgspec.Struct, frozen=True):
     """One of the client's standard streams, as its Python had it open."""
@@ -53,3 +55,4 @@ class ServerStatus(msgspec.Struct, frozen=True, tag="status", tag_field="kind"):
     busy: int
     served: int
     socket: str
+    memory: Memory | None = None  # resident bytes of the daemon, search processes, Pyrefly

@@ -4,8 +4,11 @@ A search goes to an idle process; when all are busy a new one starts, up to
 ``MAX_PROCESSES``; past that the search waits for the first one free. Each process keeps its
 own warm state (imports, caches, Pyrefly servers), so a second one only pays off when searches
 overlap. A process that dies is dropped (its client sees the connection close) and the next
-search starts another. ``close`` ends them: end of input first (an idle one exits at once, a
-busy one after its search), then SIGTERM, then SIGKILL.
+search starts another. Memory goes back (``memory.py``): a process that says it retires with
+its ``done`` (past its size or roots bound) is replaced at once by a fresh one, and one idle
+for ``memory.WORKER_IDLE_S`` is ended (``reap``) while the daemon stays. ``close`` ends them:
+end of input first (an idle one exits at once, a busy one after its search), then SIGTERM,
+then SIGKILL.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import threading
 import time
 from typing import Any
 
+from cq.server.memory import WORKER_IDLE_S
 from cq.server.wire import Channel, WireError
 
 MAX_PROCESSES = 2  # as cq mcp's: each holds ~100 MB warm; two cover an agent's overlap
@@ -38,6 +42,7 @@ class _Process:
         theirs.close()
         self.channel = Channel(ours)
         self.busy = False
+        self.idle_since = time.monotonic()
 
 
 class Processes:
@@ -65,6 +70,23 @@ class Processes:
             except OSError:
                 self._drop(process)
         raise OSError("no search process could take the search")
+
+    def reap(self) -> None:
+        """End the processes idle for ``WORKER_IDLE_S``: taken out of the idle list first (no
+        search can be handed to them after), then told to go (end of input)."""
+        now = time.monotonic()
+        with self._cond:
+            stale = [p for p in self._idle if now - p.idle_since > WORKER_IDLE_S]
+            for process in stale:
+                self._idle.remove(process)
+                self._all.remove(process)
+        for process in stale:
+            with contextlib.suppress(OSError):
+                process.channel.sock.shutdown(socket.SHUT_RDWR)
+
+    def pids(self) -> list[int]:
+        with self._cond:
+            return [p.popen.pid for p in self._all]
 
     def touch(self) -> None:
         """A client came: the idle clock starts again (it may be about to search)."""
@@ -128,8 +150,12 @@ class Processes:
                 if message["kind"] == "done":
                     with self._cond:
                         process.busy = False
-                        self._last_done = time.monotonic()
-                        self._idle.append(process)
+                        process.idle_since = self._last_done = time.monotonic()
+                        if not message.get("retire"):
+                            self._idle.append(process)
+                        elif process in self._all:  # it exits now; a fresh one is warm at once
+                            self._all.remove(process)
+                            self._idle.append(self._start())
                         self._cond.notify()
         self._drop(process)
 

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 
 import msgspec
 
+from cq.server.memory import WORKER_MAX_ROOTS, WORKER_MAX_RSS, rss
 from cq.server.messages import Search, Stream
 from cq.server.wire import Channel, WireError
 
@@ -43,20 +44,38 @@ def main() -> None:
     warm_process(searching)
     build_parser()  # imports the option table and every subcommand's parser
     os.chdir("/")  # between searches the process holds no directory of anyone's
+    roots: set[str] = set()
     while True:
         message, fds = control.recv()
         if message is None:
             break
         searching.set()
         try:
-            _serve(msgspec.convert(message, Search), fds)
+            search = msgspec.convert(message, Search)
+            roots.add(_root_of(search))
+            _serve(search, fds)
         except Exception:  # a malformed frame: drop it, keep serving
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        control.send({"kind": "done"})
+        retire = len(roots) >= WORKER_MAX_ROOTS or rss(os.getpid()) > WORKER_MAX_RSS
+        control.send({"kind": "done", "retire": retire})
+        if retire:  # its memory goes back with it; the server starts a fresh one
+            break
         _start_embedding_builds()
         warm_between(searching)
+
+
+def _root_of(search: Search) -> str:
+    """The root a search names (``--root``, ``CQ_ROOT``, else its directory), as written:
+    only counted, to recycle a process that served many (``memory.WORKER_MAX_ROOTS``)."""
+    root = search.env.get("CQ_ROOT") or "."
+    for i, arg in enumerate(search.argv):
+        if arg == "--root" and i + 1 < len(search.argv):
+            root = search.argv[i + 1]
+        elif arg.startswith("--root="):
+            root = arg.removeprefix("--root=")
+    return os.path.join(search.cwd, root)
 
 
 def _start_embedding_builds() -> None:
