@@ -6,7 +6,8 @@ search to the last). The second install is a copy of this checkout's package and
 (another path: another install, as a second venv is); a private runtime dir and cache dir;
 the servers are stopped at the end. Runs are interleaved (install A, install B, rg, ...).
 
-    python -m bench.server_installs --runs 7
+    python -m bench.server_installs --runs 7 [--setting CQ_CACHE_MAX_MB=600]
+    python -m bench.server_installs --cq-checkout /tmp/cq-base --setting CQ_CACHE_MAX_MB=600
     python -m bench.server_installs --root /work/trees/head/ignite -q Engine
 """
 
@@ -29,12 +30,19 @@ def main() -> None:
     parser.add_argument("-q", "--query", default="register")
     parser.add_argument("--root", default=stdlib_dir())
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--cq-checkout", help="another checkout's cq for both (before/after)")
+    parser.add_argument("--setting", help="NAME=VALUE for install B too (two settings)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="cqb", dir="/tmp"))
-    copy = _copy_of_cq(work / "copy")
+    copy = _copy_of_cq(Path(args.cq_checkout) if args.cq_checkout else None, work / "copy")
     base = {**os.environ, "XDG_RUNTIME_DIR": str(work), "CQ_SERVER": "1"}
     base["CQ_CACHE_DIR"] = str(work / "cache")
-    installs = {"install A": dict(base), "install B": {**base, "PYTHONPATH": str(copy)}}
+    first = {**base, "PYTHONPATH": args.cq_checkout} if args.cq_checkout else dict(base)
+    second = {**base, "PYTHONPATH": str(copy)}
+    if args.setting:
+        name, _, value = args.setting.partition("=")
+        second[name] = value
+    installs = {"install A": first, "install B": second}
     search = [*cq_command(), "search", args.query, "--exclude=site-packages/**"]
     rg = [rg_binary(), "--json", "-w", args.query, "--glob=!site-packages/**"]
     print(f"corpus: {args.root}  query: {args.query}  runs: {args.runs}")
@@ -65,10 +73,11 @@ def main() -> None:
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
-def _copy_of_cq(copy: Path) -> Path:
+def _copy_of_cq(checkout: Path | None, copy: Path) -> Path:
+    """A copy of ``checkout``'s cq (else this one's) and its profiles: another install."""
     import cq
 
-    package = Path(cq.__file__).parent
+    package = checkout / "cq" if checkout else Path(cq.__file__).parent
     shutil.copytree(package, copy / "cq", ignore=shutil.ignore_patterns("__pycache__"))
     if (package.parent / "profiles").is_dir():
         shutil.copytree(package.parent / "profiles", copy / "profiles")

@@ -57,7 +57,9 @@ def main() -> None:
     print(f"roots: {len(roots)}  cq: {args.cq_checkout or 'this checkout'}")
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     try:
-        started = subprocess.run([*cq_command(), "server", "start"], env=env, capture_output=True)
+        started = subprocess.run(  # from "/": no checkout's cq before the one asked for
+            [*cq_command(), "server", "start"], env=env, capture_output=True, cwd="/"
+        )
         if started.returncode:
             sys.exit(f"the server did not start: {started.stderr.decode()}")
         daemon = int(started.stdout.split()[-1])
@@ -65,7 +67,7 @@ def main() -> None:
         _latency(roots[-1], env, args.runs)
         _watch_after(daemon, args.after)
     finally:
-        subprocess.run([*cq_command(), "server", "stop"], env=env, capture_output=True)
+        subprocess.run([*cq_command(), "server", "stop"], env=env, capture_output=True, cwd="/")
         shutil.rmtree(runtime, ignore_errors=True)
         shutil.rmtree(cache, ignore_errors=True)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")

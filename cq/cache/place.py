@@ -2,9 +2,10 @@
 
 ``CQ_CACHE_DIR`` else the user cache dir; ``CQ_CACHE_MAX_MB`` the bound of its cache kinds
 (``bound.database_share`` and ``others_share`` split it). The layout below is every name cq
-gives a thing in that dir: the database (``schema.py``), the repository indexes, Pyrefly's
-scratch, the embedding vectors (cache, bounded, cleared), and the embedding models and agent
-install records (the user's, never removed by ``cq cache``). Imports nothing else of cq but
+gives a thing in that dir: the database (``schema.py``) and its lock (``sharing.py``; never
+removed, or two processes would lock two files), the repository indexes, Pyrefly's scratch,
+the embedding vectors (cache, bounded, cleared), and the embedding models and agent install
+records (the user's, never removed by ``cq cache``). Imports nothing else of cq but
 the cache's own ``faults`` and ``schema``.
 """
 
