@@ -66,7 +66,8 @@ def remove_files(path: Path, *, live: bool = True) -> str | None:
     alone, ``sharing.alone``), its set-aside copies and an older cq's store, without opening
     any of them (a damaged file is removed like a sound one); why not, when a file stays."""
     own = schema.files(path)
-    legacy = schema.files(path.with_name(schema.LEGACY_NAME))
+    old = path.with_name(schema.LEGACY_NAME)  # one file (``files`` would add this cq's keys)
+    legacy = [Path(f"{old}{suffix}") for suffix in ("", "-wal", "-shm")]
     victims = [Path(f"{base}.corrupt") for base in (*own, *legacy)] + legacy
     try:
         for victim in (*own, *victims) if live else victims:

@@ -60,9 +60,9 @@ def main() -> None:
                     os.close(fd)
         retire = len(roots) >= WORKER_MAX_ROOTS or rss(os.getpid()) > WORKER_MAX_RSS
         control.send({"kind": "done", "retire": retire})
+        _start_embedding_builds()
         if retire:  # its memory goes back with it; the server starts a fresh one
             break
-        _start_embedding_builds()
         warm_between(searching)
 
 
