@@ -38,7 +38,7 @@ def run_cache_command(args: argparse.Namespace) -> int:
     if not directory.exists():
         print(f"cache dir: {directory}\nempty")
         return 0
-    if args.action == "clear":  # never opens the database: a damaged one goes too
+    if args.action == "clear":  # opens no store of its own first: a damaged one goes too
         return _clear(directory)
     total = max_bytes_from_env()
     store = Store(path, bound.database_share(total), warn=False)

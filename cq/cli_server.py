@@ -12,7 +12,9 @@ _HELP = (
     "cq search runs in a per-user background server (started on first use, gone after "
     "CQ_SERVER_IDLE_S seconds idle, default 900; CQ_SERVER=0 never uses it). 'status' says "
     "whether it runs (exit 1 when not), 'start' starts it and waits until it answers, 'stop' "
-    "stops it."
+    "stops it. Each install (a venv, a checkout) and each value of the settings a server "
+    "keeps (CQ_CACHE_DIR, CQ_CACHE_MAX_MB, CQ_PYREFLY, CQ_SERVER_IDLE_S) has a server of its "
+    "own; these commands address this one's, or with --all (status, stop) every one."
 )
 _START_S = 30.0  # a cold start on a loaded machine imports cq in a fresh interpreter
 
@@ -22,23 +24,37 @@ def add_server_parser(sub: argparse._SubParsersAction) -> None:
         "server", help="status, start or stop the background server", description=_HELP
     )
     p.add_argument("action", choices=("status", "start", "stop"))
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="status, stop: every install's server, not only this one's",
+    )
 
 
 def run_server_command(args: argparse.Namespace) -> int:
     from cq.errors import UsageError
-    from cq.server.paths import ServerDirError, runtime_dir
+    from cq.server.paths import ServerDirError, every_dir, runtime_dir
 
     if sys.platform != "linux":
         raise UsageError("the cq server runs on Linux only; every search runs in-process")
+    if args.all and args.action == "start":
+        raise UsageError("--all goes with status or stop")
     try:
-        directory = runtime_dir()
+        directories = every_dir() if args.all else [runtime_dir()]
     except ServerDirError as exc:
         raise UsageError(f"no cq server: {exc}") from None
-    if args.action == "status":
-        return _status(directory)
-    if args.action == "stop":
-        return _stop(directory)
-    return _start(directory)
+    if args.action == "start":
+        return _start(directories[0])
+    if args.all:  # the directories of servers that ran once: only the running ones
+        from cq.server.lifecycle import lock_holder
+
+        directories = [d for d in directories if lock_holder(d) is not None]
+    if args.all and not directories:
+        print("cq server: none running")
+        return 1 if args.action == "status" else 0
+    act = _status if args.action == "status" else _stop
+    codes = [act(directory) for directory in directories]
+    return min(codes) if args.all else codes[0]  # --all status: 0 when any runs
 
 
 def _ask(directory: str, kind: str) -> dict[str, object] | None:
@@ -69,6 +85,7 @@ def _ask(directory: str, kind: str) -> dict[str, object] | None:
 def _status(directory: str) -> int:
     from cq.server.identity import identity
     from cq.server.lifecycle import lock_holder
+    from cq.server.paths import runtime_dir, shown
 
     status = _ask(directory, "status")
     if status is None:
@@ -82,6 +99,7 @@ def _status(directory: str) -> int:
         return 1
     mine = identity()
     same = all(status[k] == v for k, v in mine.items())
+    ours = os.path.dirname(str(status["socket"])) == shown(runtime_dir())
     print(
         f"cq server: running, pid {status['pid']}, up {status['up_s']:g} s, "
         f"idle {status['idle_s']:g} s (exits after {status['idle_limit_s']:g} s idle)"
@@ -90,9 +108,18 @@ def _status(directory: str) -> int:
         f"  {status['processes']} search process(es), {status['busy']} busy; "
         f"{status['served']} searches served"
     )
+    memory = status.get("memory")
+    if isinstance(memory, dict):
+        parts = (memory["daemon"], memory["workers"], memory["pyrefly"])
+        print(
+            f"  memory: {_mb(sum(parts))} (daemon {_mb(parts[0])}, search processes "
+            f"{_mb(parts[1])}, Pyrefly {_mb(parts[2])})"
+        )
     print(f"  socket: {status['socket']}")
-    if not same:
+    if not same and ours:
         print("  another cq version, code or settings than this one: the next search replaces it")
+    elif not ours:
+        print("  another install's or settings' server (its own searches use it)")
     else:
         _say_if_other_context(status)
     return 0
@@ -163,3 +190,7 @@ def _say_if_other_context(status: dict[str, object]) -> None:
             "  another process context than this one (namespaces, groups, limits or nice): "
             "searches from here run in-process"
         )
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1 << 20):.0f} MB"

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import CqRun, run_cq, write_tree
 
+from cq.server.identity import install_key
 from cq.server.lifecycle import lock_holder
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the server is Linux only")
@@ -67,15 +68,20 @@ def _env(runtime: Path, **extra: str) -> dict[str, str]:
     return {"XDG_RUNTIME_DIR": str(runtime), "CQ_SERVER": "1", **extra}
 
 
+def _dir(runtime: Path, **extra: str) -> str:
+    """The server directory of this install with ``_env(runtime, **extra)``."""
+    return str(runtime / "cq" / install_key({**os.environ, **_env(runtime, **extra)}))
+
+
 def _stop_all(directory: Path) -> None:
-    """Stop the server holding ``directory``'s lock and wait until it and its children are
-    gone; kill what is left."""
-    holder = lock_holder(str(directory)) if directory.is_dir() else None
-    if holder is None:
+    """Stop the server of each install under ``directory`` (``$XDG_RUNTIME_DIR/cq``) and wait
+    until they and their children are gone; kill what is left."""
+    holders = [lock_holder(str(d)) for d in directory.iterdir()] if directory.is_dir() else []
+    family = {p for holder in holders if holder is not None for p in (holder, *_children(holder))}
+    if not family:
         return
-    family = {holder, *_children(holder)}
     subprocess.run(
-        [sys.executable, "-m", "cq", "server", "stop"],
+        [sys.executable, "-m", "cq", "server", "stop", "--all"],
         env={**os.environ, "XDG_RUNTIME_DIR": str(directory.parent)},
         capture_output=True,
         timeout=60,
@@ -107,16 +113,16 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _start(runtime: Path, **extra: str) -> int:
-    started = run_cq("server", "start", env=_env(runtime, **extra))
+def _start(runtime: Path, cwd: Path | None = None, **extra: str) -> int:
+    started = run_cq("server", "start", cwd=cwd, env=_env(runtime, **extra))
     assert started.returncode == 0, started.stderr
-    pid = lock_holder(str(runtime / "cq"))
-    assert pid is not None
-    return pid
+    found = re.search(r"running, pid (\d+)", started.stdout)  # (another install's dir differs)
+    assert found, started.stdout
+    return int(found.group(1))
 
 
-def _served(runtime: Path, **extra: str) -> int:
-    status = run_cq("server", "status", env=_env(runtime, **extra))
+def _served(runtime: Path, cwd: Path | None = None, **extra: str) -> int:
+    status = run_cq("server", "status", cwd=cwd, env=_env(runtime, **extra))
     assert status.returncode == 0, status.stdout + status.stderr
     found = re.search(r"(\d+) searches served", status.stdout)
     assert found, status.stdout
@@ -186,7 +192,7 @@ def test_a_dead_server_is_bypassed_and_said_once(repo: Path, runtime: Path) -> N
     family = {pid, *_children(pid)}
     for member in family:
         os.kill(member, signal.SIGKILL)
-    assert (runtime / "cq" / "server.sock").exists()  # left behind
+    assert Path(_dir(runtime), "server.sock").exists()  # left behind
     alone = run_cq("search", "register", cwd=repo, env={"CQ_SERVER": "0"})
     first = run_cq("search", "register", cwd=repo, env=_env(runtime))
     assert first.returncode == alone.returncode == 0
@@ -199,7 +205,8 @@ def test_a_dead_server_is_bypassed_and_said_once(repo: Path, runtime: Path) -> N
 
 def test_a_stuck_server_is_bypassed(repo: Path, runtime: Path) -> None:
     """A socket that accepts and never answers (owned by this test, not a cq server)."""
-    directory = runtime / "cq"
+    directory = Path(_dir(runtime))
+    directory.parent.mkdir(mode=0o700)
     directory.mkdir(mode=0o700)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(directory / "server.sock"))
@@ -232,42 +239,49 @@ def test_a_stuck_server_is_bypassed(repo: Path, runtime: Path) -> None:
             conn.close()
 
 
-def test_a_server_of_other_settings_is_replaced(repo: Path, runtime: Path) -> None:
-    old = _start(runtime)
-    other = run_cq("search", "register", cwd=repo, env=_env(runtime, CQ_CACHE_MAX_MB="64"))
-    assert other.returncode == 0 and other.stderr == ""  # searched in-process, quietly
-    deadline = time.monotonic() + 20
-    while _alive(old) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(old), "the old server still runs"
-    new = _start(runtime, CQ_CACHE_MAX_MB="64")
-    assert new != old
+def _copy_of_cq(copy: Path) -> Path:
+    """Another install of this cq: the package and the profiles it ships beside it."""
+    import cq
+
+    package = Path(cq.__file__).parent
+    shutil.copytree(package, copy / "cq", ignore=shutil.ignore_patterns("__pycache__"))
+    if (package.parent / "profiles").is_dir():  # a checkout's (a wheel has cq/_profiles)
+        shutil.copytree(package.parent / "profiles", copy / "profiles")
+    return copy
+
+
+def test_servers_of_two_settings_and_two_installs_stay_side_by_side(
+    repo: Path, runtime: Path, tmp_path: Path
+) -> None:
+    """Another value of a setting the server keeps, or another copy of cq (a second venv),
+    has a server of its own: searches alternating between them each go to their own, warm,
+    and neither replaces the other."""
+    copy = _copy_of_cq(tmp_path / "copy")
+    kinds = [{}, {"CQ_CACHE_MAX_MB": "64"}, {"PYTHONPATH": str(copy)}]
+    pids = [_start(runtime, tmp_path, **extra) for extra in kinds]  # not cwd's cq first
+    assert len(set(pids)) == 3
+    for _ in range(2):
+        for extra in kinds:
+            run = run_cq("search", "register", cwd=repo, env=_env(runtime, **extra))
+            assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert all(_alive(pid) for pid in pids)
+    assert [_served(runtime, tmp_path, **extra) for extra in kinds] == [2, 2, 2]
+    every = run_cq("server", "status", "--all", env=_env(runtime))
+    assert every.returncode == 0 and every.stdout.count("cq server: running") == 3
+    assert every.stdout.count("another install's or settings' server") == 2
 
 
 def test_a_server_of_other_code_is_replaced(repo: Path, runtime: Path, tmp_path: Path) -> None:
-    """A copy of the package with one source file changed is another cq: its server goes."""
-    import cq
-
-    copy = tmp_path / "copy"
-    shutil.copytree(
-        Path(cq.__file__).parent, copy / "cq", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    """The same install with one source file changed (an edited checkout) is another cq:
+    its server goes at the next search."""
+    copy = _copy_of_cq(tmp_path / "copy")
+    old = _start(runtime, tmp_path, PYTHONPATH=str(copy))  # not cwd's cq first
+    assert str(copy) in Path(f"/proc/{old}/environ").read_text(errors="replace")
     with open(copy / "cq" / "errors.py", "a", encoding="utf-8") as fh:
         fh.write("\n# changed\n")
-    env = {**os.environ, **_env(runtime), "PYTHONPATH": str(copy)}
-    started = subprocess.run(
-        [sys.executable, "-m", "cq", "server", "start"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        timeout=120,
-    )
-    assert started.returncode == 0, started.stderr
-    old = lock_holder(str(runtime / "cq"))
-    assert old is not None and str(copy) in Path(f"/proc/{old}/environ").read_text(errors="replace")
-    run = run_cq("search", "register", cwd=repo, env=_env(runtime))
+    run = run_cq("search", "register", cwd=repo, env=_env(runtime, PYTHONPATH=str(copy)))
     assert run.returncode == 0 and run.stderr == ""
-    new = _start(runtime)
+    new = _start(runtime, tmp_path, PYTHONPATH=str(copy))
     assert new != old and not _alive(old)
 
 
@@ -275,8 +289,9 @@ def test_another_user_is_refused(runtime: Path) -> None:
     if os.getuid() != 0:
         pytest.skip("needs root to connect as another user")
     _start(runtime)
-    directory = runtime / "cq"
+    directory = Path(_dir(runtime))
     os.chmod(runtime, 0o755)  # let the other user reach the socket: the uid check must hold
+    os.chmod(directory.parent, 0o755)
     os.chmod(directory, 0o755)
     os.chmod(directory / "server.sock", 0o666)
     read, write = os.pipe()
@@ -305,6 +320,7 @@ def test_another_user_is_refused(runtime: Path) -> None:
     with os.fdopen(read, "rb") as fh:
         answer = fh.read().decode()
     os.chmod(directory, 0o700)
+    os.chmod(directory.parent, 0o700)
     assert answer == "refused"
 
 
@@ -317,7 +333,7 @@ def test_a_client_refuses_a_runtime_dir_open_to_others(repo: Path, runtime: Path
         run.stderr.startswith("cq: not using the cq server: ")
         and "open to other users" in run.stderr
     )
-    assert lock_holder(str(runtime / "cq")) is None
+    assert lock_holder(_dir(runtime)) is None
 
 
 def test_server_stop_stops_it_and_its_search_processes(repo: Path, runtime: Path) -> None:
@@ -333,7 +349,7 @@ def test_server_stop_stops_it_and_its_search_processes(repo: Path, runtime: Path
     assert not any(_alive(p) for p in family)
     status = run_cq("server", "status", env=_env(runtime))
     assert status.returncode == 1 and "not running" in status.stdout
-    assert not (runtime / "cq" / "server.sock").exists()
+    assert not Path(_dir(runtime), "server.sock").exists()
 
 
 def test_the_server_exits_when_idle(runtime: Path) -> None:
@@ -343,7 +359,7 @@ def test_the_server_exits_when_idle(runtime: Path) -> None:
     while any(_alive(p) for p in family) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_alive(p) for p in family)
-    assert lock_holder(str(runtime / "cq")) is None
+    assert lock_holder(_dir(runtime)) is None
 
 
 def test_cq_server_0_never_starts_one(repo: Path, runtime: Path) -> None:
@@ -381,7 +397,7 @@ def test_ctrl_c_in_the_client_cancels_the_search_in_the_server(
         while _busy(runtime) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _busy(runtime) == 0, "the server still runs the cancelled search"
-        assert lock_holder(str(runtime / "cq")) == pid  # and serves on
+        assert lock_holder(_dir(runtime)) == pid  # and serves on
     finally:
         if client.poll() is None:
             client.kill()
@@ -425,7 +441,7 @@ def test_clients_starting_at_once_make_one_server(repo: Path, runtime: Path) -> 
     deadline = time.monotonic() + 30
     while len(servers := _servers_of(runtime)) != 1 and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert len(servers) == 1 and lock_holder(str(runtime / "cq")) in servers
+    assert len(servers) == 1 and lock_holder(_dir(runtime)) in servers
 
 
 def _servers_of(runtime: Path) -> set[int]:

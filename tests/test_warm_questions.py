@@ -46,4 +46,4 @@ def test_a_warm_question_sees_a_definition_added_to_a_file_it_read(
         store.read_text() + "\n    def merge_graphs(self, other):\n        return self\n"
     )
     assert "merge_graphs" in _identifiers(root, runtime, cache)
-    assert _served(runtime) == 3  # all three in the server's process, not in their own
+    assert _served(runtime, CQ_CACHE_DIR=str(cache)) == 3  # all three in the server's process

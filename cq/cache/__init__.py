@@ -10,7 +10,8 @@ one warning: a corrupt database is set aside and rebuilt, an unusable cache dir 
 cache off. Imports nothing else of cq. Open ``store.py``; then ``schema.py`` (files and
 tables), ``bound.py`` (eviction), ``codec.py`` (checksums, compression), ``faults.py`` (what
 failures mean), ``footprint.py`` (repository indexes, embedding vectors and Pyrefly scratch:
-the other half), ``clearing.py`` (``cq cache clear``), ``place.py`` (the dir and its layout).
+the other half), ``clearing.py`` (``cq cache clear``), ``sharing.py`` (who may remove the
+files while others have them open), ``place.py`` (the dir and its layout).
 Stages use ``payloads.PayloadCache`` (typed payloads under namespaces derived from the code
 that builds them); ``digests.DigestMemory`` remembers a file's content digest under its
 stat, so an unchanged file's payloads are found without reading it.

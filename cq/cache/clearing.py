@@ -1,7 +1,8 @@
 """``cq cache clear``: remove every cache kind, and only cq's own files.
 
 A user clears the cache to take its room back or to start afresh, so every kind goes: the
-database (never opened, so a damaged one goes too: ``place.remove_files``), every repository
+database (removed unopened, so a damaged one goes too: ``place.remove_files``; emptied
+through sqlite instead while another cq has it open, ``sharing.py`` says why), every repository
 index, every embedding vector store and the Pyrefly scratch untouched for a day (a live
 Pyrefly server's view is in use: it goes with its server). Not the user's own things that
 share the dir (embedding models, ``cq agent install``'s records), and nothing cq did not
@@ -10,11 +11,11 @@ name: ``CQ_CACHE_DIR`` may be a directory holding other files, so only the names
 its root's hash) goes whole and any other directory only once it is empty.
 
 What may be running meanwhile: a search or the per-user server's search processes, which
-hold the database open (``Store`` notices its file was removed at its next use and opens a
-new one), open an index (each removal renames the directory first: a search finds it whole
-or not at all, and builds a new one) or read vectors (a search opens them once and copes
-with their absence); and an embedding build, whose store is left alone while it holds its
-lock (``Cleared.busy``), so its work does not go on into unlinked files.
+hold the database open (it is then emptied, not removed), open an index (each removal
+renames the directory first: a search finds it whole or not at all, and builds a new one)
+or read vectors (a search opens them once and copes with their absence); and an embedding
+build, whose store is left alone while it holds its lock (``Cleared.busy``), so its work
+does not go on into unlinked files.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import msgspec
 
-from cq.cache import footprint, schema
+from cq.cache import footprint, schema, sharing
 from cq.cache.place import EMBED, INDEXES, SCRATCH, remove_files
 
 _LEFTOVER = (".cleared.", ".broken.")  # index dirs renamed aside by a removal that stopped
@@ -53,7 +54,10 @@ def clear(cache: Path) -> Cleared:
     scratch from ``cache``; never raises for a file that stays (it is not counted)."""
     path = cache / schema.FILE_NAME
     before = _database_bytes(cache)
-    failed = remove_files(path)
+    with sharing.alone(path) as alone:
+        failed = remove_files(path, live=alone)
+    if not alone:
+        failed = failed or _empty(path)
     database = before - _database_bytes(cache)
 
     index_bytes, indexes = 0, 0
@@ -89,6 +93,19 @@ def clear(cache: Path) -> Cleared:
         busy=tuple(busy),
         failed=failed,
     )
+
+
+def _empty(path: Path) -> str | None:
+    """Empty the store through sqlite (another cq has its files open: ``sharing``); why
+    not, when it could not be."""
+    from cq.cache.store import Store
+
+    store = Store(path, warn=False)
+    try:
+        store.empty()
+        return None if store.notice is None else store.fault or store.notice
+    finally:
+        store.close()
 
 
 def _database_bytes(cache: Path) -> int:

@@ -2,9 +2,10 @@
 
 ``CQ_CACHE_DIR`` else the user cache dir; ``CQ_CACHE_MAX_MB`` the bound of its cache kinds
 (``bound.database_share`` and ``others_share`` split it). The layout below is every name cq
-gives a thing in that dir: the database (``schema.py``), the repository indexes, Pyrefly's
-scratch, the embedding vectors (cache, bounded, cleared), and the embedding models and agent
-install records (the user's, never removed by ``cq cache``). Imports nothing else of cq but
+gives a thing in that dir: the database (``schema.py``) and its lock (``sharing.py``; never
+removed, or two processes would lock two files), the repository indexes, Pyrefly's scratch,
+the embedding vectors (cache, bounded, cleared), and the embedding models and agent install
+records (the user's, never removed by ``cq cache``). Imports nothing else of cq but
 the cache's own ``faults`` and ``schema``.
 """
 
@@ -60,14 +61,17 @@ def _max_bytes(value: str) -> int:
     return int(megabytes * 1024 * 1024)
 
 
-def remove_files(path: Path) -> str | None:
-    """Delete the store at ``path``, an older cq's and set-aside copies, without opening
+def remove_files(path: Path, *, live: bool = True) -> str | None:
+    """Delete the store at ``path`` (its own files only when ``live``: the caller holds it
+    alone, ``sharing.alone``), its set-aside copies and an older cq's store, without opening
     any of them (a damaged file is removed like a sound one); why not, when a file stays."""
-    legacy = path.with_name(schema.LEGACY_NAME)
+    own = schema.files(path)
+    old = path.with_name(schema.LEGACY_NAME)  # one file (``files`` would add this cq's keys)
+    legacy = [Path(f"{old}{suffix}") for suffix in ("", "-wal", "-shm")]
+    victims = [Path(f"{base}.corrupt") for base in (*own, *legacy)] + legacy
     try:
-        for base in [*schema.files(path), *schema.files(legacy)]:
-            for victim in (base, Path(f"{base}.corrupt")):
-                victim.unlink(missing_ok=True)
+        for victim in (*own, *victims) if live else victims:
+            victim.unlink(missing_ok=True)
     except OSError as exc:
         return faults.describe(exc, path)
     return None

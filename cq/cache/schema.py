@@ -70,6 +70,7 @@ def connect(path: Path, wal_bytes: int) -> sqlite3.Connection:
     and truncated to it; ``NotACache`` when it is another sqlite file, ``sqlite3.Error``,
     ``UnicodeError`` (a damaged schema's name in a message) or ``OSError`` when it cannot be
     opened."""
+    _read_ahead(path.with_name(KEYS_NAME))
     # One connection per process, usable from any thread (the MCP server's workers).
     db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
     db.text_factory = _text
@@ -89,7 +90,6 @@ def connect(path: Path, wal_bytes: int) -> sqlite3.Connection:
     except BaseException:
         db.close()
         raise
-    _read_ahead(path.with_name(KEYS_NAME))
     return db
 
 
@@ -147,8 +147,20 @@ def _check(db: sqlite3.Connection) -> None:
         raise NotACache(f"not this cq's cache layout: {exc}") from exc
 
 
+_READ_AHEAD: set[Path] = set()  # keys files this process has asked the OS to read ahead
+
+
 def _read_ahead(keys: Path) -> None:
-    """Ask the OS to read the keys file in the background (free when it is cached)."""
+    """Ask the OS to read the keys file in the background (free when it is cached), once per
+    process and before sqlite opens it: closing a descriptor of a file drops every POSIX lock
+    the process holds on it, sqlite's included (sqlite.org/howtocorrupt.html, 2.2). Done
+    after the open, it dropped the lock that tells sqlite another process has the file open:
+    a one-shot search closing its connection then took itself for the last one, folded and
+    deleted the write-ahead log the server's search process was writing, and
+    ``cq-v2-keys.sqlite3`` became "database disk image is malformed" within seconds."""
+    if keys in _READ_AHEAD:
+        return
+    _READ_AHEAD.add(keys)
     with contextlib.suppress(OSError, AttributeError):
         fd = os.open(keys, os.O_RDONLY)
         try:

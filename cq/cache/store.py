@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from cq.cache import bound, codec, faults, schema
+from cq.cache import bound, codec, faults, schema, sharing
 from cq.cache.keys import storable
 from cq.cache.place import DEFAULT_MAX_BYTES, cache_dir, max_bytes_from_env
 from cq.cache.schema import FILE_NAME
@@ -97,6 +97,7 @@ class Store:
         self.notice: str | None = None  # the one warning (printed when ``warn``)
         self._warn_enabled = warn
         self._db: sqlite3.Connection | None = None
+        self._held: int | None = None  # the shared lock on the store's files (``sharing``)
         self._inode = 0
         self._page_size = 4096
         self._pages_bound = bound.page_room(max_bytes)  # the WALs take the rest
@@ -120,8 +121,12 @@ class Store:
             if not faults.is_corrupt(exc):
                 self._disable(exc)
                 return
-            moved = faults.set_aside(schema.files(self.path))
             reason = faults.describe(exc, self.path)
+            with sharing.alone(self.path) as alone:
+                moved = faults.set_aside(schema.files(self.path)) if alone else None
+            if moved is None:  # another cq has it open: the last one to find it alone moves it
+                self._disable(exc)
+                return
             self._say(f"cache database is corrupt ({reason}); moved it to {moved}, starting anew")
             try:
                 self._db = self._connect()
@@ -129,9 +134,16 @@ class Store:
                 self._disable(again)
 
     def _connect(self) -> sqlite3.Connection:
-        db = schema.connect(self.path, self._wal_bytes)
-        self._page_size = db.execute("PRAGMA page_size").fetchone()[0]
-        self._inode = os.stat(self.path).st_ino
+        """The connection, holding the shared lock (``sharing``) for as long as it is open."""
+        held = sharing.hold(self.path)
+        try:
+            db = schema.connect(self.path, self._wal_bytes)
+            self._page_size = db.execute("PRAGMA page_size").fetchone()[0]
+            self._inode = os.stat(self.path).st_ino
+        except BaseException:
+            sharing.let_go(held)
+            raise
+        self._held = held
         return db
 
     def _replaced(self) -> bool:
@@ -158,7 +170,10 @@ class Store:
             self._disable(exc)
             return
         moved = None
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError), sharing.alone(self.path) as alone:
+            if not alone:  # another cq has it open: the last one to find it alone moves it
+                self._disable(exc)
+                return
             if os.stat(self.path).st_ino == self._inode:  # not already replaced by another cq
                 moved = faults.set_aside(schema.files(self.path))
         where = f"; moved it to {moved}," if moved else ";"
@@ -199,6 +214,8 @@ class Store:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
             self._db = None
+        sharing.let_go(self._held)  # after the connection: no file of it is open any more
+        self._held = None
 
     # -- reads and writes --------------------------------------------------------------
 
@@ -359,6 +376,18 @@ class Store:
         bound.make_room(self._db, self._page_size, self._pages_bound, 0, None)
         self._db.execute("COMMIT")
         bound.give_back(self._db, self._page_size, self._pages_bound, None)
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+    @_guarded(lambda: None)
+    def empty(self) -> None:
+        """Delete every entry and give the pages back (``cq cache clear`` while another cq
+        has the store open, when its files may not be removed: ``sharing``)."""
+        assert self._db is not None
+        self._db.execute("BEGIN IMMEDIATE")
+        for table in ("entries", "usage", "k.keys"):
+            self._db.execute(f"DELETE FROM {table}")
+        self._db.execute("COMMIT")
+        self._db.executescript("PRAGMA main.incremental_vacuum; PRAGMA k.incremental_vacuum;")
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def close(self) -> None:

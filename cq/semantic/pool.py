@@ -1,4 +1,5 @@
-"""The process's Pyrefly servers: one per searched root, at most ``MAX_SERVERS`` at once,
+"""The process's Pyrefly servers: one per searched root, at most ``MAX_SERVERS`` at once (the
+least recently used stopped first, and any whose root went unsearched for ``IDLE_S``),
 spawned on one thread that lives as long as cq (the child's parent death signal is tied to it).
 
 A process that keeps its servers between searches (``cq mcp``'s search workers, cq's server:
@@ -13,6 +14,7 @@ import contextlib
 import queue
 import signal
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,10 @@ from cq.semantic.server import PyreflyServer
 # (a test run, a script calling run_search over many trees) leaked one ~60 MB server per root
 # (58 of them in one pytest worker); cq mcp has one root and a CLI search one.
 MAX_SERVERS = 2
+# A server whose root no search asked for this long is stopped at the next search of another
+# root (hand-set: Pyrefly held 0.6-3.0 GB in 2-4 servers over a sitting of many roots; a
+# root searched again after a minute pays a server start, ~1 s, in the background).
+IDLE_S = 60.0
 
 
 class ServerPool:
@@ -32,6 +38,7 @@ class ServerPool:
     def __init__(self, cache_root: Callable[[], Path]) -> None:
         self._cache_root = cache_root
         self._servers: dict[str, PyreflyServer] = {}
+        self._used: dict[str, float] = {}  # root -> when a search last asked for its server
         self._lock = threading.Lock()
         self._jobs: queue.SimpleQueue[PyreflyServer] = queue.SimpleQueue()
         self._spawner: threading.Thread | None = None
@@ -49,6 +56,7 @@ class ServerPool:
         ``binary`` (the search's, ``pyrefly_binary``), building the workspace index when
         ``indexing``; None when Pyrefly is not installed."""
         with self._lock:
+            self._stop_idle(root)
             server = self._servers.pop(root, None)
             if server is not None and _reusable(server, indexing):
                 self._servers[root] = server  # most recently used last
@@ -65,6 +73,16 @@ class ServerPool:
             self._ensure_spawner()
         self._jobs.put(server)
         return server
+
+    def _stop_idle(self, root: str) -> None:
+        """Stop the servers of other roots not asked for within ``IDLE_S`` (under the lock)."""
+        now = time.monotonic()
+        self._used[root] = now
+        for other, used in list(self._used.items()):
+            if now - used > IDLE_S:
+                del self._used[other]
+                if (server := self._servers.pop(other, None)) is not None:
+                    _stop_quietly(server)
 
     def running(self, root: str) -> PyreflyServer | None:
         """The server already registered for ``root`` (tests and benches inspect its pid)."""

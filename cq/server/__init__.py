@@ -19,16 +19,20 @@ Choices taken from other tools' daemons, and why:
   double-forks and the grandchild execs a fresh interpreter (a clean process, not a copy of
   the client). The search that starts it does not wait for it: it runs in-process, which
   costs what a cold server would, and the next search finds the server warm.
-- One server per user, found at a fixed place. eslint_d keeps its port and a token in a file
-  in the home dir (its socket is TCP, so the token proves the client is the user); here a
-  Unix socket in a private runtime dir, and the peer's uid, checked by the kernel, stand in
-  for the token. One server serves every root, as ruff's language server serves every
-  workspace of its editor. A lock held for the server's life makes concurrent starts end in
-  one server; its holder is asked of the kernel (``F_GETLK``), so no pid file goes stale.
+- One server per user and install, found at a fixed place. eslint_d keeps its port and a
+  token in a file in the home dir (its socket is TCP, so the token proves the client is the
+  user); here a Unix socket in a private runtime dir, and the peer's uid, checked by the
+  kernel, stand in for the token. One server serves every root, as ruff's language server
+  serves every workspace of its editor. A lock held for the server's life makes concurrent
+  starts end in one server; its holder is asked of the kernel (``F_GETLK``), so no pid file
+  goes stale.
 - Replace on mismatch. Gradle's client sends its build environment and starts another daemon
   when no running one is compatible (Java home, JVM arguments); eslint_d restarts its server
-  for another eslint. cq compares version, a hash of its sources and the settings a process
-  reads once (``identity.py``), and replaces the server, keeping one per user.
+  for another eslint. Gradle keeps daemons of different compatibility side by side, each
+  found by its own criteria: here the place itself is named by the install and the settings
+  a process reads once (``identity.install_key``: two venvs, or two cache dirs, never replace
+  each other's server), and within it cq compares the version and a hash of its sources
+  (``identity.py``), replacing the server of an edited checkout.
 - Health by a ``hello`` answered by a process that runs no search (a busy Gradle daemon is
   passed over for another; dmypy's client gives up on a daemon that does not answer in
   time): no answer within ``client.HELLO_TIMEOUT_S`` and the search runs in-process, the

@@ -33,6 +33,7 @@ from cq.errors import CqError
 from cq.server.context import fingerprint, peer_fingerprint, peer_uid
 from cq.server.identity import identity
 from cq.server.lifecycle import remove_socket, take_lock
+from cq.server.memory import measure
 from cq.server.messages import ServerStatus
 from cq.server.paths import ServerDirError, runtime_dir, shown, socket_path
 from cq.server.processes import Processes
@@ -98,6 +99,7 @@ class Server:
             try:
                 conn, _ = self.listener.accept()
             except TimeoutError:
+                self.processes.reap()
                 continue
             except OSError as exc:
                 if exc.errno not in _SHORT_OF:
@@ -234,6 +236,7 @@ class Server:
             busy=self.processes.busy(),
             served=self.processes.served,
             socket=shown(self.path),
+            memory=measure(self.processes.pids()),
         )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from collections.abc import Mapping
 
 # Read once by a long-lived process (see the module docstring); the rest is per request.
 SERVER_SETTINGS = (
@@ -61,10 +62,22 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
-def settings_digest() -> str:
+def install_key(environ: Mapping[str, str] = os.environ) -> str:
+    """What names this install's server (its directory, ``paths.runtime_dir``): where the cq
+    package is, its version and the settings (``settings_digest``). Two installs, or two
+    values of a setting, each keep a server of their own warm instead of replacing each
+    other's on every search; the code digest stays out of it, so an edited checkout replaces
+    its own server rather than leaving the old one to idle out beside it."""
+    from cq import __version__
+
+    parts = [_PACKAGE, __version__, settings_digest(environ)]
+    return hashlib.blake2b(os.fsencode("\0".join(parts)), digest_size=8).hexdigest()
+
+
+def settings_digest(environ: Mapping[str, str] = os.environ) -> str:
     # The environment (venv) and Python version, not the executable's name: ``cq`` runs
     # ``.../bin/python3`` and ``python -m cq`` may be ``.../bin/python``, the same interpreter.
     parts = [sys.prefix, sys.version]
-    parts += [f"{name}={os.environ.get(name, '')}" for name in SERVER_SETTINGS]
+    parts += [f"{name}={environ.get(name, '')}" for name in SERVER_SETTINGS]
     # a value that is not UTF-8 (a cache dir's name) as the bytes the environment holds
     return hashlib.blake2b(os.fsencode("\0".join(parts)), digest_size=8).hexdigest()

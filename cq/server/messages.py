@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import msgspec
 
+from cq.server.memory import Memory
+
 
 class Stream(msgspec.Struct, frozen=True):
     """One of the client's standard streams, as its Python had it open."""
@@ -59,3 +61,4 @@ class ServerStatus(msgspec.Struct, frozen=True, tag="status", tag_field="kind"):
     served: int
     socket: str
     ready: int = 0  # processes free to take a search now (a search never waits for one)
+    memory: Memory | None = None  # resident bytes of the daemon, search processes, Pyrefly

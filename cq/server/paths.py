@@ -1,22 +1,25 @@
 """Where the server's files live: a private directory of the user's, held open once checked.
 
 ``$XDG_RUNTIME_DIR/cq`` when the session has a runtime dir fit for it, else ``cq-<uid>``
-under the temp dir. The directory must be a real directory (not a link), owned by this user
-and closed to everyone else (mode 0700): another user who could plant a socket there would
-get this user's searches, env and file descriptors. It holds the socket(s), the lock whose
-holder is the server (``server.lock``) and nothing else; nothing here is written into a
-searched tree. Standard library only: the client imports it on every search.
+under the temp dir, and in it one directory per install and settings
+(``identity.install_key``: two venvs, or two values of ``CQ_CACHE_DIR``, each keep their own
+server warm). Each must be a real directory (not a link), owned by this user and closed to
+everyone else (mode 0700): another user who could plant a socket there would get this user's
+searches, env and file descriptors. An install's directory holds the socket
+(``server.sock``), the lock whose holder is the server (``server.lock``) and nothing else;
+nothing here is written into a searched tree. Standard library only: the client imports it
+on every search.
 
 Checked by path, then used by path, a directory can be swapped in between: another user who
 may write to its parent renames it away and puts theirs in its place (``renameat2`` with
-``RENAME_EXCHANGE`` won that race within a few searches). So the directory is opened once per
-process without following a link, its owner and mode are checked on that descriptor, and
-``runtime_dir`` returns ``/proc/self/fd/N``: a path the kernel resolves through the open
-descriptor, so every connect, bind, lock and unlink afterwards lands in the directory that
-was checked, whatever the name points at by then (``shown`` turns it back into the name for
-messages). The parent is checked too, as ssh checks the directories above a file it trusts:
-owned by this user or root and not writable by others unless sticky; a ``$XDG_RUNTIME_DIR``
-that is not (world-writable, not sticky) is passed over for the temp dir.
+``RENAME_EXCHANGE`` won that race within a few searches). So each directory is opened once per
+process without following a link, relative to its parent held open, its owner and mode are
+checked on that descriptor, and ``runtime_dir`` returns ``/proc/self/fd/N``: a path the kernel
+resolves through the open descriptor, so every connect, bind, lock and unlink afterwards lands
+in the directory that was checked, whatever the name points at by then (``shown`` turns it
+back into the name for messages). The parent is checked too, as ssh checks the directories
+above a file it trusts: owned by this user or root and not writable by others unless sticky;
+a ``$XDG_RUNTIME_DIR`` that is not (world-writable, not sticky) is passed over for the temp dir.
 """
 
 from __future__ import annotations
@@ -39,13 +42,39 @@ class ServerDirError(Exception):
 
 
 def runtime_dir() -> str:
-    """The server's directory as ``/proc/self/fd/N``, created mode 0700 when missing;
-    ``ServerDirError`` when it (or its parent) cannot be trusted."""
+    """This install's server directory as ``/proc/self/fd/N``, created mode 0700 when
+    missing (with the user's ``cq`` directory above it); ``ServerDirError`` when either (or
+    the parent above them) cannot be trusted."""
+    from cq.server.identity import install_key
+
+    users = users_dir()
+    return _pin(os.path.join(shown(users), install_key()), users, install_key())
+
+
+def users_dir() -> str:
+    """The directory of every install's server directory, pinned as ``/proc/self/fd/N``."""
     parent, name = _where()
-    path = os.path.join(parent, name)
+    return _pin(os.path.join(parent, name), parent, name)
+
+
+def every_dir() -> list[str]:
+    """Every install's server directory that exists and can be trusted (``--all``)."""
+    users = users_dir()
+    found = []
+    for name in sorted(os.listdir(users)):
+        try:
+            found.append(_pin(os.path.join(shown(users), name), users, name, create=False))
+        except ServerDirError:
+            continue
+    return found
+
+
+def _pin(path: str, parent: str, name: str, *, create: bool = True) -> str:
+    """``parent/name`` (known to the user as ``path``) opened once and checked on its
+    descriptor, then reached as ``/proc/self/fd/N``."""
     fd = _pinned.get(path)
     if fd is None:
-        fd = _open_private(parent, name)
+        fd = _open_private(parent, name, path, create=create)
         _pinned[path] = fd
     try:
         _check_private(path, os.fstat(fd))  # the user may have opened it up since
@@ -87,19 +116,20 @@ def _safe_parent(path: str) -> bool:
     )
 
 
-def _open_private(parent: str, name: str) -> int:
-    """``parent/name`` opened (created when missing) without following a link, relative to
-    the parent held open, and checked on the descriptor."""
-    path = os.path.join(parent, name)
+def _open_private(parent: str, name: str, path: str, *, create: bool = True) -> int:
+    """``parent/name`` opened (created when missing, if ``create``) without following a link,
+    relative to the parent held open, and checked on the descriptor; ``path`` names it in
+    messages."""
     try:
         parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
-        raise ServerDirError(f"cannot open {parent}: {exc.strerror}") from None
+        raise ServerDirError(f"cannot open {shown(parent)}: {exc.strerror}") from None
     try:
         if not _safe_parent(f"{_VIA}{parent_fd}"):
-            raise ServerDirError(f"{parent} is writable by other users and not sticky")
+            raise ServerDirError(f"{shown(parent)} is writable by other users and not sticky")
         try:
-            os.mkdir(name, 0o700, dir_fd=parent_fd)
+            if create:
+                os.mkdir(name, 0o700, dir_fd=parent_fd)
         except FileExistsError:
             pass
         except OSError as exc:

@@ -11,6 +11,10 @@ its ``done``; a stopped one is passed over even when idle. A process that dies i
 client went away while it is stopped can never let go of the client's descriptors (a
 stopped process runs no code): it is killed. ``close`` ends them all: end of input first (an
 idle one exits at once, a busy one after its search), then SIGTERM, then SIGKILL.
+
+Memory goes back (``memory.py``): a process that says it retires with its ``done`` (past its
+size or roots bound) is replaced at once by a fresh one, and one idle for
+``memory.WORKER_IDLE_S`` is ended (``reap``) while the daemon stays.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import threading
 import time
 from typing import Any
 
+from cq.server.memory import WORKER_IDLE_S
 from cq.server.wire import Channel, WireError
 
 MAX_PROCESSES = 2  # as cq mcp's: each holds ~100 MB warm; two cover an agent's overlap
@@ -51,6 +56,7 @@ class _Process:
         self.channel = Channel(ours)
         self.busy = False
         self.searches = 0  # searches handed to it: a watch knows its search is over
+        self.idle_since = time.monotonic()
 
     def stopped(self) -> bool:
         """Whether the process is stopped (SIGSTOP, SIGTSTP) or held by a tracer."""
@@ -108,6 +114,23 @@ class Processes:
                 self._drop(process)
                 return
             time.sleep(_WATCH_S)  # gone, and the process is letting go of the search
+
+    def reap(self) -> None:
+        """End the processes idle for ``WORKER_IDLE_S``: taken out of the idle list first (no
+        search can be handed to them after), then told to go (end of input)."""
+        now = time.monotonic()
+        with self._cond:
+            stale = [p for p in self._idle if now - p.idle_since > WORKER_IDLE_S]
+            for process in stale:
+                self._idle.remove(process)
+                self._all.remove(process)
+        for process in stale:
+            with contextlib.suppress(OSError):
+                process.channel.sock.shutdown(socket.SHUT_RDWR)
+
+    def pids(self) -> list[int]:
+        with self._cond:
+            return [p.popen.pid for p in self._all]
 
     def idle_seconds(self) -> float:
         """Seconds since the last search ended or a process got ready; 0 while a search runs
@@ -176,9 +199,13 @@ class Processes:
             while (message := process.channel.recv()[0]) is not None:
                 if message["kind"] in ("ready", "done"):
                     with self._cond:
-                        self._last_done = time.monotonic()
                         process.busy = False
-                        if process not in self._idle:
+                        process.idle_since = self._last_done = time.monotonic()
+                        if message.get("retire"):
+                            if process in self._all:  # it exits now; a fresh one warms at once
+                                self._all.remove(process)
+                                self._start()
+                        elif process not in self._idle:
                             self._idle.append(process)
                         self._cond.notify_all()
         self._drop(process)

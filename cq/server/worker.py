@@ -35,6 +35,7 @@ from collections.abc import Iterator
 
 import msgspec
 
+from cq.server.memory import WORKER_MAX_ROOTS, WORKER_MAX_RSS, rss
 from cq.server.messages import Search, Stream
 from cq.server.relay import RelayOut, relayed
 from cq.server.wire import Channel, LostDescriptors, WireError
@@ -54,6 +55,7 @@ def main() -> None:
     build_parser()  # imports the option table and every subcommand's parser
     os.chdir("/")  # between searches the process holds no directory of anyone's
     control.send({"kind": "ready"})
+    roots: set[str] = set()
     while True:
         try:
             message, fds = control.recv()
@@ -72,10 +74,26 @@ def main() -> None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         else:
+            roots.add(_root_of(search))
             _serve(search, fds)
-        control.send({"kind": "done"})
+        retire = len(roots) >= WORKER_MAX_ROOTS or rss(os.getpid()) > WORKER_MAX_RSS
+        control.send({"kind": "done", "retire": retire})
         _start_embedding_builds()
+        if retire:  # its memory goes back with it; the server starts a fresh one
+            break
         warm_between(searching)
+
+
+def _root_of(search: Search) -> str:
+    """The root a search names (``--root``, ``CQ_ROOT``, else its directory), as written:
+    only counted, to recycle a process that served many (``memory.WORKER_MAX_ROOTS``)."""
+    root = search.env.get("CQ_ROOT") or "."
+    for i, arg in enumerate(search.argv):
+        if arg == "--root" and i + 1 < len(search.argv):
+            root = search.argv[i + 1]
+        elif arg.startswith("--root="):
+            root = arg.removeprefix("--root=")
+    return os.path.join(search.cwd, root)
 
 
 def _start_embedding_builds() -> None:

@@ -1,0 +1,94 @@
+"""Who has the store open: the only processes allowed to remove or rename its files are
+those that know nobody else has it open.
+
+sqlite keeps its databases sound across processes as long as nobody moves the files under
+it: a database and its write-ahead log are paired by name only, so a process that opens a
+new ``cq-v2.sqlite3`` beside an old ``-wal`` replays the old pages into the new file, and a
+process still holding an unlinked file writes into nothing (``attempt to write a readonly
+database``). ``cq cache clear`` and the set-aside of a corrupt store did exactly that while
+the server's search processes and one-shot searches had the files open.
+
+So every ``Store`` holds a shared ``flock`` on ``cq-v2.lock`` (in the cache dir, never
+removed) from before its connection opens until after it closes, and a process that wants
+to remove or rename the store's files takes the lock exclusively, without waiting: held, no
+other process has the files open, and none can open them until the files are gone. Not
+held, the caller leaves the files where they are (``cq cache clear`` empties the store
+through sqlite instead; a corrupt store is set aside by whichever process finds it alone).
+``flock``, not ``fcntl`` record locks: closing some other descriptor of the file does not
+drop it, and a child process gets none (the descriptor is close-on-exec).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+LOCK_NAME = "cq-v2.lock"
+# An opener waits this long for a removal to finish (renames and unlinks: milliseconds); a
+# lock still held exclusively after it costs this search its cache (hand-set).
+_WAIT_S = 2.0
+_PAUSE_S = 0.01
+
+
+class Busy(OSError):
+    """The store's files are being removed or renamed by another process right now."""
+
+
+def lock_path(database: Path) -> Path:
+    return database.with_name(LOCK_NAME)
+
+
+def hold(database: Path) -> int:
+    """A descriptor holding the shared lock for the store at ``database`` (release it with
+    ``let_go`` after closing the connection); ``Busy`` when a removal holds it too long."""
+    fd = _open(database)
+    deadline = time.monotonic() + _WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise Busy(16, "another cq process is removing the cache database") from None
+            time.sleep(_PAUSE_S)
+        except OSError:
+            os.close(fd)
+            raise
+
+
+def let_go(fd: int | None) -> None:
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def alone(database: Path) -> Iterator[bool]:
+    """Whether this process may remove or rename the store's files (True: no other process
+    has them open, and none opens them until the block ends). The caller must have closed
+    its own connection first: its shared lock counts as another holder."""
+    try:
+        fd = _open(database)
+    except OSError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _open(database: Path) -> int:
+    return os.open(
+        lock_path(database), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+    )
