@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 from test_server import _env, _start, runtime  # noqa: F401 (runtime: a fixture)
+from test_server_wedge import _status
 
 from cq.server.memory import WORKER_MAX_ROOTS, descendants
 
@@ -59,6 +60,11 @@ def test_a_search_process_that_served_many_roots_is_replaced_between_searches(
     daemon = _start(runtime)
     first = None
     for i, root in enumerate(roots):
+        # a search never waits for a process: one that arrived while the fresh process warms
+        # would run in-process, so each waits until a process is ready
+        deadline = time.monotonic() + 60
+        while not _status(runtime).get("ready") and time.monotonic() < deadline:
+            time.sleep(0.1)
         run = run_cq("search", "register", cwd=root, env=_env(runtime))
         assert run.returncode == 0 and run.stderr == "", run.stderr  # none fell back
         assert f"app{i}.py" in run.stdout  # searched its own root

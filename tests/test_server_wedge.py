@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CqRun, run_cq, write_tree
-from test_server import SOURCE, _alive, _children, _env, _report, _served, _start, _stop_all
+from test_server import SOURCE, _alive, _children, _dir, _env, _report, _served, _start, _stop_all
 
 from cq.server.lifecycle import lock_holder
 
@@ -122,7 +122,7 @@ def _read_frame(sock: socket.socket) -> dict[str, object] | None:
 def _said_hello(runtime: Path) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(HANG_S)
-    sock.connect(str(runtime / "cq" / "server.sock"))
+    sock.connect(str(Path(_dir(runtime)) / "server.sock"))
     sock.sendall(_frame({"kind": "hello"}))
     welcome = _read_frame(sock)
     assert welcome is not None and welcome["kind"] == "welcome", welcome
@@ -380,7 +380,7 @@ def test_an_oversized_request_lets_go_of_the_client_s_pipes(runtime: Path) -> No
     finally:
         sock.close()
         os.close(read)
-    assert lock_holder(str(runtime / "cq")) == server
+    assert lock_holder(_dir(runtime)) == server
     _status(runtime)
 
 
@@ -439,7 +439,7 @@ def test_running_out_of_descriptors_is_transient(repo: Path, runtime: Path) -> N
         preexec_fn=few_fds,
     )
     assert started.returncode == 0, started.stderr
-    server = lock_holder(str(runtime / "cq"))
+    server = lock_holder(_dir(runtime))
     assert server is not None
     idle: list[socket.socket] = []
     done = threading.Event()
@@ -472,7 +472,7 @@ def test_running_out_of_descriptors_is_transient(repo: Path, runtime: Path) -> N
         filler.join()
         for sock in idle:
             sock.close()
-    assert lock_holder(str(runtime / "cq")) == server, "the server did not survive"
+    assert lock_holder(_dir(runtime)) == server, "the server did not survive"
     _until(lambda: _status(runtime).get("ready"), "a ready search process")
     before = _served(runtime)
     assert limited("search", "register", env=_env(runtime)).returncode == 0
@@ -525,8 +525,9 @@ def test_status_tells_the_idle_time_and_does_not_keep_the_server_up(runtime: Pat
 
 
 def test_staging_sockets_of_dead_servers_are_swept(runtime: Path) -> None:
-    directory = runtime / "cq"
-    directory.mkdir(mode=0o700)
+    directory = Path(_dir(runtime))
+    directory.mkdir(mode=0o700, parents=True)
+    directory.parent.chmod(0o700)
     dead = subprocess.Popen(["true"])
     dead.wait()
     stale = directory / f"server.sock.{dead.pid}"
