@@ -377,19 +377,6 @@ def test_fish_completes_the_search_flags(tmp_path: Path) -> None:
     assert [line.split("\t")[0] for line in done.stdout.splitlines()] == ["--before-context"]
 
 
-def test_the_readme_documents_every_search_flag() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = readme[readme.index("## `cq search`") : readme.index("## Confinement")]
-    usage = section[: section.index("| flag | meaning |")]
-    table = section[section.index("| flag | meaning |") :]
-    for option in SEARCH_OPTIONS:
-        for spelled in (option.flags, *(s.flags for s in option.spellings)):
-            if spelled:  # QUERY has none; every flag in the table, one of each in the usage
-                assert all(f"`{flag}" in table for flag in spelled), spelled
-                assert any(f"[{flag}" in usage or f" {flag}" in usage for flag in spelled), spelled
-    assert "cq completions bash|zsh|fish" in usage
-
-
 def test_zsh_completion_registers_for_cq_when_sourced(tmp_path: Path) -> None:
     if shutil.which("zsh") is None:
         pytest.skip("zsh is not installed here, so its completions cannot be loaded")
