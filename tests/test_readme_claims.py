@@ -8,7 +8,10 @@ import os
 import re
 from pathlib import Path
 
+import pytest
 from conftest import run_cq, word_tree, write_tree
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 TREE = {
     "pkg/store.py": ("class Store:\n    def get_bucket(self, name):\n        return name\n"),

@@ -16,6 +16,8 @@ from conftest import run_cq, write_tree
 
 from cq.model.options import LIMIT_FLAGS, SEARCH_OPTIONS
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 STORE = "def get_bucket(name):\n    key = name.lower()\n    return key\n"
 APP = (
     "from pkg.store import get_bucket\n"
