@@ -145,6 +145,21 @@ def _fresh() -> None:
     semantic_pool._POOL.clear()
     pool._pool = None  # a pool the test process started is not this child's to use
     atexit.register(pool.shutdown_pool)
+    atexit.register(_close_stores)
+    for name, module in list(sys.modules.items()):  # find_rg and friends read the environment
+        if name == "cq" or name.startswith("cq."):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+def _close_stores() -> None:
+    """Close the databases this child opened, as a process's exit does (its log is then
+    folded back and removed: a test may measure the cache dir after cq ends)."""
+    from cq.cache import store
+
+    for opened in list(store._open_stores.values()):
+        opened.close()
 
 
 def _parent(

@@ -25,8 +25,6 @@ from conftest import run_cq, word_tree, write_tree
 from cq.cache.schema import FILE_NAME
 from cq.embed.store import Store, UnitRef, store_path
 
-pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
-
 MB = 1 << 20
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 QUESTION = "where is the record validated"
