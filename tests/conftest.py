@@ -78,7 +78,8 @@ FORKED = "CQ_TEST_CLI_FORKED"
 
 @pytest.fixture(autouse=True)
 def _cli_forked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    if request.node.get_closest_marker("cli_forked") is not None:
+    # CQ_TEST_NO_FORK=1 runs them as subprocesses too (to compare, or to rule the fork out)
+    if request.node.get_closest_marker("cli_forked") and not os.environ.get("CQ_TEST_NO_FORK"):
         monkeypatch.setenv(FORKED, "1")
 
 
