@@ -10,11 +10,29 @@ import sysconfig
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 # The benches measure the search each cq process runs itself: a background server would carry
 # warm state from one measured run into the next (and be replaced whenever a run's cache dir
 # or checkout differs). bench/server_latency.py turns it on for the runs it measures.
 os.environ.setdefault("CQ_SERVER", "0")
+
+
+# Directories that exist on one machine are never defaults: a bench that needs one takes it
+# as an argument, defaulting to one of these environment variables where it is set.
+EVAL_TREES = "CQ_BENCH_EVAL_TREES"  # trees at the issues' base commits (prepare_eval_trees.py)
+HEAD_TREES = "CQ_BENCH_TREES"  # the tuning repositories at a recent commit, DIR/<name>
+MIRRORS = "CQ_BENCH_MIRRORS"  # bare mirrors, DIR/<owner>+<name>/repo
+INDEX_TREE = "CQ_BENCH_INDEX_TREE"  # the ~2,500-file tree of index_speed.py
+
+
+def dir_argument(parser: Any, flag: str, env: str, help: str) -> None:
+    """``flag DIR``, defaulting to ``$env``; required when that is unset, so no bench reads a
+    path that exists on one machine only."""
+    default = os.environ.get(env) or None
+    parser.add_argument(
+        flag, default=default, required=default is None, metavar="DIR", help=f"{help} (${env})"
+    )
 
 
 def stdlib_dir() -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import tantivy
 
-from bench import _loc
+from bench import _common, _loc
 
 WORD = re.compile(r"[A-Za-z0-9_]+")
 PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -38,7 +38,12 @@ PATH_BOOST = 2.0
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="../shared/eval/swebench_lite_dev_tuning.jsonl")
-    ap.add_argument("--trees", default="/work/eval-trees")
+    _common.dir_argument(
+        ap,
+        "--trees",
+        _common.EVAL_TREES,
+        "the trees at the issues' base commits, DIR/<instance_id> (bench/prepare_eval_trees.py)",
+    )
     ap.add_argument("--only", action="append", default=[], help="instance ids to run")
     ap.add_argument("--text", default="full", help="comma list of full, title")
     ap.add_argument("--sample", type=int, help="a fixed subsample of N issues (per-repo share)")

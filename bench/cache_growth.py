@@ -21,7 +21,7 @@ worktree add``) for before/after figures; that store format is filled directly w
 
     python -m bench.cache_growth --size-mb 1024 --runs 3
     python -m bench.cache_growth --part bound --size-mb 512 --runs 5
-    python -m bench.cache_growth --part codecs --tree chrono=/work/trees/chrono
+    python -m bench.cache_growth --part codecs --tree chrono=$CQ_BENCH_TREES/chrono
 """
 
 from __future__ import annotations

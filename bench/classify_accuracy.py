@@ -14,6 +14,7 @@ and overall agreement, and coverage (occurrences cq missed, findings the oracle 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -116,6 +117,65 @@ def cq_findings(root: Path, query: str, extra: list[str]) -> list[dict]:
     return json.loads(proc.stdout)["findings"]
 
 
+@dataclasses.dataclass
+class Comparison:
+    """cq's categories against the oracle's, over a set of identifiers."""
+
+    confusion: dict[str, Counter[str]] = dataclasses.field(
+        default_factory=lambda: defaultdict(Counter)
+    )
+    examples: dict[tuple[str, str], list[str]] = dataclasses.field(
+        default_factory=lambda: defaultdict(list)
+    )
+    missed: list[str] = dataclasses.field(default_factory=list)
+    extra_found: list[str] = dataclasses.field(default_factory=list)
+    per_query: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)
+    skipped: list[str] = dataclasses.field(default_factory=list)
+    unsure: int = 0
+    in_skipped: int = 0
+
+    def agreement(self) -> tuple[int, int]:
+        """Occurrences where cq and the oracle agree, of those compared."""
+        return sum(a for _, a, _ in self.per_query), sum(t for _, _, t in self.per_query)
+
+
+def compare(root: Path, queries: list[str], extra: list[str]) -> Comparison:
+    """Run cq for each identifier and match its findings to the oracle's labels."""
+    labels, skipped = oracle_labels(root, set(queries))
+    out = Comparison(skipped=skipped)
+    for query in queries:
+        seen: set[tuple[str, int, int]] = set()
+        agree = total = 0
+        for f in cq_findings(root, query, extra):
+            key = (f["file"], f["line"], f["col"])
+            seen.add(key)
+            file_labels = labels.get(f["file"])
+            where = f"{f['file']}:{f['line']}:{f['col']} {f['line_text'].strip()[:90]}"
+            if f["file"] in skipped:
+                out.in_skipped += 1
+                continue
+            pos = (f["line"], f["col"])
+            if file_labels is not None and pos in file_labels.unsure:
+                out.unsure += 1
+                continue
+            expected = file_labels.labels.get(pos) if file_labels else None
+            if expected is None:
+                out.extra_found.append(f"{query}: {where} -> {f['category']}")
+                continue
+            out.confusion[expected][f["category"]] += 1
+            total += 1
+            agree += expected == f["category"]
+            if expected != f["category"] and len(out.examples[expected, f["category"]]) < 50:
+                out.examples[expected, f["category"]].append(f"{query}: {where} [{f['tier']}]")
+        for rel, file_labels in labels.items():
+            for pos, word in file_labels.words.items():
+                if word == query and pos in file_labels.labels and (rel, *pos) not in seen:
+                    label = file_labels.labels[pos]
+                    out.missed.append(f"{query}: {rel}:{pos[0]}:{pos[1]} ({label})")
+        out.per_query.append((query, agree, total))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-q", "--query", action="append", help="identifier (repeatable)")
@@ -124,52 +184,15 @@ def main() -> None:
     parser.add_argument("extra", nargs="*", help="extra cq arguments (after --)")
     args = parser.parse_args()
     root = Path(args.root).resolve()
-    queries = args.query or list(SAMPLE)
-    labels, skipped = oracle_labels(root, set(queries))
-
-    confusion: dict[str, Counter[str]] = defaultdict(Counter)
-    examples: dict[tuple[str, str], list[str]] = defaultdict(list)
-    missed: list[str] = []
-    extra_found: list[str] = []
-    unsure = in_skipped = 0
-    per_query: list[tuple[str, int, int]] = []
-    for query in queries:
-        seen: set[tuple[str, int, int]] = set()
-        agree = total = 0
-        for f in cq_findings(root, query, args.extra):
-            key = (f["file"], f["line"], f["col"])
-            seen.add(key)
-            file_labels = labels.get(f["file"])
-            where = f"{f['file']}:{f['line']}:{f['col']} {f['line_text'].strip()[:90]}"
-            if f["file"] in skipped:
-                in_skipped += 1
-                continue
-            pos = (f["line"], f["col"])
-            if file_labels is not None and pos in file_labels.unsure:
-                unsure += 1
-                continue
-            expected = file_labels.labels.get(pos) if file_labels else None
-            if expected is None:
-                extra_found.append(f"{query}: {where} -> {f['category']}")
-                continue
-            confusion[expected][f["category"]] += 1
-            total += 1
-            agree += expected == f["category"]
-            if expected != f["category"] and len(examples[expected, f["category"]]) < 50:
-                examples[expected, f["category"]].append(f"{query}: {where} [{f['tier']}]")
-        for rel, file_labels in labels.items():
-            for pos, word in file_labels.words.items():
-                if word == query and pos in file_labels.labels and (rel, *pos) not in seen:
-                    missed.append(f"{query}: {rel}:{pos[0]}:{pos[1]} ({file_labels.labels[pos]})")
-        per_query.append((query, agree, total))
-    report(confusion, examples, args.examples, per_query)
-    print(f"\nfiles the oracle cannot parse (excluded): {len(skipped)}; cq findings there: "
-          f"{in_skipped}; oracle-unsure positions cq reported: {unsure}")  # fmt: skip
-    print(f"coverage: occurrences cq missed {len(missed)}; cq findings the oracle lacks "
-          f"{len(extra_found)}")  # fmt: skip
-    for line in missed[: args.examples * 3]:
+    got = compare(root, args.query or list(SAMPLE), args.extra)
+    report(got.confusion, got.examples, args.examples, got.per_query)
+    print(f"\nfiles the oracle cannot parse (excluded): {len(got.skipped)}; cq findings there: "
+          f"{got.in_skipped}; oracle-unsure positions cq reported: {got.unsure}")  # fmt: skip
+    print(f"coverage: occurrences cq missed {len(got.missed)}; cq findings the oracle lacks "
+          f"{len(got.extra_found)}")  # fmt: skip
+    for line in got.missed[: args.examples * 3]:
         print(f"  missed  {line}")
-    for line in extra_found[: args.examples * 3]:
+    for line in got.extra_found[: args.examples * 3]:
         print(f"  extra   {line}")
 
 

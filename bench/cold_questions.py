@@ -41,7 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import _loc
+from bench import _common, _loc
 from bench._common import cq_command, median, rg_binary
 from bench.golden import burners
 
@@ -123,9 +123,11 @@ def had(stdout: bytes) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", default="/tmp/cold-tree")
+    ap.add_argument("--root", help="the stand-in tree (made by --make-tree)")
     ap.add_argument("--make-tree", metavar="DIR", help="build the tree at DIR and exit")
-    ap.add_argument("--mirrors", default="/work/.mirror")
+    ap.add_argument(
+        "--mirrors", default=os.environ.get(_common.MIRRORS), help="bare mirrors (--make-tree)"
+    )
     ap.add_argument("--data", default=DATA)
     ap.add_argument("--issues", type=int, default=8)
     ap.add_argument("--busy", type=int, default=0, metavar="N", help="CPU burners")
@@ -135,8 +137,12 @@ def main() -> int:
     ap.add_argument("extra", nargs="*", help="more cq search arguments, after --")
     args = ap.parse_args()
     if args.make_tree:
+        if not args.mirrors:
+            ap.error(f"--make-tree needs --mirrors DIR (or ${_common.MIRRORS})")
         make_tree(Path(args.make_tree), args.data, args.mirrors)
         return 0
+    if not args.root:
+        ap.error("--root DIR: the tree --make-tree made")
     root = Path(args.root)
     repos = {repo: folder for folder, (repo, _) in TREES.items()}
     rows = _loc.sample([r for r in _loc.load_rows(args.data) if r["repo"] in repos], args.issues)

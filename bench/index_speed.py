@@ -18,7 +18,7 @@ process's own (``cq_rss.py``), cold and warm; its largest child's (Pyrefly's ``l
 whose memory issue 15 reports, or a pool worker) is printed apart. Before, this printed
 ``wait4``'s figure, the larger of the two: 338 MB was Pyrefly's, cq's own was ~125 MB.
 
-    python -m bench.index_speed --root /work/index-bench --runs 5 --base /tmp/cq-base
+    python -m bench.index_speed --root $CQ_BENCH_INDEX_TREE --runs 5 --base /tmp/cq-base
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench import _common
 from bench._common import median, rg_binary, time_command, time_cq
 
 QUESTIONS = (
@@ -66,7 +67,7 @@ CHILD_RSS: list[float] = []  # peak RSS of the largest child (Pyrefly, a worker)
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", default="/work/index-bench")
+    _common.dir_argument(ap, "--root", _common.INDEX_TREE, "a ~2,500-file tree")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument(
         "--base",

@@ -36,13 +36,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import _loc
+from bench import _common, _loc
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="../shared/eval/swebench_lite_dev_tuning.jsonl")
-    ap.add_argument("--trees", default="/work/eval-trees")
+    _common.dir_argument(
+        ap,
+        "--trees",
+        _common.EVAL_TREES,
+        "the trees at the issues' base commits, DIR/<instance_id> (bench/prepare_eval_trees.py)",
+    )
     ap.add_argument("--limit", type=int, default=500, help="findings asked of cq per query")
     ap.add_argument("--only", action="append", default=[], help="instance ids to run")
     ap.add_argument("--modes", default="rewrite,no-rewrite", help="comma list")

@@ -27,6 +27,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from bench import _common
+
 KEEP = {
     "python": re.compile(r"\.(py|pyi|toml|cfg|ini)$"),
     "rust": re.compile(r"(\.(rs|toml)|(^|/)Cargo\.lock)$"),
@@ -37,9 +39,9 @@ DEFAULT_DATA = "../shared/eval/swebench_lite_dev_tuning.jsonl"
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", action="append", default=[], help=f"JSONL (default {DEFAULT_DATA})")
-    ap.add_argument("--mirrors", default="/work/.mirror", help="dir of <owner>+<name>/repo")
+    _common.dir_argument(ap, "--mirrors", _common.MIRRORS, "bare mirrors, DIR/<owner>+<name>/repo")
     ap.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=GIT_DIR")
-    ap.add_argument("--out", default="/work/eval-trees")
+    _common.dir_argument(ap, "--out", _common.EVAL_TREES, "where the trees go, DIR/<instance_id>")
     ap.add_argument("--only", action="append", default=[], help="instance ids to make")
     ap.add_argument("--force", action="store_true", help="rebuild existing trees")
     args = ap.parse_args()

@@ -27,7 +27,7 @@ Per tree (the stdlib without site-packages, plus any ``--tree NAME=DIR``), per q
 6. Pyrefly's peak RSS (``VmHWM``) on the tree after the queries, and the files it had open.
 
     python -m bench.semantic_cost --runs 3
-    python -m bench.semantic_cost --no-stdlib --tree saleor=/work/trees/saleor --runs 3
+    python -m bench.semantic_cost --no-stdlib --tree saleor=$CQ_BENCH_TREES/saleor --runs 3
 
 ``--resolution-only`` measures 4 alone (the warm server, one budgeted search per query), for a
 quick look at resolution quality.

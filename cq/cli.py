@@ -134,7 +134,7 @@ def _query_taken_by_a_flag(words: list[str]) -> None:
 
 
 def _word_like(flag: str) -> bool:
-    """``-foo`` or ``->`` (a query the README names) is no flag's shape (``-x``, ``--name``)."""
+    """``-foo`` or ``->`` (a query the guide names) is no flag's shape (``-x``, ``--name``)."""
     return flag not in _RG_SPELLINGS and _FLAG_SHAPE.fullmatch(flag) is None
 
 

@@ -7,7 +7,10 @@ internal error halfway through a search. The readers (``env_int``, ``env_float``
 ``env_choice``) raise the same error, so a search run from Python reports it too. An unset or
 empty variable means the reader's default. ``SWITCHES`` and ``TEXTS`` list the variables that
 hold a yes/no or free text (a URL, a model, a program), read by ``env_switch`` and
-``env_text``. ``user_config_dir`` is where the user's own files live.
+``env_text``. ``user_config_dir`` is where the user's own files live. ``ENVIRONMENT`` says
+in one line what each variable cq reads does: ``docs/reference.md`` is generated from it
+(``python -m tools.gen_reference``), and ``tests/test_reference.py`` fails when a ``CQ_*``
+name in ``cq/`` is missing from it.
 
 Only ``cq.settings`` (a search's settings, built once at its front) and the front ends and
 process-wide places that ``cq.settings`` names call these readers: no stage reads the
@@ -56,6 +59,71 @@ SETTINGS: dict[str, _Number | tuple[str, ...]] = {
 # anything else (or unset) leaves the reader's default.
 SWITCHES = ("CQ_LLM", "CQ_PY_ENRICHMENT_CROSSCHECK", "CQ_SEMANTIC", "CQ_SEMANTIC_CACHE")
 TEXTS = ("CQ_LLM_API_KEY", "CQ_LLM_MODEL", "CQ_LLM_URL", "CQ_PYREFLY", "VIRTUAL_ENV")
+# What each variable does, for the reference; every CQ_* name cq reads is here.
+ENVIRONMENT: dict[str, str] = {
+    "CQ_ROOT": "default --root",
+    "CQ_FORMAT": "default --format: md or json",
+    "CQ_RG": "the rg binary (else the rg beside the Python interpreter, else PATH's)",
+    "CQ_PYREFLY": "the pyrefly binary (else the one beside the Python interpreter, else PATH's)",
+    "CQ_CACHE_DIR": "cache directory (else $XDG_CACHE_HOME/cq, else ~/.cache/cq)",
+    "CQ_CACHE_MAX_MB": "bound of the cache dir in MB (default 512): half for the database, half "
+    "for repository indexes, embedding vectors and Pyrefly's scratch; a bad value is named in "
+    "one warning and the default used",
+    "CQ_ENRICH_LIBCST_HITS": "at most this many shown findings get the LibCST stage (default 40)",
+    "CQ_ENRICH_BUDGET_MS": "a wall-time deadline for enriching the shown findings (default none; "
+    "setting it makes the report depend on the machine's speed)",
+    "CQ_ENRICH_MAX_BYTES": "payload budget per enriched finding, as compact JSON (default 4096)",
+    "CQ_PY_ENRICHMENT_CROSSCHECK": "yes marks a finding degraded when ast-grep, LibCST and "
+    "tree-sitter disagree",
+    "CQ_SEMANTIC": "no turns the Pyrefly stage off (as --no-semantic)",
+    "CQ_SEMANTIC_BUDGET_MS": "how long a long-lived cq may ask Pyrefly for one search's pending "
+    "answers in the background (default 60000); it delays no report",
+    "CQ_SEMANTIC_WAIT_MS": "as --semantic-wait MS for every search (default 0: never wait)",
+    "CQ_SEMANTIC_CACHE": "no asks Pyrefly afresh instead of using cached answers",
+    "CQ_SEMANTIC_INDEX": "whether Pyrefly indexes the root for reference counts (auto: only in "
+    "cq mcp)",
+    "CQ_MAX_WORKERS": "most classification worker processes (default 4, at most the CPU count)",
+    "CQ_POOL_MIN_BYTES": "uncached source bytes from which classification uses worker "
+    "processes (default 3 MiB)",
+    "CQ_INDEX_AUTO_BYTES": "new source bytes up to which a search builds the repository index "
+    "itself (default 64 MiB; beyond, cq index does)",
+    "CQ_LLM": "no: never ask an LLM to rewrite a question; yes: ask even where a repository "
+    "opts out",
+    "CQ_LLM_URL": "the rewrite model's server (over the user config's [rewrite] url)",
+    "CQ_LLM_MODEL": "the rewrite model's name",
+    "CQ_LLM_PROVIDER": "the rewrite server's protocol",
+    "CQ_LLM_TIMEOUT": "seconds for the whole exchange with the rewrite model (default 5)",
+    "CQ_LLM_API_KEY": "sent to the rewrite server as a bearer token; read from the "
+    "environment only",
+    "CQ_MCP_MAX_TOKENS": "cq mcp's token budget per answer when --max-tokens is not given "
+    "(default 8000)",
+    "CQ_SERVER": "0: never send a search to the background server nor start one",
+    "CQ_SERVER_IDLE_S": "seconds without a search after which the background server exits "
+    "(default 900)",
+    "CQ_EMBED": "on fuses the optional dense signal into questions, off never (over the "
+    "profile's [embed] enabled)",
+    "CQ_DEBUG": "1 shows a traceback for an internal error instead of the one-line message",
+    "XDG_CONFIG_HOME": "the user config ($XDG_CONFIG_HOME/cq/config.toml, profiles/NAME.toml; "
+    "else ~/.config/cq)",
+    "XDG_CACHE_HOME": "the cache's parent when CQ_CACHE_DIR is unset (else ~/.cache)",
+    "XDG_RUNTIME_DIR": "where the background server's socket lives ($XDG_RUNTIME_DIR/cq, else "
+    "cq-<uid> in the temp dir)",
+    "NO_COLOR": "set to anything but the empty string: no colour with --color auto",
+    "CODEX_HOME": "where cq agent install writes Codex's user files (default ~/.codex)",
+    "VIRTUAL_ENV": "the virtualenv whose site-packages the unique-name reading checks",
+}
+
+
+def kind_of(name: str) -> str:
+    """A variable's kind in words: its range, its choices, yes/no, or text."""
+    spec = SETTINGS.get(name)
+    if isinstance(spec, _Number):
+        return _describe(spec)
+    if spec is not None:
+        return "one of " + ", ".join(spec)
+    return "yes/no" if name in SWITCHES else "text"
+
+
 _NO = ("0", "off", "false", "no")
 _YES = ("1", "on", "true", "yes")
 

@@ -49,13 +49,20 @@ def run_cq(
     env: dict[str, str] | None = None,
     timeout: float = 120,
 ) -> CqRun:
-    """Run ``python -m cq`` (the installed package) as a real subprocess."""
+    """Run the real ``cq`` CLI on ``args``: ``python -m cq`` as a subprocess, or, in a test
+    marked ``cli_forked`` (see ``forked_cli.py``), ``cq.cli.main`` in a fork of this process."""
     full_env = {**os.environ, **(env or {})}
     full_env.pop("CQ_FORMAT", None) if env is None or "CQ_FORMAT" not in env else None
+    data = stdin.encode() if stdin is not None else None
+    if full_env.pop(FORKED, None):
+        from forked_cli import run_forked
+
+        code, out, err = run_forked(list(args), cwd, data, full_env, timeout)
+        return CqRun(subprocess.CompletedProcess(args, code, out, err))
     proc = subprocess.run(
         [sys.executable, "-m", "cq", *args],
         cwd=cwd,
-        input=stdin.encode() if stdin is not None else None,
+        input=data,
         capture_output=True,
         env=full_env,
         timeout=timeout,
@@ -67,6 +74,19 @@ def path_with_cq() -> str:
     """``PATH`` with this cq's script directory first: a machine where ``cq`` is on PATH, as
     the files of a project install expect (``cq agent install --project``)."""
     return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+
+# Set (in the environment: this module is also imported as ``tests.conftest``) for the tests
+# marked ``cli_forked``: logic tests of what the CLI prints, whose process is nothing they test
+# (its start, signals, closed streams stay with ``python -m cq``).
+FORKED = "CQ_TEST_CLI_FORKED"
+
+
+@pytest.fixture(autouse=True)
+def _cli_forked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    # CQ_TEST_NO_FORK=1 runs them as subprocesses too (to compare, or to rule the fork out)
+    if request.node.get_closest_marker("cli_forked") and not os.environ.get("CQ_TEST_NO_FORK"):
+        monkeypatch.setenv(FORKED, "1")
 
 
 def run_hooked(hook: str, *args: str, env: dict[str, str] | None = None) -> CqRun:

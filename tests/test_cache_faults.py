@@ -18,6 +18,8 @@ from conftest import run_cq, write_tree
 
 from cq.cache.store import FILE_NAME
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 SOURCE = "def target(x):\n    return x + 1\n\n\nclass Holder:\n    def use(self):\n"
 SOURCE += "        return target(2)\n"
 

@@ -17,6 +17,8 @@ from test_cache_faults import _report, _search, _warnings
 
 from cq.cache.store import FILE_NAME, Store
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 MB = 1 << 20
 
 

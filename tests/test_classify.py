@@ -11,6 +11,8 @@ from conftest import run_cq, run_hooked, write_tree
 
 from cq.cache.store import FILE_NAME
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 PY = '''\
 """Module docstring mentions target."""
 import os.target

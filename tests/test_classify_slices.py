@@ -14,6 +14,8 @@ from conftest import run_cq, write_tree
 
 from cq.cache.store import FILE_NAME
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 FILLER = "".join(f"def filler_{i}(a, b):\n    return a + b * {i}\n\n\n" for i in range(60))
 
 SLICED = (

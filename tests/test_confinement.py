@@ -17,6 +17,8 @@ import pytest
 from conftest import run_cq, run_hooked, write_tree
 from test_mcp_server import session, text_of
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 SECRET = "PLANTED-SECRET-7f3a"
 
 

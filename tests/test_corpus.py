@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, run_hooked, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 # ``target`` sits at the same bytes in both versions: a definition in the first, a call in
 # the second. Records of one applied to a hit of the other give the wrong category.
 FIRST = "def target():\n    return 1\n"

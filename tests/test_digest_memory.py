@@ -8,9 +8,12 @@ import os
 import time
 from pathlib import Path
 
+import pytest
 from conftest import run_cq, write_tree
 
 from cq.cache.digests import RACY_NS
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 # Same length, ``target`` at the same bytes: a definition in one, a call in the other.
 DEFINES = "def target():\n    return 1\n"

@@ -18,6 +18,8 @@ from cq.model.tuning import EnrichTuning
 from cq.parse import SourceFile, sg_root, ts_tree
 from cq.settings import settle
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 PARAMS = ", ".join(f"parameter_number_{i}: int = {i}" for i in range(60))
 DECORATORS = "".join(f"@decorator_with_a_long_name_{i}(option_{i}=True)\n" for i in range(60))
 BIG = f"{DECORATORS}def huge({PARAMS}) -> None:\n    return None\n"

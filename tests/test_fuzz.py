@@ -35,6 +35,8 @@ from cq.pipeline import run_search
 from cq.report import render_json, render_markdown
 from tests.conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 _RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _FUZZ = settings(
     max_examples=40,

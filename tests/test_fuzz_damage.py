@@ -28,6 +28,8 @@ from hypothesis import strategies as st
 from tests.conftest import run_cq, write_tree
 from tests.test_index import QUESTION, SETTINGS, STORAGE
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 _FUZZ = settings(
     max_examples=8,
     derandomize=True,

@@ -25,6 +25,8 @@ from cq.env import SETTINGS
 from cq.model.request import MAX_QUERY_BYTES
 from cq.rewrite.extract import extract_mentions
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 TREE = {
     "pkg/fields.py": (
         "class DateTime:\n"

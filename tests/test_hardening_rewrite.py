@@ -20,6 +20,8 @@ from rewrite_fixture import graph_repo
 from cq.model import SearchRequest
 from cq.pipeline import run_search
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 QUESTION = "how are edges inserted into the graph?"
 
 

@@ -15,6 +15,8 @@ import pytest
 from cq.tools import find_rg
 from tests.conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 # Lower-case settings: no name the rewriter's vocabulary holds (it maps the question's words
 # onto upper-case constants), so no pattern finds this file and only the index can.
 SETTINGS = '''"""Default settings of the app."""

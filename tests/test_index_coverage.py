@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cq.index.coverage import by_coverage, coverage, unit_words, with_members
 from cq.index.fuse import UnitVote
 from cq.index.query import IndexHit
 from tests.conftest import run_cq, write_tree
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 SCHEDULER = '''class PlateauScheduler:
     """Lowers the learning rate when a metric stops improving."""

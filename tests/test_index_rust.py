@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 PARSER = """/// Parse the command line into matches.
 pub struct Parser {
     pub args: Vec<String>,

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import run_cq, write_tree
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 FILES = {
     "utils.py": "def parse_config(path):\n    return path\n",

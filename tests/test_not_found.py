@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 FILES = {
     "moto/s3/models.py": (
         "from moto.core.base import BaseBackend\n"

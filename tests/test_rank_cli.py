@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 FILES = {
     "pkg/store.py": (
         "# insert_edge keeps the graph acyclic\n"

@@ -1,4 +1,4 @@
-"""What README.md promises a new user, checked on the real CLI where a walk of the README
+"""What README.md and GUIDE.md promise a user, checked on the real CLI where a walk of the docs
 found the program saying otherwise."""
 
 from __future__ import annotations
@@ -8,7 +8,10 @@ import os
 import re
 from pathlib import Path
 
+import pytest
 from conftest import run_cq, word_tree, write_tree
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 TREE = {
     "pkg/store.py": ("class Store:\n    def get_bucket(self, name):\n        return name\n"),
@@ -29,7 +32,7 @@ def refused(run, *words: str) -> str:
 def test_a_directory_in_the_profiles_dir_is_refused_as_not_a_regular_file(
     tmp_path: Path,
 ) -> None:
-    """README: your own profiles are "checked like any profile file (a regular file of at
+    """GUIDE.md: your own profiles are "checked like any profile file (a regular file of at
     most 1 MiB)"; a directory named ``NAME.toml`` there is no profile."""
     root = write_tree(tmp_path / "repo", TREE)
     own = Path(os.environ["XDG_CONFIG_HOME"]) / "cq" / "profiles"
@@ -42,7 +45,7 @@ def test_a_directory_in_the_profiles_dir_is_refused_as_not_a_regular_file(
 
 
 def test_cq_schema_describes_what_the_json_report_holds(tmp_path: Path) -> None:
-    """README: ``cq schema`` prints the JSON Schema of the ``--format json`` report. Every
+    """GUIDE.md: ``cq schema`` prints the JSON Schema of the ``--format json`` report. Every
     property it gives the report is one the report writes (none it never carries), and every
     type it defines is one the report uses."""
     root = write_tree(tmp_path / "repo", TREE)
@@ -55,7 +58,7 @@ def test_cq_schema_describes_what_the_json_report_holds(tmp_path: Path) -> None:
 
 
 def test_cache_prune_never_reports_the_database_grown(tmp_path: Path) -> None:
-    """README: ``cq cache prune`` brings the database under its bound now. Its line compares
+    """GUIDE.md: ``cq cache prune`` brings the database under its bound now. Its line compares
     the database before and after, the write-ahead log included on both sides: prune folds
     the log into the file, which alone would seem to grow."""
     root = word_tree(tmp_path, 1)
@@ -72,7 +75,7 @@ def test_cache_prune_never_reports_the_database_grown(tmp_path: Path) -> None:
 def test_an_operator_query_starting_with_a_dash_is_told_to_follow_double_dash(
     tmp_path: Path,
 ) -> None:
-    """README: a query of operators (``->``, ``-=``) is a text search, and "a query starting
+    """GUIDE.md: a query of operators (``->``, ``-=``) is a text search, and "a query starting
     with ``-`` goes after ``--``": the refusal of ``cq search ->`` says so and names the
     query whole, as it does for ``-flag``; rg's own flags are still named as flags."""
     root = write_tree(tmp_path / "repo", {"calc.py": "def f(a) -> int:\n    a -= 1\n"})
@@ -86,7 +89,7 @@ def test_an_operator_query_starting_with_a_dash_is_told_to_follow_double_dash(
 
 
 def test_a_question_on_a_tree_too_large_to_index_says_to_run_cq_index(tmp_path: Path) -> None:
-    """README: a root with more new source than ``CQ_INDEX_AUTO_BYTES`` is indexed only by
+    """CONTRIBUTING.md: a root with more new source than ``CQ_INDEX_AUTO_BYTES`` is indexed only by
     ``cq index``. A question there answers without the index and says so, naming the
     command, once on stderr; after ``cq index`` the question uses it and says nothing."""
     root = write_tree(tmp_path / "repo", TREE)
@@ -104,8 +107,8 @@ def test_a_question_on_a_tree_too_large_to_index_says_to_run_cq_index(tmp_path: 
 def test_raising_cq_index_auto_bytes_lets_the_next_question_build_the_index(
     tmp_path: Path,
 ) -> None:
-    """README: a search builds the index itself up to ``CQ_INDEX_AUTO_BYTES`` of new source.
-    A tree found too large under a lower bound is not too large once the bound allows it:
+    """CONTRIBUTING.md: a search builds the index itself up to ``CQ_INDEX_AUTO_BYTES`` of new
+    source. A tree found too large under a lower bound is not too large once the bound allows it:
     the next question builds its index at once (it was refused for ten minutes)."""
     root = write_tree(tmp_path / "repo", TREE)
     question = ("search", "how is a bucket fetched from the store?", "--root", str(root))
@@ -118,7 +121,7 @@ def test_raising_cq_index_auto_bytes_lets_the_next_question_build_the_index(
 
 
 def test_a_profiles_semantic_table_is_checked_like_its_other_tables(tmp_path: Path) -> None:
-    """README: a profile file is checked before anything runs, and anything wrong is refused
+    """GUIDE.md: a profile file is checked before anything runs, and anything wrong is refused
     with one line naming the key. ``[semantic]`` too: a wait of ``inf`` was an internal
     error, a negative budget or a ``nan`` wait was taken."""
     root = write_tree(tmp_path / "repo", TREE)
@@ -138,7 +141,7 @@ def test_a_profiles_semantic_table_is_checked_like_its_other_tables(tmp_path: Pa
 
 
 def test_a_very_long_semantic_wait_is_a_wait_not_an_internal_error(tmp_path: Path) -> None:
-    """README: ``--semantic-wait MS`` (or ``CQ_SEMANTIC_WAIT_MS``) waits up to MS ms for
+    """GUIDE.md: ``--semantic-wait MS`` (or ``CQ_SEMANTIC_WAIT_MS``) waits up to MS ms for
     Pyrefly's answers. A wait longer than a timer holds (``1e300``) is still a wait: the
     answers come and are shown (it was an internal ``OverflowError``)."""
     root = write_tree(tmp_path / "repo", TREE)
@@ -156,7 +159,7 @@ def test_a_very_long_semantic_wait_is_a_wait_not_an_internal_error(tmp_path: Pat
 
 
 def test_mcp_and_schema_refusals_say_what_is_wrong(tmp_path: Path) -> None:
-    """README: a bad invocation is one ``cq: ...`` line, exit 2. ``cq mcp --root`` names a
+    """GUIDE.md: a bad invocation is one ``cq: ...`` line, exit 2. ``cq mcp --root`` names a
     file or a missing directory as ``cq search --root`` does (it said "root not found" of a
     file that exists), and only ``cq search`` is told to quote a query."""
     root = write_tree(tmp_path / "repo", TREE)

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cq.index.functions import Candidate, asked, rerank
 from tests.conftest import run_cq, write_tree
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 TRAINER = '''"""The training loop."""
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what the report says, not how cq starts (forked_cli.py)
+
 TRICKY = '''\
 def register(
     items: list[int],  # `register` [...]

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 FILES = {
     "pkg/store.py": (
         "def save_record(item: int, *, retries: int = 3, timeout: float = 10.0, "

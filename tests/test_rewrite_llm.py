@@ -23,6 +23,8 @@ from rewrite_fixture import graph_repo
 from cq.model import SearchRequest, SearchResult
 from cq.pipeline import run_search
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 QUESTION = "how are edges inserted into the graph?"
 GOOD = {"identifiers": ["insert_edge", "GraphStore"], "literals": [], "focus": "implementation"}
 # The model's time limit. A loaded machine (six test runs on two cores) can take seconds to

@@ -14,6 +14,8 @@ from cq.rewrite.extract import extract_mentions
 from cq.rewrite.offline import offline_rewrite
 from cq.rewrite.vocabulary import load_vocabulary
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 
 def search(root: Path, query: str, **kw: object) -> SearchResult:
     return run_search(SearchRequest(query=query, root=str(root), **kw))  # type: ignore[arg-type]

@@ -16,6 +16,8 @@ from conftest import run_cq, write_tree
 
 from cq.model.options import LIMIT_FLAGS, SEARCH_OPTIONS
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 STORE = "def get_bucket(name):\n    key = name.lower()\n    return key\n"
 APP = (
     "from pkg.store import get_bucket\n"
@@ -380,19 +382,6 @@ def test_fish_completes_the_search_flags(tmp_path: Path) -> None:
     probe = f"source {script}; complete -C 'cq search --before'"
     done = subprocess.run(["fish", "-c", probe], capture_output=True, text=True, check=True)
     assert [line.split("\t")[0] for line in done.stdout.splitlines()] == ["--before-context"]
-
-
-def test_the_readme_documents_every_search_flag() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = readme[readme.index("## `cq search`") : readme.index("## Confinement")]
-    usage = section[: section.index("| flag | meaning |")]
-    table = section[section.index("| flag | meaning |") :]
-    for option in SEARCH_OPTIONS:
-        for spelled in (option.flags, *(s.flags for s in option.spellings)):
-            if spelled:  # QUERY has none; every flag in the table, one of each in the usage
-                assert all(f"`{flag}" in table for flag in spelled), spelled
-                assert any(f"[{flag}" in usage or f" {flag}" in usage for flag in spelled), spelled
-    assert "cq completions bash|zsh|fish" in usage
 
 
 def test_zsh_completion_registers_for_cq_when_sourced(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 
 def _search(root: Path, query: str, *extra: str):
     run = run_cq("search", query, "--root", str(root), "--format", "json", "--limit", "0", *extra)

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 STORE = "def get_bucket(name):\n    return name.lower()\n"
 USE = "from store import get_bucket\n\n\ndef handler():\n    return get_bucket('a')\n"
 

@@ -549,6 +549,8 @@ def test_pyrefly_runs_below_the_searchs_priority(
     finally:
         pool().stop_all()
     assert priorities, "the search did not start Pyrefly"
-    assert priorities[0] >= os.getpriority(os.PRIO_PROCESS, 0) + 10
+    # ten steps below the search, as far as niceness goes (19): under ``nice -n 10`` the
+    # search runs at 10 and Pyrefly at 19, not 20
+    assert priorities[0] == min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19)
     # still answered: a search that waits gets its answers
     assert "applied" in {f.enrichment.semantic.status for f in result.findings}

@@ -16,6 +16,8 @@ import pytest
 
 from tests.conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 # What must never reach a terminal raw: C0 controls but tab and the newlines the report
 # itself writes, DEL, C1 controls, bidi overrides and isolates, line/paragraph separators.
 _RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")

@@ -7,10 +7,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from conftest import run_cq, write_tree
 
 from cq.index.coverage import unit_words
 from cq.rewrite.words import stem
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 FILES = {
     "server.py": (

@@ -18,7 +18,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bench import _loc
+from bench import _common, _loc
 
 
 def check(row: dict, trees: Path, text: str) -> tuple[bool, bool] | None:
@@ -46,7 +46,12 @@ def check(row: dict, trees: Path, text: str) -> tuple[bool, bool] | None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", required=True)
-    ap.add_argument("--trees", default="/work/eval-trees")
+    _common.dir_argument(
+        ap,
+        "--trees",
+        _common.EVAL_TREES,
+        "the trees at the issues' base commits, DIR/<instance_id> (bench/prepare_eval_trees.py)",
+    )
     ap.add_argument("--sample", type=int)
     ap.add_argument("--text", choices=("full", "title"), default="full")
     ap.add_argument("--jobs", type=int, default=2)

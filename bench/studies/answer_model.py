@@ -13,7 +13,7 @@ It reads reports that list the whole pool with each candidate's signals (``score
 first run ``bench.localization`` with a user profile (``~/.config/cq/profiles/fn40.toml``:
 ``[index]`` ``functions = 40``) and ``--raw-dir``:
 
-    python -m bench.localization --data ../shared/eval/python_tuning.jsonl --trees /work/trees \
+    python -m bench.localization --data ../shared/eval/python_tuning.jsonl --trees $CQ_BENCH_TREES \
         --text full,title --modes rewrite --extra-args='--profile fn40' --raw-dir RAW/py313
     python -m bench.studies.answer_model --data ../shared/eval/python_tuning.jsonl \
         --raw RAW/py313 --data ../shared/eval/swebench_lite_dev_tuning.jsonl --raw RAW/lite

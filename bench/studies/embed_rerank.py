@@ -38,7 +38,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from bench import _loc
+from bench import _common, _loc
 from bench.studies._embed import Store, embed_missing, key, query_key, unit_texts
 from bench.studies.index_fusion import Signals, orders
 
@@ -258,9 +258,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--signals", action="append", required=True, help="index_fusion.py signals")
     ap.add_argument("--sample", type=int, help="issues per signals file (_loc.sample)")
-    ap.add_argument("--trees", default="/work/eval-trees")
+    _common.dir_argument(
+        ap,
+        "--trees",
+        _common.EVAL_TREES,
+        "the trees at the issues' base commits, DIR/<instance_id> (bench/prepare_eval_trees.py)",
+    )
     ap.add_argument("--eval-dir", default="../shared/eval")
-    ap.add_argument("--store", default="/tmp/embed/embeddings.sqlite")
+    ap.add_argument("--store", required=True, help="the embeddings store (sqlite) to fill and read")
     ap.add_argument("--embed", action="store_true", help="embed what the store lacks first")
     ap.add_argument("--shard", default="1/1", help="i/n: embed this share of what is missing")
     ap.add_argument("--show", action="append", default=[], help="K:agg:combo:w, scored too")

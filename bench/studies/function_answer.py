@@ -25,7 +25,7 @@ from pathlib import Path
 
 import msgspec
 
-from bench import _loc
+from bench import _common, _loc
 from bench.studies.index_fusion import units_by_name
 from cq.index.coverage import words_of
 from cq.index.functions import (
@@ -118,9 +118,7 @@ def _qualname(name: str, file: str) -> str:
     return name[len(file) + 2 :] if name.startswith(file + "::") else name
 
 
-def load(
-    data: str, raw: str, text: str, trees: Path = Path("/work/trees"), pool: int = 0
-) -> list[Case]:
+def load(data: str, raw: str, text: str, trees: Path, pool: int = 0) -> list[Case]:
     """The saved reports of ``data``'s issues with a gold function; ``pool``: the first
     fused units reranked (0: ``IndexTuning.function_pool``, as a search does)."""
     pool = pool or IndexTuning().function_pool
@@ -265,13 +263,21 @@ def main() -> int:
     ap.add_argument("--raw", action="append", required=True, help="one per --data")
     ap.add_argument("--text", default="full,title")
     ap.add_argument("--grid", action="store_true")
+    _common.dir_argument(
+        ap,
+        "--trees",
+        _common.EVAL_TREES,
+        "the trees at the issues' base commits, DIR/<instance_id> (bench/prepare_eval_trees.py)",
+    )
     ap.add_argument("--pool", type=int, default=0, help="fused units reranked (0: as cq)")
     ap.add_argument("--probe", action="store_true", help="score the signals of PROBES")
     args = ap.parse_args()
     sets: dict[str, list[Case]] = {}
     for data, raw in zip(args.data, args.raw, strict=True):
         for text in args.text.split(","):
-            sets[f"{Path(data).stem}/{text}"] = load(data, raw, text, pool=args.pool)
+            sets[f"{Path(data).stem}/{text}"] = load(
+                data, raw, text, Path(args.trees), pool=args.pool
+            )
     print("| set | n | saved Answer | saved fn Hit@1 / Hit@5 | reranked Hit@1 / Hit@5 | any |")
     print("|---|---|---|---|---|---|")
     for key, cases in sets.items():

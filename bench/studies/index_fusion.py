@@ -29,7 +29,7 @@ from pathlib import Path
 
 import msgspec
 
-from bench import _loc
+from bench import _common, _loc
 from cq.index.build import update_index
 from cq.index.coverage import UnitReader
 from cq.index.fuse import fused_files, fusion_for, index_file_order
@@ -227,7 +227,12 @@ def fn_hit1(sigs: list[Signals], method: str) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="../shared/eval/swebench_lite_dev_tuning.jsonl")
-    ap.add_argument("--trees", default="/work/eval-trees")
+    _common.dir_argument(
+        ap,
+        "--trees",
+        _common.EVAL_TREES,
+        "the trees at the issues' base commits, DIR/<instance_id> (bench/prepare_eval_trees.py)",
+    )
     ap.add_argument("--signals", action="append", required=True, help="JSON lines file")
     ap.add_argument("--gather", action="store_true", help="(re)compute the first --signals")
     ap.add_argument("--text", default="full", help="full or title (with --gather)")

@@ -5,7 +5,7 @@ new version); run it under ``valgrind --tool=callgrind`` for instruction counts 
 machine's load does not move. ``--cq-src DIR`` runs another checkout's ``cq.index`` (a
 ``git archive`` of main).
 
-    python -m bench.studies.index_rows --root /work/index-bench --cq-src /tmp/cq-base
+    python -m bench.studies.index_rows --root $CQ_BENCH_INDEX_TREE --cq-src /tmp/cq-base
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ import sys
 import time
 from pathlib import Path
 
+from bench import _common
 from bench._common import rg_binary
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", default="/work/index-bench")
+    _common.dir_argument(ap, "--root", _common.INDEX_TREE, "a ~2,500-file tree")
     ap.add_argument("--cq-src", default=str(Path(__file__).resolve().parent.parent))
     args = ap.parse_args()
     sys.path.insert(0, args.cq_src)

@@ -32,6 +32,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from bench import _common
 from bench.studies import index_fusion as fusion_bench
 from cq.index.coverage import coverage
 from cq.index.fuse import fused_files, fusion_for, index_file_order
@@ -142,7 +143,12 @@ def fit(issues: list[Issue], l2: float, steps: int) -> tuple[np.ndarray, np.ndar
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--signals", action="append", required=True, help="index_fusion.py signals")
-    ap.add_argument("--trees", default="/work/eval-trees")
+    _common.dir_argument(
+        ap,
+        "--trees",
+        _common.EVAL_TREES,
+        "the trees at the issues' base commits, DIR/<instance_id> (bench/prepare_eval_trees.py)",
+    )
     ap.add_argument(
         "--eval-dir", default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "eval")
     )

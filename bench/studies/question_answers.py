@@ -45,7 +45,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bench import _loc
+from bench import _common, _loc
 from bench._loc import answer_key
 
 QUESTIONS = Path(__file__).parents[1] / "data" / "questions.jsonl"
@@ -74,7 +74,12 @@ def ask(row: dict, trees: Path, checkout: str | None = None) -> tuple[str, list[
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--questions", default=str(QUESTIONS))
-    ap.add_argument("--trees", default="/work/eval-trees")
+    _common.dir_argument(
+        ap,
+        "--trees",
+        _common.EVAL_TREES,
+        "the trees at the issues' base commits, DIR/<instance_id> (bench/prepare_eval_trees.py)",
+    )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--cq-checkout", help="measure the cq package of this source tree (runs in it)")
     args = ap.parse_args()

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import msgspec
 
-from bench import _loc
+from bench import _common, _loc
 from bench.studies.index_fusion import Signals, orders
 from cq.index.build import update_index
 from cq.index.fuse import FileVote, fused_files, fusion_for, index_file_order
@@ -279,7 +279,12 @@ def crate_grid(groups: dict[str, list[Signals]]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="../shared/eval/rust_tuning.jsonl")
-    ap.add_argument("--trees", default="/work/eval-trees")
+    _common.dir_argument(
+        ap,
+        "--trees",
+        _common.EVAL_TREES,
+        "the trees at the issues' base commits, DIR/<instance_id> (bench/prepare_eval_trees.py)",
+    )
     ap.add_argument("--signals", action="append", required=True, help="index_fusion.py signals")
     args = ap.parse_args()
     rows = {r["instance_id"]: r for r in _loc.load_rows(args.data)}

@@ -1,7 +1,7 @@
 """Localization on a larger tree: each issue searched over a tree of several repositories.
 
 The tuning trees are a few hundred files; the held-out repositories are thousands, where caps
-and distractors bite. ``/work/index-bench`` (``index_speed.py``'s tree) holds seven tuning
+and distractors bite. ``$CQ_BENCH_INDEX_TREE`` (``index_speed.py``'s tree) holds seven tuning
 repositories side by side (``pyro/``, ``MONAI/``, ...): every tuning issue of those
 repositories is searched over the whole tree, its gold files looked up under the
 repository's folder (at the bench tree's commit, not the issue's: a gold file missing there
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench import _loc
+from bench import _common, _loc
 
 FOLDERS = {  # repository -> its folder in the bench tree (bench/prepare_eval_trees.py)
     "pyro-ppl/pyro": "pyro",
@@ -35,7 +35,7 @@ FOLDERS = {  # repository -> its folder in the bench tree (bench/prepare_eval_tr
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", default="/work/index-bench")
+    _common.dir_argument(ap, "--root", _common.INDEX_TREE, "the seven-repository tree")
     ap.add_argument("--data", default="../shared/eval/python_tuning.jsonl")
     ap.add_argument("--text", default="full", choices=("full", "title"))
     ap.add_argument("extra", nargs="*", help="more cq search arguments, after --")

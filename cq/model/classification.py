@@ -27,7 +27,7 @@ CODE_CATEGORIES: frozenset[Category] = frozenset(
 )
 # Text in a docstring, a comment or a string literal.
 NON_CODE_CATEGORIES: tuple[Category, ...] = CATEGORY_ORDER[CATEGORY_ORDER.index("text_match") + 1 :]
-# index: a definition line the index's scanner placed (no rg hit on it; README "Tiers")
+# index: a definition line the index's scanner placed (no rg hit on it; CONTRIBUTING.md)
 Tier = Literal["heuristic", "node", "records", "fallback", "index"]
 
 

@@ -1,0 +1,206 @@
+"""Run ``cq.cli.main`` in a fork of the test process: the CLI's own code on its own streams,
+without starting an interpreter and importing cq for every run.
+
+A ``python -m cq`` subprocess spends most of a small test search starting Python and importing
+cq's stages (~0.3 CPU-s of each run on a two-core machine, ~900 runs a suite). Forked from a
+process that imported them once, the child starts warm and is otherwise what the subprocess
+was: its own pid, environment, working directory, file descriptors 0-2 (pipes the parent
+reads, as ``subprocess.run`` does), default signal handlers, and an exit status. Nothing the
+child does (caches in memory, threads, signal handlers, chdir) reaches the test process.
+
+Tests about the process itself (signals, a closed stdout, the server, MCP over stdio, agent
+install's files) keep ``python -m cq``: only tests marked ``cli_forked`` come here.
+"""
+
+from __future__ import annotations
+
+import atexit
+import io
+import os
+import selectors
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+# Imported once, before the first fork: what a search imports lazily on its path.
+_WARM = (
+    "cq.cli",
+    "cq.cli_search",
+    "cq.cli_listing",
+    "cq.pipeline",
+    "cq.report",
+    "cq.assemble",
+    "cq.classify",
+    "cq.enrich",
+    "cq.rank",
+    "cq.rewrite",
+    "cq.index",
+    "tree_sitter",
+    "tree_sitter_python",
+    "tree_sitter_rust",
+    "ast_grep_py",
+    "libcst",
+    "tantivy",
+)
+_warmed = False
+
+
+def _warm() -> None:
+    global _warmed
+    if not _warmed:
+        import importlib
+
+        for name in _WARM:
+            importlib.import_module(name)
+        _warmed = True
+
+
+def run_forked(
+    args: list[str], cwd: Path | None, stdin: bytes | None, env: dict[str, str], timeout: float
+) -> tuple[int, bytes, bytes]:
+    """``cq ARGS`` in a forked child: (exit status, stdout, stderr)."""
+    _warm()
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 1
+        try:
+            for theirs, mine in ((in_r, 0), (out_w, 1), (err_w, 2)):
+                os.dup2(theirs, mine)
+            for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
+                os.close(fd)
+            code = _child(args, cwd, env)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    for fd in (in_r, out_w, err_w):
+        os.close(fd)
+    return _parent(pid, in_w, out_r, err_r, stdin or b"", timeout)
+
+
+def _child(args: list[str], cwd: Path | None, env: dict[str, str]) -> int:
+    os.environ.clear()
+    os.environ.update(env)
+    if cwd is not None:
+        os.chdir(cwd)
+    # the signal handlers Python starts with, and none of the test process's exit handlers;
+    # cq's own (its worker pool's, registered when the parent imported it) run at the end
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    atexit._clear()
+    _fresh()
+    # the streams a ``python -m cq`` started by subprocess.run has (UTF-8 locale)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), "utf-8", "surrogateescape")
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), "utf-8", "surrogateescape")
+    sys.stderr = io.TextIOWrapper(
+        io.FileIO(2, "w", closefd=False), "utf-8", "backslashreplace", line_buffering=True
+    )
+    from cq.cli import main
+
+    try:
+        code = main(args)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code
+
+
+# What a search keeps in memory for the life of its process. A test that ran a search in the
+# test process itself (``run_search``) filled them there; the child starts as a new process
+# would, with none of it. The parent's open cache databases are set aside, not closed: their
+# sqlite connections are the parent's (closing them here could checkpoint its log).
+_SET_ASIDE: list[object] = []
+
+
+def _fresh() -> None:
+    from cq.cache import store
+    from cq.classify import pool
+    from cq.embed import background
+    from cq.parse import trees
+    from cq.rewrite import offline, vocabulary
+    from cq.semantic import later
+    from cq.semantic import pool as semantic_pool
+
+    _SET_ASIDE.append(dict(store._open_stores))
+    store._open_stores.clear()
+    for lru in trees._registry.values():
+        lru.items.clear()
+        lru.hits = lru.misses = 0
+    vocabulary._loaded.clear()
+    offline._NAME_LISTS.clear()
+    background._wanted.clear()
+    background._running.clear()
+    later._LATER.clear()
+    semantic_pool._POOL.clear()
+    pool._pool = None  # a pool the test process started is not this child's to use
+    atexit.register(pool.shutdown_pool)
+    atexit.register(_close_stores)
+    for name, module in list(sys.modules.items()):  # find_rg and friends read the environment
+        if name == "cq" or name.startswith("cq."):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+def _close_stores() -> None:
+    """Close the databases this child opened, as a process's exit does (its log is then
+    folded back and removed: a test may measure the cache dir after cq ends)."""
+    from cq.cache import store
+
+    for opened in list(store._open_stores.values()):
+        opened.close()
+
+
+def _parent(
+    pid: int, in_w: int, out_r: int, err_r: int, stdin: bytes, timeout: float
+) -> tuple[int, bytes, bytes]:
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    sel = selectors.DefaultSelector()
+    for fd in (out_r, err_r):
+        sel.register(fd, selectors.EVENT_READ)
+    pending = memoryview(stdin)
+    if pending:
+        os.set_blocking(in_w, False)
+        sel.register(in_w, selectors.EVENT_WRITE)
+    else:
+        os.close(in_w)
+    deadline = time.monotonic() + timeout
+    try:
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise TimeoutError(f"cq {pid} ran past {timeout} s")
+            for key, _ in sel.select(min(left, 1.0)):
+                fd = key.fd
+                if fd == in_w:
+                    try:
+                        pending = pending[os.write(in_w, pending[: 1 << 16]) :]
+                    except BrokenPipeError:
+                        pending = pending[:0]
+                    if not pending:
+                        sel.unregister(in_w)
+                        os.close(in_w)
+                    continue
+                data = os.read(fd, 1 << 16)
+                if data:
+                    chunks[fd].append(data)
+                else:
+                    sel.unregister(fd)
+                    os.close(fd)
+    finally:
+        sel.close()
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
