@@ -45,6 +45,7 @@ from pathlib import Path
 import msgspec
 
 from bench import _everyday, _loc
+from bench._common import HEAD_TREES, MIRRORS
 from bench._everyday import Outcome, Place, Question
 
 HERE = Path(__file__).resolve().parent
@@ -72,7 +73,12 @@ class _WithAnswer(msgspec.Struct, frozen=True):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DATA))
-    ap.add_argument("--trees", default="/work/trees/head", help="DIR/<repo> is each tree")
+    ap.add_argument(
+        "--trees",
+        default=os.environ.get(HEAD_TREES),
+        metavar="DIR",
+        help=f"DIR/<repo> is each tree (${HEAD_TREES}; made by --make-trees)",
+    )
     ap.add_argument("--cache", default="cold", help="cold | warm | a cache DIR (see above)")
     ap.add_argument("--jobs", type=int, default=1, help="questions run at once")
     ap.add_argument("--limit", type=int, default=50, help="findings asked of cq per question")
@@ -91,7 +97,12 @@ def main() -> int:
     ap.add_argument("--verbose", "-v", action="store_true", help="one line per question")
     ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="two --json-out")
     ap.add_argument("--make-trees", metavar="DIR", help="extract the trees into DIR, then stop")
-    ap.add_argument("--mirrors", default="/work/.mirror", help="OWNER+NAME/repo bare mirrors")
+    ap.add_argument(
+        "--mirrors",
+        default=os.environ.get(MIRRORS),
+        metavar="DIR",
+        help=f"OWNER+NAME/repo bare mirrors (${MIRRORS})",
+    )
     ap.add_argument("--trees-file", default=str(TREES_FILE), help="each tree's repo and commit")
     args = ap.parse_args()
     if args.compare:
@@ -99,7 +110,11 @@ def main() -> int:
         print(_everyday.compare(before, after))
         return 0
     if args.make_trees:
+        if not args.mirrors:
+            ap.error(f"--make-trees needs --mirrors DIR (or ${MIRRORS})")
         return make_trees(Path(args.make_trees), Path(args.mirrors), Path(args.trees_file))
+    if not args.trees:
+        ap.error(f"give --trees DIR (or ${HEAD_TREES}): the trees --make-trees extracts")
     questions = _everyday.load_questions(args.data)
     questions = [
         q

@@ -8,7 +8,7 @@ the servers are stopped at the end. Runs are interleaved (install A, install B, 
 
     python -m bench.server_installs --runs 7 [--setting CQ_CACHE_MAX_MB=600]
     python -m bench.server_installs --cq-checkout /tmp/cq-base --setting CQ_CACHE_MAX_MB=600
-    python -m bench.server_installs --root /work/trees/head/ignite -q Engine
+    python -m bench.server_installs --root $CQ_BENCH_TREES/ignite -q Engine
 """
 
 from __future__ import annotations

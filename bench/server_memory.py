@@ -6,7 +6,7 @@ question in each): the server's processes together <= 1.5 GB resident, the searc
 0.1 s (median, interleaved with rg in the same run). A private runtime dir and cache dir;
 the server is stopped at the end.
 
-Roots: directories of Python packages under ``--trees`` (default /work/trees/head: each
+Roots: directories of Python packages under ``--trees`` (default $CQ_BENCH_TREES: each
 tree's package dirs with at least ``--min-files`` Python files, taken round-robin over the
 trees so neighbours differ), or every directory given with ``--root``. Each root's identifier
 is the first function its first Python file defines; its question asks where that name's
@@ -15,7 +15,7 @@ processes with their classification workers, Pyrefly; ``cq.server.memory``), the
 10 s for ``--after`` seconds.
 
     python -m bench.server_memory --roots 40
-    python -m bench.server_memory --root /work/trees/head/ignite --root /work/trees/head/torchio
+    python -m bench.server_memory --root $CQ_BENCH_TREES/ignite --root $CQ_BENCH_TREES/torchio
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ _MB = 1 << 20
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trees", default="/work/trees/head")
+    parser.add_argument("--trees", default=os.environ.get("CQ_BENCH_TREES"))
     parser.add_argument("--root", action="append", default=[], help="a root (repeatable)")
     parser.add_argument("--roots", type=int, default=40)
     parser.add_argument("--min-files", type=int, default=8)
@@ -48,6 +48,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="latency runs (interleaved with rg)")
     parser.add_argument("--cq-checkout", help="run another checkout's cq (before/after)")
     args = parser.parse_args()
+    if not args.root and not args.trees:
+        parser.error("give --root DIR ... or --trees DIR (or $CQ_BENCH_TREES)")
     roots = [Path(r) for r in args.root] or _pick_roots(Path(args.trees), args)
     runtime = tempfile.mkdtemp(prefix="cqb", dir="/tmp")
     cache = tempfile.mkdtemp(prefix="cqb-cache")

