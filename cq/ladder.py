@@ -1,8 +1,10 @@
 """The fallback ladder: the rg runs a query gets, from the ``Question`` to the candidates.
 
-The first rung searches the query as typed, in its mode; a question (``Question.trigger``)
-is rewritten first, its guesses searched beside it under the wider question caps, and the
-index brought up to date meanwhile. When nothing matches, the next rung:
+The first rung searches the query as typed, in its mode; a phrase (``Question.intent``: a
+message, several words searched -F) is searched as text first and, when it is nowhere
+verbatim, as its format string (``Question.filled``), never rewritten under -F; a question
+(``Question.trigger``) is rewritten first, its guesses searched beside it under the wider
+question caps, and the index brought up to date meanwhile. When nothing matches, the next rung:
 
 1. an identifier whose mode cq detected is searched again as literal text;
 2. still nothing, and a name was typed: the defined names nearest it (a name no file holds
@@ -35,9 +37,10 @@ from cq.rank import files_named, suggest_names
 from cq.rewrite import CallerModel, Rewrite, rewrite_query
 
 # matched: the first rung (as typed, a question with its rewrite); literal: the identifier
-# as text; rewritten: the zero-results rewrite; not_found: a name, with the names nearest it;
-# nothing: no rung left that matched.
-Stop = Literal["matched", "literal", "rewritten", "not_found", "nothing"]
+# as text; filled: a phrase's format string (``Question.filled``); rewritten: the
+# zero-results rewrite; not_found: a name, with the names nearest it; nothing: no rung left
+# that matched.
+Stop = Literal["matched", "literal", "filled", "rewritten", "not_found", "nothing"]
 
 
 class Climb(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,7 +60,8 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def mode(self) -> QueryMode:
         """The mode whose search found the candidates (the first one when none did)."""
-        return self.mode_chain[-1] if self.stopped == "literal" else self.mode_chain[0]
+        last = self.stopped in ("literal", "filled")
+        return self.mode_chain[-1] if last else self.mode_chain[0]
 
     @property
     def fallback_applied(self) -> bool:
@@ -102,6 +106,10 @@ class Ladder:
     def _climb(self) -> tuple[Candidates, Climb]:
         q, request = self.question, self.request
         own = patterns_for_query(q.typed, q.mode) if q.typed is not None else ()
+        if q.intent == "phrase" and own:
+            phrase = self._phrase(own)
+            if phrase is not None:
+                return phrase
         rewrite = self._rewrite(q.trigger) if q.trigger is not None else None
         patterns = own + (rewrite.plan.patterns if rewrite else ())
         with timed(self.timings, "candidates"):
@@ -153,6 +161,27 @@ class Ladder:
         if not found.matches:
             return self._nothing(found, patterns, chain, rewrite)
         return self._climbed(found, patterns, chain, "rewritten", rewrite)
+
+    def _phrase(self, own: tuple[Pattern, ...]) -> tuple[Candidates, Climb] | None:
+        """A phrase searched as text first, before any rewrite: where it is written verbatim,
+        else where its format string is (``Question.filled``); -F stops here either way, since
+        the user asked for that text. None: go on up the ladder (the rewrite)."""
+        q = self.question
+        with timed(self.timings, "candidates"):
+            found = self._search(own, widened=False)
+        if found.matches:
+            return self._climbed(found, own, (q.mode,), "matched")
+        chain: tuple[QueryMode, ...] = (q.mode,)
+        if q.filled is not None:
+            chain += ("regex",)
+            filled = patterns_for_query(q.filled, "regex")
+            with timed(self.timings, "candidates_fallback"):
+                retry = self._search(filled, widened=False)
+            if retry.matches:
+                return self._climbed(retry, filled, chain, "filled")
+        if q.mode_requested is not None or self.request.rewrite is not None:
+            return self._climbed(found, own, chain, "nothing")
+        return None
 
     def _nothing(
         self,

@@ -13,10 +13,13 @@ import msgspec
 from cq.model.request import QueryMode
 
 # definition: a name ("Client.send", "where is X defined?"); callers: "who calls X?";
-# question: other one-line prose; issue: a pasted text of several lines; text: code that
-# is no name ("foo()", "a+b"), searched as typed.
-Intent = Literal["definition", "callers", "question", "issue", "text"]
+# usage: "where is X used?", "where is X imported?"; phrase: a sentence that is no question
+# ("The specified bucket does not exist"), or several words searched -F: searched as text
+# first, its Answer the code that writes it; question: other one-line prose; issue: a pasted
+# text of several lines; text: code that is no name ("foo()", "a+b"), searched as typed.
+Intent = Literal["definition", "callers", "usage", "phrase", "question", "issue", "text"]
 Trigger = Literal["forced", "heuristic"]
+Uses = Literal["uses", "imports"]
 
 
 class Question(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,3 +39,9 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     says_nothing: bool = False  # "who calls?": nothing in it to look for
     named: bool = False  # an identifier searched as typed: only its definition answers
     trigger: Trigger | None = None  # why it is rewritten first; None: searched as typed
+    uses: Uses | None = None  # usage: which uses answer (every use, or the imports)
+    # a phrase whose numbers and quoted values were filled into a format string ("len is 2
+    # but advancing by 4"): an rg regex of its constant runs, searched when it is nowhere
+    # verbatim; None for any other text
+    filled: str | None = None
+    one_line: bool = True  # one line, blank lines around it aside (else an issue text)

@@ -8,6 +8,7 @@ import msgspec
 
 from cq.model.finding import Finding
 from cq.model.match import SearchStats
+from cq.model.question import Question
 from cq.model.semantic import SemanticSummary
 from cq.model.telemetry import TargetCounts, Telemetry
 
@@ -98,7 +99,8 @@ class FileCount(msgspec.Struct, frozen=True):
 
 
 class ScopeGroup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """Shown findings sharing a containing scope in one file (``scope`` None: module level),
+    """Shown findings sharing a containing scope in one file (``scope`` None: module level,
+    unless ``unparsed``),
     or, with ``resolves_to``, shown callsites Pyrefly resolved to one definition (``file``
     is then the definition's)."""
 
@@ -107,6 +109,9 @@ class ScopeGroup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     finding_indexes: tuple[int, ...]
     total: int = 0  # shown findings in this group (``finding_indexes`` may list fewer)
     resolves_to: str | None = None  # "pkg/mod.py:12", the definition the callsites call
+    # hits a line alone decided (classification tier "heuristic"): the file was not parsed,
+    # so ``scope`` None says nothing of where they sit
+    unparsed: bool = False
 
 
 class FollowUp(msgspec.Struct, frozen=True, kw_only=True):
@@ -256,6 +261,8 @@ AnswerKind = Literal[
     "callers",  # a callers question: the callsites tied to the definition (``calls``)
     "ambiguous_callers",  # calls of a name several shown definitions have: which, unknown
     "no_callers",  # a callers question whose definition shows no call
+    "message",  # a phrase: the code that writes it (raises, logs, prints, formats it)
+    "uses",  # a usage question: the name's uses or imports (``calls``), its definition aside
 ]
 
 
@@ -264,7 +271,12 @@ class Answer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     kind: AnswerKind
     finding: int | None = None  # index into ``findings``: the definition or the best hit
-    calls: tuple[int, ...] = ()  # callers answers: the callsites, in order
+    calls: tuple[int, ...] = ()  # callers answers: the callsites, in order; uses: the uses
+    verb: str = ""  # message: what the code does with it ("raises", "logs", "prints", "writes")
+    total: int = 0  # uses: how many the whole search found, shown or not
+    # callers: shown calls of the name passing keywords the definition does not take
+    # (another receiver's method of that name), left out of ``calls``
+    others: int = 0
     resolved: bool = False  # callers: tied to the definition by a resolver, not by name alone
     namesakes: int = 0  # ambiguous_callers: the shown definitions of that name
     name: str = ""  # callers answers: the definition's own name
@@ -299,3 +311,6 @@ class SearchResult(msgspec.Struct, frozen=True, kw_only=True):
     # ``-l`` and ``-c`` (``SearchRequest.listing``), else left out.
     files: tuple[FileCount, ...] | msgspec.UnsetType = msgspec.UNSET
     plan: ReportPlan | msgspec.UnsetType = msgspec.UNSET  # the report's, never in the JSON
+    # the query as understood (``cq.rewrite.question``): what assemble and its budget decide
+    # the Answer from, never re-reading the text; never in the JSON
+    question: Question | msgspec.UnsetType = msgspec.UNSET

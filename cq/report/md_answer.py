@@ -37,10 +37,22 @@ def answer(result: SearchResult, said: Answer) -> list[str]:
     if said.kind == "best_hit":
         head = f"**No definition found.** Best hit: {where_of(f)} {f.category}"
         return [head, *fence([line_of(f)], f.language)]
+    if said.kind == "message":
+        who = code(said.name) if said.name else "code whose scope is not known"
+        head = f"**Answer:** {who} {said.verb} it, at {where_of(f)} ({f.role})"
+        return [head, *fence([line_of(f)], f.language)]
+    if said.kind == "uses":
+        return _uses_answer(findings, said)
     if said.kind == "callers":
         how = "matched by name, not resolved"
         if said.resolved:
             how = f"resolved by {resolvers(calls)}"
+        if said.others:
+            plural = "s pass" if said.others != 1 else " passes"
+            how += (
+                f"; {said.others} other shown call{plural} keywords it does not take "
+                "(another receiver's method of that name)"
+            )
         return _callers_answer(f, calls, how)
     if said.kind == "ambiguous_callers":
         plural = "s" if len(calls) != 1 else ""
@@ -58,6 +70,21 @@ def answer(result: SearchResult, said: Answer) -> list[str]:
         return _definition_answer(f, said, lead)
     lines = _definition_answer(f, said, "**Answer:**")
     return [*lines, f"Why: {'; '.join(said.evidence)}."] if said.evidence else lines
+
+
+def _uses_answer(findings: tuple[Finding, ...], said: Answer) -> list[str]:
+    """A usage question: how many uses (imports) the search found, the first ones shown with
+    their scopes, and where the name is defined when that is shown."""
+    uses = [findings[i] for i in said.calls]
+    what = "imports" if all(u.category in ("import", "from_import") for u in uses) else "uses"
+    total = max(said.total, len(uses))
+    shown = f", {len(uses)} shown" if total > len(uses) else ""
+    defined = ""
+    if said.finding is not None:
+        defined = f" (defined at {where_of(findings[said.finding])})"
+    plural = what if total != 1 else what[:-1]
+    head = f"**Answer:** {total} {plural} of {code(said.name)}{defined}{shown}:"
+    return _call_lines(head, uses)
 
 
 def _not_found(result: SearchResult) -> list[str]:
@@ -135,8 +162,10 @@ def _callers_answer(definition: Finding, calls: list[Finding], how: str) -> list
     """A question about callers: its callsites lead (the ranking put them first; ``how``
     they were tied to the definition), the definition follows on one line."""
     plural = "s" if len(calls) != 1 else ""
+    scope = definition.containing_scope or ""
+    named = scope if scope.endswith(definition.text) else definition.text  # its owner's name
     head = (
-        f"**Answer:** {len(calls)} shown callsite{plural} of {code(definition.text)}"
+        f"**Answer:** {len(calls)} shown callsite{plural} of {code(named)}"
         f" (defined at {where_of(definition)}), {how}:"
     )
     return _call_lines(head, calls)
