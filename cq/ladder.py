@@ -6,7 +6,9 @@ verbatim, as its format string (``Question.filled``), never rewritten under -F; 
 (``Question.trigger``) is rewritten first, its guesses searched beside it under the wider
 question caps, and the index brought up to date meanwhile. When nothing matches, the next rung:
 
-1. an identifier whose mode cq detected is searched again as literal text;
+1. an identifier whose mode cq detected is searched again as literal text; when that text is
+   only inside longer names (``getBucket`` in ``InvalidTargetBucket``) and a defined name is
+   near it (``get_bucket``), the name is said to be nowhere, with the names nearest it;
 2. still nothing, and a name was typed: the defined names nearest it (a name no file holds
    is said to be nowhere; no rewrite guesses an Answer for it, the index never answers one);
    so is the one name a rewritten question writes when its rewrite matched nothing, and a
@@ -29,7 +31,16 @@ import msgspec
 from cq.candidates import Candidates, collect_candidates, patterns_for_query
 from cq.index import IndexRun
 from cq.llm_settings import LlmEnv
-from cq.model import Focus, Pattern, QueryMode, Question, SearchRequest, SearchStats, Suggestion
+from cq.model import (
+    Focus,
+    Pattern,
+    QueryMode,
+    Question,
+    RawMatch,
+    SearchRequest,
+    SearchStats,
+    Suggestion,
+)
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.progress import timed
@@ -122,7 +133,13 @@ class Ladder:
             chain += ("literal",)
             with timed(self.timings, "candidates_fallback"):
                 retry = self._search(literal, widened=False)
-            if retry.matches:
+            if retry.matches and not _inside_names(retry.matches):
+                return self._climbed(retry, literal, chain, "literal", rewrite)
+            if retry.matches:  # only inside longer names: a near-miss of a defined name?
+                with timed(self.timings, "suggest"):
+                    nearest = suggest_names(q.typed, request, self.corpus, self.tuning.report)
+                if nearest:
+                    return self._climbed(found, patterns, (q.mode,), "not_found", rewrite, nearest)
                 return self._climbed(retry, literal, chain, "literal", rewrite)
         if rewrite is not None:
             return self._nothing(found, patterns, chain, rewrite)
@@ -246,6 +263,23 @@ class Ladder:
             suggestions=suggestions,
             missing=missing,
         )
+
+
+def _inside_names(matches: tuple[RawMatch, ...]) -> bool:
+    """Every match sits inside a longer word (``getBucket`` in ``InvalidTargetBucket``): the
+    name itself is nowhere, only text that happens to spell it."""
+    for m in matches:
+        if not isinstance(m.line_window, msgspec.UnsetType):
+            return False  # a shortened line: its neighbours are not known
+        before = m.line_text[m.col - 1 : m.col] if m.col > 0 else ""
+        after = m.line_text[m.end_col : m.end_col + 1]
+        if not (_is_word(before) or _is_word(after)):
+            return False
+    return True
+
+
+def _is_word(char: str) -> bool:
+    return bool(char) and (char.isalnum() or char == "_")
 
 
 def _widened(request: SearchRequest) -> SearchRequest:

@@ -118,3 +118,24 @@ def test_calls_passing_keywords_it_does_not_take_are_told_apart(tmp_path: Path) 
     assert "2 other shown calls pass keywords it does not take" in head
     assert "- `svc/s3/api.py:5:19` in `put`" in answer
     assert "tests/test_s3.py" not in answer
+
+
+def test_a_camel_case_near_miss_gets_did_you_mean_not_substring_hits(tmp_path: Path) -> None:
+    """``getBucket`` is nowhere as a name; as text only inside ``InvalidTargetBucket``: the
+    defined name it misses (``get_bucket``) is offered, not that substring."""
+    write_tree(
+        tmp_path,
+        {
+            "store/models.py": "def get_bucket(name):\n    return name\n",
+            "store/errors.py": "class InvalidTargetBucket(Exception):\n    pass\n",
+        },
+    )
+    run = run_cq("search", "getBucket", "--root", str(tmp_path))
+    assert run.returncode == 1, run.stdout
+    lines = run.stdout.splitlines()
+    assert lines[2] == (
+        "**Not found:** no file in the searched scope holds `getBucket` as a name."
+    ), run.stdout
+    assert lines[3] == "Did you mean:"
+    assert lines[4].startswith("- `get_bucket` — def at `store/models.py:1:4`")
+    assert "InvalidTargetBucket" not in run.stdout
