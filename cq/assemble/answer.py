@@ -18,6 +18,7 @@ from cq.model import (
     FunctionList,
     KindCounts,
     Pattern,
+    QueryMode,
     Question,
     RelevantFunction,
     ReportPlan,
@@ -26,6 +27,7 @@ from cq.model import (
 )
 from cq.parse.one_line import one_line_header, one_line_signature
 from cq.rank import Dotted, called_names, dotted_query, is_other_owners_use, last_name
+from cq.rewrite import understand
 
 
 def plan_report(result: SearchResult) -> ReportPlan:
@@ -49,12 +51,12 @@ def decide_answer(result: SearchResult) -> Answer:
         unasked = isinstance(summary.suggestions, msgspec.UnsetType)
         return Answer(kind="nothing" if unasked else "not_found")
     question = _question(result)
-    if question is not None and question.intent == "phrase":
+    if question.intent == "phrase":
         site = message_site(findings)
         if site is not None:
             scope = findings[site.finding].containing_scope or ""
             return Answer(kind="message", finding=site.finding, verb=site.verb, name=scope)
-    if question is not None and question.intent == "usage":
+    if question.intent == "usage":
         uses = use_sites(findings, question)
         if uses:
             return Answer(
@@ -79,7 +81,7 @@ def decide_answer(result: SearchResult) -> Answer:
             name=last_name(f.text),
         )
     if asks_callers_of(result, f):
-        owner = dotted_query(_asked_patterns(question)) if question is not None else None
+        owner = dotted_query(_asked_patterns(question))
         return _unresolved_callers(findings, primary, target, owner)
     first = _answered_function(result, f)
     return Answer(
@@ -96,8 +98,6 @@ def asks_callers_of(result: SearchResult, f: Finding) -> bool:
     """Whether the query is a callers question about the definition ``f`` (the name it writes,
     or the subject its "it" was read as)."""
     question = _question(result)
-    if question is None:
-        return False
     summary = result.summary
     subject = summary.rewrite.subject if summary.rewrite else None
     name = frozenset({last_name(f.text)})
@@ -111,9 +111,18 @@ def _asked_patterns(question: Question) -> tuple[Pattern, ...]:
     return patterns_for_query(question.asked_name, "identifier")
 
 
-def _question(result: SearchResult) -> Question | None:
-    """The search's Question (None: a result made without one, which asks nothing)."""
-    return None if isinstance(result.question, msgspec.UnsetType) else result.question
+def _question(result: SearchResult) -> Question:
+    """The search's Question; a result read back from its JSON, which does not carry it, has
+    its query understood again from the summary."""
+    if not isinstance(result.question, msgspec.UnsetType):
+        return result.question
+    summary = result.summary
+    modes: dict[str, QueryMode] = {
+        "identifier": "identifier",
+        "literal": "literal",
+        "regex": "regex",
+    }
+    return understand(summary.query, mode=modes.get(summary.mode_requested))
 
 
 def _kind_counts(result: SearchResult) -> dict[str, int]:
