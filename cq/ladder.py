@@ -210,8 +210,7 @@ class Ladder:
         """A rewritten question that matched nothing: when the text writes exactly one of the
         names the rewrite searched ("who calls `get_bukcet`?"), that name is nowhere, said so
         with the defined names nearest it, as a name typed alone is."""
-        text = self.question.text
-        written = [n for n in rewrite.summary.identifiers if n in text]
+        written = [n for n in rewrite.summary.identifiers if n in self.question.written]
         if len(written) != 1:
             return self._climbed(found, patterns, chain, "nothing", rewrite)
         with timed(self.timings, "suggest"):

@@ -139,3 +139,15 @@ def test_a_camel_case_near_miss_gets_did_you_mean_not_substring_hits(tmp_path: P
     assert lines[3] == "Did you mean:"
     assert lines[4].startswith("- `get_bucket` — def at `store/models.py:1:4`")
     assert "InvalidTargetBucket" not in run.stdout
+
+
+def test_follow_ups_name_the_owner_of_a_method(tmp_path: Path) -> None:
+    """A follow-up for a method names its class (``Alpha.rebuild``): the bare name would
+    search every class's ``rebuild``."""
+    write_tree(tmp_path, OWNERS)
+    data = run_cq("search", "Alpha.build", "--root", str(tmp_path), "--format", "json").json()
+    section = next(s for s in data["sections"] if s["type"] == "follow_ups")
+    whys = [f["why"] for f in section["follow_ups"]]
+    assert "who calls `Alpha.rebuild`, the best-ranked caller" in whys, whys
+    caller = next(f for f in section["follow_ups"] if f["why"].startswith("who calls"))
+    assert caller["argv"][-1] == "Alpha.rebuild"

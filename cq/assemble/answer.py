@@ -47,10 +47,13 @@ def decide_answer(result: SearchResult) -> Answer:
     """The primary definition, the callers of a callers question, the code writing a phrase,
     the uses of a usage question, the best hit when nothing defines, or a name not found."""
     findings, summary = result.findings, result.summary
-    if not findings:
-        unasked = isinstance(summary.suggestions, msgspec.UnsetType)
-        return Answer(kind="nothing" if unasked else "not_found")
     question = _question(result)
+    if not findings:
+        if not isinstance(summary.suggestions, msgspec.UnsetType):
+            return Answer(kind="not_found")
+        rewrite = summary.rewrite
+        unnamed = rewrite is not None and rewrite.subject is None and question.refers_back
+        return Answer(kind="nothing", unnamed_it=unnamed)
     if question.intent == "phrase":
         site = message_site(findings)
         if site is not None:

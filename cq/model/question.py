@@ -22,6 +22,19 @@ Trigger = Literal["forced", "heuristic"]
 Uses = Literal["uses", "imports"]
 
 
+class Mentions(msgspec.Struct, frozen=True, kw_only=True):
+    """What a text names explicitly, strongest evidence first within each field."""
+
+    frame_functions: tuple[str, ...] = ()  # function names of traceback frames, innermost last
+    frame_paths: tuple[str, ...] = ()  # file paths of traceback frames, innermost last
+    paths: tuple[str, ...] = ()  # file paths from imports, dotted names and prose
+    code_names: tuple[str, ...] = ()  # names from code blocks and imports
+    prose_names: tuple[str, ...] = ()  # names in backticks and code-like tokens in the prose
+    messages: tuple[str, ...] = ()  # exception messages, quoted phrases (searched as literals)
+    frame_lines: tuple[tuple[str, str], ...] = ()  # (path, source line) of frames, innermost last
+    prose: str = ""  # the text without code blocks, for word mapping
+
+
 class Question(msgspec.Struct, frozen=True, kw_only=True):
     """One query, understood. ``text`` is as asked; ``typed`` is what rg searches as typed
     (the one line of the text, or the name a question writes as code: ``asked_name``), None
@@ -45,3 +58,11 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     # verbatim; None for any other text
     filled: str | None = None
     one_line: bool = True  # one line, blank lines around it aside (else an issue text)
+    # the text an index and a rewrite read: an issue form's environment sections left out
+    # (``cq.rewrite.template``); its first non-blank line is its ``title``
+    body: str = ""
+    title: str = ""
+    lines: int = 1  # non-blank lines of ``body``: fewer than two is a question or a title
+    mentions: Mentions = msgspec.field(default_factory=Mentions)  # what ``body`` names as code
+    behaviour: bool = False  # a how-question about what code does (``asks_about_behaviour``)
+    refers_back: bool = False  # a pronoun ("where is it called?") needs an antecedent

@@ -277,6 +277,8 @@ class Answer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     # callers: shown calls of the name passing keywords the definition does not take
     # (another receiver's method of that name), left out of ``calls``
     others: int = 0
+    # nothing: the question says "it" and nothing said what it is (``--context``, ``--follow-up``)
+    unnamed_it: bool = False
     resolved: bool = False  # callers: tied to the definition by a resolver, not by name alone
     namesakes: int = 0  # ambiguous_callers: the shown definitions of that name
     name: str = ""  # callers answers: the definition's own name

@@ -3,8 +3,6 @@ about, the callers of a callers question, or a name not found with the names nea
 
 from __future__ import annotations
 
-import re
-
 from cq.model import (
     CALLERS_LISTED,
     Answer,
@@ -15,8 +13,6 @@ from cq.model import (
 from cq.report.md_finding import enrichment_facts, line_of, resolvers, scope_of, where_of
 from cq.report.md_text import code, fence
 
-_IT = re.compile(r"\bit\b", re.IGNORECASE)  # the pronoun --context and --follow-up resolve
-
 
 def answer(result: SearchResult, said: Answer) -> list[str]:
     """The Answer's lines."""
@@ -25,8 +21,7 @@ def answer(result: SearchResult, said: Answer) -> list[str]:
         return _not_found(result)
     if said.kind == "nothing" or said.finding is None:
         lines = [f"No findings for {code(summary.query.strip()[:80])}."]
-        rewrite = summary.rewrite
-        if rewrite is not None and rewrite.subject is None and _IT.search(summary.query):
+        if said.unnamed_it:
             lines.append(
                 "Nothing said what `it` is: give it with `--context TEXT`, or search its "
                 "name with `--follow-up` first, then ask again with `--follow-up`."

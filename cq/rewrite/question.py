@@ -17,13 +17,17 @@ from cq.model.question import Uses
 from cq.model.tuning import RewriteTuning
 from cq.rewrite.asks import (
     NameQuestion,
+    asks_about_behaviour,
     asks_for_callers,
     name_question,
     names_asked_about,
     one_line,
     says_nothing,
 )
+from cq.rewrite.extract import extract_mentions
 from cq.rewrite.heuristic import should_rewrite
+from cq.rewrite.memory import refers_back
+from cq.rewrite.template import without_environment
 from cq.rewrite.words import QUESTION_WORDS
 
 # A dotted name such as ``store.insert_call``; ``\w`` is Unicode-aware, like Python identifiers.
@@ -63,6 +67,7 @@ def understand(
     callers, about = asks_for_callers(text), names_asked_about(text)
     trigger = _trigger(searched, mode, rewrite, has_context, tuning)
     phrase = asked is None and _is_phrase(typed, mode, trigger)
+    body = without_environment(text)
     intent = _intent(text, callers, bool(asked or about), detected, typed, trigger)
     if phrase:
         intent = "phrase"
@@ -84,6 +89,12 @@ def understand(
         uses=_uses(named_q),
         filled=filled_pattern(typed) if phrase and typed is not None else None,
         one_line=one_line(text),
+        body=body,
+        title=next((ln for ln in body.splitlines() if ln.strip()), ""),
+        lines=len([ln for ln in body.splitlines() if ln.strip()]),
+        mentions=extract_mentions(body),
+        behaviour=asks_about_behaviour(text),
+        refers_back=refers_back(text),
     )
 
 
