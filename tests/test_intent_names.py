@@ -114,7 +114,7 @@ def test_calls_passing_keywords_it_does_not_take_are_told_apart(tmp_path: Path) 
     )
     answer = _answer("search", "who calls create_bucket?", "--root", str(tmp_path))
     head = answer.splitlines()[0]
-    assert head.startswith("**Answer:** 1 shown callsite of `S3Backend.create_bucket`"), answer
+    assert head.startswith("**Answer:** 1 shown callsite of `create_bucket`"), answer
     assert "2 other shown calls pass keywords it does not take" in head
     assert "- `svc/s3/api.py:5:19` in `put`" in answer
     assert "tests/test_s3.py" not in answer

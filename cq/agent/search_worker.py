@@ -224,7 +224,11 @@ def _answer(
     from cq.report import render_json, render_markdown
 
     is_json = job.args.format == "json"
-    render = render_json if is_json else partial(render_markdown, verbose=request.explain)
+    render = (
+        render_json
+        if is_json
+        else partial(render_markdown, verbose=request.explain, tool_calls=True)
+    )
     answer = fit_answer(
         request,
         run_search(request, cancel=token, model=model, settings=settings),

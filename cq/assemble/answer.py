@@ -15,7 +15,9 @@ from cq.model import (
     CALLERS_LISTED,
     Answer,
     Finding,
+    FindingList,
     FunctionList,
+    HotFiles,
     KindCounts,
     Pattern,
     QueryMode,
@@ -24,15 +26,17 @@ from cq.model import (
     ReportPlan,
     SearchResult,
     TargetCounts,
+    TopContexts,
 )
 from cq.parse.one_line import one_line_header, one_line_signature
 from cq.rank import Dotted, called_names, dotted_query, is_other_owners_use, last_name
 from cq.rewrite import understand
 
 
-def plan_report(result: SearchResult) -> ReportPlan:
-    """The Answer, each shown definition's header on one line where the report needs it, and
-    each Relevant Function's own name."""
+def plan_report(result: SearchResult, *, compact: bool = False) -> ReportPlan:
+    """The Answer, each shown definition's header on one line where the report needs it,
+    each Relevant Function's own name, and the sections that would only repeat Top Contexts
+    (``compact``: under a token budget, every list Top Contexts covers and the counts)."""
     functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
     return ReportPlan(
         answer=decide_answer(result),
@@ -40,7 +44,29 @@ def plan_report(result: SearchResult) -> ReportPlan:
         function_names=tuple(last_name(fn.name) for fn in functions.functions)
         if functions is not None
         else (),
+        left_out=_repeated(result, compact=compact),
     )
+
+
+def _repeated(result: SearchResult, *, compact: bool) -> tuple[str, ...]:
+    """Titles of the sections that print nothing Top Contexts does not: the kind counts when
+    every finding is shown there (its categories are printed beside each). ``compact`` (a
+    token budget): also the lists of findings all shown there (their one-line signatures,
+    resolved targets and modules are what goes), the counts and the hot files."""
+    tops = next((s for s in result.sections if isinstance(s, TopContexts)), None)
+    covered = {i for g in tops.groups for i in g.finding_indexes} if tops is not None else set()
+    summary = result.summary
+    everything = len(covered) == len(result.findings) == summary.total_findings
+    out: list[str] = []
+    for s in result.sections:
+        if isinstance(s, FindingList) and s.finding_indexes:
+            if compact and set(s.finding_indexes) <= covered:
+                out.append(s.title)
+        elif (isinstance(s, HotFiles) and compact) or (
+            isinstance(s, KindCounts) and (compact or everything)
+        ):
+            out.append(s.title)
+    return tuple(out)
 
 
 def decide_answer(result: SearchResult) -> Answer:
@@ -189,6 +215,9 @@ def _unresolved_callers(
         return Answer(
             kind="ambiguous_callers", finding=primary, calls=calls, namesakes=same, name=name
         )
+    if owner is not None:  # the question named the owner: the Answer names it too
+        sep = "::" if f.language == "rust" else "."
+        name = f"{owner.owner}{sep}{owner.member}"
     return Answer(kind="callers", finding=primary, calls=calls, name=name, others=len(others))
 
 

@@ -14,6 +14,8 @@ import posixpath
 import re
 import shlex
 
+import msgspec
+
 from cq.model import Finding, FollowUp, FollowUps, SearchRequest
 from cq.model.options import request_default
 from cq.rewrite import is_special
@@ -133,7 +135,41 @@ def _make(
     spelt = [word for word in words if word is not None]
     if len(spelt) < len(words):
         return None  # a command that would not run as printed is not suggested
-    return FollowUp(why=why, argv=tuple(argv), command=" ".join(spelt))
+    call = _tool_call(request, query, in_dir or request.in_dir, focus, limit)
+    return FollowUp(why=why, argv=tuple(argv), command=" ".join(spelt), tool_call=call)
+
+
+def _tool_call(
+    request: SearchRequest, query: str, in_dir: str | None, focus: str | None, limit: int | None
+) -> str:
+    """The MCP ``search`` tool's call of the same search: ``search {...}``, the arguments the
+    command line gives (the tool's names: ``cq.model.options``), as JSON."""
+    args: dict[str, str | int | bool | list[str]] = {"query": query, "root": request.root}
+    if in_dir:
+        args["in_dir"] = in_dir
+    if request.lang != request_default("lang"):
+        args["lang"] = request.lang
+    if request.include:
+        args["include"] = list(request.include)
+    if request.exclude:
+        args["exclude"] = list(request.exclude)
+    for switch in ("hidden", "no_ignore", "ignore_case"):
+        if getattr(request, switch):
+            args[switch] = True
+    if request.profile != request_default("profile"):
+        args["profile"] = request.profile
+    if request.mode and query == request.query.strip():
+        args["mode"] = request.mode
+    if focus and focus != "all":
+        args["focus"] = focus
+    if limit is not None or request.limit != request_default("limit"):
+        args["limit"] = limit if limit is not None else request.limit
+    try:
+        return f"search {msgspec.json.encode(args).decode()}"
+    except UnicodeEncodeError:  # a name that is not UTF-8: JSON's escapes read back as it
+        import json
+
+        return f"search {json.dumps(args, separators=(',', ':'))}"
 
 
 def _scope_args(request: SearchRequest, query: str, in_dir: str | None) -> list[str]:

@@ -115,11 +115,14 @@ class ScopeGroup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class FollowUp(msgspec.Struct, frozen=True, kw_only=True):
-    """A next command that cq really has; ``argv`` runs as is, ``command`` is shell-quoted."""
+    """A next command that cq really has; ``argv`` runs as is, ``command`` is shell-quoted;
+    ``tool_call`` is the same search as the MCP ``search`` tool's call (its arguments as JSON),
+    what an agent connected over MCP runs instead of a shell line."""
 
     why: str
     argv: tuple[str, ...]
     command: str
+    tool_call: str = ""
 
 
 class TopContexts(msgspec.Struct, frozen=True, kw_only=True, tag="top_contexts"):
@@ -298,6 +301,10 @@ class ReportPlan(msgspec.Struct, frozen=True, kw_only=True):
     one_lines: tuple[str, ...] = ()
     # per Relevant Function: its own name (the last of ``RelevantFunction.name``'s parts)
     function_names: tuple[str, ...] = ()
+    # titles of the sections the markdown leaves out: they would print again what Top
+    # Contexts shows (the kind counts of findings all shown there); under a token budget
+    # the lists it covers, the counts and the hot files go before a finding does
+    left_out: tuple[str, ...] = ()
 
 
 class SearchResult(msgspec.Struct, frozen=True, kw_only=True):

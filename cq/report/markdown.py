@@ -39,9 +39,12 @@ from cq.report.md_text import code
 from cq.terminal import visible
 
 
-def render_markdown(result: SearchResult, *, verbose: bool = False) -> str:
+def render_markdown(
+    result: SearchResult, *, verbose: bool = False, tool_calls: bool = False
+) -> str:
     """The report as markdown text ending in a newline; ``verbose`` (``--explain``): with the
-    telemetry and the ``run:`` line."""
+    telemetry and the ``run:`` line; ``tool_calls``: follow-ups as the MCP tool's calls, not
+    shell lines (the MCP server's reports)."""
     findings, plan = result.findings, _plan(result)
     lines = [f"# cq search {code(_one_line(result.summary.query))}", ""]
     lines += answer(result, plan.answer)
@@ -49,6 +52,8 @@ def render_markdown(result: SearchResult, *, verbose: bool = False) -> str:
     typed = _answer_typed(result)
     for section in result.sections:
         block: list[str] = []
+        if getattr(section, "title", None) in plan.left_out:
+            continue  # it would repeat Top Contexts (``ReportPlan.left_out``)
         if isinstance(section, TopContexts):
             block = top_contexts(section, findings)
         elif isinstance(section, FunctionList):
@@ -60,7 +65,7 @@ def render_markdown(result: SearchResult, *, verbose: bool = False) -> str:
         elif isinstance(section, HotFiles):
             block = hot_files(section)
         elif isinstance(section, FollowUps):
-            block = follow_ups(section)
+            block = follow_ups(section, tool_calls=tool_calls)
         if block:
             lines += ["", *block]
     around = context_lines(findings)  # -A/-B/-C

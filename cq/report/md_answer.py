@@ -48,7 +48,8 @@ def answer(result: SearchResult, said: Answer) -> list[str]:
                 f"; {said.others} other shown call{plural} keywords it does not take "
                 "(another receiver's method of that name)"
             )
-        return _callers_answer(f, calls, how)
+        owned = said.name if said.name and said.name != f.text else ""  # its owner asked
+        return _callers_answer(f, calls, how, owned)
     if said.kind == "ambiguous_callers":
         plural = "s" if len(calls) != 1 else ""
         head = (
@@ -153,12 +154,13 @@ def _resolved_line(f: Finding, name: str, target: TargetCounts) -> str:
     )
 
 
-def _callers_answer(definition: Finding, calls: list[Finding], how: str) -> list[str]:
+def _callers_answer(
+    definition: Finding, calls: list[Finding], how: str, owned: str = ""
+) -> list[str]:
     """A question about callers: its callsites lead (the ranking put them first; ``how``
     they were tied to the definition), the definition follows on one line."""
     plural = "s" if len(calls) != 1 else ""
-    scope = definition.containing_scope or ""
-    named = scope if scope.endswith(definition.text) else definition.text  # its owner's name
+    named = owned or definition.text
     head = (
         f"**Answer:** {len(calls)} shown callsite{plural} of {code(named)}"
         f" (defined at {where_of(definition)}), {how}:"

@@ -210,11 +210,14 @@ def hot_files(section: HotFiles) -> list[str]:
     return [f"## {section.title}{more}", "", body]
 
 
-def follow_ups(section: FollowUps) -> list[str]:
+def follow_ups(section: FollowUps, *, tool_calls: bool = False) -> list[str]:
     if not section.follow_ups:
         return []
     lines = [f"## {section.title}", ""]
-    lines += [f"- {item.why}: {code(item.command)}" for item in section.follow_ups]
+    lines += [
+        f"- {item.why}: {code(item.tool_call if tool_calls and item.tool_call else item.command)}"
+        for item in section.follow_ups
+    ]
     return lines
 
 
