@@ -80,7 +80,8 @@ def decide_answer(result: SearchResult) -> Answer:
         rewrite = summary.rewrite
         unnamed = rewrite is not None and rewrite.subject is None and question.refers_back
         return Answer(kind="nothing", unnamed_it=unnamed)
-    if question.intent == "phrase":
+    # a phrase found as written (a rewrite means it was nowhere: the question's Answer then)
+    if question.intent == "phrase" and summary.rewrite is None:
         site = message_site(findings)
         if site is not None:
             scope = findings[site.finding].containing_scope or ""
@@ -90,7 +91,7 @@ def decide_answer(result: SearchResult) -> Answer:
         if uses:
             return Answer(
                 kind="uses",
-                finding=summary.primary,
+                finding=uses[0],
                 calls=uses,
                 name=last_name(question.asked_name or ""),
                 total=counted_uses(_kind_counts(result), question),
@@ -166,10 +167,11 @@ def answer_needs(result: SearchResult) -> tuple[int, ...]:
     if not findings:
         return ()
     said = decide_answer(result)
-    if said.kind in ("message", "uses") and said.finding is not None:
-        return tuple(sorted({said.finding, *said.calls[:CALLERS_LISTED]}))
-    if said.kind == "uses":
-        return tuple(sorted(said.calls[:CALLERS_LISTED]))
+    if said.kind == "message" and said.finding is not None:
+        return (said.finding,)
+    if said.kind == "uses":  # its uses, and the definition it names
+        defined = () if result.summary.primary is None else (result.summary.primary,)
+        return tuple(sorted({*defined, *said.calls[:CALLERS_LISTED]}))
     primary = result.summary.primary if result.summary.primary is not None else 0
     f = findings[primary]
     if not asks_callers_of(result, f):

@@ -273,7 +273,8 @@ class Answer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """What the report's Answer says, as ``cq.assemble`` decided it; ``cq.report`` prints it."""
 
     kind: AnswerKind
-    finding: int | None = None  # index into ``findings``: the definition or the best hit
+    # index into ``findings``: the definition, the best hit, the phrase's site, the first use
+    finding: int | None = None
     calls: tuple[int, ...] = ()  # callers answers: the callsites, in order; uses: the uses
     verb: str = ""  # message: what the code does with it ("raises", "logs", "prints", "writes")
     total: int = 0  # uses: how many the whole search found, shown or not

@@ -37,7 +37,7 @@ def answer(result: SearchResult, said: Answer) -> list[str]:
         head = f"**Answer:** {who} {said.verb} it, at {where_of(f)} ({f.role})"
         return [head, *fence([line_of(f)], f.language)]
     if said.kind == "uses":
-        return _uses_answer(findings, said)
+        return _uses_answer(findings, said, summary.primary)
     if said.kind == "callers":
         how = "matched by name, not resolved"
         if said.resolved:
@@ -68,7 +68,7 @@ def answer(result: SearchResult, said: Answer) -> list[str]:
     return [*lines, f"Why: {'; '.join(said.evidence)}."] if said.evidence else lines
 
 
-def _uses_answer(findings: tuple[Finding, ...], said: Answer) -> list[str]:
+def _uses_answer(findings: tuple[Finding, ...], said: Answer, primary: int | None) -> list[str]:
     """A usage question: how many uses (imports) the search found, the first ones shown with
     their scopes, and where the name is defined when that is shown."""
     uses = [findings[i] for i in said.calls]
@@ -76,8 +76,8 @@ def _uses_answer(findings: tuple[Finding, ...], said: Answer) -> list[str]:
     total = max(said.total, len(uses))
     shown = f", {len(uses)} shown" if total > len(uses) else ""
     defined = ""
-    if said.finding is not None:
-        defined = f" (defined at {where_of(findings[said.finding])})"
+    if primary is not None:
+        defined = f" (defined at {where_of(findings[primary])})"
     plural = what if total != 1 else what[:-1]
     head = f"**Answer:** {total} {plural} of {code(said.name)}{defined}{shown}:"
     return _call_lines(head, uses)
