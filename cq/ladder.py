@@ -1,10 +1,14 @@
 """The fallback ladder: the rg runs a query gets, from the ``Question`` to the candidates.
 
-The first rung searches the query as typed, in its mode; a question (``Question.trigger``)
-is rewritten first, its guesses searched beside it under the wider question caps, and the
-index brought up to date meanwhile. When nothing matches, the next rung:
+The first rung searches the query as typed, in its mode; a phrase (``Question.intent``: a
+message, several words searched -F) is searched as text first and, when it is nowhere
+verbatim, as its format string (``Question.filled``), never rewritten under -F; a question
+(``Question.trigger``) is rewritten first, its guesses searched beside it under the wider
+question caps, and the index brought up to date meanwhile. When nothing matches, the next rung:
 
-1. an identifier whose mode cq detected is searched again as literal text;
+1. an identifier whose mode cq detected is searched again as literal text; when that text is
+   only inside longer names (``getBucket`` in ``InvalidTargetBucket``) and a defined name is
+   near it (``get_bucket``), the name is said to be nowhere, with the names nearest it;
 2. still nothing, and a name was typed: the defined names nearest it (a name no file holds
    is said to be nowhere; no rewrite guesses an Answer for it, the index never answers one);
    so is the one name a rewritten question writes when its rewrite matched nothing, and a
@@ -27,7 +31,16 @@ import msgspec
 from cq.candidates import Candidates, collect_candidates, patterns_for_query
 from cq.index import IndexRun
 from cq.llm_settings import LlmEnv
-from cq.model import Focus, Pattern, QueryMode, Question, SearchRequest, SearchStats, Suggestion
+from cq.model import (
+    Focus,
+    Pattern,
+    QueryMode,
+    Question,
+    RawMatch,
+    SearchRequest,
+    SearchStats,
+    Suggestion,
+)
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.progress import timed
@@ -35,9 +48,10 @@ from cq.rank import files_named, suggest_names
 from cq.rewrite import CallerModel, Rewrite, rewrite_query
 
 # matched: the first rung (as typed, a question with its rewrite); literal: the identifier
-# as text; rewritten: the zero-results rewrite; not_found: a name, with the names nearest it;
-# nothing: no rung left that matched.
-Stop = Literal["matched", "literal", "rewritten", "not_found", "nothing"]
+# as text; filled: a phrase's format string (``Question.filled``); rewritten: the
+# zero-results rewrite; not_found: a name, with the names nearest it; nothing: no rung left
+# that matched.
+Stop = Literal["matched", "literal", "filled", "rewritten", "not_found", "nothing"]
 
 
 class Climb(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,7 +71,8 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def mode(self) -> QueryMode:
         """The mode whose search found the candidates (the first one when none did)."""
-        return self.mode_chain[-1] if self.stopped == "literal" else self.mode_chain[0]
+        last = self.stopped in ("literal", "filled")
+        return self.mode_chain[-1] if last else self.mode_chain[0]
 
     @property
     def fallback_applied(self) -> bool:
@@ -102,6 +117,10 @@ class Ladder:
     def _climb(self) -> tuple[Candidates, Climb]:
         q, request = self.question, self.request
         own = patterns_for_query(q.typed, q.mode) if q.typed is not None else ()
+        if q.intent == "phrase" and own:
+            phrase = self._phrase(own)
+            if phrase is not None:
+                return phrase
         rewrite = self._rewrite(q.trigger) if q.trigger is not None else None
         patterns = own + (rewrite.plan.patterns if rewrite else ())
         with timed(self.timings, "candidates"):
@@ -114,7 +133,13 @@ class Ladder:
             chain += ("literal",)
             with timed(self.timings, "candidates_fallback"):
                 retry = self._search(literal, widened=False)
-            if retry.matches:
+            if retry.matches and not _inside_names(retry.matches):
+                return self._climbed(retry, literal, chain, "literal", rewrite)
+            if retry.matches:  # only inside longer names: a near-miss of a defined name?
+                with timed(self.timings, "suggest"):
+                    nearest = suggest_names(q.typed, request, self.corpus, self.tuning.report)
+                if nearest:
+                    return self._climbed(found, patterns, (q.mode,), "not_found", rewrite, nearest)
                 return self._climbed(retry, literal, chain, "literal", rewrite)
         if rewrite is not None:
             return self._nothing(found, patterns, chain, rewrite)
@@ -154,6 +179,27 @@ class Ladder:
             return self._nothing(found, patterns, chain, rewrite)
         return self._climbed(found, patterns, chain, "rewritten", rewrite)
 
+    def _phrase(self, own: tuple[Pattern, ...]) -> tuple[Candidates, Climb] | None:
+        """A phrase searched as text first, before any rewrite: where it is written verbatim,
+        else where its format string is (``Question.filled``); -F stops here either way, since
+        the user asked for that text. None: go on up the ladder (the rewrite)."""
+        q = self.question
+        with timed(self.timings, "candidates"):
+            found = self._search(own, widened=False)
+        if found.matches:
+            return self._climbed(found, own, (q.mode,), "matched")
+        chain: tuple[QueryMode, ...] = (q.mode,)
+        if q.filled is not None:
+            chain += ("regex",)
+            filled = patterns_for_query(q.filled, "regex")
+            with timed(self.timings, "candidates_fallback"):
+                retry = self._search(filled, widened=False)
+            if retry.matches:
+                return self._climbed(retry, filled, chain, "filled")
+        if q.mode_requested is not None or self.request.rewrite is not None:
+            return self._climbed(found, own, chain, "nothing")
+        return None
+
     def _nothing(
         self,
         found: Candidates,
@@ -164,8 +210,7 @@ class Ladder:
         """A rewritten question that matched nothing: when the text writes exactly one of the
         names the rewrite searched ("who calls `get_bukcet`?"), that name is nowhere, said so
         with the defined names nearest it, as a name typed alone is."""
-        text = self.question.text
-        written = [n for n in rewrite.summary.identifiers if n in text]
+        written = [n for n in rewrite.summary.identifiers if n in self.question.written]
         if len(written) != 1:
             return self._climbed(found, patterns, chain, "nothing", rewrite)
         with timed(self.timings, "suggest"):
@@ -217,6 +262,23 @@ class Ladder:
             suggestions=suggestions,
             missing=missing,
         )
+
+
+def _inside_names(matches: tuple[RawMatch, ...]) -> bool:
+    """Every match sits inside a longer word (``getBucket`` in ``InvalidTargetBucket``): the
+    name itself is nowhere, only text that happens to spell it."""
+    for m in matches:
+        if not isinstance(m.line_window, msgspec.UnsetType):
+            return False  # a shortened line: its neighbours are not known
+        before = m.line_text[m.col - 1 : m.col] if m.col > 0 else ""
+        after = m.line_text[m.end_col : m.end_col + 1]
+        if not (_is_word(before) or _is_word(after)):
+            return False
+    return True
+
+
+def _is_word(char: str) -> bool:
+    return bool(char) and (char.isalnum() or char == "_")
 
 
 def _widened(request: SearchRequest) -> SearchRequest:

@@ -227,9 +227,9 @@ def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> l
         Finding(
             file=m.file,
             line=m.line,
-            col=m.col,
-            end_col=m.end_col,
-            text=m.text,
+            col=m.col + at,
+            end_col=m.col + at + len(text),
+            text=text,
             line_text=m.line_text,
             language=m.language,
             category=_category(m.text, c.category),
@@ -242,7 +242,22 @@ def _findings(matches: tuple[RawMatch, ...], classes: list[Classification]) -> l
             line_window=m.line_window,
         )
         for m, c in zip(matches, classes, strict=True)
+        for at, text in (_defined_name(m, c),)
     ]
+
+
+_NAME = re.compile(r"[^\W\d]\w*")
+
+
+def _defined_name(m: RawMatch, c: Classification) -> tuple[int, str]:
+    r"""Where in the match a definition's name is, and the name: a regex match of a whole
+    header (``def compute_\w+``) is the definition of its name, resolved there (Pyrefly
+    asked at ``def`` answers about the keyword). Any other match: all of it."""
+    if c.category != "definition" or not c.containing_scope or _NAME.fullmatch(m.text):
+        return 0, m.text
+    name = re.split(r"\.|::", c.containing_scope)[-1].strip()
+    found = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", m.text) if name else None
+    return (found.start(), name) if found else (0, m.text)
 
 
 _WORD = re.compile(r"\w")

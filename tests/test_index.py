@@ -355,16 +355,18 @@ def test_a_python_title_asks_the_index_with_its_own_words(repo: Path) -> None:
     question's: there they outnumber its words (bench figures in cq/index/query.py)."""
     from cq.index.build import update_index
     from cq.index.query import ask
+    from cq.rewrite import understand
 
     opened, _ = update_index(repo)
     terms = ("FileSystemStorage", "TemporaryUploadHandler")
     title = "default permissions of uploaded files"
-    plain = ask(opened.index, opened.manifest, title, ())
+    plain = ask(opened.index, opened.manifest, understand(title), ())
     assert plain.files[0].path == "app/conf/global_settings.py"
-    assert ask(opened.index, opened.manifest, title, terms) == plain
+    assert ask(opened.index, opened.manifest, understand(title), terms) == plain
     text = f"{title}\nThe storage saves them with the mode of the temporary file."
-    assert ask(opened.index, opened.manifest, text, terms) != ask(
-        opened.index, opened.manifest, text, ()
+    asked = understand(text)
+    assert ask(opened.index, opened.manifest, asked, terms) != ask(
+        opened.index, opened.manifest, asked, ()
     )
 
 

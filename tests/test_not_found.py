@@ -231,14 +231,18 @@ def test_a_name_defined_in_a_file_whose_name_holds_a_newline_is_suggested(tmp_pa
     [
         ("where is `get_bukcet` called?", "get_bukcet", "get_bucket"),
         ("who calls get_bukcet?", "get_bukcet", "get_bucket"),
-        ("where is `DateTime::parse_form_str` called?", "parse_form_str", "parse_from_str"),
+        (
+            "where is `DateTime::parse_form_str` called?",
+            "DateTime::parse_form_str",
+            "parse_from_str",
+        ),
     ],
 )
 def test_a_callers_question_about_a_name_no_file_holds_says_so_with_did_you_mean(
     tree: Path, query: str, name: str, first: str
 ) -> None:
-    """A callers question is rewritten, not searched as a name; when nothing matches, the
-    name it writes is still the one nowhere, and its nearest defined names are offered."""
+    """A callers question is searched as the name it writes (its owner kept); when nothing
+    matches, that name is the one nowhere, and its nearest defined names are offered."""
     md = run_cq("search", query, "--root", str(tree))
     assert md.returncode == 1, md.stderr
     assert "**Answer:**" not in md.stdout

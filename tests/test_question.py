@@ -46,8 +46,9 @@ def test_code_is_searched_as_typed(text: str, mode: str, typed: str, intent: str
     [
         ("how does `Arg::new` work?", "Arg::new"),
         ("what does Client.send do?", "Client.send"),
-        ("how is `parse_args()` used?", "parse_args"),
+        ("where is `parse_args()` defined?", "parse_args"),
         ("what does self.run do?", "run"),
+        ("where is S3Backend defined?", "S3Backend"),
     ],
 )
 def test_a_name_written_as_code_is_searched_as_that_name(text: str, name: str) -> None:
@@ -69,10 +70,11 @@ def test_a_callers_question_names_the_function_it_asks_about() -> None:
     q = understand("who calls build_graph?")
     assert q.callers and q.intent == "callers"
     assert "build_graph" in q.written
-    assert q.asked_name is None and not q.says_nothing
-    # "who calls `Client.send`?" is answered by the calls, not searched as the name alone
+    assert q.asked_name == "build_graph" and not q.says_nothing
+    # "who calls `Client.send`?" is searched as that name, its owner kept, and answered by
+    # the calls (the intent stays callers)
     quoted = understand("who calls `Client.send`?")
-    assert quoted.callers and quoted.asked_name is None
+    assert quoted.callers and quoted.intent == "callers" and quoted.asked_name == "Client.send"
 
 
 @pytest.mark.parametrize("text", ["who calls?", "where is defined?", "callers"])

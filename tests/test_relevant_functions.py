@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cq.index.functions import Candidate, asked, rerank
+from cq.rewrite import understand
 from tests.conftest import run_cq, write_tree
 
 pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
@@ -145,7 +146,7 @@ def test_test_code_is_not_the_answer_unless_the_question_is_about_tests() -> Non
         Candidate(file="tests/test_resume.py", qualname="test_resume_checkpoint", fused=1.0),
         Candidate(file="mylib/resume.py", qualname="resume_checkpoint", fused=0.9),
     ]
-    question = asked("resume checkpoint", words)
+    question = asked(understand("resume checkpoint"), words)
     first = rerank(candidates, question, [])[0]
     assert candidates[first.at].file == "mylib/resume.py"
     wanted = rerank(candidates, question, [], tests_wanted=True)[0]
@@ -298,7 +299,7 @@ def test_after_a_titles_answer_the_class_it_names_comes_first() -> None:
         Candidate(file="aug/noise.py", qualname="RandNoise.__call__", fused=0.6),
     ]
     title = "RandNoise changes the type of the input"
-    ranked = rerank(candidates, asked(title, words), [])
+    ranked = rerank(candidates, asked(understand(title), words), [])
     assert [candidates[s.at].qualname for s in ranked] == [
         "RandNoise.__init__",
         "RandNoise.__call__",
@@ -306,7 +307,7 @@ def test_after_a_titles_answer_the_class_it_names_comes_first() -> None:
     ]
     # the same words in an issue's text: no title, the fused order after the Answer
     text = f"{title}\n\nSee the logs."
-    ranked = rerank(candidates, asked(text, words), [])
+    ranked = rerank(candidates, asked(understand(text), words), [])
     assert [candidates[s.at].qualname for s in ranked][1] == "write_image"
 
 
@@ -322,7 +323,10 @@ def test_a_how_question_is_answered_by_the_code_that_runs_not_its_constructor() 
     ]
 
     def order(text: str) -> list[str]:
-        return [candidates[s.at].qualname for s in rerank(candidates, asked(text, words), [])]
+        return [
+            candidates[s.at].qualname
+            for s in rerank(candidates, asked(understand(text), words), [])
+        ]
 
     how = order("how does early stopping count evaluations without improvement?")
     assert how == ["EarlyStopping.__call__", "EarlyStopping.__init__", "log_improvement"]

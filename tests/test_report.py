@@ -278,22 +278,24 @@ def test_a_rust_callers_question_is_answered_by_the_calls_of_that_name(tmp_path:
 
 
 def test_a_callers_question_searches_the_named_function_alone(tmp_path: Path) -> None:
-    """ "who calls flush_buffer" names what it asks about: neither the names its words map
-    onto (``flush_buffered_bytes``, ``buffer_flush_policy``, ``Buffer``) nor the index's
-    files about flushing and buffers are searched, so the report holds its calls."""
+    """ "who calls flush_buffer" names what it asks about: it is searched as that name, not
+    rewritten into the names its words map onto (``flush_buffered_bytes``,
+    ``buffer_flush_policy``, ``Buffer``), nor are the index's files about flushing and
+    buffers searched, so the report holds its calls."""
     buffer_crate(tmp_path)
     run = run_cq("search", "who calls flush_buffer", "--root", str(tmp_path), "--format", "json")
     data = run.json()
-    assert data["summary"]["rewrite"]["identifiers"] == ["flush_buffer"]
+    assert data["summary"]["asked_name"] == "flush_buffer" and data["summary"]["rewrite"] is None
     assert {f["text"] for f in data["findings"]} == {"flush_buffer"}
     assert "index" not in data["summary"]["telemetry"]  # not consulted
     calls = [(f["file"], f["line"]) for f in data["findings"] if f["category"] == "callsite"]
     assert sorted(calls) == [("src/buffer.rs", 13), ("src/writer.rs", 4)]
-    # its owner written with it is not searched either: the question is about the method
+    # its owner written with it is kept: the method of that owner, its calls still found
     dotted = ("search", "who calls Buffer::flush_buffer?", "--root", str(tmp_path))
-    assert run_cq(*dotted, "--format", "json").json()["summary"]["rewrite"]["identifiers"] == [
-        "flush_buffer"
-    ]
+    owned = run_cq(*dotted, "--format", "json").json()
+    assert owned["summary"]["asked_name"] == "Buffer::flush_buffer"
+    calls = [(f["file"], f["line"]) for f in owned["findings"] if f["category"] == "callsite"]
+    assert sorted(calls) == [("src/buffer.rs", 13), ("src/writer.rs", 4)]
 
 
 def test_a_question_with_nothing_to_look_for_finds_nothing(tmp_path: Path) -> None:

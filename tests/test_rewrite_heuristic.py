@@ -75,11 +75,11 @@ def test_a_reference_back_needs_context() -> None:
         ("how does `Arg::new` work?", "Arg::new"),
         ("what does Client.send do?", "Client.send"),
         ("where is `SlidingWindowInferer.__call__` defined?", "SlidingWindowInferer.__call__"),
-        ("how is `parse_args()` used?", "parse_args"),
+        ("how is `parse_args()` used?", "parse_args"),  # its uses: a usage question
         ("what does self.run do?", "run"),  # the method, whoever's self it is
         ("how does `Arg::new` parse flags?", None),  # says more than the name
         ("how is Vocabulary used?", None),  # a plain word: rewritten (names_asked_about)
-        ("who calls `Client.send`?", None),  # a callers question: answered by the calls
+        ("who calls `Client.send`?", "Client.send"),  # searched as it, answered by the calls
         ("how does e.g. work?", None),  # prose, not a path
         ("Client.send", None),  # a query, not a question about one
         ("how do `a` and `b` differ?", None),

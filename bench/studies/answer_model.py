@@ -33,7 +33,7 @@ from bench import _loc
 from cq.index.functions import Scored, asked, ordered
 from cq.index.query import asked_words
 from cq.model.index_tuning import IndexTuning
-from cq.rewrite import stem
+from cq.rewrite import stem, understand
 from cq.rewrite.words import subwords
 
 # the shipped signals as the report keeps them (``functions.measured``)
@@ -83,7 +83,8 @@ class Pool:
         ]
         self.shipped = ordered(scored)[0].at if scored else None
         query = _loc.query_text(row, text)
-        question = asked(query, asked_words(query, (), IndexTuning()))
+        read = understand(query)
+        question = asked(read, asked_words(read, (), IndexTuning()))
         title = next((ln for ln in query.splitlines() if ln.strip()), "")
         joined = _joins(title)
         by_fused = sorted(range(len(functions)), key=lambda i: -functions[i]["scores"]["fused"])

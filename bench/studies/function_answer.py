@@ -43,7 +43,7 @@ from cq.index.query import asked_words
 from cq.index.scopes import rg_scope_key
 from cq.index.units import Unit
 from cq.model.index_tuning import IndexTuning
-from cq.rewrite import stem
+from cq.rewrite import stem, understand
 from cq.rewrite.words import subwords
 
 
@@ -70,7 +70,8 @@ class Case:
         rw = data["summary"].get("rewrite") or {}
         query = _loc.query_text(row, text)
         terms = tuple(rw.get("identifiers") or ()) + tuple(rw.get("literals") or ())
-        self.question: Asked = asked(query, asked_words(query, terms, IndexTuning()))
+        read = understand(query)
+        self.question: Asked = asked(read, asked_words(read, terms, IndexTuning()))
         self.answer = _loc.report_answer(data)
         files = list(dict.fromkeys(f["file"] for f in data["findings"]))
         held = [_words(trees / self.id, c) for c in self.candidates]

@@ -40,6 +40,7 @@ from cq.index.units import Unit, file_units
 from cq.model.index_tuning import PYTHON_FUSION, Fusion, IndexTuning
 from cq.model.language import language_of
 from cq.model.ranking import DEFAULT_ROLE_MULTIPLIERS
+from cq.rewrite import understand
 
 _lock = threading.Lock()
 
@@ -97,7 +98,7 @@ def gather(row: dict, args: argparse.Namespace, text: str) -> Signals | None:
                 scopes.append((f["file"], rg_scope_key(f["file"], f["containing_scope"])))
     with _lock:  # one writer per index: trees are distinct, but keep the load down
         opened, _ = update_index(tree)
-    hits = ask(opened.index, opened.manifest, query, terms)
+    hits = ask(opened.index, opened.manifest, understand(query), terms)
     return Signals(
         id=row["instance_id"],
         repo=row["repo"],
@@ -121,7 +122,7 @@ def requery(s: Signals, rows: dict[str, dict], trees: str) -> Signals:
     query = _loc.query_text(rows[s.id], s.text)
     terms = s.terms or _terms(query, tree)
     opened, _ = update_index(tree)
-    hits = ask(opened.index, opened.manifest, query, terms)
+    hits = ask(opened.index, opened.manifest, understand(query), terms)
     sizes = sizes_of(opened.manifest, s.rg_files, hits)
     return msgspec.structs.replace(s, hits=hits, terms=terms, sizes=sizes)
 
@@ -151,7 +152,7 @@ class Reread:
             for row in _loc.load_rows(str(self.eval_dir / s.set)):
                 self.rows[row["instance_id"]] = row
         query = _loc.query_text(self.rows[s.id], s.text)
-        return asked_words(query, tuple(s.terms), IndexTuning())
+        return asked_words(understand(query), tuple(s.terms), IndexTuning())
 
     def reader(self, s: Signals) -> UnitReader:
         return UnitReader(functools.partial(self._units, s.id))

@@ -9,23 +9,34 @@ from __future__ import annotations
 
 import msgspec
 
+from cq.assemble.sites import cannot_call, counted_uses, message_site, use_sites
+from cq.candidates import patterns_for_query
 from cq.model import (
     CALLERS_LISTED,
     Answer,
     Finding,
+    FindingList,
     FunctionList,
+    HotFiles,
+    KindCounts,
+    Pattern,
+    QueryMode,
+    Question,
     RelevantFunction,
     ReportPlan,
     SearchResult,
     TargetCounts,
+    TopContexts,
 )
 from cq.parse.one_line import one_line_header, one_line_signature
-from cq.rank import called_names, last_name
+from cq.rank import Dotted, called_names, dotted_query, is_other_owners_use, last_name
+from cq.rewrite import understand
 
 
-def plan_report(result: SearchResult) -> ReportPlan:
-    """The Answer, each shown definition's header on one line where the report needs it, and
-    each Relevant Function's own name."""
+def plan_report(result: SearchResult, *, compact: bool = False) -> ReportPlan:
+    """The Answer, each shown definition's header on one line where the report needs it,
+    each Relevant Function's own name, and the sections that would only repeat Top Contexts
+    (``compact``: under a token budget, every list Top Contexts covers and the counts)."""
     functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
     return ReportPlan(
         answer=decide_answer(result),
@@ -33,16 +44,58 @@ def plan_report(result: SearchResult) -> ReportPlan:
         function_names=tuple(last_name(fn.name) for fn in functions.functions)
         if functions is not None
         else (),
+        left_out=_repeated(result, compact=compact),
     )
 
 
+def _repeated(result: SearchResult, *, compact: bool) -> tuple[str, ...]:
+    """Titles of the sections that print nothing Top Contexts does not: the kind counts when
+    every finding is shown there (its categories are printed beside each). ``compact`` (a
+    token budget): also the lists of findings all shown there (their one-line signatures,
+    resolved targets and modules are what goes), the counts and the hot files."""
+    tops = next((s for s in result.sections if isinstance(s, TopContexts)), None)
+    covered = {i for g in tops.groups for i in g.finding_indexes} if tops is not None else set()
+    summary = result.summary
+    everything = len(covered) == len(result.findings) == summary.total_findings
+    out: list[str] = []
+    for s in result.sections:
+        if isinstance(s, FindingList) and s.finding_indexes:
+            if compact and set(s.finding_indexes) <= covered:
+                out.append(s.title)
+        elif (isinstance(s, HotFiles) and compact) or (
+            isinstance(s, KindCounts) and (compact or everything)
+        ):
+            out.append(s.title)
+    return tuple(out)
+
+
 def decide_answer(result: SearchResult) -> Answer:
-    """The primary definition, the callers of a callers question, the best hit when nothing
-    defines, or a name not found."""
+    """The primary definition, the callers of a callers question, the code writing a phrase,
+    the uses of a usage question, the best hit when nothing defines, or a name not found."""
     findings, summary = result.findings, result.summary
+    question = _question(result)
     if not findings:
-        unasked = isinstance(summary.suggestions, msgspec.UnsetType)
-        return Answer(kind="nothing" if unasked else "not_found")
+        if not isinstance(summary.suggestions, msgspec.UnsetType):
+            return Answer(kind="not_found")
+        rewrite = summary.rewrite
+        unnamed = rewrite is not None and rewrite.subject is None and question.refers_back
+        return Answer(kind="nothing", unnamed_it=unnamed)
+    # a phrase found as written (a rewrite means it was nowhere: the question's Answer then)
+    if question.intent == "phrase" and summary.rewrite is None:
+        site = message_site(findings)
+        if site is not None:
+            scope = findings[site.finding].containing_scope or ""
+            return Answer(kind="message", finding=site.finding, verb=site.verb, name=scope)
+    if question.intent == "usage":
+        uses = use_sites(findings, question)
+        if uses:
+            return Answer(
+                kind="uses",
+                finding=uses[0],
+                calls=uses,
+                name=last_name(question.asked_name or ""),
+                total=counted_uses(_kind_counts(result), question),
+            )
     if summary.primary is None:
         return Answer(kind="best_hit", finding=0)
     primary = summary.primary
@@ -58,7 +111,8 @@ def decide_answer(result: SearchResult) -> Answer:
             name=last_name(f.text),
         )
     if asks_callers_of(result, f):
-        return _unresolved_callers(findings, primary, target)
+        owner = dotted_query(_asked_patterns(question))
+        return _unresolved_callers(findings, primary, target, owner)
     first = _answered_function(result, f)
     return Answer(
         kind="definition",
@@ -73,10 +127,36 @@ def decide_answer(result: SearchResult) -> Answer:
 def asks_callers_of(result: SearchResult, f: Finding) -> bool:
     """Whether the query is a callers question about the definition ``f`` (the name it writes,
     or the subject its "it" was read as)."""
+    question = _question(result)
     summary = result.summary
     subject = summary.rewrite.subject if summary.rewrite else None
     name = frozenset({last_name(f.text)})
-    return f.category == "definition" and bool(called_names(summary.query, name, subject))
+    return f.category == "definition" and bool(called_names(question, name, subject))
+
+
+def _asked_patterns(question: Question) -> tuple[Pattern, ...]:
+    """The patterns a name asked about is searched with (a dotted one: with its last name)."""
+    if question.asked_name is None or question.mode != "identifier":
+        return ()
+    return patterns_for_query(question.asked_name, "identifier")
+
+
+def _question(result: SearchResult) -> Question:
+    """The search's Question; a result read back from its JSON, which does not carry it, has
+    its query understood again from the summary."""
+    if not isinstance(result.question, msgspec.UnsetType):
+        return result.question
+    summary = result.summary
+    modes: dict[str, QueryMode] = {
+        "identifier": "identifier",
+        "literal": "literal",
+        "regex": "regex",
+    }
+    return understand(summary.query, mode=modes.get(summary.mode_requested))
+
+
+def _kind_counts(result: SearchResult) -> dict[str, int]:
+    return next((s.counts for s in result.sections if isinstance(s, KindCounts)), {})
 
 
 def answer_needs(result: SearchResult) -> tuple[int, ...]:
@@ -86,6 +166,12 @@ def answer_needs(result: SearchResult) -> tuple[int, ...]:
     findings = result.findings
     if not findings:
         return ()
+    said = decide_answer(result)
+    if said.kind == "message" and said.finding is not None:
+        return (said.finding,)
+    if said.kind == "uses":  # its uses, and the definition it names
+        defined = () if result.summary.primary is None else (result.summary.primary,)
+        return tuple(sorted({*defined, *said.calls[:CALLERS_LISTED]}))
     primary = result.summary.primary if result.summary.primary is not None else 0
     f = findings[primary]
     if not asks_callers_of(result, f):
@@ -98,28 +184,43 @@ def answer_needs(result: SearchResult) -> tuple[int, ...]:
 
 
 def _unresolved_callers(
-    findings: tuple[Finding, ...], primary: int, target: TargetCounts | None
+    findings: tuple[Finding, ...],
+    primary: int,
+    target: TargetCounts | None,
+    owner: Dotted | None = None,
 ) -> Answer:
     """A callers question nothing resolved (Rust, ``--no-semantic``): the shown calls of the
     definition's name that resolve nowhere else; several shown definitions of that name make
-    them ambiguous; none, the definition saying so."""
+    them ambiguous; none, the definition saying so. A question naming the owner
+    (``FakeBucket.create``) leaves out the calls that cannot reach that owner's method
+    (``is_other_owners_use``) and is answered about that owner's definition alone."""
     f = findings[primary]
     name = last_name(f.text)
     calls = tuple(
         i
         for i, c in enumerate(findings)
-        if c.category == "callsite" and last_name(c.text) == name and not _resolved_elsewhere(c, f)
+        if c.category == "callsite"
+        and last_name(c.text) == name
+        and not _resolved_elsewhere(c, f)
+        and not (owner is not None and is_other_owners_use(c, owner))
     )
+    others = tuple(i for i in calls if cannot_call(findings[i], f))
+    calls = tuple(i for i in calls if i not in others)
     if not calls:
         return Answer(
             kind="no_callers", finding=primary, name=name, resolved_uses=_resolved_uses(target)
         )
     same = sum(1 for d in findings if d.category == "definition" and last_name(d.text) == name)
+    if owner is not None:
+        same = 1
     if same > 1:  # which of them a call reaches is not known
         return Answer(
             kind="ambiguous_callers", finding=primary, calls=calls, namesakes=same, name=name
         )
-    return Answer(kind="callers", finding=primary, calls=calls, name=name)
+    if owner is not None:  # the question named the owner: the Answer names it too
+        sep = "::" if f.language == "rust" else "."
+        name = f"{owner.owner}{sep}{owner.member}"
+    return Answer(kind="callers", finding=primary, calls=calls, name=name, others=len(others))
 
 
 def _resolved_uses(target: TargetCounts | None) -> TargetCounts | None:

@@ -113,6 +113,9 @@ def fit_budget(
     budget = request.max_tokens
     if budget <= 0 or estimate_tokens(render(result)) <= budget:
         return result
+    result = _compact(result)  # what repeats Top Contexts goes before any finding
+    if estimate_tokens(render(result)) <= budget:
+        return result
     report = report or ReportTuning()
     floor = _answer_floor(result)
     best = keep_first(result, request, floor, report)
@@ -171,7 +174,12 @@ def _keep(
     functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
     sections = build_sections(request, shown, summary, kinds, hot, report, functions)
     cut = msgspec.structs.replace(result, summary=summary, sections=sections, findings=shown)
-    return msgspec.structs.replace(cut, plan=plan_report(cut))
+    return _compact(cut)
+
+
+def _compact(result: SearchResult) -> SearchResult:
+    """``result`` planned to leave out every section that repeats Top Contexts."""
+    return msgspec.structs.replace(result, plan=plan_report(result, compact=True))
 
 
 def _answer_head(markdown: str) -> str:

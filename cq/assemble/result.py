@@ -126,7 +126,9 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
         request, shown, summary, kind_counts(counts), hot, facts.report, functions
     )
     run = RunInfo(elapsed_ms=facts.elapsed_ms, timings_ms=facts.timings_ms, counters=facts.counters)
-    result = SearchResult(summary=summary, sections=sections, findings=shown, run=run)
+    result = SearchResult(
+        summary=summary, sections=sections, findings=shown, run=run, question=question
+    )
     return msgspec.structs.replace(result, plan=plan_report(result))
 
 

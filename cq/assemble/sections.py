@@ -28,11 +28,16 @@ NON_CODE_KINDS = NON_CODE_CATEGORIES
 def top_contexts(shown: tuple[Finding, ...], t: ReportTuning) -> TopContexts:
     """Shown findings grouped by ``(containing scope, file)``, callsites that Pyrefly resolved
     to a definition in the root by that definition; a group ranks by its best hit."""
-    order: list[tuple[str | None, str, str | None]] = []
-    members: dict[tuple[str | None, str, str | None], list[int]] = {}
+    order: list[tuple[str | None, str, str | None, bool]] = []
+    members: dict[tuple[str | None, str, str | None, bool], list[int]] = {}
     for index, f in enumerate(shown):
         target = _resolved_call(f)
-        key = (None, target[0], target[1]) if target else (f.containing_scope, f.file, None)
+        unparsed = f.containing_scope is None and f.tier == "heuristic"
+        key = (
+            (None, target[0], target[1], False)
+            if target
+            else (f.containing_scope, f.file, None, unparsed)
+        )
         if key not in members:
             order.append(key)
             members[key] = []
@@ -44,6 +49,7 @@ def top_contexts(shown: tuple[Finding, ...], t: ReportTuning) -> TopContexts:
             finding_indexes=tuple(members[key][: t.group_members]),
             total=len(members[key]),
             resolves_to=key[2],
+            unparsed=key[3],
         )
         for key in order[: t.top_groups]
     )

@@ -163,7 +163,7 @@ class IndexRun:
         from cq.terminal import warn
 
         self.consulted = True
-        evidence = self.update.consult(rewrite.identifiers + rewrite.literals)
+        evidence = self.update.consult(self.question, rewrite.identifiers + rewrite.literals)
         if self.update.notice:  # the index on disk was damaged, unusable or not ready
             warn(self.update.notice)
         if evidence is None:
@@ -180,7 +180,7 @@ class IndexRun:
             evidence,
             self.request.explain,
             self.tuning,
-            query=self.request.query,
+            question=self.question,
             tests_wanted=focus == "tests",
             dense=dense,
         )

@@ -9,6 +9,7 @@ Relevant Functions. Rank order inside a file is rg's.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -16,13 +17,14 @@ import msgspec
 from cq.index.coverage import UnitReader
 from cq.index.dense import with_dense
 from cq.index.evidence import Evidence
+from cq.index.function_signals import Asked, Candidate, frame
 from cq.index.functions import Ranked, asked, rerank_units
 from cq.index.fuse import FileVote, UnitVote, fusion_name
 from cq.index.order import fused_order, sizes_of
 from cq.index.query import IndexHit, IndexHits
 from cq.index.scopes import rg_scope_key
 from cq.index.words import split_words
-from cq.model import Finding, RelevantFunction, ScoreBreakdown
+from cq.model import Finding, Question, RelevantFunction, ScoreBreakdown
 from cq.model.dense import DenseRanker
 from cq.model.language import is_rust
 from cq.model.tuning import Tuning
@@ -40,13 +42,13 @@ def fuse_findings(
     explain: bool,
     tuning: Tuning,
     *,
-    query: str = "",
+    question: Question,
     tests_wanted: bool = False,
     dense: DenseRanker | None = None,
 ) -> tuple[list[Finding], tuple[RelevantFunction, ...]]:
     """The findings in fused order and the Relevant Functions (``tests_wanted``: the search's
     focus is tests, so test files keep their fused rank), the fused units reordered by what
-    the question ``query`` says (``functions.rerank_units``). ``tuning.index`` holds the
+    the ``question`` says (``functions.rerank_units``). ``tuning.index`` holds the
     fusion's numbers, ``tuning.rank.role`` the role multipliers it demotes by; ``dense``
     (the optional dense signal, ``cq/embed``) ranks the first files and their units."""
     numbers, roles = tuning.index, tuning.rank.role
@@ -98,16 +100,17 @@ def fuse_findings(
         for f in ranked
         if id(f) not in placed
     ]
-    question = asked(query, evidence.words)
-    units = rerank_units(
-        order.units[: numbers.function_pool],
+    signals = asked(question, evidence.words)
+    pool = rerank_units(
+        _pool(order.units, numbers.function_pool, signals),
         ranked,
         [v.file for v in votes],
-        question,
+        signals,
         lines.reader.words,
         lines.reader.lines,
         tests_wanted=tests_wanted,
-    )[: numbers.functions]
+    )
+    units = _with_innermost_frame(pool, numbers.functions)
     first = units[0].vote if units else None
     if first is not None and not first.line and (found := lines.unit(first.file, first.qualname)):
         first = msgspec.structs.replace(first, line=found[0], kind=found[1])  # rg's scope alone
@@ -117,6 +120,33 @@ def fuse_findings(
         confidence = numbers.index_only_confidence
         head, tail = _lead_with(first, head, tail, lines, vote, explained, confidence)
     return head + tail, tuple(_function(u, ranked, lines) for u in units)
+
+
+def _pool(
+    units: Sequence[tuple[UnitVote, list[UnitVote]]], size: int, question: Asked
+) -> list[tuple[UnitVote, list[UnitVote]]]:
+    """The first ``size`` fused units, and the traceback's innermost frame in the tree when
+    the fusion placed it further down (``_with_innermost_frame`` keeps it listed)."""
+    pool = list(units[:size])
+    if not question.frames:
+        return pool
+    for unit in units[size:]:
+        vote = unit[0]
+        candidate = Candidate(file=vote.file, qualname=vote.qualname, fused=vote.fused)
+        if frame(candidate, last_name(vote.qualname), question) >= 1.0:
+            return [*pool, unit]
+    return pool
+
+
+def _with_innermost_frame(pool: list[Ranked], most: int) -> list[Ranked]:
+    """The first ``most`` of the pool, the traceback's innermost frame in the tree among them
+    whatever its score (it replaces the last): where the error was raised is always worth
+    reading, however little of the question's words it holds."""
+    kept = pool[:most]
+    if not kept or any(r.scored.signals.get("frame", 0.0) >= 1.0 for r in kept):
+        return kept
+    innermost = next((r for r in pool[most:] if r.scored.signals.get("frame", 0.0) >= 1.0), None)
+    return kept if innermost is None else [*kept[: most - 1], innermost]
 
 
 def _lead_with(

@@ -44,7 +44,7 @@ from cq.index.location import index_dir
 from cq.index.manifest import Manifest
 from cq.index.opening import Busy, discard
 from cq.index.query import IndexHits, ask, asked_words
-from cq.model import SearchRequest
+from cq.model import Question, SearchRequest
 from cq.model.index_tuning import IndexTuning
 from cq.model.language import language_of
 from cq.parse import Listing
@@ -228,8 +228,10 @@ class IndexUpdateRun:
         """The search ends without consulting: stop at the update's next checkpoint."""
         self.abandoned.set()
 
-    def consult(self, terms: tuple[str, ...]) -> Evidence | Skipped | Building | None:
-        """The index's files and units for the request's text and the rewriter's ``terms``
+    def consult(
+        self, question: Question, terms: tuple[str, ...]
+    ) -> Evidence | Skipped | Building | None:
+        """The index's files and units for the ``question`` and the rewriter's ``terms``
         (``Skipped``: too much new source for a search to index; ``Building``: a first build
         going on behind the search; None: no index to ask, and ``notice`` says why when
         something went wrong). The search waits for the update up to its deadline; one not
@@ -250,7 +252,7 @@ class IndexUpdateRun:
         if isinstance(outcome, BaseException):
             raise outcome
         request = self.request
-        words = asked_words(request.query, terms, self.tuning)
+        words = asked_words(question, terms, self.tuning)
         while True:
             if outcome is None or isinstance(outcome, Skipped):
                 return outcome
@@ -260,7 +262,7 @@ class IndexUpdateRun:
                 return None
             asked = time.perf_counter()
             try:
-                hits = ask(opened.index, opened.manifest, request.query, terms, self.tuning, words)
+                hits = ask(opened.index, opened.manifest, question, terms, self.tuning, words)
                 break
             except BaseException as exc:
                 if not engine_failed(exc):

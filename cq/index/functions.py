@@ -58,12 +58,11 @@ from cq.index import function_signals as readers
 from cq.index.coverage import coverage
 from cq.index.function_signals import Asked, Candidate, Hit
 from cq.index.fuse import UnitVote
-from cq.index.query import is_one_line
 from cq.index.scopes import rg_scope_key
-from cq.model import Finding
+from cq.model import Finding, Question
 from cq.model.language import is_rust
 from cq.rank import last_name
-from cq.rewrite import Mentions, asks_about_behaviour, split_dotted, stem
+from cq.rewrite import split_dotted, stem
 
 
 class SignalWeights(msgspec.Struct, frozen=True, kw_only=True):
@@ -109,9 +108,10 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
     evidence: tuple[str, ...]
 
 
-def asked(text: str, words: Mapping[str, float], mentions: Mentions | None = None) -> Asked:
-    """The question's signals: ``words`` as the index was asked, ``text`` read for names."""
-    m = mentions if mentions is not None else _mentions(text)
+def asked(question: Question, words: Mapping[str, float]) -> Asked:
+    """The question's signals: ``words`` as the index was asked, the names the ``question``
+    writes (its ``mentions``, read once at the search's front)."""
+    m = question.mentions
     stems: dict[str, float] = {}
     spelled: dict[str, str] = {}
     for word, weight in sorted(words.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -127,15 +127,9 @@ def asked(text: str, words: Mapping[str, float], mentions: Mentions | None = Non
         frames=m.frame_functions,
         frame_paths=m.frame_paths,
         messages=frozenset(x.lower() for x in m.messages),
-        one_line=is_one_line(text),
-        behaviour=asks_about_behaviour(text),
+        one_line=question.lines < 2,
+        behaviour=question.behaviour,
     )
-
-
-def _mentions(text: str) -> Mentions:
-    from cq.rewrite import extract_mentions
-
-    return extract_mentions(text)
 
 
 def rerank(

@@ -1,6 +1,7 @@
 """Ask the index for the files and units a question is about.
 
-In: an opened index, the question's text and the rewriter's terms. Out: ``IndexHits``, the
+In: an opened index, the ``Question`` (its text read once, at the search's front) and the
+rewriter's terms. Out: ``IndexHits``, the
 best file documents and unit documents with their BM25 scores, best first. The text becomes
 a bag of words (identifiers whole and split, see ``words.py``), a word said n times weighing
 1 + ln n; the rewriter's terms join as words of weight 1. No stop-word list beyond English
@@ -65,6 +66,7 @@ from cq.index.mentions import (
     named_files,
 )
 from cq.index.words import prose_words, split_words
+from cq.model import Question
 from cq.model.index_tuning import IndexTuning
 from cq.model.language import is_python_module, is_rust
 from cq.rank import path_role
@@ -72,9 +74,7 @@ from cq.rewrite import (
     ABBREVIATIONS,
     IRREGULAR_FORMS,
     base_forms,
-    extract_mentions,
     numbered,
-    without_environment,
 )
 
 
@@ -102,7 +102,7 @@ class IndexHits(msgspec.Struct, frozen=True, kw_only=True):
 def ask(
     index: Any,
     paths: Iterable[str],
-    text: str,
+    question: Question,
     terms: tuple[str, ...],
     tuning: IndexTuning | None = None,
     words: dict[str, float] | None = None,
@@ -113,25 +113,26 @@ def ask(
     defining the names it writes as code. A one-line question may ask for a name's uses ("who
     calls build_graph"): its definition's file must not lead then; on titles alone the
     defining files changed file Acc@5 not at all (python_tuning 313: 50.5 either way, Acc@1
-    27.5 -> 29.1; lite-dev 22: 68.2 either way)."""
+    27.5 -> 29.1; lite-dev 22: 68.2 either way). The question's text is read once, by
+    ``cq.rewrite.question``: its ``body`` (environment sections left out), ``title``,
+    ``mentions``."""
     tuning = tuning or IndexTuning()
-    text = without_environment(text)
     paths = list(paths)
     py = [p for p in paths if is_python_module(p)]
     rs = [p for p in paths if is_rust(p)]
     rust = len(rs) * 2 > len(paths)
-    one_line = is_one_line(text)
+    one_line = question.lines < 2
     if words is None:
-        words = asked_words(text, terms, tuning)
+        words = asked_words(question, terms, tuning)
     hits = msgspec.structs.replace(search_index(index, words, tuning), one_line=one_line)
     if not py and not rust:
         return hits
-    mentions = extract_mentions(text)
+    mentions = question.mentions
     # A Rust tree's own .rs files first (its few .py files, read as before, after them).
     named = tuple(named_files(mentions, rs, tuning, "rust")) if rust else ()
     if not py:
         return msgspec.structs.replace(hits, named=named)
-    named += tuple(merged(named_files(mentions, py, tuning), _named_by_title(text, py, tuning)))
+    named += tuple(merged(named_files(mentions, py, tuning), _named_by_title(question, py, tuning)))
     if one_line:
         return msgspec.structs.replace(hits, named=named)
     names = code_names(mentions)
@@ -143,20 +144,21 @@ def ask(
     return msgspec.structs.replace(hits, named=named, defined=defined)
 
 
-def _named_by_title(text: str, py: list[str], tuning: IndexTuning) -> list[Mention]:
+def _named_by_title(question: Question, py: list[str], tuning: IndexTuning) -> list[Mention]:
     """Files the title (first line) names by their name alone (``mentions.py``), tests left
     out."""
-    title = next((ln for ln in text.splitlines() if ln.strip()), "")
-    return files_named_by_words(title, py, lambda p: path_role(p) != "test", tuning)
+    return files_named_by_words(question.title, py, lambda p: path_role(p) != "test", tuning)
 
 
-def asked_words(text: str, terms: tuple[str, ...], tuning: IndexTuning) -> dict[str, float]:
-    """The words the index is asked for ``text``, with their weights: its own (an issue form's
+def asked_words(
+    question: Question, terms: tuple[str, ...], tuning: IndexTuning
+) -> dict[str, float]:
+    """The words the index is asked for the question: its own (``body``: an issue form's
     environment sections cut) and the rewriter's ``terms``; a one-line question's own words
     only, without the auxiliary "is" after its question word, with their base forms and
     abbreviations (``with_base_forms``)."""
-    text = without_environment(text)
-    if not is_one_line(text):
+    text = question.body
+    if question.lines >= 2:
         return query_words(text, terms, tuning.max_words, tuning.title_weight)
     # the terms drown a short question's words (the module docstring)
     words = query_words(_without_auxiliary(text), (), tuning.max_words, tuning.title_weight)

@@ -31,7 +31,7 @@ from cq.model.enrichment import (
 )
 from cq.model.finding import Finding, ScoreBreakdown, Tally
 from cq.model.match import CapHit, ContextLine, Language, LineWindow, RawMatch, SearchStats
-from cq.model.question import Intent, Question, Trigger
+from cq.model.question import Intent, Mentions, Question, Trigger
 from cq.model.ranking import RankWeights, Role, complete_weights
 from cq.model.request import (
     Focus,
@@ -111,6 +111,7 @@ __all__ = [
     "LanguageSummary",
     "Limits",
     "LineWindow",
+    "Mentions",
     "Omitted",
     "ParseQuality",
     "Pattern",

@@ -13,10 +13,26 @@ import msgspec
 from cq.model.request import QueryMode
 
 # definition: a name ("Client.send", "where is X defined?"); callers: "who calls X?";
-# question: other one-line prose; issue: a pasted text of several lines; text: code that
-# is no name ("foo()", "a+b"), searched as typed.
-Intent = Literal["definition", "callers", "question", "issue", "text"]
+# usage: "where is X used?", "where is X imported?"; phrase: a sentence that is no question
+# ("The specified bucket does not exist"), or several words searched -F: searched as text
+# first, its Answer the code that writes it; question: other one-line prose; issue: a pasted
+# text of several lines; text: code that is no name ("foo()", "a+b"), searched as typed.
+Intent = Literal["definition", "callers", "usage", "phrase", "question", "issue", "text"]
 Trigger = Literal["forced", "heuristic"]
+Uses = Literal["uses", "imports"]
+
+
+class Mentions(msgspec.Struct, frozen=True, kw_only=True):
+    """What a text names explicitly, strongest evidence first within each field."""
+
+    frame_functions: tuple[str, ...] = ()  # function names of traceback frames, innermost last
+    frame_paths: tuple[str, ...] = ()  # file paths of traceback frames, innermost last
+    paths: tuple[str, ...] = ()  # file paths from imports, dotted names and prose
+    code_names: tuple[str, ...] = ()  # names from code blocks and imports
+    prose_names: tuple[str, ...] = ()  # names in backticks and code-like tokens in the prose
+    messages: tuple[str, ...] = ()  # exception messages, quoted phrases (searched as literals)
+    frame_lines: tuple[tuple[str, str], ...] = ()  # (path, source line) of frames, innermost last
+    prose: str = ""  # the text without code blocks, for word mapping
 
 
 class Question(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,3 +52,17 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     says_nothing: bool = False  # "who calls?": nothing in it to look for
     named: bool = False  # an identifier searched as typed: only its definition answers
     trigger: Trigger | None = None  # why it is rewritten first; None: searched as typed
+    uses: Uses | None = None  # usage: which uses answer (every use, or the imports)
+    # a phrase whose numbers and quoted values were filled into a format string ("len is 2
+    # but advancing by 4"): an rg regex of its constant runs, searched when it is nowhere
+    # verbatim; None for any other text
+    filled: str | None = None
+    one_line: bool = True  # one line, blank lines around it aside (else an issue text)
+    # the text an index and a rewrite read: an issue form's environment sections left out
+    # (``cq.rewrite.template``); its first non-blank line is its ``title``
+    body: str = ""
+    title: str = ""
+    lines: int = 1  # non-blank lines of ``body``: fewer than two is a question or a title
+    mentions: Mentions = msgspec.field(default_factory=Mentions)  # what ``body`` names as code
+    behaviour: bool = False  # a how-question about what code does (``asks_about_behaviour``)
+    refers_back: bool = False  # a pronoun ("where is it called?") needs an antecedent

@@ -26,6 +26,7 @@ from cq.rank.dotted import (
     Dotted,
     dotted_factor,
     dotted_query,
+    is_other_owners_use,
     is_plausible_use,
     is_target_definition,
     last_name,
@@ -82,7 +83,8 @@ def score_findings(
 
     # A callers question shows its function's definitions and calls first, whatever their
     # file's evidence: a partition, as resolution is (``cq/semantic/ranking.py``).
-    leads = [_is_lead(f, ctx.called) for f in findings] if ctx.called else None
+    dotted = dotted_query(ctx.patterns)
+    leads = [_is_lead(f, ctx.called, dotted) for f in findings] if ctx.called else None
 
     def key(i: int) -> tuple[bool, float, str, int, int]:
         f = findings[i]
@@ -148,15 +150,24 @@ def callers_first(findings: list[Finding], ctx: RankContext) -> list[Finding]:
     part in its order): after the index fusion, which orders whole files, as before it."""
     if not ctx.called:
         return findings
-    lead = [_is_lead(f, ctx.called) for f in findings]
+    dotted = dotted_query(ctx.patterns)
+    lead = [_is_lead(f, ctx.called, dotted) for f in findings]
     return [f for f, x in zip(findings, lead, strict=True) if x] + [
         f for f, x in zip(findings, lead, strict=True) if not x
     ]
 
 
-def _is_lead(f: Finding, called: frozenset[str]) -> bool:
-    """A definition or a call of the function a callers question names."""
-    return f.category in ("definition", "callsite") and last_name(f.text) in called
+def _is_lead(f: Finding, called: frozenset[str], dotted: Dotted | None = None) -> bool:
+    """A definition or a call of the function a callers question names; when it names the
+    owner too (``dotted``), that owner's definition and the calls that may reach it, never
+    another class's same-named method or its calls."""
+    if f.category not in ("definition", "callsite") or last_name(f.text) not in called:
+        return False
+    if dotted is None:
+        return True
+    if f.category == "definition":
+        return is_target_definition(f, dotted)
+    return not is_other_owners_use(f, dotted)
 
 
 def rank_findings(findings: list[Finding], ctx: RankContext, corpus: Corpus) -> list[Finding]:
@@ -193,6 +204,10 @@ class _Scorer:
         depth = self.depths.get(f.containing_scope)
         if depth is None:
             depth = self.depths[f.containing_scope] = nesting_depth(f.containing_scope)
+        if f.containing_scope is None and f.tier == "heuristic":
+            # not parsed: its scope is unknown, not module level (depth 0 outranked every
+            # parsed hit of a method); as deep as any, it never outranks a parsed hit
+            depth = ctx.weights.max_depth
         terms = self.terms.get((f.file, f.patterns))
         if terms is None:
             signal = self.signal.get(f.file, 0.0)
@@ -275,6 +290,7 @@ __all__ = [
     "files_named",
     "final_order",
     "is_exact_definition",
+    "is_other_owners_use",
     "is_plausible_use",
     "is_target_definition",
     "last_name",

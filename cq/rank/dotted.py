@@ -90,6 +90,24 @@ def is_plausible(f: Finding, receiver: str, dotted: Dotted) -> bool:
     return mine == owner or (len(owner) >= 4 and mine.endswith(owner))
 
 
+def is_other_owners_use(f: Finding, dotted: Dotted) -> bool:
+    """A use of the last name that cannot reach the owner's member: a bare call of a method
+    of a class-named owner, ``self``/``cls`` inside another class, or another class named as
+    its receiver. A use on a variable (``resource_class.create(...)``) may reach it: not this."""
+    if f.category == "definition" or last_name(f.text) != dotted.member:
+        return False
+    receiver = receiver_of(f, dotted.member)
+    if receiver is None:
+        return False
+    if receiver == "":
+        return dotted.owner[:1].isupper()
+    last = _segments(receiver)[-1]
+    if last in _OWN_BODY:
+        return dotted.owner not in _segments(f.containing_scope or "")
+    named_class = last[:1].isupper() and last[1:] != last[1:].upper()
+    return named_class and not is_plausible(f, receiver, dotted)
+
+
 def dotted_factor(f: Finding, dotted: Dotted, weights: RankWeights) -> float:
     """The ``exact_definition`` factor of a hit of a dotted query: the target definition is
     the answer; a plausible use comes next; another owner's definition of the name goes below

@@ -10,18 +10,15 @@ definition (``called_names``), so that they are shown even where nothing resolve
 from __future__ import annotations
 
 from cq.model import Question
-from cq.rewrite import understand
 
 
 def called_names(
-    asked: Question | str, names: frozenset[str], subject: str | None = None
+    question: Question, names: frozenset[str], subject: str | None = None
 ) -> frozenset[str]:
     """The function a callers question asks about: the queried ``names`` it writes itself
     ("who calls build_graph": build_graph), not the ones a rewrite guessed, or the ``subject``
     its "it" was read as ("where is it called?" after ``--follow-up``); empty for other
-    queries. ``asked``: the search's Question, or the text of a finished search's summary
-    (the token budget's and the report's, which keep only the text), read as one."""
-    question = understand(asked) if isinstance(asked, str) else asked
+    queries."""
     if not question.callers:
         return frozenset()
     return (names & question.written) | ({subject} if subject else set())

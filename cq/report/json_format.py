@@ -14,7 +14,7 @@ from cq.model import FollowUps, SearchResult, Section
 
 # ``SearchResult`` fields the JSON report never carries: ``plan`` is what the markdown says;
 # ``files`` is ``-l``/``-c``'s list, which prints no JSON.
-_NOT_IN_JSON = ("plan", "files")
+_NOT_IN_JSON = ("plan", "files", "question")
 
 
 def render_json(result: SearchResult) -> str:

@@ -3,8 +3,6 @@ about, the callers of a callers question, or a name not found with the names nea
 
 from __future__ import annotations
 
-import re
-
 from cq.model import (
     CALLERS_LISTED,
     Answer,
@@ -15,8 +13,6 @@ from cq.model import (
 from cq.report.md_finding import enrichment_facts, line_of, resolvers, scope_of, where_of
 from cq.report.md_text import code, fence, option
 
-_IT = re.compile(r"\bit\b", re.IGNORECASE)  # the pronoun --context and --follow-up resolve
-
 
 def answer(result: SearchResult, said: Answer, *, tool: bool = False) -> list[str]:
     """The Answer's lines (``tool``: options named as the MCP tool's arguments)."""
@@ -25,8 +21,7 @@ def answer(result: SearchResult, said: Answer, *, tool: bool = False) -> list[st
         return _not_found(result, tool)
     if said.kind == "nothing" or said.finding is None:
         lines = [f"No findings for {code(summary.query.strip()[:80])}."]
-        rewrite = summary.rewrite
-        if rewrite is not None and rewrite.subject is None and _IT.search(summary.query):
+        if said.unnamed_it:
             context = code(option("--context", "TEXT", tool=tool))
             follow = code(option("--follow-up", tool=tool))
             lines.append(
@@ -39,11 +34,24 @@ def answer(result: SearchResult, said: Answer, *, tool: bool = False) -> list[st
     if said.kind == "best_hit":
         head = f"**No definition found.** Best hit: {where_of(f)} {f.category}"
         return [head, *fence([line_of(f)], f.language)]
+    if said.kind == "message":
+        who = code(said.name) if said.name else "code whose scope is not known"
+        head = f"**Answer:** {who} {said.verb} it, at {where_of(f)} ({f.role})"
+        return [head, *fence([line_of(f)], f.language)]
+    if said.kind == "uses":
+        return _uses_answer(findings, said, summary.primary)
     if said.kind == "callers":
         how = "matched by name, not resolved"
         if said.resolved:
             how = f"resolved by {resolvers(calls)}"
-        return _callers_answer(f, calls, how)
+        if said.others:
+            plural = "s pass" if said.others != 1 else " passes"
+            how += (
+                f"; {said.others} other shown call{plural} keywords it does not take "
+                "(another receiver's method of that name)"
+            )
+        owned = said.name if said.name and said.name != f.text else ""  # its owner asked
+        return _callers_answer(f, calls, how, owned)
     if said.kind == "ambiguous_callers":
         plural = "s" if len(calls) != 1 else ""
         head = (
@@ -60,6 +68,21 @@ def answer(result: SearchResult, said: Answer, *, tool: bool = False) -> list[st
         return _definition_answer(f, said, lead)
     lines = _definition_answer(f, said, "**Answer:**")
     return [*lines, f"Why: {'; '.join(said.evidence)}."] if said.evidence else lines
+
+
+def _uses_answer(findings: tuple[Finding, ...], said: Answer, primary: int | None) -> list[str]:
+    """A usage question: how many uses (imports) the search found, the first ones shown with
+    their scopes, and where the name is defined when that is shown."""
+    uses = [findings[i] for i in said.calls]
+    what = "imports" if all(u.category in ("import", "from_import") for u in uses) else "uses"
+    total = max(said.total, len(uses))
+    shown = f", {len(uses)} shown" if total > len(uses) else ""
+    defined = ""
+    if primary is not None:
+        defined = f" (defined at {where_of(findings[primary])})"
+    plural = what if total != 1 else what[:-1]
+    head = f"**Answer:** {total} {plural} of {code(said.name)}{defined}{shown}:"
+    return _call_lines(head, uses)
 
 
 def _not_found(result: SearchResult, tool: bool) -> list[str]:
@@ -134,12 +157,15 @@ def _resolved_line(f: Finding, name: str, target: TargetCounts) -> str:
     )
 
 
-def _callers_answer(definition: Finding, calls: list[Finding], how: str) -> list[str]:
+def _callers_answer(
+    definition: Finding, calls: list[Finding], how: str, owned: str = ""
+) -> list[str]:
     """A question about callers: its callsites lead (the ranking put them first; ``how``
     they were tied to the definition), the definition follows on one line."""
     plural = "s" if len(calls) != 1 else ""
+    named = owned or definition.text
     head = (
-        f"**Answer:** {len(calls)} shown callsite{plural} of {code(definition.text)}"
+        f"**Answer:** {len(calls)} shown callsite{plural} of {code(named)}"
         f" (defined at {where_of(definition)}), {how}:"
     )
     return _call_lines(head, calls)

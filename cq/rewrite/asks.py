@@ -13,9 +13,12 @@ to guess (``cq.index``). ``question.py`` reads a query with these once, into its
 from __future__ import annotations
 
 import re
+from typing import Literal
+
+import msgspec
 
 from cq.rewrite.extract import split_dotted
-from cq.rewrite.words import QUESTION_WORDS, RECEIVERS, STOP_WORDS
+from cq.rewrite.words import QUESTION_WORDS, RECEIVERS, STOP_WORDS, is_code_like
 
 _CALLERS = re.compile(
     r"\b(?:who|what|where|which)\b.*\bcall(?:s|ed|ing)?\b|\bcallers?\b|\bcall ?sites?\b", re.I
@@ -35,6 +38,8 @@ def one_line_callers_question(query: str) -> bool:
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TOKEN = re.compile(r"\S+")
+_PLAIN_NAME = re.compile(r"[^\W\d]\w*")
 # What a question about a name itself says besides the name: STOP_WORDS (which hold "use",
 # "used", "uses", "how", "where", "what", ...) and these.
 _ABOUT_A_NAME = STOP_WORDS | frozenset(
@@ -71,28 +76,85 @@ _CODE_NAME = re.compile(
 )
 
 
-def code_name_asked_about(query: str) -> str | None:
-    """The name a one-line question asks about itself, when it writes that name as code and
-    every other word is in ``_ABOUT_A_NAME``: "how does `Arg::new` work?" -> ``Arg::new``,
-    "where is ABCMeta.register defined?" -> ``ABCMeta.register``. None for any other query
-    (a plain word, "where is Vocabulary used?", is ``names_asked_about``'s: the question is
-    rewritten, its Answer the name's definition)."""
-    if not one_line(query) or len(query) > _ASKED_CHARS or asks_for_callers(query):
-        return None  # a callers question is answered by the calls (``cq.rank.questions``)
-    found = list(_CODE_NAME.finditer(query))
-    if len(found) != 1:
+# What a question about a name's uses says: "where is X used?", "where is X imported?",
+# "what references X?", "usages of X".
+_IMPORTS = frozenset({"import", "imports", "imported", "importing"})
+_USES = _IMPORTS | frozenset(
+    {"use", "uses", "used", "using", "usage", "usages", "reference", "references", "referenced"}
+)
+_AROUND_A_NAME = _NOTHING | _USES | frozenset({"places", "place", "list", "sites"})
+NameAsk = Literal["definition", "uses", "imports", "callers"]
+
+
+class NameQuestion(msgspec.Struct, frozen=True):
+    """A one-line question about one name written as code: ``name`` as the query would be
+    typed (``Arg::new``, ``FakeBucket.create``, ``S3Backend``) and what it asks of it."""
+
+    name: str
+    asks: NameAsk
+
+
+def name_question(query: str) -> NameQuestion | None:
+    """The name a one-line question asks about, when it writes exactly one name as code (in
+    backticks, qualified, or shaped like code: ``S3Backend``, ``build_graph``, ``getBucket``)
+    and every other word only says what it asks: its definition ("where is S3Backend
+    defined?", "how does `Arg::new` work?"), its callers ("who calls Parser.parse?"), its
+    uses or imports ("where is S3Backend imported?"). None for any other query: a plain
+    word ("where is Vocabulary defined?") is ``names_asked_about``'s, rewritten."""
+    if not one_line(query) or len(query) > _ASKED_CHARS:
         return None
-    rest = query[: found[0].start()] + " " + query[found[0].end() :]
-    words = _WORD.findall(rest)
-    if not words or any(w.lower() not in _ABOUT_A_NAME for w in words):
+    found = _one_code_name(query)
+    if found is None:
         return None
-    name = found[0]["quoted"] or found[0]["qualified"]
+    name, start, end, qualified = found
+    words = [w.lower() for w in _WORD.findall(query[:start] + " " + query[end:])]
+    if not words or any(w not in _AROUND_A_NAME for w in words):
+        return None
+    callers = asks_for_callers(query)
+    if not callers and any(w not in _ABOUT_A_NAME | _USES for w in words):
+        return None  # "called" alone ("where is X called?") is a callers question
     parts = split_dotted(name)
     if parts[0] in RECEIVERS:  # "what does self.run do?": the method, wherever it is
         parts = parts[1:]
-    if not parts or (found[0]["qualified"] and min(len(p) for p in parts) < 2):
+    if not parts or (qualified and min(len(p) for p in parts) < 2):
         return None  # "e.g.", "i.e.": prose, not a path
-    return ".".join(parts) if "." in name else "::".join(parts)
+    asks: NameAsk = (
+        "callers"
+        if callers
+        else "imports"
+        if _IMPORTS & set(words)
+        else "uses"
+        if _USES & set(words)
+        else "definition"
+    )
+    return NameQuestion(".".join(parts) if "." in name else "::".join(parts), asks)
+
+
+def code_name_asked_about(query: str) -> str | None:
+    """The name whose definition a one-line question asks about (``name_question``): "how
+    does `Arg::new` work?" -> ``Arg::new``, "where is S3Backend defined?" -> ``S3Backend``;
+    None for a question about its callers or uses, and for any other query."""
+    asked = name_question(query)
+    return asked.name if asked is not None and asked.asks == "definition" else None
+
+
+def _one_code_name(query: str) -> tuple[str, int, int, bool] | None:
+    """The one name ``query`` writes as code, where it is and whether it is qualified: in
+    backticks or qualified (``_CODE_NAME``), else the one token shaped like code."""
+    found = list(_CODE_NAME.finditer(query))
+    if len(found) > 1:
+        return None
+    if found:
+        m = found[0]
+        return m["quoted"] or m["qualified"], m.start(), m.end(), m["qualified"] is not None
+    shaped = [m for m in _TOKEN.finditer(query) if is_code_like(m.group())]
+    if len(shaped) != 1:
+        return None
+    token = shaped[0]
+    name = _PLAIN_NAME.search(token.group())
+    if name is None:
+        return None
+    return name.group(), token.start() + name.start(), token.start() + name.end(), False
 
 
 def says_nothing(query: str) -> bool:

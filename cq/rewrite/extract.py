@@ -12,8 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 from itertools import pairwise
 
-import msgspec
-
+from cq.model.question import Mentions
 from cq.rewrite.words import is_code_like
 
 _TICKS = re.compile(r"`([^`\n]{1,200})`")
@@ -168,19 +167,6 @@ COMMON_NAMES = frozenset(
         "new",
     }
 )
-
-
-class Mentions(msgspec.Struct, frozen=True, kw_only=True):
-    """What a text names explicitly, strongest evidence first within each field."""
-
-    frame_functions: tuple[str, ...] = ()  # function names of traceback frames, innermost last
-    frame_paths: tuple[str, ...] = ()  # file paths of traceback frames, innermost last
-    paths: tuple[str, ...] = ()  # file paths from imports, dotted names and prose
-    code_names: tuple[str, ...] = ()  # names from code blocks and imports
-    prose_names: tuple[str, ...] = ()  # names in backticks and code-like tokens in the prose
-    messages: tuple[str, ...] = ()  # exception messages, quoted phrases (searched as literals)
-    frame_lines: tuple[tuple[str, str], ...] = ()  # (path, source line) of frames, innermost last
-    prose: str = ""  # the text without code blocks, for word mapping
 
 
 def extract_mentions(text: str) -> Mentions:

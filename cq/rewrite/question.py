@@ -13,15 +13,22 @@ import re
 
 from cq.errors import UsageError
 from cq.model import Intent, QueryMode, Question, SearchRequest, Trigger
+from cq.model.question import Uses
 from cq.model.tuning import RewriteTuning
 from cq.rewrite.asks import (
+    NameQuestion,
+    asks_about_behaviour,
     asks_for_callers,
-    code_name_asked_about,
+    name_question,
     names_asked_about,
     one_line,
     says_nothing,
 )
+from cq.rewrite.extract import extract_mentions
 from cq.rewrite.heuristic import should_rewrite
+from cq.rewrite.memory import refers_back
+from cq.rewrite.template import without_environment
+from cq.rewrite.words import QUESTION_WORDS
 
 # A dotted name such as ``store.insert_call``; ``\w`` is Unicode-aware, like Python identifiers.
 _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
@@ -52,18 +59,26 @@ def understand(
     follow-up gives "it" something to refer to. Raises ``UsageError`` for a regex of
     several lines."""
     # A name a question writes as code is searched as if typed, unless told how to search.
-    asked = code_name_asked_about(text) if mode is None and rewrite is None else None
+    named_q = name_question(text) if mode is None and rewrite is None else None
+    asked = named_q.name if named_q is not None else None
     searched = asked or text
     detected = mode or _detect_mode(searched)
     typed = _typed_line(searched, detected)
     callers, about = asks_for_callers(text), names_asked_about(text)
-    trigger = _trigger(searched, rewrite, has_context, tuning)
+    trigger = _trigger(searched, mode, rewrite, has_context, tuning)
+    phrase = asked is None and _is_phrase(typed, mode, trigger)
+    body = without_environment(text)
+    intent = _intent(text, callers, bool(asked or about), detected, typed, trigger)
+    if phrase:
+        intent = "phrase"
+    elif named_q is not None and named_q.asks in ("uses", "imports"):
+        intent = "usage"
     return Question(
         text=text,
         mode_requested=mode,
         mode=detected,
         typed=typed,
-        intent=_intent(text, callers, bool(asked or about), detected, typed, trigger),
+        intent=intent,
         asked_name=asked,
         about=about,
         written=frozenset(_NAME.findall(text)),
@@ -71,7 +86,71 @@ def understand(
         says_nothing=says_nothing(text),
         named=detected == "identifier" and typed is not None and not rewrite,
         trigger=trigger,
+        uses=_uses(named_q),
+        filled=filled_pattern(typed) if phrase and typed is not None else None,
+        one_line=one_line(text),
+        body=body,
+        title=next((ln for ln in body.splitlines() if ln.strip()), ""),
+        lines=len([ln for ln in body.splitlines() if ln.strip()]),
+        mentions=extract_mentions(body),
+        behaviour=asks_about_behaviour(text),
+        refers_back=refers_back(text),
     )
+
+
+def _uses(asked: NameQuestion | None) -> Uses | None:
+    if asked is None or asked.asks not in ("uses", "imports"):
+        return None
+    return "imports" if asked.asks == "imports" else "uses"
+
+
+# A phrase: a sentence of at least this many words (a message is rarely shorter).
+_PHRASE_WORDS = 3
+
+
+def _is_phrase(typed: str | None, mode: QueryMode | None, trigger: Trigger | None) -> bool:
+    """Several words to find as written: searched -F (never rewritten), or prose that is no
+    question (not led by a question word, no "?"): an error message, a log line, a help text
+    pasted to find where it comes from."""
+    if typed is None:
+        return False
+    words = typed.split()
+    if mode == "literal":
+        return len(words) > 1
+    plain = sum(1 for w in words if w.strip(".,:;!'\"").isalpha())
+    if mode is not None or trigger == "forced" or plain < _PHRASE_WORDS:
+        return False
+    first = _NAME.match(words[0].lower())
+    asking = first is not None and first.group() in QUESTION_WORDS
+    return not asking and not typed.rstrip().endswith("?")
+
+
+# What a program fills into a message: a quoted value or a token holding a digit.
+_FILLED = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\S*\d\S*""")
+_FILLED_CHARS = 300  # hand-set: a message is a line; longer text is no message to rebuild
+_REGEX_META = re.compile(r"([\\.+*?()|\[\]{}^$#&~-])")
+_BETWEEN = ".{1,60}?"  # a placeholder's text: "{}", "%d", "{len(self.buf)}"
+
+
+def filled_pattern(text: str) -> str | None:
+    """An rg regex finding the format string of a message whose values were filled in: its
+    constant runs between wildcards ("len is 2 but advancing by 4" -> ``len is .{1,60}? but
+    advancing by``). None when nothing was filled in or too little text is constant."""
+    if len(text) > _FILLED_CHARS:
+        return None
+    runs = _FILLED.split(text.strip())
+    if len(runs) < 2:
+        return None
+    while runs and not runs[0].strip():
+        runs.pop(0)
+    while runs and not runs[-1].strip():
+        runs.pop()
+    if not runs:
+        return None
+    runs[0], runs[-1] = runs[0].lstrip(), runs[-1].rstrip()
+    if sum(len(r.strip()) for r in runs) < 12 or max(len(r.strip()) for r in runs) < 8:
+        return None
+    return _BETWEEN.join(_REGEX_META.sub(r"\\\1", r) for r in runs)
 
 
 def is_identifier_query(query: str) -> bool:
@@ -104,11 +183,16 @@ def _intent(
 
 
 def _trigger(
-    searched: str, rewrite: bool | None, has_context: bool, tuning: RewriteTuning | None
+    searched: str,
+    mode: QueryMode | None,
+    rewrite: bool | None,
+    has_context: bool,
+    tuning: RewriteTuning | None,
 ) -> Trigger | None:
     """ "forced" (``--rewrite``), "heuristic" (it reads as prose), or None (searched as
-    typed; ``--no-rewrite``)."""
-    if rewrite is False:
+    typed: ``--no-rewrite``, or a mode given, ``-F``, ``--regex``, ``-w``: the user said how
+    to search it)."""
+    if rewrite is False or (mode is not None and rewrite is None):
         return None
     if rewrite is True:
         return "forced"

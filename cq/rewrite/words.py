@@ -170,6 +170,8 @@ _NUMBERED = re.compile(r"\b([A-Za-z]{2,})[ \t-](\d{1,5})\b")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 _CAPITALISED = re.compile(r"[A-Z][a-z]+[A-Z]\w*")
+# A capital after a number inside a word: ``S3Backend``, ``EC2Backend``, ``Base64Encoder``.
+_DIGIT_CAPITAL = re.compile(r"[A-Za-z]\d+[A-Z]")
 # Whole words only, taken possessively: a search (not only a fullmatch) stays linear, where
 # retrying a long word from each of its letters was quadratic (bench/studies/rewrite_hostile.py).
 _DOTTED_NAME = re.compile(r"(?<!\w)[A-Za-z_]\w*+(?:(?:\.|::)[A-Za-z_]\w*+)+(?:\(\))?")
@@ -308,13 +310,14 @@ def base_forms(word: str) -> tuple[str, ...]:
 
 
 def is_code_like(token: str) -> bool:
-    """snake_case, camelCase, CamelCase with inner capitals, dotted names, calls, ``::`` paths."""
+    """snake_case, camelCase, CamelCase with inner capitals (after a number too: ``S3Backend``),
+    dotted names, calls, ``::`` paths."""
     core = token.strip("`'\",;:!?()[]{}<>")
     if not core:
         return False
     if "_" in core.strip("_") and _WORD.search(core):
         return True
-    if _INNER_CAPITAL.search(core) or _CAPITALISED.fullmatch(core):
+    if _INNER_CAPITAL.search(core) or _CAPITALISED.fullmatch(core) or _DIGIT_CAPITAL.search(core):
         return True
     if _DOTTED_NAME.fullmatch(core):
         return not _LOWER_PAIR.fullmatch(core) or "(" in core or "::" in core
