@@ -47,7 +47,8 @@ def follow_ups(
         name = re.split(r"\.|::", definition.text)[-1]
         # a search for ``__init__`` finds the tree's constructors, not the answer's uses
         if rewritten and _IDENTIFIER.fullmatch(name) and not is_special(name):
-            found.append(_make(request, name, f"every use of `{name}`, the answer"))
+            owned = _owned(definition, name)  # a bare method name lands on its namesakes
+            found.append(_make(request, owned, f"every use of `{owned}`, the answer"))
         outer = _outer_name(definition.containing_scope)
         if outer and outer not in (query, name):
             found.append(_make(request, outer, f"where `{outer}`, which defines it, is used"))
@@ -83,14 +84,27 @@ def _outer_name(scope: str | None) -> str | None:
     return head if len(head) > 1 and _IDENTIFIER.fullmatch(head) else None
 
 
+def _owned(f: Finding, name: str) -> str:
+    """``name`` with the class (Rust: type) it is defined in, as a dotted query searches it
+    (``FakeBucket.create_from_cloudformation_json``, ``Utc::now``); the name alone when it
+    is no member (a module's function) or its owner cannot be spelt as a name."""
+    parts = [p.strip() for p in re.split(r"\.|::", f.containing_scope or "")]
+    if len(parts) < 2 or parts[-1] != name:
+        return name
+    owner = parts[-2].removeprefix("impl ").split(" for ")[-1].split("<")[0].strip()
+    if not owner[:1].isupper() or not _IDENTIFIER.fullmatch(owner):
+        return name  # a nested function's enclosing function is no owner to search by
+    return f"{owner}::{name}" if f.language == "rust" else f"{owner}.{name}"
+
+
 def _best_caller(shown: tuple[Finding, ...], query: str) -> str | None:
-    """The innermost scope name of the best-ranked callsite that sits inside a function (not a
-    test: nothing calls a test)."""
+    """The innermost scope of the best-ranked callsite that sits inside a function (not a
+    test: nothing calls a test), with its owner (``_owned``)."""
     for f in shown:
         if f.category == "callsite" and f.containing_scope and f.role != "test":
             name = re.split(r"\.|::", f.containing_scope)[-1].strip()
             if _IDENTIFIER.fullmatch(name) and name != query:
-                return name
+                return _owned(f, name)
     return None
 
 

@@ -8,6 +8,7 @@ import msgspec
 
 from cq.model.finding import Finding
 from cq.model.match import SearchStats
+from cq.model.question import Question
 from cq.model.semantic import SemanticSummary
 from cq.model.telemetry import TargetCounts, Telemetry
 
@@ -98,7 +99,8 @@ class FileCount(msgspec.Struct, frozen=True):
 
 
 class ScopeGroup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """Shown findings sharing a containing scope in one file (``scope`` None: module level),
+    """Shown findings sharing a containing scope in one file (``scope`` None: module level,
+    unless ``unparsed``),
     or, with ``resolves_to``, shown callsites Pyrefly resolved to one definition (``file``
     is then the definition's)."""
 
@@ -107,6 +109,9 @@ class ScopeGroup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     finding_indexes: tuple[int, ...]
     total: int = 0  # shown findings in this group (``finding_indexes`` may list fewer)
     resolves_to: str | None = None  # "pkg/mod.py:12", the definition the callsites call
+    # hits a line alone decided (classification tier "heuristic"): the file was not parsed,
+    # so ``scope`` None says nothing of where they sit
+    unparsed: bool = False
 
 
 class FollowUp(msgspec.Struct, frozen=True, kw_only=True):
@@ -259,6 +264,8 @@ AnswerKind = Literal[
     "callers",  # a callers question: the callsites tied to the definition (``calls``)
     "ambiguous_callers",  # calls of a name several shown definitions have: which, unknown
     "no_callers",  # a callers question whose definition shows no call
+    "message",  # a phrase: the code that writes it (raises, logs, prints, formats it)
+    "uses",  # a usage question: the name's uses or imports (``calls``), its definition aside
 ]
 
 
@@ -266,8 +273,16 @@ class Answer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """What the report's Answer says, as ``cq.assemble`` decided it; ``cq.report`` prints it."""
 
     kind: AnswerKind
-    finding: int | None = None  # index into ``findings``: the definition or the best hit
-    calls: tuple[int, ...] = ()  # callers answers: the callsites, in order
+    # index into ``findings``: the definition, the best hit, the phrase's site, the first use
+    finding: int | None = None
+    calls: tuple[int, ...] = ()  # callers answers: the callsites, in order; uses: the uses
+    verb: str = ""  # message: what the code does with it ("raises", "logs", "prints", "writes")
+    total: int = 0  # uses: how many the whole search found, shown or not
+    # callers: shown calls of the name passing keywords the definition does not take
+    # (another receiver's method of that name), left out of ``calls``
+    others: int = 0
+    # nothing: the question says "it" and nothing said what it is (``--context``, ``--follow-up``)
+    unnamed_it: bool = False
     resolved: bool = False  # callers: tied to the definition by a resolver, not by name alone
     namesakes: int = 0  # ambiguous_callers: the shown definitions of that name
     name: str = ""  # callers answers: the definition's own name
@@ -287,6 +302,10 @@ class ReportPlan(msgspec.Struct, frozen=True, kw_only=True):
     one_lines: tuple[str, ...] = ()
     # per Relevant Function: its own name (the last of ``RelevantFunction.name``'s parts)
     function_names: tuple[str, ...] = ()
+    # titles of the sections the markdown leaves out: they would print again what Top
+    # Contexts shows (the kind counts of findings all shown there); under a token budget
+    # the lists it covers, the counts and the hot files go before a finding does
+    left_out: tuple[str, ...] = ()
 
 
 class SearchResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -302,3 +321,6 @@ class SearchResult(msgspec.Struct, frozen=True, kw_only=True):
     # ``-l`` and ``-c`` (``SearchRequest.listing``), else left out.
     files: tuple[FileCount, ...] | msgspec.UnsetType = msgspec.UNSET
     plan: ReportPlan | msgspec.UnsetType = msgspec.UNSET  # the report's, never in the JSON
+    # the query as understood (``cq.rewrite.question``): what assemble and its budget decide
+    # the Answer from, never re-reading the text; never in the JSON
+    question: Question | msgspec.UnsetType = msgspec.UNSET

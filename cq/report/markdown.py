@@ -51,6 +51,8 @@ def render_markdown(result: SearchResult, *, verbose: bool = False, tool: bool =
     typed = _answer_typed(result)
     for section in result.sections:
         block: list[str] = []
+        if getattr(section, "title", None) in plan.left_out:
+            continue  # it would repeat Top Contexts (``ReportPlan.left_out``)
         if isinstance(section, TopContexts):
             block = top_contexts(section, findings)
         elif isinstance(section, FunctionList):

@@ -131,6 +131,8 @@ def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[st
     lines = [f"## {section.title} ({len(section.groups)} of {section.total_groups} scopes)"]
     for group in section.groups:
         scope = code(group.scope) if group.scope else "module level"
+        if group.unparsed:  # the line alone was read: where it sits is not known
+            scope = "scope unknown (file not parsed)"
         more = (
             f", {len(group.finding_indexes)} of {group.total} shown"
             if group.total > len(group.finding_indexes)
