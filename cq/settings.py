@@ -81,6 +81,12 @@ class _SemanticTable(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     enabled: bool = True
     budget_ms: float = DEFAULT_BUDGET_MS  # one background batch, never a report's wait
     wait_ms: float = 0.0  # how long a search waits for Pyrefly's answers (the user's choice)
+    # how long a search whose order and Answer depend on Pyrefly's answers (a callers
+    # question, a dotted name) waits for the shown hits' answers, so that its first run
+    # orders as later ones do. Hand-set: moto's `who calls FakeBucket.create_from_
+    # cloudformation_json?` (bench/stability.py) had every answer within it on a loaded
+    # 2-core machine; a longer wait only delays a report whose server is stuck.
+    order_wait_ms: float = 8000.0
     cache: bool = True  # answers kept in cq's cache (``memo.py``); off: always asked afresh
     index: Literal["auto", "always", "never"] = "auto"  # Pyrefly's workspace index: see above
 
@@ -149,6 +155,7 @@ def _semantic(request: SearchRequest, settings: _SemanticTable) -> SemanticSetti
         enabled=enabled,
         budget_ms=_waitable(budget_ms),
         wait_ms=_waitable(wait_ms),
+        order_wait_ms=_waitable(settings.order_wait_ms),
         cache=cache,
         index=index,  # type: ignore[arg-type]  (one of SETTINGS' choices)
         pyrefly=env_text("CQ_PYREFLY"),

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from cq.assemble.answer import answer_needs, plan_report
+from cq.assemble.answer import answer_needs, planned
 from cq.assemble.result import build_sections
 from cq.errors import UsageError
 from cq.model import FunctionList, HotFiles, KindCounts, SearchRequest, SearchResult
@@ -171,7 +171,7 @@ def _keep(
     functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
     sections = build_sections(request, shown, summary, kinds, hot, report, functions)
     cut = msgspec.structs.replace(result, summary=summary, sections=sections, findings=shown)
-    return msgspec.structs.replace(cut, plan=plan_report(cut))
+    return planned(cut)
 
 
 def _answer_head(markdown: str) -> str:

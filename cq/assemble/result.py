@@ -6,7 +6,7 @@ from collections import Counter
 
 import msgspec
 
-from cq.assemble.answer import plan_report
+from cq.assemble.answer import planned
 from cq.assemble.followups import follow_ups
 from cq.assemble.sections import (
     IMPORT_KINDS,
@@ -127,7 +127,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     )
     run = RunInfo(elapsed_ms=facts.elapsed_ms, timings_ms=facts.timings_ms, counters=facts.counters)
     result = SearchResult(summary=summary, sections=sections, findings=shown, run=run)
-    return msgspec.structs.replace(result, plan=plan_report(result))
+    return planned(result)
 
 
 def build_sections(
