@@ -14,6 +14,7 @@ with the semantic stage on (the default) or off, one-shot or through the server.
 
     python -m bench.stability --tree moto=/work/trees/head/moto
     python -m bench.stability --tree moto=/work/trees/head/moto --busy 1
+    python -m bench.stability --tree moto=../trees/head/moto --only "how are buckets created?"
 """
 
 from __future__ import annotations
@@ -46,14 +47,16 @@ def _seen(root: str, args: tuple[str, ...], cache: str, stdin: str | None) -> Se
     return data.get("answer"), first
 
 
-def check(trees: dict[str, str]) -> list[str]:
-    """Lines saying, per query, whether its three runs agree."""
+def check(trees: dict[str, str], also: tuple[str, ...] = (), golden: bool = True) -> list[str]:
+    """Lines saying, per query (the golden set's unless not ``golden``, and ``also``),
+    whether its three runs agree."""
     lines: list[str] = []
     for name, root in trees.items():
         rust = any(Path(root).rglob("*.rs")) and not any(Path(root).rglob("*.py"))
         jobs = [(" ".join(q), q, None) for q in (_RUST_QUERIES if rust else _PYTHON_QUERIES)]
         if not rust:
             jobs.append(("- (issue text)", ("-",), _STDIN_ISSUE))
+        jobs = [*(jobs if golden else []), *((q, (q,), None) for q in also)]
         for label, args, stdin in jobs:
             with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
                 runs = [
@@ -75,10 +78,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=DIR", required=True)
     parser.add_argument("--busy", type=int, default=0, metavar="N", help="CPU burners")
+    parser.add_argument(
+        "--also", action="append", default=[], metavar="QUERY", help="a query of the tree's own"
+    )
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="QUERY", help="as --also, without golden's"
+    )
     args = parser.parse_args()
     trees = dict(spec.partition("=")[::2] for spec in args.tree)
     with burners(args.busy):
-        lines = check(trees)
+        lines = check(trees, (*args.also, *args.only), golden=not args.only)
     differ = sum(1 for line in lines if line.startswith("DIFFER"))
     total = sum(1 for line in lines if not line.startswith(" "))
     print("\n".join(lines))
