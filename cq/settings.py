@@ -39,7 +39,9 @@ Off with ``--no-semantic`` (``SearchRequest.semantic``), ``CQ_SEMANTIC=0`` or a 
 A search shows the answers cq's cache holds when it looks them up, and no others: the same
 cache gives the same report whatever the machine's load. What is missing is ``pending``: a
 long-lived cq (``cq mcp``, cq's server) asks Pyrefly for it in the background, within
-``budget_ms`` per search (``CQ_SEMANTIC_BUDGET_MS``), and a later search shows it. Only a
+``budget_ms`` per search (``CQ_SEMANTIC_BUDGET_MS``), and a later search shows it. A search
+whose order depends on the answers (a callers question, a dotted name) waits for them, up to
+``order_wait_ms``, so that its first run orders as a later one does. Otherwise only a
 user who asks to wait makes a search wait for Pyrefly: ``wait_ms`` (``--semantic-wait MS``,
 ``CQ_SEMANTIC_WAIT_MS``, ``[semantic] wait_ms``; default 0) of wall time after enrichment,
 and the answers that came within it are shown (then, and only then, the report depends on
