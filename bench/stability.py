@@ -3,14 +3,17 @@
 For each of the golden queries (``bench/golden.py``: the Python set on a Python tree, the
 Rust set on a Rust one, and the issue text read from stdin) three runs: the first from a
 fresh cache dir, the second in that cache right after it (what the first left behind: its
-index, its parses, Pyrefly's answers), the third from another fresh cache dir. Each run's
+index, its parses, Pyrefly's answers; ``--settle S``: S seconds after it, for what it left
+to the background to finish), the third from another fresh cache dir. Each run's
 JSON ``answer`` (less nothing: ``provisional`` included) and its first ten findings (file,
 line, category) must be equal; every query that differs is listed with the runs' answers.
 Anything a search leaves to the background (the index's first build, Pyrefly's answers)
 shows here as a difference.
 
 The environment is the caller's (``CQ_SEMANTIC``, ``CQ_SERVER``, ...), so the same check runs
-with the semantic stage on (the default) or off, one-shot or through the server.
+with the semantic stage on (the default) or off, one-shot or through the server (whose
+background asks Pyrefly for what a search left pending: give it a private
+``XDG_RUNTIME_DIR`` and stop it after, ``cq server stop``).
 
     python -m bench.stability --tree moto=/work/trees/head/moto
     python -m bench.stability --tree moto=/work/trees/head/moto --busy 1
@@ -25,6 +28,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from bench._common import cq_command
@@ -47,7 +51,9 @@ def _seen(root: str, args: tuple[str, ...], cache: str, stdin: str | None) -> Se
     return data.get("answer"), first
 
 
-def check(trees: dict[str, str], also: tuple[str, ...] = (), golden: bool = True) -> list[str]:
+def check(
+    trees: dict[str, str], also: tuple[str, ...] = (), golden: bool = True, settle: float = 0.0
+) -> list[str]:
     """Lines saying, per query (the golden set's unless not ``golden``, and ``also``),
     whether its three runs agree."""
     lines: list[str] = []
@@ -59,11 +65,10 @@ def check(trees: dict[str, str], also: tuple[str, ...] = (), golden: bool = True
         jobs = [*(jobs if golden else []), *((q, (q,), None) for q in also)]
         for label, args, stdin in jobs:
             with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
-                runs = [
-                    _seen(root, args, one, stdin),  # fresh
-                    _seen(root, args, one, stdin),  # after it, in its cache
-                    _seen(root, args, two, stdin),  # fresh again
-                ]
+                runs = [_seen(root, args, one, stdin)]  # fresh
+                time.sleep(settle)  # what it left to the background finishes meanwhile
+                runs.append(_seen(root, args, one, stdin))  # after it, in its cache
+                runs.append(_seen(root, args, two, stdin))  # fresh again
             same = runs[0] == runs[1] == runs[2]
             lines.append(f"{'same  ' if same else 'DIFFER'} {name}: {label}")
             if not same:
@@ -82,12 +87,15 @@ def main() -> int:
         "--also", action="append", default=[], metavar="QUERY", help="a query of the tree's own"
     )
     parser.add_argument(
+        "--settle", type=float, default=0.0, metavar="S", help="seconds before the second run"
+    )
+    parser.add_argument(
         "--only", action="append", default=[], metavar="QUERY", help="as --also, without golden's"
     )
     args = parser.parse_args()
     trees = dict(spec.partition("=")[::2] for spec in args.tree)
     with burners(args.busy):
-        lines = check(trees, (*args.also, *args.only), golden=not args.only)
+        lines = check(trees, (*args.also, *args.only), not args.only, args.settle)
     differ = sum(1 for line in lines if line.startswith("DIFFER"))
     total = sum(1 for line in lines if not line.startswith(" "))
     print("\n".join(lines))
