@@ -85,9 +85,10 @@ class _SemanticTable(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     wait_ms: float = 0.0  # how long a search waits for Pyrefly's answers (the user's choice)
     # how long a search whose order and Answer depend on Pyrefly's answers (a callers
     # question, a dotted name) waits for the shown hits' answers, so that its first run
-    # orders as later ones do. Hand-set: moto's `who calls FakeBucket.create_from_
-    # cloudformation_json?` (bench/stability.py) had every answer within it on a loaded
-    # 2-core machine; a longer wait only delays a report whose server is stuck.
+    # orders as later ones do. Hand-set, measured with bench/stability.py on moto at load
+    # 24-28 on 2 cores (three callers questions, through cq's server): every answer came
+    # within it except on the very first question, whose Pyrefly started cold (that answer
+    # said provisional); a longer wait would delay every report whose server is stuck.
     order_wait_ms: float = 8000.0
     cache: bool = True  # answers kept in cq's cache (``memo.py``); off: always asked afresh
     index: Literal["auto", "always", "never"] = "auto"  # Pyrefly's workspace index: see above
