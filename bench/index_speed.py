@@ -19,12 +19,21 @@ whose memory issue 15 reports, or a pool worker) is printed apart. Before, this 
 ``wait4``'s figure, the larger of the two: 338 MB was Pyrefly's, cq's own was ~125 MB.
 
     python -m bench.index_speed --root $CQ_BENCH_INDEX_TREE --runs 5 --base /tmp/cq-base
+
+``--tree NAME=DIR`` (repeatable) measures large trees instead, each run from a fresh cache
+dir: ``cq index``'s first build (wall and CPU seconds), then a cold first question (the
+tree's questions in turn: ``TREE_QUESTIONS``, else ``QUESTIONS``) with its p50/p90 wall time
+and how many answered with the index fused (``summary.telemetry.index.files``) or without it
+(``unused``), and rg over the tree for the question's longest word in the same round.
+
+    python -m bench.index_speed --tree moto=$CQ_BENCH_TREES/moto --tree MONAI=$CQ_BENCH_TREES/MONAI
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -45,6 +54,15 @@ QUESTIONS = (
     "how do I resize a 3D medical image while keeping its spacing",
 )
 IDENTIFIERS = ("LightningModule", "sliding_window_inference", "Vocabulary")
+TREE_QUESTIONS = {  # --tree NAME: questions a user of that repository asks
+    "moto": (
+        "how are buckets created?",
+        "where is the bucket policy validated?",
+        "deleting an object from a bucket that does not exist raises the wrong error",
+        "how does an SQS queue hide received messages for the visibility timeout?",
+        "which function adds tags to EC2 instances?",
+    ),
+}
 
 
 def cq(python: str, checkout: str, *args: str, env: dict[str, str]) -> tuple[float, float, dict]:
@@ -80,7 +98,16 @@ def main() -> int:
         help="the cold searches (1) with CQ_SEMANTIC=0: Pyrefly's server (~1.1 CPU-s of a cold "
         "search, more the longer the search lasts) otherwise hides the index's CPU seconds",
     )
+    ap.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="large trees: first build and cold first question, see above",
+    )
     args = ap.parse_args()
+    if args.tree:
+        return _large_trees(dict(spec.partition("=")[::2] for spec in args.tree), args.runs)
     cold_env = {"CQ_SEMANTIC": "0"} if args.cold_no_semantic else {}
     here = HERE
     py = sys.executable
@@ -209,6 +236,50 @@ def _cold_pair(
     out["wall"].append(seconds)
     out["cpu"].append(with_index)
     out["added"].append(with_index - CPU[-1])
+
+
+def _large_trees(trees: dict[str, str], runs: int) -> int:
+    """Each tree's first build by ``cq index`` and its cold first questions, rg beside."""
+    print(f"load average at the start: {_load()}")
+    for name, root in trees.items():
+        questions = TREE_QUESTIONS.get(name, QUESTIONS)
+        build, build_cpu, cold, cold_cpu, rg, fused, unused = [], [], [], [], [], 0, []
+        for run in range(runs):
+            q = questions[run % len(questions)]
+            with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
+                t = time_command(
+                    [sys.executable, "-m", "cq", "index", "--root", root],
+                    env={"CQ_CACHE_DIR": c1},
+                    cwd=HERE,
+                )
+                build.append(t.seconds)
+                build_cpu.append(t.cpu_seconds)
+                ask = ["search", "--format", "json", "--root", root, q]
+                seconds, _, data = cq(sys.executable, HERE, *ask, env={"CQ_CACHE_DIR": c2})
+            cold.append(seconds)
+            cold_cpu.append(CPU[-1])
+            held = data.get("summary", {}).get("telemetry", {}).get("index", {})
+            fused += "files" in held
+            if held.get("unused"):
+                unused.append(held["unused"])
+            word = max(re.findall(r"[A-Za-z_]\w+", q), key=len)
+            rg.append(time_command([rg_binary(), "--json", "-i", "-e", word, root]).seconds)
+        print(
+            f"{name}: first build (cq index) {median(build):.2f} s wall (max {max(build):.2f}), "
+            f"{median(build_cpu):.2f} CPU-s; cold first question p50 {_pct(cold, 50):.2f} s, "
+            f"p90 {_pct(cold, 90):.2f} s ({median(cold_cpu):.2f} CPU-s), with the index fused "
+            f"{fused}/{runs}; rg {median(rg):.3f} s"
+        )
+        for why in sorted(set(unused)):
+            print(f"    answered without the index: {why}")
+    print(f"load average at the end: {_load()}")
+    return 0
+
+
+def _pct(values: list[float], p: int) -> float:
+    """The nearest-rank percentile ``p`` of ``values``."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
 def _load() -> str:

@@ -46,6 +46,7 @@ from cq.rank import (
     RankContext,
     called_names,
     callers_first,
+    dotted_query,
     final_order,
     queried_names,
     score_findings,
@@ -102,8 +103,10 @@ def run_search(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
         # Pyrefly starts meanwhile, opening files the corpus reads for it (once, as for all).
+        # A question whose order depends on Pyrefly's answers waits for them (``orders``).
+        orders = question.callers or dotted_query(patterns) is not None
         semantic = begin_semantic(
-            request, candidates.matches, corpus, settings.semantic
+            request, candidates.matches, corpus, settings.semantic, orders=orders
         )  # None: stage off
 
         with timed(timings, "classify"):

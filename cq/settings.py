@@ -39,7 +39,9 @@ Off with ``--no-semantic`` (``SearchRequest.semantic``), ``CQ_SEMANTIC=0`` or a 
 A search shows the answers cq's cache holds when it looks them up, and no others: the same
 cache gives the same report whatever the machine's load. What is missing is ``pending``: a
 long-lived cq (``cq mcp``, cq's server) asks Pyrefly for it in the background, within
-``budget_ms`` per search (``CQ_SEMANTIC_BUDGET_MS``), and a later search shows it. Only a
+``budget_ms`` per search (``CQ_SEMANTIC_BUDGET_MS``), and a later search shows it. A search
+whose order depends on the answers (a callers question, a dotted name) waits for them, up to
+``order_wait_ms``, so that its first run orders as a later one does. Otherwise only a
 user who asks to wait makes a search wait for Pyrefly: ``wait_ms`` (``--semantic-wait MS``,
 ``CQ_SEMANTIC_WAIT_MS``, ``[semantic] wait_ms``; default 0) of wall time after enrichment,
 and the answers that came within it are shown (then, and only then, the report depends on
@@ -81,6 +83,13 @@ class _SemanticTable(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     enabled: bool = True
     budget_ms: float = DEFAULT_BUDGET_MS  # one background batch, never a report's wait
     wait_ms: float = 0.0  # how long a search waits for Pyrefly's answers (the user's choice)
+    # how long a search whose order and Answer depend on Pyrefly's answers (a callers
+    # question, a dotted name) waits for the shown hits' answers, so that its first run
+    # orders as later ones do. Hand-set, measured with bench/stability.py on moto at load
+    # 24-28 on 2 cores (three callers questions, through cq's server): every answer came
+    # within it except on the very first question, whose Pyrefly started cold (that answer
+    # said provisional); a longer wait would delay every report whose server is stuck.
+    order_wait_ms: float = 8000.0
     cache: bool = True  # answers kept in cq's cache (``memo.py``); off: always asked afresh
     index: Literal["auto", "always", "never"] = "auto"  # Pyrefly's workspace index: see above
 
@@ -149,6 +158,7 @@ def _semantic(request: SearchRequest, settings: _SemanticTable) -> SemanticSetti
         enabled=enabled,
         budget_ms=_waitable(budget_ms),
         wait_ms=_waitable(wait_ms),
+        order_wait_ms=_waitable(settings.order_wait_ms),
         cache=cache,
         index=index,  # type: ignore[arg-type]  (one of SETTINGS' choices)
         pyrefly=env_text("CQ_PYREFLY"),

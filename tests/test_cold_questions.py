@@ -1,5 +1,6 @@
 """A first question on a tree cq has not indexed: it answers at once without the index when the
-build is too large to wait for (``[index] background_build_bytes``), says so, leaves the build
+build is too large to wait for (``[index] background_build_bytes``), says so in the report
+itself (markdown and JSON, not only on stderr), leaves the build
 to a process of its own that the next questions find done, and stays within ``--timeout``.
 Real ``cq`` subprocesses, real rg and tantivy; a profile lowers the threshold so a small tree
 takes the path (the third test generates a tree over the default threshold). Timing targets
@@ -10,10 +11,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from conftest import UPLOAD_MODULE as MODULE
 from conftest import UPLOAD_QUESTION as QUESTION
 from conftest import run_cq, write_tree
 
+from cq.index import indexed_files
 from cq.rewrite.vocabulary import load_vocabulary
 
 BUILDING = "is being built"
@@ -58,6 +61,7 @@ def test_first_question_answers_without_the_index_and_says_so(tmp_path: Path) ->
     first, data = _ask(repo, tmp_path / "cache", *profile)
     assert BUILDING in first.stderr and "answered without it" in first.stderr
     assert data["summary"]["telemetry"]["index"]["building_source_bytes"] > 0
+    assert BUILDING in data["summary"]["telemetry"]["index"]["unused"]
     assert "files" not in data["summary"]["telemetry"]["index"]  # no index fused
     assert data["findings"], "rg and the rewrite alone still answer"
     assert not data["sections"] or all(s["type"] != "functions" for s in data["sections"])
@@ -70,6 +74,24 @@ def test_first_question_answers_without_the_index_and_says_so(tmp_path: Path) ->
     assert data["summary"]["telemetry"]["index"]["files"] == 40
 
 
+def test_the_markdown_report_says_it_answered_without_the_index(tmp_path: Path) -> None:
+    repo = _tree(tmp_path / "repo", 40)
+    run = run_cq(
+        "search",
+        "-",
+        "--root",
+        str(repo),
+        "--profile",
+        str(repo / "background.toml"),
+        stdin=QUESTION,
+        env={"CQ_CACHE_DIR": str(tmp_path / "cache")},
+        timeout=120,
+    )
+    assert run.returncode in (0, 1), run.stderr
+    said = [line for line in run.stdout.splitlines() if line.startswith("Index: ")]
+    assert len(said) == 1 and BUILDING in said[0] and "answered without it" in said[0]
+
+
 def test_a_build_below_the_threshold_is_waited_for(tmp_path: Path) -> None:
     repo = _tree(tmp_path / "repo", 40)
     run, data = _ask(repo, tmp_path / "cache")
@@ -77,17 +99,30 @@ def test_a_build_below_the_threshold_is_waited_for(tmp_path: Path) -> None:
     assert data["summary"]["telemetry"]["index"]["files"] == 40
 
 
-def test_timeout_bounds_a_first_question_on_a_large_tree(tmp_path: Path) -> None:
-    """Over the default threshold (10 MB of new source): the search ends within --timeout
-    and a generous margin for a loaded machine, its build left to a process of its own."""
+def test_a_first_question_on_a_large_tree_waits_for_its_index_within_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree over the old threshold (10 MB of new source; 12 MB here) waits for its first
+    build, never left behind: the search ends within --timeout (and a generous margin for a
+    loaded machine), with the index fused or the report saying it was not ready in time."""
     filler = "\n".join(f"# padding line {n} of the upload module" for n in range(120)) + "\n"
-    repo = _tree(tmp_path / "repo", 2400, filler)
+    files = {f"pkg/upload_{i}.py": MODULE.format(i=i) + filler for i in range(2400)}
+    repo = write_tree(tmp_path / "repo", files)
     started = time.monotonic()
-    run, data = _ask(repo, tmp_path / "cache", "--timeout", "2", timeout=300)
+    run, data = _ask(repo, tmp_path / "cache", "--timeout", "1", timeout=300)
     elapsed = time.monotonic() - started
-    assert BUILDING in run.stderr
+    assert BUILDING not in run.stderr
+    held = data["summary"]["telemetry"]["index"]
+    assert held.get("files") == 2400 or "not ready within --timeout" in held["unused"]
     assert data["findings"]
-    assert elapsed < 2 + 60, elapsed
+    assert elapsed < 1 + 60, elapsed
+    # A build the deadline cut goes on behind the search: the next question finds the index
+    # whole, with no other question building a share of it meanwhile.
+    monkeypatch.setenv("CQ_CACHE_DIR", str(tmp_path / "cache"))
+    give_up = time.monotonic() + 120
+    while len((indexed_files(repo.resolve()) or ({}, 0))[0]) < 2400:
+        assert time.monotonic() < give_up, "the rest of the build never went on"
+        time.sleep(0.5)
 
 
 def test_vocabulary_scan_stops_at_its_timeout_and_caches_nothing(tmp_path: Path) -> None:

@@ -2,7 +2,9 @@
 
 ``plan_report`` is what ``cq.report`` reads besides the result's facts (``ReportPlan``): the
 Answer, and the one-line headers the report prints. It is made again whenever a token budget
-cuts the findings (``budget.py``), so it always speaks of the findings shown.
+cuts the findings (``budget.py``), so it always speaks of the findings shown. ``planned`` sets
+it with the same Answer as data (``AnswerRecord``, JSON's ``answer``): the markdown's Answer
+line and the JSON's answer are one decision.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from cq.candidates import patterns_for_query
 from cq.model import (
     CALLERS_LISTED,
     Answer,
+    AnswerRecord,
     Finding,
     FindingList,
     FunctionList,
@@ -31,6 +34,46 @@ from cq.model import (
 from cq.parse.one_line import one_line_header, one_line_signature
 from cq.rank import Dotted, called_names, dotted_query, is_other_owners_use, last_name
 from cq.rewrite import understand
+
+_CALLERS = ("callers", "ambiguous_callers", "no_callers")
+
+
+def planned(result: SearchResult, *, compact: bool = False) -> SearchResult:
+    """``result`` with its report plan and its Answer as data, both from one decision
+    (``compact``: see ``plan_report``)."""
+    plan = plan_report(result, compact=compact)
+    return msgspec.structs.replace(result, plan=plan, answer=answer_record(result, plan.answer))
+
+
+def answer_record(result: SearchResult, said: Answer) -> AnswerRecord:
+    """The Answer ``said`` as JSON carries it: what it names, where, and whether a later run
+    may say otherwise."""
+    summary = result.summary
+    telemetry = summary.telemetry
+    held = telemetry.index
+    # Pyrefly's answers order a callers question's or a dotted name's findings: one still
+    # pending, or cut by the search's wait, may move them in a later run (cq/semantic/stage.py)
+    pending = summary.semantic.pending if summary.semantic is not None else 0
+    ordered_by_answers = telemetry.semantic_target is not None or said.kind in _CALLERS
+    provisional = (
+        (held is not None and bool(held.unused))
+        or summary.stats.timed_out
+        or (ordered_by_answers and (pending > 0 or bool(telemetry.semantic_failed)))
+    )
+    if said.finding is None:
+        name = (summary.asked_name or summary.query).strip() if said.kind == "not_found" else None
+        return AnswerRecord(kind=said.kind, name=name, provisional=provisional)
+    f = result.findings[said.finding]
+    return AnswerRecord(
+        kind=said.kind,
+        name=said.name or (last_name(f.text) if f.category == "definition" else f.text),
+        file=f.file,
+        line=f.line,
+        finding=said.finding,
+        calls=said.calls,
+        evidence=said.evidence,
+        provisional=provisional,
+    )
 
 
 def plan_report(result: SearchResult, *, compact: bool = False) -> ReportPlan:

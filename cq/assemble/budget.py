@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from cq.assemble.answer import answer_needs, plan_report
+from cq.assemble.answer import answer_needs, planned
 from cq.assemble.result import build_sections
 from cq.errors import UsageError
 from cq.model import FunctionList, HotFiles, KindCounts, SearchRequest, SearchResult
@@ -113,7 +113,7 @@ def fit_budget(
     budget = request.max_tokens
     if budget <= 0 or estimate_tokens(render(result)) <= budget:
         return result
-    result = _compact(result)  # what repeats Top Contexts goes before any finding
+    result = planned(result, compact=True)  # what repeats Top Contexts goes before any finding
     if estimate_tokens(render(result)) <= budget:
         return result
     report = report or ReportTuning()
@@ -174,12 +174,7 @@ def _keep(
     functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
     sections = build_sections(request, shown, summary, kinds, hot, report, functions)
     cut = msgspec.structs.replace(result, summary=summary, sections=sections, findings=shown)
-    return _compact(cut)
-
-
-def _compact(result: SearchResult) -> SearchResult:
-    """``result`` planned to leave out every section that repeats Top Contexts."""
-    return msgspec.structs.replace(result, plan=plan_report(result, compact=True))
+    return planned(cut, compact=True)
 
 
 def _answer_head(markdown: str) -> str:

@@ -6,7 +6,7 @@ from collections import Counter
 
 import msgspec
 
-from cq.assemble.answer import plan_report
+from cq.assemble.answer import planned
 from cq.assemble.followups import follow_ups
 from cq.assemble.sections import (
     IMPORT_KINDS,
@@ -129,7 +129,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     result = SearchResult(
         summary=summary, sections=sections, findings=shown, run=run, question=question
     )
-    return msgspec.structs.replace(result, plan=plan_report(result))
+    return planned(result)
 
 
 def build_sections(

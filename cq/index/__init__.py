@@ -166,14 +166,18 @@ class IndexRun:
         evidence = self.update.consult(self.question, rewrite.identifiers + rewrite.literals)
         if self.update.notice:  # the index on disk was damaged, unusable or not ready
             warn(self.update.notice)
+        # An answer without the index says so in the report itself (markdown and JSON), not
+        # only on stderr: a later run of the same question, with the index, may answer
+        # differently.
+        unused = self.update.notice or "the repository index could not be consulted"
         if evidence is None:
-            return IndexFusion(findings=ranked)
+            return IndexFusion(findings=ranked, telemetry=Telemetry(index=IndexHeld(unused=unused)))
         if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
-            skipped = Telemetry(index=IndexHeld(skipped_source_bytes=evidence.source_bytes))
-            return IndexFusion(findings=ranked, telemetry=skipped)
+            skipped = IndexHeld(skipped_source_bytes=evidence.source_bytes, unused=unused)
+            return IndexFusion(findings=ranked, telemetry=Telemetry(index=skipped))
         if isinstance(evidence, Building):  # a first build goes on behind the search
-            building = Telemetry(index=IndexHeld(building_source_bytes=evidence.source_bytes))
-            return IndexFusion(findings=ranked, telemetry=building)
+            building = IndexHeld(building_source_bytes=evidence.source_bytes, unused=unused)
+            return IndexFusion(findings=ranked, telemetry=Telemetry(index=building))
         findings, functions = fuse_findings(
             corpus,
             ranked,

@@ -1,4 +1,5 @@
-"""A first build too large to wait for, in a process of its own, behind the searches.
+"""A first build too large to wait for (or cut by a search's deadline), in a process of its
+own, behind the searches.
 
 In: a root and the search's ``IndexTuning``. Out: the root's index, built by a detached
 ``python -m cq.index.behind`` that the search starts when it ends (``evidence.py``) and that

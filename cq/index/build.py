@@ -30,14 +30,22 @@ from cq.index.rows import Row, prepared_rows
 from cq.model.index_tuning import IndexTuning
 from cq.parse import Listing
 
-# One indexing thread (not a tuned number: the output depends on it). Tantivy gives each
-# thread a segment of its own and documents go to whichever thread is free, so with two the
-# same tree got its documents in a different order
-# from build to build and equal BM25 scores came back in a different order (8 questions on the
-# bench tree of bench/index_speed.py, two builds: orders differ with 2 threads, equal with 1).
-# One thread also writes one segment (5.68 MB against 5.99 MB) for the same CPU seconds
-# (~1.0-1.1 s tokenizing and committing, measured both ways); rows come from worker processes.
-WRITER_THREADS = 1
+# Indexing threads: one per core, up to four. Tantivy gives each thread a segment of its own
+# and documents go to whichever thread is free, so the documents' addresses differ from build
+# to build; nothing read from the index depends on them (``query.py`` orders equal scores by
+# path, and BM25's statistics are the whole index's, not a segment's). Tokenizing and
+# committing are most of a build's CPU seconds (the moto tree, 22 MB: 2.1 of 4.0 CPU-s with
+# one thread), and they are what the threads share.
+WRITER_THREADS_MAX = 4
+
+
+def writer_threads() -> int:
+    """Tantivy's indexing threads for this machine: the cores cq may run on, up to four."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, WRITER_THREADS_MAX))
 
 
 class IndexUpdate(msgspec.Struct, frozen=True, kw_only=True):
@@ -270,7 +278,7 @@ def _writer(index: Any, tuning: IndexTuning) -> Any | None:
     deadline = time.monotonic() + tuning.lock_wait_s
     while True:
         try:
-            return index.writer(heap_size=tuning.writer_heap_bytes, num_threads=WRITER_THREADS)
+            return index.writer(heap_size=tuning.writer_heap_bytes, num_threads=writer_threads())
         except ValueError:
             if time.monotonic() >= deadline:
                 return None

@@ -13,7 +13,9 @@ that fails too (a full disk, a dir that cannot hold it) the search indexes in me
 ``--no-cache`` does; only when even that fails does it answer with rg's evidence alone. The
 search waits for the update until its ``--timeout`` runs out; the build stops earlier (its
 share, ``index.build_timeout_share``) to commit the files done, and an index not ready is
-not asked: the answer is ``--no-index``'s. Each of these says so in one warning line.
+not asked: the answer is ``--no-index``'s, and the rest of the build goes on behind the
+search as a first build too large to wait for does (below). Each of these says so in one
+warning line and in the report (``summary.telemetry.index.unused``).
 
 A first build of more than ``index.background_build_bytes`` of new source (a root cq has
 not indexed yet, a large tree) is never waited for, nor run beside the search: the search
@@ -50,8 +52,8 @@ from cq.model.language import language_of
 from cq.parse import Listing
 
 _LATE = (
-    "the repository index was not ready within --timeout; answered without it (later "
-    "searches go on building it; `cq index` builds it at once)"
+    "the repository index was not ready within --timeout; answered without it (the build "
+    "goes on behind this search; `cq index` builds it at once)"
 )
 
 
@@ -113,6 +115,7 @@ class IndexUpdateRun:
         self.ways = ["cache", "discard", "memory"] if request.use_cache else ["memory"]
         self.notice = ""  # one line for the user: what went wrong with the index
         self.outcome: tuple[OpenIndex, IndexUpdate] | Skipped | BaseException | None = None
+        self.late = False  # the update was not done (or was cut short) by the deadline
         self.sized = threading.Event()  # the update knows how much new source it indexes
         self.new_bytes = 0
         # A daemon: a search that fails elsewhere or exits early does not wait for it (tantivy
@@ -152,9 +155,10 @@ class IndexUpdateRun:
         return self.background
 
     def build_behind(self) -> None:
-        """The search is over: a first build too large to wait for starts in a process of
-        its own (``behind.py``)."""
-        if self.background:
+        """The search is over: a first build too large to wait for, or one its deadline cut
+        (``late``), goes on in a process of its own (``behind.py``), so that the next
+        question finds the index whole instead of building another share of it."""
+        if self.background or self.late:
             from cq.index.behind import start
 
             start(Path(self.request.root), self.tuning)
@@ -175,7 +179,7 @@ class IndexUpdateRun:
             except Deferred:
                 return None
             except Late:
-                self.notice = _LATE
+                self.notice, self.late = _LATE, self.request.use_cache
                 return None
             except Busy as exc:
                 self.notice = f"{exc}; answered without it"
@@ -246,7 +250,7 @@ class IndexUpdateRun:
         self.thread.join(left)
         waited = time.perf_counter() - waiting
         if self.thread.is_alive():
-            self.notice = _LATE
+            self.notice, self.late = _LATE, self.request.use_cache
             return None
         outcome = self.outcome
         if isinstance(outcome, BaseException):
@@ -258,7 +262,7 @@ class IndexUpdateRun:
                 return outcome
             opened, update = outcome
             if update.partial:
-                self.notice = _LATE
+                self.notice, self.late = _LATE, self.request.use_cache
                 return None
             asked = time.perf_counter()
             try:

@@ -255,19 +255,33 @@ def _search(
     kind = tantivy.Query.term_query(index.schema, "kind", "file")
     occur = tantivy.Occur.Must if files else tantivy.Occur.MustNot
     query = tantivy.Query.boolean_query([(tantivy.Occur.Must, parsed), (occur, kind)])
-    out: list[IndexHit] = []
-    for score, address in searcher.search(query, limit, count=False).hits:
-        doc = searcher.doc(address)
-        out.append(
-            IndexHit(
-                path=path_of(doc.get_first("path")),
-                kind=doc.get_first("kind"),
-                qualname=doc.get_first("qualname") or "",
-                line=doc.get_first("line") or 1,
-                score=round(score, 4),
-            )
+    out = [
+        IndexHit(
+            path=path_of(doc.get_first("path")),
+            kind=doc.get_first("kind"),
+            qualname=doc.get_first("qualname") or "",
+            line=doc.get_first("line") or 1,
+            score=score,
         )
-    return tuple(out)
+        for score, doc in _best(searcher, query, limit)
+    ]
+    out.sort(key=lambda h: (-h.score, h.path, h.line, h.qualname))
+    return tuple(msgspec.structs.replace(h, score=round(h.score, 4)) for h in out[:limit])
+
+
+def _best(searcher: Any, query: Any, limit: int) -> list[tuple[float, Any]]:
+    """The ``limit`` best documents and every document tied with the last of them. Tantivy
+    breaks equal scores by document address, and addresses depend on how the index was
+    written (its writer's threads, the updates since the first build), never on the tree:
+    asking past the cut until the tie ends lets the caller order ties by path instead."""
+    if limit <= 0:
+        return []
+    asked = limit + 1
+    while True:
+        hits = searcher.search(query, asked, count=False).hits
+        if len(hits) < asked or hits[-1][0] < hits[limit - 1][0]:
+            return [(score, searcher.doc(address)) for score, address in hits]
+        asked *= 2
 
 
 def definitions(index: Any, names: list[str], tuning: IndexTuning) -> dict[str, list[Definition]]:
@@ -282,7 +296,14 @@ def definitions(index: Any, names: list[str], tuning: IndexTuning) -> dict[str, 
     query = tantivy.Query.regex_query(index.schema, "qualname", pattern)
     searcher = index.searcher()
     found: list[Definition] = []
-    for _score, address in searcher.search(query, tuning.max_definitions, count=False).hits:
+    # Every unit of those names scores alike, and tantivy picks among equals by document
+    # address (how the index was written, not the tree): when more match than are read, all
+    # are listed and the first in path order kept.
+    result = searcher.search(query, tuning.max_definitions, count=True)
+    hits = result.hits
+    if result.count > len(hits):
+        hits = searcher.search(query, result.count, count=False).hits
+    for _score, address in hits:
         doc = searcher.doc(address)
         found.append(
             Definition(
@@ -293,6 +314,7 @@ def definitions(index: Any, names: list[str], tuning: IndexTuning) -> dict[str, 
             )
         )
     out: dict[str, list[Definition]] = {}
-    for d in sorted(found, key=lambda d: (d.path, d.line)):
+    found.sort(key=lambda d: (d.path, d.line, d.qualname))
+    for d in found[: tuning.max_definitions]:
         out.setdefault(d.qualname.replace("::", ".").rsplit(".", 1)[-1], []).append(d)
     return out

@@ -351,19 +351,19 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     auto_build_bytes: Annotated[
         int,
         _why(
-            "measured: bench/index_speed.py, the 19 MB bench tree builds in ~2.7 CPU-s; the "
+            "measured: bench/index_speed.py --tree, moto's 22.3 MB builds in ~4 CPU-s; the "
             "stdlib with site-packages (176 MB) waits for `cq index` (CQ_INDEX_AUTO_BYTES)"
         ),
-    ] = 64 * 1024 * 1024
+    ] = 128 * 1024 * 1024
     background_build_bytes: Annotated[
         int,
         _why(
-            "measured: bench/cold_questions.py --busy 1, the 16.5 MB stand-in tree's first "
-            "build kept cold questions past 10 s when waited for; above the largest tuning "
-            "tree (nushell, 9.4 MB of source), so bench/localization.py's trees still wait "
-            "for theirs. A first build over it runs in a process of its own (0: never)"
+            "measured: bench/index_speed.py --tree, moto's 22.3 MB first build ~4 CPU-s "
+            "(tokenizing shared by tantivy's threads): a first question waits for its index "
+            "up to ~3x that (~12 CPU-s, ~6 s on 2 idle cores); answered without it, the "
+            "report says so. A first build over it runs in a process of its own (0: never)"
         ),
-    ] = 10 * 1000 * 1000
+    ] = 64 * 1024 * 1024
     build_timeout_share: Annotated[
         float,
         _why(

@@ -293,6 +293,26 @@ class Answer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     resolved_uses: TargetCounts | None = None
 
 
+class AnswerRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """The report's Answer as data: JSON's ``answer`` and MCP's structured content carry what
+    the markdown's Answer line says, made from the same ``Answer`` (``cq.assemble.answer``),
+    so no reader re-derives it from ``summary.primary`` and the sections."""
+
+    kind: AnswerKind
+    # the definition's name (callers answers: the called function's), a best hit's matched
+    # text, or the name not found; None: nothing was found
+    name: str | None = None
+    file: str | None = None  # where the definition (or best hit) is; None: no finding
+    line: int | None = None
+    finding: int | None = None  # index into ``findings``
+    calls: tuple[int, ...] = ()  # callers answers: the callsites, as indexes into ``findings``
+    evidence: tuple[str, ...] = ()  # why it answers (the first Relevant Function's evidence)
+    # a later run of the same command may answer otherwise: the search went without the index
+    # it meant to consult (``summary.telemetry.index.unused``), rg stopped at --timeout, or a
+    # callers answer still waits for Pyrefly's answers (``summary.semantic.pending``)
+    provisional: bool = False
+
+
 class ReportPlan(msgspec.Struct, frozen=True, kw_only=True):
     """What the report says beyond the JSON's facts, decided by ``cq.assemble``. Not written
     into the JSON, which carries ``summary.primary`` and the sections it is made from."""
@@ -314,6 +334,7 @@ class SearchResult(msgspec.Struct, frozen=True, kw_only=True):
     schema_version: int = SCHEMA_VERSION
     command: str = "search"
     summary: Summary
+    answer: AnswerRecord | None = None  # the Answer, as the report's Answer line says it
     sections: tuple[Section, ...] = ()
     findings: tuple[Finding, ...] = ()
     run: RunInfo = msgspec.field(default_factory=RunInfo)

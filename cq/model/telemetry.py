@@ -32,6 +32,9 @@ class IndexHeld(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     stale: int = 0  # 1: another process held its writer, answered as last committed
     skipped_source_bytes: int | None = None  # too big to build during a search (`cq index`)
     building_source_bytes: int | None = None  # a first build going on behind the search
+    # why this answer went without the index the search meant to consult (one line, also the
+    # report's): not built yet, not ready within --timeout, or failing; None: it was consulted
+    unused: str | None = None
 
 
 class Telemetry(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

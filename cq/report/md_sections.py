@@ -72,6 +72,9 @@ def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False)
                 for name, counts in telemetry.items()
             )
         )
+    held = s.telemetry.index
+    if held is not None and held.unused:  # a later run, with the index, may answer otherwise
+        lines.append(f"Index: {held.unused}.")
     if s.semantic is not None and s.semantic.pending:
         lines.append(_pending(s.semantic.pending, s.semantic.asking, tool))
     if s.telemetry.index is not None and s.telemetry.index.stale:

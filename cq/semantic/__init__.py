@@ -35,17 +35,21 @@ def begin(
     matches: tuple[RawMatch, ...],
     corpus: Corpus,
     settings: SemanticSettings,
+    *,
+    orders: bool = False,
 ) -> SemanticRun | None:
     """The search's semantic run, started; None when the stage is off (``settings``, resolved
     at the search's front by ``cq.settings``) or no hit is Python (then nothing more of the
-    stage is imported: it costs ~4 ms)."""
+    stage is imported: it costs ~4 ms). ``orders``: the findings' order and the Answer depend
+    on Pyrefly's answers (a callers question, a dotted name: ``ranking.py``), so the run waits
+    for them (``order_wait_ms``) instead of leaving them to a later search."""
     if not any(m.language == "python" for m in matches):
         return None
     if not settings.enabled:
         return None
     from cq.semantic.stage import SemanticRun
 
-    return SemanticRun.begin(request, matches, corpus, settings)
+    return SemanticRun.begin(request, matches, corpus, settings, orders=orders)
 
 
 def keep_servers_warm() -> None:

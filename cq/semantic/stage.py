@@ -16,6 +16,11 @@ in the cache is ``pending``; the report counts them (``Summary.semantic``). Who 
 - a search told to wait (``wait_ms``: ``CQ_SEMANTIC_WAIT_MS`` or ``[semantic] wait_ms``)
   asks in the foreground and shows what came within the wait (then the report depends on
   the clock, as the user asked); what came is stored too.
+- a search whose order and Answer depend on the answers (``orders``: a callers question, a
+  dotted name, where ``ranking.py`` moves resolved hits first) waits for them as if told to,
+  up to ``[semantic] order_wait_ms``: otherwise its first run would order by name and a later
+  one, the background's answers in, by resolution. Same command, same tree, same report; an
+  answer the clock cut makes the JSON ``answer`` provisional.
 
 ``SemanticRun.begin`` (right after rg) starts nothing: the root's server is started (or
 reused) when an answer is missing, after enrichment. No file is opened before asking:
@@ -68,9 +73,17 @@ class SemanticRun:
     """One search's use of the stage; ``active`` is False when it is off or has nothing to do."""
 
     def __init__(
-        self, settings: SemanticSettings, request: SearchRequest, active: bool, corpus: Corpus
+        self,
+        settings: SemanticSettings,
+        request: SearchRequest,
+        active: bool,
+        corpus: Corpus,
+        orders: bool = False,
     ) -> None:
         self.settings = settings
+        # How long this search waits for the shown hits' answers: the user's wait, or for a
+        # search whose order depends on them, ``order_wait_ms`` (0: none, the cache's alone).
+        self.wait_ms = settings.wait_ms or (settings.order_wait_ms if orders else 0.0)
         self.request = request
         self.root = request.root
         self.corpus = corpus  # the search's files, read once for every stage
@@ -99,6 +112,8 @@ class SemanticRun:
         matches: tuple[RawMatch, ...],
         corpus: Corpus,
         settings: SemanticSettings,
+        *,
+        orders: bool = False,
     ) -> SemanticRun:
         """The run. The root's server starts only when an answer is missing, and then after
         enrichment (the background batch, or a search told to wait): no answer it gives is
@@ -106,7 +121,8 @@ class SemanticRun:
         search on the 24,914-file tree of bench/audit_scale.py 1.2 s of its 4.4 (2 cores).
         Files come from the search's ``corpus``."""
         python = any(m.language == "python" for m in matches)
-        return cls(settings, request, active=settings.enabled and python, corpus=corpus)
+        active = settings.enabled and python
+        return cls(settings, request, active=active, corpus=corpus, orders=orders)
 
     def apply(self, enriched: EnrichOutcome, limit: int) -> EnrichOutcome:
         """The findings with ``enrichment.semantic`` set on the shown Python ones, and the
@@ -169,9 +185,9 @@ class SemanticRun:
             for i in missing:
                 facts[i] = SemanticFacts(status="failed", reason="pyrefly not installed")
             return facts
-        if self.settings.wait_ms > 0:
+        if self.wait_ms > 0:
             batch = self._batch(hits, missing, keys)
-            answers = batch.run(started + self.settings.wait_ms / 1000)
+            answers = batch.run(started + self.wait_ms / 1000)
             for i, fact in zip(missing, answers, strict=True):
                 facts[i] = fact
             self._count_cut(answers)
@@ -218,7 +234,7 @@ class SemanticRun:
         """A wait's answers the clock cut: "semantic failed 26" alone reads as broken."""
         timed_out = sum(1 for f in answers if f.status == "failed" and cut_by_clock(f))
         if timed_out:
-            wait = f"{self.settings.wait_ms:.0f} ms"
+            wait = f"{self.wait_ms:.0f} ms"
             cut = {f"no answer within the wait of {wait}": timed_out}
             self.telemetry = self.telemetry.plus(Telemetry(semantic_failed=cut))
 
