@@ -14,8 +14,10 @@ import contextlib
 import threading
 import time
 from collections import deque
+from typing import TYPE_CHECKING
 
-from cq.semantic.asking import Batch
+if TYPE_CHECKING:  # batches come made: a one-shot search never imports what asks Pyrefly
+    from cq.semantic.asking import Batch
 
 
 class Later:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -56,14 +57,16 @@ from cq.model import (
     Telemetry,
 )
 from cq.parse import Corpus, SourceFile
-from cq.semantic.asking import Batch, cut_by_clock
-from cq.semantic.later import later
 from cq.semantic.memo import AnswerMemo, KnownAnswer
 from cq.semantic.pool import pool
 from cq.semantic.ranking import refine_order
 from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.unique_name import UniqueNames
 from cq.settings import SemanticSettings
+
+if TYPE_CHECKING:  # asking Pyrefly (and cq's syntax reading beside it) is imported when a
+    # batch is made: a one-shot search that finds answers missing only marks them pending
+    from cq.semantic.asking import Batch
 
 _BACKGROUND = "not in the cache yet: asked in the background, shown from a later search"
 _NOT_ASKED = "not in the cache: a one-shot search does not ask Pyrefly (--semantic-wait does)"
@@ -198,6 +201,8 @@ class SemanticRun:
             for i in missing:
                 facts[i] = SemanticFacts(status="pending", reason=pending)
         if self.warm and missing:
+            from cq.semantic.later import later
+
             later().submit(self._batch(hits, missing, keys), self.settings.budget_ms / 1000)
         return facts
 
@@ -220,6 +225,8 @@ class SemanticRun:
         }
 
     def _batch(self, hits: list[Finding], missing: list[int], keys: dict[int, str]) -> Batch:
+        from cq.semantic.asking import Batch
+
         return Batch(
             self.root,
             [hits[i] for i in missing],
@@ -232,6 +239,8 @@ class SemanticRun:
 
     def _count_cut(self, answers: list[SemanticFacts]) -> None:
         """A wait's answers the clock cut: "semantic failed 26" alone reads as broken."""
+        from cq.semantic.asking import cut_by_clock
+
         timed_out = sum(1 for f in answers if f.status == "failed" and cut_by_clock(f))
         if timed_out:
             wait = f"{self.wait_ms:.0f} ms"
