@@ -189,6 +189,8 @@ class SemanticRun:
                 facts[i] = SemanticFacts(status="failed", reason="pyrefly not installed")
             return facts
         if self.wait_ms > 0:
+            from cq.semantic.asking import cut_by_clock
+
             batch = self._batch(hits, missing, keys)
             answers = batch.run(started + self.wait_ms / 1000)
             for i, fact in zip(missing, answers, strict=True):
