@@ -60,9 +60,9 @@ class _JsonAnswer(msgspec.Struct, frozen=True):
     """The report's own ``answer`` object, when the JSON has one."""
 
     kind: str = ""
-    name: str = ""
-    file: str = ""
-    line: int = 0
+    name: str | None = None  # null when the Answer names nothing (a best hit, nothing found)
+    file: str | None = None
+    line: int | None = None
     provisional: bool = False  # the report says a later run may answer otherwise
 
 
@@ -252,7 +252,7 @@ def _place_at(findings, own: _JsonAnswer) -> Place:
     for f in findings:
         if f.file == own.file and f.line == own.line:
             return _finding_place(f)
-    return Place(own.file, own.line, f"{own.file}::{own.name}" if own.name else "")
+    return Place(own.file or "", own.line or 0, f"{own.file}::{own.name}" if own.name else "")
 
 
 # --- caches ---------------------------------------------------------------------------------

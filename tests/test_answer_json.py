@@ -71,7 +71,7 @@ def test_json_answer_of_a_name_not_found_and_of_a_callers_question(tmp_path: Pat
     }
     data = _search(repo, tmp_path / "cache", "who calls Store.save?", "--format", "json")
     answer = data["answer"]
-    assert answer["kind"] == "callers" and answer["name"] == "save"
+    assert answer["kind"] == "callers" and answer["name"] == "Store.save"  # its owner named
     assert (answer["file"], answer["line"]) == ("shop/store.py", 2)
     calls = [data["findings"][i] for i in answer["calls"]]
     assert [(c["file"], c["line"]) for c in calls] == [("shop/use.py", 10)]  # not Cache's
@@ -115,4 +115,5 @@ def test_a_cold_and_a_warm_run_give_the_same_answer_and_order(tmp_path: Path) ->
     _search(repo, cache, *question, "--semantic-wait", "60000")  # the answers stored
     warm = _answer_and_order(_search(repo, cache, *question))
     assert cold == warm
-    assert warm[1][:2] == [("shop/use.py", 10, "callsite"), ("shop/store.py", 2, "definition")]
+    # the definition asked about leads, then the call on a Store; the Cache's call is no caller
+    assert warm[1][:2] == [("shop/store.py", 2, "definition"), ("shop/use.py", 10, "callsite")]

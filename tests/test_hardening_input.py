@@ -138,7 +138,6 @@ def test_a_nul_byte_or_bytes_that_are_no_utf8_in_the_query_are_refused(repo: Pat
     [
         ("\n\nraise ValueError\n\n", "literal", "pkg/fields.py"),  # pasted with blank lines
         (" \r\n\t\nDateTime\r\n", "identifier", "pkg/use.py"),  # CRLF paste, blanks
-        ("\n\nDateTim\n", None, "pkg/fields.py"),  # a word: detected, then the literal retry
         ("\n\n_parse\\(value\\)\n", "regex", "pkg/fields.py"),
     ],
 )
@@ -151,6 +150,14 @@ def test_a_one_line_query_between_blank_lines_is_searched(
     assert run.returncode == 0 and run.stderr == "", run.stderr
     assert found in {f["file"] for f in run.json()["findings"]}
     assert run.json()["summary"]["mode_chain"][-1] == (mode or "literal")
+
+
+def test_a_near_miss_between_blank_lines_is_told_the_defined_name(repo: Path) -> None:
+    """A word only found inside a longer defined name (``DateTim``): not found, with the
+    name it is near suggested (issue 42: did-you-mean, not substring matches)."""
+    run = run_cq("search", "\n\nDateTim\n", "--root", str(repo), "--no-rewrite", "--format", "json")
+    assert run.returncode == 1 and run.stderr == "", run.stderr
+    assert "DateTime" in run.stdout
 
 
 def test_a_regex_of_several_lines_is_one_line_error(repo: Path) -> None:
