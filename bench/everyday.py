@@ -63,6 +63,7 @@ class _JsonAnswer(msgspec.Struct, frozen=True):
     name: str | None = None  # null when the Answer names nothing (a best hit, nothing found)
     file: str | None = None
     line: int | None = None
+    calls: list[int] = []  # a callers or usage Answer's sites, indexes into ``findings``
     provisional: bool = False  # the report says a later run may answer otherwise
 
 
@@ -212,6 +213,9 @@ def read_report(raw: bytes, q: Question) -> tuple[str, Place | None, str, list[P
         answer_kind = own.kind
         note = "json-answer, provisional" if own.provisional else "json-answer"
         answer = _place_at(findings, own) if own.file else None
+        if own.kind in ("callers", "ambiguous_callers") and own.calls:
+            # a callers Answer is its first call's function, as the markdown-derived one is
+            answer = _finding_place(findings[own.calls[0]])
     else:
         answer_kind, answer = _derived_answer(result)
         note = "derived"
