@@ -157,7 +157,11 @@ def test_clear_removes_every_cache_kind_and_nothing_else(
     cleared = run_cq("cache", "clear")
     assert cleared.returncode == 0 and cleared.stderr == "", cleared.stderr
     (line,) = cleared.stdout.splitlines()
-    assert line.startswith(f"cleared {cache}: {_mb(before - _bytes(cache))} freed"), line
+    assert line.startswith(f"cleared {cache}: "), line
+    # what it says it freed is what left the dir, to the rounding of one figure: sqlite folds
+    # and removes its log and shared memory as the last connection closes, so a few KB move
+    said = float(line.split(": ", 1)[1].split(" MB freed", 1)[0])
+    assert abs(said - (before - _bytes(cache)) / MB) <= 0.1 + 1e-9, line
     assert "1 repository index" in line and "1 embedding vector store" in line
 
     left = _files(cache)
