@@ -17,7 +17,7 @@ import msgspec
 from cq.index.coverage import UnitReader
 from cq.index.dense import with_dense
 from cq.index.evidence import Evidence
-from cq.index.function_signals import Asked, Candidate, frame
+from cq.index.function_signals import INNERMOST_FRAME, Asked, Candidate, frame
 from cq.index.functions import Ranked, asked, rerank_units
 from cq.index.fuse import FileVote, UnitVote, fusion_name
 from cq.index.order import fused_order, sizes_of
@@ -133,7 +133,7 @@ def _pool(
     for unit in units[size:]:
         vote = unit[0]
         candidate = Candidate(file=vote.file, qualname=vote.qualname, fused=vote.fused)
-        if frame(candidate, last_name(vote.qualname), question) >= 1.0:
+        if frame(candidate, last_name(vote.qualname), question) >= INNERMOST_FRAME:
             return [*pool, unit]
     return pool
 
@@ -143,10 +143,14 @@ def _with_innermost_frame(pool: list[Ranked], most: int) -> list[Ranked]:
     whatever its score (it replaces the last): where the error was raised is always worth
     reading, however little of the question's words it holds."""
     kept = pool[:most]
-    if not kept or any(r.scored.signals.get("frame", 0.0) >= 1.0 for r in kept):
+    if not kept or any(_is_innermost(r) for r in kept):
         return kept
-    innermost = next((r for r in pool[most:] if r.scored.signals.get("frame", 0.0) >= 1.0), None)
+    innermost = next((r for r in pool[most:] if _is_innermost(r)), None)
     return kept if innermost is None else [*kept[: most - 1], innermost]
+
+
+def _is_innermost(r: Ranked) -> bool:
+    return r.scored.signals.get("frame", 0.0) >= INNERMOST_FRAME
 
 
 def _lead_with(

@@ -106,6 +106,11 @@ def is_test(c: Candidate) -> bool:
     return path_role(c.file) == "test" or last_name(c.qualname).startswith("test_")
 
 
+# ``frame``'s value for the traceback's innermost frame (0.8 ** 0): a definition, not a tuned
+# number; the Relevant Functions pool keeps the function it names (``index.apply``)
+INNERMOST_FRAME = 1.0
+
+
 def frame(c: Candidate, name: str, question: Asked) -> float:
     """1 for the innermost traceback frame naming this function in its file, less for each
     frame further out (0.8 each: hand-set); 0 when no frame names it."""
@@ -116,7 +121,7 @@ def frame(c: Candidate, name: str, question: Asked) -> float:
             continue
         if question.frame_paths and not any(_same_file(c.file, p) for p in question.frame_paths):
             continue
-        best = max(best, 0.8**depth)
+        best = max(best, INNERMOST_FRAME * 0.8**depth)
         break
     return round(best, 6) if n else 0.0
 
