@@ -12,6 +12,18 @@ from typing import Any
 
 import pytest
 
+import cq
+
+# Every cq these tests start (``python -m cq``, the ``cq`` script, a server) runs the code this
+# process imported. ``python -m`` puts the working directory first on ``sys.path``: from the
+# checkout that is the checkout's cq, from anywhere else the installed one, which after a
+# plain ``pip install .`` is another copy (another install, another server directory) than
+# the one the tests compare with.
+_TESTED = str(Path(cq.__file__).resolve().parent.parent)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [_TESTED, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+)
+
 
 class CqRun:
     """The outcome of one ``cq`` subprocess."""
