@@ -28,8 +28,8 @@ ENV_READERS = {
     "cq.tools": "where rg lives (process-wide) and rg's child environment",
     "cq.cache.place": "where cq's cache lives: used by cq cache / cq index outside searches",
     "cq.semantic.view": "the environment Pyrefly's process is started with (a child's)",
-    "cq.cli": "front end: CQ_DEBUG",
-    "cq.cli_search": "front end: CQ_ROOT, CQ_FORMAT, NO_COLOR, TERM",
+    "cq.search.command": "front end: CQ_DEBUG",
+    "cq.search.request": "front end: CQ_ROOT, CQ_FORMAT, NO_COLOR, TERM",
     "cq.cli_index": "front end: CQ_ROOT",
     "cq.cli_embed": "front end: CQ_ROOT",
     "cq.embed.background": "the environment an embedding build's process is started with",
@@ -45,6 +45,7 @@ ENV_READERS = {
 # Who may call cq.env's readers: the settings builder and the front ends (the MCP answer
 # budget's floor, the server's idle time) beside the readers above.
 ENV_CALLERS = {
+    "cq.cli",  # cq mcp's CQ_* values checked before it starts
     "cq.settings",
     "cq.profiles",
     "cq.llm_settings",
