@@ -1,7 +1,9 @@
-"""Command line: ``cq search``, and the other subcommands, on argparse.
+"""The command line read and handed to its subcommand: ``cq`` and ``python -m cq`` start here
+(``entry``), ``main`` runs one command line in this process, ``build_parser`` is every
+subcommand's parser (what ``cq completions`` and ``tools/gen_reference.py`` walk).
 
-Every failure a user can cause ends in one ``cq: ...`` line on stderr and exit 2.
-Exit codes follow rg: 0 results, 1 none, 2 error.
+Every failure a user can cause ends in one ``cq: ...`` line on stderr and exit 2
+(``cq.search.exit_code``). Exit codes follow rg: 0 results, 1 none, 2 error.
 """
 
 from __future__ import annotations
@@ -25,12 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
         "search", help="search code", description=SEARCH_HELP, allow_abbrev=False
     )
     add_search_options(search)
-    from cq.cli_agent import add_agent_parser
-    from cq.cli_cache import add_cache_parser
-    from cq.cli_embed import add_embed_parser
-    from cq.cli_index import add_index_parser
-    from cq.cli_mcp import add_mcp_parser
-    from cq.cli_server import add_server_parser
+    from cq.cli.agent import add_agent_parser, add_mcp_parser
+    from cq.cli.cache import add_cache_parser
+    from cq.cli.embed import add_embed_parser
+    from cq.cli.index import add_index_parser
+    from cq.cli.server import add_server_parser
 
     add_agent_parser(sub)
     add_mcp_parser(sub)
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "schema", help="print the JSON Schema of the search result", description=_SCHEMA_HELP
     )
-    from cq.cli_completions import add_completions_parser
+    from cq.cli.completions import add_completions_parser
 
     add_completions_parser(sub)
     return parser
@@ -56,6 +57,18 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 _SCHEMA_HELP = "Print the JSON Schema of what 'cq search --format json' prints."
+
+
+def _print_schema() -> int:
+    """``cq schema``: the JSON Schema of the ``--format json`` report, generated from the
+    structs themselves (``cq.report.report_schema``)."""
+    import msgspec
+
+    from cq.report import report_schema
+
+    schema = report_schema()
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(schema), indent=2).decode() + "\n")
+    return 0
 
 
 def entry() -> None:
@@ -120,35 +133,33 @@ def _run(argv: Sequence[str] | None) -> int:
 
         check_environment()  # a bad CQ_* value is reported by name before any work
     if args.command == "agent":
-        from cq.cli_agent import run_agent_command
+        from cq.cli.agent import run_agent_command
 
         return run_agent_command(args)
     if args.command == "mcp":
-        from cq.cli_mcp import run_mcp_command
+        from cq.cli.agent import run_mcp_command
 
         return run_mcp_command(args)
     if args.command == "cache":
-        from cq.cli_cache import run_cache_command
+        from cq.cli.cache import run_cache_command
 
         return run_cache_command(args)
     if args.command == "index":
-        from cq.cli_index import run_index_command
+        from cq.cli.index import run_index_command
 
         return run_index_command(args)
     if args.command == "embed":
-        from cq.cli_embed import run_embed_command
+        from cq.cli.embed import run_embed_command
 
         return run_embed_command(args)
     if args.command == "server":
-        from cq.cli_server import run_server_command
+        from cq.cli.server import run_server_command
 
         return run_server_command(args)
     if args.command == "schema":
-        from cq.cli_schema import print_schema
-
-        return print_schema()
+        return _print_schema()
     if args.command == "completions":
-        from cq.cli_completions import print_completions
+        from cq.cli.completions import print_completions
 
         return print_completions(args, build_parser())
     build_parser().print_help()
