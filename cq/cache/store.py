@@ -7,13 +7,12 @@ compression in ``codec.py``, failures in ``faults.py``: every failure is a miss,
 warning. Reads are one query per 500 keys; a put costs what it writes.
 
 A put's cost does not grow with the cache (``python -m bench.cache_growth --part put``;
-figures in ``bench/results/cache-figures.md``). The old store summed every row on each put and kept
-blobs inline in the rows it walked.
+figures in ``bench/results/cache-figures.md``). The old store summed every row on each put and
+kept blobs inline in the rows it walked.
 
-Why not ``diskcache``: it read a search's keys many times slower
-(``python -m bench.cache_growth --part diskcache``; ``bench/results/cache-figures.md``). Its ``get``
-is one query
-per key and, with the least-recently-used policy, a write per read; cq reads a search's
+Why not ``diskcache``: it read a search's keys many times slower (``python -m
+bench.cache_growth --part diskcache``; ``bench/results/cache-figures.md``). Its ``get`` is one
+query per key and, with the least-recently-used policy, a write per read; cq reads a search's
 records in one batch, so that decides it. It also culls at most 10 rows per ``set`` (a
 large write leaves it over its limit), has no namespaces and sets nothing aside when its
 database is corrupt.
