@@ -150,12 +150,18 @@ def _nested_defaults(table: dict[str, Any], default: msgspec.Struct) -> dict[str
 
 
 def _check_numbers(name_or_path: str, prefix: str, group: msgspec.Struct) -> None:
+    """Every number of ``group`` finite and 0 or more; a group's ``signed`` fields (a weight
+    that counts against, ``SignalWeights.test``) finite only."""
+    signed = getattr(type(group), "signed", frozenset())
     for name in group.__struct_fields__:  # not ``structs.fields``: it resolves annotations
         value = getattr(group, name)
         if isinstance(value, msgspec.Struct):
             _check_numbers(name_or_path, f"{prefix}.{name}", value)
         elif isinstance(value, int | float) and not isinstance(value, bool):
-            _check_weight(name_or_path, f"{prefix}.{name}", value)
+            if name not in signed:
+                _check_weight(name_or_path, f"{prefix}.{name}", value)
+            elif not math.isfinite(value):
+                _invalid(name_or_path, f"{prefix}.{name}", f"must be a finite number, not {value}")
 
 
 def load_rank_weights(name_or_path: str, root: str) -> RankWeights:

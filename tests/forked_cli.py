@@ -27,8 +27,8 @@ from pathlib import Path
 # Imported once, before the first fork: what a search imports lazily on its path.
 _WARM = (
     "cq.cli",
-    "cq.cli_search",
-    "cq.cli_listing",
+    "cq.search.request",
+    "cq.search.listing",
     "cq.pipeline",
     "cq.report",
     "cq.assemble",

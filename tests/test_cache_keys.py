@@ -66,5 +66,5 @@ def test_code_no_builder_imports_keeps_every_namespace(tmp_path: Path) -> None:
     root = _copy_of_cq(tmp_path)
     before = _namespaces(root)
     _touch(root, "report/markdown.py")
-    _touch(root, "cli.py")
+    _touch(root, "cli/dispatch.py")
     assert _namespaces(root) == before

@@ -148,6 +148,23 @@ def test_imports_run_one_way() -> None:
     assert wrong == []
 
 
+def test_only_the_entry_point_imports_the_cli() -> None:
+    """The CLI is the top: the server's search process runs a search through ``cq.search``
+    (the command line a search shares with the CLI), never the CLI's own module."""
+    wrong = sorted(
+        f"{module} -> {target}"
+        for module, targets in _graph().items()
+        if module != "cq.__main__" and not _is_cli(module)
+        for target in targets
+        if _is_cli(target)
+    )
+    assert wrong == []
+
+
+def _is_cli(module: str) -> bool:
+    return module == "cq.cli" or module.startswith(("cq.cli.", "cq.cli_"))
+
+
 def test_production_modules_carry_no_test_hook() -> None:
     """A test that must interfere with a run installs its hook from ``tests/hooked_cq.py``;
     no module of cq reads a test-only setting or names that script."""

@@ -28,10 +28,10 @@ ENV_READERS = {
     "cq.tools": "where rg lives (process-wide) and rg's child environment",
     "cq.cache.place": "where cq's cache lives: used by cq cache / cq index outside searches",
     "cq.semantic.view": "the environment Pyrefly's process is started with (a child's)",
-    "cq.cli": "front end: CQ_DEBUG",
-    "cq.cli_search": "front end: CQ_ROOT, CQ_FORMAT, NO_COLOR, TERM",
-    "cq.cli_index": "front end: CQ_ROOT",
-    "cq.cli_embed": "front end: CQ_ROOT",
+    "cq.search.command": "front end: CQ_DEBUG",
+    "cq.search.request": "front end: CQ_ROOT, CQ_FORMAT, NO_COLOR, TERM",
+    "cq.cli.index": "front end: CQ_ROOT",
+    "cq.cli.embed": "front end: CQ_ROOT",
     "cq.embed.background": "the environment an embedding build's process is started with",
     "cq.agent.mcp_server": "front end: CQ_ROOT, the answer budget",
     "cq.agent.manifest": "the agent installer: where the cache is, for its manifest",
@@ -45,6 +45,7 @@ ENV_READERS = {
 # Who may call cq.env's readers: the settings builder and the front ends (the MCP answer
 # budget's floor, the server's idle time) beside the readers above.
 ENV_CALLERS = {
+    "cq.cli.dispatch",  # cq mcp's CQ_* values checked before it starts
     "cq.settings",
     "cq.profiles",
     "cq.llm_settings",
@@ -98,7 +99,7 @@ def test_no_stage_reads_a_profile_or_the_user_config() -> None:
     profile; only ``cq.llm_settings`` opens the user's config file."""
     readers = {"read_profile", "load_tuning", "load_profile", "load_rank_weights", "load_config"}
     # the rewrite reads the LLM's config files only when it asks the model (cq.settings)
-    allowed = {"cq.settings", "cq.profiles", "cq.llm_settings", "cq.cli_index", "cq.rewrite.run"}
+    allowed = {"cq.settings", "cq.profiles", "cq.llm_settings", "cq.cli.index", "cq.rewrite.run"}
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))

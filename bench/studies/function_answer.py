@@ -34,7 +34,6 @@ from cq.index.functions import (
     Candidate,
     Hit,
     Scored,
-    SignalWeights,
     asked,
     measured,
     ordered,
@@ -42,7 +41,7 @@ from cq.index.functions import (
 from cq.index.query import asked_words
 from cq.index.scopes import rg_scope_key
 from cq.index.units import Unit
-from cq.model.index_tuning import IndexTuning
+from cq.model.index_tuning import IndexTuning, SignalWeights
 from cq.rewrite import stem, understand
 from cq.rewrite.words import subwords
 

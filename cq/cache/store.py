@@ -6,15 +6,13 @@ ahead at open, size and recency rows apart from the values), the bound in ``boun
 compression in ``codec.py``, failures in ``faults.py``: every failure is a miss, with one
 warning. Reads are one query per 500 keys; a put costs what it writes.
 
-Put cost against cache size (``bench/cache_growth.py --part put``, fresh process, ms, the
-store before this one -> this one): one entry into 1 GB 2026 -> 0.7 (hot), 12,360 -> 12.9
-(dropped from the page cache); 300 entries 1,627 -> 124 (hot; 64 at 2 MB, noise +-60).
-The old store summed every row on each put and kept blobs inline in the rows it walked.
+A put's cost does not grow with the cache (``python -m bench.cache_growth --part put``;
+figures in ``bench/results/cache-figures.md``). The old store summed every row on each put and
+kept blobs inline in the rows it walked.
 
-Why not ``diskcache`` (5.6.3; ``--part diskcache``, both filled to 512 MB, in-process ms,
-median of 5): reading 300 present keys 168.6 (diskcache) against 7.0 (this store), 1,000
-absent keys 61.9 against 18.7; putting 300 entries 58 against 74. Its ``get`` is one query
-per key and, with the least-recently-used policy, a write per read; cq reads a search's
+Why not ``diskcache``: it read a search's keys many times slower (``python -m
+bench.cache_growth --part diskcache``; ``bench/results/cache-figures.md``). Its ``get`` is one
+query per key and, with the least-recently-used policy, a write per read; cq reads a search's
 records in one batch, so that decides it. It also culls at most 10 rows per ``set`` (a
 large write leaves it over its limit), has no namespaces and sets nothing aside when its
 database is corrupt.

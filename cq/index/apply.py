@@ -108,6 +108,7 @@ def fuse_findings(
         signals,
         lines.reader.words,
         lines.reader.lines,
+        numbers.signals,
         tests_wanted=tests_wanted,
     )
     units = _with_innermost_frame(pool, numbers.functions)

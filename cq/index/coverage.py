@@ -3,10 +3,8 @@
 The fused unit order (``fuse.fused_units``) is a rank fusion of the index's units, rg's
 scopes and their files' places: its first ten often score within a few percent of each other,
 and ranks alone decide which is first. A question's answer was mostly among them but not
-first: on 48 one-line questions written blind on tuning-set trees
-(``bench/data/questions-blind.jsonl``) the first Relevant Function was right for 12, one of
-the first five for 36; with this reorder and ``with_members``, 16 and 35 (the other two sets
-of 48: 17 -> 19 and 17 -> 19; one of the first five 25 -> 32 and 26 -> 29). Reading each of
+first, and this reorder puts it first more often (the blind questions of
+``bench/data/questions-blind*.jsonl``; ``bench/results/index-decisions.md``). Reading each of
 the first candidates' own text (names, signature, docstring, body) and counting which of the
 asked words it holds, each word weighted by how few of the candidates hold it, tells the
 function that does what the question says from its neighbours that share the file's
@@ -165,12 +163,9 @@ def with_members(
     has stopped improving") was the index's first unit for "when does training get halted
     because the monitored metric stopped improving?", and none of its methods was listed;
     now ``EarlyStopping.step``. A class none of whose methods holds a word stays, and is
-    left out of the list as before. ``python -m bench.studies.index_fusion --signals ...``
-    (after ``by_coverage``), fn Hit@1/Hit@5 fused: python_tuning 313 texts
-    38.6/67.5 -> 40.0/68.5, titles 25.8/51.9 ->
-    26.4/52.5, lite-dev 22 titles 50.0/65.0 -> 55.0/65.0, texts unchanged. Rust's types and
-    impl blocks keep their place: the same for them moved rust_tuning 123 texts 25.4/44.1 ->
-    24.6/43.2, titles 20.3/41.5 -> 19.5/42.4."""
+    left out of the list as before. It helps Python's questions; Rust's types and
+    impl blocks keep their place, where the same lowered the Rust set a little
+    (``python -m bench.studies.index_fusion --signals``; ``bench/results/index-decisions.md``)."""
     out: list[IndexHit] = []
     for hit in units:
         if hit.kind == "class" and not is_rust(hit.path):

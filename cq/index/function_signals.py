@@ -51,17 +51,10 @@ def sizes(lengths: Sequence[int] | None, n: int) -> list[float]:
     """Each candidate's length, ``log(1 + lines)`` over the longest's (0-1): a one-line
     question (an issue's title) names what goes wrong in a few words that many candidates hold
     alike, and a fix lands in a long function more often than in a short one. It orders the
-    Relevant Functions after the Answer, not the Answer: ``python -m
-    bench.studies.function_answer --probe`` (its ``--data``/``--raw`` pairs: python_tuning
-    --sample 100, swebench_lite_dev_tuning 22 and rust_tuning --sample 60, reports saved
-    listing 40, the first ``function_pool`` reranked as a search does), fn Hit@1 / Hit@5 at
-    weight 0 -> 1.0: python titles 27.2/46.7 -> 27.2/54.3 (0.4 / 0.8: Hit@5 48.9 / 52.2; 1.2
-    as 1.0), lite-dev titles 55/55 unchanged; rust titles (not tuned on) 16.1/50.0 ->
-    16.1/51.8. Leave one repository out over the python and lite-dev titles (14 folds, each
-    scored with the weight best on the others): 1.0 chosen in every fold, held out 32.1/54.5
-    as in sample. The Answer by it as well (1.0): python titles Hit@1 27.2 -> 25.0, lite-dev
-    titles 55 -> 40; on issue texts it lowers both (python 46.7/73.9 -> 43.5/69.6), so it is
-    0 for them (``Asked.one_line``)."""
+    Relevant Functions after the Answer, not the Answer: ordering the Answer by it as well
+    lost Answers, and on issue texts it lowers both, so it is 0 for them (``Asked.one_line``).
+    Measured by ``python -m bench.studies.function_answer --probe``
+    (``bench/results/function-signals.md``)."""
     if not lengths:
         return [0.0] * n
     top = math.log1p(max(lengths))
@@ -70,14 +63,9 @@ def sizes(lengths: Sequence[int] | None, n: int) -> list[float]:
 
 def message(inside: list[str], question: Asked) -> float:
     """1 when rg found, inside the function, a message the text quotes (an error line's, or a
-    phrase in quotes, ``Mentions.messages``): the program printed it from there. Weight 1.0
-    (hand-set; 0.5 and 2.0 measured the same but for one lite-dev title's Answer at 0.5).
-    bench.localization as ``rerank_units``, fn Hit@5 / Answer edited: lite-dev 22 titles
-    55/55 -> 60/60 (sqlfluff's '"Dropped elements in sequence matching" when doubled
-    semicolon': ``check_still_complete``, was ``Sequence.match``); python_tuning 313 texts
-    Answer 44.7 -> 45.1, titles unchanged; rust_tuning 123 unchanged; file orders unchanged
-    at every k. Quoted phrases are 10 of python_tuning's 313 titles, error lines and
-    quotes 93 of its texts."""
+    phrase in quotes, ``Mentions.messages``): the program printed it from there. Its weight was
+    hand-set; 0.5 and 2.0 measured the same (``bench/results/function-signals.md``,
+    ``python -m bench.localization``): few titles quote a phrase, many texts an error line."""
     if not question.messages:
         return 0.0
     return 1.0 if any(text.lower() in question.messages for text in inside) else 0.0
@@ -138,10 +126,8 @@ def _same_file(path: str, printed: str) -> bool:
 def inside(candidates: Sequence[Candidate], hits: Iterable[Hit]) -> list[list[str]]:
     """The matched text of each of rg's findings inside each candidate, its own definition
     line too: a pattern that matched the function's name says more than one that matched a
-    call in its caller (``Store.insert_edge`` lost to its 60 callers without it). On the
-    saved reports of ``SignalWeights`` (fn Hit@1 / Hit@5), counting it: python texts
-    47.8/70.7 -> 47.8/73.9, titles unchanged; lite-dev unchanged; rust texts 26.8/44.6 ->
-    28.6/42.9, titles 17.9/51.8 -> 19.6/50.0."""
+    call in its caller (``Store.insert_edge`` lost to its 60 callers without it). Counting it helped
+    Python issue texts and moved the rest little (``bench/results/function-signals.md``)."""
     at = {(c.file, c.qualname): i for i, c in enumerate(candidates)}
     found: list[list[str]] = [[] for _ in candidates]
     for h in hits:

@@ -15,34 +15,12 @@ order; its final score is its fused score relative to the best plus the weighted
 The signals that moved it are kept as its evidence (the report shows the Answer's; JSON
 keeps every value).
 
-Measured and left out (``bench/studies/function_answer.py`` on the saved reports below, no
-gain that held on both texts and titles): the share of a function's own name the question
-asks (0.1: python texts Hit@1 47.8 -> 44.6; it would answer "how are buckets created?"
-with ``create_bucket``, but issue titles are not such questions), the rewriter's guessed
-names (0.1: texts Hit@1 47.8 -> 44.6, lite-dev titles 55 -> 45), calls between candidates
-(called by a strong one, 0.1: titles Hit@1 27.2 -> 22.8; calling one: texts 47.8 -> 44.6).
-For one-line questions alone (``--probe``, on top of ``function_signals.sizes``), python titles fn
-Hit@1 / Hit@5 27.2/54.3: a name all of whose words are asked 23.9/51.1 at 0.1 (26.1/53.3 at -0.1;
-for questions led by a question word alone, which titles seldom are, the Answer of the 240 blind
-questions of ``bench/data/questions-blind*.jsonl`` (``bench.studies.question_answers``) went 96 ->
-94 / 89 / 82 at 0.2 / 0.5 / 1.0, names of two words or more), its share of them or of their rarity
-in the pool's names at best the same, rg's definition of its name 25.0/51.1, a private name (-0.1)
-27.2/53.3; 40 fused units instead of 30 as 30.
-Measured by ``bench.localization`` (python_tuning 313 titles fn Hit@5, before ``titled``
-59.0): rg's first 5 or 10 scopes joining the pool 58.6 (texts 72.5 -> 72.2 at 10); each of
-the first 3 or 5 files bringing its 1 or 2 functions that hold most of the question 58.6-59.0
-(texts 72.5 -> 71.5-71.9); at most 1-4 functions of a file among the first five 50.5-58.3
-(replayed on the reports); the class a title names weighing its Answer too (0.3: Answer
-30.5 -> 30.2, which is why ``titled`` orders only the list after it); a title's Answer taken
-from its first file's functions only (Answer 30.5 -> 28.5, lite-dev titles 60 -> 50).
-Titles' Answer, replayed on reports listing the whole pool (``bench.studies.answer_model``,
-python_tuning 313 and lite-dev 22 titles, 102 of 315 right): a conditional logit over these
-signals and nine more (the asked share of a name, a name or class spelled by adjacent title
-words, constructors, private and special names, classes, the fused rank) fitted leaving one
-repository out picks 102 (at most 105 in sample); constructors weighed down for titles as for
-how-questions (0.1-0.5), 102 -> 103 held out; passing over any one kind of Answer (private,
-examples, no rg hit inside, a later file, little of the question, short, free functions)
-loses more than it gains.
+What was measured and left out (the share of a function's own name the question asks, the
+rewriter's guessed names, calls between candidates, rg's first scopes joining the pool, a
+title's Answer from its first file alone, a conditional logit over more signals) gained
+nothing that held on both issue texts and titles. The weights are ``IndexTuning.signals``;
+how each was measured, and the figures of what was left out: ``bench/results/function-signals.md``
+(``python -m bench.studies.function_answer``, ``python -m bench.localization``).
 
 Pure over plain data, so the study replays saved reports with exactly this code.
 """
@@ -60,41 +38,13 @@ from cq.index.function_signals import Asked, Candidate, Hit
 from cq.index.fuse import UnitVote
 from cq.index.scopes import rg_scope_key
 from cq.model import Finding, Question
+from cq.model.index_tuning import SignalWeights
 from cq.model.language import is_rust
 from cq.rank import last_name
 from cq.rewrite import split_dotted, stem
 
-
-class SignalWeights(msgspec.Struct, frozen=True, kw_only=True):
-    """How much each signal adds to a candidate's relative fused score (0-1).
-
-    Tuned by coordinate ascent over ``function_answer.GRID`` on saved reports (``python -m
-    bench.localization --raw-dir`` listing 40 functions; python_tuning --sample 100 and
-    swebench_lite_dev_tuning 22, texts and titles): ``python -m bench.studies.function_answer
-    --data ../shared/eval/python_tuning.jsonl --raw RAW/py100 --data
-    ../shared/eval/swebench_lite_dev_tuning.jsonl --raw RAW/lite --grid``. fn Hit@1 / Hit@5 as
-    saved -> reranked (before ``function_signals.inside`` counted a definition line): python
-    texts 33.7/63.0 -> 47.8/70.7, titles 20.7/45.7 -> 27.2/47.8; lite-dev texts 70/75 -> 75/75,
-    titles 55/55 -> 55/60; rust_tuning --sample 60 (not tuned on) texts 23.2/41.1 -> 26.8/44.6,
-    titles 16.1/42.9 -> 17.9/51.8. Leave one repository out (14 folds, each scored with the
-    weights best on the others): texts 49.1/67.9, titles 29.5/50.9, near the in-sample figures;
-    a weight set of the titles' own did no better held out than this shared one. ``frame`` is at
-    its grid's top, and few issues of these sets have a traceback that names a tree's function
-    (1.0 or 4.0: the same figures)."""
-
-    frame: float = 2.0
-    written: float = 0.2
-    owner: float = 0.1
-    inside: float = 0.2
-    file: float = 0.1
-    covers: float = 0.8
-    test: float = -0.3
-    size: float = 1.0  # one-line questions, after the Answer: ``function_signals.sizes``
-    titled: float = 0.3  # one-line questions, after the Answer: ``_AFTER``
-    message: float = 1.0  # ``function_signals.message``
-    constructor: float = -1.0  # how-questions, the Answer only: ``_ANSWER_ONLY``
-
-
+# The default weights (``IndexTuning.signals``): what a search with no profile uses, and what
+# the study of them (``bench/studies/function_answer.py``) starts from.
 WEIGHTS = SignalWeights()
 
 
@@ -227,18 +177,12 @@ def ordered(measured: Sequence[Scored], weights: SignalWeights = WEIGHTS) -> lis
 # Signals that order the list after the Answer, not the Answer: a one-line question's
 # (an issue's title) function lengths (``function_signals.sizes``) and, as ``titled``, ``owner``
 # again: a class a title names outright holds the method to change more often than one its words
-# merely meet. bench.localization as ``rerank_units``, titled at 0 / 0.3 / 0.6 / 1.0, python_tuning
-# 313 titles fn Hit@5 59.0 / 60.0 / 59.7 / 59.7 (Answer 30.5 at each; +3 -0 issues at 0.3); sample
-# 100 56.5 -> 57.6; lite-dev titles 60 at each; texts (titled is 0 for them) and rust_tuning 123
-# unchanged. Leave one repository out over the python and lite-dev titles (14 folds): 0.3 chosen in
-# every fold, held out 60.0 as in sample.
+# merely meet. Measured on titles by bench.localization (bench/results/function-signals.md).
 _AFTER = ("size", "titled")
 # Signals that choose the Answer, not the list's order: a how-question's constructors
 # (``function_signals.constructor``) stay listed where their score puts them, since what they
-# store is often what the answer reads. Replayed on the 288 blind questions' reports
-# (``bench/data/questions-blind*.jsonl``; the first four sets were read before, the last two
-# not), Answer 118 -> 124 (+6 -0; sets 5 and 6: 20 -> 22, 22 -> 23); issue titles, which are
-# no questions, unchanged (python_tuning 313, lite-dev 22, rust_tuning 123).
+# store is often what the answer reads. Measured on the blind questions' reports; issue titles,
+# which are no questions, unchanged (bench/results/function-signals.md).
 _ANSWER_ONLY = ("constructor",)
 
 
@@ -265,20 +209,20 @@ def rerank_units(
     question: Asked,
     read: Callable[[UnitVote], frozenset[str] | None],
     size: Callable[[UnitVote], int] | None = None,
+    weights: SignalWeights = WEIGHTS,
     *,
     tests_wanted: bool = False,
 ) -> list[Ranked]:
     """A search's fused units (each with its namesakes) in their final order: ``findings``
-    are rg's, ``files`` the fused file order, ``read`` a unit's words, ``size`` its lines.
+    are rg's, ``files`` the fused file order, ``read`` a unit's words, ``size`` its lines,
+    ``weights`` the signals' (``IndexTuning.signals``).
 
     Namesakes (``fuse.with_namesakes``: one file's functions of one name) enter the pool
     together, and each is scored on its own: the fused order let the best-fused stand for
     them, so ``AHNet.__init__`` hid ``PSP.__init__``, which holds the ``up_modules`` that
     MONAI's "Missing up_modules in AHNet" asks about (``_grouped`` says how they are listed).
-    bench.localization (the commands of ``SignalWeights``), fn Hit@5 / Answer edited:
-    python_tuning 313 titles 58.3/30.5 -> 59.0/30.5, texts 72.9/45.1 -> 72.5/44.7; sample
-    100 titles 54.3/27.2 -> 56.5/27.2, texts 73.9/45.7 -> 75.0/44.6; rust_tuning 123 titles
-    50.8/20.3 -> 50.8/21.2, texts 47.5/22.9 -> 47.5/23.7; lite-dev 22 unchanged."""
+    Scored one by one, they find more of the gold functions of issue titles and lose none
+    of the Answers (``bench/results/function-signals.md``, ``python -m bench.localization``)."""
     flat = [v for vote, namesakes in units for v in (vote, *namesakes)]
     candidates = [Candidate(file=v.file, qualname=v.qualname, fused=v.fused) for v in flat]
     hits = [
@@ -294,7 +238,7 @@ def rerank_units(
     held = [read(v) for v in flat]
     sizes = [size(v) for v in flat] if size is not None and question.one_line else None
     found = measured(candidates, question, hits, files, held, sizes, tests_wanted=tests_wanted)
-    return _grouped([(flat[s.at], s) for s in ordered(found)])
+    return _grouped([(flat[s.at], s) for s in ordered(found, weights)])
 
 
 def _grouped(order: Sequence[tuple[UnitVote, Scored]]) -> list[Ranked]:

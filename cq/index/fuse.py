@@ -66,9 +66,9 @@ def index_file_order(
     Test files' units are ranked after the other files' units: a test file is demoted anyway,
     and its many small units (one per test, each saying the issue's words) took the unit ranks
     of the source files (nushell's tests/test_signatures.rs held the first 5 units of a type
-    annotation issue). rust_tuning 123, fused file Acc@5 texts 38.2 -> 39.0, titles 36.6 ->
-    37.4 (index alone Acc@10 52.0 -> 54.5, 48.0 -> 49.6; 7 issues up, 2 down). Python's
-    fusion gives units no vote (``index.python.w_units`` 0): unchanged there.
+    annotation issue). It raised the Rust sets' fused file order
+    (``bench/results/index-decisions.md``). Python's fusion gives units no vote
+    (``index.python.w_units`` 0): unchanged there.
     """
     scores: dict[str, float] = {}
     for rank, hit in enumerate(hits.files, 1):
@@ -101,11 +101,9 @@ def fused_files(
     Unless the question is about tests (``tests_wanted``: focus "tests"), a test file's fused
     score is multiplied by cq's test role multiplier (``roles``), as each order's own scores
     were: a rank fusion sees ranks only, so a test file both orders placed mid-list outranked
-    a source file only one of them found. bench/studies/index_fusion.py, fused file Acc@5 (Acc@10)
-    before -> after: rust_tuning 123 full 36.6 (53.7) -> 37.4 (56.1); lite-dev 22 full 95.5
-    (95.5) -> 95.5 (95.5), Acc@1 54.5 -> 59.1; lite-dev titles 72.7 (81.8) -> 72.7 (86.4);
-    python_tuning 313 full (main's signals) 57.8 (66.8) -> 59.1 (67.1). Docs and vendored
-    code keep their ranks (their multipliers too cost python_tuning Acc@10 2.6 points).
+    a source file only one of them found. It raised every set's fused file order or kept it
+    (``bench/results/index-decisions.md``). Docs and vendored code keep their ranks: demoting
+    them too cost Python's file order.
     """
     named = [m.path for m in hits.named] if hits and fusion.w_named else []
     defined = [m.path for m in hits.defined] if hits and fusion.w_defined else []
@@ -148,11 +146,11 @@ def file_prior(
     """A file's fused score multiplier before any evidence of the question: bigger files and
     files holding several of the index's best units are fixed more often.
 
-    On rust_tuning 123 (bench/studies/rust_signals.py), of the fused first 10
-    files 12.9% of those under 10 kB are gold, 20.6% of 10-50 kB, 27.7% of 50 kB and more
-    (titles 11.6/21.9/26.7%); 30.4% of those with 3 or more of the index's 50 best units,
-    8.1% of those with none (titles 29.9/14.5%). ``(bytes / 10 kB) ** fusion.size_exponent``
-    times ``1 + fusion.unit_votes * min(units, fusion.unit_votes_max)``; a file the manifest
+    Of a Rust question's fused first files, the big ones and those holding many of the
+    index's best units were gold several times as often as the rest (``python -m
+    bench.studies.rust_signals``; ``bench/results/index-decisions.md``).
+    ``(bytes / 10 kB) ** fusion.size_exponent`` times ``1 + fusion.unit_votes * min(units,
+    fusion.unit_votes_max)``; a file the manifest
     does not know counts as 10 kB. Weights: ``Fusion``'s notes."""
     a, per_unit, most = fusion.size_exponent, fusion.unit_votes, fusion.unit_votes_max
     if not a and not per_unit:
@@ -227,10 +225,9 @@ def fused_units(
 def _in_test_module(v: UnitVote) -> bool:
     """A Rust unit inside a ``mod tests`` (or ``mod test``) of a source file: test code, as a
     file under ``tests/`` is. cargo-generate's ``src/lib.rs`` filled 4 of the first 5 Relevant
-    Functions with ``tests::auto_locate_template_*``. bench/studies/index_fusion.py on saved
-    signals, function Hit@5 / Hit@1 fused: rust_tuning 123 texts 37.3/14.4 ->
-    39.0/12.7, titles 33.9/14.4 -> 36.4/15.3 (a fix's own tests are gold functions at times,
-    so texts' Hit@1 lost 2 issues); file orders unchanged."""
+    Functions with ``tests::auto_locate_template_*``. Demoting them found more gold functions
+    in the first five and lost two Answers where a fix's own tests were gold (``python -m
+    bench.studies.index_fusion``; ``bench/results/index-decisions.md``)."""
     scopes = v.qualname.split("::")[:-1]
     return is_rust(v.file) and ("tests" in scopes or "test" in scopes)
 
@@ -239,11 +236,9 @@ def with_namesakes(votes: list[UnitVote]) -> list[tuple[UnitVote, list[UnitVote]
     """Each unit with the later units of its file that share its last name, which leave the
     list: the methods of one trait implemented by many types of a file (clap's
     ``value_parser.rs`` has 12 ``possible_values``), or one method overridden in sibling
-    classes, read as one place, not eight lines of a top 10. bench/studies/index_fusion.py on
-    saved signals, function Hit@5 fused before -> after: rust_tuning
-    123 texts 36.4 -> 37.3, titles 33.1 both; python_tuning 313 texts 65.4 both, titles
-    50.5 -> 50.2 (one issue); lite-dev 22 unchanged; function Hit@1 unchanged everywhere
-    (commands: bench/results/2026-11-27-bench-log.md)."""
+    classes, read as one place, not eight lines of a top 10. Measured by ``python -m
+    bench.studies.index_fusion`` on saved signals: a little better for Rust, one issue
+    either way for Python (``bench/results/index-decisions.md``)."""
     out: list[tuple[UnitVote, list[UnitVote]]] = []
     first: dict[tuple[str, str], list[UnitVote]] = {}
     for v in votes:
@@ -264,20 +259,17 @@ def _container(v: UnitVote) -> bool:
 
     Rust: a type, an impl block or a module, by its index kind, or for an rg scope by Rust's
     naming (types are UpperCamelCase, functions snake_case, as rustc's lints ask). A type's
-    line in a finding (a field, a derive) pushed the functions out of Relevant Functions:
-    rust_tuning 123, function Hit@5 of the fused texts 24.6 -> 31.4, titles 24.6 -> 27.1
-    (bench/studies/index_fusion.py on saved signals; no gold function of the set is a type).
+    line in a finding (a field, a derive) pushed the functions out of Relevant Functions (no
+    gold function of the Rust set is a type; ``bench/results/index-decisions.md``).
 
     Python: a class the index found (its units' own text is what its methods leave: the
     header, the docstring, class attributes; its names field holds every method's name, so a
-    question naming a method ranked its class first). bench/studies/index_fusion.py (its fn
-    Hit@1 and fn Hit@5 columns, fused) on saved signals, requeried:
-    python_tuning 313 texts 19.7/61.4 -> 35.3/64.1, titles 13.9/45.8 -> 27.1/50.2; lite-dev
-    22 texts 50.0/65.0 -> 60.0/65.0, titles 30.0/50.0 -> 35.0/55.0. An rg scope (a finding
-    in a class body, outside its methods) is a class by PEP 8's naming, CapWords
-    (``OrderDiscount.Meta``): then texts Hit@1/5 35.3/64.1 -> 35.9/65.4, titles 27.1/50.2
-    -> 27.1/50.5, lite-dev titles Hit@1 35.0 -> 40.0, nothing lower. A private class's
-    leading underscores are not its first letter (pyro's ``_Subsample``).
+    question naming a method ranked its class first). Leaving classes out (and a
+    finding in a class body, outside its methods, counted as its class by PEP 8's naming,
+    CapWords: ``OrderDiscount.Meta``) put more of the gold functions first and lowered none
+    of the sets (``python -m bench.studies.index_fusion``;
+    ``bench/results/index-decisions.md``). A private class's leading underscores are not its
+    first letter (pyro's ``_Subsample``).
     """
     if is_python_module(v.file):
         return (

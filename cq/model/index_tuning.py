@@ -11,7 +11,7 @@ The fusion's figures are file Acc@5 of ``bench/studies/index_fusion.py`` (see
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import msgspec
 
@@ -167,6 +167,57 @@ class FieldBoosts(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         return {f: w for f in self.__struct_fields__ if (w := getattr(self, f))}
 
 
+_ASCENT = (
+    "measured: python -m bench.studies.function_answer --grid, coordinate ascent on saved "
+    "reports (python_tuning sample 100, lite-dev 22; bench/results/function-signals.md)"
+)
+_LOCALIZATION = "measured: python -m bench.localization (bench/results/function-signals.md)"
+
+
+class SignalWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How much each of a Relevant Function's signals (``cq/index/function_signals.py``, each
+    0-1) adds to its score relative to the best fused unit (``cq/index/functions.py``).
+
+    The first seven were chosen together, by coordinate ascent over the grid of
+    ``bench/studies/function_answer.py`` on saved reports of issue texts and titles, and checked
+    by leaving one repository out; the rest one at a time by the bench each note names. The
+    figures are in ``bench/results/function-signals.md``."""
+
+    # Weights that count against a function (a profile may set them below 0 too).
+    signed: ClassVar[frozenset[str]] = frozenset({"test", "constructor"})
+
+    frame: Annotated[
+        float, _why(f"{_ASCENT}; at the grid's top: few issues name a tree's function in a frame")
+    ] = 2.0
+    written: Annotated[float, _why(f"{_ASCENT}; the function's name written as code")] = 0.2
+    owner: Annotated[float, _why(f"{_ASCENT}; its class's name written as code")] = 0.1
+    inside: Annotated[float, _why(f"{_ASCENT}; rg's hits inside it")] = 0.2
+    file: Annotated[float, _why(f"{_ASCENT}; its file's place in the search's file order")] = 0.1
+    covers: Annotated[float, _why(f"{_ASCENT}; its share of the question's words")] = 0.8
+    test: Annotated[float, _why(f"{_ASCENT}; test code, unless the question is about tests")] = -0.3
+    size: Annotated[
+        float,
+        _why(
+            "measured: python -m bench.studies.function_answer --probe, one-line questions, "
+            "the list after the Answer (function_signals.sizes)"
+        ),
+    ] = 1.0
+    titled: Annotated[
+        float, _why(f"{_LOCALIZATION}; a class a title names, the list after the Answer")
+    ] = 0.3
+    message: Annotated[
+        float,
+        _why(f"hand-set, then {_LOCALIZATION.removeprefix('measured: ')}; a quoted message"),
+    ] = 1.0
+    constructor: Annotated[
+        float,
+        _why(
+            "measured: python -m bench.studies.question_answers on the blind questions' reports; "
+            "a how-question's constructor, the Answer only"
+        ),
+    ] = -1.0
+
+
 _MENTIONS = "bench/studies/index_fusion.py weighs the whole list (index.python.w_named)"
 
 
@@ -277,6 +328,10 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         int, _why("hand-set: findings of a file placed at its fused rank (30 findings: ~10 files)")
     ] = 3
     functions: Annotated[int, _why("hand-set: Relevant Functions listed")] = 10
+    signals: Annotated[
+        SignalWeights,
+        _why(f"{_ASCENT}; each weight's own note says how it was measured"),
+    ] = msgspec.field(default_factory=SignalWeights)
     function_pool: Annotated[
         int,
         _why(

@@ -360,9 +360,9 @@ def _death_signal() -> Callable[[], None]:
 
 # Pyrefly checks the tree for answers later searches read from the cache; a search does not
 # wait for it unless asked to (``--semantic-wait``). At the searches' priority it took their
-# CPU: warm questions through the server on the stand-in tree with one core busy
-# (``python -m bench.cold_questions --issues 10 --busy 1 --via server``) p50/p90 0.81/1.02 s,
-# and 0.40/0.51 s with the semantic stage off (``CQ_SEMANTIC=0``). Not tuned: the index's
+# CPU and warm questions through the server waited about twice as long as with the stage off
+# (``python -m bench.cold_questions --issues 10 --busy 1 --via server``;
+# bench/results/semantic-figures.md). Not tuned: the index's
 # background build runs at the same priority (``cq.index.behind``).
 _NICE = 10
 

@@ -9,10 +9,9 @@ in the cache is ``pending``; the report counts them (``Summary.semantic``). Who 
   answers; a later search shows them. The report never waits for it.
 - a one-shot search asks nobody and starts no Pyrefly: a fresh server, started beside
   classification, answered nothing within the tens of milliseconds an agent would not
-  notice (``cq search --semantic-wait 60000``, all answers in, load ~1.6: the stdlib's
-  ``register`` 0.55-0.60 s after enrichment, 30 hits; the 4-file tree of
-  ``tests/test_semantic.py`` 0.17-0.33 s, 4 hits), and its start costs ~0.1 CPU-s that the
-  search would pay for nothing.
+  notice (``cq search --semantic-wait 60000``: a fresh server's answers came tenths of a
+  second after enrichment; ``bench/results/semantic-figures.md``), and its start costs CPU
+  that the search would pay for nothing.
 - a search told to wait (``wait_ms``: ``CQ_SEMANTIC_WAIT_MS`` or ``[semantic] wait_ms``)
   asks in the foreground and shows what came within the wait (then the report depends on
   the clock, as the user asked); what came is stored too.

@@ -6,7 +6,7 @@ A conversation, each arrow one ``cq.server.wire`` frame:
   ``refused`` (the peer is another user). Then one of:
 - client -> server ``search`` with the client's stdin, stdout and stderr as fds. The server
   hands the connection and the fds to an idle search process, which answers ``started`` (its
-  pid, and its pidfd as a descriptor), waits for the client's ``go``, runs the CLI (what it
+  pid, and its pidfd as a descriptor), waits for the client's ``go``, runs the search (what it
   writes to a pipe or socket of the client's comes as ``output`` frames, base64, for the
   client to write: ``relay.py``), and answers ``exit`` with the code. Meanwhile the client
   may send ``cancel`` (^C); end of input from the client cancels too. Or the server
@@ -39,7 +39,7 @@ class Stream(msgspec.Struct, frozen=True):
 
 
 class Search(msgspec.Struct, frozen=True, tag="search", tag_field="kind"):
-    """Run the CLI with these arguments, as the client's process would have."""
+    """Run ``cq search`` with these words (``search`` first), as the client's process would."""
 
     argv: list[str]
     env: dict[str, str]

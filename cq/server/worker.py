@@ -1,4 +1,4 @@
-"""A search process of the cq server: runs the CLI for one client at a time, as the client would.
+"""A search process of the cq server: runs one client's search at a time, as the client would.
 
 Why the process, not the server itself, runs searches: a step in C can hold the interpreter
 lock for seconds, and the server must answer every ``hello`` at once (a client that hears
@@ -48,11 +48,11 @@ _GO_S = 10.0
 def main() -> None:
     control = Channel(socket.socket(fileno=int(sys.argv[1])))
     searching = threading.Event()
-    from cq.cli import build_parser
+    from cq.search import search_parser
     from cq.server.warm import warm_between, warm_process
 
     warm_process(searching)
-    build_parser()  # imports the option table and every subcommand's parser
+    search_parser()  # imports the option table and the flags built from it
     os.chdir("/")  # between searches the process holds no directory of anyone's
     control.send({"kind": "ready"})
     roots: set[str] = set()
@@ -74,26 +74,13 @@ def main() -> None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         else:
-            roots.add(_root_of(search))
-            _serve(search, fds)
+            roots.update(_serve(search, fds))
         retire = len(roots) >= WORKER_MAX_ROOTS or rss(os.getpid()) > WORKER_MAX_RSS
         control.send({"kind": "done", "retire": retire})
         _start_embedding_builds()
         if retire:  # its memory goes back with it; the server starts a fresh one
             break
         warm_between(searching)
-
-
-def _root_of(search: Search) -> str:
-    """The root a search names (``--root``, ``CQ_ROOT``, else its directory), as written:
-    only counted, to recycle a process that served many (``memory.WORKER_MAX_ROOTS``)."""
-    root = search.env.get("CQ_ROOT") or "."
-    for i, arg in enumerate(search.argv):
-        if arg == "--root" and i + 1 < len(search.argv):
-            root = search.argv[i + 1]
-        elif arg.startswith("--root="):
-            root = arg.removeprefix("--root=")
-    return os.path.join(search.cwd, root)
 
 
 def _start_embedding_builds() -> None:
@@ -105,24 +92,27 @@ def _start_embedding_builds() -> None:
             background.start_wanted()
 
 
-def _serve(search: Search, fds: list[int]) -> None:
-    """Answer ``started``, run the CLI on the client's streams once the client says ``go``,
-    answer ``exit``. The ``go`` makes the hand-over one decision: a client that gave up
+def _serve(search: Search, fds: list[int]) -> set[str]:
+    """Answer ``started``, run the search on the client's streams once the client says ``go``,
+    answer ``exit``; the root it searched, as written (only counted, to recycle a process that
+    served many: ``memory.WORKER_MAX_ROOTS``), or none when it never ran or its command line
+    did not parse. The ``go`` makes the hand-over one decision: a client that gave up
     waiting searches in-process and never says it, and then nothing is written here.
     ``started`` carries this process's pidfd: the client stops and continues the search
     with it (^Z, ``fg``) whatever pid namespace it sees."""
     client = Channel(socket.socket(fileno=fds[0]))
+    roots: set[str] = set()
     try:
         _started(client)
         client.sock.settimeout(_GO_S)
         go, _ = client.recv()
         client.sock.settimeout(None)
         if go is None or go["kind"] != "go":
-            return
+            return roots
         guard = _Interrupt(fds[1:])
         watcher = threading.Thread(target=guard.watch, args=(client,), daemon=True)
         watcher.start()
-        code = _run(search, fds[1:], guard, client)
+        code = _run(search, fds[1:], guard, client, roots)
         with contextlib.suppress(OSError):
             client.send({"kind": "exit", "code": code})
         with contextlib.suppress(OSError):
@@ -135,6 +125,7 @@ def _serve(search: Search, fds: list[int]) -> None:
         for fd in fds[1:]:
             with contextlib.suppress(OSError):
                 os.close(fd)
+    return roots
 
 
 def _started(client: Channel) -> None:
@@ -194,9 +185,19 @@ def _let_go(fds: list[int]) -> None:
         os.close(null)
 
 
-def _run(search: Search, fds: list[int], guard: _Interrupt, client: Channel) -> int:
-    from cq.cli import main as cli_main
+def _run(
+    search: Search, fds: list[int], guard: _Interrupt, client: Channel, roots: set[str]
+) -> int:
+    """The search's exit code: its words parsed (``search.argv`` begins with ``search``, the
+    only command the client hands over) and run by ``cq.search``, as ``cq search`` runs them
+    in-process; the root it names added to ``roots``."""
+    from cq.search import exit_code, parse_search, run_search_args
     from cq.terminal import forget_warnings
+
+    def parsed_and_run() -> int:
+        args = parse_search(search.argv[1:])
+        roots.add(os.path.join(search.cwd, args.root or search.env.get("CQ_ROOT") or "."))
+        return run_search_args(args)
 
     _forget_tool_lookups()
     forget_warnings()  # its warnings said, even those an earlier search said
@@ -205,13 +206,13 @@ def _run(search: Search, fds: list[int], guard: _Interrupt, client: Channel) -> 
         with _request_scope(search, fds, client):
             guard.start()
             try:
-                code = cli_main(search.argv)
+                code = exit_code(parsed_and_run)
                 sys.stdout.flush()
             finally:
                 with guard.lock:
                     guard.running = False
             return code
-    except KeyboardInterrupt:  # a cancel that landed outside the CLI's own handler
+    except KeyboardInterrupt:  # a cancel that landed outside the search's own handler
         return 130
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

@@ -18,7 +18,7 @@ from cq.model.options import LIMIT_FLAGS, SEARCH_OPTIONS, SearchOption, option_d
 
 # The CLI's own defaults where they differ from the request's: the root and the format come
 # from the environment when no flag gives them, and -A/-B left out yield to -C
-# (``cli_search.py``).
+# (``request.py``).
 _CLI_DEFAULTS: dict[str, Any] = {
     "root": None,
     "format": None,
@@ -33,7 +33,7 @@ def add_search_options(parser: argparse.ArgumentParser) -> None:
         if not option.cli:
             continue
         if option.name == "query":
-            # optional to argparse: ``--files`` takes none; ``cli_search`` asks for it otherwise
+            # optional to argparse: ``--files`` takes none; ``request.py`` asks for it otherwise
             parser.add_argument("query", metavar="QUERY", nargs="?", help=option.help)
             parser.add_argument("path", metavar="PATH", nargs="?", help=_PATH_HELP)
             continue
@@ -47,7 +47,7 @@ def add_search_options(parser: argparse.ArgumentParser) -> None:
 
 
 # rg's ``rg PATTERN PATH``: the CLI's alone (an MCP server searches its own root), settled
-# into the root and ``in_dir`` by ``cli_search.searched_path``.
+# into the root and ``in_dir`` by ``request.searched_path``.
 _PATH_HELP = (
     "a directory or file to search, as rg takes it: inside the root, only it (as --in); "
     "elsewhere, the root"

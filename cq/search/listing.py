@@ -15,8 +15,8 @@ _FLAG = {"paths": "-l/--files-with-matches", "counts": "-c/--count", "files": "-
 
 def run_listing(args: argparse.Namespace) -> int:
     """Print the files; exit 0 when there are some, 1 when none (as rg)."""
-    from cq.cli_search import colour_wanted, request_from_args, search_from_args
     from cq.report import colour_path
+    from cq.search.request import colour_wanted, request_from_args, search_from_args
     from cq.terminal import visible
 
     flag = _FLAG[args.listing]

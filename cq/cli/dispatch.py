@@ -1,0 +1,166 @@
+"""The command line read and handed to its subcommand: ``cq`` and ``python -m cq`` start here
+(``entry``), ``main`` runs one command line in this process, ``build_parser`` is every
+subcommand's parser (what ``cq completions`` and ``tools/gen_reference.py`` walk).
+
+Every failure a user can cause ends in one ``cq: ...`` line on stderr and exit 2
+(``cq.search.exit_code``). Exit codes follow rg: 0 results, 1 none, 2 error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+from collections.abc import Sequence
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from cq.search import SEARCH_HELP, CommandParser
+    from cq.search.options import add_search_options
+
+    parser = CommandParser(prog="cq", description="Code search that understands code.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", parser_class=CommandParser)
+    # No abbreviations: rg's --ignore would otherwise be taken for --ignore-case.
+    search = sub.add_parser(
+        "search", help="search code", description=SEARCH_HELP, allow_abbrev=False
+    )
+    add_search_options(search)
+    from cq.cli.agent import add_agent_parser, add_mcp_parser
+    from cq.cli.cache import add_cache_parser
+    from cq.cli.embed import add_embed_parser
+    from cq.cli.index import add_index_parser
+    from cq.cli.server import add_server_parser
+
+    add_agent_parser(sub)
+    add_mcp_parser(sub)
+    add_cache_parser(sub)
+    add_index_parser(sub)
+    add_embed_parser(sub)
+    add_server_parser(sub)
+    sub.add_parser(
+        "schema", help="print the JSON Schema of the search result", description=_SCHEMA_HELP
+    )
+    from cq.cli.completions import add_completions_parser
+
+    add_completions_parser(sub)
+    return parser
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments, or a ``UsageError`` naming what cq does not take (``cq.search.left_over``)."""
+    from cq.search import left_over
+
+    args, extra = build_parser().parse_known_args(argv)
+    return left_over(args, extra, list(sys.argv[1:] if argv is None else argv))
+
+
+_SCHEMA_HELP = "Print the JSON Schema of what 'cq search --format json' prints."
+
+
+def _print_schema() -> int:
+    """``cq schema``: the JSON Schema of the ``--format json`` report, generated from the
+    structs themselves (``cq.report.report_schema``)."""
+    import msgspec
+
+    from cq.report import report_schema
+
+    schema = report_schema()
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(schema), indent=2).decode() + "\n")
+    return 0
+
+
+def entry() -> None:
+    """``cq`` and ``python -m cq``: run, then exit without the interpreter's last garbage
+    collections. Their cost grows with what a search left alive (the semantic stage's syntax
+    reading keeps parsed modules): a one-shot ``getLogger`` search of the stdlib spent 0.6-1.3 s
+    after its output in them (load 4-8; ``gc.collect()`` there: 2-4 s wall); frozen, the
+    objects are still freed at exit, only no longer walked for cycles."""
+    from cq.server.client import run_through_server
+
+    _fill_closed_stdio()
+    if sys.stdout is None:  # started with fd 1 closed (``cq ... >&-``): Python has no stdout
+        if sys.stderr is not None:
+            sys.stderr.write("cq: standard output is closed: there is nowhere to write to\n")
+        raise SystemExit(2)
+    code = run_through_server(sys.argv[1:])  # None: this process searches (cq.server)
+    if code is None:
+        code = main()
+    sys.stdout.flush()
+    gc.freeze()
+    raise SystemExit(code)
+
+
+def _fill_closed_stdio() -> None:
+    """A closed stdin or stderr (``cq ... <&-``, ``2>&-``) is ``/dev/null`` underneath: the
+    next file cq opened would take its number, which rg and every child inherit as their
+    stdin or stderr. A closed stderr also gets a stream: Python starts with none (every
+    ``print(file=sys.stderr)`` would go to stdout, every ``sys.stderr.isatty()`` fail). A
+    closed stdin keeps none, so ``cq search -`` still says there is no stdin."""
+    for fd in (0, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:  # fd 0 closed too: /dev/null took that number first
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (``cq.search.exit_code``: a failure is one line)."""
+    from cq.search import exit_code
+
+    return exit_code(lambda: _run(argv))
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    args = parse(argv)
+    if args.version:
+        from cq import __version__
+
+        print(f"cq {__version__}")
+        return 0
+    if args.command == "search":
+        from cq.search import run_search_args
+
+        return run_search_args(args)
+    if args.command == "mcp":
+        from cq.env import check_environment
+
+        check_environment()  # a bad CQ_* value is reported by name before any work
+    if args.command == "agent":
+        from cq.cli.agent import run_agent_command
+
+        return run_agent_command(args)
+    if args.command == "mcp":
+        from cq.cli.agent import run_mcp_command
+
+        return run_mcp_command(args)
+    if args.command == "cache":
+        from cq.cli.cache import run_cache_command
+
+        return run_cache_command(args)
+    if args.command == "index":
+        from cq.cli.index import run_index_command
+
+        return run_index_command(args)
+    if args.command == "embed":
+        from cq.cli.embed import run_embed_command
+
+        return run_embed_command(args)
+    if args.command == "server":
+        from cq.cli.server import run_server_command
+
+        return run_server_command(args)
+    if args.command == "schema":
+        return _print_schema()
+    if args.command == "completions":
+        from cq.cli.completions import print_completions
+
+        return print_completions(args, build_parser())
+    build_parser().print_help()
+    return 2
