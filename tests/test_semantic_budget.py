@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from cq.model import SearchRequest
 from cq.pipeline import run_search
 from cq.semantic.later import later
 from cq.semantic.pool import pool
+from cq.server.warm import search_begins, warm_between
 from tests.conftest import run_cq, write_tree
 from tests.semantic_cli import (
     ANSWER_BUDGET,
@@ -99,6 +101,34 @@ def test_a_hanging_server_does_not_delay_a_long_lived_process_search(
     assert result.summary.semantic is not None and result.summary.semantic.asking == "background"
     assert started.exists()  # the background asked it
     assert result.run.timings_ms["semantic"] < 1000  # far from the 3 s the batch waited
+
+
+def test_a_long_lived_process_asks_pyrefly_only_once_its_search_is_done(
+    repo: Path, hanging_pyrefly: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background batch a search queues waits until the search process says it is done
+    (``cq.server.warm``): its work would otherwise share the interpreter and the cores with
+    the rest of that search, and with the next one that comes at once."""
+    binary, started = hanging_pyrefly
+    monkeypatch.setenv("CQ_PYREFLY", str(binary))
+    monkeypatch.setenv("CQ_SEMANTIC_WAIT_MS", "0")
+    monkeypatch.setenv("CQ_SEMANTIC_BUDGET_MS", "3000")
+    monkeypatch.setattr(pool(), "warm", True)
+    searching = threading.Event()
+    search_begins(searching)
+    try:
+        try:
+            result = run_search(SearchRequest(query="build_graph_product", root=str(repo)))
+            assert result.summary.semantic is not None
+            assert result.summary.semantic.asking == "background"
+            assert not later().idle(1.0)  # queued, not run: the search is not done
+            assert not started.exists()
+        finally:
+            warm_between(searching)
+        assert later().idle(60)
+        assert started.exists()  # asked once the search was done
+    finally:
+        pool().stop_all()
 
 
 def test_mcp_shows_from_a_later_search_the_answers_the_first_left_pending(

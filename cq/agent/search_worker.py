@@ -136,16 +136,17 @@ def main() -> None:
     model = _RelayedModel(outbox)
     searching = threading.Event()
     threading.Thread(target=_listen, args=(inbox, jobs, current, model), daemon=True).start()
-    from cq.server.warm import warm_process
+    from cq.server.warm import search_begins, warm_between, warm_process
 
     warm_process(searching)  # as the cq server's search processes: imports, Pyrefly kept warm
 
     while True:
         job = jobs.get()
-        searching.set()
+        search_begins(searching)
         token = current.start(job.id)
         outcome = _run(job, token, model.for_job(job, token))
         write_frame(outbox, outcome)
+        warm_between(searching)
 
 
 def _listen(

@@ -85,7 +85,12 @@ class Analyzer:
         the tasks), so the decision weighs the bytes that will be parsed: a sliced file
         parses a few percent of its bytes (a cold 'register' on the stdlib without
         site-packages hands over 5.3 MB of files and parses 0.45 MB of them: no pool's
-        worth, where two workers' start-up cost 0.5 CPU-s)."""
+        worth, where two workers' start-up cost 0.5 CPU-s). The pool starts when the work
+        planned so far reaches ``pool_min_bytes``, or earlier when, projected over the
+        source still to come, it reaches ``pool_projected_bytes``: a projection from the
+        first files is rough, so it must promise well over the threshold (an audit search
+        waited for its planned work while this process read and planned three times as
+        much source by itself, both workers idle)."""
         if self.pool is None and self.failures == 0:
             tasks = [planned(t, self.caps) for t in tasks]
             self.planned_bytes += sum(len(t.data) for t in tasks)
@@ -94,8 +99,10 @@ class Analyzer:
         self.pending_bytes += sum(len(t.data) for t in tasks)
         if self.pool is None and self.failures == 0:
             expected_work = expected_bytes * self.pending_work // max(1, self.planned_bytes)
-            workers = worker_count(self.pending_work + expected_work, self.scale)
-            if self.pending_work >= self.scale.pool_min_bytes and workers >= 2:
+            projected = self.pending_work + expected_work
+            workers = worker_count(projected, self.scale)
+            due = self.pending_work >= self.scale.pool_min_bytes
+            if (due or projected >= self.scale.pool_projected_bytes) and workers >= 2:
                 # Small work still makes three batches a worker, so every worker gets some.
                 share = (self.pending_bytes + expected_bytes) // (workers * 3)
                 self.batch_bytes = max(1, min(self.scale.batch_bytes, share))

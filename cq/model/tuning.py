@@ -259,6 +259,15 @@ class ScaleTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     pool_min_bytes: Annotated[
         int, _why("measured: bench/studies/pool_breakeven.py, ~2 MB parse a second on one core")
     ] = 3 * 1024 * 1024
+    pool_projected_bytes: Annotated[
+        int,
+        _why(
+            "measured: bench/audit_scale.py's audit projects 29.8 MB of parse work from its"
+            " first 4 MB chunk (pool started at 0.82 main CPU-s, not 1.19, after 4.2 MB of"
+            " files planned here, not 12.7); the stdlib's cold '__init__' projected 3.06 MB,"
+            " parses less, and spent 0.6 CPU-s more with a pool: twice pool_min_bytes"
+        ),
+    ] = 6 * 1024 * 1024
     max_workers: Annotated[int, _why("hand-set: pool workers at most (and at most the CPUs)")] = 4
     batch_bytes: Annotated[
         int, _why("hand-set: ~0.3 s of parsing per batch; bench/audit_scale.py")

@@ -3,9 +3,12 @@
 A long-lived cq (``cq mcp``'s search workers, cq's server: both call ``keep_warm``) hands the
 answers a search did not find in the cache to ``Later``: one thread, batches in the order
 they came, each within its ``budget_ms``. A search never waits for it; the answers it stores
-are shown from the next search on. A hit already in a queued or running batch is not asked
-twice, so a search repeated while Pyrefly works adds nothing. The thread is a daemon: it
-never keeps the process alive, and the pool's servers stop at exit.
+are shown from the next search on. While a search runs in the process (``hold`` ..
+``release``, from ``cq.server.warm``) no batch starts: its Python work would take the
+interpreter lock from the search, and its Pyrefly the cores, for answers that search does not
+show. A hit already in a queued or running batch is not asked twice, so a search repeated
+while Pyrefly works adds nothing. The thread is a daemon: it never keeps the process alive,
+and the pool's servers stop at exit.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ class Later:
         self._asking: set[str] = set()  # cache keys of the queued and running batches' hits
         self._changed = threading.Condition()
         self._busy = False
+        self._held = False  # a search is running: batches wait for ``release``
         self._thread: threading.Thread | None = None
 
     def submit(self, batch: Batch, budget_s: float) -> None:
@@ -47,6 +51,17 @@ class Later:
                 self._thread.start()
             self._changed.notify_all()
 
+    def hold(self) -> None:
+        """A search starts: no batch starts until ``release`` (one already running goes on)."""
+        with self._changed:
+            self._held = True
+
+    def release(self) -> None:
+        """The search is done: queued batches run."""
+        with self._changed:
+            self._held = False
+            self._changed.notify_all()
+
     def idle(self, timeout: float) -> bool:
         """Wait until nothing is queued or running (benches and tests: the answers are in the
         cache then); False when ``timeout`` seconds passed first."""
@@ -62,7 +77,7 @@ class Later:
     def _loop(self) -> None:
         while True:
             with self._changed:
-                while not self._queue:
+                while not self._queue or self._held:
                     self._changed.wait()
                 batch, budget_s = self._queue.popleft()
                 self._busy = True

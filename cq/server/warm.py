@@ -34,10 +34,24 @@ def warm_process(searching: threading.Event) -> None:
     gc.freeze()  # what start-up made is kept for life: later collections need not walk it
 
 
+def search_begins(searching: threading.Event) -> None:
+    """A search starts: the warm-up stops, and the Pyrefly batches earlier searches queued
+    wait until ``warm_between`` (a batch's Python work would share the interpreter lock with
+    this search, and its Pyrefly the cores, for answers this search does not show)."""
+    from cq.semantic.later import later
+
+    searching.set()
+    later().hold()
+
+
 def warm_between(searching: threading.Event) -> None:
-    """A search is done: import the heavy parsers the warm-up has not reached (a search that
-    came at once stopped it), until the next search starts. Without this the first question
-    that needs LibCST paid its import (~0.1-0.2 s) on top of LibCST's own work."""
+    """A search is done: queued Pyrefly batches run, and the heavy parsers the warm-up has
+    not reached (a search that came at once stopped it) are imported until the next search
+    starts. Without this the first question that needs LibCST paid its import (~0.1-0.2 s)
+    on top of LibCST's own work."""
+    from cq.semantic.later import later
+
+    later().release()
     searching.clear()
     if any(name not in sys.modules for name in _HEAVY_MODULES):
         threading.Thread(target=_warm_up, args=(searching,), name="cq-warm", daemon=True).start()

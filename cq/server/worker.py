@@ -49,7 +49,7 @@ def main() -> None:
     control = Channel(socket.socket(fileno=int(sys.argv[1])))
     searching = threading.Event()
     from cq.search import search_parser
-    from cq.server.warm import warm_between, warm_process
+    from cq.server.warm import search_begins, warm_between, warm_process
 
     warm_process(searching)
     search_parser()  # imports the option table and the flags built from it
@@ -64,7 +64,7 @@ def main() -> None:
             continue
         if message is None:
             break
-        searching.set()
+        search_begins(searching)
         try:
             search = msgspec.convert(message, Search)
         except msgspec.ValidationError:  # a malformed frame: drop it, keep serving

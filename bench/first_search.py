@@ -1,0 +1,104 @@
+"""A user's first search: an empty cache and no server yet, next to ``rg --json -w``, same run.
+
+Each run gives the search a fresh cache dir and a fresh private runtime dir (no server), so
+the search through the CLI starts the per-user server and searches in-process beside its
+start (``cq.server.client``): the wait a user meets once per session, or after a cache clear.
+The same search with ``CQ_SERVER=0`` (one-shot, nothing started beside it) and rg follow it,
+interleaved. The server each run started is stopped before the next run, and what it left
+running is waited for. Target (issue 43): the first search <= 4x rg + 0.5 s, 'register' on
+the stdlib <= 1.0 s.
+
+    python -m bench.first_search                        # 'register' on the stdlib, 5 runs
+    python -m bench.first_search -q __init__ --exclude 'site-packages/**' --runs 7
+    python -m bench.first_search --root /work/trees/head/moto -q get_bucket
+
+Wall seconds are medians; CPU seconds are the client's (with rg and any pool workers it
+waited for), not the server's start, which runs detached beside it. Report the load
+(``uptime``) with the figures: on a busy 2-core machine the server's start takes a core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from bench._common import cq_command, median, rg_binary, stdlib_dir, time_command
+
+
+def _stop_server(env: dict[str, str]) -> None:
+    """Stop the server this run started and wait until its lock is free."""
+    subprocess.run([*cq_command(), "server", "stop"], env=env, capture_output=True, timeout=60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-q", "--query", action="append", help="query (repeatable)")
+    parser.add_argument("--root", default=stdlib_dir())
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--exclude", action="append", default=[], help="glob, for both tools")
+    args = parser.parse_args()
+    root = os.path.abspath(args.root)
+    print(f"corpus: {root}  runs: {args.runs}  excluded: {args.exclude}")
+    print(f"load: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} (1, 5 min)")
+    print(
+        f"{'query':<14}{'server s':>9}{'one-shot s':>11}{'rg s':>7}{'server/rg':>10}"
+        f"{'4xrg+0.5':>9}{'srv cpu':>8}{'1shot cpu':>10}"
+    )
+    for query in args.query or ["register"]:
+        row = _measure(query, root, args.runs, args.exclude)
+        rg = row["rg"]
+        print(
+            f"{query:<14}{row['server']:>9.3f}{row['oneshot']:>11.3f}{rg:>7.3f}"
+            f"{row['server'] / rg:>10.1f}{4 * rg + 0.5:>9.2f}{row['server_cpu']:>8.2f}"
+            f"{row['oneshot_cpu']:>10.2f}"
+        )
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+
+
+def _measure(query: str, root: str, runs: int, exclude: list[str]) -> dict[str, float]:
+    cq_argv = [*cq_command(), "search", query, "--root", root]
+    for glob in exclude:
+        cq_argv += ["--exclude", glob]
+    rg_argv = [rg_binary(), "--json", "-w", "-e", query, "."]
+    for glob in exclude:
+        rg_argv += ["-g", f"!{glob}"]
+    walls: dict[str, list[float]] = {"server": [], "oneshot": [], "rg": []}
+    cpus: dict[str, list[float]] = {"server": [], "oneshot": []}
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as scratch:
+            run_dir = os.path.join(scratch, "run")
+            os.mkdir(run_dir, 0o700)
+            env = {
+                "CQ_SERVER": "1",
+                "XDG_RUNTIME_DIR": run_dir,
+                "CQ_CACHE_DIR": os.path.join(scratch, "cache"),
+            }
+            timing = time_command(cq_argv, env=env)
+            _check(timing.returncode, "server")
+            walls["server"].append(timing.seconds)
+            cpus["server"].append(timing.cpu_seconds)
+            _stop_server({**os.environ, **env})
+        with tempfile.TemporaryDirectory() as cache:
+            timing = time_command(cq_argv, env={"CQ_SERVER": "0", "CQ_CACHE_DIR": cache})
+            _check(timing.returncode, "one-shot")
+            walls["oneshot"].append(timing.seconds)
+            cpus["oneshot"].append(timing.cpu_seconds)
+        started = time.perf_counter()
+        subprocess.run(rg_argv, cwd=root, capture_output=True)
+        walls["rg"].append(time.perf_counter() - started)
+    row = {name: median(values) for name, values in walls.items()}
+    row |= {f"{name}_cpu": median(values) for name, values in cpus.items()}
+    return row
+
+
+def _check(returncode: int, what: str) -> None:
+    if returncode != 0:
+        sys.exit(f"the {what} search failed (exit {returncode})")
+
+
+if __name__ == "__main__":
+    main()
