@@ -71,7 +71,7 @@ def understand(
     intent = _intent(text, callers, bool(asked or about), detected, typed, trigger)
     if phrase:
         intent = "phrase"
-    elif named_q is not None and named_q.asks in ("uses", "imports"):
+    elif named_q is not None and named_q.asks not in ("definition", "callers"):
         intent = "usage"
     return Question(
         text=text,
@@ -87,6 +87,7 @@ def understand(
         named=detected == "identifier" and typed is not None and not rewrite,
         trigger=trigger,
         uses=_uses(named_q),
+        within=named_q.within if named_q is not None else (),
         filled=filled_pattern(typed) if phrase and typed is not None else None,
         one_line=one_line(text),
         body=body,
@@ -99,9 +100,9 @@ def understand(
 
 
 def _uses(asked: NameQuestion | None) -> Uses | None:
-    if asked is None or asked.asks not in ("uses", "imports"):
+    if asked is None or asked.asks in ("definition", "callers"):
         return None
-    return "imports" if asked.asks == "imports" else "uses"
+    return asked.asks
 
 
 # A phrase: a sentence of at least this many words (a message is rarely shorter).
