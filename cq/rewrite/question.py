@@ -126,8 +126,14 @@ def _is_phrase(typed: str | None, mode: QueryMode | None, trigger: Trigger | Non
     return not asking and not typed.rstrip().endswith("?")
 
 
-# What a program fills into a message: a quoted value or a token holding a digit.
-_FILLED = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\S*\d\S*""")
+# What a program fills into a message: a name and its value (``freq_str='3X'``, Python's
+# ``{freq_str=}``), a quoted or backticked value, a bracketed list or set of values, a token
+# holding a digit, or a name (``text_field_embedder``, ``SimpleTagger``: a parameter's or a
+# class's name put into "expected key {name} for {cls}").
+_FILLED = re.compile(
+    r"""\w+=(?:'[^'\n]*'|"[^"\n]*"|[^\s,;]+)|'[^'\n]*'|"[^"\n]*"|`[^`\n]*`"""
+    r"|\[[^\]\n]*\]|\{[^}\n]*\}|\S*\d\S*|\w*(?:[a-z][A-Z]|_[A-Za-z])\w*"
+)
 _FILLED_CHARS = 300  # hand-set: a message is a line; longer text is no message to rebuild
 _REGEX_META = re.compile(r"([\\.+*?()|\[\]{}^$#&~-])")
 _BETWEEN = ".{1,60}?"  # a placeholder's text: "{}", "%d", "{len(self.buf)}"
