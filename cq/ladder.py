@@ -201,6 +201,13 @@ class Ladder:
                 return self._climbed(retry, both, chain, "filled")
             if found.matches:
                 return self._climbed(found, own, (q.mode,), "matched")
+        if q.sentences and not found.matches:  # a long message: written in pieces
+            chain += () if "regex" in chain else ("regex",)
+            pieces = tuple(p for s in q.sentences for p in patterns_for_query(s, "regex"))
+            with timed(self.timings, "candidates_fallback"):
+                retry = self._search(pieces, widened=False)
+            if retry.matches:
+                return self._climbed(retry, pieces, chain, "filled")
         if q.mode_requested is not None or self.request.rewrite is not None:
             return self._climbed(found, own, chain, "nothing")
         return None

@@ -62,6 +62,10 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     # but advancing by 4"): an rg regex of its constant runs, searched when it is nowhere
     # verbatim; None for any other text
     filled: str | None = None
+    # a phrase of several sentences: an rg regex of each (its format string's, as ``filled``,
+    # else as written), searched when the whole is nowhere: a program writes a long message
+    # as strings on several lines ("... is invalid. " "Reason: ..."), which rg sees apart
+    sentences: tuple[str, ...] = ()
     one_line: bool = True  # one line, blank lines around it aside (else an issue text)
     # the text an index and a rewrite read: an issue form's environment sections left out
     # (``cq.rewrite.template``); its first non-blank line is its ``title``

@@ -41,13 +41,15 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"\S+")
 _PLAIN_NAME = re.compile(r"[^\W\d]\w*")
 # What a question about a name itself says besides the name: STOP_WORDS (which hold "use",
-# "used", "uses", "how", "where", "what", ...) and these.
+# "used", "uses", "how", "where", "what", ...) and these: "where's" is "where" and "s"; "the
+# MetaTensor class" names what kind of name it is.
 _ABOUT_A_NAME = STOP_WORDS | frozenset(
     re.findall(
         r"\w+",
         """define defined definition declared declaration implemented implementation work works
         working mean means meaning return returns do find show live lives located location
-        come comes called named""",
+        come comes called named s class function func method struct enum trait type def fn
+        impl""",
     )
 )
 # A question with nothing to look for says only those and words about calls.

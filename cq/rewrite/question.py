@@ -89,6 +89,7 @@ def understand(
         uses=_uses(named_q),
         within=named_q.within if named_q is not None else (),
         filled=filled_pattern(typed) if phrase and typed is not None else None,
+        sentences=sentence_patterns(typed) if phrase and typed is not None else (),
         one_line=one_line(text),
         body=body,
         title=next((ln for ln in body.splitlines() if ln.strip()), ""),
@@ -123,7 +124,27 @@ def _is_phrase(typed: str | None, mode: QueryMode | None, trigger: Trigger | Non
         return False
     first = _NAME.match(words[0].lower())
     asking = first is not None and first.group() in QUESTION_WORDS
-    return not asking and not typed.rstrip().endswith("?")
+    # a message may ask ("By 'bilnear', did you mean 'bilinear'?"): one quoting a value
+    quotes = _QUOTED.search(typed) is not None
+    return not asking and (not typed.rstrip().endswith("?") or quotes)
+
+
+_QUOTED = re.compile(r"""'[^'\s][^'\n]*'|"[^"\s][^"\n]*"|`[^`\n]+`""")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_SENTENCE_CHARS = 16  # hand-set: a sentence shorter than this is no message of its own
+
+
+def sentence_patterns(text: str) -> tuple[str, ...]:
+    """An rg regex of each sentence of a phrase of several (``Question.sentences``): its
+    format string's (``filled_pattern``), else the sentence as written; () for one
+    sentence."""
+    if len(text) > _FILLED_CHARS:
+        return ()
+    parts = [p.strip() for p in _SENTENCE_END.split(text.strip())]
+    parts = [p for p in parts if len(p) >= _SENTENCE_CHARS and len(p.split()) >= _PHRASE_WORDS]
+    if len(parts) < 2:
+        return ()
+    return tuple(filled_pattern(p) or _REGEX_META.sub(r"\\\1", p) for p in parts)
 
 
 # What a program fills into a message: a name and its value (``freq_str='3X'``, Python's
