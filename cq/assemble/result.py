@@ -48,6 +48,8 @@ from cq.rank import (
     last_name,
     queried_names,
 )
+from cq.rewrite import stem, subwords
+from cq.rewrite.words import STOP_WORDS, words
 
 
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -90,6 +92,8 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     primary = _primary(
         shown, about or names, dotted_query(facts.patterns), functions, facts.stubs, question.named
     )
+    if primary is not None and not functions and question.intent == "question":
+        primary = _named_by_question(shown, question, primary)
     omitted = Omitted(by_limit=tally.total - len(shown))
     summary = Summary(
         query=question.text,
@@ -214,6 +218,30 @@ def _primary(
         exact = exact or [i for i in definitions if last_name(shown[i].text).casefold() in folded]
         return _implemented(shown, exact, stubs)
     return _implemented(shown, exact, stubs) if exact else (definitions or [None])[0]
+
+
+def _named_by_question(shown: tuple[Finding, ...], question: Question, primary: int) -> int:
+    """A one-line question answered without Relevant Functions (no index yet): the shown
+    definition whose name is the question's own words and no more ("how are buckets
+    created?" -> ``create_bucket``, over ``_create_underlying_bucket`` ranked first by its
+    file), when one is and the best-ranked one is not; else ``primary``. Only an exact match:
+    a name all of whose words the question asks (a weaker form, as a Relevant Functions
+    signal) lowered the blind questions' Answers (``cq/index/functions.py``)."""
+    asked = frozenset(stem(w.lower()) for w in words(question.text)) - _STOPS
+    if not asked or not question.one_line:
+        return primary
+
+    def named(f: Finding) -> bool:
+        return frozenset(stem(w) for w in subwords(last_name(f.text))) == asked
+
+    if named(shown[primary]):
+        return primary
+    return next(
+        (i for i, f in enumerate(shown) if f.category == "definition" and named(f)), primary
+    )
+
+
+_STOPS = frozenset(stem(w) for w in STOP_WORDS)
 
 
 def _implemented(
