@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import msgspec
@@ -216,8 +217,46 @@ def _primary(
     if named:  # with --ignore-case its definition may be written in another case
         folded = {n.casefold() for n in names}
         exact = exact or [i for i in definitions if last_name(shown[i].text).casefold() in folded]
-        return _implemented(shown, exact, stubs)
+        return _implemented(shown, _most_imported(shown, exact), stubs)
     return _implemented(shown, exact, stubs) if exact else (definitions or [None])[0]
+
+
+_FROM_IMPORT = re.compile(r"^\s*from\s+(\.*)([\w.]*)\s+import\b")
+
+
+def _most_imported(shown: tuple[Finding, ...], definitions: list[int]) -> list[int]:
+    """Python definitions of one name in several modules (``pyro.contrib.minipyro``'s
+    ``apply_stack`` beside ``pyro.poutine.runtime``'s; a model's private copy of a helper):
+    the one the shown imports of the name bring in most often first (``from pkg.mod import
+    name``, or its package's re-export), the rest in their order. One definition, or imports
+    naming none of their modules: as they are."""
+    if len(definitions) < 2:
+        return definitions
+    modules = []
+    for f in shown:
+        if f.category != "from_import" or f.language != "python":
+            continue
+        m = _FROM_IMPORT.match(f.line_text)
+        if m is not None and m.group(2):
+            modules.append((last_name(f.text), m.group(2).split(".")))
+    counts = {
+        i: sum(
+            1
+            for name, parts in modules
+            if name == last_name(shown[i].text) and _holds(shown[i].file, parts)
+        )
+        for i in definitions
+    }
+    return sorted(definitions, key=lambda i: -counts[i])
+
+
+def _holds(path: str, parts: list[str]) -> bool:
+    """The module ``parts`` (dotted, split) is the file at ``path`` or a package holding it."""
+    steps = path.removesuffix(".py").split("/")
+    if steps[-1] == "__init__":
+        steps.pop()
+    n = len(parts)
+    return any(steps[i : i + n] == parts for i in range(len(steps) - n + 1))
 
 
 def _named_by_question(shown: tuple[Finding, ...], question: Question, primary: int) -> int:
