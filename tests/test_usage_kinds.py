@@ -74,3 +74,11 @@ def test_imports_in_a_named_place_come_first(tmp_path: Path) -> None:
     first_two = sorted(got["sites"][:2])
     assert first_two == [("lib/handlers/log.py", 1), ("lib/handlers/retry.py", 1)], got
     assert len(got["sites"]) == 4  # the others still listed, after them
+
+
+def test_the_raise_count_counts_raises(tmp_path: Path) -> None:
+    """The Answer's count is of the uses asked for, not of every use of the name."""
+    write_tree(tmp_path, TREE)
+    run = run_cq("search", "where is StoreFull raised?", "--root", str(tmp_path), "--no-semantic")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split("\n\n")[1].startswith("**Answer:** 1 use of `StoreFull`"), run.stdout

@@ -89,8 +89,13 @@ def use_sites(findings: tuple[Finding, ...], question: Question) -> tuple[int, .
 
 
 def counted_uses(counts: dict[str, int], question: Question) -> int:
-    """How many uses the whole search found (``KindCounts``: every finding, shown or not)."""
-    kinds = use_kinds(question.uses or "uses")
+    """How many uses the whole search found (``KindCounts``: every finding, shown or not);
+    0 where the counts cannot tell them (a raise or a handler is told by its line, which
+    only the shown findings carry): the report then counts the shown ones."""
+    uses = question.uses or "uses"
+    if uses in ("raises", "catches"):
+        return 0
+    kinds = frozenset({"callsite"}) if uses == "instances" else use_kinds(uses)
     return sum(n for kind, n in counts.items() if kind in kinds)
 
 
