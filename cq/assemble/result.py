@@ -49,8 +49,7 @@ from cq.rank import (
     last_name,
     queried_names,
 )
-from cq.rewrite import stem, subwords
-from cq.rewrite.words import STOP_WORDS, words
+from cq.rewrite import STOP_WORDS, stem, subwords
 
 
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -266,7 +265,7 @@ def _named_by_question(shown: tuple[Finding, ...], question: Question, primary: 
     file), when one is and the best-ranked one is not; else ``primary``. Only an exact match:
     a name all of whose words the question asks (a weaker form, as a Relevant Functions
     signal) lowered the blind questions' Answers (``cq/index/functions.py``)."""
-    asked = frozenset(stem(w.lower()) for w in words(question.text)) - _STOPS
+    asked = frozenset(stem(w.lower()) for w in _WORD.findall(question.text)) - _STOPS
     if not asked or not question.one_line:
         return primary
 
@@ -281,6 +280,7 @@ def _named_by_question(shown: tuple[Finding, ...], question: Question, primary: 
 
 
 _STOPS = frozenset(stem(w) for w in STOP_WORDS)
+_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def _implemented(

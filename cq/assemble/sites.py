@@ -14,8 +14,7 @@ import re
 import msgspec
 
 from cq.model import Finding, Question
-from cq.rank import is_use_site, use_question
-from cq.rank.questions import use_kinds, use_order
+from cq.rank import is_use_site, use_kinds, use_order, use_question
 
 # How a line uses the string it holds, strongest first: the verb the Answer says.
 _RAISES = re.compile(

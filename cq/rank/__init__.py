@@ -31,7 +31,14 @@ from cq.rank.dotted import (
     is_target_definition,
     last_name,
 )
-from cq.rank.questions import UseQuestion, called_names, is_use_site, use_order, use_question
+from cq.rank.questions import (
+    UseQuestion,
+    called_names,
+    is_use_site,
+    use_kinds,
+    use_order,
+    use_question,
+)
 from cq.rank.roles import path_role
 from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
 from cq.rank.score import breakdown, total
@@ -322,6 +329,8 @@ __all__ = [
     "score_findings",
     "stub_definitions",
     "suggest_names",
+    "use_kinds",
+    "use_order",
     "use_question",
     "uses_first",
 ]
