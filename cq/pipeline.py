@@ -51,6 +51,8 @@ from cq.rank import (
     queried_names,
     score_findings,
     stub_definitions,
+    use_question,
+    uses_first,
 )
 from cq.rewrite import CallerModel, question_of, remember_primary
 from cq.semantic import begin as begin_semantic
@@ -126,6 +128,7 @@ def run_search(
             called=called_names(
                 question, queried_names(patterns), rewrite.plan.subject if rewrite else None
             ),
+            used=use_question(question),
         )
         with timed(timings, "rank"):
             findings = _findings(candidates.matches, classified.classifications)
@@ -162,7 +165,7 @@ def run_search(
                 dense = _dense(request.root, question.text, tuning)  # optional: cq/embed
                 fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus, focus, dense)
                 tally = Tally.of(fused.findings)
-                ordered = callers_first(fused.findings, ranking)
+                ordered = uses_first(callers_first(fused.findings, ranking), ranking)
                 ordered = ordered[: request.limit] if request.limit > 0 else ordered
                 ordered = refine(ordered) if refine is not None else ordered
 

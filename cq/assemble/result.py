@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import msgspec
@@ -48,6 +49,7 @@ from cq.rank import (
     last_name,
     queried_names,
 )
+from cq.rewrite import STOP_WORDS, stem, subwords
 
 
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -90,6 +92,8 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     primary = _primary(
         shown, about or names, dotted_query(facts.patterns), functions, facts.stubs, question.named
     )
+    if primary is not None and not functions and question.intent == "question":
+        primary = _named_by_question(shown, question, primary)
     omitted = Omitted(by_limit=tally.total - len(shown))
     summary = Summary(
         query=question.text,
@@ -212,8 +216,71 @@ def _primary(
     if named:  # with --ignore-case its definition may be written in another case
         folded = {n.casefold() for n in names}
         exact = exact or [i for i in definitions if last_name(shown[i].text).casefold() in folded]
-        return _implemented(shown, exact, stubs)
+        return _implemented(shown, _most_imported(shown, exact), stubs)
     return _implemented(shown, exact, stubs) if exact else (definitions or [None])[0]
+
+
+_FROM_IMPORT = re.compile(r"^\s*from\s+(\.*)([\w.]*)\s+import\b")
+
+
+def _most_imported(shown: tuple[Finding, ...], definitions: list[int]) -> list[int]:
+    """Python definitions of one name in several modules (``pyro.contrib.minipyro``'s
+    ``apply_stack`` beside ``pyro.poutine.runtime``'s; a model's private copy of a helper):
+    the one the shown imports of the name bring in most often first (``from pkg.mod import
+    name``, or its package's re-export), the rest in their order. One definition, or imports
+    naming none of their modules: as they are."""
+    if len(definitions) < 2:
+        return definitions
+    modules = []
+    for f in shown:
+        if f.category != "from_import" or f.language != "python":
+            continue
+        m = _FROM_IMPORT.match(f.line_text)
+        if m is not None and m.group(2):
+            modules.append((last_name(f.text), m.group(2).split(".")))
+    counts = {
+        i: sum(
+            1
+            for name, parts in modules
+            if name == last_name(shown[i].text) and _holds(shown[i].file, parts)
+        )
+        for i in definitions
+    }
+    return sorted(definitions, key=lambda i: -counts[i])
+
+
+def _holds(path: str, parts: list[str]) -> bool:
+    """The module ``parts`` (dotted, split) is the file at ``path`` or a package holding it."""
+    steps = path.removesuffix(".py").split("/")
+    if steps[-1] == "__init__":
+        steps.pop()
+    n = len(parts)
+    return any(steps[i : i + n] == parts for i in range(len(steps) - n + 1))
+
+
+def _named_by_question(shown: tuple[Finding, ...], question: Question, primary: int) -> int:
+    """A one-line question answered without Relevant Functions (no index yet): the shown
+    definition whose name is the question's own words and no more ("how are buckets
+    created?" -> ``create_bucket``, over ``_create_underlying_bucket`` ranked first by its
+    file), when one is and the best-ranked one is not; else ``primary``. Only an exact match:
+    a name all of whose words the question asks (a weaker form, as a Relevant Functions
+    signal) lowered the blind questions' Answers (``cq/index/functions.py``)."""
+    asked = frozenset(stem(w.lower()) for w in _WORD.findall(question.text)) - _STOPS
+    if not asked or not question.one_line:
+        return primary
+
+    def named(f: Finding) -> bool:
+        return frozenset(stem(w) for w in subwords(last_name(f.text))) == asked
+
+    if named(shown[primary]):
+        return primary
+    return next(
+        (i for i, f in enumerate(shown) if f.category == "definition" and named(f)), primary
+    )
+
+
+_STOPS = frozenset(stem(w) for w in STOP_WORDS)
+_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def _implemented(

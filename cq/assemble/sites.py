@@ -14,7 +14,7 @@ import re
 import msgspec
 
 from cq.model import Finding, Question
-from cq.rank import last_name
+from cq.rank import is_use_site, use_kinds, use_order, use_question
 
 # How a line uses the string it holds, strongest first: the verb the Answer says.
 _RAISES = re.compile(
@@ -74,27 +74,27 @@ def _strength(f: Finding) -> tuple[int, str]:
     return 1, "writes"
 
 
-_IMPORTS = frozenset({"import", "from_import"})
-_USES = _IMPORTS | frozenset({"callsite", "reference", "annotation", "assignment"})
-
-
 def use_sites(findings: tuple[Finding, ...], question: Question) -> tuple[int, ...]:
     """The shown uses of the name a usage question asks about, in the report's order: its
-    imports for "where is X imported?", every use in code (imports, calls, references,
-    annotations) for "where is X used?"; a use in source before one in a test."""
-    name = last_name(question.asked_name or "")
-    kinds = _IMPORTS if question.uses == "imports" else _USES
-    found = [
-        i
-        for i, f in enumerate(findings)
-        if f.category in kinds and (not name or last_name(f.text) == name)
-    ]
-    return tuple(sorted(found, key=lambda i: findings[i].role == "test"))
+    imports for "where is X imported?", the calls making one for "... instantiated?", the
+    lines raising or catching it, every use in code (imports, calls, references,
+    annotations) for "where is X used?" (``cq.rank.is_use_site``); a use in the place the
+    question names, then one in source, before the others (``use_order``)."""
+    asked = use_question(question)
+    if asked is None:
+        return ()
+    found = [i for i, f in enumerate(findings) if is_use_site(f, asked)]
+    return tuple(sorted(found, key=lambda i: use_order(findings[i], asked)))
 
 
 def counted_uses(counts: dict[str, int], question: Question) -> int:
-    """How many uses the whole search found (``KindCounts``: every finding, shown or not)."""
-    kinds = _IMPORTS if question.uses == "imports" else _USES
+    """How many uses the whole search found (``KindCounts``: every finding, shown or not);
+    0 where the counts cannot tell them (a raise or a handler is told by its line, which
+    only the shown findings carry): the report then counts the shown ones."""
+    uses = question.uses or "uses"
+    if uses in ("raises", "catches"):
+        return 0
+    kinds = frozenset({"callsite"}) if uses == "instances" else use_kinds(uses)
     return sum(n for kind, n in counts.items() if kind in kinds)
 
 

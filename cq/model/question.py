@@ -19,7 +19,9 @@ from cq.model.request import QueryMode
 # text of several lines; text: code that is no name ("foo()", "a+b"), searched as typed.
 Intent = Literal["definition", "callers", "usage", "phrase", "question", "issue", "text"]
 Trigger = Literal["forced", "heuristic"]
-Uses = Literal["uses", "imports"]
+# usage: which uses answer: every use, the imports, the calls making one ("instantiated"), the
+# lines raising it, the handlers catching it
+Uses = Literal["uses", "imports", "instances", "raises", "catches"]
 
 
 class Mentions(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,10 +55,17 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     named: bool = False  # an identifier searched as typed: only its definition answers
     trigger: Trigger | None = None  # why it is rewritten first; None: searched as typed
     uses: Uses | None = None  # usage: which uses answer (every use, or the imports)
+    # usage: the words of a place the question confines its uses to ("where is X imported in
+    # the torch models?" -> ("torch", "models")): uses under directories so named come first
+    within: tuple[str, ...] = ()
     # a phrase whose numbers and quoted values were filled into a format string ("len is 2
     # but advancing by 4"): an rg regex of its constant runs, searched when it is nowhere
     # verbatim; None for any other text
     filled: str | None = None
+    # a phrase of several sentences: an rg regex of each (its format string's, as ``filled``,
+    # else as written), searched when the whole is nowhere: a program writes a long message
+    # as strings on several lines ("... is invalid. " "Reason: ..."), which rg sees apart
+    sentences: tuple[str, ...] = ()
     one_line: bool = True  # one line, blank lines around it aside (else an issue text)
     # the text an index and a rewrite read: an issue form's environment sections left out
     # (``cq.rewrite.template``); its first non-blank line is its ``title``

@@ -31,7 +31,14 @@ from cq.rank.dotted import (
     is_target_definition,
     last_name,
 )
-from cq.rank.questions import called_names
+from cq.rank.questions import (
+    UseQuestion,
+    called_names,
+    is_use_site,
+    use_kinds,
+    use_order,
+    use_question,
+)
 from cq.rank.roles import path_role
 from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
 from cq.rank.score import breakdown, total
@@ -57,6 +64,7 @@ class RankContext(msgspec.Struct, frozen=True, kw_only=True):
     path_hints: dict[str, float] = {}  # files a rewritten query's text points at, by weight
     use_cache: bool = True  # read and fill cq's cache (Rust ``#[cfg(test)]`` ranges)
     called: frozenset[str] = frozenset()  # a callers question's function (``called_names``)
+    used: UseQuestion | None = None  # a usage question's name and uses (``use_question``)
 
 
 class Ranked(msgspec.Struct, frozen=True):
@@ -86,9 +94,18 @@ def score_findings(
     dotted = dotted_query(ctx.patterns)
     leads = [_is_lead(f, ctx.called, dotted) for f in findings] if ctx.called else None
 
-    def key(i: int) -> tuple[bool, float, str, int, int]:
+    # A usage question shows the uses it asks for first (``use_order``), as a callers
+    # question its calls: the Answer is read from the shown findings.
+    used = (
+        [use_order(f, ctx.used, r) for f, r in zip(findings, role_of, strict=True)]
+        if ctx.used is not None
+        else None
+    )
+
+    def key(i: int) -> tuple[bool, tuple[bool, ...], float, str, int, int]:
         f = findings[i]
-        return (leads is not None and not leads[i], -scores[i], f.file, f.line, f.col)
+        first = used[i] if used is not None else ()
+        return (leads is not None and not leads[i], first, -scores[i], f.file, f.line, f.col)
 
     count = len(findings) if limit <= 0 else min(limit, len(findings))
     best = heapq.nsmallest(count, range(len(findings)), key=key)
@@ -141,6 +158,7 @@ def final_order(
     final.sort(key=order_key)
     if refine is not None:
         final = refine(final)
+    final = uses_first(final, ctx)
     files = tuple(dict.fromkeys([*(f.file for f in final), *ranked.tally.files_in_rank_order]))
     return final, msgspec.structs.replace(ranked.tally, files_in_rank_order=files)
 
@@ -155,6 +173,14 @@ def callers_first(findings: list[Finding], ctx: RankContext) -> list[Finding]:
     return [f for f, x in zip(findings, lead, strict=True) if x] + [
         f for f, x in zip(findings, lead, strict=True) if not x
     ]
+
+
+def uses_first(findings: list[Finding], ctx: RankContext) -> list[Finding]:
+    """For a usage question, the uses it asks for ahead of the rest (``use_order``; each
+    part in its order); any other query's findings as they are."""
+    if ctx.used is None:
+        return findings
+    return sorted(findings, key=lambda f: use_order(f, ctx.used))
 
 
 def _is_lead(f: Finding, called: frozenset[str], dotted: Dotted | None = None) -> bool:
@@ -284,6 +310,7 @@ __all__ = [
     "Dotted",
     "RankContext",
     "Ranked",
+    "UseQuestion",
     "called_names",
     "callers_first",
     "dotted_query",
@@ -293,6 +320,7 @@ __all__ = [
     "is_other_owners_use",
     "is_plausible_use",
     "is_target_definition",
+    "is_use_site",
     "last_name",
     "order_key",
     "path_role",
@@ -301,4 +329,8 @@ __all__ = [
     "score_findings",
     "stub_definitions",
     "suggest_names",
+    "use_kinds",
+    "use_order",
+    "use_question",
+    "uses_first",
 ]

@@ -4,12 +4,21 @@
 is the named function with the calls that resolve to it (``cq/semantic/ranking.py``), not the
 code the question's words are about (``cq/assemble/result.py``); its callsites score like its
 definition (``called_names``), so that they are shown even where nothing resolves them (Rust,
-``--no-semantic``).
+``--no-semantic``). A question about a name's uses ("where is X imported?", "... raised?",
+"... instantiated in the handlers?"): its uses of the kind asked are shown first and are the
+Answer (``use_question``, ``is_use_site``), not the definition.
 """
 
 from __future__ import annotations
 
-from cq.model import Question
+import re
+
+import msgspec
+
+from cq.model import Finding, Question
+from cq.model.question import Uses
+from cq.rank.dotted import last_name
+from cq.rewrite import stem
 
 
 def called_names(
@@ -22,3 +31,71 @@ def called_names(
     if not question.callers:
         return frozenset()
     return (names & question.written) | ({subject} if subject else set())
+
+
+# The findings that are uses of a name, by what a usage question asks of it
+# (``Question.uses``): the ones a line's text tells apart are checked on that line.
+_IMPORTS = frozenset({"import", "from_import"})
+_USES = _IMPORTS | frozenset({"callsite", "reference", "annotation", "assignment"})
+_RAISING = re.compile(r"\braise\b|\bthrow\b|\bErr\s*\(|\bpanic!")
+_CATCHING = re.compile(r"\bexcept\b|\bcatch\b")
+
+
+class UseQuestion(msgspec.Struct, frozen=True):
+    """A usage question as ranking and the Answer read it: the name's last part, which uses
+    answer, and the words of the place it is confined to (``Question.within``)."""
+
+    name: str
+    uses: Uses
+    within: tuple[str, ...] = ()
+
+
+def use_question(question: Question) -> UseQuestion | None:
+    """The usage question ``question`` asks; None for any other query."""
+    if question.intent != "usage" or question.uses is None:
+        return None
+    return UseQuestion(last_name(question.asked_name or ""), question.uses, question.within)
+
+
+def use_kinds(uses: Uses) -> frozenset[str]:
+    """The finding categories that may answer a usage question asking for ``uses``."""
+    return _IMPORTS if uses == "imports" else _USES
+
+
+def is_use_site(f: Finding, asked: UseQuestion) -> bool:
+    """``f`` is a use of the name ``asked`` about, of the kind it asks for: an import, a
+    call making one (an instance), a line raising it, a handler catching it, or any use."""
+    if f.category not in use_kinds(asked.uses):
+        return False
+    if asked.name and last_name(f.text) != asked.name:
+        return False
+    if asked.uses == "instances":
+        return f.category == "callsite"
+    if asked.uses == "raises":
+        return _RAISING.search(f.line_text) is not None
+    if asked.uses == "catches":
+        return _CATCHING.search(f.line_text) is not None
+    return True
+
+
+def in_place(path: str, within: tuple[str, ...]) -> bool:
+    """Whether ``path``'s directories (or its file's name) are named by every word of
+    ``within`` ("torch models": ``src/gluonts/torch/model/...``), compared by stem."""
+    if not within:
+        return True
+    parts = {stem(p) for part in path.split("/") for p in _PARTS.split(part.lower()) if p}
+    return all(stem(w) in parts for w in within)
+
+
+_PARTS = re.compile(r"[^a-z0-9]+")
+
+
+def use_order(
+    f: Finding, asked: UseQuestion | None, role: str | None = None
+) -> tuple[bool, bool, bool]:
+    """A finding's place in a usage question's order, before its score: its uses first,
+    those in the place it names first among them, then those outside tests (``role``: the
+    finding's, when not yet set on it)."""
+    if asked is None or not is_use_site(f, asked):
+        return (True, True, True)
+    return (False, not in_place(f.file, asked.within), (role or f.role) == "test")

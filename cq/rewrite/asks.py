@@ -41,13 +41,15 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"\S+")
 _PLAIN_NAME = re.compile(r"[^\W\d]\w*")
 # What a question about a name itself says besides the name: STOP_WORDS (which hold "use",
-# "used", "uses", "how", "where", "what", ...) and these.
+# "used", "uses", "how", "where", "what", ...) and these: "where's" is "where" and "s"; "the
+# MetaTensor class" names what kind of name it is.
 _ABOUT_A_NAME = STOP_WORDS | frozenset(
     re.findall(
         r"\w+",
         """define defined definition declared declaration implemented implementation work works
         working mean means meaning return returns do find show live lives located location
-        come comes called named""",
+        come comes called named s class function func method struct enum trait type def fn
+        impl""",
     )
 )
 # A question with nothing to look for says only those and words about calls.
@@ -77,21 +79,48 @@ _CODE_NAME = re.compile(
 
 
 # What a question about a name's uses says: "where is X used?", "where is X imported?",
-# "what references X?", "usages of X".
+# "what references X?", "usages of X", "where is X instantiated / raised / caught?".
 _IMPORTS = frozenset({"import", "imports", "imported", "importing"})
-_USES = _IMPORTS | frozenset(
-    {"use", "uses", "used", "using", "usage", "usages", "reference", "references", "referenced"}
+_INSTANCES = frozenset(
+    {"instantiate", "instantiates", "instantiated", "instantiating", "constructed", "created"}
+)
+_RAISES = frozenset({"raise", "raises", "raised", "throw", "throws", "thrown"})
+_CATCHES = frozenset({"catch", "catches", "caught", "handled"})
+_USES = (
+    _IMPORTS
+    | _INSTANCES
+    | _RAISES
+    | _CATCHES
+    | frozenset(
+        {"use", "uses", "used", "using", "usage", "usages", "reference", "references", "referenced"}
+    )
 )
 _AROUND_A_NAME = _NOTHING | _USES | frozenset({"places", "place", "list", "sites"})
-NameAsk = Literal["definition", "uses", "imports", "callers"]
+# Which uses each word asks for, first match wins (a word of none: every use).
+NameAsk = Literal["definition", "uses", "imports", "instances", "raises", "catches", "callers"]
+_USE_KINDS: tuple[tuple[frozenset[str], NameAsk], ...] = (
+    (_IMPORTS, "imports"),
+    (_INSTANCES, "instances"),
+    (_RAISES, "raises"),
+    (_CATCHES, "catches"),
+)
+# A usage question confined to a place: "... imported in the torch models", "... used in the
+# linter package": one to three words naming directories, an optional word saying so.
+_WITHIN = re.compile(
+    r"\s+in\s+(?:the\s+)?(?P<place>[^\W\d][\w-]*(?:\s+[^\W\d][\w-]*){0,2}?)"
+    r"(?:\s+(?:package|module|modules|directory|folder|dir|code))?\s*\??\s*$",
+    re.I,
+)
 
 
 class NameQuestion(msgspec.Struct, frozen=True):
     """A one-line question about one name written as code: ``name`` as the query would be
-    typed (``Arg::new``, ``FakeBucket.create``, ``S3Backend``) and what it asks of it."""
+    typed (``Arg::new``, ``FakeBucket.create``, ``S3Backend``), what it asks of it, and for a
+    usage question the words of the place it is confined to (``within``)."""
 
     name: str
     asks: NameAsk
+    within: tuple[str, ...] = ()
 
 
 def name_question(query: str) -> NameQuestion | None:
@@ -107,7 +136,15 @@ def name_question(query: str) -> NameQuestion | None:
     if found is None:
         return None
     name, start, end, qualified = found
-    words = [w.lower() for w in _WORD.findall(query[:start] + " " + query[end:])]
+    after = query[end:]
+    place = _WITHIN.search(after)
+    within: tuple[str, ...] = ()
+    if place is not None:
+        before = {w.lower() for w in _WORD.findall(query[:start] + " " + after[: place.start()])}
+        if before & _USES:  # a usage question: its place is no word of what it asks
+            within = tuple(w.lower() for w in _WORD.findall(place["place"]))
+            after = after[: place.start()]
+    words = [w.lower() for w in _WORD.findall(query[:start] + " " + after)]
     if not words or any(w not in _AROUND_A_NAME for w in words):
         return None
     callers = asks_for_callers(query)
@@ -118,16 +155,17 @@ def name_question(query: str) -> NameQuestion | None:
         parts = parts[1:]
     if not parts or (qualified and min(len(p) for p in parts) < 2):
         return None  # "e.g.", "i.e.": prose, not a path
-    asks: NameAsk = (
-        "callers"
-        if callers
-        else "imports"
-        if _IMPORTS & set(words)
-        else "uses"
-        if _USES & set(words)
-        else "definition"
-    )
-    return NameQuestion(".".join(parts) if "." in name else "::".join(parts), asks)
+    asks: NameAsk = "callers" if callers else _asks(set(words))
+    within = within if asks not in ("callers", "definition") else ()
+    return NameQuestion(".".join(parts) if "." in name else "::".join(parts), asks, within)
+
+
+def _asks(words: set[str]) -> NameAsk:
+    """What a question about a name asks of it, by the words around the name."""
+    for said, asks in _USE_KINDS:
+        if said & words:
+            return asks
+    return "uses" if _USES & words else "definition"
 
 
 def code_name_asked_about(query: str) -> str | None:

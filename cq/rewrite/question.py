@@ -71,7 +71,7 @@ def understand(
     intent = _intent(text, callers, bool(asked or about), detected, typed, trigger)
     if phrase:
         intent = "phrase"
-    elif named_q is not None and named_q.asks in ("uses", "imports"):
+    elif named_q is not None and named_q.asks not in ("definition", "callers"):
         intent = "usage"
     return Question(
         text=text,
@@ -87,7 +87,9 @@ def understand(
         named=detected == "identifier" and typed is not None and not rewrite,
         trigger=trigger,
         uses=_uses(named_q),
+        within=named_q.within if named_q is not None else (),
         filled=filled_pattern(typed) if phrase and typed is not None else None,
+        sentences=sentence_patterns(typed) if phrase and typed is not None else (),
         one_line=one_line(text),
         body=body,
         title=next((ln for ln in body.splitlines() if ln.strip()), ""),
@@ -99,9 +101,9 @@ def understand(
 
 
 def _uses(asked: NameQuestion | None) -> Uses | None:
-    if asked is None or asked.asks not in ("uses", "imports"):
+    if asked is None or asked.asks in ("definition", "callers"):
         return None
-    return "imports" if asked.asks == "imports" else "uses"
+    return asked.asks
 
 
 # A phrase: a sentence of at least this many words (a message is rarely shorter).
@@ -122,11 +124,37 @@ def _is_phrase(typed: str | None, mode: QueryMode | None, trigger: Trigger | Non
         return False
     first = _NAME.match(words[0].lower())
     asking = first is not None and first.group() in QUESTION_WORDS
-    return not asking and not typed.rstrip().endswith("?")
+    # a message may ask ("By 'bilnear', did you mean 'bilinear'?"): one quoting a value
+    quotes = _QUOTED.search(typed) is not None
+    return not asking and (not typed.rstrip().endswith("?") or quotes)
 
 
-# What a program fills into a message: a quoted value or a token holding a digit.
-_FILLED = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\S*\d\S*""")
+_QUOTED = re.compile(r"""'[^'\s][^'\n]*'|"[^"\s][^"\n]*"|`[^`\n]+`""")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_SENTENCE_CHARS = 16  # hand-set: a sentence shorter than this is no message of its own
+
+
+def sentence_patterns(text: str) -> tuple[str, ...]:
+    """An rg regex of each sentence of a phrase of several (``Question.sentences``): its
+    format string's (``filled_pattern``), else the sentence as written; () for one
+    sentence."""
+    if len(text) > _FILLED_CHARS:
+        return ()
+    parts = [p.strip() for p in _SENTENCE_END.split(text.strip())]
+    parts = [p for p in parts if len(p) >= _SENTENCE_CHARS and len(p.split()) >= _PHRASE_WORDS]
+    if len(parts) < 2:
+        return ()
+    return tuple(filled_pattern(p) or _REGEX_META.sub(r"\\\1", p) for p in parts)
+
+
+# What a program fills into a message: a name and its value (``freq_str='3X'``, Python's
+# ``{freq_str=}``), a quoted or backticked value, a bracketed list or set of values, a token
+# holding a digit, or a name (``text_field_embedder``, ``SimpleTagger``: a parameter's or a
+# class's name put into "expected key {name} for {cls}").
+_FILLED = re.compile(
+    r"""\w+=(?:'[^'\n]*'|"[^"\n]*"|[^\s,;]+)|'[^'\n]*'|"[^"\n]*"|`[^`\n]*`"""
+    r"|\[[^\]\n]*\]|\{[^}\n]*\}|\S*\d\S*|\w*(?:[a-z][A-Z]|_[A-Za-z])\w*"
+)
 _FILLED_CHARS = 300  # hand-set: a message is a line; longer text is no message to rebuild
 _REGEX_META = re.compile(r"([\\.+*?()|\[\]{}^$#&~-])")
 _BETWEEN = ".{1,60}?"  # a placeholder's text: "{}", "%d", "{len(self.buf)}"

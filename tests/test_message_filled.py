@@ -1,0 +1,97 @@
+"""A message with names, lists and backticked values filled in finds its format string, and
+one found verbatim only in a test is answered by the code formatting it.
+
+"expected key text_field_embedder for SimpleTagger" was rewritten into guessed names (its
+filled values are names, not numbers or quotes); "unused keys: ['a.b']" looked for the
+brackets the program printed; a message a test asserts verbatim was answered with the test;
+a message of two sentences the code writes as two strings, and one ending in a question
+("did you mean 'x'?"), were rewritten into guessed names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import run_cq, write_tree
+
+TREE = {
+    "pkg/params.py": (
+        "def construct_arg(argument_name, class_name, params):\n"
+        "    if argument_name not in params:\n"
+        '        raise KeyError(f"expected key {argument_name} for {class_name}")\n\n\n'
+        "def with_overrides(params, overrides):\n    unused = sorted(overrides)\n"
+        '    raise ValueError(f"overrides dict contains unused keys: {unused}")\n\n\n'
+        "def load_state(state, required):\n    for k in required:\n"
+        "        if k not in state:\n"
+        "            raise ValueError(\n"
+        "                f\"Required user state attribute '{k}' is absent in provided state \"\n"
+        "                f\"'{list(state)}'\"\n            )\n"
+    ),
+    # words of the messages name other things a rewrite would guess
+    "pkg/models.py": (
+        "class SimpleTagger:\n    def forward(self, text_field_embedder):\n"
+        "        return text_field_embedder\n\n\n"
+        "def expected_keys(params):\n    return list(params)\n"
+    ),
+    "pkg/queues.py": (
+        "def add_permission(queue, action):\n    if action not in queue.actions:\n"
+        "        raise ValueError(\n"
+        '            f"Value SQS:{action} for parameter ActionName is invalid. "\n'
+        '            "Reason: Only the queue owner is allowed to invoke this action."\n'
+        "        )\n\n\n"
+        "def look_up(name, names):\n    guess = min(names)\n"
+        "    raise ValueError(f\"By '{name}', did you mean '{guess}'?\")\n"
+    ),
+    "pkg/owners.py": (
+        "class QueueOwner:\n    def invoke_action(self, action):\n        return action\n\n\n"
+        "def mean_guess(names):\n    return names\n"
+    ),
+    "tests/test_state.py": (
+        "import pytest\n\nfrom pkg.params import load_state\n\n\ndef test_absent():\n"
+        "    with pytest.raises(ValueError, match=\"Required user state attribute 'alpha' is "
+        'absent in provided state"):\n'
+        '        load_state({}, ["alpha"])\n'
+    ),
+}
+
+
+def _answer(tree: Path, message: str) -> str:
+    run = run_cq("search", message, "--root", str(tree), "--no-semantic")
+    assert run.returncode == 0, run.stderr
+    return run.stdout.split("\n\n")[1]
+
+
+def test_names_filled_into_a_message(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    answer = _answer(tmp_path, "expected key text_field_embedder for SimpleTagger")
+    assert answer.startswith("**Answer:** `construct_arg` raises it, at `pkg/params.py:3:"), answer
+
+
+def test_a_list_filled_into_a_message(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    answer = _answer(tmp_path, "overrides dict contains unused keys: ['trainer.num_epochs']")
+    assert answer.startswith("**Answer:** `with_overrides` raises it, at `pkg/params.py:8:"), answer
+
+
+def test_a_message_only_a_test_writes_verbatim(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    answer = _answer(tmp_path, "Required user state attribute 'alpha' is absent in provided state")
+    assert answer.startswith("**Answer:** `load_state` "), answer
+    assert "`pkg/params.py:15:" in answer, answer
+
+
+def test_a_message_of_several_sentences_written_in_pieces(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    answer = _answer(
+        tmp_path,
+        "Value SQS:SendMessages for parameter ActionName is invalid. "
+        "Reason: Only the queue owner is allowed to invoke this action.",
+    )
+    assert answer.startswith("**Answer:** `add_permission` "), answer
+    assert "`pkg/queues.py:4:" in answer or "`pkg/queues.py:5:" in answer, answer
+
+
+def test_a_message_asking_a_question(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    answer = _answer(tmp_path, "By 'bilnear', did you mean 'bilinear'?")
+    assert answer.startswith("**Answer:** `look_up` raises it, at `pkg/queues.py:11:"), answer

@@ -1,0 +1,84 @@
+"""A usage question answered by the uses it asks for, in the place it names.
+
+"where is X raised?" is answered by the lines raising it, "... caught?" by its handlers,
+"... instantiated?" by the calls making one, and "where is X imported in the handlers?" by
+the imports under ``handlers/`` ahead of the others; before, such questions were rewritten
+into guessed names, or answered with the definition.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_cq, write_tree
+
+TREE = {
+    "lib/errors.py": "class StoreFull(RuntimeError):\n    pass\n",
+    "lib/store.py": (
+        "from lib.errors import StoreFull\n\n\nclass Store:\n"
+        "    def put(self, key):\n        if key:\n            raise StoreFull(key)\n"
+        "        return StoreFull\n"
+    ),
+    "lib/handlers/retry.py": (
+        "from lib.errors import StoreFull\n\n\ndef retry(store, key):\n    try:\n"
+        "        store.put(key)\n    except StoreFull:\n        return None\n"
+    ),
+    "lib/handlers/log.py": (
+        "from lib.errors import StoreFull\n\n\ndef note(err):\n"
+        "    return isinstance(err, StoreFull)\n"
+    ),
+    "lib/make.py": (
+        "from lib.errors import StoreFull\n\n\ndef make(key):\n    return StoreFull(key)\n"
+    ),
+}
+
+
+def _answer(tree: Path, question: str) -> dict:
+    run = run_cq("search", question, "--root", str(tree), "--format", "json", "--no-semantic")
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    answer = report["answer"]
+    assert answer["kind"] == "uses", answer
+    return {
+        "first": (answer["file"], answer["line"]),
+        "sites": [
+            (report["findings"][i]["file"], report["findings"][i]["line"]) for i in answer["calls"]
+        ],
+        "findings": [(f["file"], f["line"]) for f in report["findings"]],
+    }
+
+
+def test_where_raised_is_answered_by_the_raise(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    got = _answer(tmp_path, "where is StoreFull raised?")
+    assert got["sites"] == [("lib/store.py", 7)], got
+    assert got["findings"][0] == ("lib/store.py", 7)  # the report leads with it too
+
+
+def test_where_caught_is_answered_by_the_handler(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    got = _answer(tmp_path, "where is StoreFull caught?")
+    assert got["sites"] == [("lib/handlers/retry.py", 7)], got
+
+
+def test_where_instantiated_is_answered_by_the_calls(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    got = _answer(tmp_path, "where is StoreFull instantiated?")
+    assert sorted(got["sites"]) == [("lib/make.py", 5), ("lib/store.py", 7)], got
+
+
+def test_imports_in_a_named_place_come_first(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    got = _answer(tmp_path, "where is StoreFull imported in the handlers")
+    first_two = sorted(got["sites"][:2])
+    assert first_two == [("lib/handlers/log.py", 1), ("lib/handlers/retry.py", 1)], got
+    assert len(got["sites"]) == 4  # the others still listed, after them
+
+
+def test_the_raise_count_counts_raises(tmp_path: Path) -> None:
+    """The Answer's count is of the uses asked for, not of every use of the name."""
+    write_tree(tmp_path, TREE)
+    run = run_cq("search", "where is StoreFull raised?", "--root", str(tmp_path), "--no-semantic")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split("\n\n")[1].startswith("**Answer:** 1 use of `StoreFull`"), run.stdout
