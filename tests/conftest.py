@@ -59,10 +59,12 @@ def run_cq(
     cwd: Path | None = None,
     stdin: str | None = None,
     env: dict[str, str] | None = None,
-    timeout: float = 120,
+    timeout: float = 600,
 ) -> CqRun:
     """Run the real ``cq`` CLI on ``args``: ``python -m cq`` as a subprocess, or, in a test
-    marked ``cli_forked`` (see ``forked_cli.py``), ``cq.cli.main`` in a fork of this process."""
+    marked ``cli_forked`` (see ``forked_cli.py``), ``cq.cli.main`` in a fork of this process.
+    ``timeout`` only ends a run gone wrong: a search that waits for Pyrefly on a loaded machine
+    can take minutes, and no test asserts a time by it."""
     full_env = {**os.environ, **(env or {})}
     full_env.pop("CQ_FORMAT", None) if env is None or "CQ_FORMAT" not in env else None
     data = stdin.encode() if stdin is not None else None
