@@ -142,10 +142,24 @@ def word_tree(base: Path, n: int) -> Path:
     return write_tree(base / f"tree{n}", files)
 
 
+@pytest.fixture(scope="module")
+def _module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cq-module-cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """Every test gets its own cq cache dir, so tests never share or pollute a real cache."""
-    cache = tmp_path_factory.mktemp("cq-cache")
+def _isolated_cache(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Every test gets its own cq cache dir, so tests never share or pollute a real cache;
+    the tests of a module marked ``shared_cache`` (searches of one read-only tree, asserting
+    nothing of the cache) share their module's, warm after the first search."""
+    if request.node.get_closest_marker("shared_cache"):
+        cache = request.getfixturevalue("_module_cache")
+    else:
+        cache = tmp_path_factory.mktemp("cq-cache")
     monkeypatch.setenv("CQ_CACHE_DIR", str(cache))
     monkeypatch.delenv("CQ_FORMAT", raising=False)
     monkeypatch.delenv("CQ_ROOT", raising=False)
