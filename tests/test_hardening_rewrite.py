@@ -133,7 +133,7 @@ def test_a_trickling_server_cannot_hold_a_search_past_the_timeout(
         monkeypatch.setenv("CQ_LLM_URL", server.url)
         monkeypatch.setenv("CQ_LLM_TIMEOUT", "1")
         rewrite = run_search(SearchRequest(query=QUESTION, root=str(root))).summary.rewrite
-        assert server.hung_up.wait(300)  # cq closed the connection mid-answer
+        assert server.hung_up.wait(30)  # cq closed the connection mid-answer
     assert len(server.requests) == 1
     assert rewrite is not None and rewrite.rewriter == "offline"
     assert rewrite.fallback_reason is not None and "timed out after 1 s" in rewrite.fallback_reason

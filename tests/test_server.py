@@ -397,7 +397,10 @@ def test_ctrl_c_in_the_client_cancels_the_search_in_the_server(
         deadline = time.monotonic() + 300  # a condition, not a clock: generous on a busy machine
         while _busy(runtime) == 0 and client.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert client.poll() is None, "the search ended before it could be interrupted"
+        if client.poll() is not None:  # what it said (a fallback to in-process, say)
+            pytest.fail(
+                f"the search ended before it could be interrupted: {client.stderr.read()!r}"
+            )
         client.send_signal(signal.SIGINT)
         _out, err = client.communicate(timeout=300)
         assert client.returncode == 130 and b"Traceback" not in err, err
