@@ -59,10 +59,12 @@ def run_cq(
     cwd: Path | None = None,
     stdin: str | None = None,
     env: dict[str, str] | None = None,
-    timeout: float = 120,
+    timeout: float = 600,
 ) -> CqRun:
     """Run the real ``cq`` CLI on ``args``: ``python -m cq`` as a subprocess, or, in a test
-    marked ``cli_forked`` (see ``forked_cli.py``), ``cq.cli.main`` in a fork of this process."""
+    marked ``cli_forked`` (see ``forked_cli.py``), ``cq.cli.main`` in a fork of this process.
+    ``timeout`` only ends a run gone wrong: a search that waits for Pyrefly on a loaded machine
+    can take minutes, and no test asserts a time by it."""
     full_env = {**os.environ, **(env or {})}
     full_env.pop("CQ_FORMAT", None) if env is None or "CQ_FORMAT" not in env else None
     data = stdin.encode() if stdin is not None else None
@@ -140,10 +142,24 @@ def word_tree(base: Path, n: int) -> Path:
     return write_tree(base / f"tree{n}", files)
 
 
+@pytest.fixture(scope="module")
+def _module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cq-module-cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """Every test gets its own cq cache dir, so tests never share or pollute a real cache."""
-    cache = tmp_path_factory.mktemp("cq-cache")
+def _isolated_cache(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Every test gets its own cq cache dir, so tests never share or pollute a real cache;
+    the tests of a module marked ``shared_cache`` (searches of one read-only tree, asserting
+    nothing of the cache) share their module's, warm after the first search."""
+    if request.node.get_closest_marker("shared_cache"):
+        cache = request.getfixturevalue("_module_cache")
+    else:
+        cache = tmp_path_factory.mktemp("cq-cache")
     monkeypatch.setenv("CQ_CACHE_DIR", str(cache))
     monkeypatch.delenv("CQ_FORMAT", raising=False)
     monkeypatch.delenv("CQ_ROOT", raising=False)

@@ -20,8 +20,11 @@ def semantic_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CQ_SEMANTIC_WAIT_MS", "600000")
 
 
-# A generous wait: answers, not timing, are asserted here, on a shared machine.
-ANSWER_BUDGET = {"CQ_SEMANTIC_WAIT_MS": "30000"}
+# The wait ends when Pyrefly answers; its bound is only for a test gone wrong. Pyrefly runs
+# ten nice steps below the search: beside CPU burners on a loaded machine it gets a few per
+# cent of a core, and a search's answers took over 30 s there (answers, not timing, are
+# asserted here).
+ANSWER_BUDGET = {"CQ_SEMANTIC_WAIT_MS": "600000"}
 
 
 def search_json(root: Path, *args: str, env: dict[str, str] | None = None) -> dict:

@@ -10,6 +10,8 @@ import pytest
 from conftest import run_cq, write_tree
 from test_mcp_server import session, text_of
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 SIGNATURE = (
     "    def get_bucket(\n"
     "        self,\n"

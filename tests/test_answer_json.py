@@ -9,8 +9,11 @@ import json
 from pathlib import Path
 
 import anyio
+import pytest
 from conftest import run_cq, write_tree
 from test_mcp_server import session
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 TREE = {
     "shop/store.py": (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+import pytest
 from conftest import run_cq, write_tree
 
 from cq.assemble import SearchFacts, assemble_result, fit_budget
@@ -22,6 +23,8 @@ from cq.parse import Corpus
 from cq.rank import RankContext, rank_findings
 from cq.report import render_markdown
 from cq.rewrite import question_of
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 FILES = {
     "pkg/core.py": "class Registry:\n    def register(self, item):\n        pass\n",

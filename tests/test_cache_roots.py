@@ -12,7 +12,10 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import run_cq, word_tree
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 MB = 1 << 20
 BOUND = {"CQ_CACHE_MAX_MB": "1"}

@@ -17,6 +17,8 @@ from conftest import run_cq, write_tree
 from cq.cache import codec
 from cq.cache.store import FILE_NAME, Store
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 MB = 1 << 20
 
 

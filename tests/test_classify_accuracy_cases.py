@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 # No triple quotes and no backslash continuations: the line heuristic may skip the parse here,
 # so it must not call an f-string hole or a one-line docstring a plain string.
 LINE_LEXED = """\

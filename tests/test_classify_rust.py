@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 MACROS = """\
 cfg_rt! {
     /// Spawns target work.

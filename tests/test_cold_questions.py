@@ -19,6 +19,8 @@ from conftest import run_cq, write_tree
 from cq.index import indexed_files
 from cq.rewrite.vocabulary import load_vocabulary
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 BUILDING = "is being built"
 
 

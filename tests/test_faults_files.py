@@ -21,6 +21,8 @@ import pytest
 
 from tests.conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 PY = """import os
 
 

@@ -13,6 +13,8 @@ from conftest import UPLOAD_MODULE as MODULE
 from conftest import UPLOAD_QUESTION as QUESTION
 from conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 
 def _index(repo: Path, cache: Path, *extra: str) -> dict[str, str]:
     run = run_cq("index", "--root", str(repo), *extra, env={"CQ_CACHE_DIR": str(cache)})

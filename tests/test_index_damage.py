@@ -23,6 +23,8 @@ import pytest
 from cq.index import indexed_files
 from tests.conftest import run_cq, run_hooked, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 QUESTION = "where are the upload chunks handled?"
 MODULE = '''def handler_{i}(request):
     """Handle upload number {i} of the chunks."""

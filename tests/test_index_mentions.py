@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cq.index.mentions import (
     Definition,
     code_names,
@@ -18,6 +20,8 @@ from cq.index.mentions import (
 from cq.model.index_tuning import IndexTuning
 from cq.rewrite import FileTable, extract_mentions
 from tests.conftest import run_cq, write_tree
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 TREE = [
     "src/pkg/trainer/trainer.py",

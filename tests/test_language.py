@@ -17,6 +17,8 @@ from cq.model.language import (
 from cq.tools import rg_types
 from tests.conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 
 @pytest.mark.parametrize(
     ("path", "language"),

@@ -10,8 +10,11 @@ import re
 from pathlib import Path
 
 import anyio
+import pytest
 from conftest import run_cq, write_tree
 from test_mcp_server import FIXTURE, session, text_of
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 CLI_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+|(?<![\w-])-[a-zA-Z]\b(?!-)")
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 
-pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+# what cq prints, not how it starts (forked_cli.py); one read-only tree, its cache warm
+pytestmark = [pytest.mark.cli_forked, pytest.mark.shared_cache]
 
 FILES = {
     "moto/s3/models.py": (

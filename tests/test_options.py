@@ -7,11 +7,14 @@ import asyncio
 from pathlib import Path
 
 import msgspec
+import pytest
 from conftest import run_cq, write_tree
 from test_mcp_server import session
 
 from cq.model import SearchRequest
 from cq.model.options import LIMIT_FLAGS, NOT_IN_REQUEST, SEARCH_OPTIONS, tool_arguments
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 INTERNAL = {"limits", "progress"}  # set by the front ends: the profile's caps, a terminal
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 
-pytestmark = pytest.mark.cli_forked  # what the report says, not how cq starts (forked_cli.py)
+# what the report says, not how cq starts (forked_cli.py); one read-only tree, its cache warm
+pytestmark = [pytest.mark.cli_forked, pytest.mark.shared_cache]
 
 TRICKY = '''\
 def register(

@@ -13,6 +13,8 @@ from conftest import run_cq, write_tree
 
 from cq.tools import find_rg
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 DEF = "def get_bucket(name):\n    return name.lower()\n"
 USE = "from pkg.store import get_bucket\n\n\ndef test_get_bucket():\n    assert get_bucket('A')\n"
 TREE = {

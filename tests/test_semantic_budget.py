@@ -32,6 +32,8 @@ from tests.semantic_cli import (
 )
 from tests.test_semantic import GRAPH, OTHER, USE
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 CODE = {"definition", "callsite", "import", "from_import", "reference", "assignment", "annotation"}
 NO_WAIT = {"CQ_SEMANTIC_WAIT_MS": "0"}  # the default: the tests' fixture waits
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cq, write_tree
 from tests.semantic_cli import (
     ANSWER_BUDGET,
@@ -16,6 +18,8 @@ from tests.semantic_cli import (
     semantic_of,
     semantic_on,  # noqa: F401  (autouse: applies by being imported)
 )
+
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 FIXTURE_CLIENT = """\
 class ApiClient:

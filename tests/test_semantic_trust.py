@@ -206,7 +206,7 @@ def test_a_stopped_language_server_dies_with_a_killed_cq(tmp_path: Path) -> None
     )
     stopped: list[int] = []
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300
         while not stopped and time.monotonic() < deadline and cq.poll() is None:
             stopped = [c for c in _children(cq.pid) if _state(c) == "T"]
             time.sleep(0.01)
@@ -214,7 +214,9 @@ def test_a_stopped_language_server_dies_with_a_killed_cq(tmp_path: Path) -> None
     finally:
         cq.kill()
         cq.wait()
-    deadline = time.monotonic() + 10
+    # the kernel's signal is sent at once, but the stopped server is scheduled to die (and
+    # its new parent to reap it) only when the CPU is free: seconds at load 25-30
+    deadline = time.monotonic() + 120
     while _state(stopped[0]) not in ("", "Z", "X") and time.monotonic() < deadline:
         time.sleep(0.05)
     state = _state(stopped[0])

@@ -86,7 +86,7 @@ def _stop_all(directory: Path) -> None:
         capture_output=True,
         timeout=60,
     )
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 300  # a condition, not a clock: generous on a busy machine
     while any(_alive(p) for p in family) and time.monotonic() < deadline:
         time.sleep(0.05)
     for pid in family:
@@ -115,6 +115,12 @@ def _alive(pid: int) -> bool:
 
 def _start(runtime: Path, cwd: Path | None = None, **extra: str) -> int:
     started = run_cq("server", "start", cwd=cwd, env=_env(runtime, **extra))
+    # ``cq server start`` gives up after its own 30 s; under ``nice`` beside CPU burners the
+    # server took longer to come up. Asked again it finds the one starting (one per settings):
+    # wait for that event, not for a clock the load decides.
+    give_up = time.monotonic() + 300
+    while "did not start within" in started.stderr and time.monotonic() < give_up:
+        started = run_cq("server", "start", cwd=cwd, env=_env(runtime, **extra))
     assert started.returncode == 0, started.stderr
     found = re.search(r"running, pid (\d+)", started.stdout)  # (another install's dir differs)
     assert found, started.stdout
@@ -343,7 +349,7 @@ def test_server_stop_stops_it_and_its_search_processes(repo: Path, runtime: Path
     assert len(family) >= 2  # the server and its search process
     stopped = run_cq("server", "stop", env=_env(runtime))
     assert stopped.returncode == 0 and f"pid {pid}" in stopped.stdout
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 300  # a condition, not a clock: generous on a busy machine
     while any(_alive(p) for p in family) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_alive(p) for p in family)
@@ -355,7 +361,7 @@ def test_server_stop_stops_it_and_its_search_processes(repo: Path, runtime: Path
 def test_the_server_exits_when_idle(runtime: Path) -> None:
     pid = _start(runtime, CQ_SERVER_IDLE_S="1")
     family = {pid, *_children(pid)}
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 300  # a condition, not a clock: generous on a busy machine
     while any(_alive(p) for p in family) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_alive(p) for p in family)
@@ -375,7 +381,9 @@ def test_ctrl_c_in_the_client_cancels_the_search_in_the_server(
         f"def handler_{i}(value):\n    return handler_{i - 1}(value) + {i}\n\n"
         for i in range(1, 800)
     )
-    big = write_tree(tmp_path / "big", {f"pkg/mod_{n}.py": f"# {n}\n{body}" for n in range(80)})
+    # long enough that several polls of the server's status (each a cq process, slow on a
+    # loaded machine) see it busy before it ends: 80 files ended first under nice and burners
+    big = write_tree(tmp_path / "big", {f"pkg/mod_{n}.py": f"# {n}\n{body}" for n in range(400)})
     pid = _start(runtime)
     env = {**os.environ, **_env(runtime), "CQ_POOL_MIN_BYTES": "1", "CQ_MAX_WORKERS": "2"}
     client = subprocess.Popen(
@@ -386,14 +394,17 @@ def test_ctrl_c_in_the_client_cancels_the_search_in_the_server(
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as at a shell
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300  # a condition, not a clock: generous on a busy machine
         while _busy(runtime) == 0 and client.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert client.poll() is None, "the search ended before it could be interrupted"
+        if client.poll() is not None:  # what it said (a fallback to in-process, say)
+            pytest.fail(
+                f"the search ended before it could be interrupted: {client.stderr.read()!r}"
+            )
         client.send_signal(signal.SIGINT)
-        _out, err = client.communicate(timeout=30)
+        _out, err = client.communicate(timeout=300)
         assert client.returncode == 130 and b"Traceback" not in err, err
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 300  # a condition, not a clock: generous on a busy machine
         while _busy(runtime) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _busy(runtime) == 0, "the server still runs the cancelled search"
@@ -438,7 +449,7 @@ def test_clients_starting_at_once_make_one_server(repo: Path, runtime: Path) -> 
     for client in clients:
         _out, err = client.communicate(timeout=120)
         assert client.returncode == 0 and err == b"", err  # each searched, none said a thing
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 300  # a condition, not a clock: generous on a busy machine
     while len(servers := _servers_of(runtime)) != 1 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert len(servers) == 1 and lock_holder(_dir(runtime)) in servers
@@ -470,7 +481,7 @@ def test_a_frozen_server_is_bypassed_and_replaced(repo: Path, runtime: Path) -> 
         assert frozen.returncode == 0 and "register" in frozen.stdout
         notes = frozen.stderr.splitlines()
         assert len(notes) == 1 and f"(pid {old}) did not answer" in notes[0], frozen.stderr
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 300  # a condition, not a clock: generous on a busy machine
         while any(_alive(p) for p in family) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not any(_alive(p) for p in family), "the frozen server or its process lives on"

@@ -20,6 +20,8 @@ from rewrite_fixture import graph_repo
 
 import cq
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 PACKAGE = Path(cq.__file__).parent
 
 # Who may read the environment, and why (``cq/settings.py`` argues each):

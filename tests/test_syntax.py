@@ -12,6 +12,8 @@ from cq.parse.rust_syntax import is_cfg_test
 from cq.parse.syntax import is_test_path
 from cq.rank.roles import path_role
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 RUST = """\
 pub fn register() {}
 

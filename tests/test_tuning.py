@@ -12,6 +12,8 @@ from conftest import run_cq, write_tree
 from cq.model.tuning import Tuning, provenance
 from cq.profiles import load_tuning
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 SOURCE = "def handler(event):\n    return event\n\n\nlog = handler\n"
 
 

@@ -12,6 +12,8 @@ from conftest import run_cq
 from rewrite_fixture import graph_repo
 from test_server import _env, _served, _start, runtime  # noqa: F401 (runtime: a fixture)
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the server is Linux only")
 
 QUESTION = "how are two graphs merged into one?"
