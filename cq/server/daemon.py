@@ -199,6 +199,11 @@ class Server:
             channel.close()
             with self.lock:
                 self.talking -= 1
+            # The accept loop looks at the idle clock only between clients, when the newest
+            # one is still talking; clients asking for the status one after another would
+            # then keep the server up for ever. So the last one to leave looks as well.
+            if self._idle_out():
+                self.stopping.set()
 
     def _search(self, channel: Channel, message: dict[str, object], fds: list[int]) -> None:
         """Hand the search on, or say why not (the client then searches in-process): no free
