@@ -114,7 +114,8 @@ def test_the_layout_cq_cache_knows_is_where_its_owners_write(_isolated_cache: Pa
     assert model_dir(MODEL).parent == embed / place.MODELS
 
 
-@pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+# a real process: the bytes it leaves in the cache dir are under test, and a forked cq
+# ends without closing sqlite, which leaves its log and shared memory behind
 def test_info_lists_the_vectors_per_model_and_the_models_apart(
     tmp_path: Path, _isolated_cache: Path
 ) -> None:
@@ -138,7 +139,8 @@ def test_info_lists_the_vectors_per_model_and_the_models_apart(
     assert abs(said - used / MB) <= 0.1 + 1e-9, head
 
 
-@pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+# a real process: the bytes it leaves in the cache dir are under test, and a forked cq
+# ends without closing sqlite, which leaves its log and shared memory behind
 def test_clear_removes_every_cache_kind_and_nothing_else(
     tmp_path: Path, _isolated_cache: Path
 ) -> None:
