@@ -20,14 +20,15 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import test_server
 from conftest import write_tree
 from llm_server import ModelServer
 from rewrite_fixture import graph_repo
-from test_server import SOURCE, _children, _dir, _env, _report, _served, _start, _stop_all
+from test_server import SOURCE, _children, _dir, _env, _report, _served, _start
 
 from cq.server.lifecycle import lock_holder
 
@@ -43,15 +44,7 @@ def repo(tmp_path: Path) -> Path:
     return write_tree(tmp_path / "repo", {"app/core.py": SOURCE})
 
 
-@pytest.fixture
-def runtime() -> Iterator[Path]:
-    """A runtime dir with a short path; the server in it is stopped afterwards."""
-    base = Path(tempfile.mkdtemp(prefix="cqc", dir="/tmp"))
-    try:
-        yield base
-    finally:
-        _stop_all(base / "cq")
-        shutil.rmtree(base, ignore_errors=True)
+runtime = test_server.runtime  # a private runtime dir, its server stopped after
 
 
 class Run:

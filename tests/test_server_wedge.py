@@ -20,26 +20,21 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import test_server
 from conftest import CqRun, run_cq, write_tree
-from test_server import SOURCE, _alive, _children, _dir, _env, _report, _served, _start, _stop_all
+from test_server import _alive, _children, _dir, _env, _report, _served, _start
 
 from cq.server.lifecycle import lock_holder
+
+# test_server's fixtures (a tree, a private runtime dir), found by pytest in this module too
+repo, runtime = test_server.repo, test_server.runtime
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the server is Linux only")
 
 HANG_S = 300  # a wait longer than this is a hang, whatever the machine's load (a busy one too)
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return write_tree(
-        tmp_path / "repo",
-        {"app/core.py": SOURCE, "app/use.py": "from app.core import register\nregister('x')\n"},
-    )
 
 
 @pytest.fixture
@@ -50,19 +45,6 @@ def wide(tmp_path: Path) -> Path:
         for i in range(30)
     )
     return write_tree(tmp_path / "wide", {f"pkg/mod_{n}.py": body for n in range(120)})
-
-
-@pytest.fixture
-def runtime() -> Iterator[Path]:
-    import shutil
-    import tempfile
-
-    base = Path(tempfile.mkdtemp(prefix="cqw", dir="/tmp"))
-    try:
-        yield base
-    finally:
-        _stop_all(base / "cq")
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _cq(*args: str) -> list[str]:

@@ -77,6 +77,14 @@ def alone(database: Path) -> Iterator[bool]:
     except OSError:
         yield False
         return
+    with exclusive(fd) as had:
+        yield had
+
+
+@contextlib.contextmanager
+def exclusive(fd: int) -> Iterator[bool]:
+    """Whether ``fd``'s exclusive flock was had without waiting (held until the block ends,
+    then ``fd`` is closed, whichever way it went): the one-holder test of a lock file."""
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

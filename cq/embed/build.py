@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import hashlib
 import os
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 import msgspec
 
 from cq.cache.keys import storable
+from cq.cache.sharing import exclusive
 from cq.embed.store import Store, UnitRef, store_path
 
 UNIT_CHARS = 2000  # 256 tokens of code are rarely more than this; the tokenizer cuts the rest
@@ -88,16 +88,8 @@ def _root_lock(model: str, root: str) -> Iterator[bool]:
     name = hashlib.blake2b(os.fsencode(root), digest_size=10).hexdigest()  # not UTF-8 too
     lock = store_path(model).with_name(f"build-{name}.lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
+    with exclusive(os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)) as had:
+        yield had
 
 
 def build(root: Path, model: str, progress: Callable[[str], None] | None = None) -> BuildReport:
