@@ -47,6 +47,16 @@ def wide(tmp_path: Path) -> Path:
     return write_tree(tmp_path / "wide", {f"pkg/mod_{n}.py": body for n in range(120)})
 
 
+def _catches(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` has a handler of its own for ``signum`` (``SigCgt``)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            caught = next(ln for ln in fh if ln.startswith("SigCgt:")).split()[1]
+    except (OSError, StopIteration):
+        return False
+    return bool(int(caught, 16) >> (signum - 1) & 1)
+
+
 def _cq(*args: str) -> list[str]:
     return [sys.executable, "-m", "cq", *args]
 
@@ -332,6 +342,12 @@ def test_ctrl_z_stops_the_search_and_fg_continues_it(runtime: Path, tmp_path: Pa
     )
     try:
         _until(lambda: _status(runtime)["busy"] or client.poll() is not None, "the search")
+        # the client passes ^Z on once it holds the search process's pidfd, a moment after the
+        # server says busy: until then ^Z stops the client alone, as it would any process
+        _until(
+            lambda: _catches(client.pid, signal.SIGTSTP) or client.poll() is not None,
+            "the client's ^Z handler",
+        )
         assert client.poll() is None, "the search ended before it could be stopped"
         client.send_signal(signal.SIGTSTP)
         # the search's process, whichever of the server's it is (a warm spare may be beside it;
