@@ -219,11 +219,6 @@ def _scores(result: dict) -> list[float]:
     return [f["score"] for f in section["functions"]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect: the fused Relevant Functions do not move the unit the dense ranker "
-    "puts first (Cache.expire) up; its ranker test above passes. Open in issue 44's one-order work",
-)
 @pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 def test_the_embeddings_move_the_closest_function_up_on_a_real_tree(
     minilm: Path, tmp_path: Path

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cq.index.functions import Candidate, asked, rerank
+from cq.index.functions import Candidate, asked, best_answer, rerank
 from cq.rewrite import understand
 from tests.conftest import run_cq, write_tree
 
@@ -175,7 +175,7 @@ def _cache_tree(tmp_path: Path) -> Path:
 
 def test_after_a_titles_answer_a_long_function_comes_before_short_ones(tmp_path: Path) -> None:
     """A one-line question's words fit many functions alike; a fix lands in a long one more
-    often, so it is listed right after the Answer. The Answer and a longer text's order are
+    often, so it is listed before the short ones. The Answer and a longer text's order are
     by the words alone."""
     root = _cache_tree(tmp_path)
     title = run_cq("search", "cache entry flush is wrong", "--root", str(root), "--format", "json")
@@ -187,10 +187,12 @@ def test_after_a_titles_answer_a_long_function_comes_before_short_ones(tmp_path:
     titled = [f["name"].split("::")[1] for f in _functions(title.json())]
     texted = [f["name"].split("::")[1] for f in _functions(text.json())]
     assert texted.index("rebuild_all") > 1  # by the words, short functions first
-    assert titled[0] == texted[0] != "rebuild_all"  # the Answer is the same
-    assert titled[1] == "rebuild_all"
-    answer = title.json()["findings"][title.json()["summary"]["primary"]]
-    assert answer["text"] == titled[0]
+    answer = title.json()["answer"]["name"]
+    assert answer == text.json()["answer"]["name"] == texted[0] != "rebuild_all"  # the same
+    assert titled[0] == "rebuild_all"
+    scores = [f["score"] for f in _functions(title.json())]
+    assert scores == sorted(scores, reverse=True)  # listed as scored, the Answer among them
+    assert answer in titled
 
 
 LAYERS = '''"""Network layers."""
@@ -322,21 +324,25 @@ def test_a_how_question_is_answered_by_the_code_that_runs_not_its_constructor() 
         Candidate(file="handlers/log.py", qualname="log_improvement", fused=0.5),
     ]
 
-    def order(text: str) -> list[str]:
-        return [
-            candidates[s.at].qualname
-            for s in rerank(candidates, asked(understand(text), words), [])
-        ]
+    def answer(text: str) -> str:
+        listed = rerank(candidates, asked(understand(text), words), [])
+        assert [s.score for s in listed] == sorted((s.score for s in listed), reverse=True)
+        first = best_answer(listed)
+        assert first is not None
+        return candidates[first.at].qualname
 
-    how = order("how does early stopping count evaluations without improvement?")
-    assert how == ["EarlyStopping.__call__", "EarlyStopping.__init__", "log_improvement"]
+    how = "how does early stopping count evaluations without improvement?"
+    assert answer(how) == "EarlyStopping.__call__"
+    listed = rerank(candidates, asked(understand(how), words), [])
+    assert len(listed) == 3  # the constructor stays listed, where its score puts it
     for made in ("initialized", "created"):
-        assert order(f"how is early stopping {made} to count improvement?")[0] == (
+        assert answer(f"how is early stopping {made} to count improvement?") == (
             "EarlyStopping.__init__"
         )
-    inner = order("in the trainer, how does early stopping count improvement?")
-    assert inner[0] == "EarlyStopping.__call__"
-    title = order("early stopping does not count evaluations without improvement?")
-    assert title[0] == "EarlyStopping.__init__"
-    condition = order("When early stopping counts evaluations, improvement is lost")
-    assert condition[0] == "EarlyStopping.__init__"
+    assert answer("in the trainer, how does early stopping count improvement?") == (
+        "EarlyStopping.__call__"
+    )
+    title = answer("early stopping does not count evaluations without improvement?")
+    assert title == "EarlyStopping.__init__"
+    condition = answer("When early stopping counts evaluations, improvement is lost")
+    assert condition == "EarlyStopping.__init__"

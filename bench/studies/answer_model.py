@@ -30,7 +30,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from bench import _loc
-from cq.index.functions import Scored, asked, ordered
+from cq.index.functions import Scored, asked, best_answer, ordered
 from cq.index.query import asked_words
 from cq.model.index_tuning import IndexTuning
 from cq.rewrite import stem, understand
@@ -81,7 +81,7 @@ class Pool:
             Scored(at=i, score=0.0, signals=f["scores"], evidence=())
             for i, f in enumerate(functions)
         ]
-        self.shipped = ordered(scored)[0].at if scored else None
+        self.shipped = first.at if (first := best_answer(ordered(scored))) else None
         query = _loc.query_text(row, text)
         read = understand(query)
         question = asked(read, asked_words(read, (), IndexTuning()))

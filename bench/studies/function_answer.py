@@ -35,6 +35,7 @@ from cq.index.functions import (
     Hit,
     Scored,
     asked,
+    best_answer,
     measured,
     ordered,
 )
@@ -83,10 +84,15 @@ class Case:
 
     def order(self, weights: SignalWeights | None, first: int = 10) -> list[int]:
         """The candidates' indexes in the report's order (the first ``first`` fused ones:
-        what the report lists) or reranked (all of them: the rerank's pool)."""
+        what the report lists) or reranked (all of them: the rerank's pool), the Answer's
+        candidate first (the report's Answer, then its list)."""
         if weights is None:
             return list(range(min(first, len(self.candidates))))
-        return [s.at for s in ordered(self.measured, weights)]
+        listed = ordered(self.measured, weights)
+        first_one = best_answer(listed)
+        return [s.at for s in ([first_one] if first_one else [])] + [
+            s.at for s in listed if s is not first_one
+        ]
 
     def score(self, weights: SignalWeights | None) -> tuple[bool, bool]:
         at = self.order(weights)
@@ -250,7 +256,9 @@ def _probed(
             extra = w * signal(c, s.at) if signal is not None and c.question.one_line else 0.0
             signals = {**s.signals, "fused": s.signals["fused"] + extra}
             scored.append(msgspec.structs.replace(s, signals=signals))
-        at = [s.at for s in ordered(scored, WEIGHTS)]
+        listed = ordered(scored, WEIGHTS)
+        first = best_answer(listed)
+        at = [s.at for s in ([first] if first else [])] + [s.at for s in listed if s is not first]
         one += bool(at) and at[0] in c.gold_at
         five += any(i in c.gold_at for i in at[:5])
     n = len(cases) or 1

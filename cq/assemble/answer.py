@@ -273,13 +273,22 @@ def _resolved_uses(target: TargetCounts | None) -> TargetCounts | None:
     return None
 
 
+def answering(functions: tuple[RelevantFunction, ...]) -> list[RelevantFunction]:
+    """The Relevant Functions in the order they may be the Answer: by their score as the
+    Answer (``RelevantFunction.answer_score``: what the question says alone), ties in the
+    list's order; one only the embeddings found never answers."""
+    scored = [fn for fn in functions if fn.answer_score is not None]
+    return sorted(scored, key=lambda fn: -(fn.answer_score or 0.0))
+
+
 def _answered_function(result: SearchResult, f: Finding) -> RelevantFunction | None:
-    """The first Relevant Function when the Answer ``f`` is its definition: what found it
-    (``signals``) and why it answers (``evidence``: cq/index/functions.py)."""
+    """The Relevant Function the Answer was picked from (``answering``) when the
+    Answer ``f`` is its definition: what found it (``signals``) and why it answers
+    (``evidence``: cq/index/functions.py)."""
     for section in result.sections:
         if isinstance(section, FunctionList) and section.functions:
-            first = section.functions[0]
-            return first if (first.file, first.line) == (f.file, f.line) else None
+            first = next(iter(answering(section.functions)), None)
+            return first if first and (first.file, first.line) == (f.file, f.line) else None
     return None
 
 

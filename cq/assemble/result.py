@@ -7,7 +7,7 @@ from collections import Counter
 
 import msgspec
 
-from cq.assemble.answer import planned
+from cq.assemble.answer import answering, planned
 from cq.assemble.followups import follow_ups
 from cq.assemble.sections import (
     IMPORT_KINDS,
@@ -172,21 +172,21 @@ def build_sections(
 def _first_function(
     shown: tuple[Finding, ...], functions: tuple[RelevantFunction, ...]
 ) -> int | None:
-    """A question's answer: the shown definition of the best Relevant Function that has one
-    (the index's fusion puts the first one's definition line among the findings).
+    """A question's answer: the shown definition of the Relevant Function with the best score
+    as the Answer that has one (the index's fusion puts that one's definition line among the
+    findings).
 
     The Relevant Functions fuse the index's units with rg's scopes and leave classes out; the
-    first of them names a gold function more often than the best-ranked definition of a name
-    the rewriter guessed. The Answer naming a gold function (bench/studies/answer_hits.py, one
-    ``cq search -`` each), before -> after: lite-dev 22 texts 25 -> 55%, titles 25 -> 35%;
-    python_tuning sample 100 texts 15.2 -> 26.1%, titles 12.0 -> 20.7%; rust_tuning sample
-    60 texts 7.1 -> 16.1%, titles 7.1 -> 10.7%.
+    best of them names a gold function more often than the best-ranked definition of a name
+    the rewriter guessed (bench/studies/answer_hits.py; the figures in
+    bench/results/2026-11-27-bench-log.md).
     """
     at: dict[tuple[str, int], int] = {}
     for i, f in enumerate(shown):
         if f.category == "definition":
             at.setdefault((f.file, f.line), i)
-    return next((at[(fn.file, fn.line)] for fn in functions if (fn.file, fn.line) in at), None)
+    ranked = answering(functions)
+    return next((at[(fn.file, fn.line)] for fn in ranked if (fn.file, fn.line) in at), None)
 
 
 def _primary(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from cq.index.coverage import UnitReader
-from cq.index.dense import with_dense
+from cq.index.dense import dense_listed, with_dense
 from cq.index.evidence import Evidence
 from cq.index.function_signals import INNERMOST_FRAME, Asked, Candidate, frame
 from cq.index.functions import Ranked, asked, rerank_units
@@ -69,7 +69,8 @@ def fuse_findings(
         roles,
         tests_wanted=tests_wanted,
     )
-    if dense is not None and (ranks := dense([v.file for v in order.files[: tuning.embed.files]])):
+    ranks = dense([v.file for v in order.files[: tuning.embed.files]]) if dense else None
+    if ranks is not None:
         order = with_dense(order, ranks, tuning.embed)
     votes, weights = order.files, fusion_name(order.fusion, numbers)
     by_file: dict[str, list[Finding]] = {}
@@ -111,8 +112,11 @@ def fuse_findings(
         numbers.signals,
         tests_wanted=tests_wanted,
     )
-    units = _with_innermost_frame(pool, numbers.functions)
-    first = units[0].vote if units else None
+    answer = min(pool, key=lambda r: -r.scored.answer, default=None)  # ties: listed first
+    units = _listed(pool, numbers.functions, answer)
+    if ranks is not None:  # the embeddings' order fused into the list's, as measured
+        units = dense_listed(units, ranks, tuning.embed)
+    first = answer.vote if answer is not None else None
     if first is not None and not first.line and (found := lines.unit(first.file, first.qualname)):
         first = msgspec.structs.replace(first, line=found[0], kind=found[1])  # rg's scope alone
     if first is not None and first.line:
@@ -127,7 +131,7 @@ def _pool(
     units: Sequence[tuple[UnitVote, list[UnitVote]]], size: int, question: Asked
 ) -> list[tuple[UnitVote, list[UnitVote]]]:
     """The first ``size`` fused units, and the traceback's innermost frame in the tree when
-    the fusion placed it further down (``_with_innermost_frame`` keeps it listed)."""
+    the fusion placed it further down (``_listed`` keeps it listed)."""
     pool = list(units[:size])
     if not question.frames:
         return pool
@@ -139,15 +143,19 @@ def _pool(
     return pool
 
 
-def _with_innermost_frame(pool: list[Ranked], most: int) -> list[Ranked]:
-    """The first ``most`` of the pool, the traceback's innermost frame in the tree among them
-    whatever its score (it replaces the last): where the error was raised is always worth
-    reading, however little of the question's words it holds."""
-    kept = pool[:most]
-    if not kept or any(_is_innermost(r) for r in kept):
-        return kept
-    innermost = next((r for r in pool[most:] if _is_innermost(r)), None)
-    return kept if innermost is None else [*kept[: most - 1], innermost]
+def _listed(pool: list[Ranked], most: int, answer: Ranked | None) -> list[Ranked]:
+    """The first ``most`` of the pool (best first), with two kept whatever their score, each
+    in the place of the last: the candidate with the best score as the Answer (``answer``:
+    the report's Answer is read from the listed functions), and the traceback's innermost
+    frame in the tree: where the error was raised is always worth reading, however little of
+    the question's words it holds. Those kept stay in their score's order, so the list's
+    scores are sorted."""
+    at = {id(r): i for i, r in enumerate(pool)}
+    innermost = next((r for r in pool if _is_innermost(r)), None)
+    wanted = {at[id(r)] for r in (answer, innermost) if r is not None and at[id(r)] >= most}
+    if not wanted:
+        return pool[:most]
+    return [pool[i] for i in sorted({*range(max(0, most - len(wanted))), *wanted})]
 
 
 def _is_innermost(r: Ranked) -> bool:
@@ -296,6 +304,7 @@ def _function(placed: Ranked, ranked: list[Finding], lines: _Lines) -> RelevantF
         line=line,
         kind=kind or "scope",
         score=placed.scored.score,
+        answer_score=placed.scored.answer if placed.scored.signals else None,
         signature=signature,
         signals=signals,
         namesakes=tuple(_line_of(n, lines) for n in namesakes),

@@ -3,8 +3,9 @@
 Reciprocal-rank fusion, as the index's own (``fuse.py``): an item's score is ``1 / (k + its
 rank in the fused order) + weight / (k + its rank in the embedding order)``. Only the first
 ``EmbedTuning.files`` files are reordered (the embeddings were read for them alone); later
-files keep their place. Relevant Functions fuse the whole unit list with the embedding order
-of the units of those files; a unit only the embeddings found joins as an index unit would.
+files keep their place. The Relevant Functions, in their final order (``functions.py``), are
+fused with the embedding order of the units of those files; a unit only the embeddings found
+joins them.
 Pure functions over ranks, shared with bench/studies/embed_fusion.py.
 """
 
@@ -15,6 +16,7 @@ from typing import TypeVar
 
 import msgspec
 
+from cq.index.functions import Ranked, Scored
 from cq.index.fuse import RUST_TYPE_KINDS, UnitVote
 from cq.index.order import FusedOrder
 from cq.model.dense import DenseRanks
@@ -42,29 +44,38 @@ def rrf(order: Sequence[K], dense: Sequence[K], weight: float, k: float) -> list
 
 
 def with_dense(order: FusedOrder, dense: DenseRanks, tuning: EmbedTuning) -> FusedOrder:
-    """``order`` with its first files and its units reordered by the embeddings; their
-    ``fused`` score is then the fusion's (the rest's stay as they were)."""
+    """``order`` with its first files reordered by the embeddings; their ``fused`` score is
+    then the fusion's (the rest's stay as they were)."""
     head, rest = order.files[: tuning.files], order.files[tuning.files :]
     by_file = {v.file: v for v in head}
     known = [f for f in dense.files if f in by_file]
     fused = rrf_scores(list(by_file), known, tuning.weight, tuning.k)
     files = [msgspec.structs.replace(by_file[f], fused=s) for f, s in fused.items()]
-    units = {(v.file, v.qualname): (v, more) for v, more in order.units}
+    return msgspec.structs.replace(order, files=[*files, *rest])
+
+
+def dense_listed(listed: Sequence[Ranked], dense: DenseRanks, tuning: EmbedTuning) -> list[Ranked]:
+    """The Relevant Functions in their final order (``listed``, best first) fused with the
+    embedding order of their files' units, as bench/studies/embed_fusion.py measured it: each
+    one's score is then the fusion's, and a function only the embeddings found joins the
+    list (no other signal: it is never the Answer). As many are listed as before."""
+    by_key = {(r.vote.file, r.vote.qualname): r for r in listed}
     for path, qualname, kind, line in dense.units:
-        if (path, qualname) not in units and kind not in CONTAINERS:
-            units[(path, qualname)] = (
-                UnitVote(file=path, qualname=qualname, line=line, kind=kind),
-                [],
-            )
+        if (path, qualname) not in by_key and kind not in CONTAINERS:
+            vote = UnitVote(file=path, qualname=qualname, line=line, kind=kind)
+            scored = Scored(at=-1, score=0.0, signals={}, evidence=())
+            by_key[(path, qualname)] = Ranked(vote=vote, namesakes=[], scored=scored)
     scores = rrf_scores(
-        [(v.file, v.qualname) for v, _ in order.units],
+        list(by_key)[: len(listed)],
         [(p, q) for p, q, _, _ in dense.units],
         tuning.weight,
         tuning.k,
     )
-    kept = [
-        (msgspec.structs.replace(units[key][0], fused=s), units[key][1])
+    fused = [
+        msgspec.structs.replace(
+            by_key[key], scored=msgspec.structs.replace(by_key[key].scored, score=s)
+        )
         for key, s in scores.items()
-        if key in units
+        if key in by_key
     ]
-    return msgspec.structs.replace(order, files=[*files, *rest], units=kept)
+    return fused[: len(listed)]

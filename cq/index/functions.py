@@ -49,13 +49,15 @@ WEIGHTS = SignalWeights()
 
 
 class Scored(msgspec.Struct, frozen=True, kw_only=True):
-    """A candidate's place: its index in the fused list, the final score, each signal's
-    value (0-1, before weighting) and the evidence a reader is shown."""
+    """A candidate's place: its index in the fused list, the final score, its score as the
+    Answer (``answer``: what the question says alone), each signal's value (0-1, before
+    weighting) and the evidence a reader is shown."""
 
     at: int
     score: float
     signals: dict[str, float]
     evidence: tuple[str, ...]
+    answer: float = 0.0
 
 
 def asked(question: Question, words: Mapping[str, float]) -> Asked:
@@ -145,13 +147,16 @@ def measured(
 
 
 def ordered(measured: Sequence[Scored], weights: SignalWeights = WEIGHTS) -> list[Scored]:
-    """``measured`` candidates scored, best first: the relative fused score plus each
-    signal times its weight; the first (the Answer) by what the question says alone, the
-    signals of ``_AFTER`` left out and those of ``_ANSWER_ONLY`` in."""
+    """``measured`` candidates scored, best first (ties: the fused order): the relative fused
+    score plus each signal times its weight. Each also gets its score as the Answer
+    (``answer``), which weighs what the question says alone: the signals of ``_AFTER`` left
+    out and those of ``_ANSWER_ONLY`` in. The list is sorted by ``score`` alone; which of them
+    answers is ``cq.assemble``'s decision, read from ``answer``."""
     out = [
         msgspec.structs.replace(
             s,
-            score=round(score_of(s.signals, weights), 6),
+            score=(score := round(score_of(s.signals, weights), 6)),
+            answer=round(score + answer_shift(s.signals, weights), 6),
             evidence=tuple(
                 e.split(":", 1)[1] for e in s.evidence if getattr(weights, e.split(":", 1)[0]) > 0
             ),
@@ -159,19 +164,12 @@ def ordered(measured: Sequence[Scored], weights: SignalWeights = WEIGHTS) -> lis
         for s in measured
     ]
     out.sort(key=lambda s: (-s.score, s.at))
-    if not out:
-        return out
-    said = {
-        id(s): round(
-            s.score
-            - sum(getattr(weights, k) * s.signals.get(k, 0.0) for k in _AFTER)
-            + sum(getattr(weights, k) * s.signals.get(k, 0.0) for k in _ANSWER_ONLY),
-            6,
-        )
-        for s in out
-    }
-    first = min(out, key=lambda s: (-said[id(s)], s.at))
-    return [first, *(s for s in out if s is not first)]
+    return out
+
+
+def best_answer(scored: Sequence[Scored]) -> Scored | None:
+    """The candidate whose ``answer`` score is best (ties: the first listed)."""
+    return min(scored, key=lambda s: -s.answer, default=None)
 
 
 # Signals that order the list after the Answer, not the Answer: a one-line question's
@@ -187,10 +185,20 @@ _ANSWER_ONLY = ("constructor",)
 
 
 def score_of(signals: Mapping[str, float], weights: SignalWeights) -> float:
+    """A candidate's place in the list: the relative fused score and every weighted signal
+    but those that choose the Answer alone."""
     return signals["fused"] + sum(
         getattr(weights, k) * v
         for k, v in signals.items()
         if k != "fused" and k not in _ANSWER_ONLY
+    )
+
+
+def answer_shift(signals: Mapping[str, float], weights: SignalWeights) -> float:
+    """What a candidate's score as the Answer differs from its place in the list by: the
+    signals that order the list after it out, those that choose the Answer alone in."""
+    return -sum(getattr(weights, k) * signals.get(k, 0.0) for k in _AFTER) + sum(
+        getattr(weights, k) * signals.get(k, 0.0) for k in _ANSWER_ONLY
     )
 
 

@@ -182,6 +182,9 @@ class RelevantFunction(msgspec.Struct, frozen=True, kw_only=True):
     # behind ``score`` (cq/index/functions.py)
     evidence: tuple[str, ...] = ()
     scores: dict[str, float] = {}
+    # its score as the Answer (what the question says alone: cq/index/functions.py); the
+    # Answer is the shown definition of the best of them. None: found by the embeddings alone
+    answer_score: float | None = None
 
 
 class FunctionList(msgspec.Struct, frozen=True, kw_only=True, tag="functions"):
