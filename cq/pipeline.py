@@ -35,7 +35,6 @@ from cq.model import (
     RunCounters,
     SearchRequest,
     SearchResult,
-    Tally,
     Telemetry,
 )
 from cq.model.dense import DenseRanker
@@ -45,14 +44,12 @@ from cq.progress import Progress, timed
 from cq.rank import (
     RankContext,
     called_names,
-    callers_first,
     dotted_query,
     final_order,
     queried_names,
     score_findings,
     stub_definitions,
     use_question,
-    uses_first,
 )
 from cq.rewrite import CallerModel, question_of, remember_primary
 from cq.semantic import begin as begin_semantic
@@ -150,24 +147,20 @@ def run_search(
                 enriched = semantic.apply(enriched, 0)  # every finding here is a shown one
 
         with timed(timings, "order"):
-            # The semantic refinement (resolved uses of the target first) is the last reorder:
-            # after the index fusion, which moves whole files, when there is one.
             refine = (
                 None
                 if semantic is None
                 else partial(semantic.rerank, patterns=patterns, callers=question.callers)
             )
-            ordered, tally = final_order(
-                ranked, enriched.findings, ranking, refine=None if fusing else refine
-            )
-            fused = IndexFusion(findings=[])
+            fuse = None
             if index is not None and rewrite is not None:  # it reorders every finding's file
                 dense = _dense(request.root, question.text, tuning)  # optional: cq/embed
-                fused = index.fuse(rewrite.summary, ordered + ranked.rest, corpus, focus, dense)
-                tally = Tally.of(fused.findings)
-                ordered = uses_first(callers_first(fused.findings, ranking), ranking)
-                ordered = ordered[: request.limit] if request.limit > 0 else ordered
-                ordered = refine(ordered) if refine is not None else ordered
+                fuse = partial(index.fuse, rewrite.summary, corpus=corpus, focus=focus, dense=dense)
+            final = final_order(
+                ranked, enriched.findings, ranking, request.limit, fuse=fuse, refine=refine
+            )
+            ordered, tally = final.findings, final.tally
+            fused = final.fused or IndexFusion(findings=[])
 
         ordered = with_context(
             ordered, corpus, request.before_context, request.after_context, tuning.report

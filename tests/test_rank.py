@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import msgspec
 from conftest import write_tree
 
 from cq.model import Finding, Pattern, RankWeights
@@ -213,10 +214,49 @@ def test_the_final_order_reorders_only_the_shown_findings(tmp_path: Path) -> Non
     # Enrichment lowered the confidence of the best shown hit (a conflict): only the shown
     # three are re-sorted, their scores follow, and no unshown hit moves into them.
     moved = [msgspec.structs.replace(ranked.shown[0], confidence=0.5), *ranked.shown[1:]]
-    again, tally = final_order(ranked, moved, context)
+    final = final_order(ranked, moved, context, 3)
+    again, tally = final.findings, final.tally
     assert [f.file for f in again] == ["m1.py", "m2.py", "m0.py"]
     assert tally.files_in_rank_order == ("m1.py", "m2.py", "m0.py", "m3.py", "m4.py")
     assert tally.total == 5 and again[2].score < again[1].score
+
+
+class _Fused(msgspec.Struct, frozen=True):
+    findings: list[Finding]
+
+
+def test_a_callers_questions_calls_lead_the_final_order_with_the_fusion_or_without(
+    tmp_path: Path,
+) -> None:
+    """One order, two paths: the calls of the function a callers question names lead the
+    report whether the index's fusion reorders the findings (by whole files) or not, also
+    after enrichment lowered a call's confidence below another name's definition."""
+    from cq.rank import final_order, score_findings
+
+    context = RankContext(patterns=QUERY, called=frozenset({"register"}))
+    findings = [
+        hit("a.py", 1, "definition", text="setup"),
+        hit("b.py", 3, "callsite"),
+        hit("c.py", 5, "callsite"),
+        hit("d.py", 7, "comment", text="register"),
+    ]
+    ranked = score_findings(findings, context, Corpus(tmp_path), limit=3, keep_rest=True)
+    assert [f.file for f in ranked.shown] == ["b.py", "c.py", "a.py"]
+    # enrichment found the call in c.py doubtful: its score falls below a.py's definition
+    moved = [*ranked.shown[:1], msgspec.structs.replace(ranked.shown[1], confidence=0.05)]
+    moved.append(ranked.shown[2])
+    plain = final_order(ranked, moved, context, 3)
+    assert [f.file for f in plain.findings] == ["b.py", "c.py", "a.py"]
+    assert plain.findings[1].score < plain.findings[2].score  # the score said it, not the order
+    assert plain.fused is None
+
+    def by_path_reversed(everything: list[Finding]) -> _Fused:
+        return _Fused(findings=sorted(everything, key=lambda f: f.file, reverse=True))
+
+    fused = final_order(ranked, moved, context, 3, fuse=by_path_reversed)
+    assert [f.file for f in fused.findings] == ["c.py", "b.py", "d.py"]
+    assert fused.tally.files_in_rank_order == ("d.py", "c.py", "b.py", "a.py")
+    assert fused.fused is not None and len(fused.fused.findings) == 4
 
 
 def test_rust_module_files_declared_under_cfg_test_are_tests(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
 
 import msgspec
 
@@ -137,18 +138,47 @@ def score_findings(
     return Ranked(shown=shown, parts=parts, tally=tally, rest=kept)
 
 
+class Reordered(Protocol):
+    """What a whole-list reorder gives back (the index's fusion, ``cq.index.IndexFusion``):
+    every finding in its new order, and whatever else it learned."""
+
+    @property
+    def findings(self) -> list[Finding]: ...
+
+
+R = TypeVar("R", bound=Reordered)
+
+
+class Ordered(msgspec.Struct, Generic[R], frozen=True):
+    """The report's findings in their final order, the tally over every finding (its file
+    order follows the final one), and what the fusion gave back when it ran."""
+
+    findings: list[Finding]
+    tally: Tally
+    fused: R | None = None
+
+
 def final_order(
     ranked: Ranked,
     shown: list[Finding],
     ctx: RankContext,
+    limit: int,
+    *,
+    fuse: Callable[[list[Finding]], R] | None = None,
     refine: Callable[[list[Finding]], list[Finding]] | None = None,
-) -> tuple[list[Finding], Tally]:
-    """The one total order of the report: the ``shown`` findings (``ranked.shown`` after
-    enrichment moved their confidence) scored with their final confidence and sorted, then
-    the rest. Nothing unshown moves into the report, and scores match the confidences
-    printed. ``refine`` may then reorder the shown ones on facts of a later stage (the
-    semantic stage's resolved definitions); the tally's file order follows, over every
-    finding."""
+) -> Ordered[R]:
+    """The one total order of the report, with the index's fusion or without it.
+
+    The ``shown`` findings (``ranked.shown`` after enrichment moved their confidence) scored
+    with their final confidence and sorted (``order_key``). ``fuse`` (a rewritten question
+    with the index) may then reorder them, a usage question's uses first, and every unshown
+    finding (``ranked.rest``) by whole files; without it nothing unshown moves into the
+    report. Then, either way: a callers question's definitions and calls first
+    (``callers_first``), a usage question's uses first (``uses_first``), the report's
+    ``limit`` (0: all), and ``refine`` (the semantic stage's resolved uses of the target
+    first: facts of a later stage, within the shown prefix), the uses kept first. Scores
+    match the confidences printed; the tally's file order follows the final order, over
+    every finding."""
     final: list[Finding] = []
     for f, b in zip(shown, ranked.parts, strict=True):
         again = msgspec.structs.replace(b, confidence=round(f.confidence, 4))
@@ -156,11 +186,18 @@ def final_order(
             msgspec.structs.replace(f, score=total(again), explain=again if ctx.explain else None)
         )
     final.sort(key=order_key)
+    fused = fuse([*uses_first(final, ctx), *ranked.rest]) if fuse is not None else None
+    if fused is not None:
+        final = fused.findings
+    final = uses_first(callers_first(final, ctx), ctx)
+    final = final[:limit] if limit > 0 else final
     if refine is not None:
-        final = refine(final)
-    final = uses_first(final, ctx)
+        final = uses_first(refine(final), ctx)
+    if fused is not None:
+        return Ordered(findings=final, tally=Tally.of(fused.findings), fused=fused)
     files = tuple(dict.fromkeys([*(f.file for f in final), *ranked.tally.files_in_rank_order]))
-    return final, msgspec.structs.replace(ranked.tally, files_in_rank_order=files)
+    tally = msgspec.structs.replace(ranked.tally, files_in_rank_order=files)
+    return Ordered(findings=final, tally=tally)
 
 
 def callers_first(findings: list[Finding], ctx: RankContext) -> list[Finding]:
@@ -199,7 +236,7 @@ def _is_lead(f: Finding, called: frozenset[str], dotted: Dotted | None = None) -
 def rank_findings(findings: list[Finding], ctx: RankContext, corpus: Corpus) -> list[Finding]:
     """Score and sort every finding (no enrichment in between); deterministic."""
     ranked = score_findings(findings, ctx, corpus, 0)
-    return final_order(ranked, ranked.shown, ctx)[0]
+    return final_order(ranked, ranked.shown, ctx, 0).findings
 
 
 # what a finding's score depends on: category, role, confidence, scope depth, and the exact
@@ -308,8 +345,10 @@ class _Roles:
 
 __all__ = [
     "Dotted",
+    "Ordered",
     "RankContext",
     "Ranked",
+    "Reordered",
     "UseQuestion",
     "called_names",
     "callers_first",
