@@ -232,8 +232,13 @@ def read_report(raw: bytes, q: Question) -> tuple[str, Place | None, str, list[P
 def _derived_answer(result) -> tuple[str, Place | None]:
     """The Answer as the markdown report decides it (``cq.assemble.answer.decide_answer``)."""
     from cq.assemble.answer import decide_answer
+    from cq.rewrite import understand
 
-    said = decide_answer(result)
+    # a report of a cq from before the JSON answer: its query understood again, as that cq did
+    modes = {"identifier": "identifier", "literal": "literal", "regex": "regex"}
+    summary = result.summary
+    question = understand(summary.query, mode=modes.get(summary.mode_requested))
+    said = decide_answer(msgspec.structs.replace(result, question=question))
     findings = result.findings
     if said.kind in ("callers", "ambiguous_callers") and said.calls:
         return said.kind, _finding_place(findings[said.calls[0]])

@@ -1,10 +1,12 @@
 """The report's Answer, decided from a finished result: which finding answers, and how.
 
 ``plan_report`` is what ``cq.report`` reads besides the result's facts (``ReportPlan``): the
-Answer, and the one-line headers the report prints. It is made again whenever a token budget
-cuts the findings (``budget.py``), so it always speaks of the findings shown. ``planned`` sets
-it with the same Answer as data (``AnswerRecord``, JSON's ``answer``): the markdown's Answer
-line and the JSON's answer are one decision.
+Answer, and the one-line headers the report prints. The Answer is decided once, when the
+result is assembled (``decide_answer``); a token budget's cut (``budget.py``) keeps the
+findings it names and carries it over to their new places (``kept_answer``), and the rest of
+the plan is made again, so it always speaks of the findings shown. ``planned`` sets it with
+the same Answer as data (``AnswerRecord``, JSON's ``answer``): the markdown's Answer line and
+the JSON's answer are one decision.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from cq.model import (
     HotFiles,
     KindCounts,
     Pattern,
-    QueryMode,
     Question,
     RelevantFunction,
     ReportPlan,
@@ -33,16 +34,30 @@ from cq.model import (
 )
 from cq.parse.one_line import one_line_header, one_line_signature
 from cq.rank import Dotted, called_names, dotted_query, is_other_owners_use, last_name
-from cq.rewrite import understand
 
 _CALLERS = ("callers", "ambiguous_callers", "no_callers")
 
 
-def planned(result: SearchResult, *, compact: bool = False) -> SearchResult:
+def planned(
+    result: SearchResult, *, compact: bool = False, answer: Answer | None = None
+) -> SearchResult:
     """``result`` with its report plan and its Answer as data, both from one decision
-    (``compact``: see ``plan_report``)."""
-    plan = plan_report(result, compact=compact)
+    (``compact``: see ``plan_report``): ``answer`` when given (the Answer decided before a
+    budget's cut, ``kept_answer``), else the one its plan already has, else decided now."""
+    if answer is None and not isinstance(result.plan, msgspec.UnsetType):
+        answer = result.plan.answer
+    plan = plan_report(result, compact=compact, answer=answer)
     return msgspec.structs.replace(result, plan=plan, answer=answer_record(result, plan.answer))
+
+
+def kept_answer(said: Answer, kept: tuple[int, ...]) -> Answer:
+    """The Answer ``said`` of a result whose findings a budget cut to those at ``kept`` (in
+    order; they hold every finding the Answer names, ``answer_needs``): the same Answer, its
+    findings at their new places."""
+    place = {old: new for new, old in enumerate(kept)}
+    finding = place.get(said.finding) if said.finding is not None else None
+    calls = tuple(place[i] for i in said.calls if i in place)
+    return msgspec.structs.replace(said, finding=finding, calls=calls)
 
 
 def answer_record(result: SearchResult, said: Answer) -> AnswerRecord:
@@ -76,13 +91,16 @@ def answer_record(result: SearchResult, said: Answer) -> AnswerRecord:
     )
 
 
-def plan_report(result: SearchResult, *, compact: bool = False) -> ReportPlan:
-    """The Answer, each shown definition's header on one line where the report needs it,
-    each Relevant Function's own name, and the sections that would only repeat Top Contexts
-    (``compact``: under a token budget, every list Top Contexts covers and the counts)."""
+def plan_report(
+    result: SearchResult, *, compact: bool = False, answer: Answer | None = None
+) -> ReportPlan:
+    """The Answer (``answer``, else decided), each shown definition's header on one line
+    where the report needs it, each Relevant Function's own name, and the sections that
+    would only repeat Top Contexts (``compact``: under a token budget, every list Top
+    Contexts covers and the counts)."""
     functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
     return ReportPlan(
-        answer=decide_answer(result),
+        answer=answer if answer is not None else decide_answer(result),
         one_lines=tuple(_one_line(f) for f in result.findings),
         function_names=tuple(last_name(fn.name) for fn in functions.functions)
         if functions is not None
@@ -185,17 +203,11 @@ def _asked_patterns(question: Question) -> tuple[Pattern, ...]:
 
 
 def _question(result: SearchResult) -> Question:
-    """The search's Question; a result read back from its JSON, which does not carry it, has
-    its query understood again from the summary."""
-    if not isinstance(result.question, msgspec.UnsetType):
-        return result.question
-    summary = result.summary
-    modes: dict[str, QueryMode] = {
-        "identifier": "identifier",
-        "literal": "literal",
-        "regex": "regex",
-    }
-    return understand(summary.query, mode=modes.get(summary.mode_requested))
+    """The search's Question: the Answer is decided once, in assemble, where the result
+    carries it (a result read back from its JSON carries its ``answer`` instead)."""
+    if isinstance(result.question, msgspec.UnsetType):
+        raise ValueError("decide the Answer of a SearchResult made by cq.assemble")
+    return result.question
 
 
 def _kind_counts(result: SearchResult) -> dict[str, int]:
@@ -203,13 +215,13 @@ def _kind_counts(result: SearchResult) -> dict[str, int]:
 
 
 def answer_needs(result: SearchResult) -> tuple[int, ...]:
-    """The findings a token budget keeps for the Answer, in order: the primary definition
-    (else the best hit) and, for a callers question about it, the first callsites of its
-    name."""
+    """The findings a token budget keeps for the planned Answer, in order: the primary
+    definition (else the best hit) and, for a callers question about it, the first callsites
+    of its name."""
     findings = result.findings
-    if not findings:
+    if not findings or isinstance(result.plan, msgspec.UnsetType):
         return ()
-    said = decide_answer(result)
+    said = result.plan.answer
     if said.kind == "message" and said.finding is not None:
         return (said.finding,)
     if said.kind == "uses":  # its uses, and the definition it names

@@ -10,7 +10,8 @@ caller's note (the MCP server says how to ask for more).
 
 The Answer is the floor of every budget: findings go lowest-ranked first, but never the ones
 the Answer needs (``answer.answer_needs``: the primary definition, else the best hit, and a
-callers question's first callsites); each cut result gets its plan made again. When even
+callers question's first callsites); each cut result keeps the Answer decided before the cut
+(at its findings' new places) and gets the rest of its plan made again. When even
 the findings down to them are over the budget, those alone are kept; markdown still over is
 cut at whole lines after the Answer, and a budget below the header and the Answer (or, for
 JSON, below the whole report of that one finding) is an error naming the minimum.
@@ -23,7 +24,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from cq.assemble.answer import answer_needs, planned
+from cq.assemble.answer import answer_needs, kept_answer, planned
 from cq.assemble.result import build_sections
 from cq.errors import UsageError
 from cq.model import FunctionList, HotFiles, KindCounts, SearchRequest, SearchResult
@@ -174,7 +175,8 @@ def _keep(
     functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
     sections = build_sections(request, shown, summary, kinds, hot, report, functions)
     cut = msgspec.structs.replace(result, summary=summary, sections=sections, findings=shown)
-    return planned(cut, compact=True)
+    said = result.plan.answer if not isinstance(result.plan, msgspec.UnsetType) else None
+    return planned(cut, compact=True, answer=kept_answer(said, indexes) if said else None)
 
 
 def _answer_head(markdown: str) -> str:
