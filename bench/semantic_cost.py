@@ -55,7 +55,7 @@ from pathlib import Path
 import msgspec
 
 from bench._common import cq_command, median, rg_binary, stdlib_dir, time_command
-from cq.model import SearchRequest
+from cq.model import Scope, SearchRequest
 from cq.parse import Corpus
 from cq.pipeline import run_search
 from cq.semantic import keep_servers_warm
@@ -456,8 +456,7 @@ def unique_name_check(result, root: str, exclude: tuple[str, ...]) -> dict[str, 
     """The unique-name rule (the root's one method ``m`` for ``x.m()``, nothing outside the
     root defining ``m``) applied to every shown attribute callsite Pyrefly resolved, whatever
     the receiver: its precision where Pyrefly knows the answer."""
-    request = SearchRequest(query="-", root=root, exclude=exclude)
-    names = UniqueNames(request, os.environ.get("VIRTUAL_ENV"))
+    names = UniqueNames(Scope(root=root, exclude=exclude), os.environ.get("VIRTUAL_ENV"))
     corpus = Corpus(Path(root))
     resolver = SyntaxResolver(root, lambda rel: corpus.source(rel, "python"))
     out = {"agree": 0, "disagree": 0, "abstain": 0, "outside_claimed": 0}

@@ -37,6 +37,7 @@ from cq.model import (
     QueryMode,
     Question,
     RawMatch,
+    Scope,
     SearchRequest,
     SearchStats,
     Suggestion,
@@ -92,6 +93,7 @@ class Ladder:
         corpus: Corpus,
         tuning: Tuning,
         *,
+        scope: Scope,
         timings: dict[str, float],
         on_file: Callable[[int, int], None] | None = None,
         on_status: Callable[[str], None] = lambda _: None,
@@ -100,6 +102,7 @@ class Ladder:
         deadline: float | None = None,
     ) -> None:
         self.request, self.question, self.corpus, self.tuning = request, question, corpus, tuning
+        self.scope = scope  # which files rg and the names nearest a name read (Settings.scope)
         self.timings, self.on_file, self.on_status = timings, on_file, on_status
         self.model, self.llm, self.deadline = model, llm, deadline
         self._index: IndexRun | None = None
@@ -137,7 +140,7 @@ class Ladder:
                 return self._climbed(retry, literal, chain, "literal", rewrite)
             if retry.matches:  # only inside longer names: a near-miss of a defined name?
                 with timed(self.timings, "suggest"):
-                    nearest = suggest_names(q.typed, request, self.corpus, self.tuning.report)
+                    nearest = suggest_names(q.typed, self.scope, self.corpus, self.tuning.report)
                 if nearest:
                     return self._climbed(found, patterns, (q.mode,), "not_found", rewrite, nearest)
                 return self._climbed(retry, literal, chain, "literal", rewrite)
@@ -145,9 +148,11 @@ class Ladder:
             return self._nothing(found, patterns, chain, rewrite)
         if q.typed:  # a file name is answered with the tree's files of that name, in any mode
             with timed(self.timings, "suggest"):
-                nearest = files_named(q.typed, request, self.corpus, self.tuning.report.suggestions)
+                nearest = files_named(
+                    q.typed, self.scope, self.corpus, self.tuning.report.suggestions
+                )
                 if nearest is None and q.mode == "identifier":
-                    nearest = suggest_names(q.typed, request, self.corpus, self.tuning.report)
+                    nearest = suggest_names(q.typed, self.scope, self.corpus, self.tuning.report)
             if nearest is not None:
                 return self._climbed(found, patterns, chain, "not_found", suggestions=nearest)
         if request.rewrite is not None:  # --no-rewrite
@@ -162,7 +167,8 @@ class Ladder:
                 self.llm,
             )
         self._index = IndexRun.start(
-            request,
+            self.scope,
+            request.use_index,
             q,
             self.on_status,
             self.tuning,
@@ -226,7 +232,7 @@ class Ladder:
         if len(written) != 1:
             return self._climbed(found, patterns, chain, "nothing", rewrite)
         with timed(self.timings, "suggest"):
-            nearest = suggest_names(written[0], self.request, self.corpus, self.tuning.report)
+            nearest = suggest_names(written[0], self.scope, self.corpus, self.tuning.report)
         return self._climbed(
             found, patterns, chain, "not_found", rewrite, nearest, missing=written[0]
         )
@@ -236,7 +242,14 @@ class Ladder:
         and kept only when the rewritten search consults it."""
         listing = self.corpus.listing
         self._index = IndexRun.start(
-            self.request, self.question, self.on_status, self.tuning, None, listing, self.deadline
+            self.scope,
+            self.request.use_index,
+            self.question,
+            self.on_status,
+            self.tuning,
+            None,
+            listing,
+            self.deadline,
         )
         with timed(self.timings, "rewrite"):
             rewrite = rewrite_query(
@@ -250,8 +263,8 @@ class Ladder:
         nothing. ``widened``: under a rewritten search's caps (``_widened``)."""
         if not patterns:
             return Candidates(matches=(), stats=SearchStats(), by_language={})
-        request = _widened(self.request) if widened else self.request
-        return collect_candidates(request, patterns, self.on_file, self.tuning.report, self.corpus)
+        scope = _widened(self.scope) if widened else self.scope
+        return collect_candidates(scope, patterns, self.on_file, self.tuning.report, self.corpus)
 
     def _climbed(
         self,
@@ -293,16 +306,16 @@ def _is_word(char: str) -> bool:
     return bool(char) and (char.isalnum() or char == "_")
 
 
-def _widened(request: SearchRequest) -> SearchRequest:
+def _widened(scope: Scope) -> Scope:
     """A rewritten search's caps: the profile's ``question_*`` ones where higher
     (``Limits``: its patterns are guesses, and a cap keeps the first files in path order)."""
-    limits = request.limits
+    limits = scope.limits
     wider = msgspec.structs.replace(
         limits,
         max_files=max(limits.max_files, limits.question_max_files),
         max_total_matches=max(limits.max_total_matches, limits.question_max_total_matches),
     )
-    return msgspec.structs.replace(request, limits=wider)
+    return msgspec.structs.replace(scope, limits=wider)
 
 
 def _only_tests(found: Candidates) -> bool:

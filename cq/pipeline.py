@@ -89,6 +89,7 @@ def run_search(
             question,
             corpus,
             tuning,
+            scope=settings.scope,
             timings=timings,
             on_file=progress.searching,
             on_status=progress.update,
@@ -105,7 +106,12 @@ def run_search(
         # A question whose order depends on Pyrefly's answers waits for them (``orders``).
         orders = question.callers or dotted_query(patterns) is not None
         semantic = begin_semantic(
-            request, candidates.matches, corpus, settings.semantic, orders=orders
+            settings.scope,
+            request.limit,
+            candidates.matches,
+            corpus,
+            settings.semantic,
+            orders=orders,
         )  # None: stage off
 
         with timed(timings, "classify"):
@@ -155,7 +161,14 @@ def run_search(
             fuse = None
             if index is not None and rewrite is not None:  # it reorders every finding's file
                 dense = _dense(request.root, question.text, tuning)  # optional: cq/embed
-                fuse = partial(index.fuse, rewrite.summary, corpus=corpus, focus=focus, dense=dense)
+                fuse = partial(
+                    index.fuse,
+                    rewrite.summary,
+                    corpus=corpus,
+                    focus=focus,
+                    dense=dense,
+                    explain=request.explain,
+                )
             final = final_order(
                 ranked, enriched.findings, ranking, request.limit, fuse=fuse, refine=refine
             )
@@ -213,7 +226,8 @@ def run_search(
         if request.listing in ("paths", "counts"):  # -l, -c: every file, best first
             files = tuple(FileCount(f, tally.files[f]) for f in tally.files_in_rank_order)
             result = msgspec.structs.replace(result, files=files)
-        remember_primary(request, result.findings, result.summary.primary)
+        if request.follow_up:  # --follow-up: the next question's "it"
+            remember_primary(settings.scope.root, result.findings, result.summary.primary)
         return result
     finally:
         if index is not None:

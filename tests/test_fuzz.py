@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from cq.candidates import collect_candidates, patterns_for_query
 from cq.errors import CqError
-from cq.model import RunInfo, SearchRequest
+from cq.model import RunInfo, Scope, SearchRequest
 from cq.parse.source import searched_bytes
 from cq.pipeline import run_search
 from cq.report import render_json, render_markdown
@@ -179,7 +179,7 @@ def test_fuzzed_files(files: list[tuple[str, bytes]], query: tuple[str, str | No
         assert _stable(result) == _stable(_search(root, text, mode)[1])
         # rg's offsets land on the match in the very bytes the parsers read
         patterns = patterns_for_query(text, mode or "identifier")
-        for m in collect_candidates(request, patterns).matches:
+        for m in collect_candidates(Scope.of(request), patterns).matches:
             data = searched_bytes((root / m.file).read_bytes())
             assert data[m.byte_start : m.byte_end].decode("utf-8", "replace") == m.text, m
 

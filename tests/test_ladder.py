@@ -48,7 +48,8 @@ def climb(root: Path, query: str, **fields: object) -> tuple[Candidates, Climb]:
     question = question_of(request, tuning.rewrite)
     corpus = Corpus(root, tuning.scale.corpus_keep_bytes, remember=False)
     timings: dict[str, float] = {}
-    candidates, found = Ladder(request, question, corpus, tuning, timings=timings).climb()
+    ladder = Ladder(request, question, corpus, tuning, scope=settings.scope, timings=timings)
+    candidates, found = ladder.climb()
     assert found.index is None  # use_index=False: no index run to close
     return candidates, found
 

@@ -17,7 +17,7 @@ from cq.candidates.patterns import pattern_regex
 from cq.candidates.rg_errors import regex_error
 from cq.candidates.rg_events import Begin, Match, Summary, decode_event, strip_terminator
 from cq.errors import PatternError, SearchFailedError, UsageError
-from cq.model import Language, Pattern, RawMatch, SearchRequest, SearchStats
+from cq.model import Language, Pattern, RawMatch, Scope, SearchStats
 from cq.model.language import language_of, languages_for
 from cq.model.tuning import ReportTuning
 from cq.parse import Corpus
@@ -37,25 +37,25 @@ class Candidates(msgspec.Struct, frozen=True):
 
 
 def collect_candidates(
-    request: SearchRequest,
+    scope: Scope,
     patterns: tuple[Pattern, ...],
     on_file: Callable[[int, int], None] | None = None,
     report: ReportTuning | None = None,
     corpus: Corpus | None = None,
 ) -> Candidates:
-    """Search ``patterns`` under the request's root, streaming and capping as rg runs.
+    """Search ``patterns`` under the scope's root, streaming and capping as rg runs.
 
     A files or total-matches cap stops rg early; since rg's thread order varies, such a run is
     repeated with ``--sort path`` so identical searches always keep the same matches.
     ``on_file(matched_files, matches)`` is called as each new matching file arrives. The
     rare file cq must read here (lone CRs, ``CrLines``) is read by the search's ``corpus``.
     """
-    root = Path(request.root)  # checked with in_dir and the globs by ``cq.confine``
+    root = Path(scope.root)  # checked with in_dir and the globs by ``cq.confine``
     report = report or ReportTuning()
-    corpus = corpus or Corpus(root, remember=request.use_cache)
+    corpus = corpus or Corpus(root, remember=scope.use_cache)
     for sort in (False, True):
         run = _RgRun(
-            request, patterns, root, sort=sort, on_file=on_file, report=report, corpus=corpus
+            scope, patterns, root, sort=sort, on_file=on_file, report=report, corpus=corpus
         )
         run.execute()
         if run.tracker.caps_hit not in ("files", "total_matches"):
@@ -63,37 +63,37 @@ def collect_candidates(
     return run.result()
 
 
-def build_rg_argv(request: SearchRequest, patterns: tuple[Pattern, ...], sort: bool) -> list[str]:
+def build_rg_argv(scope: Scope, patterns: tuple[Pattern, ...], sort: bool) -> list[str]:
     """The full rg command line; patterns always follow ``-e``."""
     argv = [find_rg(), "--json", "--no-config", "--no-ignore-messages"]
-    argv += ["--max-count", str(request.limits.max_matches_per_file + 1)]
-    if request.ignore_case:
+    argv += ["--max-count", str(scope.limits.max_matches_per_file + 1)]
+    if scope.ignore_case:
         argv.append("--ignore-case")
     if sort:
         argv += ["--sort", "path"]
-    argv += scope_args(request)
+    argv += scope_args(scope)
     for pattern in patterns:
         if "\0" in pattern.text:  # no argv can carry it, and rg never matches NUL in text
             raise UsageError("the query holds a NUL character, which no text file matches")
         if _SURROGATE.search(pattern.text):  # bytes of a command line that were not UTF-8
             raise UsageError("the query is not valid UTF-8")
         argv += ["-e", pattern_regex(pattern)]
-    argv += ["--", request.in_dir or "."]
+    argv += ["--", scope.in_dir or "."]
     return argv
 
 
-def scope_args(request: SearchRequest) -> list[str]:
+def scope_args(scope: Scope) -> list[str]:
     """The rg flags choosing which files a search reads (``--files`` lists the same)."""
-    argv = ["--max-depth", str(request.limits.max_depth)]
-    argv += ["--max-filesize", str(request.limits.max_file_size_bytes)]
-    if request.hidden:
+    argv = ["--max-depth", str(scope.limits.max_depth)]
+    argv += ["--max-filesize", str(scope.limits.max_file_size_bytes)]
+    if scope.hidden:
         argv.append("--hidden")
-    if request.no_ignore:
+    if scope.no_ignore:
         argv.append("--no-ignore")
-    argv += rg_types(*languages_for(request.lang))
-    for glob in request.include:
+    argv += rg_types(*languages_for(scope.lang))
+    for glob in scope.include:
         argv += ["--glob", glob]
-    for glob in request.exclude:
+    for glob in scope.exclude:
         argv += ["--glob", "!" + glob]
     return argv
 
@@ -103,7 +103,7 @@ class _RgRun:
 
     def __init__(
         self,
-        request: SearchRequest,
+        scope: Scope,
         patterns: tuple[Pattern, ...],
         root: Path,
         *,
@@ -112,12 +112,12 @@ class _RgRun:
         report: ReportTuning,
         corpus: Corpus,
     ) -> None:
-        self.request, self.report = request, report
+        self.scope, self.report = scope, report
         self.patterns = patterns
         self.root = root
         self.sort = sort
         self.on_file = on_file
-        self.tracker = CapTracker(request.limits)
+        self.tracker = CapTracker(scope.limits)
         self.matches: list[RawMatch] = []
         self.dropped_by_scope = 0
         self.scanned_files: int | None = None
@@ -130,7 +130,7 @@ class _RgRun:
         self._attributed: dict[str, tuple[int, ...]] = {}  # match text -> its patterns
 
     def execute(self) -> None:
-        argv = build_rg_argv(self.request, self.patterns, self.sort)
+        argv = build_rg_argv(self.scope, self.patterns, self.sort)
         proc = subprocess.Popen(
             argv,
             cwd=self.root,
@@ -140,7 +140,7 @@ class _RgRun:
             bufsize=1 << 16,
             env=rg_env(),
         )
-        timer = threading.Timer(self.request.limits.timeout_seconds, self._on_timeout, (proc,))
+        timer = threading.Timer(self.scope.limits.timeout_seconds, self._on_timeout, (proc,))
         timer.daemon = True
         timer.start()
         stderr = _Drain(proc)  # read as rg runs: a full stderr pipe would stall rg
@@ -212,7 +212,7 @@ class _RgRun:
             # a name that is not UTF-8 as the index and the file system read it (its bytes as
             # lone surrogates): the file opens for enrichment and is one file, not two
             path = _relative(os.fsdecode(data.path.raw()))
-            language = language_of(path, self.request.lang)
+            language = language_of(path, self.scope.lang)
             if language is None:
                 self.dropped_by_scope += len(data.submatches)
                 return
@@ -256,7 +256,7 @@ class _RgRun:
             return (0,)
         hits = self._attributed.get(text)
         if hits is None:
-            fold = self.request.ignore_case
+            fold = self.scope.ignore_case
             key = text.casefold() if fold else text
             hits = tuple(
                 i
@@ -279,7 +279,7 @@ class _RgRun:
         return Candidates(
             matches=tuple(self.matches),
             stats=overall,
-            by_language=_per_language(self.matches, overall, languages_for(self.request.lang)),
+            by_language=_per_language(self.matches, overall, languages_for(self.scope.lang)),
         )
 
 

@@ -8,31 +8,31 @@ import subprocess
 
 from cq.candidates.collect import scope_args
 from cq.errors import SearchFailedError
-from cq.model import SearchRequest
+from cq.model import Scope
 from cq.model.language import language_of
 from cq.terminal import visible
 from cq.tools import find_rg, rg_env
 
 
-def searched_files(request: SearchRequest) -> list[str]:
+def searched_files(scope: Scope) -> list[str]:
     """The files, relative to the root, in path order; an ``--include`` glob naming other
     files than Python and Rust admits none of them, as it admits none of their hits."""
     argv = [find_rg(), "--files", "--null", "--no-config", "--no-ignore-messages"]
     argv += ["--sort", "path"]
-    argv += [*scope_args(request), "--", request.in_dir or "."]
+    argv += [*scope_args(scope), "--", scope.in_dir or "."]
     try:
         proc = subprocess.run(
             argv,
-            cwd=request.root,
+            cwd=scope.root,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             env=rg_env(),
-            timeout=request.limits.timeout_seconds,
+            timeout=scope.limits.timeout_seconds,
             check=False,
         )
     except subprocess.TimeoutExpired:
         raise SearchFailedError(
-            f"rg listed files for more than {request.limits.timeout_seconds:g} s (--timeout)"
+            f"rg listed files for more than {scope.limits.timeout_seconds:g} s (--timeout)"
         ) from None
     if proc.returncode == 2 and not proc.stdout:
         message = " ".join(proc.stderr.decode("utf-8", "replace").split())
@@ -41,4 +41,4 @@ def searched_files(request: SearchRequest) -> list[str]:
     # and the file system read it (its bytes as lone surrogates), the name -l prints
     names = os.fsdecode(proc.stdout).split("\0")
     paths = (name.removeprefix("./") for name in names if name)
-    return [path for path in paths if language_of(path, request.lang) is not None]
+    return [path for path in paths if language_of(path, scope.lang) is not None]

@@ -1,6 +1,6 @@
 """The repository index: what a question is about, beyond the patterns rg matched.
 
-In: a rewritten search (its request, the rewriter's terms) and rg's ranked findings; the
+In: a rewritten search (its scope, the rewriter's terms) and rg's ranked findings; the
 search starts an ``IndexRun`` once it knows it is a rewritten question, so the index is
 brought up to date while rg and classification run, and fuses at the end. Out:
 ``IndexFusion``, the findings in a file order fusing rg's with the index's, files only the
@@ -39,7 +39,7 @@ from cq.model import (
     RelevantFunction,
     RewriteSummary,
     RunCounters,
-    SearchRequest,
+    Scope,
     Telemetry,
 )
 from cq.model.dense import DenseRanker
@@ -59,10 +59,9 @@ class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
     timings_ms: dict[str, float] = {}
 
 
-def consults_index(
-    request: SearchRequest, question: Question, rewrite: RewriteSummary | None
-) -> bool:
-    """Whether the index has a say: a rewritten search that may use the index.
+def consults_index(question: Question, rewrite: RewriteSummary | None) -> bool:
+    """Whether the index has a say (unless the search said ``--no-index``): a rewritten
+    search that may use the index.
 
     A text read as a question is one even when the rewriter found no pattern in it (none of
     its words named or mapped onto a defined name): the index still matches its words. On
@@ -74,7 +73,7 @@ def consults_index(
     to look for ("who calls?", ``Question.says_nothing``) stays out too: BM25 would still rank
     something for "calls" and make it the Answer.
     """
-    if rewrite is None or not request.use_index or question.says_nothing:
+    if rewrite is None or question.says_nothing:
         return False
     asked = frozenset(rewrite.identifiers)
     if (
@@ -94,7 +93,7 @@ class IndexRun:
 
     def __init__(
         self,
-        request: SearchRequest,
+        scope: Scope,
         question: Question,
         progress: Callable[[str], None],
         tuning: Tuning,
@@ -103,15 +102,16 @@ class IndexRun:
     ) -> None:
         from cq.index.evidence import IndexUpdateRun
 
-        self.request, self.question = request, question
+        self.question = question
         self.tuning = tuning
-        self.update = IndexUpdateRun.start(request, progress, tuning.index, listing, deadline)
+        self.update = IndexUpdateRun.start(scope, progress, tuning.index, listing, deadline)
         self.consulted = False
 
     @classmethod
     def start(
         cls,
-        request: SearchRequest,
+        scope: Scope,
+        use_index: bool,
         question: Question,
         progress: Callable[[str], None],
         tuning: Tuning,
@@ -125,15 +125,13 @@ class IndexRun:
         of the tree's files (its ``Corpus``'s); ``deadline``: when the search's --timeout
         runs out (``time.monotonic``): the search answers without an index not ready by
         then."""
-        if not request.use_index or (
-            rewrite is not None and not consults_index(request, question, rewrite)
-        ):
+        if not use_index or (rewrite is not None and not consults_index(question, rewrite)):
             return None
-        return cls(request, question, progress, tuning, listing, deadline)
+        return cls(scope, question, progress, tuning, listing, deadline)
 
     def kept(self, rewrite: RewriteSummary) -> IndexRun | None:
         """This run if the rewritten search consults the index; else it stops (``close``)."""
-        if consults_index(self.request, self.question, rewrite):
+        if consults_index(self.question, rewrite):
             return self
         self.close()
         return None
@@ -153,11 +151,13 @@ class IndexRun:
         corpus: Corpus,
         focus: Focus,
         dense: DenseRanker | None = None,
+        *,
+        explain: bool = False,
     ) -> IndexFusion:
         """Fuse the index into the rewritten search's ``ranked`` findings (``focus``: the
         search's, as ranked). The lines of files it shows come from the search's ``corpus``;
         ``dense``: the optional dense signal's ranking of the first fused files (``cq/embed``),
-        fused in too."""
+        fused in too; ``explain``: each finding says its file's place in the fused order."""
         from cq.index.apply import fuse_findings
         from cq.index.evidence import Building, Skipped
         from cq.terminal import warn
@@ -182,7 +182,7 @@ class IndexRun:
             corpus,
             ranked,
             evidence,
-            self.request.explain,
+            explain,
             self.tuning,
             question=self.question,
             tests_wanted=focus == "tests",

@@ -46,7 +46,7 @@ from cq.index.location import index_dir
 from cq.index.manifest import Manifest
 from cq.index.opening import Busy, discard
 from cq.index.query import IndexHits, ask, asked_words
-from cq.model import Question, SearchRequest
+from cq.model import Question, Scope
 from cq.model.index_tuning import IndexTuning
 from cq.model.language import language_of
 from cq.parse import Listing
@@ -97,13 +97,13 @@ class IndexUpdateRun:
 
     def __init__(
         self,
-        request: SearchRequest,
+        scope: Scope,
         progress: Progress,
         tuning: IndexTuning,
         listing: Listing | None = None,
         deadline: float | None = None,
     ) -> None:
-        self.request = request
+        self.scope = scope  # which files (the search's --in, globs, language) and its caps
         self.listing = listing  # the search's list of the tree's files
         self.progress = progress
         self.tuning = tuning
@@ -112,7 +112,7 @@ class IndexUpdateRun:
         self.abandoned = threading.Event()
         # The ways to an index, in order: the cache's, the cache's discarded and built again,
         # one in memory (as --no-cache); a way that fails gives its turn to the next.
-        self.ways = ["cache", "discard", "memory"] if request.use_cache else ["memory"]
+        self.ways = ["cache", "discard", "memory"] if scope.use_cache else ["memory"]
         self.notice = ""  # one line for the user: what went wrong with the index
         self.outcome: tuple[OpenIndex, IndexUpdate] | Skipped | BaseException | None = None
         self.late = False  # the update was not done (or was cut short) by the deadline
@@ -125,13 +125,13 @@ class IndexUpdateRun:
     @classmethod
     def start(
         cls,
-        request: SearchRequest,
+        scope: Scope,
         progress: Progress,
         tuning: IndexTuning,
         listing: Listing | None = None,
         deadline: float | None = None,
     ) -> IndexUpdateRun:
-        run = cls(request, progress, tuning, listing, deadline)
+        run = cls(scope, progress, tuning, listing, deadline)
         run.thread.start()
         return run
 
@@ -161,7 +161,7 @@ class IndexUpdateRun:
         if self.background or self.late:
             from cq.index.behind import start
 
-            start(Path(self.request.root), self.tuning)
+            start(Path(self.scope.root), self.tuning)
 
     def _next_way(self, failure: str = "") -> tuple[OpenIndex, IndexUpdate] | Skipped | None:
         """The index by the first way left that works (None: none did, ``notice`` says why);
@@ -171,7 +171,7 @@ class IndexUpdateRun:
             way = self.ways.pop(0)
             try:
                 if way == "discard":
-                    discard(index_dir(Path(self.request.root)), self.tuning.lock_wait_s)
+                    discard(index_dir(Path(self.scope.root)), self.tuning.lock_wait_s)
                 outcome = self._update(persist=way != "memory")
             except TooLarge as exc:
                 self.notice = _TOO_LARGE.format(mb=exc.source_bytes / 1e6)
@@ -179,7 +179,7 @@ class IndexUpdateRun:
             except Deferred:
                 return None
             except Late:
-                self.notice, self.late = _LATE, self.request.use_cache
+                self.notice, self.late = _LATE, self.scope.use_cache
                 return None
             except Busy as exc:
                 self.notice = f"{exc}; answered without it"
@@ -207,7 +207,7 @@ class IndexUpdateRun:
         if not persist:
             self.sized.set()
         return update_index(
-            Path(self.request.root),
+            Path(self.scope.root),
             self._progress,
             persist=persist,
             build_limit=self.tuning.auto_build_bytes,
@@ -220,7 +220,7 @@ class IndexUpdateRun:
     def _build_deadline(self) -> float | None:
         if self.deadline is None:
             return None
-        timeout = self.request.limits.timeout_seconds
+        timeout = self.scope.limits.timeout_seconds
         return self.deadline - timeout * (1.0 - self.tuning.build_timeout_share)
 
     def _progress(self, status: str) -> None:
@@ -250,19 +250,18 @@ class IndexUpdateRun:
         self.thread.join(left)
         waited = time.perf_counter() - waiting
         if self.thread.is_alive():
-            self.notice, self.late = _LATE, self.request.use_cache
+            self.notice, self.late = _LATE, self.scope.use_cache
             return None
         outcome = self.outcome
         if isinstance(outcome, BaseException):
             raise outcome
-        request = self.request
         words = asked_words(question, terms, self.tuning)
         while True:
             if outcome is None or isinstance(outcome, Skipped):
                 return outcome
             opened, update = outcome
             if update.partial:
-                self.notice, self.late = _LATE, self.request.use_cache
+                self.notice, self.late = _LATE, self.scope.use_cache
                 return None
             asked = time.perf_counter()
             try:
@@ -272,7 +271,7 @@ class IndexUpdateRun:
                 if not engine_failed(exc):
                     raise
                 outcome = self._next_way(describe(exc))  # built again: the search needs it now
-        keep = _in_scope(request)
+        keep = _in_scope(self.scope)
         hits = msgspec.structs.replace(
             hits,
             files=tuple(h for h in hits.files if keep(h.path)),
@@ -290,14 +289,14 @@ class IndexUpdateRun:
         )
 
 
-def _in_scope(request: SearchRequest) -> Callable[[str], bool]:
-    """The request's language, ``--in``, ``--include`` and ``--exclude`` as a path test,
+def _in_scope(scope: Scope) -> Callable[[str], bool]:
+    """The search's language, ``--in``, ``--include`` and ``--exclude`` as a path test,
     the globs read as rg reads the ``--glob`` list cq hands it (``candidates.scope_args``)."""
-    globs = (*request.include, *("!" + g for g in request.exclude))
+    globs = (*scope.include, *("!" + g for g in scope.exclude))
     whitelist = any(not g.startswith("!") for g in globs)
 
     def keep(path: str) -> bool:
-        if language_of(path, request.lang) is None or not in_part(path, request.in_dir):
+        if language_of(path, scope.lang) is None or not in_part(path, scope.in_dir):
             return False
         name = posixpath.basename(path)
         for glob in reversed(globs):  # rg: the last glob that matches decides

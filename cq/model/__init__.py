@@ -40,6 +40,7 @@ from cq.model.request import (
     Pattern,
     PatternKind,
     QueryMode,
+    Scope,
     SearchRequest,
 )
 from cq.model.result import (
@@ -130,6 +131,7 @@ __all__ = [
     "RunCounters",
     "RunInfo",
     "RustFacts",
+    "Scope",
     "ScopeGroup",
     "ScoreBreakdown",
     "SearchRequest",

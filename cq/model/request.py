@@ -95,6 +95,39 @@ class SearchRequest(msgspec.Struct, frozen=True, kw_only=True):
             _check_text("context", self.context)
 
 
+class Scope(msgspec.Struct, frozen=True, kw_only=True):
+    """Which files a search reads and how rg reads them: the request's root (its real path,
+    confined once by ``cq.settings.settle``), filters, caps and cache switch. Derived from
+    the request once, at the search's front (``Scope.of``); the stages that list, search or
+    read the tree take it instead of the request."""
+
+    root: str
+    lang: LangScope = "auto"
+    in_dir: str | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    hidden: bool = False
+    no_ignore: bool = False
+    ignore_case: bool = False
+    limits: Limits = msgspec.field(default_factory=Limits)
+    use_cache: bool = True
+
+    @classmethod
+    def of(cls, request: SearchRequest) -> Scope:
+        return cls(
+            root=request.root,
+            lang=request.lang,
+            in_dir=request.in_dir,
+            include=request.include,
+            exclude=request.exclude,
+            hidden=request.hidden,
+            no_ignore=request.no_ignore,
+            ignore_case=request.ignore_case,
+            limits=request.limits,
+            use_cache=request.use_cache,
+        )
+
+
 def _check_text(what: str, text: str) -> None:
     if "\0" in text:
         raise UsageError(f"the {what} contains a NUL byte, which cq cannot search for")

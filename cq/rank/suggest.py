@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from cq.confine import in_part
-from cq.model import SearchRequest, Suggestion
+from cq.model import Scope, Suggestion
 from cq.model.language import language_of
 from cq.model.tuning import ReportTuning
 from cq.parse import Corpus
@@ -40,20 +40,20 @@ _SEPARATOR = re.compile(r"\.|::")
 
 
 def suggest_names(
-    query: str, request: SearchRequest, corpus: Corpus, t: ReportTuning
+    query: str, scope: Scope, corpus: Corpus, t: ReportTuning
 ) -> tuple[Suggestion, ...]:
     """The nearest defined names to the query's (last) name, in the request's scope. A file
     name (``utils.py``) is no name defined in code, nor is its last dotted part (``py``):
     ``files_named`` answers it first."""
     name = _SEPARATOR.split(query.strip())[-1]
-    vocabulary = defined_names(request, corpus.listing)
+    vocabulary = defined_names(scope, corpus.listing)
     ranked = nearest_names(name, list(vocabulary.names), vocabulary.subwords, t)
     found: list[Suggestion] = []
     for distance, candidate in ranked:
         if found and distance > found[0].distance:
             break
-        files = [f for f in vocabulary.names[candidate] if _in_scope(f, request)]
-        site = _first_site(candidate, files, corpus, request)
+        files = [f for f in vocabulary.names[candidate] if _in_scope(f, scope)]
+        site = _first_site(candidate, files, corpus, scope)
         if site is not None:
             found.append(Suggestion(name=candidate, distance=distance, **site))
             if len(found) == t.suggestions:
@@ -131,18 +131,18 @@ def _fold(name: str) -> str:
     return name.lower().replace("_", "")
 
 
-def _in_scope(path: str, request: SearchRequest) -> bool:
-    if language_of(path, request.lang) is None:
+def _in_scope(path: str, scope: Scope) -> bool:
+    if language_of(path, scope.lang) is None:
         return False
-    return in_part(path, request.in_dir)
+    return in_part(path, scope.in_dir)
 
 
 def _first_site(
-    name: str, files: list[str], corpus: Corpus, request: SearchRequest
+    name: str, files: list[str], corpus: Corpus, scope: Scope
 ) -> dict[str, object] | None:
     """Where the first of ``files`` (outside tests first, then in path order) defines it."""
     for path in sorted(files, key=lambda f: (path_role(f) != "src", f)):
-        language = language_of(path, request.lang)
+        language = language_of(path, scope.lang)
         source = corpus.source(path, language) if language is not None else None
         text = source.text if source is not None else None
         site = definition_site(text, name) if text is not None else None
@@ -158,7 +158,7 @@ _FILE_NAME = re.compile(r"(?P<path>[\w./-]+\.(?:py|pyi|rs))(?::(?P<line>\d+)(?::
 
 
 def files_named(
-    query: str, request: SearchRequest, corpus: Corpus, most: int
+    query: str, scope: Scope, corpus: Corpus, most: int
 ) -> tuple[Suggestion, ...] | None:
     """The searched files whose path is ``query`` or ends with it (kind ``file``, at the
     line the query names when the file has it, else line 1); None when the query is no file
@@ -172,9 +172,7 @@ def files_named(
     except OSError:
         return None
     paths = [posixpath.normpath(f) for f in listed]
-    named = [
-        p for p in paths if (p == wanted or p.endswith("/" + wanted)) and _in_scope(p, request)
-    ]
+    named = [p for p in paths if (p == wanted or p.endswith("/" + wanted)) and _in_scope(p, scope)]
     kept = sorted(named, key=lambda p: (p != wanted, p))[:most]  # as written first, then by path
     return (
         tuple(

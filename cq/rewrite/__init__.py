@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cq.model import SearchRequest
+from cq.model import Scope, SearchRequest
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
 from cq.rewrite.asks import asks_about_behaviour
@@ -91,12 +91,12 @@ def rewrite_query(
     return run(request, trigger, tuning, listing, model, llm)
 
 
-def defined_names(request: SearchRequest, listing: Listing | None = None) -> Vocabulary:
+def defined_names(scope: Scope, listing: Listing | None = None) -> Vocabulary:
     """The tree's defined names and the files defining each (``vocabulary.py``: one rg run,
     cached as the rewriter caches it), imported on first use like ``rewrite_query``."""
     from cq.rewrite.vocabulary import vocabulary_for
 
-    return vocabulary_for(request, listing)
+    return vocabulary_for(scope, listing)
 
 
 def definition_site(text: str, name: str) -> tuple[int, int, str] | None:

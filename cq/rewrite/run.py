@@ -14,7 +14,7 @@ import msgspec
 
 from cq.cache.payloads import PayloadCache
 from cq.llm_settings import LlmConfig, LlmEnv, load_config
-from cq.model import Pattern, RewriteSummary, SearchRequest
+from cq.model import Pattern, RewriteSummary, Scope, SearchRequest
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
 from cq.rewrite.caller import CallerModel
@@ -44,7 +44,7 @@ def rewrite_query(
     environment and checklist sections are not read (``template.py``)."""
     request = msgspec.structs.replace(request, query=without_environment(request.query))
     root = Path(request.root)
-    vocabulary = vocabulary_for(request, listing)
+    vocabulary = vocabulary_for(Scope.of(request), listing)
     subject = _subject(request, root, vocabulary)
     mentions = extract_mentions(request.query)
     plan = offline_rewrite(request.query, mentions, vocabulary, subject, t)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cq.model import Finding, SearchRequest
+from cq.model import Finding
 
 
-def remember_primary(request: SearchRequest, findings: tuple[Finding, ...], primary: int | None):
-    """With ``--follow-up``, keep this search's answer for the next question's "it"."""
-    if request.follow_up and primary is not None:
+def remember_primary(root: str, findings: tuple[Finding, ...], primary: int | None) -> None:
+    """Keep this search's answer for the next question's "it" (``--follow-up``)."""
+    if primary is not None:
         from cq.rewrite.memory import remember_subject
 
-        remember_subject(Path(request.root), findings[primary].text.split(".")[-1])
+        remember_subject(Path(root), findings[primary].text.split(".")[-1])

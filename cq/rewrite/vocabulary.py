@@ -24,7 +24,7 @@ import msgspec
 
 from cq.cache.digests import stat_fingerprint
 from cq.cache.payloads import PayloadCache
-from cq.model import SearchRequest
+from cq.model import Scope
 from cq.parse import Listing, list_tree, python_syntax, rust_syntax
 from cq.parse.listing import PYTHON_RUST
 from cq.rewrite.words import stem, subwords
@@ -74,15 +74,15 @@ class Vocabulary(msgspec.Struct, frozen=True):
 _loaded: dict[str, Vocabulary] = {}  # one entry at most
 
 
-def vocabulary_for(request: SearchRequest, listing: Listing | None = None) -> Vocabulary:
-    """The vocabulary of the request's tree under its --include/--exclude globs."""
-    globs = (*request.include, *("!" + g for g in request.exclude))
+def vocabulary_for(scope: Scope, listing: Listing | None = None) -> Vocabulary:
+    """The vocabulary of the search's tree under its --include/--exclude globs."""
+    globs = (*scope.include, *("!" + g for g in scope.exclude))
     return load_vocabulary(
-        Path(request.root),
+        Path(scope.root),
         globs=globs,
-        use_cache=request.use_cache,
+        use_cache=scope.use_cache,
         listing=listing,
-        timeout=request.limits.timeout_seconds,
+        timeout=scope.limits.timeout_seconds,
     )
 
 

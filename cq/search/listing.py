@@ -54,5 +54,6 @@ def _files_path(args: argparse.Namespace) -> argparse.Namespace:
 def _searched(request: SearchRequest) -> list[tuple[str, str]]:
     """The files rg would search, of a settled (confined) request."""
     from cq.candidates import searched_files
+    from cq.model import Scope
 
-    return [(path, "") for path in searched_files(request)]
+    return [(path, "") for path in searched_files(Scope.of(request))]

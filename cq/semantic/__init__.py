@@ -24,21 +24,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cq.model import RawMatch, SearchRequest
+    from cq.model import RawMatch, Scope
     from cq.parse import Corpus
     from cq.semantic.stage import SemanticRun
     from cq.settings import SemanticSettings
 
 
 def begin(
-    request: SearchRequest,
+    scope: Scope,
+    limit: int,
     matches: tuple[RawMatch, ...],
     corpus: Corpus,
     settings: SemanticSettings,
     *,
     orders: bool = False,
 ) -> SemanticRun | None:
-    """The search's semantic run, started; None when the stage is off (``settings``, resolved
+    """The search's semantic run over the files of ``scope`` (``limit``: the findings shown),
+    started; None when the stage is off (``settings``, resolved
     at the search's front by ``cq.settings``) or no hit is Python (then nothing more of the
     stage is imported: it costs ~4 ms). ``orders``: the findings' order and the Answer depend
     on Pyrefly's answers (a callers question, a dotted name: ``ranking.py``), so the run waits
@@ -49,7 +51,7 @@ def begin(
         return None
     from cq.semantic.stage import SemanticRun
 
-    return SemanticRun.begin(request, matches, corpus, settings, orders=orders)
+    return SemanticRun.begin(scope, limit, matches, corpus, settings, orders=orders)
 
 
 def keep_servers_warm() -> None:

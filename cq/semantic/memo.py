@@ -33,7 +33,7 @@ import os
 import msgspec
 
 from cq.cache.payloads import PayloadCache
-from cq.model import Finding, SearchRequest, SemanticFacts
+from cq.model import Finding, SemanticFacts
 
 _BUILDERS = ("cq.semantic.stage",)
 
@@ -48,10 +48,8 @@ class KnownAnswer(msgspec.Struct, frozen=True):
 class AnswerMemo:
     """The answer cache as one search uses it (off with ``enabled`` False: keys are None)."""
 
-    def __init__(
-        self, request: SearchRequest, binary: str | None, *, enabled: bool, indexing: bool
-    ) -> None:
-        self.enabled = enabled and request.use_cache and binary is not None
+    def __init__(self, binary: str | None, *, enabled: bool, indexing: bool) -> None:
+        self.enabled = enabled and binary is not None
         self.server = _server_identity(binary, indexing) if self.enabled and binary else None
         self._cache: PayloadCache[KnownAnswer] | None = None
         if self.server is None:

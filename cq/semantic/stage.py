@@ -49,7 +49,7 @@ from cq.model import (
     Pattern,
     RawMatch,
     RunCounters,
-    SearchRequest,
+    Scope,
     SemanticFacts,
     SemanticSummary,
     StageStatus,
@@ -77,7 +77,8 @@ class SemanticRun:
     def __init__(
         self,
         settings: SemanticSettings,
-        request: SearchRequest,
+        scope: Scope,
+        limit: int,
         active: bool,
         corpus: Corpus,
         orders: bool = False,
@@ -86,8 +87,8 @@ class SemanticRun:
         # How long this search waits for the shown hits' answers: the user's wait, or for a
         # search whose order depends on them, ``order_wait_ms`` (0: none, the cache's alone).
         self.wait_ms = settings.wait_ms or (settings.order_wait_ms if orders else 0.0)
-        self.request = request
-        self.root = request.root
+        self.limit = limit  # the findings shown
+        self.root = scope.root
         self.corpus = corpus  # the search's files, read once for every stage
         self.active = active
         self.server: PyreflyServer | None = None
@@ -100,17 +101,20 @@ class SemanticRun:
         # The index only where the process keeps its server (cq mcp), so that the same search
         # in the same kind of process always gets the same kind of answer.
         self.indexing = settings.index == "always" or (settings.index == "auto" and pool().warm)
-        self.memo = AnswerMemo(request, self.binary, enabled=settings.cache, indexing=self.indexing)
+        self.memo = AnswerMemo(
+            self.binary, enabled=settings.cache and scope.use_cache, indexing=self.indexing
+        )
         self._files: dict[str, SourceFile | None] = {}
         self._files_lock = threading.Lock()
         self._server_lock = threading.Lock()
         self._server_asked = False
-        self._unique = UniqueNames(request, settings.venv)
+        self._unique = UniqueNames(scope, settings.venv)
 
     @classmethod
     def begin(
         cls,
-        request: SearchRequest,
+        scope: Scope,
+        limit: int,
         matches: tuple[RawMatch, ...],
         corpus: Corpus,
         settings: SemanticSettings,
@@ -124,7 +128,7 @@ class SemanticRun:
         Files come from the search's ``corpus``."""
         python = any(m.language == "python" for m in matches)
         active = settings.enabled and python
-        return cls(settings, request, active=active, corpus=corpus, orders=orders)
+        return cls(settings, scope, limit, active=active, corpus=corpus, orders=orders)
 
     def apply(self, enriched: EnrichOutcome, limit: int) -> EnrichOutcome:
         """The findings with ``enrichment.semantic`` set on the shown Python ones, and the
@@ -155,7 +159,7 @@ class SemanticRun:
         unchanged when the stage is not active."""
         if not self.active:
             return ranked
-        limit = self.request.limit
+        limit = self.limit
         cut = len(ranked) if limit <= 0 else min(limit, len(ranked))
         shown, counts = refine_order(ranked[:cut], patterns, callers)
         if counts is not None:

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cq.model import SearchRequest, SemanticDefinition
+from cq.model import Scope, SemanticDefinition
 from cq.semantic.scopes import FUNCTIONS, decorator_names
 from cq.tools import find_rg, rg_types
 
@@ -58,9 +58,9 @@ class UniqueNames:
     starts the rg runs for the names a search will ask about, so they overlap the syntax
     reading (two serial runs took 0.46 s of a 1 s budget on saleor at load 12)."""
 
-    def __init__(self, request: SearchRequest, venv: str | None = None) -> None:
-        self.request = request
-        self.root = request.root  # its real path (``cq.settings.settle``)
+    def __init__(self, scope: Scope, venv: str | None = None) -> None:
+        self.scope = scope  # the files it reads: the search's (hidden, ignored, excluded)
+        self.root = scope.root  # its real path (``cq.settings.settle``)
         self.venv = venv  # the active virtualenv (``SemanticSettings.venv``)
         self._lock = threading.Lock()
         self._runs: dict[tuple[str, str], subprocess.Popen[bytes] | None] = {}
@@ -178,11 +178,11 @@ class UniqueNames:
             rf"^\s*{word}\s*:",
         )
         argv = [find_rg(), "--no-config", "-n", "--no-heading", "-H", *_PY]
-        if self.request.hidden:
+        if self.scope.hidden:
             argv.append("--hidden")
-        if self.request.no_ignore:
+        if self.scope.no_ignore:
             argv.append("--no-ignore")
-        for glob in self.request.exclude:
+        for glob in self.scope.exclude:
             argv += ["--glob", "!" + glob]
         for pattern in patterns:
             argv += ["-e", pattern]
