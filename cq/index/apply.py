@@ -18,7 +18,7 @@ from cq.index.coverage import UnitReader
 from cq.index.dense import dense_listed, with_dense
 from cq.index.evidence import Evidence
 from cq.index.function_signals import INNERMOST_FRAME, Asked, Candidate, frame
-from cq.index.functions import Ranked, asked, rerank_units
+from cq.index.functions import Ranked, asked, best_answer, rerank_units
 from cq.index.fuse import FileVote, UnitVote, fusion_name
 from cq.index.order import fused_order, sizes_of
 from cq.index.query import IndexHit, IndexHits
@@ -112,11 +112,12 @@ def fuse_findings(
         numbers.signals,
         tests_wanted=tests_wanted,
     )
-    answer = min(pool, key=lambda r: -r.scored.answer, default=None)  # ties: listed first
+    best = best_answer([r.scored for r in pool])  # the Answer's candidate (cq.assemble picks)
+    answer = next((r.vote for r in pool if r.scored is best), None)
+    if ranks is not None:  # the embeddings' order fused into the final one, as measured
+        pool = dense_listed(pool, ranks, tuning.embed)
     units = _listed(pool, numbers.functions, answer)
-    if ranks is not None:  # the embeddings' order fused into the list's, as measured
-        units = dense_listed(units, ranks, tuning.embed)
-    first = answer.vote if answer is not None else None
+    first = answer
     if first is not None and not first.line and (found := lines.unit(first.file, first.qualname)):
         first = msgspec.structs.replace(first, line=found[0], kind=found[1])  # rg's scope alone
     if first is not None and first.line:
@@ -143,16 +144,16 @@ def _pool(
     return pool
 
 
-def _listed(pool: list[Ranked], most: int, answer: Ranked | None) -> list[Ranked]:
+def _listed(pool: list[Ranked], most: int, answer: UnitVote | None) -> list[Ranked]:
     """The first ``most`` of the pool (best first), with two kept whatever their score, each
-    in the place of the last: the candidate with the best score as the Answer (``answer``:
-    the report's Answer is read from the listed functions), and the traceback's innermost
-    frame in the tree: where the error was raised is always worth reading, however little of
-    the question's words it holds. Those kept stay in their score's order, so the list's
-    scores are sorted."""
-    at = {id(r): i for i, r in enumerate(pool)}
-    innermost = next((r for r in pool if _is_innermost(r)), None)
-    wanted = {at[id(r)] for r in (answer, innermost) if r is not None and at[id(r)] >= most}
+    in the place of the last: the Answer's candidate (``answer``: the report's Answer is read
+    from the listed functions), and the traceback's innermost frame in the tree: where the
+    error was raised is always worth reading, however little of the question's words it
+    holds. Those kept stay in their score's order, so the list's scores are sorted."""
+    innermost = next((i for i, r in enumerate(pool) if _is_innermost(r)), None)
+    own = None if answer is None else (answer.file, answer.qualname)
+    chosen = next((i for i, r in enumerate(pool) if (r.vote.file, r.vote.qualname) == own), None)
+    wanted = {i for i in (chosen, innermost) if i is not None and i >= most}
     if not wanted:
         return pool[:most]
     return [pool[i] for i in sorted({*range(max(0, most - len(wanted))), *wanted})]

@@ -54,28 +54,27 @@ def with_dense(order: FusedOrder, dense: DenseRanks, tuning: EmbedTuning) -> Fus
     return msgspec.structs.replace(order, files=[*files, *rest])
 
 
-def dense_listed(listed: Sequence[Ranked], dense: DenseRanks, tuning: EmbedTuning) -> list[Ranked]:
-    """The Relevant Functions in their final order (``listed``, best first) fused with the
-    embedding order of their files' units, as bench/studies/embed_fusion.py measured it: each
-    one's score is then the fusion's, and a function only the embeddings found joins the
-    list (no other signal: it is never the Answer). As many are listed as before."""
-    by_key = {(r.vote.file, r.vote.qualname): r for r in listed}
+def dense_listed(ranked: Sequence[Ranked], dense: DenseRanks, tuning: EmbedTuning) -> list[Ranked]:
+    """The Relevant Functions' candidates in their final order (``ranked``, best first) fused
+    with the embedding order of their files' units, as bench/studies/embed_fusion.py measured
+    it on cq's list: each one's score is then the fusion's, and a function only the
+    embeddings found joins them (no other signal: it is never the Answer)."""
+    by_key = {(r.vote.file, r.vote.qualname): r for r in ranked}
     for path, qualname, kind, line in dense.units:
         if (path, qualname) not in by_key and kind not in CONTAINERS:
             vote = UnitVote(file=path, qualname=qualname, line=line, kind=kind)
             scored = Scored(at=-1, score=0.0, signals={}, evidence=())
             by_key[(path, qualname)] = Ranked(vote=vote, namesakes=[], scored=scored)
     scores = rrf_scores(
-        list(by_key)[: len(listed)],
+        list(by_key)[: len(ranked)],
         [(p, q) for p, q, _, _ in dense.units],
         tuning.weight,
         tuning.k,
     )
-    fused = [
+    return [
         msgspec.structs.replace(
             by_key[key], scored=msgspec.structs.replace(by_key[key].scored, score=s)
         )
         for key, s in scores.items()
         if key in by_key
     ]
-    return fused[: len(listed)]
