@@ -278,7 +278,7 @@ def _two_cli_libraries(tmp_path: Path) -> Path:
     ("question", "file", "name", "pattern"),
     [
         # the module the question names wins over one defining more of the same words
-        # (its method leads: the first Relevant Function, cq/assemble/result.py)
+        # (its method leads: the Answer's Relevant Function, cq/assemble/result.py)
         ("where does argcli format the help", "clilib/argcli.py", "format_help", "format_help"),
         # a generic word ("files") as a name's second word, and the package named; the
         # method of the class that does it leads (its names say rotating and file)

@@ -172,8 +172,8 @@ def _lead_with(
     explain: str,
     confidence: float,
 ) -> tuple[list[Finding], list[Finding]]:
-    """The first Relevant Function's definition line first among its file's findings, so
-    the report's Answer can be it (``cq/assemble/result.py``): rg's finding of that line if
+    """The Answer's candidate's definition line first among its file's findings, so the
+    report's Answer can be it (``cq/assemble/result.py``): rg's finding of that line if
     rg had one, else one made from the index's unit. Its file's place does not move."""
     at = next((i for i, f in enumerate(head) if f.file == unit.file), None)
     if at is None or vote is None:

@@ -11,9 +11,11 @@ that exercise it; and what a how-question asks is done by code that runs, not by
 constructor that stores its settings. Each of the first ``IndexTuning.function_pool`` fused
 units gets these signals (each 0-1) with its share of the question's words
 (``coverage.coverage``, now over the whole pool) and its file's place in the fused file
-order; its final score is its fused score relative to the best plus the weighted signals.
-The signals that moved it are kept as its evidence (the report shows the Answer's; JSON
-keeps every value).
+order; its final score is its fused score relative to the best plus the weighted signals,
+and the list is sorted by it. Its score as the Answer weighs the same signals but those that
+order the list alone, and those that choose the Answer alone (``_AFTER``, ``_ANSWER_ONLY``);
+``cq.assemble`` picks the Answer by it. The signals that moved it are kept as its evidence
+(the report shows the Answer's; JSON keeps every value).
 
 What was measured and left out (the share of a function's own name the question asks, the
 rewriter's guessed names, calls between candidates, rg's first scopes joining the pool, a

@@ -289,7 +289,7 @@ class Answer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     resolved: bool = False  # callers: tied to the definition by a resolver, not by name alone
     namesakes: int = 0  # ambiguous_callers: the shown definitions of that name
     name: str = ""  # callers answers: the definition's own name
-    # definition: what found it as the first Relevant Function (``RelevantFunction.signals``)
+    # definition: what found the Relevant Function it answers with (``RelevantFunction.signals``)
     signals: tuple[str, ...] = ()
     evidence: tuple[str, ...] = ()  # definition: why it answers (``RelevantFunction.evidence``)
     # definition answers: the shown uses resolved to it, when any use was resolved
@@ -309,7 +309,7 @@ class AnswerRecord(msgspec.Struct, frozen=True, kw_only=True):
     line: int | None = None
     finding: int | None = None  # index into ``findings``
     calls: tuple[int, ...] = ()  # callers answers: the callsites, as indexes into ``findings``
-    evidence: tuple[str, ...] = ()  # why it answers (the first Relevant Function's evidence)
+    evidence: tuple[str, ...] = ()  # why it answers (its Relevant Function's evidence)
     # a later run of the same command may answer otherwise: the search went without the index
     # it meant to consult (``summary.telemetry.index.unused``), rg stopped at --timeout, or a
     # callers answer still waits for Pyrefly's answers (``summary.semantic.pending``)

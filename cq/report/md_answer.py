@@ -113,7 +113,7 @@ def _not_found(result: SearchResult, tool: bool) -> list[str]:
 
 def _definition_answer(f: Finding, said: Answer, lead: str) -> list[str]:
     """The definition with its signature, place and what enrichment knows of it (``signals``:
-    what found it as the first Relevant Function)."""
+    what found it as the Relevant Function it answers with)."""
     scope = scope_of(f)
     where = f" in {code(scope)}" if scope else ""
     signature = f.enrichment.signature if f.enrichment else None
