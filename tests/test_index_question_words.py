@@ -64,8 +64,10 @@ def test_a_number_written_apart_meets_the_name_that_joins_it(tmp_path: Path) -> 
         ("how is a date parsed from an RFC 3339 string?", "parse_rfc3339"),
         ("how is a date parsed from an RFC-2822 string?", "parse_rfc2822"),
     ):
-        names = relevant_functions(root, question)
-        assert names[0] == f"dates/parse.py::{wanted}", (question, names)
+        run = run_cq("search", "-", "--root", str(root), "--format", "json", stdin=question)
+        assert run.returncode == 0, run.stderr
+        answer = run.json()["answer"]
+        assert (answer["file"], answer["name"]) == ("dates/parse.py", wanted), (question, answer)
 
 
 # The rewriter maps "schemas" and "validated" onto Schema and validate; the index finds the
