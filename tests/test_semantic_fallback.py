@@ -115,6 +115,27 @@ def test_callers_and_dotted_questions_count_calls_resolved_by_syntax(tmp_path: P
     assert expected in md, md
 
 
+def test_a_callers_question_naming_the_owner_lists_the_calls_resolved_to_it(
+    tmp_path: Path,
+) -> None:
+    """For "who calls ApiClient.post_graphql", another class's method of the same name and
+    its typed call are not callers, nor is the untyped call (two methods of that name now);
+    the Answer names the owner the question named and says the calls were resolved (it said
+    "matched by name, not resolved" beside Pyrefly's groups)."""
+    root = _fixture_tree(tmp_path)
+    other = "class Other:\n    def post_graphql(self, q):\n        return q\n\n\n"
+    other += "def use() -> None:\n    Other().post_graphql('q')\n"
+    write_tree(root, {"pkg/other.py": other})
+    query = "who calls ApiClient.post_graphql?"
+    md = run_cq("search", query, "--root", str(root), env=ANSWER_BUDGET).stdout
+    answer = md.split("\n\n")[1]
+    assert answer.startswith("**Answer:** 2 shown callsites of `ApiClient.post_graphql`"), md
+    assert "resolved by Pyrefly + syntax:" in answer, answer
+    assert "pkg/other.py" not in answer, answer
+    said = search_json(root, query, env=ANSWER_BUDGET)["answer"]
+    assert (said["kind"], said["name"]) == ("callers", "ApiClient.post_graphql")
+
+
 UNIQUE_MODELS = """\
 class Store:
     def save_meta(self, items):

@@ -163,14 +163,21 @@ def decide_answer(result: SearchResult) -> Answer:
     f = findings[primary]
     target = summary.telemetry.semantic_target
     if target is not None and target.callers_question and target.resolved_to_target:
-        calls = [i for i, c in enumerate(findings) if c.category == "callsite"]
-        return Answer(
-            kind="callers",
-            finding=primary,
-            calls=tuple(calls[: target.resolved_to_target]),
-            resolved=True,
-            name=last_name(f.text),
-        )
+        # the calls resolved to it; a question naming the owner is answered in its words
+        from cq.semantic.ranking import resolves_to
+
+        calls = [
+            i for i, c in enumerate(findings) if c.category == "callsite" and resolves_to(c, f)
+        ]
+        if calls:
+            owner = dotted_query(_asked_patterns(question))
+            return Answer(
+                kind="callers",
+                finding=primary,
+                calls=tuple(calls),
+                resolved=True,
+                name=_owned_name(f, owner) if owner is not None else last_name(f.text),
+            )
     if asks_callers_of(result, f):
         owner = dotted_query(_asked_patterns(question))
         return _unresolved_callers(findings, primary, target, owner)
@@ -273,9 +280,14 @@ def _unresolved_callers(
             kind="ambiguous_callers", finding=primary, calls=calls, namesakes=same, name=name
         )
     if owner is not None:  # the question named the owner: the Answer names it too
-        sep = "::" if f.language == "rust" else "."
-        name = f"{owner.owner}{sep}{owner.member}"
+        name = _owned_name(f, owner)
     return Answer(kind="callers", finding=primary, calls=calls, name=name, others=len(others))
+
+
+def _owned_name(f: Finding, owner: Dotted) -> str:
+    """``Owner.member`` (``Owner::member`` in Rust) as the question wrote it."""
+    sep = "::" if f.language == "rust" else "."
+    return f"{owner.owner}{sep}{owner.member}"
 
 
 def _resolved_uses(target: TargetCounts | None) -> TargetCounts | None:

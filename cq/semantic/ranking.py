@@ -44,7 +44,10 @@ def refine_order(
     no target). ``callers``: the question asks who calls a function (``Question.callers``)."""
     dotted = dotted_query(patterns)
     if dotted is not None:
-        return _dotted_order(shown, dotted)
+        ordered, counts = _dotted_order(shown, dotted)
+        if callers and counts is not None:  # "who calls A.b": the Answer lists its callers
+            counts = msgspec.structs.replace(counts, callers_question=1)
+        return ordered, counts
     if not callers:
         return shown, None
     names = queried_names(patterns)
@@ -119,6 +122,12 @@ def _via(f: Finding) -> str | None:
     semantic = f.enrichment.semantic if f.enrichment is not None else None
     target = semantic.definition if semantic is not None else None
     return target.via if target is not None else None
+
+
+def resolves_to(use: Finding, definition: Finding) -> bool:
+    """Whether ``use`` was resolved (Pyrefly, syntax, a unique name) to ``definition``."""
+    key = _resolved_key(use)
+    return key is not None and key in _keys(definition)
 
 
 def _resolved_key(f: Finding) -> tuple[str, int] | None:
