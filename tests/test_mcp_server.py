@@ -285,6 +285,7 @@ def test_malformed_protocol_messages_get_errors_and_stdin_eof_exits_cleanly(repo
     assert [t["name"] for t in replies[3]["result"]["tools"]] == ["search", "stats"]
 
 
+@pytest.mark.cli_forked  # what cq prints: forked from a process that has the SDK imported
 def test_cq_mcp_rejects_bad_options_in_one_line(tmp_path: Path) -> None:
     run = run_cq("mcp", "--root", str(tmp_path / "missing"))
     assert run.returncode == 2 and run.stderr.startswith("cq: ") and run.stderr.count("\n") == 1

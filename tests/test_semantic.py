@@ -327,7 +327,10 @@ def test_dead_or_hung_server_fails_within_budget(
     assert pids, "the search did not start a server"
     statuses = {f.enrichment.semantic.status for f in result.findings}
     assert statuses == {"failed"}
-    assert result.run.timings_ms["semantic"] <= budget_ms + 500
+    # Not a timing test: a search that ignored the budget would wait for the stopped server
+    # for good (and the killed one's restart); the bound only tells the budget from that, with
+    # room for a loaded machine (under nice beside two CPU burners it took 1.57 s).
+    assert result.run.timings_ms["semantic"] <= 10 * budget_ms
     off = run_search(msgspec_replace(_request(tree, "build_graph_product"), semantic=False))
     assert [f.enrichment.signature for f in result.findings] == [
         f.enrichment.signature for f in off.findings
