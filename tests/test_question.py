@@ -71,6 +71,7 @@ def test_a_name_with_a_kind_word_beside_it_is_asked_about() -> None:
     question about two plain words asks about no name."""
     q = understand("where's the EarlyStopping handler defined?")
     assert q.about == frozenset({"EarlyStopping"})
+    assert understand("where is the Nested field class").about == frozenset({"Nested"})
     assert understand("where is the padding length defined?").about == frozenset()
     assert understand("how does the EarlyStopping handler work?").about == frozenset()
 
