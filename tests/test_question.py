@@ -66,6 +66,16 @@ def test_a_name_asked_about_in_prose_is_rewritten_and_answered_by_its_definition
     assert q.trigger == "heuristic" and q.mode == "literal" and not q.named
 
 
+def test_a_name_with_a_kind_word_beside_it_is_asked_about() -> None:
+    """ "the EarlyStopping handler": a name written as code and a word saying what it is; a
+    question about two plain words asks about no name."""
+    q = understand("where's the EarlyStopping handler defined?")
+    assert q.about == frozenset({"EarlyStopping"})
+    assert understand("where is the Nested field class").about == frozenset({"Nested"})
+    assert understand("where is the padding length defined?").about == frozenset()
+    assert understand("how does the EarlyStopping handler work?").about == frozenset()
+
+
 def test_a_callers_question_names_the_function_it_asks_about() -> None:
     q = understand("who calls build_graph?")
     assert q.callers and q.intent == "callers"

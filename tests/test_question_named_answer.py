@@ -33,3 +33,26 @@ def test_the_definition_named_by_the_question_answers(tmp_path: Path) -> None:
     answer = run.stdout.split("\n\n")[1]
     assert answer.startswith("**Answer:** `create_bucket`"), answer
     assert "`svc/store.py:2:" in answer, answer
+
+
+def test_with_the_index_the_function_named_by_the_question_answers(tmp_path: Path) -> None:
+    """The index's Relevant Functions order ``_create_underlying_bucket`` first by its file's
+    evidence; the function whose name is exactly the question's words answers and leads them."""
+    write_tree(tmp_path, TREE)
+    built = run_cq("index", "--root", str(tmp_path))
+    assert built.returncode == 0, built.stderr
+    run = run_cq(
+        "search",
+        "how are buckets created?",
+        "--root",
+        str(tmp_path),
+        "--no-semantic",
+        "--format",
+        "json",
+    )
+    assert run.returncode == 0, run.stderr
+    data = run.json()
+    functions = next(s for s in data["sections"] if "functions" in s)["functions"]
+    assert functions[0]["name"] == "svc/store.py::StoreBackend.create_bucket", functions[:3]
+    assert "its name is the question's words" in functions[0]["evidence"]
+    assert (data["answer"]["file"], data["answer"]["name"]) == ("svc/store.py", "create_bucket")

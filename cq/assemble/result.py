@@ -94,6 +94,8 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     )
     if primary is not None and not functions and question.intent == "question":
         primary = _named_by_question(shown, question, primary)
+    if primary is not None and not functions and question.mentions.frame_functions:
+        primary = _innermost_frame(shown, question, primary)
     omitted = Omitted(by_limit=tally.total - len(shown))
     summary = Summary(
         query=question.text,
@@ -280,6 +282,24 @@ def _named_by_question(shown: tuple[Finding, ...], question: Question, primary: 
 
 
 _STOPS = frozenset(stem(w) for w in STOP_WORDS)
+
+
+def _innermost_frame(shown: tuple[Finding, ...], question: Question, primary: int) -> int:
+    """A pasted traceback answered without Relevant Functions (no index yet): the shown
+    definition of the innermost frame in the tree (its function, in a file a frame prints),
+    as the index's ``frame`` signal puts it first; else ``primary``. The rewrite's names
+    are every frame's, and rank alone put an outer frame first (moto's ``key_response``
+    over ``get_bucket``, which raised)."""
+    paths = tuple(p.replace("\\", "/") for p in question.mentions.frame_paths)
+    for name in reversed(question.mentions.frame_functions):
+        for i, f in enumerate(shown):
+            if f.category != "definition" or last_name(f.text) != name:
+                continue
+            if not paths or any(p == f.file or p.endswith("/" + f.file) for p in paths):
+                return i
+    return primary
+
+
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 

@@ -13,6 +13,7 @@ import msgspec
 
 from cq.model.language import is_rust
 from cq.rank import last_name, path_role
+from cq.rewrite import name_stems
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):
@@ -45,6 +46,7 @@ class Asked(msgspec.Struct, frozen=True, kw_only=True):
     messages: frozenset[str] = frozenset()  # messages the text quotes, lowercased
     one_line: bool = False  # a title or a one-line question (``query.is_one_line``)
     behaviour: bool = False  # a question led by a question word (``asks_about_behaviour``)
+    content: frozenset[str] = frozenset()  # a one-line question's stems (``Question.content``)
 
 
 def sizes(lengths: Sequence[int] | None, n: int) -> list[float]:
@@ -82,6 +84,18 @@ def constructor(c: Candidate, name: str, question: Asked) -> float:
         return 0.0
     made = name == "new" if is_rust(c.file) else name in ("__init__", "__new__")
     return 1.0 if made else 0.0
+
+
+def named(name: str, question: Asked) -> float:
+    """1 when the function's name is the question's words and no more: "how are buckets
+    created?" asks for ``create_bucket``, not ``_create_underlying_bucket``, which holds the
+    same words and others, nor ``create_table_bucket``, whose file ranks first. A name that
+    holds only some of the question's words, or all of them among others, is no such
+    evidence: scoring by the share of a name the question's words make up lowered the
+    everyday questions' Answers (``bench/results/2026-11-29-everyday-answer3/``)."""
+    if not question.content or name.startswith("__"):
+        return 0.0
+    return 1.0 if name_stems(name) == question.content else 0.0
 
 
 def owner(qualname: str) -> str:
@@ -157,6 +171,8 @@ def evidence(
         out.append(f"frame:a traceback frame names {name}")
     if signals["written"]:
         out.append(f"written:the text writes {name}")
+    if signals.get("named"):
+        out.append("named:its name is the question's words")
     if signals["message"]:
         out.append("message:it holds a message the text quotes")
     if signals["owner"]:

@@ -83,6 +83,7 @@ def asked(question: Question, words: Mapping[str, float]) -> Asked:
         messages=frozenset(x.lower() for x in m.messages),
         one_line=question.lines < 2,
         behaviour=question.behaviour,
+        content=question.content,
     )
 
 
@@ -132,6 +133,7 @@ def measured(
             "fused": round(c.fused / top, 6),
             "frame": readers.frame(c, name, question),
             "written": 1.0 if name in question.written else 0.0,
+            "named": readers.named(name, question),
             "owner": owner,
             "inside": round(math.log1p(len(inside[i])) / math.log1p(most_inside), 6),
             "covers": round(shares[i], 6),

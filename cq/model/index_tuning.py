@@ -191,6 +191,15 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     ] = 2.0
     written: Annotated[float, _why(f"{_ASCENT}; the function's name written as code")] = 0.2
     owner: Annotated[float, _why(f"{_ASCENT}; its class's name written as code")] = 0.1
+    named: Annotated[
+        float,
+        _why(
+            "measured: the everyday questions' saved reports replayed (bench/data/everyday.jsonl, "
+            "concept and title, warm index; bench/results/2026-11-29-everyday-answer3/): 0.5 and "
+            "1.0 move the one question whose name it is to the Answer, 0.2 to the first five; "
+            "a function named by exactly the question's words"
+        ),
+    ] = 0.5
     inside: Annotated[float, _why(f"{_ASCENT}; rg's hits inside it")] = 0.2
     file: Annotated[float, _why(f"{_ASCENT}; its file's place in the search's file order")] = 0.1
     covers: Annotated[float, _why(f"{_ASCENT}; its share of the question's words")] = 0.8

@@ -66,7 +66,21 @@ def names_asked_about(query: str) -> frozenset[str]:
         return frozenset()
     words = _WORD.findall(query)
     names = frozenset(w for w in words if w.lower() not in _ABOUT_A_NAME)
+    if len(names) == 2 and _DEFINED & {w.lower() for w in words}:
+        # "where's the EarlyStopping handler defined?", "where is the Nested field class?": a
+        # name (written as code, or capitalised inside the sentence) and one plain word
+        # saying what kind of thing it is, in a question about where it is defined
+        code = [w for w in names if is_code_like(w) or (w[:1].isupper() and w != words[0])]
+        if len(code) == 1 and all(w.islower() for w in names - set(code)):
+            return frozenset(code)
     return names if len(names) == 1 and len(words) > 1 else frozenset()
+
+
+# Words of a question about where a name is defined, or what kind of name it is
+_DEFINED = frozenset(
+    {"define", "defined", "definition", "declared", "declaration", "class", "struct", "enum"}
+    | {"trait", "function", "method"}
+)
 
 
 _ASKED_CHARS = 200  # hand-set: a question about one name is short; longer text is a report

@@ -28,7 +28,7 @@ from cq.rewrite.extract import extract_mentions
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.memory import refers_back
 from cq.rewrite.template import without_environment
-from cq.rewrite.words import QUESTION_WORDS
+from cq.rewrite.words import QUESTION_WORDS, content_stems
 
 # A dotted name such as ``store.insert_call``; ``\w`` is Unicode-aware, like Python identifiers.
 _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
@@ -97,7 +97,15 @@ def understand(
         mentions=extract_mentions(body),
         behaviour=asks_about_behaviour(text),
         refers_back=refers_back(text),
+        content=content_stems(text) if intent == "question" and _asks(text) else frozenset(),
     )
+
+
+def _asks(text: str) -> bool:
+    """Led by a question word or ending in "?": a question, not an issue's title, which
+    states what goes wrong and names no function by its words alone."""
+    first = _NAME.match(text.strip().lower())
+    return (first is not None and first.group() in QUESTION_WORDS) or text.rstrip().endswith("?")
 
 
 def _uses(asked: NameQuestion | None) -> Uses | None:

@@ -204,6 +204,18 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def content_stems(text: str) -> frozenset[str]:
+    """The stems of ``text``'s words, stop words left out: what a question asks, as the key
+    a function's name is compared with (``name_stems``)."""
+    return frozenset(stem(w) for w in words(text.lower())) - _STOP_STEMS
+
+
+def name_stems(name: str) -> frozenset[str]:
+    """The stems of a name's subwords (``_create_underlying_bucket`` -> create, underlying,
+    bucket, stemmed), to set beside a question's ``content_stems``."""
+    return frozenset(stem(w) for w in subwords(name) if w)
+
+
 def numbered(text: str) -> list[tuple[str, str]]:
     """(word, number) pairs the text writes apart: "RFC 3339", "SHA-256"."""
     return _NUMBERED.findall(text)
@@ -322,3 +334,6 @@ def is_code_like(token: str) -> bool:
     if _DOTTED_NAME.fullmatch(core):
         return not _LOWER_PAIR.fullmatch(core) or "(" in core or "::" in core
     return token.endswith("()") and len(token) > 2
+
+
+_STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
