@@ -36,8 +36,9 @@ def test_the_definition_named_by_the_question_answers(tmp_path: Path) -> None:
 
 
 def test_with_the_index_the_function_named_by_the_question_answers(tmp_path: Path) -> None:
-    """The index's Relevant Functions order ``_create_underlying_bucket`` first by its file's
-    evidence; the function whose name is exactly the question's words answers and leads them."""
+    """The index's Relevant Functions score ``_create_underlying_bucket`` high by its file's
+    evidence; the function whose name is exactly the question's words is the best Answer
+    among them (``answer_score``) and answers."""
     write_tree(tmp_path, TREE)
     built = run_cq("index", "--root", str(tmp_path))
     assert built.returncode == 0, built.stderr
@@ -53,6 +54,7 @@ def test_with_the_index_the_function_named_by_the_question_answers(tmp_path: Pat
     assert run.returncode == 0, run.stderr
     data = run.json()
     functions = next(s for s in data["sections"] if "functions" in s)["functions"]
-    assert functions[0]["name"] == "svc/store.py::StoreBackend.create_bucket", functions[:3]
-    assert "its name is the question's words" in functions[0]["evidence"]
+    best = max(functions, key=lambda f: f["answer_score"])
+    assert best["name"] == "svc/store.py::StoreBackend.create_bucket", functions[:3]
+    assert "its name is the question's words" in best["evidence"]
     assert (data["answer"]["file"], data["answer"]["name"]) == ("svc/store.py", "create_bucket")

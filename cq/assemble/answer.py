@@ -164,7 +164,7 @@ def decide_answer(result: SearchResult) -> Answer:
     target = summary.telemetry.semantic_target
     if target is not None and target.callers_question and target.resolved_to_target:
         # the calls resolved to it; a question naming the owner is answered in its words
-        from cq.semantic.ranking import resolves_to
+        from cq.semantic import resolves_to
 
         calls = [
             i for i, c in enumerate(findings) if c.category == "callsite" and resolves_to(c, f)

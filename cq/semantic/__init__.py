@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cq.model import RawMatch, Scope
+    from cq.model import Finding, RawMatch, Scope
     from cq.parse import Corpus
     from cq.semantic.stage import SemanticRun
     from cq.settings import SemanticSettings
@@ -63,3 +63,11 @@ def keep_servers_warm() -> None:
 
 
 __all__ = ["begin", "keep_servers_warm"]
+
+
+def resolves_to(use: Finding, definition: Finding) -> bool:
+    """Whether ``use`` was resolved (Pyrefly, cq's syntax reading, a unique name) to
+    ``definition``: what a callers question's Answer lists."""
+    from cq.semantic.ranking import resolves_to as resolved
+
+    return resolved(use, definition)
