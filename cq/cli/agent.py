@@ -133,7 +133,10 @@ def add_mcp_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_mcp_command(args: argparse.Namespace) -> int:
-    from cq.agent.mcp_server import ServerConfig, serve
+    from cq.agent.mcp_config import ServerConfig
 
-    serve(ServerConfig.from_args(args.root, args.max_tokens))
+    config = ServerConfig.from_args(args.root, args.max_tokens)  # refused before the SDK loads
+    from cq.agent.mcp_server import serve
+
+    serve(config)
     return 0
