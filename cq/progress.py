@@ -10,6 +10,9 @@ import time
 from cq.cancel import Check, never
 
 _DELAY = 1.0
+# The status line's thread only writes to stderr: a forked helper (``cq.forked``), which never
+# does, may run beside it.
+THREAD_NAME = "cq-progress"
 
 
 class Progress:
@@ -23,7 +26,7 @@ class Progress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         if self.enabled:
-            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread = threading.Thread(target=self._loop, name=THREAD_NAME, daemon=True)
             self._thread.start()
 
     def update(self, status: str) -> None:

@@ -67,6 +67,7 @@ class RunCounters(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     symtable_compiled: int = 0
     enrich_store_hits: int = msgspec.field(default=0, name="enrich.store_hits")
     enrich_computed: int = msgspec.field(default=0, name="enrich.computed")
+    enrich_helper: int = msgspec.field(default=0, name="enrich.helper")  # by a forked helper
     index_files_updated: int = msgspec.field(default=0, name="index.files_updated")
     semantic_cached: int = msgspec.field(default=0, name="semantic.cached")  # from the cache
     semantic_asked: int = msgspec.field(default=0, name="semantic.asked")  # sent to Pyrefly
