@@ -64,6 +64,7 @@ class RunCounters(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     node_tier_files: int = 0
     pool_workers: int = 0
     pool_failures: int = 0
+    helper_files: int = 0  # analysed by a forked helper of a search that stayed in-process
     symtable_compiled: int = 0
     enrich_store_hits: int = msgspec.field(default=0, name="enrich.store_hits")
     enrich_computed: int = msgspec.field(default=0, name="enrich.computed")

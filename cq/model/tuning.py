@@ -287,6 +287,14 @@ class ScaleTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     chunk_bytes: Annotated[
         int, _why("measured: bench/audit_scale.py; one cache query per chunk")
     ] = 4 * 1024 * 1024
+    helper_min_bytes: Annotated[
+        int,
+        _why(
+            "measured: bench/studies/enrich_helper.py's fork (20-30 ms with its copied pages)"
+            " against parsing at ~2 MB/s on one core (pool_min_bytes): a search that stays"
+            " in-process hands half its parse work to a forked helper from 256 KiB of it"
+        ),
+    ] = 256 * 1024
     corpus_keep_bytes: Annotated[
         int,
         _why("measured: golden '__init__' reads 23 MB (kept whole); audit 167 MB: 163 MB peak"),
