@@ -21,12 +21,15 @@ _Symbols = dict[str, dict[str, int]]
 
 
 class Bindings:
-    """One search's symbol tables of the shown files: those the cache holds, looked up at
-    once; the rest compiled by ``compile`` (here, or by a forked helper, ``cq.forked``: a
-    table is a pure function of the file's text) and handed to ``attach``."""
+    """One search's symbol tables of the shown files (hits of confidence at least
+    ``t.symtable_min_confidence``, files up to ``t.max_symtable_bytes``: a compile costs about
+    half a second per MiB): those the cache holds, looked up at once; the rest compiled by
+    ``compile`` (here, or by a forked helper, ``cq.forked``: a table is a pure function of the
+    file's text) and handed to ``attach``, which sets the hits' flags."""
 
-    def __init__(self, corpus: Corpus, shown: list[Finding], t: EnrichTuning, use_cache: bool):
-        self.t = t
+    def __init__(
+        self, corpus: Corpus, shown: list[Finding], t: EnrichTuning, use_cache: bool
+    ) -> None:
         self.wanted: dict[str, list[int]] = defaultdict(list)  # file -> its flagged hits
         for i, f in enumerate(shown):
             if (
@@ -86,14 +89,3 @@ class Bindings:
             flags = flags_for(symbols, scope, f.text.rpartition(".")[2])
             if flags is not None:
                 out[i] = msgspec.structs.replace(f, symtable=flags)
-
-
-def attach_bindings(
-    corpus: Corpus, shown: list[Finding], t: EnrichTuning, use_cache: bool
-) -> tuple[list[Finding], int]:
-    """``shown`` with ``symtable`` set where a flag applies (confidence at least
-    ``t.symtable_min_confidence``, files up to ``t.max_symtable_bytes``: a compile costs
-    about half a second per MiB); how many files were compiled."""
-    bindings = Bindings(corpus, shown, t, use_cache)
-    compiled = bindings.compile(list(bindings.missing()))
-    return bindings.attach(shown, compiled), len(compiled)
