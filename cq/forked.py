@@ -48,6 +48,7 @@ class Forked:
 
     def __init__(self, pid: int, reader: int) -> None:
         self.pid, self.reader = pid, reader
+        self.reaped = False  # its pid and descriptor are not ours to touch once reaped
 
     @classmethod
     def start(cls, work: Callable[[], bytes]) -> Forked | None:
@@ -75,17 +76,29 @@ class Forked:
             while chunk := os.read(self.reader, 1 << 20):
                 chunks.append(chunk)
         finally:
-            os.close(self.reader)
-            status = _reap(self.pid)
+            status = self._reap()
         return b"".join(chunks) if status == 0 else None
 
     def kill(self) -> None:
         """End the child now (a cancelled search, ^C): its work is of no more use."""
-        with contextlib.suppress(OSError):
-            os.kill(self.pid, signal.SIGKILL)
-        with contextlib.suppress(OSError):
-            os.close(self.reader)
-        _reap(self.pid)
+        if not self.reaped:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+            self._reap()
+
+    def _reap(self) -> int:
+        """Close the pipe and wait for the child: its exit status (-1 when it could not be
+        had)."""
+        self.reaped = True
+        os.close(self.reader)
+        while True:
+            try:
+                _, raw = os.waitpid(self.pid, 0)
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                return -1
+            return os.waitstatus_to_exitcode(raw)
 
 
 def _child(
@@ -117,18 +130,6 @@ def _child(
         status = 1
     finally:
         os._exit(status)
-
-
-def _reap(pid: int) -> int:
-    """The child's exit status (-1 when it could not be had)."""
-    while True:
-        try:
-            _, raw = os.waitpid(pid, 0)
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            return -1
-        return os.waitstatus_to_exitcode(raw)
 
 
 @cache
