@@ -4,15 +4,17 @@ the outcome is the one this process alone gives, and a cancelled search leaves n
 from __future__ import annotations
 
 import os
-import threading
+import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import run_cq
 
 from cq.enrich import EnrichSettings, enrich_shown
 from cq.errors import SearchCancelledError
-from cq.forked import Forked, possible
+from cq.forked import Forked
 from cq.model import Finding
 from cq.model.tuning import EnrichTuning
 from cq.parse import Corpus
@@ -70,17 +72,28 @@ def _enrich(root: Path, shown: list[Finding], helper_min_bytes: int, check=None)
     return enrich_shown(Corpus(root), shown, settings, check)
 
 
+def _search(root: Path, eager: bool) -> dict:
+    """``cq search register`` on ``root`` (a fresh process: no other thread), the helper's
+    threshold at 0 or out of reach (a profile inside the root)."""
+    profile = root / ("eager.toml" if eager else "never.toml")
+    profile.write_text(f"[enrich]\nhelper_min_bytes = {0 if eager else 1 << 40}\n")
+    argv = ["search", "register", "--root", str(root), "--format", "json", "--no-cache"]
+    run = run_cq(*argv, "--profile", str(profile))
+    assert run.returncode == 0, run.stderr
+    return run.json()
+
+
 def test_a_helper_enriches_part_of_the_files_and_changes_nothing(tmp_path: Path) -> None:
-    shown = _tree(tmp_path)
-    alone = _enrich(tmp_path, shown, helper_min_bytes=1 << 40)
-    helped = _enrich(tmp_path, shown, helper_min_bytes=0)
-    assert alone.counters.enrich_helper == 0
-    assert 0 < helped.counters.enrich_helper < len(shown)  # a share, not all
-    assert helped.findings == alone.findings
-    assert helped.telemetry == alone.telemetry
-    assert any(f.symtable is not None for f in helped.findings)  # bindings came back too
-    assert helped.counters.symtable_compiled == alone.counters.symtable_compiled == 4
-    assert helped.counters.enrich_computed == alone.counters.enrich_computed == len(shown)
+    _tree(tmp_path)
+    helped = _search(tmp_path, eager=True)
+    alone = _search(tmp_path, eager=False)
+    assert "enrich.helper" not in alone["run"]["counters"]
+    shown = len(alone["findings"])
+    assert 0 < helped["run"]["counters"]["enrich.helper"] < shown  # a share, not all
+    assert helped["findings"] == alone["findings"]
+    assert helped["summary"]["telemetry"] == alone["summary"]["telemetry"]
+    assert any(f.get("symtable") for f in helped["findings"])  # bindings came back too
+    assert helped["run"]["counters"]["symtable_compiled"] == 4
 
 
 def test_no_helper_under_a_libcst_quota_some_hits_reach(tmp_path: Path) -> None:
@@ -135,14 +148,26 @@ def test_a_failed_child_sends_nothing() -> None:
     assert child.result() is None
 
 
+_THREADS = """
+import threading
+from cq.forked import possible
+from cq.progress import THREAD_NAME
+stop = threading.Event()
+alone = possible()
+progress = threading.Thread(target=stop.wait, name=THREAD_NAME)
+progress.start()
+beside_progress = possible()
+other = threading.Thread(target=stop.wait)
+other.start()
+beside_other = possible()
+stop.set()
+print(alone, beside_progress, beside_other)
+"""
+
+
 def test_no_fork_while_another_thread_runs() -> None:
-    assert possible()
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:
-        assert not possible()
-    finally:
-        stop.set()
-        other.join()
-    assert possible()
+    """A fresh process forks alone or beside the progress line's thread, never beside any
+    other thread."""
+    run = subprocess.run([sys.executable, "-c", _THREADS], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "True", "False"]
