@@ -29,9 +29,9 @@ import warnings
 from collections.abc import Callable
 from functools import cache
 
-from cq.progress import THREAD_NAME as PROGRESS_THREAD
-
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+# The progress line's thread (``cq.progress``) only writes to stderr, which a child never does.
+PROGRESS_THREAD = "cq-progress"
 
 
 def possible() -> bool:

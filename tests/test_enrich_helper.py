@@ -151,10 +151,10 @@ def test_a_failed_child_sends_nothing() -> None:
 _THREADS = """
 import threading
 from cq.forked import possible
-from cq.progress import THREAD_NAME
+from cq.forked import PROGRESS_THREAD
 stop = threading.Event()
 alone = possible()
-progress = threading.Thread(target=stop.wait, name=THREAD_NAME)
+progress = threading.Thread(target=stop.wait, name=PROGRESS_THREAD)
 progress.start()
 beside_progress = possible()
 other = threading.Thread(target=stop.wait)
