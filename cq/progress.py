@@ -8,6 +8,7 @@ import threading
 import time
 
 from cq.cancel import Check, never
+from cq.forked import PROGRESS_THREAD  # a forked helper may run beside this thread
 
 _DELAY = 1.0
 
@@ -23,7 +24,7 @@ class Progress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         if self.enabled:
-            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread = threading.Thread(target=self._loop, name=PROGRESS_THREAD, daemon=True)
             self._thread.start()
 
     def update(self, status: str) -> None:

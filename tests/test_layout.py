@@ -38,6 +38,7 @@ BASE = (
     "tables",
     "settings",
     "workers",
+    "forked",
 )
 # What each base module may import of cq: the base modules listed before it.
 BASE_ALLOWED = {
@@ -54,6 +55,7 @@ BASE_ALLOWED = {
     "llm_settings": {"errors", "env", "tables"},
     "settings": {"model", "errors", "env", "profiles", "confine", "llm_settings"},
     "workers": set(),
+    "forked": set(),
     "cancel": {"errors"},
     "parse": {"model", "cache", "rooted", "tools"},
 }

@@ -80,6 +80,7 @@ def classify_all(
     if run.analyzer.workers and counters["pool_failures"] == 0:
         counters["pool_workers"] = run.analyzer.workers
     counters["pool_failures"] += run.analyzer.failures
+    counters["helper_files"] += run.analyzer.helped
     counters["cache_corrupt"] += run.corrupt()
     return ClassifyOutcome(
         classifications=[c or Classification() for c in run.out],

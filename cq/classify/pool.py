@@ -17,6 +17,7 @@ the pool at once. The sizes are ``cq.model.tuning.ScaleTuning``.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 from collections import deque
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from cq import forked
 from cq.cancel import Check, never
 from cq.classify.analyze import (
     FileAnalysis,
@@ -76,6 +78,7 @@ class Analyzer:
         self.workers = 0
         self.batch_bytes = scale.batch_bytes
         self.failures = 0
+        self.helped = 0  # files a forked helper analysed (``_Share``)
 
     def feed(self, tasks: list[FileTask], expected_bytes: int) -> Iterator[Done]:
         """Take ``tasks``; yield the analyses finished meanwhile. ``expected_bytes`` guesses
@@ -122,9 +125,26 @@ class Analyzer:
 
     def _run_pending(self) -> Iterator[Done]:
         tasks, self.pending, self.pending_bytes = self.pending, [], 0
-        for task in tasks:
-            self.check()
-            yield task, analyze_file(task, self.caps)
+        share = _Share.start(tasks, self.caps, self.scale) if self.failures == 0 else None
+        if share is None:
+            for task in tasks:
+                self.check()
+                yield task, analyze_file(task, self.caps)
+            return
+        done: dict[int, FileAnalysis] = {}
+        try:
+            for n, task in enumerate(tasks):
+                self.check()
+                if n not in share.theirs:
+                    done[n] = analyze_file(task, self.caps)
+            theirs, sent = share.finish()
+            done |= theirs
+            self.helped += len(theirs) if sent else 0
+        except BaseException:
+            share.abandon()
+            raise
+        for n, task in enumerate(tasks):
+            yield task, done[n]
 
     def _start(self, workers: int) -> None:
         try:
@@ -206,6 +226,53 @@ class Analyzer:
         for _, _, future in self.flight:
             future.cancel()
         self.flight.clear()
+
+
+class _Share:
+    """The analyses of some of the files of a search that stays in-process, done by a forked
+    helper (``cq.forked``: no start-up to pay, unlike a pool's spawned worker) while this
+    process analyses the others; the work is split by what each file parses, the largest
+    first to the lighter side. An analysis is a pure function of its task: who runs it
+    changes nothing. A helper that fails leaves its share to this process."""
+
+    def __init__(
+        self, helper: forked.Forked, theirs: list[int], work: list[FileTask], caps: ParseTuning
+    ) -> None:
+        self.helper, self.theirs, self.work, self.caps = helper, set(theirs), (theirs, work), caps
+
+    @classmethod
+    def start(cls, tasks: list[FileTask], caps: ParseTuning, scale: ScaleTuning) -> _Share | None:
+        sizes = [parse_bytes(t) for t in tasks]  # planned while the pool was undecided
+        if len(tasks) < 2 or sum(sizes) < scale.helper_min_bytes or not forked.possible():
+            return None
+        loads = [0, 0]
+        theirs: list[int] = []
+        for n in sorted(range(len(tasks)), key=lambda n: (-sizes[n], n)):
+            side = 0 if loads[0] <= loads[1] else 1
+            loads[side] += sizes[n]
+            if side:
+                theirs.append(n)
+        theirs.sort()
+        work = [tasks[n] for n in theirs]
+        helper = forked.Forked.start(lambda: msgspec.msgpack.encode(analyze_batch(work, caps)))
+        return None if helper is None else cls(helper, theirs, work, caps)
+
+    def finish(self) -> tuple[dict[int, FileAnalysis], bool]:
+        """The helper's analyses by task number, and whether it sent them; done here when
+        it failed."""
+        theirs, work = self.work
+        blob = self.helper.result()
+        blobs: list[bytes] | None = None
+        if blob is not None:
+            with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+                blobs = msgspec.msgpack.decode(blob, type=list[bytes])
+        if blobs is None or len(blobs) != len(work):
+            done = {n: analyze_file(t, self.caps) for n, t in zip(theirs, work, strict=True)}
+            return done, False
+        return {n: _decoder.decode(b) for n, b in zip(theirs, blobs, strict=True)}, True
+
+    def abandon(self) -> None:
+        self.helper.kill()
 
 
 def _get_pool(workers: int) -> ProcessPoolExecutor:

@@ -20,29 +20,68 @@ from cq.parse import Corpus
 _Symbols = dict[str, dict[str, int]]
 
 
-def attach_bindings(
-    corpus: Corpus, shown: list[Finding], t: EnrichTuning, use_cache: bool
-) -> tuple[list[Finding], int]:
-    """``shown`` with ``symtable`` set where a flag applies (confidence at least
-    ``t.symtable_min_confidence``, files up to ``t.max_symtable_bytes``: a compile costs
-    about half a second per MiB); how many files were compiled."""
-    wanted: dict[str, list[int]] = defaultdict(list)
-    for i, f in enumerate(shown):
-        if (
-            f.language == "python"
-            and f.category in CODE_CATEGORIES
-            and f.confidence >= t.symtable_min_confidence
-        ):
-            wanted[f.file].append(i)
-    if not wanted:
-        return shown, 0
-    tables, compiled = _symbol_tables(corpus, list(wanted), t.max_symtable_bytes, use_cache)
-    out = list(shown)
-    for rel, indexes in wanted.items():
-        symbols = tables.get(rel)
-        if not symbols:
-            continue
-        for i in indexes:
+class Bindings:
+    """One search's symbol tables of the shown files (hits of confidence at least
+    ``t.symtable_min_confidence``, files up to ``t.max_symtable_bytes``: a compile costs about
+    half a second per MiB): those the cache holds, looked up at once; the rest compiled by
+    ``compile`` (here, or by a forked helper, ``cq.forked``: a table is a pure function of the
+    file's text) and handed to ``attach``, which sets the hits' flags."""
+
+    def __init__(
+        self, corpus: Corpus, shown: list[Finding], t: EnrichTuning, use_cache: bool
+    ) -> None:
+        self.wanted: dict[str, list[int]] = defaultdict(list)  # file -> its flagged hits
+        for i, f in enumerate(shown):
+            if (
+                f.language == "python"
+                and f.category in CODE_CATEGORIES
+                and f.confidence >= t.symtable_min_confidence
+            ):
+                self.wanted[f.file].append(i)
+        self.sources = {rel: corpus.source(rel, "python") for rel in self.wanted}
+        self.by_digest: dict[str, list[str]] = defaultdict(list)
+        for rel, s in self.sources.items():
+            if s is not None and len(s.data) <= t.max_symtable_bytes:
+                self.by_digest[s.digest].append(rel)
+        self.store = PayloadCache(
+            "symbols", _Symbols, ("cq.enrich.symbols",), enabled=use_cache and bool(self.wanted)
+        )
+        self.found = self.store.get_many(self.by_digest) if self.by_digest else {}
+
+    def missing(self) -> dict[str, str]:
+        """The files to compile, one per content: digest -> file."""
+        return {d: rels[0] for d, rels in self.by_digest.items() if d not in self.found}
+
+    def compile(self, digests: list[str]) -> dict[str, _Symbols]:
+        """The tables of these contents (``missing``'s digests); no cache read or write."""
+        out: dict[str, _Symbols] = {}
+        for digest in digests:
+            rel = self.by_digest[digest][0]
+            source = self.sources[rel]
+            assert source is not None
+            text = source.text
+            if text is None:
+                text = source.data.decode("utf-8", "replace")
+            out[digest] = python_symbols(text, rel)
+        return out
+
+    def attach(self, shown: list[Finding], compiled: dict[str, _Symbols]) -> list[Finding]:
+        """``shown`` with ``symtable`` set where a flag applies; ``compiled`` (every missing
+        table) goes to the cache."""
+        for digest, symbols in compiled.items():
+            self.store.add(digest, symbols)
+        self.store.flush()
+        tables = self.found | compiled
+        out = list(shown)
+        for digest, rels in self.by_digest.items():
+            symbols = tables[digest]
+            for rel in rels:
+                if symbols:
+                    self._flag(out, rel, symbols)
+        return out
+
+    def _flag(self, out: list[Finding], rel: str, symbols: _Symbols) -> None:
+        for i in self.wanted[rel]:
             f = out[i]
             scope = f.containing_scope
             if f.category == "definition" and scope:
@@ -50,30 +89,3 @@ def attach_bindings(
             flags = flags_for(symbols, scope, f.text.rpartition(".")[2])
             if flags is not None:
                 out[i] = msgspec.structs.replace(f, symtable=flags)
-    return out, compiled
-
-
-def _symbol_tables(
-    corpus: Corpus, files: list[str], max_bytes: int, use_cache: bool
-) -> tuple[dict[str, _Symbols], int]:
-    """Each file's tables (files with the same content share one compile)."""
-    sources = {rel: corpus.source(rel, "python") for rel in files}
-    by_digest: dict[str, list[str]] = defaultdict(list)
-    for rel, s in sources.items():
-        if s is not None and len(s.data) <= max_bytes:
-            by_digest[s.digest].append(rel)
-    store = PayloadCache("symbols", _Symbols, ("cq.enrich.symbols",), enabled=use_cache)
-    found = store.get_many(by_digest)
-    compiled = 0
-    for digest, rels in by_digest.items():
-        if digest not in found:
-            source = sources[rels[0]]
-            assert source is not None
-            text = source.text
-            if text is None:
-                text = source.data.decode("utf-8", "replace")
-            found[digest] = python_symbols(text, rels[0])
-            store.add(digest, found[digest])
-            compiled += 1
-    store.flush()
-    return {rel: found[d] for d, rels in by_digest.items() for rel in rels}, compiled

@@ -19,13 +19,16 @@ unenriched (reason ``time budget``). A first question on a large tree runs LibCS
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable
 
 import msgspec
 
+from cq import forked
 from cq.cancel import Check, never
 from cq.enrich.agreement import adjust_confidence
-from cq.enrich.bindings import attach_bindings
+from cq.enrich.bindings import Bindings
 from cq.enrich.budget import enforce_budget
 from cq.enrich.nodes import HitSpan
 from cq.enrich.python import PythonHit, enrich_python
@@ -33,7 +36,7 @@ from cq.enrich.rust import enrich_rust
 from cq.enrich.stages import QUOTA, StageRunner
 from cq.enrich.store import EnrichmentStore
 from cq.enrich.telemetry import EnrichTelemetry
-from cq.model import Enrichment, Finding, RunCounters, Telemetry
+from cq.model import Enrichment, Finding, Language, RunCounters, Telemetry
 from cq.model.tuning import EnrichTuning, ParseTuning
 from cq.parse import Corpus, SourceFile
 from cq.settings import Settings
@@ -86,57 +89,184 @@ def enrich_shown(
     check: Check = never,
 ) -> EnrichOutcome:
     """Enrich ``shown`` in rank order; ``check`` runs before each hit and may raise to
-    cancel."""
+    cancel. A cold search large enough hands a share of the files to a forked helper
+    (``_Share``); the outcome is the same."""
     bound = time.perf_counter()
-    ranked, compiled = attach_bindings(corpus, shown, settings.tuning, settings.use_store)
-    bindings_ms = (time.perf_counter() - bound) * 1000
-    started = time.perf_counter()
+    bindings = Bindings(corpus, shown, settings.tuning, settings.use_store)
     files = _Files(corpus)
     store = EnrichmentStore(settings.tuning, settings.caps, settings.use_store)
+    keys = [k for f in shown if (k := _store_key(f, files, settings))]
+    store.prefetch(keys + [k + _QUOTA_SUFFIX for k in keys])
+    share = _Share.start(shown, files, store, bindings, settings)
+    bindings_ms = (time.perf_counter() - bound) * 1000
+    started = time.perf_counter()
     telemetry = EnrichTelemetry()
     per_hit: list[HitTimings] = []
-    out = list(ranked)
+    out = list(shown)
     libcst_runs = 0
-    keys = [k for f in ranked if (k := _store_key(f, files, settings))]
-    store.prefetch(keys + [k + _QUOTA_SUFFIX for k in keys])
     deadline = settings.tuning.budget_ms
-    for index in range(len(ranked)):
-        check()
-        finding = ranked[index]
-        elapsed = (time.perf_counter() - started) * 1000
-        if index >= settings.tuning.max_hits:
-            enrichment = Enrichment(status="skipped", degrade_reasons=(HIT_BOUND,))
-        elif deadline is not None and elapsed > deadline:
-            enrichment = Enrichment(status="skipped", degrade_reasons=("time budget",))
-        else:
-            enrichment = _enrich_one(
-                finding,
-                files,
-                store,
-                settings,
-                telemetry,
-                per_hit,
-                libcst_limit=_libcst_limit(settings, elapsed, libcst_runs),
-            )
-            libcst_runs += _ran_libcst(enrichment)
+    done: dict[int, Enrichment] = {}
+    helped = 0
+    try:
+        for index in range(len(shown)):
+            check()
+            finding = shown[index]
+            elapsed = (time.perf_counter() - started) * 1000
+            if share is not None and index in share.hits:
+                continue  # the helper's: booked below, in rank order
+            if index >= settings.tuning.max_hits:
+                enrichment = Enrichment(status="skipped", degrade_reasons=(HIT_BOUND,))
+            elif deadline is not None and elapsed > deadline:
+                enrichment = Enrichment(status="skipped", degrade_reasons=("time budget",))
+            else:
+                enrichment = _enrich_one(
+                    finding,
+                    files,
+                    store,
+                    settings,
+                    telemetry,
+                    per_hit,
+                    libcst_limit=_libcst_limit(settings, elapsed, libcst_runs),
+                )
+                libcst_runs += _ran_libcst(enrichment)
+            done[index] = enrichment
+        own = [d for d in bindings.missing() if share is None or d not in share.digests]
+        compiled = bindings.compile(own)
+        if share is not None:
+            shared, sent = share.finish()
+            helped = len(shared.hits) if sent else 0
+            compiled |= shared.symbols
+            for hit in shared.hits:
+                _book(hit, store, telemetry, per_hit)
+                done[hit.index] = hit.enrichment
+    except BaseException:
+        if share is not None:
+            share.abandon()
+        raise
+    for index, enrichment in sorted(done.items()):
+        finding = shown[index]
         telemetry.record(finding.language, enrichment)
         out[index] = msgspec.structs.replace(
             finding,
             enrichment=enrichment,
             confidence=adjust_confidence(finding.confidence, enrichment.agreement, settings.tuning),
         )
+    bound = time.perf_counter()
+    out = bindings.attach(out, compiled)
+    bindings_ms += (time.perf_counter() - bound) * 1000
     store.flush()
     return EnrichOutcome(
         findings=out,
         telemetry=telemetry.summary(),
         timings_ms={"bindings": round(bindings_ms, 1)} | telemetry.run_timings(),
         counters=RunCounters(
-            symtable_compiled=compiled,
+            symtable_compiled=len(compiled),
             enrich_store_hits=telemetry.counters["enrich.store_hits"],
             enrich_computed=telemetry.counters["enrich.computed"],
+            enrich_helper=helped,
         ),
         per_hit=tuple(per_hit),
     )
+
+
+class _Computed(msgspec.Struct, frozen=True, array_like=True):
+    """One hit enriched from its file (not the store): what ``_book`` keeps of it."""
+
+    index: int
+    language: Language
+    key: str
+    enrichment: Enrichment
+    stages_ms: dict[str, float]
+    complete: bool
+
+
+class _Shared(msgspec.Struct, frozen=True, array_like=True):
+    """What the helper sends back: its hits, and its files' symbol tables by digest."""
+
+    hits: list[_Computed]
+    symbols: dict[str, dict[str, dict[str, int]]]
+
+
+class _Share:
+    """The hits and symbol tables of some of the shown files, computed by a forked helper
+    (``cq.forked``) while this process enriches the others: a cold search's enrichment is
+    three parses of each shown file (ast-grep, tree-sitter, symtable) holding the
+    interpreter lock, ~0.3 CPU-s for 'register' on the stdlib. Every hit's enrichment is a
+    pure function of its file, position and settings, so who computes it changes nothing,
+    as long as no hit's settings depend on the hits before it: not with a wall-time budget,
+    nor with a LibCST hit quota that only some of the hits reach. The files are split by
+    size, the largest first to the lighter side; the helper takes the second side."""
+
+    def __init__(
+        self,
+        helper: forked.Forked,
+        hits: dict[int, str],
+        digests: set[str],
+        work: Callable[[], _Shared],
+    ) -> None:
+        self.helper, self.hits, self.digests, self.work = helper, hits, digests, work
+
+    @classmethod
+    def start(
+        cls,
+        shown: list[Finding],
+        files: _Files,
+        store: EnrichmentStore,
+        bindings: Bindings,
+        settings: EnrichSettings,
+    ) -> _Share | None:
+        t = settings.tuning
+        count = min(len(shown), t.max_hits)
+        if t.budget_ms is not None or 0 < t.libcst_hits < count or not forked.possible():
+            return None
+        limit = QUOTA if t.libcst_hits == 0 else None  # the same for every hit
+        todo: dict[int, tuple[str, str]] = {}  # hit -> its file, its store key
+        sizes: dict[str, int] = {}  # the files to parse -> their bytes
+        for index in range(count):
+            source = files.source(shown[index])
+            key = _store_key(shown[index], files, settings)
+            if source is not None and key is not None:
+                key += _QUOTA_SUFFIX if limit == QUOTA else ""
+                if store.get(key) is None:
+                    todo[index] = (source.path, key)
+                    sizes[source.path] = len(source.data)
+        tables = {d: bindings.sources[rel] for d, rel in bindings.missing().items()}
+        sizes |= {s.path: len(s.data) for s in tables.values() if s is not None}
+        if len(sizes) < 2 or sum(sizes.values()) < t.helper_min_bytes:
+            return None
+        theirs = _split(sizes)
+        hits = {i: key for i, (path, key) in todo.items() if path in theirs}
+        digests = sorted(d for d, s in tables.items() if s is not None and s.path in theirs)
+
+        def work() -> _Shared:
+            computed = [_compute(i, shown[i], k, files, settings, limit) for i, k in hits.items()]
+            return _Shared(computed, bindings.compile(digests))
+
+        started = forked.Forked.start(lambda: msgspec.msgpack.encode(work()))
+        return None if started is None else cls(started, hits, set(digests), work)
+
+    def finish(self) -> tuple[_Shared, bool]:
+        """The helper's results, and whether it sent them; computed here when it failed
+        (the same values)."""
+        blob = self.helper.result()
+        if blob is not None:
+            with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+                return msgspec.msgpack.decode(blob, type=_Shared), True
+        return self.work(), False
+
+    def abandon(self) -> None:
+        self.helper.kill()
+
+
+def _split(sizes: dict[str, int]) -> set[str]:
+    """The files of the helper's side: the largest first, each to the lighter side."""
+    sides: tuple[list[str], list[str]] = ([], [])
+    loads = [0, 0]
+    for path in sorted(sizes, key=lambda p: (-sizes[p], p)):
+        side = 0 if loads[0] <= loads[1] else 1
+        sides[side].append(path)
+        loads[side] += sizes[path]
+    return set(sides[1])
 
 
 def _enrich_one(
@@ -159,6 +289,23 @@ def _enrich_one(
     if stored is not None:
         telemetry.counters["enrich.store_hits"] += 1
         return stored
+    computed = _compute(-1, finding, key, files, settings, libcst_limit)
+    _book(computed, store, telemetry, per_hit)
+    return computed.enrichment
+
+
+def _compute(
+    index: int,
+    finding: Finding,
+    key: str,
+    files: _Files,
+    settings: EnrichSettings,
+    libcst_limit: str | None,
+) -> _Computed:
+    """The hit enriched from its (readable) file: a pure function, run here or in the
+    helper."""
+    source = files.source(finding)
+    assert source is not None
     runner = StageRunner()
     span = files.span(source, finding)
     if finding.language == "python":
@@ -170,12 +317,23 @@ def _enrich_one(
     else:
         enrichment = enrich_rust(source, span, runner, settings.caps.macro_depth)
     enrichment = enforce_budget(enrichment, settings.tuning.max_payload_bytes)
+    return _Computed(
+        index, finding.language, key, enrichment, dict(runner.timings_ms), runner.complete
+    )
+
+
+def _book(
+    computed: _Computed,
+    store: EnrichmentStore,
+    telemetry: EnrichTelemetry,
+    per_hit: list[HitTimings],
+) -> None:
+    """Count a computed hit, and store it unless the clock stopped a stage."""
     telemetry.counters["enrich.computed"] += 1
-    telemetry.time(finding.language, runner.timings_ms)
-    per_hit.append(HitTimings(finding.language, dict(runner.timings_ms)))
-    if runner.complete:
-        store.put(key, enrichment)
-    return enrichment
+    telemetry.time(computed.language, computed.stages_ms)
+    per_hit.append(HitTimings(computed.language, computed.stages_ms))
+    if computed.complete:
+        store.put(computed.key, computed.enrichment)
 
 
 def cold_start(settings: EnrichSettings) -> EnrichSettings:

@@ -64,9 +64,11 @@ class RunCounters(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     node_tier_files: int = 0
     pool_workers: int = 0
     pool_failures: int = 0
+    helper_files: int = 0  # analysed by a forked helper of a search that stayed in-process
     symtable_compiled: int = 0
     enrich_store_hits: int = msgspec.field(default=0, name="enrich.store_hits")
     enrich_computed: int = msgspec.field(default=0, name="enrich.computed")
+    enrich_helper: int = msgspec.field(default=0, name="enrich.helper")  # by a forked helper
     index_files_updated: int = msgspec.field(default=0, name="index.files_updated")
     semantic_cached: int = msgspec.field(default=0, name="semantic.cached")  # from the cache
     semantic_asked: int = msgspec.field(default=0, name="semantic.asked")  # sent to Pyrefly

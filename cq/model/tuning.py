@@ -133,6 +133,15 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     max_symtable_bytes: Annotated[
         int, _why("measured: symtable compile ~0.5 s per MiB (cq search over a 5 MB file)")
     ] = 1024 * 1024
+    helper_min_bytes: Annotated[
+        int,
+        _why(
+            "measured: bench/studies/enrich_helper.py (load 9-15): a forked helper"
+            " (cq/forked.py) costs 20-30 ms of fork and copied pages; 'sched' (3 shown files,"
+            " 123 KB) took 0.48-0.52 CPU-s of this process alone, 0.20-0.22 with the helper;"
+            " from twice the size whose half pays for the fork"
+        ),
+    ] = 128 * 1024
 
 
 class RewriteTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -278,6 +287,14 @@ class ScaleTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     chunk_bytes: Annotated[
         int, _why("measured: bench/audit_scale.py; one cache query per chunk")
     ] = 4 * 1024 * 1024
+    helper_min_bytes: Annotated[
+        int,
+        _why(
+            "measured: bench/studies/enrich_helper.py's fork (20-30 ms with its copied pages)"
+            " against parsing at ~2 MB/s on one core (pool_min_bytes): a search that stays"
+            " in-process hands half its parse work to a forked helper from 256 KiB of it"
+        ),
+    ] = 256 * 1024
     corpus_keep_bytes: Annotated[
         int,
         _why("measured: golden '__init__' reads 23 MB (kept whole); audit 167 MB: 163 MB peak"),

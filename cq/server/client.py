@@ -127,7 +127,7 @@ def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
         sock.close()
         _note(f"the cq server refused this process: {welcome.get('reason', '')}")
         return None, None
-    if any(welcome.get(k) != v for k, v in identity().items()):
+    if any(welcome.get(k) != v for k, v in identity(directory).items()):
         _retire(channel, directory)
         lifecycle.spawn()
         return None, None

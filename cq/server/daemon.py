@@ -55,7 +55,7 @@ class Server:
     def __init__(self, directory: str, idle_limit_s: float) -> None:
         self.path = socket_path(directory)
         self.idle_limit_s = idle_limit_s
-        self.ident = identity()
+        self.ident = identity(directory)
         self.started = time.monotonic()
         self.stopping = threading.Event()
         self.lock = threading.Lock()

@@ -6,8 +6,9 @@ under the temp dir, and in it one directory per install and settings
 server warm). Each must be a real directory (not a link), owned by this user and closed to
 everyone else (mode 0700): another user who could plant a socket there would get this user's
 searches, env and file descriptors. An install's directory holds the socket
-(``server.sock``), the lock whose holder is the server (``server.lock``) and nothing else;
-nothing here is written into a searched tree. Standard library only: the client imports it
+(``server.sock``), the lock whose holder is the server (``server.lock``), the memo of the
+code's digest (``code-digest``, ``identity.code_digest``) and nothing else; nothing here is
+written into a searched tree. Standard library only: the client imports it
 on every search.
 
 Checked by path, then used by path, a directory can be swapped in between: another user who

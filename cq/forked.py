@@ -1,0 +1,143 @@
+"""One computation in a forked copy of this process, run while this process does its share.
+
+A spawned worker starts a fresh interpreter and imports the parsers (``cq.classify.pool``:
+~0.2-0.3 CPU-s), more than the work of a small search it could take; a fork starts with
+everything this process has imported and read, so a share of a few tenths of a second is
+worth handing over. ``Forked.start(work)`` runs ``work()`` in the child, which sends the
+bytes it returns through a pipe; ``result()`` reads them once this process is done with its
+own share (None: the child failed, and the caller does the work itself, so a failure costs
+time, never an answer).
+
+Only a process with no other thread than the progress line's forks (``possible``): another
+thread may hold a lock the child would need (an import's, a stream's). So the CLI's one-shot
+search forks; a long-lived server process, with its warm-up and Pyrefly threads, does its
+work itself. The child never touches the cache's sqlite connection, never writes to the
+standard streams (they go to /dev/null, warnings are off) nor flushes the parent's buffered
+output (it leaves with ``os._exit``), ignores ^C (the parent's ``KeyboardInterrupt`` kills
+it) and is killed by the kernel when the parent dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import signal
+import sys
+import threading
+import warnings
+from collections.abc import Callable
+from functools import cache
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+# The progress line's thread (``cq.progress``) only writes to stderr, which a child never does.
+PROGRESS_THREAD = "cq-progress"
+
+
+def possible() -> bool:
+    """Whether this process may fork a helper: Linux, and no other thread running but the
+    progress line's (``cq.progress``: it writes to stderr, which the child never does)."""
+    if sys.platform != "linux":
+        return False
+    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+    return all(t.name == PROGRESS_THREAD for t in others)
+
+
+class Forked:
+    """A forked child computing ``work()``; ``result()`` reaps it."""
+
+    def __init__(self, pid: int, reader: int) -> None:
+        self.pid, self.reader = pid, reader
+        self.reaped = False  # its pid and descriptor are not ours to touch once reaped
+
+    @classmethod
+    def start(cls, work: Callable[[], bytes]) -> Forked | None:
+        """Fork a child running ``work``; None when the fork fails (the caller works alone)."""
+        prctl = _prctl()
+        parent = os.getpid()
+        reader, writer = os.pipe()
+        try:
+            with warnings.catch_warnings():  # Python 3.12+ warns of the progress thread
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except OSError:
+            os.close(reader)
+            os.close(writer)
+            return None
+        if pid == 0:  # pragma: no cover - runs in the child (tests see its result)
+            _child(work, writer, reader, parent, prctl)
+        os.close(writer)
+        return cls(pid, reader)
+
+    def result(self) -> bytes | None:
+        """What the child sent, once it exited; None when it failed."""
+        chunks: list[bytes] = []
+        try:
+            while chunk := os.read(self.reader, 1 << 20):
+                chunks.append(chunk)
+        finally:
+            status = self._reap()
+        return b"".join(chunks) if status == 0 else None
+
+    def kill(self) -> None:
+        """End the child now (a cancelled search, ^C): its work is of no more use."""
+        if not self.reaped:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+            self._reap()
+
+    def _reap(self) -> int:
+        """Close the pipe and wait for the child: its exit status (-1 when it could not be
+        had)."""
+        self.reaped = True
+        os.close(self.reader)
+        while True:
+            try:
+                _, raw = os.waitpid(self.pid, 0)
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                return -1
+            return os.waitstatus_to_exitcode(raw)
+
+
+def _child(
+    work: Callable[[], bytes],
+    writer: int,
+    reader: int,
+    parent: int,
+    prctl: Callable[[int, int], int] | None,
+) -> None:  # pragma: no cover - runs in the child
+    status = 1
+    try:
+        os.close(reader)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not a handler of the parent's
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the parent died before the line above took effect
+            os._exit(1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        warnings.simplefilter("ignore")  # the parent's stderr lock may be held by its thread
+        gc.disable()  # a short life: a collection would only copy the parent's pages
+        payload = memoryview(work())
+        while payload:
+            payload = payload[os.write(writer, payload) :]
+        status = 0
+    except BaseException:
+        status = 1
+    finally:
+        os._exit(status)
+
+
+@cache
+def _prctl() -> Callable[[int, int], int] | None:
+    """libc's ``prctl``, looked up in the parent (nothing is loaded in the child)."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+    except (OSError, AttributeError):
+        return None
