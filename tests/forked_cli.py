@@ -43,6 +43,10 @@ _WARM = (
     "ast_grep_py",
     "libcst",
     "tantivy",
+    # multiprocessing's exit handler, registered at its first import, joins pool workers
+    # nobody told to stop: imported here, it is the test process's and a child clears it;
+    # first imported in a child, it would run before cq's pool shutdown and wait for ever
+    "multiprocessing.util",
 )
 _warmed = False
 
