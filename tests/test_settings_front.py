@@ -35,7 +35,7 @@ ENV_READERS = {
     "cq.cli.index": "front end: CQ_ROOT",
     "cq.cli.embed": "front end: CQ_ROOT",
     "cq.embed.background": "the environment an embedding build's process is started with",
-    "cq.agent.mcp_server": "front end: CQ_ROOT, the answer budget",
+    "cq.agent.mcp_config": "front end: CQ_ROOT, the answer budget",
     "cq.agent.manifest": "the agent installer: where the cache is, for its manifest",
     "cq.agent.targets": "the agent installer: HOME, CODEX_HOME",
     "cq.server.client": "the server's own switches (CQ_SERVER, idle time), the env it forwards",
