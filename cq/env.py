@@ -52,6 +52,7 @@ SETTINGS: dict[str, _Number | tuple[str, ...]] = {
     "CQ_SEMANTIC_WAIT_MS": _Number("float", 0),
     "CQ_SEMANTIC_INDEX": ("auto", "always", "never"),
     "CQ_SERVER_IDLE_S": _Number("float", 0, positive=True),
+    "CQ_SERVER_PROCESS_MAX_MB": _Number("int", 0, positive=True),
 }
 
 
@@ -100,6 +101,8 @@ ENVIRONMENT: dict[str, str] = {
     "CQ_SERVER": "0: never send a search to the background server nor start one",
     "CQ_SERVER_IDLE_S": "seconds without a search after which the background server exits "
     "(default 900)",
+    "CQ_SERVER_PROCESS_MAX_MB": "a search process of cq server or cq mcp resident past this "
+    "many MB after a search is replaced by a fresh one (default 450)",
     "CQ_EMBED": "on fuses the optional dense signal into questions, off never (over the "
     "profile's [embed] enabled)",
     "CQ_DEBUG": "1 shows a traceback for an internal error instead of the one-line message",

@@ -342,6 +342,29 @@ def test_a_cancelled_search_stops_early_and_the_server_serves_on(tmp_path: Path)
     anyio.run(scenario)
 
 
+def test_a_search_process_past_its_memory_bound_is_replaced_and_no_search_is_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-lived ``cq mcp`` gives its memory back as ``cq server`` does: a search process
+    resident past ``CQ_SERVER_PROCESS_MAX_MB`` after a search retires, and the next call is
+    answered by a fresh one, not failed (here every process is past 1 MB: each retires)."""
+    monkeypatch.setenv("CQ_SERVER_PROCESS_MAX_MB", "1")
+    root = write_tree(tmp_path / "repo", {"app.py": "def register(name):\n    return name\n"})
+
+    async def scenario() -> None:
+        with (tmp_path / "err").open("w") as errlog:
+            async with session(root, errlog) as client:
+                for _ in range(3):
+                    found = await client.call_tool("search", {"query": "register", "limit": 3})
+                    assert not found.is_error, text_of(found)
+                    assert "app.py:1:" in text_of(found)
+                stats = json.loads(text_of(await client.call_tool("stats", {})))
+                assert stats["server"]["retired"] == 3
+                assert stats["server"]["errors"] == 0
+
+    anyio.run(scenario)
+
+
 STORAGE = (
     "import os\n\n\nclass FileSystemStorage:\n"
     "    def delete(self, name):\n        os.remove(name)\n"

@@ -53,6 +53,7 @@ ENV_CALLERS = {
     "cq.llm_settings",
     "cq.agent.budget",
     "cq.server.daemon",
+    "cq.server.memory",  # the bound a search process of the server or cq mcp retires past
     *ENV_READERS,
 }
 

@@ -66,6 +66,7 @@ class ServerStats(msgspec.Struct):
     cancelled: int = 0  # searches whose client sent notifications/cancelled
     stopped_early: int = 0  # of those, searches that stopped before finishing their work
     killed: int = 0  # of those, searches stuck in one step, killed with their process
+    retired: int = 0  # search processes replaced to give their memory back (cq.server.memory)
 
 
 def output_schema() -> dict[str, Any]:
@@ -183,6 +184,7 @@ def _error(message: str) -> CallToolResult:
 
 def _stats(stats: ServerStats, processes: SearchProcesses) -> CallToolResult:
     stats.stopped_early, stats.killed = processes.stopped_early, processes.killed
+    stats.retired = processes.retired
     body = {"server": msgspec.to_builtins(stats), "caches": {"parse": processes.caches()}}
     text = msgspec.json.encode(body).decode()
     return CallToolResult(content=[TextContent(type="text", text=text)])

@@ -14,7 +14,10 @@ stdin and stdout. A job whose MCP client offers its model gets it as the rewrite
 ``CallerModel``: a question goes to the server as a ``Sample`` and the search waits for its
 ``Sampled`` (the rewrite's deadline bounds the wait; a cancel ends it). When the server goes
 away (end of stdin) the process kills its own group, so its classifier workers and rg go
-with it.
+with it. Like the ``cq server``'s search processes (``cq.server.memory``), a process past
+``worker_max_rss()`` after a search retires (an MCP server has one root: its roots are not
+counted): its answer says so, it ends its group, and the server starts a fresh one for the
+next search, so a long-lived MCP server's memory does not grow with every search.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from cq.agent.worker_protocol import (
 from cq.cancel import CancelToken
 from cq.errors import CqError, SearchCancelledError
 from cq.model import SearchRequest
+from cq.server.memory import rss, worker_max_rss
 
 if TYPE_CHECKING:
     from cq.rewrite import CallerModel
@@ -145,7 +149,10 @@ def main() -> None:
         search_begins(searching)
         token = current.start(job.id)
         outcome = _run(job, token, model.for_job(job, token))
-        write_frame(outbox, outcome)
+        retiring = rss(os.getpid()) > worker_max_rss()  # one root: only its size counts
+        write_frame(outbox, msgspec.structs.replace(outcome, retiring=retiring))
+        if retiring:  # its memory goes back with it; the server starts a fresh process
+            _end_group()
         warm_between(searching)
 
 
@@ -161,6 +168,11 @@ def _listen(
             current.cancel(message.id)
         elif isinstance(message, Sampled):
             model.answered(message)
+    _end_group()
+
+
+def _end_group() -> None:
+    """Exit with this process's group: its classifier workers, rg and Pyrefly."""
     sys.stderr.flush()
     if hasattr(os, "killpg") and os.getpgrp() == os.getpid():  # started as a group leader
         os.killpg(os.getpid(), signal.SIGKILL)

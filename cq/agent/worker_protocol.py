@@ -61,6 +61,7 @@ class Done(msgspec.Struct, frozen=True, tag=True):
     note: str | None
     cut_to_budget: bool
     caches: dict[str, int]
+    retiring: bool = False  # the process exits after this answer (``search_worker`` says why)
 
 
 class Failed(msgspec.Struct, frozen=True, tag=True):
@@ -69,6 +70,7 @@ class Failed(msgspec.Struct, frozen=True, tag=True):
     id: int
     message: str
     cancelled: bool = False
+    retiring: bool = False  # as ``Done.retiring``
 
 
 class Sample(msgspec.Struct, frozen=True, tag=True):

@@ -7,7 +7,9 @@ serves every search while it is idle; a search that arrives while all are busy s
 another, up to ``MAX_PROCESSES`` (a long search does not hold up the next one); past that,
 searches wait for the first process free. A cancelled search is told to stop at its next
 checkpoint; if it still runs ``CANCEL_GRACE_SECONDS`` later, its process group is killed and
-the process replaced. ``close`` kills every group, so the server exits at once on end of
+the process replaced. A process whose answer says it retires (past its memory bound:
+``cq.agent.search_worker``) is never handed another job; the next search starts a fresh
+one. ``close`` kills every group, so the server exits at once on end of
 input even while a search runs. A job's frame is encoded before a process takes it: a job
 that cannot be sent never holds a process. While a search runs, the questions its process
 asks the client's model (``Sample``) are answered by the call's ``ask``, on the event loop.
@@ -138,6 +140,10 @@ class _Process:
                 self.caches = message.caches
             elif message.cancelled:
                 self._owner.stopped_early += 1
+            if message.retiring:  # never handed another job: it is exiting
+                with self._state:
+                    self.alive = False
+                self._owner.retired += 1
             self._settle(message)
         with self._state:
             self.alive = False
@@ -177,6 +183,7 @@ class SearchProcesses:
         self._closed = False
         self.stopped_early = 0  # cancelled searches that stopped (or were killed) unfinished
         self.killed = 0  # of those, searches still running CANCEL_GRACE_SECONDS after
+        self.retired = 0  # processes that ended themselves to give their memory back
 
     def start(self) -> None:
         """Start the first process now: it imports the pipeline while the client connects."""

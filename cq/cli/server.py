@@ -13,8 +13,9 @@ _HELP = (
     "CQ_SERVER_IDLE_S seconds idle, default 900; CQ_SERVER=0 never uses it). 'status' says "
     "whether it runs (exit 1 when not), 'start' starts it and waits until it answers, 'stop' "
     "stops it. Each install (a venv, a checkout) and each value of the settings a server "
-    "keeps (CQ_CACHE_DIR, CQ_CACHE_MAX_MB, CQ_PYREFLY, CQ_SERVER_IDLE_S) has a server of its "
-    "own; these commands address this one's, or with --all (status, stop) every one."
+    "keeps (CQ_CACHE_DIR, CQ_CACHE_MAX_MB, CQ_PYREFLY, CQ_SERVER_IDLE_S, "
+    "CQ_SERVER_PROCESS_MAX_MB) has a server of its own; these commands address this one's, "
+    "or with --all (status, stop) every one."
 )
 _START_S = 30.0  # a cold start on a loaded machine imports cq in a fresh interpreter
 

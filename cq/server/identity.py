@@ -26,6 +26,7 @@ SERVER_SETTINGS = (
     "CQ_CACHE_MAX_MB",
     "CQ_PYREFLY",
     "CQ_SERVER_IDLE_S",
+    "CQ_SERVER_PROCESS_MAX_MB",
 )
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -5,7 +5,7 @@ The server is the daemon (small: it imports nothing of the search path), its sea
 processes (``worker.py``, with their classification workers) and the Pyrefly servers those
 start. ``cq server status`` shows the three (``Memory``). A search process's own resident
 size is what grows with the roots it serves (imports, parse caches, opened indexes, the
-allocator's arenas, which Python rarely hands back); past ``WORKER_MAX_RSS`` after a search,
+allocator's arenas, which Python rarely hands back); past ``worker_max_rss()`` after a search,
 or after ``WORKER_MAX_ROOTS`` roots, it retires and a fresh one takes its place, as
 gunicorn's ``max_requests`` recycles a worker between requests, never during one.
 Standard library only.
@@ -20,8 +20,9 @@ import msgspec
 
 # A search process past this resident size after a search retires (hand-set against the
 # bench: bench/server_memory.py keeps the search process under 600 MB over 40 roots; a warm
-# process after one search on a 1,000-file tree is ~250-350 MB).
-WORKER_MAX_RSS = 450 * 1024 * 1024
+# process after one search on a 1,000-file tree is ~250-350 MB). CQ_SERVER_PROCESS_MAX_MB
+# sets another bound (``worker_max_rss``).
+WORKER_MAX_RSS_MB = 450
 # ... or once it has served this many roots (hand-set: bench/server_memory.py; the state kept
 # per root is bounded one by one, but the allocator's arenas grow with the variety of trees).
 WORKER_MAX_ROOTS = 12
@@ -39,6 +40,13 @@ class Memory(msgspec.Struct, frozen=True):
     daemon: int
     workers: int  # the search processes and their classification workers
     pyrefly: int  # the Pyrefly servers the search processes started
+
+
+def worker_max_rss() -> int:
+    """The resident bytes past which a search process retires after its search."""
+    from cq.env import env_int  # only when a search has run: it costs msgspec's import
+
+    return env_int("CQ_SERVER_PROCESS_MAX_MB", WORKER_MAX_RSS_MB) * 1024 * 1024
 
 
 def rss(pid: int) -> int:

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 
 import msgspec
 
-from cq.server.memory import WORKER_MAX_ROOTS, WORKER_MAX_RSS, rss
+from cq.server.memory import WORKER_MAX_ROOTS, rss, worker_max_rss
 from cq.server.messages import Search, Stream
 from cq.server.relay import RelayOut, relayed
 from cq.server.wire import Channel, LostDescriptors, WireError
@@ -75,7 +75,7 @@ def main() -> None:
                     os.close(fd)
         else:
             roots.update(_serve(search, fds))
-        retire = len(roots) >= WORKER_MAX_ROOTS or rss(os.getpid()) > WORKER_MAX_RSS
+        retire = len(roots) >= WORKER_MAX_ROOTS or rss(os.getpid()) > worker_max_rss()
         control.send({"kind": "done", "retire": retire})
         _start_embedding_builds()
         if retire:  # its memory goes back with it; the server starts a fresh one
