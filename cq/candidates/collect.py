@@ -162,6 +162,7 @@ class _RgRun:
             raise
         finally:
             timer.cancel()
+            timer.join()  # gone before classification asks whether it may fork
             if self.killed:
                 proc.stdout.close()  # type: ignore[union-attr]
             rc = proc.wait()
