@@ -13,6 +13,7 @@ tracker exits by itself once the parent and the workers are gone.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -70,12 +71,20 @@ def worker_init_args() -> tuple[int, bool]:
 
 
 def worker_init(parent_pid: int, pdeathsig: bool) -> None:
-    """Run in each worker before any batch: tie its life to the parent's (see the module)."""
+    """Run in each worker before any batch: tie its life to the parent's (see the module).
+    A forked worker also drops the parent's SIGTERM handler (it would kill the parent's pool
+    from the child), writes to stream objects of its own, and freezes what it inherited out
+    of the collector's sight (a collection would walk, and so copy, the parent's pages)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    gc.freeze()
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     os.close(devnull)
+    # Fresh stream objects: a forked worker's copies may hold a lock the progress line's
+    # thread held at the fork, and multiprocessing flushes the streams as the worker exits.
+    sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - kept for the worker's life
     if pdeathsig and sys.platform == "linux":
         import ctypes
 

@@ -72,13 +72,13 @@ def _enrich(root: Path, shown: list[Finding], helper_min_bytes: int, check=None)
     return enrich_shown(Corpus(root), shown, settings, check)
 
 
-def _search(root: Path, eager: bool) -> dict:
+def _search(root: Path, eager: bool, env: dict[str, str] | None = None) -> dict:
     """``cq search register`` on ``root`` (a fresh process: no other thread), the helper's
     threshold at 0 or out of reach (a profile inside the root)."""
     profile = root / ("eager.toml" if eager else "never.toml")
     profile.write_text(f"[enrich]\nhelper_min_bytes = {0 if eager else 1 << 40}\n")
     argv = ["search", "register", "--root", str(root), "--format", "json", "--no-cache"]
-    run = run_cq(*argv, "--profile", str(profile))
+    run = run_cq(*argv, "--profile", str(profile), env=env or {})
     assert run.returncode == 0, run.stderr
     return run.json()
 
@@ -94,6 +94,20 @@ def test_a_helper_enriches_part_of_the_files_and_changes_nothing(tmp_path: Path)
     assert helped["summary"]["telemetry"] == alone["summary"]["telemetry"]
     assert any(f.get("symtable") for f in helped["findings"])  # bindings came back too
     assert helped["run"]["counters"]["symtable_compiled"] == 4
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a pool needs two CPUs")
+def test_a_search_that_used_the_pool_still_has_its_enrichment_helper(tmp_path: Path) -> None:
+    """The one-shot CLI forks its pool's workers and lets them go once classification is
+    done: the pool's threads gone, enrichment may fork its helper (a kept pool's threads
+    ruled it out, so an audit-size search enriched on one core)."""
+    _tree(tmp_path)
+    pool = {"CQ_POOL_MIN_BYTES": "1", "CQ_MAX_WORKERS": "2"}
+    helped = _search(tmp_path, eager=True, env=pool)
+    alone = _search(tmp_path, eager=False)
+    assert helped["run"]["counters"]["pool_workers"] == 2
+    assert helped["run"]["counters"]["enrich.helper"] > 0
+    assert helped["findings"] == alone["findings"]
 
 
 def test_no_helper_under_a_libcst_quota_some_hits_reach(tmp_path: Path) -> None:

@@ -162,6 +162,7 @@ class _RgRun:
             raise
         finally:
             timer.cancel()
+            timer.join()  # gone before classification asks whether it may fork
             if self.killed:
                 proc.stdout.close()  # type: ignore[union-attr]
             rc = proc.wait()
@@ -227,6 +228,7 @@ class _RgRun:
         line = data.line_number or 0
         if b"\r" in raw_line:
             self._cr_lines.learn(path, language, self.matches)
+        renumbered = self._cr_lines.line_ends  # files read for their lone CRs (rare)
         for spot in placed:
             if not self.tracker.admit_match(path):
                 if self.tracker.stopped:
@@ -236,7 +238,7 @@ class _RgRun:
             self.matches.append(
                 RawMatch(
                     file=path,
-                    line=self._cr_lines.line(path, byte_start) or line + spot.row,
+                    line=(renumbered and self._cr_lines.line(path, byte_start)) or line + spot.row,
                     col=spot.col,
                     end_col=spot.end_col,
                     byte_start=byte_start,

@@ -30,7 +30,9 @@ class Text(msgspec.Struct, frozen=True):
 
 
 class SubMatch(msgspec.Struct, frozen=True):
-    match: Text
+    """Where a submatch sits in its line (its ``match`` text is the line's bytes there: not
+    decoded, as rg sends it for every one of an audit's matches)."""
+
     start: int
     end: int
 
@@ -43,10 +45,6 @@ class MatchData(msgspec.Struct, frozen=True):
     submatches: list[SubMatch]
 
 
-class PathData(msgspec.Struct, frozen=True):
-    path: Text
-
-
 class SummaryStats(msgspec.Struct, frozen=True):
     searches: int = 0
     searches_with_match: int = 0
@@ -57,7 +55,7 @@ class SummaryData(msgspec.Struct, frozen=True):
 
 
 class Begin(msgspec.Struct, frozen=True, tag="begin", tag_field="type"):
-    data: PathData
+    """A file's first event (its path comes again with each match: not decoded here)."""
 
 
 class Match(msgspec.Struct, frozen=True, tag="match", tag_field="type"):
@@ -65,7 +63,7 @@ class Match(msgspec.Struct, frozen=True, tag="match", tag_field="type"):
 
 
 class End(msgspec.Struct, frozen=True, tag="end", tag_field="type"):
-    data: PathData
+    """A file's last event (its path and statistics are not used)."""
 
 
 class Context(msgspec.Struct, frozen=True, tag="context", tag_field="type"):

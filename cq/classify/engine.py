@@ -20,7 +20,7 @@ from cq.cancel import Check, never
 from cq.classify.analyze import FileAnalysis, FileTask, SlicedRecords, node_verdicts
 from cq.classify.heuristic import guess, python_lexer_is_exact
 from cq.classify.lookup import classify_from_records
-from cq.classify.pool import Analyzer, kill_workers
+from cq.classify.pool import Analyzer, kill_workers, search_done
 from cq.classify.records import FileRecords, StoredRecords
 from cq.classify.sliced import Pieces, hits_key
 from cq.classify.verdicts import BUILDERS as VERDICT_BUILDERS
@@ -69,6 +69,7 @@ def classify_all(
     run = _Run(corpus, matches, tuning, use_cache, check)
     try:
         run.classify()
+        search_done()
     except SearchCancelledError:
         run.analyzer.cancel()
         raise

@@ -1,9 +1,15 @@
-"""Run file analyses in a spawned process pool when the work is large enough to pay for it.
+"""Run file analyses in a process pool when the work is large enough to pay for it.
 
 Spawning a worker costs a fresh interpreter plus tree-sitter imports (~0.2-0.3 s here), so
-small searches stay in-process. The pool is created lazily, kept for the life of the process
-(the MCP server reuses it across calls) and shut down at exit. Any pool failure (a worker
-dies, the pool cannot start) falls back to in-process analysis of whatever is unfinished.
+small searches stay in-process. A process that may fork (``cq.forked.possible``: the CLI's
+one-shot search, no thread but the progress line's) forks its workers instead: they start
+with the parsers imported, so the search's first batches do not wait for two interpreters to
+import them on the cores the search needs, and they go when its classification is done
+(``search_done``), so enrichment may fork its own helper. A long-lived process (the
+server's search processes, ``cq mcp``) has threads: it spawns its workers and keeps them for
+its later searches. Pools are created lazily and shut down at exit. Any pool failure (a
+worker dies, the pool cannot start) falls back to in-process analysis of whatever is
+unfinished.
 
 Workers live and die with cq (``cq/workers.py``): killed at once on SIGTERM and ^C, gone on their
 own when cq is killed outright, never holding its stdout or stderr.
@@ -19,6 +25,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import warnings
 from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -45,6 +52,7 @@ if TYPE_CHECKING:  # imported when a pool starts: ~25 ms of CPU a search in-proc
 _decoder = msgspec.msgpack.Decoder(FileAnalysis)
 _pool: ProcessPoolExecutor | None = None
 _pool_size = 0
+_pool_forked = False  # its workers are forks of this process (``_get_pool``)
 
 
 def worker_count(total_bytes: int, scale: ScaleTuning) -> int:
@@ -175,7 +183,8 @@ class Analyzer:
             self.pending += batch
             return
         try:
-            with signals_held():  # submitting spawns the workers
+            with signals_held(), warnings.catch_warnings():  # submitting starts the workers
+                warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: the progress thread
                 future = self.pool.submit(analyze_batch, batch, self.caps)
         except Exception:
             self._fail()
@@ -276,20 +285,33 @@ class _Share:
 
 
 def _get_pool(workers: int) -> ProcessPoolExecutor:
-    global _pool, _pool_size
+    global _pool, _pool_size, _pool_forked
     if _pool is None or _pool_size < workers:
         shutdown_pool()
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        _pool_forked = forked.possible()
+        start = "fork" if _pool_forked else "spawn"
         _pool = ProcessPoolExecutor(
             workers,
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=multiprocessing.get_context(start),
             initializer=worker_init,
             initargs=worker_init_args(),
         )
         _pool_size = workers
     return _pool
+
+
+def search_done() -> None:
+    """A search's classification is over: a forked pool goes (its workers are copies of a
+    process with no thread to keep, the one-shot CLI's, which runs one search), its threads
+    joined, so the stages after it may fork their own helpers (``cq.forked``); a spawned pool
+    stays for the next search of a long-lived process."""
+    global _pool, _pool_size
+    if _pool is not None and _pool_forked:
+        _pool.shutdown(wait=True)
+        _pool, _pool_size = None, 0
 
 
 def shutdown_pool() -> None:
@@ -315,4 +337,4 @@ def kill_workers() -> None:
 
 atexit.register(shutdown_pool)
 
-__all__ = ["Analyzer", "kill_workers", "shutdown_pool", "worker_count"]
+__all__ = ["Analyzer", "kill_workers", "search_done", "shutdown_pool", "worker_count"]

@@ -48,7 +48,7 @@ _HEADER = re.compile(rb"(?:@|(?:async[ \t]+)?def\b|class\b)")
 # A line that starts a statement (the match starts at the newline before); clauses that go
 # on with the statement above (else, except, ...) do not.
 _CLAUSE = rb"(?!(?:else|elif|except|finally)\b)"
-_TOP_STATEMENT = re.compile(rb"\n" + _CLAUSE + rb"[^\s#)\]}]")
+_TOP_STATEMENT = re.compile(rb"\n(?=[^\s#)\]}])" + _CLAUSE)  # the cheap test first
 _INDENTED_STATEMENT = re.compile(rb"\n([ \t]+)[^\s#)\]}]")
 _CLASS_NAME = re.compile(rb"class[ \t]+([^\s(:\[]+)")
 _PLAIN_START = re.compile(rb"(?![rRbBuUfFtT]{1,2}[\"'])[A-Za-z_]")  # not a string's prefix

@@ -10,6 +10,7 @@ which takes only LF and CRLF for line ends, reads the lines Python and editors s
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -111,7 +112,8 @@ def load_source(root: Path, rel: str, language: Language) -> Loaded | None:
     try:
         # Opened through cq.rooted: not a link swapped in since rg's walk.
         raw, stat, taken = read_stable(
-            str(root / rel), lambda path, _flags: open_inside(root, path)
+            os.path.join(root, rel),  # not ``root / rel``: a Path costs more than the read
+            lambda path, _flags: open_inside(root, path),
         )
     except (OSError, ValueError):
         return None
