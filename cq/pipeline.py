@@ -85,11 +85,11 @@ def run_search(
             Path(request.root), tuning.scale.corpus_keep_bytes, remember=request.use_cache
         )
         ladder = Ladder(
-            request,
             question,
             corpus,
             tuning,
             scope=settings.scope,
+            switches=settings.ladder,
             timings=timings,
             on_file=progress.searching,
             on_status=progress.update,
@@ -192,7 +192,7 @@ def run_search(
         if climb.missing is not None:  # the name said to be nowhere, as a typed name is
             question = msgspec.structs.replace(question, asked_name=climb.missing)
         facts = SearchFacts(
-            request=request,
+            echo=settings.echo,
             question=question,
             mode_requested=question.mode_requested or "auto",
             mode=climb.mode,

@@ -68,7 +68,7 @@ import msgspec
 
 from cq.env import env_choice, env_float, env_switch, env_text
 from cq.llm_settings import LlmEnv, llm_env
-from cq.model import Scope, SearchRequest
+from cq.model import Echo, LadderSettings, Scope, SearchRequest
 from cq.model.tuning import Tuning
 
 # A background batch's limit: as long as a search waits for Pyrefly's workspace index
@@ -103,9 +103,12 @@ class SemanticSettings(_SemanticTable, frozen=True, kw_only=True):
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything a search reads from its profile, the environment and the user's config."""
+    """Everything a search reads from its profile, the environment and the user's config,
+    and the parts of its request each stage takes instead of the request."""
 
     scope: Scope  # which files it reads: the root's real path, confined once (``cq.confine``)
+    ladder: LadderSettings  # the focus, rewrite and index switches (``cq.ladder``)
+    echo: Echo  # what the report repeats: summary, follow-ups, token budget (``cq.assemble``)
     tuning: Tuning
     semantic: SemanticSettings
     llm: LlmEnv  # the rewrite's model endpoint as the environment names it (``cq.llm_settings``)
@@ -137,6 +140,8 @@ def _settings(request: SearchRequest, profile: dict[str, Any]) -> Settings:
     semantic = section_as(profile, _SemanticTable, request.profile, "semantic")
     return Settings(
         scope=Scope.of(request),
+        ladder=LadderSettings.of(request),
+        echo=Echo.of(request),
         tuning=tuning_of(profile, request.profile),
         semantic=_semantic(request, semantic),
         llm=llm_env(),

@@ -18,6 +18,7 @@ from cq.assemble.sections import (
     top_contexts,
 )
 from cq.model import (
+    Echo,
     Finding,
     FunctionList,
     HotFiles,
@@ -30,7 +31,6 @@ from cq.model import (
     RewriteSummary,
     RunCounters,
     RunInfo,
-    SearchRequest,
     SearchResult,
     SearchStats,
     Section,
@@ -55,7 +55,7 @@ from cq.rewrite import STOP_WORDS, stem, subwords
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     """What the pipeline learned besides the findings."""
 
-    request: SearchRequest  # as asked
+    echo: Echo  # what the report repeats of the request (``Settings.echo``)
     question: Question  # its query, understood (``cq.rewrite.question``)
     mode_requested: str
     mode: str
@@ -81,7 +81,7 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
 def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFacts) -> SearchResult:
     """The shown findings in their final order (never reordered), the counts over all
     findings (``tally``), and the run described."""
-    request = facts.request
+    echo = facts.echo
     shown = tuple(shown_ranked)
     names = queried_names(facts.patterns)
     # A callers question, or one about a name itself ("where is X defined?"), is answered by
@@ -99,14 +99,14 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     omitted = Omitted(by_limit=tally.total - len(shown))
     summary = Summary(
         query=question.text,
-        root=request.root,
+        root=echo.root,
         mode_requested=facts.mode_requested,
         mode=facts.mode,
         mode_chain=facts.mode_chain,
         fallback_applied=facts.fallback_applied,
-        lang_scope=request.lang,
+        lang_scope=echo.lang,
         language_order=tuple(facts.by_language),
-        profile=request.profile,
+        profile=echo.profile,
         patterns=tuple(f"{p.kind}:{p.text}" for p in facts.patterns),
         stats=facts.stats,
         languages=tuple(
@@ -129,7 +129,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     hot = hot_files(tally, facts.report, by_rank=rewritten)
     functions = FunctionList(functions=facts.functions) if facts.functions else None
     sections = build_sections(
-        request, shown, summary, kind_counts(counts), hot, facts.report, functions
+        echo, shown, summary, kind_counts(counts), hot, facts.report, functions
     )
     run = RunInfo(elapsed_ms=facts.elapsed_ms, timings_ms=facts.timings_ms, counters=facts.counters)
     result = SearchResult(
@@ -139,7 +139,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
 
 
 def build_sections(
-    request: SearchRequest,
+    echo: Echo,
     shown: tuple[Finding, ...],
     summary: Summary,
     kinds: KindCounts,
@@ -160,7 +160,7 @@ def build_sections(
         finding_list("Non-Code Matches", NON_CODE_KINDS, shown, counts, collapsed=True),
         hot,
         follow_ups(
-            request,
+            echo,
             shown,
             summary.primary,
             omitted.by_limit + omitted.by_budget,

@@ -1,6 +1,7 @@
 """Natural-language queries -> identifier and literal patterns (heuristic, offline, LLM).
 
-In: a ``SearchRequest`` whose query reads as English or is a pasted issue. Out: a ``Rewrite``
+In: a ``Question`` (``question.py`` reads the query into one) whose text reads as English
+or is a pasted issue, and the search's ``Scope``. Out: a ``Rewrite``
 (patterns for the one rg run, a focus, path hints for the ranking, a ``RewriteSummary``).
 Open ``question.py`` (the query read once into a ``Question``: mode, intent, the name asked
 about, whether to rewrite) and ``run.py`` first (``run`` loads lazily: a plain identifier
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cq.model import Scope, SearchRequest
+from cq.model import Question, Scope
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
 from cq.rewrite.asks import asks_about_behaviour
@@ -81,7 +82,8 @@ __all__ = [
 
 
 def rewrite_query(
-    request: SearchRequest,
+    question: Question,
+    scope: Scope,
     trigger: str,
     tuning: RewriteTuning,
     listing: Listing | None = None,
@@ -92,7 +94,7 @@ def rewrite_query(
     cost ~15 ms to import, wasted on a search that does not rewrite)."""
     from cq.rewrite.run import rewrite_query as run
 
-    return run(request, trigger, tuning, listing, model, llm)
+    return run(question, scope, trigger, tuning, listing, model, llm)
 
 
 def defined_names(scope: Scope, listing: Listing | None = None) -> Vocabulary:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import msgspec
+
 from cq.errors import UsageError
 from cq.model import Intent, QueryMode, Question, SearchRequest, Trigger
 from cq.model.question import Uses
@@ -36,14 +38,16 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def question_of(request: SearchRequest, tuning: RewriteTuning | None = None) -> Question:
-    """The request's query understood, with its switches (``understand``)."""
-    return understand(
+    """The request's query understood, with its switches (``understand``) and where "it"
+    may find its antecedent (``--context``, ``--follow-up``)."""
+    question = understand(
         request.query,
         mode=request.mode,
         rewrite=request.rewrite,
         has_context=bool(request.context) or request.follow_up,
         tuning=tuning,
     )
+    return msgspec.structs.replace(question, context=request.context, follow_up=request.follow_up)
 
 
 def understand(
