@@ -49,7 +49,7 @@ from cq.rank import (
     last_name,
     queried_names,
 )
-from cq.rewrite import STOP_WORDS, stem, subwords
+from cq.rewrite import name_stems
 
 
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -262,26 +262,23 @@ def _holds(path: str, parts: list[str]) -> bool:
 
 def _named_by_question(shown: tuple[Finding, ...], question: Question, primary: int) -> int:
     """A one-line question answered without Relevant Functions (no index yet): the shown
-    definition whose name is the question's own words and no more ("how are buckets
-    created?" -> ``create_bucket``, over ``_create_underlying_bucket`` ranked first by its
-    file), when one is and the best-ranked one is not; else ``primary``. Only an exact match:
-    a name all of whose words the question asks (a weaker form, as a Relevant Functions
-    signal) lowered the blind questions' Answers (``cq/index/functions.py``)."""
-    asked = frozenset(stem(w.lower()) for w in _WORD.findall(question.text)) - _STOPS
-    if not asked or not question.one_line:
+    definition whose name is the question's own words and no more (``Question.stems``: "how
+    are buckets created?" -> ``create_bucket``, over ``_create_underlying_bucket`` ranked
+    first by its file), when one is and the best-ranked one is not; else ``primary``. Only an
+    exact match: a name all of whose words the question asks (a weaker form, as a Relevant
+    Functions signal) lowered the blind questions' Answers (``cq/index/functions.py``)."""
+    asked = question.stems
+    if not asked:
         return primary
 
     def named(f: Finding) -> bool:
-        return frozenset(stem(w) for w in subwords(last_name(f.text))) == asked
+        return name_stems(last_name(f.text)) == asked
 
     if named(shown[primary]):
         return primary
     return next(
         (i for i, f in enumerate(shown) if f.category == "definition" and named(f)), primary
     )
-
-
-_STOPS = frozenset(stem(w) for w in STOP_WORDS)
 
 
 def _innermost_frame(shown: tuple[Finding, ...], question: Question, primary: int) -> int:
@@ -298,9 +295,6 @@ def _innermost_frame(shown: tuple[Finding, ...], question: Question, primary: in
             if not paths or any(p == f.file or p.endswith("/" + f.file) for p in paths):
                 return i
     return primary
-
-
-_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def _implemented(

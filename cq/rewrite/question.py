@@ -77,6 +77,7 @@ def understand(
         intent = "phrase"
     elif named_q is not None and named_q.asks not in ("definition", "callers"):
         intent = "usage"
+    stems = content_stems(text) if intent == "question" else frozenset()
     return Question(
         text=text,
         mode_requested=mode,
@@ -101,7 +102,8 @@ def understand(
         mentions=extract_mentions(body),
         behaviour=asks_about_behaviour(text),
         refers_back=refers_back(text),
-        content=content_stems(text) if intent == "question" and _asks(text) else frozenset(),
+        stems=stems,
+        content=stems if _asks(text) else frozenset(),
     )
 
 
