@@ -52,8 +52,9 @@ false`` or ``CQ_SEMANTIC_CACHE=0``.
 
 Pyrefly's workspace index (what reference counts need) is built only by a server that stays
 warm (``cq mcp``): ``[semantic] index = "auto"`` (``CQ_SEMANTIC_INDEX``). A one-shot search's
-server is stopped a second later, long before it could index a real tree (index-bench, 2,531
-files: ~70 s; saleor, 4,329: ~36 s), and its indexing only took CPU from the search; so it
+server is stopped a second later, long before it could index a real tree (tens of seconds:
+bench/results/2026-11-29-figures-from-cq.md), and its indexing only took CPU from the
+search; so it
 runs ``--indexing-mode none`` and reports types, definitions and errors, no reference counts.
 ``"always"`` indexes in every search (a small tree indexes within the budget), ``"never"``
 in none.

@@ -1,9 +1,11 @@
 """Run file analyses in a spawned process pool when the work is large enough to pay for it.
 
-Spawning a worker costs a fresh interpreter plus tree-sitter imports (~0.2-0.3 s here), so
-small searches stay in-process. The pool is created lazily, kept for the life of the process
-(the MCP server reuses it across calls) and shut down at exit. Any pool failure (a worker
-dies, the pool cannot start) falls back to in-process analysis of whatever is unfinished.
+Spawning a worker costs a fresh interpreter plus tree-sitter imports, so small searches stay
+in-process (the threshold is ``cq.model.tuning.ScaleTuning``'s, with its measurement; the
+start's cost: bench/results/2026-11-29-figures-from-cq.md). The pool is created lazily, kept
+for the life of the process (the MCP server reuses it across calls) and shut down at exit.
+Any pool failure (a worker dies, the pool cannot start) falls back to in-process analysis of
+whatever is unfinished.
 
 Workers live and die with cq (``cq/workers.py``): killed at once on SIGTERM and ^C, gone on their
 own when cq is killed outright, never holding its stdout or stderr.
