@@ -17,8 +17,9 @@ question caps, and the index brought up to date meanwhile. When nothing matches,
    ``zero_results``), the index started, rg run over the rewrite's patterns.
 
 ``Ladder.climb`` runs them and returns the candidates with how they were found (a
-``Climb``: the patterns, the modes, which rung stopped it); the pipeline takes them from
-there and runs every later stage once.
+``Climb``: the patterns, the modes, which rung stopped it) and the index's run, a live
+thread the pipeline holds and closes; the pipeline takes them from there and runs every
+later stage once.
 """
 
 from __future__ import annotations
@@ -56,16 +57,15 @@ Stop = Literal["matched", "literal", "filled", "rewritten", "not_found", "nothin
 
 
 class Climb(msgspec.Struct, frozen=True, kw_only=True):
-    """How the ladder found its candidates. ``index``: the index's run, when the search
-    consults it (the caller closes it); ``mode_chain``: the modes searched, in order. The
-    candidates travel beside it, so that the search can let their matches go."""
+    """How the ladder found its candidates (a frozen record: the index's live run travels
+    beside it, ``Ladder.climb``). ``mode_chain``: the modes searched, in order. The
+    candidates travel beside it too, so that the search can let their matches go."""
 
     patterns: tuple[Pattern, ...]
     mode_chain: tuple[QueryMode, ...]
     stopped: Stop
     focus: Focus = "all"  # the request's (--focus), else the rewrite's guess
     rewrite: Rewrite | None = None
-    index: IndexRun | None = None
     suggestions: tuple[Suggestion, ...] | None = None
     missing: str | None = None  # the name a rewritten question wrote that matched nothing
 
@@ -109,11 +109,14 @@ class Ladder:
         self.model, self.llm, self.deadline = model, llm, deadline
         self._index: IndexRun | None = None
 
-    def climb(self) -> tuple[Candidates, Climb]:
-        """Run the rungs until one matches or none is left; the index's run is closed here
-        only when the climb fails (a cancelled search, a bad pattern)."""
+    def climb(self) -> tuple[Candidates, Climb, IndexRun | None]:
+        """Run the rungs until one matches or none is left. The third value is the index's
+        run when the search consults it (a thread updating the index): the caller holds it
+        from here and closes it when the search ends. It is closed here only when the climb
+        fails (a cancelled search, a bad pattern)."""
         try:
-            return self._climb()
+            candidates, climb = self._climb()
+            return candidates, climb, self._index
         except BaseException:
             if self._index is not None:
                 self._index.close()
@@ -292,7 +295,6 @@ class Ladder:
             stopped=stopped,
             focus=self.switches.focus or (rewrite.plan.focus if rewrite else "all"),
             rewrite=rewrite,
-            index=self._index,
             suggestions=suggestions,
             missing=missing,
         )

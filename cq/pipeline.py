@@ -97,8 +97,9 @@ def run_search(
             llm=settings.llm,
             deadline=deadline,
         )
-        candidates, climb = ladder.climb()  # as typed, as text, rewritten: cq.ladder
-        patterns, rewrite, index = climb.patterns, climb.rewrite, climb.index
+        # as typed, as text, rewritten (cq.ladder); the index's run is held here, closed below
+        candidates, climb, index = ladder.climb()
+        patterns, rewrite = climb.patterns, climb.rewrite
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )

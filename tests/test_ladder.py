@@ -51,8 +51,8 @@ def climb(root: Path, query: str, **fields: object) -> tuple[Candidates, Climb]:
     ladder = Ladder(
         question, corpus, tuning, scope=settings.scope, switches=settings.ladder, timings=timings
     )
-    candidates, found = ladder.climb()
-    assert found.index is None  # use_index=False: no index run to close
+    candidates, found, index = ladder.climb()
+    assert index is None  # use_index=False: no index run to close
     return candidates, found
 
 

@@ -1,4 +1,5 @@
-"""Rewrite and summarise: what the pipeline runs once ``trigger.py`` said to rewrite.
+"""Rewrite and summarise: what the ladder runs once the ``Question``'s ``trigger`` says to
+rewrite (or nothing matched).
 
 The LLM is tried when enabled: the model the search's caller offers (an MCP client's), else
 the configured endpoint; any failure falls back to the offline rewriter and the summary says
