@@ -1,4 +1,6 @@
-"""Build the summary and sections of a finished search."""
+"""A finished search's ``SearchResult``: its summary (the primary definition the Answer
+starts from, picked here), its sections and its run, from the shown findings and the facts
+the pipeline gathered (``SearchFacts``)."""
 
 from __future__ import annotations
 
