@@ -209,11 +209,21 @@ def everyday(args: argparse.Namespace) -> tuple[dict, Callable[[dict], Outcome]]
             return Outcome("FAIL", f"bench.everyday exited {run.returncode}: {tail}")
         now = _everyday.read(str(out))
         if args.update:
-            baseline.write_bytes(out.read_bytes())
+            _everyday.write(str(baseline), portable(now))
             return Outcome("PASS", f"baseline written: {_everyday_cells(now, None)}")
     if not baseline.exists():
         return _no_baseline("everyday")
     return _everyday_outcome(_everyday.read(str(baseline)), now)
+
+
+def portable(run: _everyday.RunFile) -> _everyday.RunFile:
+    """``run`` as a committed baseline: its data file relative to the repository and no
+    checkout path among its options (directories of one machine)."""
+    data = Path(run.data)
+    if data.is_absolute() and data.is_relative_to(REPO):
+        data = data.relative_to(REPO)
+    options = [o for o in run.options if not o.startswith("--cq-checkout=")]
+    return _everyday.RunFile(data=str(data), options=options, outcomes=run.outcomes)
 
 
 def _pooled(run: _everyday.RunFile) -> tuple[float, float]:

@@ -86,3 +86,12 @@ def test_the_everyday_check_fails_when_the_pooled_answers_fall() -> None:
     fell = gate._everyday_outcome(run(80), run(70))
     assert fell.status == "FAIL" and "Answer@1 70.0 (baseline 80.0)" in fell.detail
     assert gate._everyday_outcome(run(80), run(80, prefix="x")).status == "N/A"
+
+
+def test_the_everyday_baseline_names_no_directory_of_one_machine() -> None:
+    from bench import _everyday
+
+    baseline = _everyday.read(str(REPO / "bench" / "baselines" / "everyday.json.gz"))
+    assert baseline.data == "bench/data/everyday.jsonl"
+    assert not any(o.startswith("--cq-checkout") for o in baseline.options)
+    assert "--cache=warm" in baseline.options
