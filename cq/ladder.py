@@ -17,8 +17,9 @@ question caps, and the index brought up to date meanwhile. When nothing matches,
    ``zero_results``), the index started, rg run over the rewrite's patterns.
 
 ``Ladder.climb`` runs them and returns the candidates with how they were found (a
-``Climb``: the patterns, the modes, which rung stopped it); the pipeline takes them from
-there and runs every later stage once.
+``Climb``: the patterns, the modes, which rung stopped it) and the index's run, a live
+thread the pipeline holds and closes; the pipeline takes them from there and runs every
+later stage once.
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ from cq.index import IndexRun
 from cq.llm_settings import LlmEnv
 from cq.model import (
     Focus,
+    LadderSettings,
     Pattern,
     QueryMode,
     Question,
     RawMatch,
     Scope,
-    SearchRequest,
     SearchStats,
     Suggestion,
 )
@@ -56,16 +57,15 @@ Stop = Literal["matched", "literal", "filled", "rewritten", "not_found", "nothin
 
 
 class Climb(msgspec.Struct, frozen=True, kw_only=True):
-    """How the ladder found its candidates. ``index``: the index's run, when the search
-    consults it (the caller closes it); ``mode_chain``: the modes searched, in order. The
-    candidates travel beside it, so that the search can let their matches go."""
+    """How the ladder found its candidates (a frozen record: the index's live run travels
+    beside it, ``Ladder.climb``). ``mode_chain``: the modes searched, in order. The
+    candidates travel beside it too, so that the search can let their matches go."""
 
     patterns: tuple[Pattern, ...]
     mode_chain: tuple[QueryMode, ...]
     stopped: Stop
     focus: Focus = "all"  # the request's (--focus), else the rewrite's guess
     rewrite: Rewrite | None = None
-    index: IndexRun | None = None
     suggestions: tuple[Suggestion, ...] | None = None
     missing: str | None = None  # the name a rewritten question wrote that matched nothing
 
@@ -84,16 +84,17 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
 class Ladder:
     """One search's rungs over its ``corpus``: rg, the rewrite (``model``: the caller's), the
     index (``deadline``: the search's, ``time.monotonic``) and the names nearest a name;
+    ``switches``: the request's focus, rewrite and index switches (``Settings.ladder``);
     ``llm``: the configured endpoint's settings (``Settings.llm``; None: the offline rewrite)."""
 
     def __init__(
         self,
-        request: SearchRequest,
         question: Question,
         corpus: Corpus,
         tuning: Tuning,
         *,
         scope: Scope,
+        switches: LadderSettings,
         timings: dict[str, float],
         on_file: Callable[[int, int], None] | None = None,
         on_status: Callable[[str], None] = lambda _: None,
@@ -101,24 +102,28 @@ class Ladder:
         llm: LlmEnv | None = None,
         deadline: float | None = None,
     ) -> None:
-        self.request, self.question, self.corpus, self.tuning = request, question, corpus, tuning
+        self.question, self.corpus, self.tuning = question, corpus, tuning
+        self.switches = switches
         self.scope = scope  # which files rg and the names nearest a name read (Settings.scope)
         self.timings, self.on_file, self.on_status = timings, on_file, on_status
         self.model, self.llm, self.deadline = model, llm, deadline
         self._index: IndexRun | None = None
 
-    def climb(self) -> tuple[Candidates, Climb]:
-        """Run the rungs until one matches or none is left; the index's run is closed here
-        only when the climb fails (a cancelled search, a bad pattern)."""
+    def climb(self) -> tuple[Candidates, Climb, IndexRun | None]:
+        """Run the rungs until one matches or none is left. The third value is the index's
+        run when the search consults it (a thread updating the index): the caller holds it
+        from here and closes it when the search ends. It is closed here only when the climb
+        fails (a cancelled search, a bad pattern)."""
         try:
-            return self._climb()
+            candidates, climb = self._climb()
+            return candidates, climb, self._index
         except BaseException:
             if self._index is not None:
                 self._index.close()
             raise
 
     def _climb(self) -> tuple[Candidates, Climb]:
-        q, request = self.question, self.request
+        q, switches = self.question, self.switches
         own = patterns_for_query(q.typed, q.mode) if q.typed is not None else ()
         if q.intent == "phrase" and own:
             phrase = self._phrase(own)
@@ -155,11 +160,12 @@ class Ladder:
                     nearest = suggest_names(q.typed, self.scope, self.corpus, self.tuning.report)
             if nearest is not None:
                 return self._climbed(found, patterns, chain, "not_found", suggestions=nearest)
-        if request.rewrite is not None:  # --no-rewrite
+        if switches.rewrite is not None:  # --no-rewrite
             return self._climbed(found, patterns, chain, "nothing")
         with timed(self.timings, "rewrite"):
             rewrite = rewrite_query(
-                request,
+                q,
+                self.scope,
                 "zero_results",
                 self.tuning.rewrite,
                 self.corpus.listing,
@@ -168,7 +174,7 @@ class Ladder:
             )
         self._index = IndexRun.start(
             self.scope,
-            request.use_index,
+            switches.use_index,
             q,
             self.on_status,
             self.tuning,
@@ -214,7 +220,7 @@ class Ladder:
                 retry = self._search(pieces, widened=False)
             if retry.matches:
                 return self._climbed(retry, pieces, chain, "filled")
-        if q.mode_requested is not None or self.request.rewrite is not None:
+        if q.mode_requested is not None or self.switches.rewrite is not None:
             return self._climbed(found, own, chain, "nothing")
         return None
 
@@ -243,7 +249,7 @@ class Ladder:
         listing = self.corpus.listing
         self._index = IndexRun.start(
             self.scope,
-            self.request.use_index,
+            self.switches.use_index,
             self.question,
             self.on_status,
             self.tuning,
@@ -253,7 +259,13 @@ class Ladder:
         )
         with timed(self.timings, "rewrite"):
             rewrite = rewrite_query(
-                self.request, trigger, self.tuning.rewrite, listing, self.model, self.llm
+                self.question,
+                self.scope,
+                trigger,
+                self.tuning.rewrite,
+                listing,
+                self.model,
+                self.llm,
             )
         self._index = self._index.kept(rewrite.summary) if self._index is not None else None
         return rewrite
@@ -281,9 +293,8 @@ class Ladder:
             patterns=patterns,
             mode_chain=chain,
             stopped=stopped,
-            focus=self.request.focus or (rewrite.plan.focus if rewrite else "all"),
+            focus=self.switches.focus or (rewrite.plan.focus if rewrite else "all"),
             rewrite=rewrite,
-            index=self._index,
             suggestions=suggestions,
             missing=missing,
         )

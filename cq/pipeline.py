@@ -85,11 +85,11 @@ def run_search(
             Path(request.root), tuning.scale.corpus_keep_bytes, remember=request.use_cache
         )
         ladder = Ladder(
-            request,
             question,
             corpus,
             tuning,
             scope=settings.scope,
+            switches=settings.ladder,
             timings=timings,
             on_file=progress.searching,
             on_status=progress.update,
@@ -97,8 +97,9 @@ def run_search(
             llm=settings.llm,
             deadline=deadline,
         )
-        candidates, climb = ladder.climb()  # as typed, as text, rewritten: cq.ladder
-        patterns, rewrite, index = climb.patterns, climb.rewrite, climb.index
+        # as typed, as text, rewritten (cq.ladder); the index's run is held here, closed below
+        candidates, climb, index = ladder.climb()
+        patterns, rewrite = climb.patterns, climb.rewrite
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
@@ -192,7 +193,7 @@ def run_search(
         if climb.missing is not None:  # the name said to be nowhere, as a typed name is
             question = msgspec.structs.replace(question, asked_name=climb.missing)
         facts = SearchFacts(
-            request=request,
+            echo=settings.echo,
             question=question,
             mode_requested=question.mode_requested or "auto",
             mode=climb.mode,

@@ -1,5 +1,6 @@
-"""Progress on stderr for searches that take more than a second, only on a terminal; and
-the wall time of each stage (``timed``), which the result's run info reports."""
+"""How far a search has got: a progress line on stderr for searches that take more than a
+second, only on a terminal, and the wall time of each stage (``timed``), which the result's
+run info reports."""
 
 from __future__ import annotations
 

@@ -52,8 +52,9 @@ false`` or ``CQ_SEMANTIC_CACHE=0``.
 
 Pyrefly's workspace index (what reference counts need) is built only by a server that stays
 warm (``cq mcp``): ``[semantic] index = "auto"`` (``CQ_SEMANTIC_INDEX``). A one-shot search's
-server is stopped a second later, long before it could index a real tree (index-bench, 2,531
-files: ~70 s; saleor, 4,329: ~36 s), and its indexing only took CPU from the search; so it
+server is stopped a second later, long before it could index a real tree (tens of seconds:
+bench/results/2026-11-29-figures-from-cq.md), and its indexing only took CPU from the
+search; so it
 runs ``--indexing-mode none`` and reports types, definitions and errors, no reference counts.
 ``"always"`` indexes in every search (a small tree indexes within the budget), ``"never"``
 in none.
@@ -68,7 +69,7 @@ import msgspec
 
 from cq.env import env_choice, env_float, env_switch, env_text
 from cq.llm_settings import LlmEnv, llm_env
-from cq.model import Scope, SearchRequest
+from cq.model import Echo, LadderSettings, Scope, SearchRequest
 from cq.model.tuning import Tuning
 
 # A background batch's limit: as long as a search waits for Pyrefly's workspace index
@@ -103,9 +104,12 @@ class SemanticSettings(_SemanticTable, frozen=True, kw_only=True):
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything a search reads from its profile, the environment and the user's config."""
+    """Everything a search reads from its profile, the environment and the user's config,
+    and the parts of its request each stage takes instead of the request."""
 
     scope: Scope  # which files it reads: the root's real path, confined once (``cq.confine``)
+    ladder: LadderSettings  # the focus, rewrite and index switches (``cq.ladder``)
+    echo: Echo  # what the report repeats: summary, follow-ups, token budget (``cq.assemble``)
     tuning: Tuning
     semantic: SemanticSettings
     llm: LlmEnv  # the rewrite's model endpoint as the environment names it (``cq.llm_settings``)
@@ -137,6 +141,8 @@ def _settings(request: SearchRequest, profile: dict[str, Any]) -> Settings:
     semantic = section_as(profile, _SemanticTable, request.profile, "semantic")
     return Settings(
         scope=Scope.of(request),
+        ladder=LadderSettings.of(request),
+        echo=Echo.of(request),
         tuning=tuning_of(profile, request.profile),
         semantic=_semantic(request, semantic),
         llm=llm_env(),

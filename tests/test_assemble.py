@@ -10,6 +10,7 @@ from conftest import run_cq, write_tree
 
 from cq.assemble import SearchFacts, assemble_result, fit_budget
 from cq.model import (
+    Echo,
     Finding,
     FindingList,
     FollowUps,
@@ -66,7 +67,7 @@ def assemble(root: Path, limit: int = 3, max_tokens: int = 0):
     patterns = (Pattern(text="register", kind="identifier"),)
     ranked = rank_findings(FINDINGS, RankContext(patterns=patterns), Corpus(root))
     facts = SearchFacts(
-        request=request,
+        echo=Echo.of(request),
         question=question_of(request),
         mode_requested="auto",
         mode="identifier",
@@ -115,11 +116,9 @@ def test_budget_keeps_a_prefix_and_says_so(tmp_path: Path) -> None:
     request, _, result = assemble(tmp_path, limit=0)
     full = render_markdown(result)
     # under the report without what repeats Top Contexts, which goes first
-    tight = msgspec.structs.replace(request, max_tokens=len(full) // 4 - 1)
+    tight = Echo.of(msgspec.structs.replace(request, max_tokens=len(full) // 4 - 1))
     budget = len(render_markdown(fit_budget(result, tight, render_markdown))) // 4 - 60
-    fitted = fit_budget(
-        result, msgspec.structs.replace(request, max_tokens=budget), render_markdown
-    )
+    fitted = fit_budget(result, msgspec.structs.replace(tight, max_tokens=budget), render_markdown)
     assert 0 < len(fitted.findings) < len(result.findings)
     assert fitted.findings == result.findings[: len(fitted.findings)]
     text = render_markdown(fitted)
@@ -135,7 +134,7 @@ def test_no_follow_up_asks_who_calls_a_test(tmp_path: Path) -> None:
     only_test_caller = [FINDINGS[0], FINDINGS[4]]
     ranked = rank_findings(only_test_caller, RankContext(patterns=patterns), Corpus(tmp_path))
     facts = SearchFacts(
-        request=request,
+        echo=Echo.of(request),
         question=question_of(request),
         mode_requested="auto",
         mode="identifier",
@@ -162,7 +161,7 @@ def test_no_follow_up_searches_a_generic_parameter(tmp_path: Path) -> None:
             FINDINGS[0], file="src/lib.rs", language="rust", containing_scope=scope
         )
         request = SearchRequest(query="register", root=str(tmp_path))
-        got = follow_ups(request, (definition,), 0, 0).follow_ups
+        got = follow_ups(Echo.of(request), (definition,), 0, 0).follow_ups
         return [item.argv[-1] for item in got if "which defines it" in item.why]
 
     assert owner_followups("impl Parse for P::register") == []
@@ -177,7 +176,7 @@ def test_a_special_method_answer_suggests_its_class_not_its_name(tmp_path: Path)
     def suggested(text: str, scope: str) -> list[str]:
         definition = msgspec.structs.replace(FINDINGS[0], text=text, containing_scope=scope)
         request = SearchRequest(query="how is accuracy computed?", root=str(tmp_path))
-        got = follow_ups(request, (definition,), 0, 0, rewritten=True).follow_ups
+        got = follow_ups(Echo.of(request), (definition,), 0, 0, rewritten=True).follow_ups
         return [item.argv[-1] for item in got]
 
     assert suggested("__init__", "Accuracy.__init__")[:1] == ["Accuracy"]

@@ -48,9 +48,11 @@ def climb(root: Path, query: str, **fields: object) -> tuple[Candidates, Climb]:
     question = question_of(request, tuning.rewrite)
     corpus = Corpus(root, tuning.scale.corpus_keep_bytes, remember=False)
     timings: dict[str, float] = {}
-    ladder = Ladder(request, question, corpus, tuning, scope=settings.scope, timings=timings)
-    candidates, found = ladder.climb()
-    assert found.index is None  # use_index=False: no index run to close
+    ladder = Ladder(
+        question, corpus, tuning, scope=settings.scope, switches=settings.ladder, timings=timings
+    )
+    candidates, found, index = ladder.climb()
+    assert index is None  # use_index=False: no index run to close
     return candidates, found
 
 

@@ -124,6 +124,18 @@ def test_a_regex_is_one_line() -> None:
 def test_a_follow_up_is_read_with_its_switches() -> None:
     followed = question_of(SearchRequest(query="where is it called?", root=".", follow_up=True))
     assert followed.trigger == "heuristic" and followed.callers
+    assert followed.follow_up and followed.refers_back and followed.context is None
+    # the rewrite takes "it" from the Question, never from the request (cq.rewrite.run)
+    told = SearchRequest(query="where is it called?", root=".", context="see `load_archive`")
+    assert question_of(told).context == "see `load_archive`" and not question_of(told).follow_up
+
+
+def test_a_questions_words_are_read_once_as_stems() -> None:
+    """The words an Answer without the index compares a definition's name with
+    (``cq.assemble.result``) are the Question's, stop words left out."""
+    q = understand("how are buckets created?")
+    assert q.stems == q.content == {"bucket", "creat"}
+    assert understand("create_bucket").stems == frozenset()  # a name: its definition answers
 
 
 def test_an_empty_query_is_refused_by_the_request_itself() -> None:

@@ -124,9 +124,12 @@ def test_no_stage_reads_a_profile_or_the_user_config() -> None:
 REQUEST_FRONT = {
     "cq": "the package's public names: run_search(SearchRequest)",
     "cq.model": "its definition and the package's public names",
-    "cq.model.request": "its definition, and Scope.of, the files and caps derived from it once",
+    "cq.model.request": "its definition, and what is derived from it once: Scope.of (the "
+    "files and caps), LadderSettings.of (the ladder's switches), Echo.of (what the report "
+    "repeats: the summary's root, follow-ups, the token budget)",
     "cq.model.options": "SEARCH_OPTIONS: each option a field of it",
-    "cq.settings": "settle: the request confined, its profile parsed, its Settings and Scope",
+    "cq.settings": "settle: the request confined, its profile parsed, its Settings (the Scope, "
+    "the ladder's switches, the Echo)",
     "cq.confine": "settle's first step: every path the request names inside its root",
     "cq.pipeline": "run_search: settles a library caller's request, hands each stage its part",
     "cq.search": "the CLI's search: builds it from the command line",
@@ -136,15 +139,6 @@ REQUEST_FRONT = {
     "cq.agent.search_worker": "the MCP tool's request, built from its arguments",
     "cq.agent.budget": "the MCP answer budget on the request",
     "cq.rewrite.question": "the Question: the query and its switches, read once",
-}
-# Stages that still take the request, what they read of it, and where it should go instead.
-REQUEST_NOT_YET = {
-    "cq.ladder": "focus, --no-rewrite, --no-index, and the rewrite's request (below)",
-    "cq.rewrite": "rewrite_query's request (cq.rewrite.run)",
-    "cq.rewrite.run": "the query, --context, --follow-up: the Question's to give",
-    "cq.assemble.result": "SearchFacts.request: the summary's root, languages, profile",
-    "cq.assemble.followups": "the options a follow-up command line repeats",
-    "cq.assemble.budget": "--max-tokens, and the follow-ups of a cut result",
 }
 
 
@@ -159,15 +153,13 @@ def _takes_search_request(tree: ast.AST) -> bool:
 
 def test_a_search_request_is_read_by_the_front_alone() -> None:
     """The request stops at ``settle``: every other module takes the settings derived from
-    it (``Scope``, ``Settings``, the ``Question``), checked on the source as for the
-    environment; the modules not moved yet are listed with what they read."""
+    it (``Settings``: its ``Scope``, ``ladder``, ``echo``; the ``Question``), checked on
+    the source as for the environment."""
     readers = set()
     for path in sorted(PACKAGE.rglob("*.py")):
         if _takes_search_request(ast.parse(path.read_text(encoding="utf-8"))):
             readers.add(_module_name(path))
-    assert readers - set(REQUEST_FRONT) - set(REQUEST_NOT_YET) == set()
-    assert set(REQUEST_NOT_YET) <= readers  # one moved leaves the list too
-    assert not set(REQUEST_FRONT) & set(REQUEST_NOT_YET)
+    assert readers - set(REQUEST_FRONT) == set()
 
 
 CALLS = "import os.path as osp\n" + "".join(

@@ -129,12 +129,12 @@ def requery(s: Signals, rows: dict[str, dict], trees: str) -> Signals:
 
 def _terms(query: str, tree: Path) -> tuple[str, ...]:
     """The offline rewriter's terms, as a search would use them (older signal files)."""
-    from cq.model import SearchRequest
+    from cq.model import Scope
     from cq.model.tuning import RewriteTuning
     from cq.rewrite.run import rewrite_query
 
-    request = SearchRequest(query=query, root=str(tree))
-    summary = rewrite_query(request, "forced", RewriteTuning()).summary
+    question = understand(query, rewrite=True)
+    summary = rewrite_query(question, Scope(root=str(tree)), "forced", RewriteTuning()).summary
     return summary.identifiers + summary.literals
 
 

@@ -240,7 +240,7 @@ def _answer(
     markdown = partial(render_markdown, verbose=request.explain, tool=True)
     render = render_json if is_json else markdown
     answer = fit_answer(
-        request,
+        settings.echo,
         run_search(request, cancel=token, model=model, settings=settings),
         render,
         note=lambda result: left_out_note(result, request, job.cap),

@@ -27,7 +27,7 @@ import msgspec
 from cq.assemble.answer import answer_needs, kept_answer, planned
 from cq.assemble.result import build_sections
 from cq.errors import UsageError
-from cq.model import FunctionList, HotFiles, KindCounts, SearchRequest, SearchResult
+from cq.model import Echo, FunctionList, HotFiles, KindCounts, SearchResult
 from cq.model.tuning import ReportTuning
 
 CHARS_PER_TOKEN = 4
@@ -52,7 +52,7 @@ def estimate_tokens(text: str) -> int:
 
 
 def fit_answer(
-    request: SearchRequest,
+    echo: Echo,
     result: SearchResult,
     render: Callable[[SearchResult], str],
     *,
@@ -61,15 +61,16 @@ def fit_answer(
     names: tuple[str, str] = ("--max-tokens", "--format md"),
     report: ReportTuning | None = None,
 ) -> Fitted:
-    """``result`` cut to ``request.max_tokens`` (0: no budget), rendered; the ``note`` it
-    gets (if any) counts against the budget too. ``names`` are the caller's words for the
-    budget and for markdown output, used in the error a budget below the Answer gets."""
-    budget = request.max_tokens
+    """``result`` cut to ``echo.max_tokens`` (0: no budget; ``Settings.echo``), rendered;
+    the ``note`` it gets (if any) counts against the budget too. ``names`` are the caller's
+    words for the budget and for markdown output, used in the error a budget below the
+    Answer gets."""
+    budget = echo.max_tokens
     report = report or ReportTuning()
-    result = fit_budget(result, request, render, report)
+    result = fit_budget(result, echo, render, report)
     said = note(result) if note else None
     if budget > 0 and said and estimate_tokens(render(result) + said) > budget:
-        tighter = msgspec.structs.replace(request, max_tokens=budget - estimate_tokens(said) - 4)
+        tighter = msgspec.structs.replace(echo, max_tokens=budget - estimate_tokens(said) - 4)
         result = _as_budget(fit_budget(result, tighter, render, report), budget)
         said = note(result) if note else None
     text = render(result)
@@ -104,14 +105,14 @@ def _as_budget(result: SearchResult, budget: int) -> SearchResult:
 
 def fit_budget(
     result: SearchResult,
-    request: SearchRequest,
+    echo: Echo,
     render: Callable[[SearchResult], str],
     report: ReportTuning | None = None,
 ) -> SearchResult:
-    """The largest prefix of the shown findings whose rendering fits ``request.max_tokens``,
+    """The largest prefix of the shown findings whose rendering fits ``echo.max_tokens``,
     never shorter than the findings down to the Answer's; when even that is over the budget,
     the Answer's finding alone (``_answer_only``)."""
-    budget = request.max_tokens
+    budget = echo.max_tokens
     if budget <= 0 or estimate_tokens(render(result)) <= budget:
         return result
     result = planned(result, compact=True)  # what repeats Top Contexts goes before any finding
@@ -119,13 +120,13 @@ def fit_budget(
         return result
     report = report or ReportTuning()
     floor = _answer_floor(result)
-    best = keep_first(result, request, floor, report)
+    best = keep_first(result, echo, floor, report)
     if estimate_tokens(render(best)) > budget:
-        return _answer_only(result, request, report) if floor > 1 else best
+        return _answer_only(result, echo, report) if floor > 1 else best
     low, high = floor + 1, len(result.findings) - 1  # ``high + 1`` does not fit
     while low <= high:
         mid = (low + high) // 2
-        candidate = keep_first(result, request, mid, report)
+        candidate = keep_first(result, echo, mid, report)
         if estimate_tokens(render(candidate)) <= budget:
             best, low = candidate, mid + 1
         else:
@@ -133,11 +134,9 @@ def fit_budget(
     return best
 
 
-def keep_first(
-    result: SearchResult, request: SearchRequest, keep: int, report: ReportTuning
-) -> SearchResult:
+def keep_first(result: SearchResult, echo: Echo, keep: int, report: ReportTuning) -> SearchResult:
     """The result with only its ``keep`` best findings, sections rebuilt, the cut recorded."""
-    return _keep(result, request, tuple(range(min(keep, len(result.findings)))), report)
+    return _keep(result, echo, tuple(range(min(keep, len(result.findings)))), report)
 
 
 def _answer_floor(result: SearchResult) -> int:
@@ -147,15 +146,13 @@ def _answer_floor(result: SearchResult) -> int:
     return needs[-1] + 1 if needs else 0
 
 
-def _answer_only(
-    result: SearchResult, request: SearchRequest, report: ReportTuning
-) -> SearchResult:
+def _answer_only(result: SearchResult, echo: Echo, report: ReportTuning) -> SearchResult:
     """The result with the Answer's findings alone (a subset, so no order changes)."""
-    return _keep(result, request, answer_needs(result) or (0,), report)
+    return _keep(result, echo, answer_needs(result) or (0,), report)
 
 
 def _keep(
-    result: SearchResult, request: SearchRequest, indexes: tuple[int, ...], report: ReportTuning
+    result: SearchResult, echo: Echo, indexes: tuple[int, ...], report: ReportTuning
 ) -> SearchResult:
     shown = tuple(result.findings[i] for i in indexes)
     summary = result.summary
@@ -163,7 +160,7 @@ def _keep(
     omitted = msgspec.structs.replace(
         summary.omitted,
         by_budget=summary.omitted.by_budget + dropped,
-        token_budget=request.max_tokens,
+        token_budget=echo.max_tokens,
     )
     old = summary.primary
     primary = indexes.index(old) if old is not None and old in indexes else None
@@ -173,7 +170,7 @@ def _keep(
         summary, shown_findings=len(shown), omitted=omitted, primary=primary
     )
     functions = next((s for s in result.sections if isinstance(s, FunctionList)), None)
-    sections = build_sections(request, shown, summary, kinds, hot, report, functions)
+    sections = build_sections(echo, shown, summary, kinds, hot, report, functions)
     cut = msgspec.structs.replace(result, summary=summary, sections=sections, findings=shown)
     said = result.plan.answer if not isinstance(result.plan, msgspec.UnsetType) else None
     return planned(cut, compact=True, answer=kept_answer(said, indexes) if said else None)

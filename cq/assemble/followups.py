@@ -15,7 +15,7 @@ import posixpath
 import re
 import shlex
 
-from cq.model import Finding, FollowUp, FollowUps, SearchRequest
+from cq.model import Echo, Finding, FollowUp, FollowUps
 from cq.model.options import request_default
 from cq.rewrite import is_special
 from cq.terminal import visible
@@ -25,7 +25,7 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
 
 def follow_ups(
-    request: SearchRequest,
+    echo: Echo,
     shown: tuple[Finding, ...],
     primary: int | None,
     omitted_by_limit: int,
@@ -34,12 +34,13 @@ def follow_ups(
     tests_exist: bool = False,
     most: int = 4,
 ) -> FollowUps:
-    """At most ``most`` useful next commands, most useful first, no duplicates.
+    """At most ``most`` useful next commands, most useful first, no duplicates; ``echo``:
+    what they repeat of the search's request (``Settings.echo``).
 
     After a rewrite, the first suggestion is a plain search for the answer's name (not for
     a special method's: its class's, which the next suggestion is).
     """
-    query = request.query.strip()
+    query = echo.query.strip()
     again = len(query) <= 100 and "\n" not in query  # worth repeating on a command line
     found: list[FollowUp | None] = []
     if primary is not None:
@@ -48,23 +49,23 @@ def follow_ups(
         # a search for ``__init__`` finds the tree's constructors, not the answer's uses
         if rewritten and _IDENTIFIER.fullmatch(name) and not is_special(name):
             owned = _owned(definition, name)  # a bare method name lands on its namesakes
-            found.append(_make(request, owned, f"every use of `{owned}`, the answer"))
+            found.append(_make(echo, owned, f"every use of `{owned}`, the answer"))
         outer = _outer_name(definition.containing_scope)
         if outer and outer not in (query, name):
-            found.append(_make(request, outer, f"where `{outer}`, which defines it, is used"))
+            found.append(_make(echo, outer, f"where `{outer}`, which defines it, is used"))
         folder = posixpath.dirname(definition.file)
-        if again and folder and folder != request.in_dir and _spans_dirs(shown):
-            found.append(_make(request, query, "only the defining package", in_dir=folder))
+        if again and folder and folder != echo.in_dir and _spans_dirs(shown):
+            found.append(_make(echo, query, "only the defining package", in_dir=folder))
     caller = _best_caller(shown, query)
     if caller:
-        found.append(_make(request, caller, f"who calls `{caller}`, the best-ranked caller"))
-    if again and request.focus != "tests" and tests_exist:
-        found.append(_make(request, query, "tests first", focus="tests"))
+        found.append(_make(echo, caller, f"who calls `{caller}`, the best-ranked caller"))
+    if again and echo.focus != "tests" and tests_exist:
+        found.append(_make(echo, query, "tests first", focus="tests"))
     if again and omitted_by_limit:
         total = omitted_by_limit + len(shown)
         more = len(shown) * 2 if total > len(shown) * 2 > 0 else 0
         why = f"the top {more} of {total} findings" if more else f"all {total} findings"
-        found.append(_make(request, query, why, limit=more))
+        found.append(_make(echo, query, why, limit=more))
     unique: dict[str, FollowUp] = {}
     for item in found:
         if item is not None:
@@ -113,7 +114,7 @@ def _spans_dirs(shown: tuple[Finding, ...]) -> bool:
 
 
 def _make(
-    request: SearchRequest,
+    echo: Echo,
     query: str,
     why: str,
     *,
@@ -121,72 +122,72 @@ def _make(
     focus: str | None = None,
     limit: int | None = None,
 ) -> FollowUp | None:
-    argv = [*cq_argv(), "search", *_scope_args(request, query, in_dir or request.in_dir)]
-    focus = focus or request.focus
+    argv = [*cq_argv(), "search", *_scope_args(echo, query, in_dir or echo.in_dir)]
+    focus = focus or echo.focus
     if focus and focus != "all":
         argv += ["--focus", focus]
     if limit is not None:
         argv += ["--limit", str(limit)]
-    elif request.limit != request_default("limit"):
-        argv += ["--limit", str(request.limit)]
+    elif echo.limit != request_default("limit"):
+        argv += ["--limit", str(echo.limit)]
     argv += ["--", query] if query.startswith("-") else [query]
     words = [_shell_word(word) for word in argv]
     spelt = [word for word in words if word is not None]
     if len(spelt) < len(words):
         return None  # a command that would not run as printed is not suggested
-    arguments = _tool_arguments(request, query, in_dir or request.in_dir, focus, limit)
+    arguments = _tool_arguments(echo, query, in_dir or echo.in_dir, focus, limit)
     return FollowUp(why=why, argv=tuple(argv), command=" ".join(spelt), arguments=arguments)
 
 
 def _tool_arguments(
-    request: SearchRequest, query: str, in_dir: str | None, focus: str, limit: int | None
+    echo: Echo, query: str, in_dir: str | None, focus: str, limit: int | None
 ) -> str:
     """The follow-up as the MCP tool's arguments, the same search as its command line (the
     root left out: a tool call searches its server's root)."""
     args: dict[str, str | int | bool | list[str]] = {"query": query}
     if in_dir:
         args["in_dir"] = in_dir
-    if request.lang != request_default("lang"):
-        args["lang"] = request.lang
-    if request.include:
-        args["include"] = list(request.include)
-    if request.exclude:
-        args["exclude"] = list(request.exclude)
+    if echo.lang != request_default("lang"):
+        args["lang"] = echo.lang
+    if echo.include:
+        args["include"] = list(echo.include)
+    if echo.exclude:
+        args["exclude"] = list(echo.exclude)
     for name in ("hidden", "no_ignore", "ignore_case"):
-        if getattr(request, name):
+        if getattr(echo, name):
             args[name] = True
-    if request.profile != request_default("profile"):
-        args["profile"] = request.profile
-    if request.mode and query == request.query.strip():
-        args["mode"] = request.mode
+    if echo.profile != request_default("profile"):
+        args["profile"] = echo.profile
+    if echo.mode and query == echo.query.strip():
+        args["mode"] = echo.mode
     if focus and focus != "all":
         args["focus"] = focus
-    if limit is not None or request.limit != request_default("limit"):
-        args["limit"] = request.limit if limit is None else limit
+    if limit is not None or echo.limit != request_default("limit"):
+        args["limit"] = echo.limit if limit is None else limit
     return json.dumps(args, ensure_ascii=False)
 
 
-def _scope_args(request: SearchRequest, query: str, in_dir: str | None) -> list[str]:
+def _scope_args(echo: Echo, query: str, in_dir: str | None) -> list[str]:
     """Flags that keep the follow-up on the same tree, with the same filters and mode."""
-    args = ["--root", request.root]
+    args = ["--root", echo.root]
     if in_dir:
         args += _option("--in", in_dir)
-    if request.lang != request_default("lang"):
-        args += ["--lang", request.lang]
-    for glob in request.include:
+    if echo.lang != request_default("lang"):
+        args += ["--lang", echo.lang]
+    for glob in echo.include:
         args += _option("--include", glob)
-    for glob in request.exclude:
+    for glob in echo.exclude:
         args += _option("--exclude", glob)
-    if request.hidden:
+    if echo.hidden:
         args.append("--hidden")
-    if request.no_ignore:
+    if echo.no_ignore:
         args.append("--no-ignore")
-    if request.ignore_case:
+    if echo.ignore_case:
         args.append("-i")
-    if request.profile != request_default("profile"):
-        args += ["--profile", request.profile]
-    if request.mode and query == request.query.strip():
-        args.append(f"--{request.mode}")
+    if echo.profile != request_default("profile"):
+        args += ["--profile", echo.profile]
+    if echo.mode and query == echo.query.strip():
+        args.append(f"--{echo.mode}")
     return args
 
 

@@ -1,4 +1,6 @@
-"""Build the summary and sections of a finished search."""
+"""A finished search's ``SearchResult``: its summary (the primary definition the Answer
+starts from, picked here), its sections and its run, from the shown findings and the facts
+the pipeline gathered (``SearchFacts``)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from cq.assemble.sections import (
     top_contexts,
 )
 from cq.model import (
+    Echo,
     Finding,
     FunctionList,
     HotFiles,
@@ -30,7 +33,6 @@ from cq.model import (
     RewriteSummary,
     RunCounters,
     RunInfo,
-    SearchRequest,
     SearchResult,
     SearchStats,
     Section,
@@ -49,13 +51,13 @@ from cq.rank import (
     last_name,
     queried_names,
 )
-from cq.rewrite import STOP_WORDS, stem, subwords
+from cq.rewrite import name_stems
 
 
 class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     """What the pipeline learned besides the findings."""
 
-    request: SearchRequest  # as asked
+    echo: Echo  # what the report repeats of the request (``Settings.echo``)
     question: Question  # its query, understood (``cq.rewrite.question``)
     mode_requested: str
     mode: str
@@ -81,7 +83,7 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
 def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFacts) -> SearchResult:
     """The shown findings in their final order (never reordered), the counts over all
     findings (``tally``), and the run described."""
-    request = facts.request
+    echo = facts.echo
     shown = tuple(shown_ranked)
     names = queried_names(facts.patterns)
     # A callers question, or one about a name itself ("where is X defined?"), is answered by
@@ -99,14 +101,14 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     omitted = Omitted(by_limit=tally.total - len(shown))
     summary = Summary(
         query=question.text,
-        root=request.root,
+        root=echo.root,
         mode_requested=facts.mode_requested,
         mode=facts.mode,
         mode_chain=facts.mode_chain,
         fallback_applied=facts.fallback_applied,
-        lang_scope=request.lang,
+        lang_scope=echo.lang,
         language_order=tuple(facts.by_language),
-        profile=request.profile,
+        profile=echo.profile,
         patterns=tuple(f"{p.kind}:{p.text}" for p in facts.patterns),
         stats=facts.stats,
         languages=tuple(
@@ -129,7 +131,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     hot = hot_files(tally, facts.report, by_rank=rewritten)
     functions = FunctionList(functions=facts.functions) if facts.functions else None
     sections = build_sections(
-        request, shown, summary, kind_counts(counts), hot, facts.report, functions
+        echo, shown, summary, kind_counts(counts), hot, facts.report, functions
     )
     run = RunInfo(elapsed_ms=facts.elapsed_ms, timings_ms=facts.timings_ms, counters=facts.counters)
     result = SearchResult(
@@ -139,7 +141,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
 
 
 def build_sections(
-    request: SearchRequest,
+    echo: Echo,
     shown: tuple[Finding, ...],
     summary: Summary,
     kinds: KindCounts,
@@ -160,7 +162,7 @@ def build_sections(
         finding_list("Non-Code Matches", NON_CODE_KINDS, shown, counts, collapsed=True),
         hot,
         follow_ups(
-            request,
+            echo,
             shown,
             summary.primary,
             omitted.by_limit + omitted.by_budget,
@@ -262,26 +264,23 @@ def _holds(path: str, parts: list[str]) -> bool:
 
 def _named_by_question(shown: tuple[Finding, ...], question: Question, primary: int) -> int:
     """A one-line question answered without Relevant Functions (no index yet): the shown
-    definition whose name is the question's own words and no more ("how are buckets
-    created?" -> ``create_bucket``, over ``_create_underlying_bucket`` ranked first by its
-    file), when one is and the best-ranked one is not; else ``primary``. Only an exact match:
-    a name all of whose words the question asks (a weaker form, as a Relevant Functions
-    signal) lowered the blind questions' Answers (``cq/index/functions.py``)."""
-    asked = frozenset(stem(w.lower()) for w in _WORD.findall(question.text)) - _STOPS
-    if not asked or not question.one_line:
+    definition whose name is the question's own words and no more (``Question.stems``: "how
+    are buckets created?" -> ``create_bucket``, over ``_create_underlying_bucket`` ranked
+    first by its file), when one is and the best-ranked one is not; else ``primary``. Only an
+    exact match: a name all of whose words the question asks (a weaker form, as a Relevant
+    Functions signal) lowered the blind questions' Answers (``cq/index/functions.py``)."""
+    asked = question.stems
+    if not asked:
         return primary
 
     def named(f: Finding) -> bool:
-        return frozenset(stem(w) for w in subwords(last_name(f.text))) == asked
+        return name_stems(last_name(f.text)) == asked
 
     if named(shown[primary]):
         return primary
     return next(
         (i for i, f in enumerate(shown) if f.category == "definition" and named(f)), primary
     )
-
-
-_STOPS = frozenset(stem(w) for w in STOP_WORDS)
 
 
 def _innermost_frame(shown: tuple[Finding, ...], question: Question, primary: int) -> int:
@@ -298,9 +297,6 @@ def _innermost_frame(shown: tuple[Finding, ...], question: Question, primary: in
             if not paths or any(p == f.file or p.endswith("/" + f.file) for p in paths):
                 return i
     return primary
-
-
-_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def _implemented(

@@ -1,15 +1,16 @@
 """Run file analyses in a process pool when the work is large enough to pay for it.
 
-Spawning a worker costs a fresh interpreter plus tree-sitter imports (~0.2-0.3 s here), so
-small searches stay in-process. A process that may fork (``cq.forked.possible``: the CLI's
-one-shot search, no thread but the progress line's) forks its workers instead: they start
-with the parsers imported, so the search's first batches do not wait for two interpreters to
-import them on the cores the search needs, and they go when its classification is done
-(``search_done``), so enrichment may fork its own helper. A long-lived process (the
-server's search processes, ``cq mcp``) has threads: it spawns its workers and keeps them for
-its later searches. Pools are created lazily and shut down at exit. Any pool failure (a
-worker dies, the pool cannot start) falls back to in-process analysis of whatever is
-unfinished.
+Spawning a worker costs a fresh interpreter plus tree-sitter imports, so small searches stay
+in-process (the threshold is ``cq.model.tuning.ScaleTuning``'s, with its measurement; the
+start's cost: bench/results/2026-11-29-figures-from-cq.md). A process that may fork
+(``cq.forked.possible``: the CLI's one-shot search, no thread but the progress line's) forks
+its workers instead: they start with the parsers imported, so the search's first batches do
+not wait for two interpreters to import them on the cores the search needs, and they go when
+its classification is done (``search_done``), so enrichment may fork its own helper. A
+long-lived process (the server's search processes, ``cq mcp``) has threads: it spawns its
+workers and keeps them for its later searches. Pools are created lazily and shut down at
+exit. Any pool failure (a worker dies, the pool cannot start) falls back to in-process
+analysis of whatever is unfinished.
 
 Workers live and die with cq (``cq/workers.py``): killed at once on SIGTERM and ^C, gone on their
 own when cq is killed outright, never holding its stdout or stderr.

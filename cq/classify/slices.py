@@ -1,13 +1,14 @@
 """Cut a Python file down to the statements around its hits, so a cold search parses those.
 
-Parsing is most of a cold search, and most of a file's bytes are nowhere near its hits: for
-``register`` on the stdlib, the methods holding the hits are 6% of the bytes of the files
-holding them. A *slice* is a run of whole statements: the top-level statement holding a
-hit (a ``def``/``class`` with its decorators, or any statement that surely starts on its
-line), up to the next top-level statement; inside a class, the member holding it, up to the
-class's next statement, parsed under a stand-in ``class Name:`` header (and a stand-in
-``pass`` when more members follow, so trailing comments stay in the class as in the file).
-A slice never starts with a string: as a slice's first statement it would become a docstring.
+Parsing is most of a cold search, and most of a file's bytes are nowhere near its hits (for
+``register`` on the stdlib, the methods holding the hits are a small share of the bytes of
+the files holding them: bench/results/2026-11-29-figures-from-cq.md). A *slice* is a run of
+whole statements: the top-level statement holding a hit (a ``def``/``class`` with its
+decorators, or any statement that surely starts on its line), up to the next top-level
+statement; inside a class, the member holding it, up to the class's next statement, parsed
+under a stand-in ``class Name:`` header (and a stand-in ``pass`` when more members follow,
+so trailing comments stay in the class as in the file). A slice never starts with a string:
+as a slice's first statement it would become a docstring.
 
 A slice is parsed on its own, after the stand-in header (parsing it in place, after newlines
 standing for the bytes before it, would cost as much as the whole file: the lexer walks every

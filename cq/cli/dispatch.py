@@ -74,9 +74,9 @@ def _print_schema() -> int:
 def entry() -> None:
     """``cq`` and ``python -m cq``: run, then exit without the interpreter's last garbage
     collections. Their cost grows with what a search left alive (the semantic stage's syntax
-    reading keeps parsed modules): a one-shot ``getLogger`` search of the stdlib spent 0.6-1.3 s
-    after its output in them (load 4-8; ``gc.collect()`` there: 2-4 s wall); frozen, the
-    objects are still freed at exit, only no longer walked for cycles."""
+    reading keeps parsed modules), up to seconds of a one-shot search of a large tree after
+    its output (figures: bench/results/2026-11-29-figures-from-cq.md); frozen, the objects
+    are still freed at exit, only no longer walked for cycles."""
     from cq.server.client import run_through_server
 
     _fill_closed_stdio()

@@ -1,4 +1,4 @@
-"""Builds the per-user server starts after a search: one process per root, at low priority.
+"""Embedding builds the per-user server starts after a search: one process per root, niced.
 
 A search that found the store behind its root's index says so (``want``); it never builds.
 The server's search process, once the search is answered, starts what was wanted

@@ -40,8 +40,9 @@ _AS_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
 
 def _gelu(x: Any) -> Any:
     """BERT's GELU of a float32 array, written as relu(x) (1 - q) + x q / 2 with
-    q = 1 - erf(|x| / sqrt 2), in place on two buffers: it was 37% of a forward pass
-    written plainly, where every step allocated a temporary as big as the layer's output."""
+    q = 1 - erf(|x| / sqrt 2), in place on two buffers: written plainly, every step
+    allocated a temporary as big as the layer's output, a large share of a forward pass
+    (figures: bench/results/2026-11-29-figures-from-cq.md)."""
     import numpy as np
 
     f32 = np.float32

@@ -1,6 +1,7 @@
 """A small stand-in module for LibCST: the hit's definitions verbatim, the rest as stubs.
 
-LibCST with scope metadata costs ~0.8 ms per source line (a 1,100-line file: ~1 s), so stage 4
+LibCST with scope metadata costs in proportion to the source it is given (about a second for
+a file of a thousand lines: bench/results/2026-11-29-figures-from-cq.md), so stage 4
 never parses whole files. It parses a skeleton instead: the module, class and function bodies
 on the path to the hit keep their header lines verbatim; every sibling statement that binds a
 name used in the hit's innermost function (or statement) becomes a one-line stub of the same

@@ -193,8 +193,9 @@ def _wait(tuning: IndexTuning, deadline: float | None) -> float:
 
 def _check_marker(marker: Path, root: Path, keep_s: float, build_limit: int) -> None:
     """Raise ``TooLarge`` again without listing the tree when a recent search found it too
-    large and the root directory has not changed since (listing and stat-ing the 19,214
-    files of the stdlib with its site-packages costs ~1 s on a loaded machine), unless the
+    large and the root directory has not changed since (listing and stat-ing a tree that
+    large costs a second on a loaded machine: bench/results/2026-11-29-figures-from-cq.md),
+    unless the
     limit now allows that size (``CQ_INDEX_AUTO_BYTES`` raised since)."""
     try:
         mtime, size, when = (read_regular(marker, 256) or b"").decode().split()

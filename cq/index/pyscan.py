@@ -14,8 +14,8 @@ from cq.index.spans import LineCounter, LineHeads, own_text
 # Headers (and block ends, below) are found after a newline: see ``LineHeads``. The
 # indentation is matched possessively (``*+``, ``{0,n}+``): a line that is not a header gives
 # up at its first other character instead of backtracking through its indentation one space
-# at a time (bench tree of bench/index_speed.py, 19 MB: the header scan 0.19 -> 0.05 CPU-s,
-# every unit identical).
+# at a time, every unit identical (``python -m bench.index_speed``; figures:
+# bench/results/2026-11-29-figures-from-cq.md).
 _HEADS = LineHeads(r"([ \t]*+)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
 _SIG_END = re.compile(r":[ \t]*(?:#[^\r\n]*)?\r?$", re.M)  # CRLF files too
 _DOC = re.compile(r"\s*[rRuU]?(\"\"\"|'''|\"|')")

@@ -9,37 +9,17 @@ function words (``cq.rewrite.FUNCTION_WORDS``: "how", "are", "the"; its note has
 BM25's IDF already discounts words every file has, but not "are" in the few test names
 written as sentences.
 
-Measured with bench/studies/index_fusion.py on lite-dev 22, python_tuning sample 100 and rust_tuning
-sample 60 (index alone, file Acc@5 lite/py/rs): this query 90.9/49.0/36.7, mean 58.9; with a
-stop-word list of English and bug-report words 86.4/49.0/36.7; with the rewriter's terms
-boosted x2 (the first version) 86.4/51.0/36.7 but Acc@1 54.5/27.0/13.3 against 59.1/36.0/15.0
-here; without the terms 86.4/50.0/36.7.
-
-An issue text's title (its first line, when more follow) is its summary: its words
-weigh ``index.title_weight`` times as much. With bench/studies/index_fusion.py --requery (the fusion
-``index.python``), file Acc@5 / Acc@1 fused, python_tuning 313 full texts: 61.3/33.5 ->
-62.3/34.2 (index alone Acc@1 29.1 -> 31.9); lite-dev 22: 95.5/68.2 both (index alone Acc@1
-54.5 -> 63.6). Rust texts too, measured later (--requery on the saved signals, with
-function words left out): rust_tuning 123 texts fused Acc@1/3/5/10
-11.4/28.5/42.3/57.7 -> 13.0/30.9/42.3/61.8 (Acc@5 up in async-graphql +2 and aya +1, down
-in clap -3; Acc@10 up in 4 crates, down in none), function Hit@5 34.7 -> 33.9.
-
-A one-line question (an issue title) asks with its own words only: the rewriter maps
-each word onto the vocabulary's names (``checkpoint`` -> ``ModelCheckpoint``,
-``checkpoint_callback``, ...) and their subwords outnumber a title's few words. With
-bench/studies/index_fusion.py --requery on saved signals, file Acc@1/3/5/10
-fused, python_tuning 313 titles 27.8/45.7/52.1/58.8 -> 30.7/47.3/52.4/60.4 (Acc@1 up in 6
-of 9 repositories, down in 1), lite-dev 22 titles 50.0/63.6/72.7/86.4 -> 45.5/68.2/81.8/90.9
-(index alone Acc@5 68.2 -> 86.4). Issue texts keep the terms: without them python_tuning
-313 texts lost a point (61.3 -> 60.4, before the title weight). Rust titles too, measured
-later (with function words left out and the title weight): rust_tuning
-123 titles fused 14.6/29.3/42.3/52.8 -> 16.3/31.7/43.1/55.3, function Hit@5 29.7 -> 28.0
-(Acc@5 up in cargo-generate +2, down in aya -1).
-
-A Python text's title names files by their name alone too (``mentions.files_named_by_words``:
-"Running Cycle GAN" names ``CycleGAN.py``), after the paths the text names: python_tuning
-313 titles fused Acc@1/5/10 30.7/52.4/60.4 -> 31.0/54.0/61.3, texts Acc@5 62.6 kept (Acc@1
-34.5 -> 35.8).
+This query was chosen over a stop-word list of English and bug-report words and over the
+rewriter's terms boosted. An issue text's title (its first line, when more follow) is its
+summary: its words weigh ``index.title_weight`` times as much. A one-line question (an
+issue title) asks with its own words only: the rewriter maps each word onto the
+vocabulary's names (``checkpoint`` -> ``ModelCheckpoint``, ``checkpoint_callback``, ...)
+and their subwords outnumber a title's few words; issue texts keep the terms. A Python
+text's title names files by their name alone too (``mentions.files_named_by_words``:
+"Running Cycle GAN" names ``CycleGAN.py``), after the paths the text names. Each choice
+was measured with ``python -m bench.studies.index_fusion`` (``--requery`` on the saved
+signals) on lite-dev, python_tuning and rust_tuning: the figures are in
+bench/results/2026-11-29-figures-from-cq.md (``cq/index/query.py``).
 
 Every number here (words kept, field boosts, documents asked for) is ``Tuning.index``'s
 (``cq/model/index_tuning.py``).
@@ -213,10 +193,9 @@ def _without_auxiliary(text: str) -> str:
 def with_base_forms(words: dict[str, float], share: float) -> dict[str, float]:
     """``words``, the base forms of its inflected ones (``cq.rewrite.base_forms``) and the
     abbreviations code writes for them (``cq.rewrite.ABBREVIATIONS``: evaluated -> eval) at
-    ``share`` of their weight; a word the question says itself keeps its own weight. The
-    abbreviations, --requery of the titles: python Acc@1 31.0 -> 31.3, rust Acc@3
-    30.9 -> 31.7, lite-dev Acc@10 86.4 -> 90.9, fn Hit@1 python 26.8 -> 27.1, rust 15.3 ->
-    14.4; the rest equal."""
+    ``share`` of their weight; a word the question says itself keeps its own weight (the
+    abbreviations measured with ``python -m bench.studies.index_fusion --requery`` on the
+    titles; figures: bench/results/2026-11-29-figures-from-cq.md)."""
     out = dict(words)
     for w, weight in words.items():
         for base in (w, *base_forms(w)):

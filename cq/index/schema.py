@@ -1,13 +1,13 @@
 """The index's schema and analyzer: code tokenized the way people write about it.
 
-Names, signatures and paths are split in Python (``words.py``) into each identifier whole and
-its subwords; bodies (identifiers, comments and strings) and docs go through tantivy's simple
-tokenizer, lower-cased, which splits snake_case and keeps CamelCase whole; the query is split
-like the names, so it meets both. Tantivy's regex tokenizer could split CamelCase inside
-bodies too, but it cost 4 s for the 19 MB bench tree against ~1 s for the simple one (and the
-English stemmer another 0.4 s per 4 MB): too slow for the 2 s first-build budget
-(bench/index_speed.py). Terms keep frequencies, not positions (no phrase queries are asked):
-that keeps the index small.
+Names, signatures and paths are split in Python (``words.py``) into each identifier whole
+and its subwords; bodies (identifiers, comments and strings) and docs go through tantivy's
+simple tokenizer, lower-cased, which splits snake_case and keeps CamelCase whole; the query
+is split like the names, so it meets both. Tantivy's regex tokenizer could split CamelCase
+inside bodies too, but it (and the English stemmer) made a first build several times slower
+than the simple one, past the first-build budget (``python -m bench.index_speed``; figures:
+bench/results/2026-11-29-figures-from-cq.md). Terms keep frequencies, not positions (no
+phrase queries are asked): that keeps the index small.
 """
 
 from __future__ import annotations

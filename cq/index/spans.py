@@ -11,8 +11,9 @@ from collections.abc import Iterator
 class LineHeads:
     """A pattern matched where a line starts. It is searched after a newline rather than at
     ``^`` in MULTILINE mode: a leading literal lets the regex engine skip from newline to
-    newline instead of trying every position (bench tree of bench/index_speed.py, 19 MB: the
-    two scans 0.43 -> 0.25 CPU-s, every unit identical). The first line is matched alone."""
+    newline instead of trying every position, every unit identical (``python -m
+    bench.index_speed``; figures: bench/results/2026-11-29-figures-from-cq.md). The first
+    line is matched alone."""
 
     def __init__(self, at: str) -> None:
         self._first = re.compile(at)

@@ -6,10 +6,10 @@ source text (a class's text stops where its first member unit starts, so nothing
 twice). Functions nested in functions are not units: their text stays in the outer one, as in
 the benchmark's gold functions.
 
-Why a scanner and not a parser: on the 2,531-file bench tree (19 MB, bench/index_speed.py)
-at load 4 on this 2-core machine, ``ast.parse`` of every file took 4.4 s and tree-sitter 5.8 s
-to parse plus 0.9 s to query, where the whole first build should fit in 2 s; this scanner,
-with the documents' rows, took 0.9 s at load 6. It relies on how code is laid out (Python's
+Why a scanner and not a parser: ``ast.parse`` or tree-sitter over every file of a tree
+takes several times the first build's budget, which this scanner, with the documents' rows,
+fits in (``python -m bench.index_speed``; figures: bench/results/2026-11-29-figures-from-cq.md).
+It relies on how code is laid out (Python's
 indentation, rustfmt's closing brace at the item's indent), which is what indexing for
 relevance needs, not exact spans.
 """

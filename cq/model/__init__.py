@@ -34,7 +34,9 @@ from cq.model.match import CapHit, ContextLine, Language, LineWindow, RawMatch, 
 from cq.model.question import Intent, Mentions, Question, Trigger
 from cq.model.ranking import RankWeights, Role, complete_weights
 from cq.model.request import (
+    Echo,
     Focus,
+    LadderSettings,
     LangScope,
     Limits,
     Pattern,
@@ -94,6 +96,7 @@ __all__ = [
     "Category",
     "Classification",
     "ContextLine",
+    "Echo",
     "Enrichment",
     "EnrichmentStatus",
     "FileCount",
@@ -109,6 +112,7 @@ __all__ = [
     "IndexHeld",
     "Intent",
     "KindCounts",
+    "LadderSettings",
     "LangScope",
     "Language",
     "LanguageSummary",

@@ -75,7 +75,16 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     mentions: Mentions = msgspec.field(default_factory=Mentions)  # what ``body`` names as code
     behaviour: bool = False  # a how-question about what code does (``asks_about_behaviour``)
     refers_back: bool = False  # a pronoun ("where is it called?") needs an antecedent
+    # where an antecedent may come from: ``--context TEXT`` (its first name the tree defines)
+    # and ``--follow-up`` (the previous follow-up search's answer, ``cq.rewrite.memory``)
+    context: str | None = None
+    follow_up: bool = False
     # a one-line question's words as stems, stop words left out ("how are buckets created?"
-    # -> {"bucket", "creat"}): a function named by exactly these words (``create_bucket``) is
-    # what it asks (``cq.rewrite.words.content_stems``); empty for a title or an issue text
+    # -> {"bucket", "creat"}; ``cq.rewrite.words.content_stems``), whether or not it asks as
+    # a question does (a line of prose rewritten: "create bucket in region"); empty for any
+    # other intent. Assemble's Answer without Relevant Functions prefers a definition named
+    # by exactly these words (``cq.assemble.result``)
+    stems: frozenset[str] = frozenset()
+    # ``stems`` when the line asks (a question word first, or "?"): a function named by
+    # exactly these words (``create_bucket``) is what it asks; empty for a title or an issue
     content: frozenset[str] = frozenset()

@@ -128,6 +128,61 @@ class Scope(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
+class LadderSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The request's switches of how the ladder climbs (``cq.ladder``), derived once at the
+    search's front (``LadderSettings.of``): the focus the user chose, whether the rewrite was
+    forced or forbidden, and whether a rewritten search may consult the index."""
+
+    focus: Focus | None = None  # --focus; None: the rewrite's guess, else "all"
+    rewrite: bool | None = None  # True: --rewrite, False: --no-rewrite, None: cq decides
+    use_index: bool = True  # False: --no-index
+
+    @classmethod
+    def of(cls, request: SearchRequest) -> LadderSettings:
+        return cls(focus=request.focus, rewrite=request.rewrite, use_index=request.use_index)
+
+
+class Echo(msgspec.Struct, frozen=True, kw_only=True):
+    """What a finished search's report repeats of its request, derived once at the search's
+    front (``Echo.of``): the summary's root, language scope and profile; the options a
+    follow-up command line repeats to search the same tree the same way (``cq.assemble.
+    followups``); the token budget its result is cut to (``cq.assemble.budget``)."""
+
+    query: str  # as typed: a follow-up of the same query repeats it verbatim
+    root: str  # its real path (``cq.settings.settle``)
+    mode: QueryMode | None = None  # as requested (None: detected, not repeated)
+    lang: LangScope = "auto"
+    profile: str = "interactive"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    in_dir: str | None = None
+    hidden: bool = False
+    no_ignore: bool = False
+    ignore_case: bool = False
+    focus: Focus | None = None
+    limit: int = 30
+    max_tokens: int = 0  # 0 = no token budget
+
+    @classmethod
+    def of(cls, request: SearchRequest) -> Echo:
+        return cls(
+            query=request.query,
+            root=request.root,
+            mode=request.mode,
+            lang=request.lang,
+            profile=request.profile,
+            include=request.include,
+            exclude=request.exclude,
+            in_dir=request.in_dir,
+            hidden=request.hidden,
+            no_ignore=request.no_ignore,
+            ignore_case=request.ignore_case,
+            focus=request.focus,
+            limit=request.limit,
+            max_tokens=request.max_tokens,
+        )
+
+
 def _check_text(what: str, text: str) -> None:
     if "\0" in text:
         raise UsageError(f"the {what} contains a NUL byte, which cq cannot search for")

@@ -1,22 +1,27 @@
 """Natural-language queries -> identifier and literal patterns (heuristic, offline, LLM).
 
-In: a ``SearchRequest`` whose query reads as English or is a pasted issue. Out: a ``Rewrite``
-(patterns for the one rg run, a focus, path hints for the ranking, a ``RewriteSummary``).
+In: a ``Question`` (``question.py`` reads the query into one) whose text reads as English
+or is a pasted issue, and the search's ``Scope``. Out: a ``Rewrite`` (``plan.py``: patterns
+for the one rg run, a focus, path hints for the ranking, a ``RewriteSummary``).
+
 Open ``question.py`` (the query read once into a ``Question``: mode, intent, the name asked
-about, whether to rewrite) and ``run.py`` first (``run`` loads lazily: a plain identifier
-search never imports it); ``asks.py`` reads what a question asks, ``heuristic.py`` whether
-it reads as prose, ``extract.py`` finds the
-code the text names, ``offline.py`` maps the rest onto ``vocabulary.py``'s defined names,
-``llm.py`` asks a model (``config.py``, ``validate.py``; ``caller.py``: one the caller
-offers, an MCP client's), ``memory.py`` resolves "it",
-``template.py`` leaves an issue form's environment sections out.
+about, whether to rewrite) and ``run.py`` first. ``asks.py`` reads what a question asks,
+``heuristic.py`` whether it reads as prose, ``extract.py`` finds the code the text names
+(``paths.py``: the files it names), ``offline.py`` maps the rest onto ``vocabulary.py``'s
+defined names, ``llm.py`` asks a model (``post.py``: one HTTP exchange under a deadline;
+``validate.py``: its answer checked; ``caller.py``: a model the caller offers, an MCP
+client's), ``memory.py`` resolves "it", ``template.py`` leaves an issue form's environment
+sections out, ``words.py`` holds the word lists and the stemmer. ``rewrite_query``,
+``defined_names`` and ``remember_primary`` below import what they run on first use: a search
+that does not rewrite never loads ``run.py``, the vocabulary or the LLM client.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cq.model import Scope, SearchRequest
+from cq.model import Finding, Question, Scope
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
 from cq.rewrite.asks import asks_about_behaviour
@@ -27,7 +32,6 @@ from cq.rewrite.paths import FileTable, mentioned_parts
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.question import is_identifier_query, question_of, understand
 from cq.rewrite.template import without_environment
-from cq.rewrite.trigger import remember_primary
 from cq.rewrite.words import (
     ABBREVIATIONS,
     FUNCTION_WORDS,
@@ -81,7 +85,8 @@ __all__ = [
 
 
 def rewrite_query(
-    request: SearchRequest,
+    question: Question,
+    scope: Scope,
     trigger: str,
     tuning: RewriteTuning,
     listing: Listing | None = None,
@@ -92,7 +97,7 @@ def rewrite_query(
     cost ~15 ms to import, wasted on a search that does not rewrite)."""
     from cq.rewrite.run import rewrite_query as run
 
-    return run(request, trigger, tuning, listing, model, llm)
+    return run(question, scope, trigger, tuning, listing, model, llm)
 
 
 def defined_names(scope: Scope, listing: Listing | None = None) -> Vocabulary:
@@ -108,3 +113,12 @@ def definition_site(text: str, name: str) -> tuple[int, int, str] | None:
     from cq.rewrite.vocabulary import definition_site as site
 
     return site(text, name)
+
+
+def remember_primary(root: str, findings: tuple[Finding, ...], primary: int | None) -> None:
+    """Keep this search's answer for the next question's "it" (``--follow-up``:
+    ``memory.py``, imported on first use like ``rewrite_query``)."""
+    if primary is not None:
+        from cq.rewrite.memory import remember_subject
+
+        remember_subject(Path(root), findings[primary].text.split(".")[-1])

@@ -20,10 +20,9 @@ _FRAME = re.compile(r'File "(?P<path>[^"\n]+)", line \d+(?:, in (?P<function>\w+
 # The frames other tracebacks print, at a line's start: IPython's and Jupyter's
 # ``~/lib/python3.6/site-packages/pkg/mod.py in fit(self, model)`` and pdb's or a JIT trace's
 # ``> /src/pkg/mod.py(189)fit()`` / ``.../pkg/mod.py(189): fit``. Anchored at a line start, a
-# path is tried once per line. The same evidence as a ``File "..."`` frame; python_tuning 313
-# (whose reports are mostly scripts) moved by a rank or two: texts fused Acc@1/3/5 35.8/55.0/
-# 64.2 -> 35.5/55.3/64.2, function Hit@5 65.4 -> 65.8 (bench/studies/index_fusion.py,
-# signals gathered again); rust and lite-dev unchanged.
+# path is tried once per line. The same evidence as a ``File "..."`` frame (measured with
+# bench/studies/index_fusion.py, signals gathered again; figures:
+# bench/results/2026-11-29-figures-from-cq.md).
 _OTHER_FRAME = re.compile(
     r"^[^\S\n]*(?:>[^\S\n]*)?(?P<path>[^\s\"'()<>]+\.pyi?)"
     r"(?: in |\(\d+\)(?::[^\S\n]*)?)(?P<function>[A-Za-z_]\w*)",
@@ -44,12 +43,9 @@ _LOCATION = re.compile(
 _PATH = re.compile(r"(?<![\w/\\.-])((?:[A-Za-z]:)?[/\\]?(?:[\w.-]+[/\\])*[\w-]+\.(?:py|pyi|rs))\b")
 # A link to a file on GitHub (``github.com/owner/repo/blob/<ref>/src/x.rs#L32``): the path
 # after the ref, which ``_PATH`` does not read inside a URL. At most 30 folders: a text of
-# repeated link prefixes is not rescanned to its end from each of them. rust_tuning 123: 6
-# texts link a .rs file, 2 resolve in their tree, both gold; python_tuning 313: 29 link a .py
-# file, 18 of them name it nowhere else. bench/studies/index_fusion.py, texts fused
-# Acc@1/3/5: python 35.1/54.6/63.9 -> 35.5/55.0/64.2 with the index's named files reading
-# them, 35.8/55.0/64.2 with the rewriter's path hints too (signals gathered again), function
-# Hit@1 36.6 both; rust (which read .rs links before) and lite-dev 22 unchanged.
+# repeated link prefixes is not rescanned to its end from each of them. How many issue texts
+# link a file, and what reading the links did (bench/studies/index_fusion.py, signals
+# gathered again): bench/results/2026-11-29-figures-from-cq.md.
 _LINK = re.compile(
     r"github\.com/[\w.-]+/[\w.-]+/(?:blob|tree)/[^/\s]+/((?:[\w.-]+/){0,30}[\w-]+\.(?:py|pyi|rs))\b"
 )

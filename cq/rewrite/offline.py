@@ -166,10 +166,8 @@ def _synonym_stems() -> dict[str, frozenset[str]]:
 def guess_focus(query: str, t: RewriteTuning) -> Focus:
     """Tests when the text asks about tests, implementation for questions and reports. A
     report's body says "test" in passing (the test set, "I tested it"): only its title (the
-    first line) makes it about tests. python_tuning 313 texts (bench.localization, texts
-    whose body alone said a test word: 7 of 8 that were "tests"): file Acc@5 63.6 -> 63.9,
-    one-file texts 88.2 -> 88.8, fn Hit@5 72.5 -> 73.2, Answer edited 45.1 -> 45.4; four
-    issues' gold files rose, none fell; titles, lite-dev 22 and rust_tuning 123 unchanged."""
+    first line) makes it about tests (measured with ``python -m bench.localization``;
+    figures: bench/results/2026-11-29-figures-from-cq.md)."""
     lines = [ln for ln in query.splitlines() if ln.strip()]
     head = lines[0] if len(lines) > 1 else query
     lowered = {w.lower() for w in words(head[:400])}

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import msgspec
+
 from cq.errors import UsageError
 from cq.model import Intent, QueryMode, Question, SearchRequest, Trigger
 from cq.model.question import Uses
@@ -36,14 +38,16 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def question_of(request: SearchRequest, tuning: RewriteTuning | None = None) -> Question:
-    """The request's query understood, with its switches (``understand``)."""
-    return understand(
+    """The request's query understood, with its switches (``understand``) and where "it"
+    may find its antecedent (``--context``, ``--follow-up``)."""
+    question = understand(
         request.query,
         mode=request.mode,
         rewrite=request.rewrite,
         has_context=bool(request.context) or request.follow_up,
         tuning=tuning,
     )
+    return msgspec.structs.replace(question, context=request.context, follow_up=request.follow_up)
 
 
 def understand(
@@ -73,6 +77,7 @@ def understand(
         intent = "phrase"
     elif named_q is not None and named_q.asks not in ("definition", "callers"):
         intent = "usage"
+    stems = content_stems(text) if intent == "question" else frozenset()
     return Question(
         text=text,
         mode_requested=mode,
@@ -97,7 +102,8 @@ def understand(
         mentions=extract_mentions(body),
         behaviour=asks_about_behaviour(text),
         refers_back=refers_back(text),
-        content=content_stems(text) if intent == "question" and _asks(text) else frozenset(),
+        stems=stems,
+        content=stems if _asks(text) else frozenset(),
     )
 
 

@@ -1,4 +1,5 @@
-"""Rewrite and summarise: what the pipeline runs once ``trigger.py`` said to rewrite.
+"""Rewrite and summarise: what the ladder runs once the ``Question``'s ``trigger`` says to
+rewrite (or nothing matched).
 
 The LLM is tried when enabled: the model the search's caller offers (an MCP client's), else
 the configured endpoint; any failure falls back to the offline rewriter and the summary says
@@ -14,43 +15,43 @@ import msgspec
 
 from cq.cache.payloads import PayloadCache
 from cq.llm_settings import LlmConfig, LlmEnv, load_config
-from cq.model import Pattern, RewriteSummary, Scope, SearchRequest
+from cq.model import Pattern, Question, RewriteSummary, Scope
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
 from cq.rewrite.caller import CallerModel
-from cq.rewrite.extract import COMMON_NAMES, extract_mentions
+from cq.rewrite.extract import COMMON_NAMES
 from cq.rewrite.llm import LlmUnavailable, caller_rewrite, deadline_of, llm_rewrite, probe
 from cq.rewrite.memory import recall_subject, refers_back, subject_from_context
 from cq.rewrite.offline import map_words, offline_rewrite
 from cq.rewrite.plan import Rewrite, RewritePlan, cap_patterns
-from cq.rewrite.template import without_environment
 from cq.rewrite.validate import ModelAnswer
 from cq.rewrite.vocabulary import Vocabulary, vocabulary_for
 
 
 def rewrite_query(
-    request: SearchRequest,
+    question: Question,
+    scope: Scope,
     trigger: str,
     t: RewriteTuning,
     listing: Listing | None = None,
     model: CallerModel | None = None,
     llm: LlmEnv | None = None,
 ) -> Rewrite:
-    """Rewrite the request's query into patterns; never raises for LLM trouble. ``listing``:
-    the search's list of the tree's files (its ``Corpus``'s); ``model``: the caller's, asked
-    instead of the configured endpoint; ``llm``: the environment's part of that endpoint
-    (``Settings.llm``, read at the search's front; None: no endpoint, the offline rewrite),
-    completed here from the user's config file and the repository's opt-out. An issue text's
-    environment and checklist sections are not read (``template.py``)."""
-    request = msgspec.structs.replace(request, query=without_environment(request.query))
-    root = Path(request.root)
-    vocabulary = vocabulary_for(Scope.of(request), listing)
-    subject = _subject(request, root, vocabulary)
-    mentions = extract_mentions(request.query)
-    plan = offline_rewrite(request.query, mentions, vocabulary, subject, t)
+    """Rewrite the question into patterns; never raises for LLM trouble. It reads the
+    question's ``body`` (an issue text's environment and checklist sections left out:
+    ``template.py``) and ``mentions``; ``scope``: the search's (``Settings.scope``: its root,
+    and the files whose defined names are the vocabulary); ``listing``: the search's list of
+    the tree's files (its ``Corpus``'s); ``model``: the caller's, asked instead of the
+    configured endpoint; ``llm``: the environment's part of that endpoint (``Settings.llm``,
+    read at the search's front; None: no endpoint, the offline rewrite), completed here from
+    the user's config file and the repository's opt-out."""
+    root = Path(scope.root)
+    vocabulary = vocabulary_for(scope, listing)
+    subject = _subject(question, root, vocabulary)
+    plan = offline_rewrite(question.body, question.mentions, vocabulary, subject, t)
     config = load_config(root, llm) if llm is not None else LlmConfig(enabled=False)
     if config.enabled:
-        plan = _with_llm(request, config, vocabulary, plan, t, model)
+        plan = _with_llm(question, scope.use_cache, config, vocabulary, plan, t, model)
     else:
         plan = msgspec.structs.replace(plan, fallback_reason="llm disabled by config")
     plan = msgspec.structs.replace(plan, subject=subject)
@@ -68,33 +69,39 @@ def rewrite_query(
     return Rewrite(plan=plan, summary=summary)
 
 
-def _subject(request: SearchRequest, root: Path, vocabulary: Vocabulary) -> str | None:
-    if not refers_back(request.query):
+def _subject(question: Question, root: Path, vocabulary: Vocabulary) -> str | None:
+    """What "it" refers to: the context's first defined name, else the last follow-up's
+    answer. A pronoun counts in the text the rewrite reads (``body``), as ever; the
+    ``Question``'s own ``refers_back`` reads the whole text (the Answer's "nothing said
+    what 'it' is")."""
+    if not refers_back(question.body):
         return None
-    if request.context:
-        found = subject_from_context(request.context, vocabulary)
+    if question.context:
+        found = subject_from_context(question.context, vocabulary)
         if found:
             return found
-    return recall_subject(root) if request.follow_up else None
+    return recall_subject(root) if question.follow_up else None
 
 
 def _with_llm(
-    request: SearchRequest,
+    question: Question,
+    use_cache: bool,
     config: LlmConfig,
     vocabulary: Vocabulary,
     offline: RewritePlan,
     t: RewriteTuning,
     model: CallerModel | None = None,
 ) -> RewritePlan:
+    text, context = question.body, question.context
     source = model.name if model is not None else config.model
-    key = msgspec.json.encode([request.query, request.context, source, vocabulary.digest])
-    store = PayloadCache("rewrite-llm", ModelAnswer, ("cq.rewrite.llm",), enabled=request.use_cache)
+    key = msgspec.json.encode([text, context, source, vocabulary.digest])
+    store = PayloadCache("rewrite-llm", ModelAnswer, ("cq.rewrite.llm",), enabled=use_cache)
     answer = store.get_many([key.decode()]).get(key.decode())
     if answer is None:
-        query = request.query if not request.context else f"{request.context}\n\n{request.query}"
+        query = text if not context else f"{context}\n\n{text}"
         try:
             deadline = deadline_of(config)
-            words = _prompt_vocabulary(request.query, vocabulary, t)
+            words = _prompt_vocabulary(text, vocabulary, t)
             if model is not None:
                 answer = caller_rewrite(query, model, words, deadline, t)
             else:

@@ -8,14 +8,10 @@ repository and name the code that prints versions or checks GPUs: asked of the i
 pulled nushell's ``version.rs`` into the top 3 of unrelated issues. They are left out of what
 the rewriter and the index read; the rest of the text is kept as written.
 
-The headings are those of common issue forms, not fitted to a set.
-bench/studies/index_fusion.py, signals gathered with and without this, issue texts, fused file
-Acc@1/3/5/10 and function Hit@1: rust_tuning 123 13.0/30.9/42.3/62.6, 15.3 ->
-13.8/31.7/43.1/62.6, 14.4 (14 issues' gold files ranked higher, 7 lower); python_tuning 313
-35.1/55.0/64.2/69.3, 35.9 -> 35.1/54.6/63.9/69.3, 36.6 (5 higher, 8 lower, most past rank 20:
-the reporter's GPU and CUDA lines had happened to match a DDP bug's file); lite-dev 22
-unchanged (its pydicom issue's finding after the version table kept: see ``_prose``). Titles
-have no such sections. Commands: bench/results/2026-11-27-bench-log.md.
+The headings are those of common issue forms, not fitted to a set. Titles have no such
+sections. Measured with bench/studies/index_fusion.py, signals gathered with and without
+this, on issue texts (commands: bench/results/2026-11-27-bench-log.md; figures:
+bench/results/2026-11-29-figures-from-cq.md).
 """
 
 from __future__ import annotations

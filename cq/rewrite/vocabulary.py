@@ -70,7 +70,8 @@ class Vocabulary(msgspec.Struct, frozen=True):
 
 # The last vocabulary this process loaded, under its store key (the listing's stat
 # fingerprint): a long-lived cq (the server's search processes) asking again for an unchanged
-# tree skips reading and decoding it (1.8 MB on bench/cold_questions.py's tree, 0.05-0.1 s).
+# tree skips reading and decoding it (``python -m bench.cold_questions``; figures:
+# bench/results/2026-11-29-figures-from-cq.md).
 _loaded: dict[str, Vocabulary] = {}  # one entry at most
 
 
@@ -208,8 +209,8 @@ def _word_index(
 ) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
     """Stemmed subword -> positions of the names containing it; stemmed joined name ->
     positions (only names of two or more subwords). Each distinct subword is stemmed once:
-    a tree's names share most of theirs (bench/cold_questions.py's tree: 13,114 names,
-    3,778 distinct subwords; 0.23-0.26 s of stemming down to 0.06-0.14 s)."""
+    a tree's names share most of theirs (``python -m bench.cold_questions``; figures:
+    bench/results/2026-11-29-figures-from-cq.md)."""
     index: dict[str, list[int]] = {}
     joined: dict[str, list[int]] = {}
     stems: dict[str, str] = {}

@@ -23,9 +23,7 @@ def _wordset(text: str) -> frozenset[str]:
 # subwords of test names (``test_fields_are_added``) or of ``how_to`` they matched it. Words
 # code spells names with (``is``, ``get``, ``set``, ``not``, ``to``, ``in``: ``is_valid``,
 # ``to_dict``) are not among them. Measured with bench/studies/index_fusion.py --requery on
-# the saved signals, fused file Acc@5: python_tuning 313 texts 62.6 -> 64.2 (one issue more
-# in each of 5 of 9 repositories, none fewer), rust_tuning 123 texts 39.8 -> 42.3, titles
-# 54.0 -> 53.7 and 43.1 -> 42.3 (one issue each), lite-dev 22 unchanged.
+# the saved signals (figures: bench/results/2026-11-29-figures-from-cq.md).
 FUNCTION_WORDS = _wordset(
     """a an the are am was were be been being do does did doing has have had having how
     what where why which who whom whose when whether would could should might must shall
@@ -99,12 +97,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 # Words a question spells out and code abbreviates: "how is a pipeline evaluated?" asks for
 # ``eval_pipeline``, "where is the configuration read?" for ``read_config``. Common
 # programming abbreviations, not any project's; matched as synonyms are (half a word's credit,
-# and a name must still cover two of the question's words). bench/studies/index_fusion.py,
-# signals gathered with and without them, fused file Acc@1/3/5/10, fn Hit@5/Hit@1:
-# rust_tuning 123 texts 13.8/31.7/43.1/62.6, 39.0/12.7 -> 13.8/33.3/43.9/64.2, 39.8/15.3,
-# titles 17.9/30.9/43.9/57.7, 36.4/15.3 -> 18.7/30.9/44.7/58.5, 36.4/15.3; python_tuning
-# 313 texts 35.5/55.3/64.2/69.3, 65.8/36.6 -> 35.5/55.3/63.9/70.0, 65.4/36.6, titles
-# 31.0/47.9/54.0/60.4, 50.2 -> 31.0/48.2/54.3/60.4, 50.5; lite-dev 22 unchanged.
+# and a name must still cover two of the question's words). Measured with
+# bench/studies/index_fusion.py, signals gathered with and without them (figures:
+# bench/results/2026-11-29-figures-from-cq.md).
 ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "evaluate": ("eval",),

@@ -152,7 +152,7 @@ def run_search_command(args: argparse.Namespace) -> int:
     render = render_json if fmt == "json" else partial(render_markdown, verbose=request.explain)
     report = settings.tuning.report
     result = run_search(request, settings=settings)
-    answer = fit_answer(request, result, render, is_json=fmt == "json", report=report)
+    answer = fit_answer(settings.echo, result, render, is_json=fmt == "json", report=report)
     text = colour_markdown(answer.text) if fmt == "md" and colour_wanted(args) else answer.text
     sys.stdout.write(text)
     sys.stdout.flush()

@@ -1,7 +1,7 @@
 """The syntax fallback of one search, run beside Pyrefly: ``SyntaxPass`` resolves the callsites
 being asked in a thread of its own while Pyrefly answers, so its parses (a fixture lookup
-reads the conftest files and plugin modules: 84 files, 0.75 s cold, for one saleor query at
-load 15) overlap the wait instead of following it. Only its answers for the callsites Pyrefly
+reads the conftest files and plugin modules: bench/results/2026-11-29-figures-from-cq.md)
+overlap the wait instead of following it. Only its answers for the callsites Pyrefly
 left without a definition are used (``SemanticRun._fallback``); one not ready by the
 deadline is cut like a late Pyrefly answer. For a method call whose receiver it cannot
 follow it also finds the root's one method of that name (``unique_name.py``), which the stage

@@ -2,9 +2,9 @@
 deadlines, answers to the few server-to-client requests Pyrefly sends.
 
 Why not ``pygls``: its client (pygls 2.1 + lsprotocol 2025.0) was evaluated and fits badly
-here. Importing ``pygls.lsp.client`` costs 1.4-1.8 s on this machine (``lsprotocol.types``
-alone 1.3 s, ``python -X importtime``), more than the whole +1.5 s one-shot budget of the
-stage; and it is asyncio-based, while cq's search path is synchronous with threads, so it
+here. Importing ``pygls.lsp.client`` costs more than the stage's whole one-shot budget
+(``python -X importtime``; figures: bench/results/2026-11-29-figures-from-cq.md); and it is
+asyncio-based, while cq's search path is synchronous with threads, so it
 would need an event loop in a thread of its own. What cq needs is six request kinds and a
 reader, ~150 lines on ``msgspec.json`` (already a dependency, imports in ~5 ms).
 

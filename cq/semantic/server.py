@@ -184,8 +184,9 @@ class PyreflyServer:
     def stop(self) -> None:
         """Kill and reap. Pyrefly keeps no state to save, so neither an LSP ``shutdown``
         handshake (a busy server answered it only after its grace) nor SIGTERM is needed:
-        a busy server took 6-360 ms to act on SIGTERM (load 10-20), which every one-shot
-        search paid at exit; SIGKILL ends it at once."""
+        a busy server was slow to act on SIGTERM (figures:
+        bench/results/2026-11-29-figures-from-cq.md), which every one-shot search paid at
+        exit; SIGKILL ends it at once."""
         process = self.process
         if process is not None and process.poll() is None:
             process.kill()

@@ -123,8 +123,9 @@ class SemanticRun:
     ) -> SemanticRun:
         """The run. The root's server starts only when an answer is missing, and then after
         enrichment (the background batch, or a search told to wait): no answer it gives is
-        shown by this search, and starting it beside classification cost a cold audit
-        search on the 24,914-file tree of bench/audit_scale.py 1.2 s of its 4.4 (2 cores).
+        shown by this search, and starting it beside classification took a large share of
+        a cold audit search's time (``python -m bench.audit_scale``; figures:
+        bench/results/2026-11-29-figures-from-cq.md).
         Files come from the search's ``corpus``."""
         python = any(m.language == "python" for m in matches)
         active = settings.enabled and python

@@ -54,9 +54,10 @@ _BUILTIN = _builtin_attributes()
 
 
 class UniqueNames:
-    """The root's one method of a name, per search (answers memoized by name). ``prefetch``
-    starts the rg runs for the names a search will ask about, so they overlap the syntax
-    reading (two serial runs took 0.46 s of a 1 s budget on saleor at load 12)."""
+    """The root's one method of a name, per search (answers memoized by name). ``prefetch`` starts
+    the rg runs for the names a search will ask about, so they overlap the syntax reading
+    (serial runs took half a one-shot budget:
+    bench/results/2026-11-29-figures-from-cq.md)."""
 
     def __init__(self, scope: Scope, venv: str | None = None) -> None:
         self.scope = scope  # the files it reads: the search's (hidden, ignored, excluded)
