@@ -98,8 +98,14 @@ FORKED = "CQ_TEST_CLI_FORKED"
 
 @pytest.fixture(autouse=True)
 def _cli_forked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    # CQ_TEST_NO_FORK=1 runs them as subprocesses too (to compare, or to rule the fork out)
-    if request.node.get_closest_marker("cli_forked") and not os.environ.get("CQ_TEST_NO_FORK"):
+    # CQ_TEST_NO_FORK=1 runs them as subprocesses too (to compare, or to rule the fork out);
+    # a test marked ``cli_subprocess`` in a forked module tests the process's own start
+    forked = request.node.get_closest_marker("cli_forked")
+    if (
+        forked
+        and not request.node.get_closest_marker("cli_subprocess")
+        and not os.environ.get("CQ_TEST_NO_FORK")
+    ):
         monkeypatch.setenv(FORKED, "1")
 
 
