@@ -24,6 +24,14 @@ REWRITER = "llm:mcp-client:cq-test 1.0"
 ANSWER = {"identifiers": ["caller_7"], "literals": [], "focus": "implementation"}
 
 
+@pytest.fixture(autouse=True)
+def _patient_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole exchange with a model may take its longest (default 5 s): beside CPU burners
+    the loopback endpoint's thread had not answered the CLI in time (no request recorded).
+    Only the slow client's test is about the limit, and sets its own."""
+    monkeypatch.setenv("CQ_LLM_TIMEOUT", "120")
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return write_tree(tmp_path / "repo", FIXTURE)
