@@ -98,8 +98,14 @@ FORKED = "CQ_TEST_CLI_FORKED"
 
 @pytest.fixture(autouse=True)
 def _cli_forked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    # CQ_TEST_NO_FORK=1 runs them as subprocesses too (to compare, or to rule the fork out)
-    if request.node.get_closest_marker("cli_forked") and not os.environ.get("CQ_TEST_NO_FORK"):
+    # CQ_TEST_NO_FORK=1 runs them as subprocesses too (to compare, or to rule the fork out);
+    # a test marked ``cli_subprocess`` in a forked module tests the process's own start
+    forked = request.node.get_closest_marker("cli_forked")
+    if (
+        forked
+        and not request.node.get_closest_marker("cli_subprocess")
+        and not os.environ.get("CQ_TEST_NO_FORK")
+    ):
         monkeypatch.setenv(FORKED, "1")
 
 
@@ -147,6 +153,25 @@ def _module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cq-module-cache")
 
 
+def isolate(monkeypatch: pytest.MonkeyPatch, cache: Path, config: Path) -> None:
+    """The environment every test's cq runs in (``_isolated_cache``); a module-scoped fixture
+    that runs cq before the tests' own fixtures do sets it up with this too."""
+    monkeypatch.setenv("CQ_CACHE_DIR", str(cache))
+    monkeypatch.delenv("CQ_FORMAT", raising=False)
+    monkeypatch.delenv("CQ_ROOT", raising=False)
+    # No LLM server is reachable in tests unless a test starts one on loopback, and no user
+    # config file (``$XDG_CONFIG_HOME/cq/config.toml``) of the machine applies.
+    monkeypatch.setenv("CQ_LLM_URL", "http://127.0.0.1:9/")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    # The Pyrefly stage is off unless a test turns it on (tests/test_semantic*.py do, with
+    # their own budget): its answers depend on a server's speed on a shared machine, and a
+    # server per test root cost each search its start-up; every other stage runs as usual.
+    monkeypatch.setenv("CQ_SEMANTIC", "0")
+    # No search goes to a per-user server (a daemon outliving the run, shared across tests
+    # with their own cache dirs); tests/test_server.py turns it on with a runtime dir of its own.
+    monkeypatch.setenv("CQ_SERVER", "0")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(
     request: pytest.FixtureRequest,
@@ -160,20 +185,7 @@ def _isolated_cache(
         cache = request.getfixturevalue("_module_cache")
     else:
         cache = tmp_path_factory.mktemp("cq-cache")
-    monkeypatch.setenv("CQ_CACHE_DIR", str(cache))
-    monkeypatch.delenv("CQ_FORMAT", raising=False)
-    monkeypatch.delenv("CQ_ROOT", raising=False)
-    # No LLM server is reachable in tests unless a test starts one on loopback, and no user
-    # config file (``$XDG_CONFIG_HOME/cq/config.toml``) of the machine applies.
-    monkeypatch.setenv("CQ_LLM_URL", "http://127.0.0.1:9/")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
-    # The Pyrefly stage is off unless a test turns it on (tests/test_semantic*.py do, with
-    # their own budget): its answers depend on a server's speed on a shared machine, and a
-    # server per test root cost each search its start-up; every other stage runs as usual.
-    monkeypatch.setenv("CQ_SEMANTIC", "0")
-    # No search goes to a per-user server (a daemon outliving the run, shared across tests
-    # with their own cache dirs); tests/test_server.py turns it on with a runtime dir of its own.
-    monkeypatch.setenv("CQ_SERVER", "0")
+    isolate(monkeypatch, cache, tmp_path_factory.mktemp("xdg-config"))
     yield cache
 
 

@@ -19,6 +19,11 @@ from mcp.client.stdio import stdio_client
 import cq
 from cq.tools import find_rg
 
+# What install writes and prints, not how cq starts (forked_cli.py): the files name this
+# interpreter and its script, the same in a fork; the servers they register are started for
+# real below, and the non-UTF-8 project keeps a process of its own (its streams' encoding).
+pytestmark = pytest.mark.cli_forked
+
 CLAUDE_CMD = Path(".claude/commands/cq.md")
 CODEX_SKILL = Path(".agents/skills/cq/SKILL.md")
 
@@ -78,6 +83,7 @@ def test_project_install_is_idempotent_and_uninstall_restores_the_tree(project, 
     assert list(home.iterdir()) == []
 
 
+@pytest.mark.cli_subprocess  # PYTHONIOENCODING is read when the interpreter starts
 def test_a_project_whose_name_is_not_utf8_installs_and_uninstalls(project, home):
     odd = project.rename(project.with_name("proj_\udce9"))
     (odd / "CLAUDE.md").write_text("# House rules\n")

@@ -8,7 +8,11 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from conftest import path_with_cq, run_cq
+
+# what install writes and prints, not how cq starts (forked_cli.py)
+pytestmark = pytest.mark.cli_forked
 
 CURSOR = Path(".cursor/mcp.json")
 GEMINI = Path(".gemini/settings.json")

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import path_with_cq, run_cq
 
+# what install writes and prints, not how cq starts (forked_cli.py)
+pytestmark = pytest.mark.cli_forked
+
 CLAUDE_CMD = Path(".claude/commands/cq.md")
 
 

@@ -14,12 +14,16 @@ import tomllib
 from pathlib import Path
 
 import anyio
+import pytest
 from conftest import path_with_cq, run_cq
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 import cq
 from cq.tools import find_rg
+
+# what install writes and prints, not how cq starts (forked_cli.py)
+pytestmark = pytest.mark.cli_forked
 
 ALL = ("--claude", "--codex", "--cursor", "--gemini")
 

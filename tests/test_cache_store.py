@@ -263,33 +263,36 @@ def test_a_store_opened_twice_in_one_process_keeps_working(tmp_path: Path) -> No
     assert first.get_many("ns", ["a", "b"]) == both == second.get_many("ns", ["a", "b"])
 
 
-def _open_at_once(path: Path, barrier: Any, failures: Any) -> None:
+def _open_each_at_once(paths: list[Path], barrier: Any, failures: Any) -> None:
     from cq.cache import schema
 
-    barrier.wait()
-    try:
-        schema.connect(path, 1 << 22).close()
-    except sqlite3.Error as exc:
-        failures.put(str(exc))
+    for path in paths:
+        barrier.wait(timeout=120)  # all six at once, round after round
+        try:
+            schema.connect(path, 1 << 22).close()
+        except sqlite3.Error as exc:
+            failures.put(str(exc))
 
 
 def test_processes_opening_one_new_cache_at_the_same_instant_all_get_it(tmp_path: Path) -> None:
     # Switching a new file to WAL fails at once, without the busy timeout, while another
     # process lays it out: before the retry 6 of 100 such rounds left a search uncached.
+    # Six processes open each of 60 new files together (six processes for all the rounds:
+    # a fork of the test process per open cost ~10 CPU-s).
     import multiprocessing
 
     fork = multiprocessing.get_context("fork")
     failures = fork.Queue()
-    for round_ in range(60):
-        path = tmp_path / str(round_) / FILE_NAME
+    paths = [tmp_path / str(round_) / FILE_NAME for round_ in range(60)]
+    for path in paths:
         path.parent.mkdir()
-        barrier = fork.Barrier(6)
-        workers = [
-            fork.Process(target=_open_at_once, args=(path, barrier, failures)) for _ in range(6)
-        ]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join(timeout=60)
-            assert worker.exitcode == 0
+    barrier = fork.Barrier(6)
+    workers = [
+        fork.Process(target=_open_each_at_once, args=(paths, barrier, failures)) for _ in range(6)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=600)
+        assert worker.exitcode == 0
     assert failures.empty()

@@ -25,6 +25,15 @@ pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked
 QUESTION = "how are edges inserted into the graph?"
 
 
+@pytest.fixture(autouse=True)
+def _patient_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole exchange with a model may take its longest (default 5 s), so what a test
+    sees is what the server did, not the machine's load (beside CPU burners a loopback
+    endpoint's thread did not answer a CLI in 5 s); the trickling server's test sets its own
+    deadline, which it is about."""
+    monkeypatch.setenv("CQ_LLM_TIMEOUT", "120")
+
+
 def user_config(tmp_path: Path, text: str) -> dict[str, str]:
     """Write the user's own config file; the environment that makes cq read it."""
     path = tmp_path / "xdg" / "cq" / "config.toml"

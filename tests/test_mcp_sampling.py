@@ -24,6 +24,14 @@ REWRITER = "llm:mcp-client:cq-test 1.0"
 ANSWER = {"identifiers": ["caller_7"], "literals": [], "focus": "implementation"}
 
 
+@pytest.fixture(autouse=True)
+def _patient_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole exchange with a model may take its longest (default 5 s): beside CPU burners
+    the loopback endpoint's thread had not answered the CLI in time (no request recorded).
+    Only the slow client's test is about the limit, and sets its own."""
+    monkeypatch.setenv("CQ_LLM_TIMEOUT", "120")
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return write_tree(tmp_path / "repo", FIXTURE)
@@ -49,6 +57,18 @@ class Model:
         return CreateMessageResult(
             role="assistant", content=TextContent(type="text", text=text), model="test-model"
         )
+
+
+class ByQuestion(Model):
+    """One client's model for several questions of one session, each answered its own way."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        super().__init__()
+        self.answers = answers
+
+    async def __call__(self, context: Any, params: Any) -> Any:
+        self.answer = self.answers[params.messages[0].content.text]
+        return await super().__call__(context, params)
 
 
 def client(root: Path, errlog: Any, model: Model | None) -> Client:
@@ -100,8 +120,17 @@ def test_a_question_is_rewritten_by_the_clients_model(repo: Path, tmp_path: Path
 def test_the_client_is_asked_the_prompt_an_llm_endpoint_gets(repo: Path, tmp_path: Path) -> None:
     """One rewriter, two sources: the client's model gets the system prompt and the question
     a configured endpoint gets, and its answer is validated the same way."""
-    model = Model(ANSWER)
-    ask(repo, tmp_path, model, QUESTION)
+    # Unusable answers are refused as an endpoint's are: not JSON, or a flag for rg.
+    prose = "where do callers hand edges to the store?"
+    flags = "which callers give edges to the store?"
+    model = ByQuestion(
+        {
+            QUESTION: ANSWER,
+            prose: "Sure! Search for the store.",
+            flags: {"identifiers": ["--pre=sh"], "literals": ["-e"], "focus": "all"},
+        }
+    )
+    _, unusable, flagged = ask(repo, tmp_path, model, QUESTION, prose, flags)
     with ModelServer() as endpoint:
         cli = run_cq(
             "search", QUESTION, "--root", str(repo), "--rewrite", env={"CQ_LLM_URL": endpoint.url}
@@ -111,33 +140,32 @@ def test_the_client_is_asked_the_prompt_an_llm_endpoint_gets(repo: Path, tmp_pat
     system, user = request.body["messages"]
     assert model.asked[0].system_prompt == system["content"]
     assert model.asked[0].messages[0].content.text == user["content"]
-    # Unusable answers are refused as an endpoint's are: not JSON, or a flag for rg.
-    prose = Model("Sure! Search for the store.")
-    (report,) = ask(repo, tmp_path, prose, "where do callers hand edges to the store?")
-    assert report["summary"]["rewrite"]["rewriter"] == "offline"
-    assert "invalid JSON from the model" in report["summary"]["rewrite"]["fallback_reason"]
-    flags = Model({"identifiers": ["--pre=sh"], "literals": ["-e"], "focus": "all"})
-    (report,) = ask(repo, tmp_path, flags, "which callers give edges to the store?")
-    assert "no usable patterns" in report["summary"]["rewrite"]["fallback_reason"]
+    assert unusable["summary"]["rewrite"]["rewriter"] == "offline"
+    assert "invalid JSON from the model" in unusable["summary"]["rewrite"]["fallback_reason"]
+    assert "no usable patterns" in flagged["summary"]["rewrite"]["fallback_reason"]
 
 
-@pytest.mark.parametrize(
-    ("answer", "reason"),
-    [
-        (ErrorData(code=-1, message="User rejected sampling"), "refused (User rejected sampling)"),
-        (RuntimeError("the model is down"), "refused ("),
-    ],
-)
 def test_a_refusing_or_failing_client_falls_back_to_the_offline_rewriter(
-    repo: Path, tmp_path: Path, answer: Any, reason: str
+    repo: Path, tmp_path: Path
 ) -> None:
-    model = Model(answer)
-    (report,) = ask(repo, tmp_path, model, QUESTION)
-    rewrite = report["summary"]["rewrite"]
-    assert len(model.asked) == 1
-    assert rewrite["rewriter"] == "offline" and rewrite["applied"]
-    assert rewrite["fallback_reason"].startswith(f"llm mcp-client:cq-test 1.0: {reason}")
-    assert report["findings"]  # the offline rewrite found the code
+    """A client that refuses (an MCP error) or whose callback fails: each question asked once,
+    answered by the offline rewriter, the reason said; one session asks both."""
+    refused, failing = QUESTION, "which functions hand edges to the store?"
+    model = ByQuestion(
+        {
+            refused: ErrorData(code=-1, message="User rejected sampling"),
+            failing: RuntimeError("the model is down"),
+        }
+    )
+    reports = ask(repo, tmp_path, model, refused, failing)
+    assert [p.messages[0].content.text for p in model.asked] == [refused, failing]
+    for report, reason in zip(
+        reports, ("refused (User rejected sampling)", "refused ("), strict=True
+    ):
+        rewrite = report["summary"]["rewrite"]
+        assert rewrite["rewriter"] == "offline" and rewrite["applied"]
+        assert rewrite["fallback_reason"].startswith(f"llm mcp-client:cq-test 1.0: {reason}")
+        assert report["findings"]  # the offline rewrite found the code
 
 
 def test_a_slow_client_times_out_and_the_search_answers_offline(

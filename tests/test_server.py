@@ -75,23 +75,39 @@ def _dir(runtime: Path, **extra: str) -> str:
 
 def _stop_all(directory: Path) -> None:
     """Stop the server of each install under ``directory`` (``$XDG_RUNTIME_DIR/cq``) and wait
-    until they and their children are gone; kill what is left."""
-    holders = [lock_holder(str(d)) for d in directory.iterdir()] if directory.is_dir() else []
+    until they and their children are gone; kill what is left. Each is asked over its socket
+    as ``cq server stop`` asks (that command's own test is ``test_server_stop_stops_...``; a
+    process of it per test cost each its start); one that does not answer is killed."""
+    dirs = [d for d in directory.iterdir() if d.is_dir()] if directory.is_dir() else []
+    holders = [lock_holder(str(d)) for d in dirs]
     family = {p for holder in holders if holder is not None for p in (holder, *_children(holder))}
     if not family:
         return
-    subprocess.run(
-        [sys.executable, "-m", "cq", "server", "stop", "--all"],
-        env={**os.environ, "XDG_RUNTIME_DIR": str(directory.parent)},
-        capture_output=True,
-        timeout=60,
-    )
-    deadline = time.monotonic() + 300  # a condition, not a clock: generous on a busy machine
-    while any(_alive(p) for p in family) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    if all(_asked_to_stop(d) for d, holder in zip(dirs, holders, strict=True) if holder):
+        deadline = time.monotonic() + 300  # a condition, not a clock: generous when busy
+        while any(_alive(p) for p in family) and time.monotonic() < deadline:
+            time.sleep(0.05)
     for pid in family:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
+
+
+def _asked_to_stop(directory: Path) -> bool:
+    """Whether the server in ``directory`` took a stop (a stopped or stuck one does not)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(10)
+    try:
+        sock.connect(str(directory / "server.sock"))
+        sock.sendall(_frame({"kind": "hello"}))
+        welcome = _read_frame(sock)
+        if welcome is None or welcome["kind"] != "welcome":
+            return False
+        sock.sendall(_frame({"kind": "stop"}))
+        return _read_frame(sock) is not None
+    except OSError:
+        return False
+    finally:
+        sock.close()
 
 
 def _children(pid: int) -> set[int]:
@@ -128,11 +144,59 @@ def _start(runtime: Path, cwd: Path | None = None, **extra: str) -> int:
 
 
 def _served(runtime: Path, cwd: Path | None = None, **extra: str) -> int:
-    status = run_cq("server", "status", cwd=cwd, env=_env(runtime, **extra))
+    """How many searches the server of these settings has served: its status, asked over the
+    socket as cq's client asks it (a ``cq server status`` process per look cost each test
+    its start; ``test_a_search_through_the_server_prints_...`` reads the number there too)."""
+    return int(_status(runtime, **extra)["served"])  # type: ignore[call-overload]
+
+
+def _served_by_the_cli(runtime: Path) -> int:
+    status = run_cq("server", "status", env=_env(runtime))
     assert status.returncode == 0, status.stdout + status.stderr
     found = re.search(r"(\d+) searches served", status.stdout)
     assert found, status.stdout
     return int(found.group(1))
+
+
+# -- the raw protocol, as a client speaks it ------------------------------------------------
+
+HANG_S = 300  # a wait longer than this is a hang, whatever the machine's load (a busy one too)
+
+
+def _frame(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode()
+    return len(body).to_bytes(4, "big") + body
+
+
+def _read_frame(sock: socket.socket) -> dict[str, object] | None:
+    data = b""
+    while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    return json.loads(data[4 : 4 + int.from_bytes(data[:4], "big")])
+
+
+def _said_hello(runtime: Path, **extra: str) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(HANG_S)
+    sock.connect(str(Path(_dir(runtime, **extra)) / "server.sock"))
+    sock.sendall(_frame({"kind": "hello"}))
+    welcome = _read_frame(sock)
+    assert welcome is not None and welcome["kind"] == "welcome", welcome
+    return sock
+
+
+def _status(runtime: Path, **extra: str) -> dict[str, object]:
+    sock = _said_hello(runtime, **extra)
+    try:
+        sock.sendall(_frame({"kind": "status"}))
+        status = _read_frame(sock)
+        assert status is not None
+        return status
+    finally:
+        sock.close()
 
 
 def _report(run: CqRun) -> tuple[int, bytes, str]:
@@ -170,6 +234,7 @@ def test_a_search_through_the_server_prints_what_an_in_process_one_does(
         assert _served(runtime) == before + 1, f"{case.id} did not go through the server"
         assert alone.returncode == code, (case.id, alone.stderr)
         assert _report(served) == _report(alone), case.id
+    assert _served_by_the_cli(runtime) == _served(runtime) == len(CASES)
 
 
 def test_names_that_are_not_utf8_go_through_the_server_alike(
@@ -416,10 +481,7 @@ def test_ctrl_c_in_the_client_cancels_the_search_in_the_server(
 
 
 def _busy(runtime: Path) -> int:
-    status = run_cq("server", "status", env=_env(runtime))
-    found = re.search(r"(\d+) busy", status.stdout)
-    assert found, status.stdout
-    return int(found.group(1))
+    return int(_status(runtime)["busy"])  # type: ignore[call-overload]
 
 
 def test_one_search_s_environment_and_directory_stay_its_own(

@@ -10,7 +10,6 @@ catch a hang. Linux only."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import resource
 import select
@@ -25,7 +24,19 @@ from pathlib import Path
 import pytest
 import test_server
 from conftest import CqRun, run_cq, write_tree
-from test_server import _alive, _children, _dir, _env, _report, _served, _start
+from test_server import (
+    _alive,
+    _children,
+    _dir,
+    _env,
+    _frame,
+    _read_frame,
+    _report,
+    _said_hello,
+    _served,
+    _start,
+    _status,
+)
 
 from cq.server.lifecycle import lock_holder
 
@@ -91,45 +102,6 @@ def _eof_within(fd: int, timeout: float = HANG_S) -> bool:
         if select.select([fd], [], [], 0.2)[0] and not os.read(fd, 65536):
             return True
     return False
-
-
-# -- the raw protocol, as a client speaks it ------------------------------------------------
-
-
-def _frame(message: dict[str, object]) -> bytes:
-    body = json.dumps(message).encode()
-    return len(body).to_bytes(4, "big") + body
-
-
-def _read_frame(sock: socket.socket) -> dict[str, object] | None:
-    data = b""
-    while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
-        chunk = sock.recv(65536)
-        if not chunk:
-            return None
-        data += chunk
-    return json.loads(data[4 : 4 + int.from_bytes(data[:4], "big")])
-
-
-def _said_hello(runtime: Path) -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(HANG_S)
-    sock.connect(str(Path(_dir(runtime)) / "server.sock"))
-    sock.sendall(_frame({"kind": "hello"}))
-    welcome = _read_frame(sock)
-    assert welcome is not None and welcome["kind"] == "welcome", welcome
-    return sock
-
-
-def _status(runtime: Path) -> dict[str, object]:
-    sock = _said_hello(runtime)
-    try:
-        sock.sendall(_frame({"kind": "status"}))
-        status = _read_frame(sock)
-        assert status is not None
-        return status
-    finally:
-        sock.close()
 
 
 def _search_frame(streams: int) -> dict[str, object]:
