@@ -78,3 +78,37 @@ def test_a_class_the_question_does_not_name_stays_out(tmp_path: Path) -> None:
     functions = next(s["functions"] for s in data["sections"] if s["type"] == "functions")
     names = [fn["name"].split("::", 1)[1] for fn in functions]
     assert names and not any("." not in n and n[:1].isupper() for n in names), names
+
+
+UTILS = '''import datetime as dt
+
+
+def from_timestamp(value):
+    """A datetime from a timestamp field's value; very large values overflow."""
+    if value is True or value is False:
+        raise ValueError("Not a valid POSIX timestamp")
+    value = float(value)
+    if value < 0:
+        raise ValueError("Not a valid POSIX timestamp")
+    return dt.datetime.fromtimestamp(value, tz=dt.timezone.utc)
+'''
+ERRORS = '''class ValidationError(Exception):
+    """Raised when validation fails on a field or schema: the error a field crashes with
+    when its value is invalid, large or not."""
+
+    def __init__(self, message, field_name="_schema"):
+        self.messages = [message]
+        self.field_name = field_name
+'''
+
+
+def test_a_class_a_title_writes_as_code_is_no_answer(tmp_path: Path) -> None:
+    """A bug report's title naming the exception it expected is not about that class."""
+    root = write_tree(tmp_path / "root", {"lib/utils.py": UTILS, "lib/exceptions.py": ERRORS})
+    title = (
+        "Timestamp field crashes with OverflowError on very large values instead of ValidationError"
+    )
+    data = _ask(root, tmp_path / "cache", title)
+    assert data["answer"]["name"] != "ValidationError", data["answer"]
+    functions = next(s["functions"] for s in data["sections"] if s["type"] == "functions")
+    assert "lib/exceptions.py::ValidationError" not in [fn["name"] for fn in functions]
