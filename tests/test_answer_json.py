@@ -69,6 +69,7 @@ def test_json_answer_of_a_name_not_found_and_of_a_callers_question(tmp_path: Pat
         "line": None,
         "finding": None,
         "calls": [],
+        "total": 0,
         "evidence": [],
         "provisional": False,
     }

@@ -17,6 +17,7 @@ from conftest import UPLOAD_QUESTION as QUESTION
 from conftest import run_cq, write_tree
 
 from cq.index import indexed_files
+from cq.model.index_tuning import IndexTuning
 from cq.rewrite.vocabulary import load_vocabulary
 
 pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
@@ -114,7 +115,8 @@ def test_a_first_question_on_a_large_tree_waits_for_its_index_within_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A tree over the old threshold (10 MB of new source; 12 MB here) waits for its first
-    build, never left behind: the search ends within --timeout (and a generous margin for a
+    build, never left behind: the search ends within the question's wait for its index
+    (``[index] question_wait_s``, longer than this --timeout; and a generous margin for a
     loaded machine), with the index fused or the report saying it was not ready in time."""
     filler = "\n".join(f"# padding line {n} of the upload module" for n in range(120)) + "\n"
     files = {f"pkg/upload_{i}.py": MODULE.format(i=i) + filler for i in range(2400)}
@@ -126,7 +128,7 @@ def test_a_first_question_on_a_large_tree_waits_for_its_index_within_timeout(
     held = data["summary"]["telemetry"]["index"]
     assert held.get("files") == 2400 or "not ready within --timeout" in held["unused"]
     assert data["findings"]
-    assert elapsed < 1 + 60, elapsed
+    assert elapsed < IndexTuning().question_wait_s + 60, elapsed
     # A build the deadline cut goes on behind the search: the next question finds the index
     # whole, with no other question building a share of it meanwhile.
     monkeypatch.setenv("CQ_CACHE_DIR", str(tmp_path / "cache"))

@@ -324,14 +324,17 @@ def test_a_clear_in_the_middle_of_a_build_is_no_failure(tmp_path: Path, command:
 def test_timeout_bounds_a_first_index_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A first build slower than ``--timeout`` (each file takes 3 s to prepare): the search
-    answers as ``--no-index`` does within its timeout, says so in one line (and in the
-    report), the files indexed before the deadline stay indexed, and the rest is built behind
-    the search (``behind.py``): the next search finds the whole index."""
+    """A first build slower than the question's wait (each file takes 3 s to prepare;
+    ``--timeout`` 3 s, a profile waiting no longer than that): the search answers as
+    ``--no-index`` does within its timeout, says so in one line (and in the report), the files
+    indexed before the deadline stay indexed, and the rest is built behind the search
+    (``behind.py``): the next search finds the whole index."""
     root = _tree(tmp_path / "root", 40)
+    (root / "nowait.toml").write_text("[index]\nquestion_wait_s = 0\n")
     cache = tmp_path / "cache"
     env = {"CQ_CACHE_DIR": str(cache)}
-    args = ("search", "--root", str(root), "--format", "json", "--timeout", "3", "--", QUESTION)
+    args = ("search", "--root", str(root), "--format", "json", "--timeout", "3")
+    args += ("--profile", str(root / "nowait.toml"), "--", QUESTION)
     expected = _answer(run_cq(*args[:-2], "--no-index", "--", QUESTION, env=env))
     started = time.monotonic()
     run = run_hooked("slow-index=3", *args, env=env)

@@ -39,13 +39,20 @@ _CALLERS = ("callers", "ambiguous_callers", "no_callers")
 
 
 def planned(
-    result: SearchResult, *, compact: bool = False, answer: Answer | None = None
+    result: SearchResult,
+    *,
+    compact: bool = False,
+    answer: Answer | None = None,
+    beyond: tuple[Finding, ...] = (),
 ) -> SearchResult:
     """``result`` with its report plan and its Answer as data, both from one decision
     (``compact``: see ``plan_report``): ``answer`` when given (the Answer decided before a
-    budget's cut, ``kept_answer``), else the one its plan already has, else decided now."""
+    budget's cut, ``kept_answer``), else the one its plan already has, else decided now
+    (``beyond``: a callers question's calls not shown, ``Tally.calls``)."""
     if answer is None and not isinstance(result.plan, msgspec.UnsetType):
         answer = result.plan.answer
+    if answer is None:
+        answer = decide_answer(result, beyond)
     plan = plan_report(result, compact=compact, answer=answer)
     return msgspec.structs.replace(result, plan=plan, answer=answer_record(result, plan.answer))
 
@@ -75,6 +82,7 @@ def answer_record(result: SearchResult, said: Answer) -> AnswerRecord:
         or summary.stats.timed_out
         or (ordered_by_answers and (pending > 0 or bool(telemetry.semantic_failed)))
     )
+    total = max(said.total, len(said.calls)) if said.kind in (*_CALLERS, "uses") else 0
     if said.finding is None:
         name = (summary.asked_name or summary.query).strip() if said.kind == "not_found" else None
         return AnswerRecord(kind=said.kind, name=name, provisional=provisional)
@@ -86,6 +94,7 @@ def answer_record(result: SearchResult, said: Answer) -> AnswerRecord:
         line=f.line,
         finding=said.finding,
         calls=said.calls,
+        total=total,
         evidence=said.evidence,
         provisional=provisional,
     )
@@ -130,9 +139,11 @@ def _repeated(result: SearchResult, *, compact: bool) -> tuple[str, ...]:
     return tuple(out)
 
 
-def decide_answer(result: SearchResult) -> Answer:
+def decide_answer(result: SearchResult, beyond: tuple[Finding, ...] = ()) -> Answer:
     """The primary definition, the callers of a callers question, the code writing a phrase,
-    the uses of a usage question, the best hit when nothing defines, or a name not found."""
+    the uses of a usage question, the best hit when nothing defines, or a name not found.
+    ``beyond``: a callers question's calls of the name that are not shown (``Tally.calls``),
+    counted in its Answer's ``total``: every direct call the search found in the tree."""
     findings, summary = result.findings, result.summary
     question = _question(result)
     if not findings:
@@ -171,16 +182,19 @@ def decide_answer(result: SearchResult) -> Answer:
         ]
         if calls:
             owner = dotted_query(_asked_patterns(question))
+            more = _calls_beyond(beyond, f, owner)
             return Answer(
                 kind="callers",
                 finding=primary,
                 calls=tuple(calls),
+                total=len(calls) + len(more[0]),
+                others_beyond=len(more[1]),
                 resolved=True,
                 name=_owned_name(f, owner) if owner is not None else last_name(f.text),
             )
     if asks_callers_of(result, f):
         owner = dotted_query(_asked_patterns(question))
-        return _unresolved_callers(findings, primary, target, owner)
+        return _unresolved_callers(findings, primary, target, owner, beyond)
     first = _answered_function(result, f)
     return Answer(
         kind="definition",
@@ -245,11 +259,29 @@ def answer_needs(result: SearchResult) -> tuple[int, ...]:
     return tuple(sorted({primary, *calls[:CALLERS_LISTED]}))
 
 
+def _calls_beyond(
+    beyond: tuple[Finding, ...], f: Finding, owner: Dotted | None
+) -> tuple[list[Finding], list[Finding]]:
+    """The calls of the definition ``f``'s name among those not shown that may reach it, and
+    those passing keywords it does not take (another receiver's method of that name; left out
+    of the first). Calls of another owner's method (``owner``: the question named one) are
+    neither. Matched by name: Pyrefly is asked about the shown findings only."""
+    name = last_name(f.text)
+    calls = [
+        c
+        for c in beyond
+        if last_name(c.text) == name and not (owner is not None and is_other_owners_use(c, owner))
+    ]
+    others = [c for c in calls if cannot_call(c, f)]
+    return [c for c in calls if not cannot_call(c, f)], others
+
+
 def _unresolved_callers(
     findings: tuple[Finding, ...],
     primary: int,
     target: TargetCounts | None,
     owner: Dotted | None = None,
+    beyond: tuple[Finding, ...] = (),
 ) -> Answer:
     """A callers question nothing resolved (Rust, ``--no-semantic``): the shown calls of the
     definition's name that resolve nowhere else; several shown definitions of that name make
@@ -268,20 +300,39 @@ def _unresolved_callers(
     )
     others = tuple(i for i in calls if cannot_call(findings[i], f))
     calls = tuple(i for i in calls if i not in others)
+    more, more_others = _calls_beyond(beyond, f, owner)
+    total, others_beyond = len(calls) + len(more), len(more_others)
     if not calls:
         return Answer(
-            kind="no_callers", finding=primary, name=name, resolved_uses=_resolved_uses(target)
+            kind="no_callers",
+            finding=primary,
+            name=name,
+            total=total,
+            resolved_uses=_resolved_uses(target),
         )
     same = sum(1 for d in findings if d.category == "definition" and last_name(d.text) == name)
     if owner is not None:
         same = 1
     if same > 1:  # which of them a call reaches is not known
         return Answer(
-            kind="ambiguous_callers", finding=primary, calls=calls, namesakes=same, name=name
+            kind="ambiguous_callers",
+            finding=primary,
+            calls=calls,
+            total=total,
+            namesakes=same,
+            name=name,
         )
     if owner is not None:  # the question named the owner: the Answer names it too
         name = _owned_name(f, owner)
-    return Answer(kind="callers", finding=primary, calls=calls, name=name, others=len(others))
+    return Answer(
+        kind="callers",
+        finding=primary,
+        calls=calls,
+        total=total,
+        name=name,
+        others=len(others),
+        others_beyond=others_beyond,
+    )
 
 
 def _owned_name(f: Finding, owner: Dotted) -> str:

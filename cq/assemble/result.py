@@ -137,7 +137,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     result = SearchResult(
         summary=summary, sections=sections, findings=shown, run=run, question=question
     )
-    return planned(result)
+    return planned(result, beyond=tally.calls)
 
 
 def build_sections(

@@ -124,7 +124,8 @@ class IndexRun:
         ``rewrite`` was not applied, or with ``--no-index``). ``listing``: the search's list
         of the tree's files (its ``Corpus``'s); ``deadline``: when the search's --timeout
         runs out (``time.monotonic``): the search answers without an index not ready by
-        then."""
+        then, or by ``index.question_wait_s`` from its start when that is later
+        (``evidence.py``)."""
         if not use_index or (rewrite is not None and not consults_index(question, rewrite)):
             return None
         return cls(scope, question, progress, tuning, listing, deadline)

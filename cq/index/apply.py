@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -17,7 +18,13 @@ import msgspec
 from cq.index.coverage import UnitReader
 from cq.index.dense import dense_listed, with_dense
 from cq.index.evidence import Evidence
-from cq.index.function_signals import INNERMOST_FRAME, Asked, Candidate, frame
+from cq.index.function_signals import (
+    INNERMOST_FRAME,
+    Asked,
+    Candidate,
+    frame,
+    names_container,
+)
 from cq.index.functions import Ranked, asked, best_answer, rerank_units
 from cq.index.fuse import FileVote, UnitVote, fusion_name
 from cq.index.order import fused_order, sizes_of
@@ -58,6 +65,7 @@ def fuse_findings(
     ]
     hits, lines = evidence.hits, _Lines(corpus)
     sizes = sizes_of(evidence.manifest, rg_files, hits)
+    signals = asked(question, evidence.words)
     order = fused_order(
         rg_files,
         scopes,
@@ -68,6 +76,7 @@ def fuse_findings(
         numbers,
         roles,
         tests_wanted=tests_wanted,
+        named=partial(names_container, question=signals),
     )
     ranks = dense([v.file for v in order.files[: tuning.embed.files]]) if dense else None
     if ranks is not None:
@@ -101,7 +110,6 @@ def fuse_findings(
         for f in ranked
         if id(f) not in placed
     ]
-    signals = asked(question, evidence.words)
     pool = rerank_units(
         _pool(order.units, numbers.function_pool, signals),
         ranked,

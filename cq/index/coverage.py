@@ -154,6 +154,7 @@ def with_members(
     units: tuple[IndexHit, ...],
     words: Mapping[str, float],
     members: Callable[[IndexHit], Sequence[tuple[IndexHit, frozenset[str]]]],
+    named: Callable[[str], bool] | None = None,
 ) -> tuple[IndexHit, ...]:
     """The index's units with each Python class replaced by the one of its methods whose
     text holds most of the asked words, at the class's place (``members`` gives a class's
@@ -165,10 +166,13 @@ def with_members(
     now ``EarlyStopping.step``. A class none of whose methods holds a word stays, and is
     left out of the list as before. It helps Python's questions; Rust's types and
     impl blocks keep their place, where the same lowered the Rust set a little
-    (``python -m bench.studies.index_fusion --signals``; ``bench/results/index-decisions.md``)."""
+    (``python -m bench.studies.index_fusion --signals``; ``bench/results/index-decisions.md``).
+    A class the question names (``named``: ``function_signals.names_container``) stays
+    itself: it is what was asked for."""
     out: list[IndexHit] = []
     for hit in units:
-        if hit.kind == "class" and not is_rust(hit.path):
+        kept = named is not None and named(hit.qualname)
+        if hit.kind == "class" and not is_rust(hit.path) and not kept:
             found = members(hit)
             shares = coverage(words, [held for _, held in found])
             if shares and max(shares) > 0:

@@ -17,6 +17,13 @@ not asked: the answer is ``--no-index``'s, and the rest of the build goes on beh
 search as a first build too large to wait for does (below). Each of these says so in one
 warning line and in the report (``summary.telemetry.index.unused``).
 
+A question waits for what it needs: its index, up to ``index.question_wait_s`` from the
+search's start when that is longer than ``--timeout`` (rg's watchdog). A first build of a
+tree the size of moto (22 MB) takes longer than the default ten seconds beside the search's
+own stages on two busy cores, and a question answered without its index is a worse answer
+(the Relevant Functions are the index's), so the first answer would differ from every
+later one.
+
 A first build of more than ``index.background_build_bytes`` of new source (a root cq has
 not indexed yet, a large tree) is never waited for, nor run beside the search: the search
 answers without the index (``Building``) and, when it ends, starts the build in a process of
@@ -52,8 +59,9 @@ from cq.model.language import language_of
 from cq.parse import Listing
 
 _LATE = (
-    "the repository index was not ready within --timeout; answered without it (the build "
-    "goes on behind this search; `cq index` builds it at once)"
+    "the repository index was not ready within --timeout or `[index] question_wait_s`, "
+    "whichever is longer; answered without it (the build goes on behind this search; "
+    "`cq index` builds it at once)"
 )
 
 
@@ -107,8 +115,16 @@ class IndexUpdateRun:
         self.listing = listing  # the search's list of the tree's files
         self.progress = progress
         self.tuning = tuning
-        # time.monotonic() when the search's --timeout runs out (None: never)
-        self.deadline = deadline if deadline is not None and math.isfinite(deadline) else None
+        # How long the question waits for its index from the search's start, and
+        # time.monotonic() when that runs out (``deadline``: the search's --timeout's; None:
+        # never).
+        timeout = scope.limits.timeout_seconds
+        self.span = max(timeout, tuning.question_wait_s)
+        self.deadline = (
+            deadline + (self.span - timeout)
+            if deadline is not None and math.isfinite(deadline)
+            else None
+        )
         self.abandoned = threading.Event()
         # The ways to an index, in order: the cache's, the cache's discarded and built again,
         # one in memory (as --no-cache); a way that fails gives its turn to the next.
@@ -220,8 +236,7 @@ class IndexUpdateRun:
     def _build_deadline(self) -> float | None:
         if self.deadline is None:
             return None
-        timeout = self.scope.limits.timeout_seconds
-        return self.deadline - timeout * (1.0 - self.tuning.build_timeout_share)
+        return self.deadline - self.span * (1.0 - self.tuning.build_timeout_share)
 
     def _progress(self, status: str) -> None:
         if self.abandoned.is_set():  # stop before the commit: nothing is half-written

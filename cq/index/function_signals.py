@@ -98,6 +98,18 @@ def named(name: str, question: Asked) -> float:
     return 1.0 if name_stems(name) == question.content else 0.0
 
 
+def names_container(qualname: str, question: Asked) -> bool:
+    """Whether a question names this class (or Rust type) itself, so that it may be a
+    Relevant Function and the Answer: its name's words are exactly the question's ("where is
+    the botocore stubber class" -> ``BotocoreStubber``; the kind word aside, ``asked``). Any
+    other class stays out of the list (``fuse._container``): where a function lives, not
+    where to start. A class a text merely writes as code is no such evidence: a title
+    naming the exception it expected ("... OverflowError ... instead of ValidationError")
+    made ``ValidationError`` marshmallow's Answer (bench/results/2026-11-29-everyday-answer4/)."""
+    name = last_name(qualname)
+    return bool(question.content) and name_stems(name) == question.content
+
+
 def owner(qualname: str) -> str:
     """The class or type a method belongs to ("" for a free function)."""
     parts = qualname.replace("::", ".").split(".")

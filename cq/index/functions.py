@@ -48,6 +48,11 @@ from cq.rewrite import split_dotted, stem
 # The default weights (``IndexTuning.signals``): what a search with no profile uses, and what
 # the study of them (``bench/studies/function_answer.py``) starts from.
 WEIGHTS = SignalWeights()
+# Words saying what kind of name a question asks about ("the botocore stubber class"), not
+# what the name says: left out of its content words, which a name must equal (``named``).
+KIND_STEMS = frozenset(
+    stem(w) for w in ("class", "struct", "enum", "trait", "type", "function", "method")
+)
 
 
 class Scored(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,7 +88,7 @@ def asked(question: Question, words: Mapping[str, float]) -> Asked:
         messages=frozenset(x.lower() for x in m.messages),
         one_line=question.lines < 2,
         behaviour=question.behaviour,
-        content=question.content,
+        content=question.content - KIND_STEMS,
     )
 
 

@@ -187,13 +187,16 @@ def fused_units(
     *,
     tests_wanted: bool = False,
     roles: Mapping[str, float] = DEFAULT_ROLE_MULTIPLIERS,
+    named: Callable[[str], bool] | None = None,
 ) -> list[UnitVote]:
     """Index units and rg's scopes (``(file, scope)`` in finding order) fused, best first; a
     unit is helped by its file's place in the fused file order too. Rust types and Python
     classes (``_container``) are left out: they are where a function lives, not where to
-    start. With ``fusion.test_functions`` a test file's units, and a Rust file's ``mod tests``
-    ones, are demoted by ``roles`` (as the file order demotes test files) unless
-    ``tests_wanted``."""
+    start, unless the question names them (``named``, a qualified name's test,
+    ``function_signals.names_container``: "where is the botocore stubber class" asks for
+    ``BotocoreStubber`` itself, not its ``__call__``). With ``fusion.test_functions`` a
+    test file's units, and a Rust file's ``mod tests`` ones, are demoted by ``roles`` (as
+    the file order demotes test files) unless ``tests_wanted``."""
     test_factor = roles["test"] if fusion.test_functions and not tests_wanted else 1.0
     rg_rank: dict[tuple[str, str], int] = {}
     for file, scope in rg_scopes:
@@ -209,7 +212,7 @@ def fused_units(
         found[key] = msgspec.structs.replace(vote, rank_rg=rank)
     out = []
     for v in found.values():
-        if _container(v):
+        if _container(v) and (named is None or not named(v.qualname)):
             continue
         score = fusion.fn_w_index / (fusion.k + v.rank_index) if v.rank_index else 0.0
         score += fusion.fn_w_rg / (fusion.k + v.rank_rg) if v.rank_rg else 0.0

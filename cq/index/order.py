@@ -9,7 +9,7 @@ scans from its corpus and the bench from the eval trees: a ``coverage.UnitReader
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import msgspec
 
@@ -48,9 +48,11 @@ def fused_order(
     roles: Mapping[str, float],
     *,
     tests_wanted: bool = False,
+    named: Callable[[str], bool] | None = None,
 ) -> FusedOrder:
     """rg's files and scopes (``(path, qualname)`` in rank order) fused with the index's
-    ``hits``; ``words`` are the weights the index was asked, ``sizes`` the files' bytes.
+    ``hits``; ``words`` are the weights the index was asked, ``sizes`` the files' bytes;
+    ``named``: the classes (types) the question names, which may be Relevant Functions.
     ``reader`` ``None`` leaves the rereads out: the order as fused, which the bench's
     ``--no-reread`` reports to measure them."""
     fusion = fusion_for(rg_files, hits, numbers)
@@ -72,9 +74,11 @@ def fused_order(
         votes = files_by_coverage(
             votes, words, reader.functions, top, share, least, tests_wanted=tests_wanted
         )
-        units = with_members(units, words, reader.members)
+        units = with_members(units, words, reader.members, named)
     voted = with_namesakes(
-        fused_units(units, rg_scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles)
+        fused_units(
+            units, rg_scopes, ranks, fusion, tests_wanted=tests_wanted, roles=roles, named=named
+        )
     )
     if reader is not None:
         top, share = numbers.coverage_units, numbers.coverage_weight

@@ -55,6 +55,9 @@ class Tally(msgspec.Struct, frozen=True, kw_only=True):
     roles: dict[str, int] = {}  # findings per item role
     files: dict[str, int] = {}  # findings per file
     files_in_rank_order: tuple[str, ...] = ()  # each file once, in the order of its best finding
+    # A callers question's calls of the names it asks about that are not shown (each scored,
+    # in rank order): its Answer counts every direct call in the tree, not the shown ones only
+    calls: tuple[Finding, ...] = ()
 
     @classmethod
     def of(cls, ranked: list[Finding]) -> Tally:

@@ -428,12 +428,24 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "report says so. A first build over it runs in a process of its own (0: never)"
         ),
     ] = 64 * 1024 * 1024
+    question_wait_s: Annotated[
+        float,
+        _why(
+            'measured: a cold `cq search "how are buckets created?"` on moto (22.3 MB, '
+            "2 cores, load 5): the first build beside the search took 11.8 s; with the index "
+            "waited for only until --timeout (10 s; the build stops at 7) the Answer came "
+            "without it, and so did the concept and title questions of 4 other trees of "
+            "bench/everyday.py cold runs under load (bench/results/2026-11-29-everyday-"
+            "answer3/). A question waits this long for its index (or --timeout, if longer); "
+            "a build over background_build_bytes is not waited for at all"
+        ),
+    ] = 60.0
     build_timeout_share: Annotated[
         float,
         _why(
-            "hand-set: the share of a search's --timeout an index build may take before it "
-            "commits the files indexed so far; the rest is left for that commit and the "
-            "search's own stages"
+            "hand-set: the share of a question's wait for its index (question_wait_s or "
+            "--timeout) an index build may take before it commits the files indexed so far; "
+            "the rest is left for that commit and the search's own stages"
         ),
     ] = 0.7
     lock_wait_s: Annotated[

@@ -282,10 +282,13 @@ class Answer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     finding: int | None = None
     calls: tuple[int, ...] = ()  # callers answers: the callsites, in order; uses: the uses
     verb: str = ""  # message: what the code does with it ("raises", "logs", "prints", "writes")
-    total: int = 0  # uses: how many the whole search found, shown or not
+    # uses: how many the whole search found, shown or not; callers: every call of the name
+    # the search found (shown or not, the tree's direct calls) less those on other receivers
+    total: int = 0
     # callers: shown calls of the name passing keywords the definition does not take
     # (another receiver's method of that name), left out of ``calls``
     others: int = 0
+    others_beyond: int = 0  # callers: the same among the calls not shown
     # nothing: the question says "it" and nothing said what it is (``--context``, ``--follow-up``)
     unnamed_it: bool = False
     resolved: bool = False  # callers: tied to the definition by a resolver, not by name alone
@@ -311,6 +314,9 @@ class AnswerRecord(msgspec.Struct, frozen=True, kw_only=True):
     line: int | None = None
     finding: int | None = None  # index into ``findings``
     calls: tuple[int, ...] = ()  # callers answers: the callsites, as indexes into ``findings``
+    # callers and uses answers: how many calls (uses) the search found in the tree, shown or
+    # not (``calls`` lists the shown ones); calls on another receiver left out; 0 otherwise
+    total: int = 0
     evidence: tuple[str, ...] = ()  # why it answers (its Relevant Function's evidence)
     # a later run of the same command may answer otherwise: the search went without the index
     # it meant to consult (``summary.telemetry.index.unused``), rg stopped at --timeout, or a

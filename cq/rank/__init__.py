@@ -125,6 +125,11 @@ def score_findings(
         roles=dict(Counter(role_of)),
         files=dict(Counter(f.file for f in findings)),
         files_in_rank_order=tuple(dict.fromkeys(findings[i].file for i in rest)),
+        calls=tuple(
+            msgspec.structs.replace(findings[i], role=role_of[i], score=scores[i])
+            for i in rest
+            if _asked_call(findings[i], ctx.called)
+        ),
     )
     kept = [
         msgspec.structs.replace(
@@ -194,10 +199,22 @@ def final_order(
     if refine is not None:
         final = uses_first(refine(final), ctx)
     if fused is not None:
-        return Ordered(findings=final, tally=Tally.of(fused.findings), fused=fused)
+        shown_at = {(f.file, f.line, f.col) for f in final}
+        beyond = tuple(
+            f
+            for f in fused.findings
+            if _asked_call(f, ctx.called) and (f.file, f.line, f.col) not in shown_at
+        )
+        tally = msgspec.structs.replace(Tally.of(fused.findings), calls=beyond)
+        return Ordered(findings=final, tally=tally, fused=fused)
     files = tuple(dict.fromkeys([*(f.file for f in final), *ranked.tally.files_in_rank_order]))
     tally = msgspec.structs.replace(ranked.tally, files_in_rank_order=files)
     return Ordered(findings=final, tally=tally)
+
+
+def _asked_call(f: Finding, called: frozenset[str]) -> bool:
+    """A call of a name a callers question asks about (``RankContext.called``)."""
+    return bool(called) and f.category == "callsite" and last_name(f.text) in called
 
 
 def callers_first(findings: list[Finding], ctx: RankContext) -> list[Finding]:

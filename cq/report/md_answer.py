@@ -50,12 +50,19 @@ def answer(result: SearchResult, said: Answer, *, tool: bool = False) -> list[st
                 f"; {said.others} other shown call{plural} keywords it does not take "
                 "(another receiver's method of that name)"
             )
+        if said.others_beyond:
+            plural = ("s", "pass") if said.others_beyond != 1 else ("", "passes")
+            how += (
+                f"; {said.others_beyond} call{plural[0]} beyond the shown ones {plural[1]} "
+                "keywords it does not take (another receiver's method of that name)"
+            )
         owned = said.name if said.name and said.name != f.text else ""  # its owner asked
-        return _callers_answer(f, calls, how, owned)
+        return _callers_answer(f, calls, how, owned, said.total)
     if said.kind == "ambiguous_callers":
         plural = "s" if len(calls) != 1 else ""
         head = (
-            f"**Answer:** {len(calls)} shown callsite{plural} named {code(said.name)}, not "
+            f"**Answer:** {len(calls)} shown callsite{plural}{_in_all(said.total, calls)} "
+            f"named {code(said.name)}, not "
             f"resolved: {said.namesakes} shown definitions have that name (the best-ranked at "
             f"{where_of(f)}):"
         )
@@ -65,6 +72,13 @@ def answer(result: SearchResult, said: Answer, *, tool: bool = False) -> list[st
             f"**Answer:** no callsite of {code(said.name)} among the shown findings (it may be "
             "called through a trait or a callback, or from outside the tree);"
         )
+        if said.total:
+            plural = "s" if said.total != 1 else ""
+            lead = (
+                f"**Answer:** no callsite of {code(said.name)} among the shown findings, but "
+                f"{said.total} call{plural} of that name beyond them (raise --limit to see "
+                "them);"
+            )
         return _definition_answer(f, said, lead)
     lines = _definition_answer(f, said, "**Answer:**")
     return [*lines, f"Why: {'; '.join(said.evidence)}."] if said.evidence else lines
@@ -158,17 +172,23 @@ def _resolved_line(f: Finding, name: str, target: TargetCounts) -> str:
 
 
 def _callers_answer(
-    definition: Finding, calls: list[Finding], how: str, owned: str = ""
+    definition: Finding, calls: list[Finding], how: str, owned: str = "", total: int = 0
 ) -> list[str]:
     """A question about callers: its callsites lead (the ranking put them first; ``how``
-    they were tied to the definition), the definition follows on one line."""
+    they were tied to the definition), the definition follows on one line; ``total``: the
+    calls the search found in the tree, shown or not."""
     plural = "s" if len(calls) != 1 else ""
     named = owned or definition.text
-    head = (
-        f"**Answer:** {len(calls)} shown callsite{plural} of {code(named)}"
-        f" (defined at {where_of(definition)}), {how}:"
-    )
+    counted = f"{len(calls)} shown callsite{plural} of {code(named)}"
+    if total > len(calls):  # the search found more than it shows
+        counted = f"{total} callsites of {code(named)} in the tree, {len(calls)} shown"
+    head = f"**Answer:** {counted} (defined at {where_of(definition)}), {how}:"
     return _call_lines(head, calls)
+
+
+def _in_all(total: int, calls: list[Finding]) -> str:
+    """The words " of N in the tree" when the search found more calls than it shows."""
+    return f" of {total} in the tree" if total > len(calls) else ""
 
 
 def _call_lines(head: str, calls: list[Finding]) -> list[str]:
