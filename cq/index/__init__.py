@@ -54,6 +54,10 @@ class IndexFusion(msgspec.Struct, frozen=True, kw_only=True):
 
     findings: list[Finding]
     functions: tuple[RelevantFunction, ...] = ()
+    # The (file, line) of the Answer's candidate's definition among ``findings``, which
+    # ``cq.rank.final_order`` keeps within the report's limit (a smaller ``--limit`` must not
+    # change the Answer); None when the fusion has no candidate with a definition line.
+    answer_at: tuple[str, int] | None = None
     telemetry: Telemetry = msgspec.field(default_factory=Telemetry)
     counters: RunCounters = msgspec.field(default_factory=RunCounters)
     timings_ms: dict[str, float] = {}
@@ -179,7 +183,7 @@ class IndexRun:
         if isinstance(evidence, Building):  # a first build goes on behind the search
             building = IndexHeld(building_source_bytes=evidence.source_bytes, unused=unused)
             return IndexFusion(findings=ranked, telemetry=Telemetry(index=building))
-        findings, functions = fuse_findings(
+        findings, functions, answer_at = fuse_findings(
             corpus,
             ranked,
             evidence,
@@ -195,6 +199,7 @@ class IndexRun:
         return IndexFusion(
             findings=findings,
             functions=functions,
+            answer_at=answer_at,
             telemetry=Telemetry(index=held),
             counters=RunCounters(index_files_updated=update.files_updated + update.files_removed),
             timings_ms={"index": evidence.milliseconds, "index.wait": evidence.waited_ms},

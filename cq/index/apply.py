@@ -52,8 +52,9 @@ def fuse_findings(
     question: Question,
     tests_wanted: bool = False,
     dense: DenseRanker | None = None,
-) -> tuple[list[Finding], tuple[RelevantFunction, ...]]:
-    """The findings in fused order and the Relevant Functions (``tests_wanted``: the search's
+) -> tuple[list[Finding], tuple[RelevantFunction, ...], tuple[str, int] | None]:
+    """The findings in fused order, the Relevant Functions and where the Answer's candidate is
+    defined among the findings (``IndexFusion.answer_at``) (``tests_wanted``: the search's
     focus is tests, so test files keep their fused rank), the fused units reordered by what
     the ``question`` says (``functions.rerank_units``). ``tuning.index`` holds the
     fusion's numbers, ``tuning.rank.role`` the role multipliers it demotes by; ``dense``
@@ -128,12 +129,14 @@ def fuse_findings(
     first = answer
     if first is not None and not first.line and (found := lines.unit(first.file, first.qualname)):
         first = msgspec.structs.replace(first, line=found[0], kind=found[1])  # rg's scope alone
+    answer_at = None
     if first is not None and first.line:
         vote = vote_of.get(first.file)
         explained = weights if explain else ""
         confidence = numbers.index_only_confidence
         head, tail = _lead_with(first, head, tail, lines, vote, explained, confidence)
-    return head + tail, tuple(_function(u, ranked, lines) for u in units)
+        answer_at = (first.file, first.line)
+    return head + tail, tuple(_function(u, ranked, lines) for u in units), answer_at
 
 
 def _pool(

@@ -150,6 +150,9 @@ class Reordered(Protocol):
     @property
     def findings(self) -> list[Finding]: ...
 
+    @property
+    def answer_at(self) -> tuple[str, int] | None: ...
+
 
 R = TypeVar("R", bound=Reordered)
 
@@ -196,6 +199,8 @@ def final_order(
         final = fused.findings
     final = uses_first(callers_first(final, ctx), ctx)
     final = final[:limit] if limit > 0 else final
+    if fused is not None and limit > 0 and not ctx.called and ctx.used is None:
+        final = _answer_kept(final, fused)
     if refine is not None:
         final = uses_first(refine(final), ctx)
     if fused is not None:
@@ -210,6 +215,22 @@ def final_order(
     files = tuple(dict.fromkeys([*(f.file for f in final), *ranked.tally.files_in_rank_order]))
     tally = msgspec.structs.replace(ranked.tally, files_in_rank_order=files)
     return Ordered(findings=final, tally=tally)
+
+
+def _answer_kept(final: list[Finding], fused: Reordered) -> list[Finding]:
+    """The fusion's Answer's definition among the shown findings, in the place of the last
+    when the limit cut it: the Answer is read from the shown findings (``cq.assemble``), and
+    ``--limit 3`` must not answer with another function than the default limit does. A
+    callers or usage question answers with its calls or uses, never moved for this."""
+    at = fused.answer_at
+    if at is None or not final or any(_defines_at(f, at) for f in final):
+        return final
+    found = next((f for f in fused.findings if _defines_at(f, at)), None)
+    return final if found is None else [*final[:-1], found]
+
+
+def _defines_at(f: Finding, at: tuple[str, int]) -> bool:
+    return f.category == "definition" and (f.file, f.line) == at
 
 
 def _asked_call(f: Finding, called: frozenset[str]) -> bool:
