@@ -220,6 +220,13 @@ class Ladder:
                 retry = self._search(pieces, widened=False)
             if retry.matches:
                 return self._climbed(retry, pieces, chain, "filled")
+        if q.pieces and not found.matches:  # a format string split, or filled with a word
+            chain += () if "regex" in chain else ("regex",)
+            runs = tuple(p for r in q.pieces for p in patterns_for_query(r, "regex"))
+            with timed(self.timings, "candidates_fallback"):
+                retry = self._search(runs, widened=False)
+            if retry.matches:
+                return self._climbed(retry, runs, chain, "filled")
         if q.mode_requested is not None or self.switches.rewrite is not None:
             return self._climbed(found, own, chain, "nothing")
         return None

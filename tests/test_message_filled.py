@@ -98,3 +98,53 @@ def test_a_message_asking_a_question(tmp_path: Path) -> None:
     write_tree(tmp_path, TREE)
     answer = _answer(tmp_path, "By 'bilnear', did you mean 'bilinear'?")
     assert answer.startswith("**Answer:** `look_up` raises it, at `pkg/queues.py:11:"), answer
+
+
+PIECES = {
+    "data/fields.py": (
+        "class ShapeError(ValueError):\n    pass\n\n\n"
+        "class ArrayField:\n    def check(self, name, value, ndim):\n"
+        "        if value.ndim != ndim:\n"
+        "            raise ShapeError(\n"
+        "                f\"Array '{name}' has bad shape - expected \"\n"
+        '                f"{ndim} dimensions, got {value.ndim}."\n'
+        "            )\n"
+    ),
+    "cli/checks.rs": (
+        "fn assert_unique(cmd: &Command, name: &str) {\n"
+        "    panic!(\n"
+        "        \"Command {}: Argument names must be unique, but '{}' is in use by more "
+        'than one argument",\n'
+        "        cmd.name, name\n    );\n}\n"
+    ),
+    # the same words in a comment: no format string (the runs are looked for in strings)
+    "data/notes.py": (
+        "def expected_shape(array):\n"
+        "    # has bad shape - expected dimensions are read from the schema\n"
+        "    return array.shape\n"
+    ),
+}
+
+
+def test_a_format_string_written_as_two_literals_on_two_lines(tmp_path: Path) -> None:
+    """Its filled-in message is on no line whole: the longest constant run inside a string
+    finds it (before, the message was rewritten into guessed names)."""
+    write_tree(tmp_path, PIECES)
+    answer = _answer(
+        tmp_path, "Array 'feat_dynamic_real' has bad shape - expected 2 dimensions, got 1."
+    )
+    assert answer.startswith("**Answer:** `ArrayField.check` "), answer
+    assert "`data/fields.py:9:" in answer, answer
+
+
+def test_a_message_with_a_plain_word_filled_in(tmp_path: Path) -> None:
+    """ "myapp" filled into "Command {}: ..." looks like any other word of the message: its
+    other run, inside a string, finds the format string."""
+    write_tree(tmp_path, PIECES)
+    answer = _answer(
+        tmp_path,
+        "Command myapp: Argument names must be unique, but 'verbose' is in use by more than "
+        "one argument",
+    )
+    assert answer.startswith("**Answer:** `assert_unique` "), answer
+    assert "`cli/checks.rs:3:" in answer, answer

@@ -66,6 +66,12 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     # else as written), searched when the whole is nowhere: a program writes a long message
     # as strings on several lines ("... is invalid. " "Reason: ..."), which rg sees apart
     sentences: tuple[str, ...] = ()
+    # a filled-in phrase's long constant runs, each an rg regex finding it inside a string
+    # (a quote before it on its line), searched when neither ``filled`` nor ``sentences``
+    # matched: a format string written as two literals on two lines ("... has bad shape -
+    # expected " / "{n} dimensions"), or a value filled in that looks like any word ("Command
+    # myapp: ..." from "Command {}: ..."), leaves one run whole on one line
+    pieces: tuple[str, ...] = ()
     one_line: bool = True  # one line, blank lines around it aside (else an issue text)
     # the text an index and a rewrite read: an issue form's environment sections left out
     # (``cq.rewrite.template``); its first non-blank line is its ``title``

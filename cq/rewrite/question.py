@@ -95,6 +95,7 @@ def understand(
         within=named_q.within if named_q is not None else (),
         filled=filled_pattern(typed) if phrase and typed is not None else None,
         sentences=sentence_patterns(typed) if phrase and typed is not None else (),
+        pieces=quoted_runs(typed) if phrase and typed is not None else (),
         one_line=one_line(text),
         body=body,
         title=next((ln for ln in body.splitlines() if ln.strip()), ""),
@@ -172,6 +173,7 @@ _FILLED = re.compile(
 _FILLED_CHARS = 300  # hand-set: a message is a line; longer text is no message to rebuild
 _REGEX_META = re.compile(r"([\\.+*?()|\[\]{}^$#&~-])")
 _BETWEEN = ".{1,60}?"  # a placeholder's text: "{}", "%d", "{len(self.buf)}"
+_AFTER_QUOTE = "[\"'`][^\\n]*"  # a quote earlier on the line: inside a string literal
 
 
 def filled_pattern(text: str) -> str | None:
@@ -193,6 +195,20 @@ def filled_pattern(text: str) -> str | None:
     if sum(len(r.strip()) for r in runs) < 12 or max(len(r.strip()) for r in runs) < 8:
         return None
     return _BETWEEN.join(_REGEX_META.sub(r"\\\1", r) for r in runs)
+
+
+def quoted_runs(text: str) -> tuple[str, ...]:
+    """An rg regex of each constant run of a filled-in message (``filled_pattern``'s) of at
+    least ``_PHRASE_WORDS`` words and ``_SENTENCE_CHARS`` characters, longest first, found only
+    after a quote on its line: inside a string literal, where a format string is, and not in a
+    comment or prose that shares a few words with a title. () when nothing was filled in."""
+    if len(text) > _FILLED_CHARS or filled_pattern(text) is None:
+        return ()
+    runs = [r.strip(" ,;:") for r in _FILLED.split(text.strip())]
+    long = [r for r in runs if len(r) >= _SENTENCE_CHARS and len(r.split()) >= _PHRASE_WORDS]
+    long.sort(key=len, reverse=True)
+    escaped = (_REGEX_META.sub(r"\\\1", r) for r in dict.fromkeys(long))
+    return tuple(_AFTER_QUOTE + e for e in escaped)
 
 
 def is_identifier_query(query: str) -> bool:
