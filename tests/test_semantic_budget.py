@@ -102,7 +102,9 @@ def test_a_hanging_server_does_not_delay_a_long_lived_process_search(
     assert facts and {s.status for s in facts} == {"pending"}
     assert result.summary.semantic is not None and result.summary.semantic.asking == "background"
     assert started.exists()  # the background asked it
-    assert result.run.timings_ms["semantic"] < 1000  # far from the 3 s the batch waited
+    # had the search waited for the batch it would have taken its 3 s: any less is not
+    # waiting, however slow a loaded machine makes the stage's own work
+    assert result.run.timings_ms["semantic"] < 3000
 
 
 def test_a_long_lived_process_asks_pyrefly_only_once_its_search_is_done(
