@@ -1,6 +1,7 @@
 """Installed versions of the parser wheels, for cache keys, without ``importlib.metadata``.
 
-``importlib.metadata`` costs ~40 ms per process (it imports ``email`` and parses METADATA);
+``importlib.metadata`` costs a process a visible part of a warm search (it imports
+``email`` and parses METADATA; its cost: bench/results/2026-11-29-figures-from-cq.md);
 a version is already in the ``<name>-<version>.dist-info`` directory name, found the same
 way: the first ``sys.path`` entry that has one wins.
 """

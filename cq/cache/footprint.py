@@ -29,9 +29,9 @@ Embedding models (``embed/models/``, ``cq embed fetch``) and ``cq agent install`
 (``agent/``) are the user's, not cache: counted apart (``Kept``), never bounded or removed.
 
 In: the cache dir and its bound. Out: ``Footprint`` (what ``cq cache info`` lists) and
-removals. Walking 500 index directories of 12 files each cost 175-190 ms on a loaded 2-core
-machine (a stat per file), so it runs only after a write, in the writer's own thread or
-process, and at ``cq cache prune``.
+removals. The walk costs a stat per file, too much for every search (its cost:
+bench/results/2026-11-29-figures-from-cq.md), so it runs only after a write, in the
+writer's own thread or process, and at ``cq cache prune``.
 """
 
 from __future__ import annotations

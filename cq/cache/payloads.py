@@ -160,7 +160,8 @@ def _path(module: str) -> str | None:
 @cache
 def _package_files() -> frozenset[str]:
     """Every ``.py`` file of the cq package: one walk instead of a stat per candidate module
-    name (a search derives several namespaces; 435 stats cost ~20 ms on a loaded machine)."""
+    name (a search derives several namespaces, each a stat per name; their cost:
+    bench/results/2026-11-29-figures-from-cq.md)."""
     return frozenset(
         os.path.join(folder, name)
         for folder, _dirs, names in os.walk(_PACKAGE)

@@ -1,17 +1,16 @@
 """The store's two files and their tables; opening them; forgetting entries.
 
-``cq-v2.sqlite3`` holds ``entries`` (values under sequential ids, so a put appends where
-the file ends instead of landing on random pages) and ``usage`` (id, namespace, stored and
-raw bytes, last use: the rows size and recency decisions walk, ~40 bytes each, indexed by
-last use). ``cq-v2-keys.sqlite3`` holds ``keys``: 64 bits of blake2b over namespace and key
--> id, ~15 bytes an entry (8 MB for 500,000 entries). It is a file of its own so that it is
-contiguous: one ``posix_fadvise(WILLNEED)`` at open reads it ahead in the background, and
-the lookups of a search whose database fell out of the OS page cache do not become one
-random read each (a warm search with a 1 GB cache read 374 pages at random with the index
-inside the main file: +545 ms, ``bench/cache_growth.py``). The two files commit separately
-(WAL, attached databases): after a crash between the two commits a key may point to a
-missing or reused id, which the read checks (``entries.hash``), and an entry may have no
-key, which eviction removes like any other.
+``cq-v2.sqlite3`` holds ``entries`` (values under sequential ids, so a put appends where the
+file ends instead of landing on random pages) and ``usage`` (id, namespace, stored and raw
+bytes, last use: the rows size and recency decisions walk, ~40 bytes each, indexed by last
+use). ``cq-v2-keys.sqlite3`` holds ``keys``: 64 bits of blake2b over namespace and key -> id,
+~15 bytes an entry (8 MB for 500,000 entries). It is a file of its own so that it is
+contiguous: one ``posix_fadvise(WILLNEED)`` at open reads it ahead in the background, and the
+lookups of a search whose database fell out of the OS page cache do not become one random read
+each (``bench/cache_growth.py``; its figures: bench/results/2026-11-29-figures-from-cq.md). The
+two files commit separately (WAL, attached databases): after a crash between the two commits a
+key may point to a missing or reused id, which the read checks (``entries.hash``), and an entry
+may have no key, which eviction removes like any other.
 """
 
 from __future__ import annotations

@@ -55,8 +55,8 @@ def code_digest(memo_dir: str | None = None, package: str = _PACKAGE) -> str:
     fixed order): two copies of the same cq (a checkout and its installed wheel) are one
     server's code. Every search through the server asks for it: in ``memo_dir`` it is kept
     with the files' stat (size, mtime, ctime, inode), and while none of them changed it is
-    read from there instead of hashing the sources (~250 files, 12-13 ms of a warm
-    search's 90)."""
+    read from there instead of hashing the sources (~250 files; the cost of hashing them
+    each search: bench/results/2026-11-29-figures-from-cq.md)."""
     files = _code_files(package)
     stats: list[str] = []
     racy = False
@@ -92,7 +92,7 @@ def _code_files(package: str) -> list[tuple[str, str]]:
         for name in sorted(names):
             if name.endswith(".py"):
                 path = f"{folder}/{name}"
-                out.append((path[skip:], path))  # relpath cost 11 ms a search
+                out.append((path[skip:], path))  # not os.path.relpath: its cost, per file
     # Where ``cq.profiles.profiles_dir`` finds them (not imported: the client starts lean).
     shipped = os.path.join(package, "_profiles")
     if not os.path.isdir(shipped):

@@ -68,8 +68,8 @@ class RelayOut(io.RawIOBase):
 class Writer:
     """The client's side: ``output`` frames queued and written to this process's own
     descriptors by a thread, so the connection is read on while a reader dawdles. On the
-    interpreter's own ``_thread`` and ``_queue``: ``threading`` costs the client a visible
-    part of a warm search (45-65 ms to import on a loaded machine, against under 1 ms)."""
+    interpreter's own ``_thread`` and ``_queue``: importing ``threading`` costs the client a
+    visible part of a warm search (bench/results/2026-11-29-figures-from-cq.md)."""
 
     def __init__(self) -> None:
         self._queue: _queue.SimpleQueue[tuple[int, bytes] | None] | None = None

@@ -19,7 +19,7 @@ import threading
 
 # The first search should not pay for these; the warm-up stops once a search starts, which
 # imports what it needs itself (a second thread importing LibCST only slowed the first
-# search: 4.5 -> 2.1 s on the stdlib, empty cache).
+# search: bench/results/2026-11-29-figures-from-cq.md).
 _HEAVY_MODULES = ("ast_grep_py", "tree_sitter_python", "tree_sitter_rust", "libcst")
 
 
@@ -47,8 +47,8 @@ def search_begins(searching: threading.Event) -> None:
 def warm_between(searching: threading.Event) -> None:
     """A search is done: queued Pyrefly batches run, and the heavy parsers the warm-up has
     not reached (a search that came at once stopped it) are imported until the next search
-    starts. Without this the first question that needs LibCST paid its import (~0.1-0.2 s)
-    on top of LibCST's own work."""
+    starts. Without this the first question that needs LibCST paid its import on top of
+    LibCST's own work."""
     from cq.semantic.later import later
 
     later().release()
