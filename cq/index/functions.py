@@ -263,9 +263,8 @@ def _grouped(order: Sequence[tuple[UnitVote, Scored]]) -> list[Ranked]:
     by the best scored (one trait's method implemented by each type of the file, clap's 12
     ``possible_values``, is one place to read); Python's are each listed, since they are
     methods of different classes (every ``__init__`` of a module of layers), each its own
-    place to fix. Grouping Python's too, led by the best (python_tuning sample 100, fn Hit@5
-    before -> grouped, against listed each): titles 54.3 -> 54.3 (56.5), texts 73.9 -> 72.8
-    (75.0)."""
+    place to fix. Grouping Python's too, led by the best, lowered function Hit@5 on the
+    python_tuning sample (its figures: bench/results/2026-11-29-figures-from-cq.md)."""
     out: list[Ranked] = []
     lead: dict[tuple[str, str], Ranked] = {}
     for vote, scored in order:
