@@ -213,20 +213,17 @@ class Ladder:
                 return self._climbed(retry, both, chain, "filled")
             if found.matches:
                 return self._climbed(found, own, (q.mode,), "matched")
-        if q.sentences and not found.matches:  # a long message: written in pieces
+        # Nowhere whole: a long message written in pieces (its sentences), then a format
+        # string split over two lines or filled with a plain word (its runs inside strings).
+        for regexes in (q.sentences, q.pieces):
+            if found.matches or not regexes:
+                continue
             chain += () if "regex" in chain else ("regex",)
-            pieces = tuple(p for s in q.sentences for p in patterns_for_query(s, "regex"))
+            parts = tuple(p for r in regexes for p in patterns_for_query(r, "regex"))
             with timed(self.timings, "candidates_fallback"):
-                retry = self._search(pieces, widened=False)
+                retry = self._search(parts, widened=False)
             if retry.matches:
-                return self._climbed(retry, pieces, chain, "filled")
-        if q.pieces and not found.matches:  # a format string split, or filled with a word
-            chain += () if "regex" in chain else ("regex",)
-            runs = tuple(p for r in q.pieces for p in patterns_for_query(r, "regex"))
-            with timed(self.timings, "candidates_fallback"):
-                retry = self._search(runs, widened=False)
-            if retry.matches:
-                return self._climbed(retry, runs, chain, "filled")
+                return self._climbed(retry, parts, chain, "filled")
         if q.mode_requested is not None or self.switches.rewrite is not None:
             return self._climbed(found, own, chain, "nothing")
         return None

@@ -7,7 +7,7 @@ and the MCP server report it alike, and check it nowhere else.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeVar
 
 import msgspec
 
@@ -114,18 +114,7 @@ class Scope(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def of(cls, request: SearchRequest) -> Scope:
-        return cls(
-            root=request.root,
-            lang=request.lang,
-            in_dir=request.in_dir,
-            include=request.include,
-            exclude=request.exclude,
-            hidden=request.hidden,
-            no_ignore=request.no_ignore,
-            ignore_case=request.ignore_case,
-            limits=request.limits,
-            use_cache=request.use_cache,
-        )
+        return _taken(cls, request)
 
 
 class LadderSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -139,7 +128,7 @@ class LadderSettings(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def of(cls, request: SearchRequest) -> LadderSettings:
-        return cls(focus=request.focus, rewrite=request.rewrite, use_index=request.use_index)
+        return _taken(cls, request)
 
 
 class Echo(msgspec.Struct, frozen=True, kw_only=True):
@@ -165,22 +154,16 @@ class Echo(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def of(cls, request: SearchRequest) -> Echo:
-        return cls(
-            query=request.query,
-            root=request.root,
-            mode=request.mode,
-            lang=request.lang,
-            profile=request.profile,
-            include=request.include,
-            exclude=request.exclude,
-            in_dir=request.in_dir,
-            hidden=request.hidden,
-            no_ignore=request.no_ignore,
-            ignore_case=request.ignore_case,
-            focus=request.focus,
-            limit=request.limit,
-            max_tokens=request.max_tokens,
-        )
+        return _taken(cls, request)
+
+
+_Taken = TypeVar("_Taken", bound=msgspec.Struct)
+
+
+def _taken(cls: type[_Taken], request: SearchRequest) -> _Taken:
+    """``cls`` holding the request's values of its fields: each struct derived at the front
+    names its fields as the request does, so one rule copies them all."""
+    return cls(**{name: getattr(request, name) for name in cls.__struct_fields__})
 
 
 def _check_text(what: str, text: str) -> None:
