@@ -63,7 +63,7 @@ def dense_listed(ranked: Sequence[Ranked], dense: DenseRanks, tuning: EmbedTunin
     for path, qualname, kind, line in dense.units:
         if (path, qualname) not in by_key and kind not in CONTAINERS:
             vote = UnitVote(file=path, qualname=qualname, line=line, kind=kind)
-            scored = Scored(at=-1, score=0.0, signals={}, evidence=())
+            scored = Scored(at=-1, score=0.0, signals={}, evidence=())  # on no list of cq's
             by_key[(path, qualname)] = Ranked(vote=vote, namesakes=[], scored=scored)
     scores = rrf_scores(
         list(by_key)[: len(ranked)],
