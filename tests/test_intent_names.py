@@ -58,6 +58,18 @@ def test_an_import_question_is_answered_by_the_import_sites(tmp_path: Path) -> N
     assert "- `svc/s3/responses.py:1:26`" in answer and "- `svc/s3/urls.py:1:26`" in answer
 
 
+def test_an_answer_counting_more_sites_than_it_lists_says_where_the_rest_are(
+    tmp_path: Path,
+) -> None:
+    more = {f"svc/extra/m{i}.py": "from svc.s3.models import S3Backend\n" for i in range(3)}
+    write_tree(tmp_path, {**BACKENDS, **more})
+    answer = _answer("search", "where is S3Backend imported?", "--root", str(tmp_path))
+    assert answer.startswith("**Answer:** 5 imports of `S3Backend`"), answer
+    listed = [line for line in answer.splitlines() if line.startswith("- `")]
+    assert len(listed) == 3, answer
+    assert "- and 2 more among the findings below" in answer.splitlines(), answer
+
+
 def test_a_usage_question_is_answered_by_the_uses(tmp_path: Path) -> None:
     write_tree(tmp_path, BACKENDS)
     answer = _answer("search", "where is S3Backend used?", "--root", str(tmp_path))

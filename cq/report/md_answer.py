@@ -197,6 +197,10 @@ def _call_lines(head: str, calls: list[Finding]) -> list[str]:
     for call in calls[:CALLERS_LISTED]:
         scope = scope_of(call)
         lines.append(f"- {where_of(call)}" + (f" in {code(scope)}" if scope else ""))
+    # A count above the list must not read as the list: the rest are among the findings below.
+    rest = len(calls) - CALLERS_LISTED
+    if rest > 0:
+        lines.append(f"- and {rest} more among the findings below")
     lines += fence([calls[0].line_text], calls[0].language)
     return lines
 
