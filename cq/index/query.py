@@ -222,21 +222,25 @@ def search_index(index: Any, words: dict[str, float], tuning: IndexTuning) -> In
 def _units(
     index: Any, searcher: Any, words: dict[str, float], boosts: dict[str, float], t: IndexTuning
 ) -> tuple[IndexHit, ...]:
-    """The best unit documents down to the ``units_asked``-th outside the tests (at most
-    ``units_read_most`` read). Tests are written as sentences (``test_list_buckets_with_max_
-    buckets``) and hold a question's words more often than the code they test: in the first
-    50 units of the everyday concept questions' words, tests pushed 8 gold functions out,
-    which the Relevant Functions, ranking tests after the code (``fuse.fused_units``), then
-    never saw (bench/results/2026-11-29-answer5/)."""
-    limit = t.units_asked
-    while True:
-        hits = _search(index, searcher, words, boosts, False, limit)
-        code = [i for i, h in enumerate(hits) if path_role(h.path) != "test"]
-        if len(code) >= t.units_asked:
-            return hits[: code[t.units_asked - 1] + 1]
-        if len(hits) < limit or limit >= t.units_read_most:
-            return hits
-        limit = min(limit * 2, t.units_read_most)
+    """The best unit documents down to the ``units_asked``-th outside the tests, and every
+    one tied with it (at most ``units_read_most`` read). Tests are written as sentences
+    (``test_list_buckets_with_max_buckets``) and hold a question's words more often than the
+    code they test: in the first 50 units of the everyday concept questions' words, tests
+    pushed 8 gold functions out, which the Relevant Functions, ranking tests after the code
+    (``fuse.fused_units``), then never saw (bench/results/2026-11-29-answer5/). One search;
+    the documents are read in order until enough are found."""
+    hits = searcher.search(_query(index, words, boosts, False), t.units_read_most, count=False)
+    out: list[IndexHit] = []
+    code, last = 0, None
+    for score, address in hits.hits:
+        if code >= t.units_asked and score < last:
+            break
+        hit = _hit(searcher.doc(address), score)
+        out.append(hit)
+        if path_role(hit.path) != "test":
+            code += 1
+            last = score
+    return _sorted(out)
 
 
 def _search(
@@ -247,25 +251,36 @@ def _search(
     files: bool,
     limit: int,
 ) -> tuple[IndexHit, ...]:
+    query = _query(index, words, boosts, files)
+    return _sorted([_hit(doc, score) for score, doc in _best(searcher, query, limit)])[:limit]
+
+
+def _query(index: Any, words: dict[str, float], boosts: dict[str, float], files: bool) -> Any:
+    """``words`` over the boosted fields, of file documents (``files``) or of units."""
     import tantivy
 
     text = " ".join(f"{w}^{weight:g}" if weight != 1.0 else w for w, weight in words.items())
     parsed, _errors = index.parse_query_lenient(text, list(boosts), field_boosts=boosts)
     kind = tantivy.Query.term_query(index.schema, "kind", "file")
     occur = tantivy.Occur.Must if files else tantivy.Occur.MustNot
-    query = tantivy.Query.boolean_query([(tantivy.Occur.Must, parsed), (occur, kind)])
-    out = [
-        IndexHit(
-            path=path_of(doc.get_first("path")),
-            kind=doc.get_first("kind"),
-            qualname=doc.get_first("qualname") or "",
-            line=doc.get_first("line") or 1,
-            score=score,
-        )
-        for score, doc in _best(searcher, query, limit)
-    ]
-    out.sort(key=lambda h: (-h.score, h.path, h.line, h.qualname))
-    return tuple(msgspec.structs.replace(h, score=round(h.score, 4)) for h in out[:limit])
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, parsed), (occur, kind)])
+
+
+def _hit(doc: Any, score: float) -> IndexHit:
+    return IndexHit(
+        path=path_of(doc.get_first("path")),
+        kind=doc.get_first("kind"),
+        qualname=doc.get_first("qualname") or "",
+        line=doc.get_first("line") or 1,
+        score=score,
+    )
+
+
+def _sorted(hits: list[IndexHit]) -> tuple[IndexHit, ...]:
+    """Best first, ties by path (tantivy breaks them by document address, ``_best``), the
+    scores rounded."""
+    hits.sort(key=lambda h: (-h.score, h.path, h.line, h.qualname))
+    return tuple(msgspec.structs.replace(h, score=round(h.score, 4)) for h in hits)
 
 
 def _best(searcher: Any, query: Any, limit: int) -> list[tuple[float, Any]]:
