@@ -123,14 +123,18 @@ def measured(
     search's file order (its findings' files, best first); ``held``: each candidate's words
     (``coverage.unit_words``; None: its text was not found), for its share of the question;
     ``sizes``: each candidate's length in lines (0: not found); ``heads``: each one's names,
-    signature and docstring words (``coverage.head_of``), for a one-line question's
-    ``head`` signal.
+    signature and docstring words (``coverage.head_of``), for the ``head`` signal of a
+    question led by a question word ("how are X done"), which asks what code does, and what
+    code does its name and docstring say. An issue's title is no such question: "Missing
+    up_modules in Network when scripted" names the class that holds the code, not the
+    function that does it (``test_each_python_method_of_one_name_is_its_own_relevant_function``).
 
     A one-line question's shares count its content words only (``_content_words``)."""
     file_rank = {f: i for i, f in enumerate(files, 1)}
     words = _content_words(question)
     shares = coverage(words, held) if held else [0.0] * len(candidates)
-    headed = coverage(words, heads) if heads and question.one_line else [0.0] * len(candidates)
+    asks = heads and question.one_line and question.behaviour
+    headed = coverage(words, heads) if asks else [0.0] * len(candidates)
     if not candidates:
         return []
     size = readers.sizes(sizes, len(candidates)) if question.one_line else [0.0] * len(candidates)
