@@ -209,7 +209,8 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
             "measured: the everyday set's concept and title pools replayed "
             "(bench/results/2026-11-29-answer5/replay_words.py, grid 0-1.2 with covers 0.4-1.6): "
             "0.4 with covers kept at 0.8, chosen by 9 of 11 folds leaving a repository out; a "
-            "how-question's share its names, signature and docstring say (titles: 0, functions.measured)"
+            "how-question's share its names, signature and docstring say (titles: 0, "
+            "functions.measured)"
         ),
     ] = 0.4
     test: Annotated[float, _why(f"{_ASCENT}; test code, unless the question is about tests")] = -0.3
