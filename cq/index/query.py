@@ -229,10 +229,11 @@ def _units(
     pushed 8 gold functions out, which the Relevant Functions, ranking tests after the code
     (``fuse.fused_units``), then never saw (bench/results/2026-11-29-answer5/). One search;
     the documents are read in order until enough are found."""
-    hits = searcher.search(_query(index, words, boosts, False), t.units_read_most, count=False)
+    query = _query(index, words, boosts, False)
+    best = _best_addresses(searcher, query, t.units_read_most)
     out: list[IndexHit] = []
-    code, last = 0, None
-    for score, address in hits.hits:
+    code, last = 0, 0.0
+    for score, address in best:
         if code >= t.units_asked and score < last:
             break
         hit = _hit(searcher.doc(address), score)
@@ -241,6 +242,18 @@ def _units(
             code += 1
             last = score
     return _sorted(out)
+
+
+def _best_addresses(searcher: Any, query: Any, limit: int) -> list[tuple[float, Any]]:
+    """The ``limit`` best documents' addresses and every one tied with the last of them
+    (``_best``: which of equal documents tantivy returns depends on how the index was
+    written; a tree of many alike functions ties hundreds)."""
+    asked = limit + 1
+    while True:
+        hits = searcher.search(query, asked, count=False).hits
+        if len(hits) < asked or hits[-1][0] < hits[limit - 1][0]:
+            return [(score, address) for score, address in hits]
+        asked *= 2
 
 
 def _search(
@@ -290,12 +303,9 @@ def _best(searcher: Any, query: Any, limit: int) -> list[tuple[float, Any]]:
     asking past the cut until the tie ends lets the caller order ties by path instead."""
     if limit <= 0:
         return []
-    asked = limit + 1
-    while True:
-        hits = searcher.search(query, asked, count=False).hits
-        if len(hits) < asked or hits[-1][0] < hits[limit - 1][0]:
-            return [(score, searcher.doc(address)) for score, address in hits]
-        asked *= 2
+    return [
+        (score, searcher.doc(address)) for score, address in _best_addresses(searcher, query, limit)
+    ]
 
 
 def definitions(index: Any, names: list[str], tuning: IndexTuning) -> dict[str, list[Definition]]:
