@@ -544,3 +544,46 @@ def test_a_form_feed_does_not_shift_the_lines_the_index_shows(tmp_path: Path) ->
     )
     listed = section(data, "functions")["functions"][0]
     assert (listed["line"], listed["signature"]) == (3, "def compress_backup(folder):")
+
+
+BUCKET_TESTS = '''def test_list_buckets_created_in_a_region():
+    """Buckets created in a region are listed."""
+
+
+def test_buckets_created_twice_raise():
+    """Buckets created twice raise."""
+
+
+def test_created_buckets_are_empty():
+    """Created buckets are empty."""
+'''
+
+BUCKET_STORE = '''class Store:
+    def create_bucket(self, name):
+        """Make a new bucket of that name."""
+        self.buckets[name] = []
+'''
+
+
+def test_the_index_reaches_past_tests_to_the_code_they_test(tmp_path: Path) -> None:
+    """Tests are named as sentences and hold a question's words more often than the code:
+    the units the index is asked for are counted outside the tests, and the Relevant
+    Functions rank the code's units before the tests' (the question is not about tests)."""
+    from cq.index.build import update_index
+    from cq.index.fuse import fused_units
+    from cq.index.query import ask
+    from cq.model.index_tuning import IndexTuning
+    from cq.rewrite import understand
+
+    repo = write_tree(
+        tmp_path / "repo", {"tests/test_buckets.py": BUCKET_TESTS, "app/store.py": BUCKET_STORE}
+    )
+    opened, _ = update_index(repo)
+    tuning = IndexTuning(units_asked=1)
+    hits = ask(opened.index, opened.manifest, understand("how are buckets created?"), (), tuning)
+    assert hits.units[-1].qualname == "Store.create_bucket", hits.units
+    assert hits.units[0].path == "tests/test_buckets.py"  # the tests ranked first are kept
+    listed = [v.qualname for v in fused_units(hits.units, [], {}, tuning.python)]
+    assert listed[0] == "Store.create_bucket"
+    wanted = fused_units(hits.units, [], {}, tuning.python, tests_wanted=True)
+    assert wanted[0].file == "tests/test_buckets.py"

@@ -346,3 +346,43 @@ def test_a_how_question_is_answered_by_the_code_that_runs_not_its_constructor() 
     assert title == "EarlyStopping.__init__"
     condition = answer("When early stopping counts evaluations, improvement is lost")
     assert condition == "EarlyStopping.__init__"
+
+
+def test_a_how_question_is_answered_by_what_a_function_says_it_does() -> None:
+    """Two functions whose texts hold the question's content words alike: the one whose name,
+    signature and docstring say them answers; "to" and "the", which the index is asked,
+    give a cache check no share of what the question asks."""
+    from cq.index.coverage import head_of, words_of
+    from cq.index.functions import measured, ordered
+    from cq.index.query import asked_words
+    from cq.index.units import file_units
+    from cq.model.index_tuning import IndexTuning
+
+    source = '''class Store:
+    def check(self, item):
+        # the user's option: misspelled names are suggested in the log
+        return self.names.get(item, "to the user")
+
+
+def look_up_option(opt, supported):
+    """A misspelled option name: the closest supported one is suggested to the user."""
+    return min(supported, key=lambda s: distance(s, opt))
+'''
+    units = {u.qualname: u for u in file_units(source, "python")}
+    candidates = [
+        Candidate(file="app/store.py", qualname="Store.check", fused=1.0),
+        Candidate(file="app/store.py", qualname="look_up_option", fused=0.9),
+    ]
+    question = "how is a misspelled option name suggested to the user"
+    signals = asked(understand(question), asked_words(understand(question), (), IndexTuning()))
+    held = [words_of(units[c.qualname]) for c in candidates]
+    heads = [head_of(units[c.qualname]) for c in candidates]
+    found = measured(candidates, signals, [], [], held, None, heads)
+    first = best_answer(ordered(found))
+    assert first is not None and candidates[first.at].qualname == "look_up_option"
+    assert found[0].signals["covers"] == found[1].signals["covers"]  # their texts: alike
+    title = "misspelled option name suggested to the user"  # no question: no head signal
+    said = asked(understand(title), asked_words(understand(title), (), IndexTuning()))
+    assert {s.signals["head"] for s in measured(candidates, said, [], [], held, None, heads)} == {
+        0.0
+    }

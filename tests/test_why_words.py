@@ -40,6 +40,8 @@ def test_why_names_no_word_the_answers_text_does_not_spell(tmp_path: Path) -> No
     assert where is not None, run.stdout
     start = int(where[1]) - 1
     body = "\n".join(FILES["server.py"].splitlines()[start : start + 2])
+    owner = re.search(r"defined at `[^`]+` in `(\w+)`", run.stdout)  # shown beside it
+    body += f"\n{owner[1]}" if owner else ""
     said = re.search(r"its text says ([\w, ]+) \(", why)
     for word in said[1].split(", ") if said else ():
         assert word in body.lower(), f"{word!r} is not in the answer's text: {why}"

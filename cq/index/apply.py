@@ -120,6 +120,7 @@ def fuse_findings(
         lines.reader.lines,
         numbers.signals,
         tests_wanted=tests_wanted,
+        head=lines.reader.head,
     )
     best = best_answer([r.scored for r in pool])  # the Answer's candidate (cq.assemble picks)
     answer = next((r.vote for r in pool if r.scored is best), None)

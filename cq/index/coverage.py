@@ -45,6 +45,11 @@ def words_of(u: Unit) -> frozenset[str]:
     return unit_words(f"{u.names} {u.signature} {u.doc} {u.text}")
 
 
+def head_of(u: Unit) -> frozenset[str]:
+    """``unit_words`` of what a unit says it does: its names, signature and docstring."""
+    return unit_words(f"{u.names} {u.signature} {u.doc}")
+
+
 def functions_of(units: Mapping[str, Unit], owner: str = "") -> list[Unit]:
     """The functions among a file's ``units`` (by qualified name, in file order), or only
     those of the Python class ``owner``."""
@@ -65,6 +70,12 @@ class UnitReader:
         """A Relevant Function's words (``by_coverage``); None: not found in its file."""
         u = self.units(vote.file).get(vote.qualname)
         return self._words(vote.file, u) if u is not None else None
+
+    def head(self, vote: UnitVote) -> frozenset[str] | None:
+        """A Relevant Function's names, signature and docstring words (``head_of``); None: not
+        found in its file."""
+        u = self.units(vote.file).get(vote.qualname)
+        return head_of(u) if u is not None else None
 
     def lines(self, vote: UnitVote) -> int:
         """A Relevant Function's length in lines (``function_signals.sizes``); 0: not found."""

@@ -43,7 +43,7 @@ from cq.model import Finding, Question
 from cq.model.index_tuning import SignalWeights
 from cq.model.language import is_rust
 from cq.rank import last_name
-from cq.rewrite import split_dotted, stem
+from cq.rewrite import STOP_WORDS, split_dotted, stem
 
 # The default weights (``IndexTuning.signals``): what a search with no profile uses, and what
 # the study of them (``bench/studies/function_answer.py``) starts from.
@@ -115,15 +115,26 @@ def measured(
     files: Sequence[str] = (),
     held: Sequence[frozenset[str] | None] | None = None,
     sizes: Sequence[int] | None = None,
+    heads: Sequence[frozenset[str] | None] | None = None,
     *,
     tests_wanted: bool = False,
 ) -> list[Scored]:
     """Each candidate's signals and evidence, in fused order (no score yet); ``files``: the
     search's file order (its findings' files, best first); ``held``: each candidate's words
     (``coverage.unit_words``; None: its text was not found), for its share of the question;
-    ``sizes``: each candidate's length in lines (0: not found)."""
+    ``sizes``: each candidate's length in lines (0: not found); ``heads``: each one's names,
+    signature and docstring words (``coverage.head_of``), for the ``head`` signal of a
+    question led by a question word ("how are X done"), which asks what code does, and what
+    code does its name and docstring say. An issue's title is no such question: "Missing
+    up_modules in Network when scripted" names the class that holds the code, not the
+    function that does it (``test_each_python_method_of_one_name_is_its_own_relevant_function``).
+
+    A one-line question's shares count its content words only (``_content_words``)."""
     file_rank = {f: i for i, f in enumerate(files, 1)}
-    shares = coverage(question.words, held) if held else [0.0] * len(candidates)
+    words = _content_words(question)
+    shares = coverage(words, held) if held else [0.0] * len(candidates)
+    asks = heads and question.one_line and question.behaviour
+    headed = coverage(words, heads) if asks else [0.0] * len(candidates)
     if not candidates:
         return []
     size = readers.sizes(sizes, len(candidates)) if question.one_line else [0.0] * len(candidates)
@@ -142,6 +153,7 @@ def measured(
             "owner": owner,
             "inside": round(math.log1p(len(inside[i])) / math.log1p(most_inside), 6),
             "covers": round(shares[i], 6),
+            "head": round(headed[i], 6),
             "file": round(1.0 / file_rank[c.file], 6) if c.file in file_rank else 0.0,
             "test": 0.0 if tests_wanted or not readers.is_test(c) else 1.0,
             "size": size[i],
@@ -153,6 +165,20 @@ def measured(
         evidence = readers.evidence(name, signals, inside[i], words)
         out.append(Scored(at=i, score=0.0, signals=signals, evidence=evidence))
     return out
+
+
+def _content_words(question: Asked) -> dict[str, float]:
+    """The words a candidate's shares of the question (``covers``, ``head``) are counted
+    over: a one-line question's without the rewriter's stop words (``cq.rewrite.STOP_WORDS``:
+    "to", "from", "for"), which the index is still asked (code names hold them, ``from_dict``)
+    but which say nothing of what a question asks; "how is a misspelled option name suggested
+    to the user" credited a cache check with "to" as one of four words of equal weight. An
+    issue text's words stay as measured. The everyday set's concept and title pools replayed
+    (bench/results/2026-11-29-answer5/replay_words.py), with ``head``: Answers 42 -> 45 of
+    69 in sample, 44 held out by repository."""
+    if not question.one_line:
+        return question.words
+    return {w: x for w, x in question.words.items() if w not in STOP_WORDS} or question.words
 
 
 def ordered(measured: Sequence[Scored], weights: SignalWeights = WEIGHTS) -> list[Scored]:
@@ -229,10 +255,12 @@ def rerank_units(
     weights: SignalWeights = WEIGHTS,
     *,
     tests_wanted: bool = False,
+    head: Callable[[UnitVote], frozenset[str] | None] | None = None,
 ) -> list[Ranked]:
     """A search's fused units (each with its namesakes) in their final order: ``findings``
     are rg's, ``files`` the fused file order, ``read`` a unit's words, ``size`` its lines,
-    ``weights`` the signals' (``IndexTuning.signals``).
+    ``head`` its names, signature and docstring words, ``weights`` the signals'
+    (``IndexTuning.signals``).
 
     Namesakes (``fuse.with_namesakes``: one file's functions of one name) enter the pool
     together, and each is scored on its own: the fused order let the best-fused stand for
@@ -254,7 +282,10 @@ def rerank_units(
     ]
     held = [read(v) for v in flat]
     sizes = [size(v) for v in flat] if size is not None and question.one_line else None
-    found = measured(candidates, question, hits, files, held, sizes, tests_wanted=tests_wanted)
+    heads = [head(v) for v in flat] if head is not None and question.one_line else None
+    found = measured(
+        candidates, question, hits, files, held, sizes, heads, tests_wanted=tests_wanted
+    )
     return _grouped([(flat[s.at], s) for s in ordered(found, weights)])
 
 

@@ -196,11 +196,19 @@ def fused_units(
     ``function_signals.names_container``: "where is the botocore stubber class" asks for
     ``BotocoreStubber`` itself, not its ``__call__``). With ``fusion.test_functions`` a
     test file's units, and a Rust file's ``mod tests`` ones, are demoted by ``roles`` (as
-    the file order demotes test files) unless ``tests_wanted``."""
+    the file order demotes test files) unless ``tests_wanted``.
+
+    Unless ``tests_wanted``, a unit's place among the index's units is counted after the test
+    files' units, as ``index_file_order`` counts files: a test holds a question's words in
+    its name more often than the code it tests, and its place pushed that code down the
+    list (``test_list_buckets_with_max_buckets`` before ``S3Backend.create_bucket``).
+    The everyday set (``python -m bench.everyday``): bench/results/2026-11-29-answer5/."""
     test_factor = roles["test"] if fusion.test_functions and not tests_wanted else 1.0
     rg_rank: dict[tuple[str, str], int] = {}
     for file, scope in rg_scopes:
         rg_rank.setdefault((file, scope), len(rg_rank) + 1)
+    if not tests_wanted:
+        units = tuple(sorted(units, key=lambda u: path_role(u.path) == "test"))  # stable
     found: dict[tuple[str, str], UnitVote] = {}
     for rank, u in enumerate(units, 1):
         if u.kind != "module" and (u.path, u.qualname) not in found:

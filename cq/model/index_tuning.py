@@ -203,6 +203,16 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     inside: Annotated[float, _why(f"{_ASCENT}; rg's hits inside it")] = 0.2
     file: Annotated[float, _why(f"{_ASCENT}; its file's place in the search's file order")] = 0.1
     covers: Annotated[float, _why(f"{_ASCENT}; its share of the question's words")] = 0.8
+    head: Annotated[
+        float,
+        _why(
+            "measured: the everyday set's concept and title pools replayed "
+            "(bench/results/2026-11-29-answer5/replay_words.py, grid 0-1.2 with covers 0.4-1.6): "
+            "0.4 with covers kept at 0.8, chosen by 9 of 11 folds leaving a repository out; a "
+            "how-question's share its names, signature and docstring say (titles: 0, "
+            "functions.measured)"
+        ),
+    ] = 0.4
     test: Annotated[float, _why(f"{_ASCENT}; test code, unless the question is about tests")] = -0.3
     size: Annotated[
         float,
@@ -297,7 +307,17 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         ),
     ] = msgspec.field(default_factory=lambda: FieldBoosts(names=2.0, sig=1.0, doc=0.5, body=1.0))
     files_asked: Annotated[int, _why("hand-set: file documents retrieved per question")] = 50
-    units_asked: Annotated[int, _why("hand-set: unit documents retrieved per question")] = 50
+    units_asked: Annotated[
+        int, _why("hand-set: unit documents outside the tests retrieved per question")
+    ] = 50
+    units_read_most: Annotated[
+        int,
+        _why(
+            "hand-set: unit documents read at most to find units_asked outside the tests; "
+            "the everyday concept questions' gold functions ranked 1-104 among the tree's "
+            "units outside the tests, behind up to 236 tests (bench/results/2026-11-29-answer5/)"
+        ),
+    ] = 400
     max_names: Annotated[
         int, _why("hand-set: names looked up as definitions, first written first")
     ] = 64
