@@ -96,7 +96,9 @@ class _Server:
     """A fresh cache dir and runtime dir with a server started in them, stopped on exit."""
 
     def __enter__(self) -> _Server:
-        self.scratch = tempfile.TemporaryDirectory(prefix="cqbg", dir="/tmp")
+        self.scratch = tempfile.TemporaryDirectory(
+            prefix="cqbg", dir="/tmp", ignore_cleanup_errors=True
+        )
         run_dir = os.path.join(self.scratch.name, "run")
         os.mkdir(run_dir, 0o700)
         self.env = {
@@ -109,7 +111,14 @@ class _Server:
         return self
 
     def __exit__(self, *_: object) -> None:
+        """Stop the server and wait until its processes are gone: its search processes and
+        Pyrefly finish after the server let go of its lock, and would run beside the next
+        measurement (and write into the cache dir being removed)."""
+        family = _family(self.pid)
         self.cq("server", "stop")
+        deadline = time.monotonic() + QUIET_LIMIT_S
+        while any(os.path.exists(f"/proc/{p}") for p in family) and time.monotonic() < deadline:
+            time.sleep(0.1)
         self.scratch.cleanup()
 
     def cq(self, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -199,19 +208,30 @@ def _pyrefly(root: str, identifier: str, after: float) -> tuple[int, int]:
     return got, len(calls)
 
 
-def _tree_cpu(pid: int) -> float:
-    """CPU seconds of ``pid`` and its live descendants (user + system)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+def _family(pid: int) -> set[int]:
+    """``pid`` and its live descendants."""
+    found: set[int] = set()
     stack = [pid]
     while stack:
         current = stack.pop()
+        found.add(current)
         try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / tick
             for task in os.listdir(f"/proc/{current}/task"):
                 children = Path(f"/proc/{current}/task/{task}/children").read_text().split()
                 stack += [int(c) for c in children]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system, with reaped children's) of ``pid`` and its descendants."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for member in _family(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(fields[i]) for i in (11, 12, 13, 14)) / tick
         except (OSError, IndexError, ValueError):
             continue
     return total
