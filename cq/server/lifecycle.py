@@ -77,8 +77,10 @@ def spawn(*, after_me: bool = False) -> None:
     ``after_me``: the server's interpreter starts once this process has exited (at most
     ``AFTER_CLIENT_S`` later). A search that starts the server searches in-process beside it,
     and the server's start (its interpreter, then a search process importing the search
-    path) would take the core that search's forked helpers use; waiting costs the server
-    nothing a user sees, as this search is not answered by it anyway."""
+    path) would take the core that search's forked helpers use, for a server that search is
+    not answered by. The price: a search issued the moment this one ends finds no server
+    ready and searches in-process beside its start (figures: the speed5 results in
+    bench/results/)."""
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
