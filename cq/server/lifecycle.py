@@ -79,8 +79,8 @@ def spawn(*, after_me: bool = False) -> None:
     and the server's start (its interpreter, then a search process importing the search
     path) would take the core that search's forked helpers use, for a server that search is
     not answered by. The price: a search issued the moment this one ends finds no server
-    ready and searches in-process beside its start (figures: the speed5 results in
-    bench/results/)."""
+    ready and searches in-process beside its start (figures:
+    bench/results/2026-11-29-speed5/README.md)."""
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
