@@ -650,7 +650,9 @@ def test_the_server_a_search_starts_comes_up_once_that_search_is_over(
     has exited, so it does not take the core the search's own helpers use."""
     client = (
         "import sys\n"
+        "from cq.server import lifecycle\n"
         "from cq.server.client import run_through_server\n"
+        f"lifecycle.AFTER_CLIENT_S = {HANG_S}\n"  # the wait's bound is not what is tested
         "print(run_through_server(['search', 'register']), flush=True)\n"
         "sys.stdin.read()\n"
     )
