@@ -692,3 +692,47 @@ def _argv(pid: int) -> list[bytes]:
     with contextlib.suppress(OSError):
         return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     return []
+
+
+def test_no_server_starts_once_the_runtime_dir_of_its_search_is_gone(
+    repo: Path, runtime: Path
+) -> None:
+    """The runtime dir went away while the search that starts the server ran (a logout, or a
+    test's teardown): no server starts, neither there nor in the fallback dir under /tmp."""
+    client = (
+        "import sys\n"
+        "from cq.server import lifecycle\n"
+        "from cq.server.client import run_through_server\n"
+        f"lifecycle.AFTER_CLIENT_S = {HANG_S}\n"
+        "print(run_through_server(['search', 'register']), flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    env = {**os.environ, **_env(runtime)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", client],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "None\n"
+    (waiting,) = {p for p in _processes_of(runtime) if p != proc.pid and _argv(p)[1:2] == [b"-c"]}
+    shutil.rmtree(runtime)
+    proc.communicate(timeout=HANG_S)
+    deadline = time.monotonic() + HANG_S  # a condition, not a clock: generous on a busy machine
+    while _alive(waiting) and not _holds_a_lock(waiting) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(waiting):
+        os.kill(waiting, signal.SIGKILL)
+        raise AssertionError("a server started for a runtime dir that is gone")
+
+
+def _holds_a_lock(pid: int) -> bool:
+    """Whether ``pid`` has a server lock file open (a server that settled somewhere)."""
+    with contextlib.suppress(OSError):
+        return any(
+            os.readlink(f"/proc/{pid}/fd/{fd}").endswith("server.lock")
+            for fd in os.listdir(f"/proc/{pid}/fd")
+        )
+    return False

@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from cq.server.paths import lock_path
+from cq.server.paths import lock_path, where
 
 # struct flock on Linux: l_type, l_whence, then l_start, l_len (off_t), l_pid; native layout.
 _FLOCK = "hhqqi"
@@ -80,11 +80,13 @@ def spawn(*, after_me: bool = False) -> None:
     path) would take the core that search's forked helpers use, for a server that search is
     not answered by. The price: a search issued the moment this one ends finds no server
     ready and searches in-process beside its start (figures:
-    bench/results/2026-11-29-speed5/README.md)."""
+    bench/results/2026-11-29-speed5/README.md). A runtime dir gone meanwhile (a logout)
+    starts none: the server would settle elsewhere, where nobody asked for one."""
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
-    argv = [sys.executable, "-m", "cq.server.daemon"]
+    here = where()  # the server settles there or nowhere (``daemon.main``)
+    argv = [sys.executable, "-m", "cq.server.daemon", *here]
     me = _pidfd() if after_me else None
     try:
         pid = os.fork()
