@@ -13,19 +13,29 @@ peak (``cq_rss.py`` reads it at exit), not the pool workers'; CPU seconds (user 
 the main process's and the children it waited for (rg, pool workers), which hold still on a
 loaded machine while wall times swing. Runs are interleaved with rg so
 machine noise hits both alike; print medians and the cq/rg ratios.
+
+``--server`` adds a cold run through the per-user server to each round: a fresh cache dir and
+runtime dir, the server started (``cq server start``, not timed), then the same search by the
+CLI, which the server's search process answers (issue 43: no slower than one-shot). Its CPU
+seconds are the server's processes' (daemon, search process, its pool workers), read from
+``/proc`` before the server is stopped; its RSS is not measured.
+
+    python -m bench.audit_scale --root /tmp/audit-tree --runs 3 --server
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench._common import median, rg_binary, stdlib_dir, time_cq
+from bench._common import median, rg_binary, stdlib_dir, time_command, time_cq
 
 
 def make_tree(target: Path) -> None:
@@ -46,6 +56,35 @@ def run_cq(argv: list[str], cache: str, src: str | None) -> tuple[float, float, 
     return run.seconds, run.main_rss_mb, run.cpu_seconds, json.loads(run.stdout)
 
 
+def run_served(argv: list[str], src: str | None) -> tuple[float, float]:
+    """Wall seconds of one cold search through a server started for it, and the CPU seconds
+    of the client and the server's processes."""
+    from bench.background import _family, _tree_cpu
+
+    with tempfile.TemporaryDirectory(prefix="cqau", ignore_cleanup_errors=True) as scratch:
+        run_dir = os.path.join(scratch, "run")
+        os.mkdir(run_dir, 0o700)
+        env = {
+            **os.environ,
+            "CQ_SERVER": "1",
+            "XDG_RUNTIME_DIR": run_dir,
+            "CQ_CACHE_DIR": os.path.join(scratch, "cache"),
+        }
+        if src:
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+        cq = [sys.executable, "-m", "cq"]
+        started = subprocess.run([*cq, "server", "start"], env=env, capture_output=True, text=True)
+        pid = int(started.stdout.split("pid ")[1].split()[0].rstrip(","))
+        before = _tree_cpu(pid)
+        timing = time_command([*cq, *argv], env=env, cwd=src)
+        cpu = _tree_cpu(pid) - before + timing.cpu_seconds
+        family = _family(pid)
+        subprocess.run([*cq, "server", "stop"], env=env, capture_output=True)
+        while any(os.path.exists(f"/proc/{p}") for p in family):
+            time.sleep(0.1)
+    return timing.seconds, cpu
+
+
 def run_rg(query: str, root: str) -> float:
     started = time.perf_counter()
     subprocess.run([rg_binary(), "--json", "-w", "-e", query, "."], cwd=root, capture_output=True)
@@ -60,6 +99,7 @@ def main() -> None:
     parser.add_argument("--profile", default="audit")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cq-src", help="run the cq package found in this checkout instead")
+    parser.add_argument("--server", action="store_true", help="a cold run through the server too")
     args = parser.parse_args()
     if args.make_tree:
         make_tree(Path(args.make_tree))
@@ -67,6 +107,7 @@ def main() -> None:
     argv = ["search", args.query, "--root", args.root, "--profile", args.profile]
     argv += ["--format", "json"]
     cold, cold_rss, cold_cpu, warm, warm_rss, warm_cpu, rg = [], [], [], [], [], [], []
+    served, served_cpu = [], []
     with tempfile.TemporaryDirectory() as warm_cache:
         *_, data = run_cq(argv, warm_cache, args.cq_src)  # fill the warm cache
         for _ in range(args.runs):
@@ -81,6 +122,10 @@ def main() -> None:
             warm_rss.append(rss)
             warm_cpu.append(cpu)
             rg.append(run_rg(args.query, args.root))
+            if args.server:
+                seconds, cpu = run_served(argv, args.cq_src)
+                served.append(seconds)
+                served_cpu.append(cpu)
     stats = data["summary"]["stats"]
     print(
         f"tree {args.root}: {stats['scanned_files']} files, {stats['total_matches']} matches "
@@ -96,12 +141,17 @@ def main() -> None:
             f"{name:8}{median(runs):>10.2f}{median(runs) / rg_s:>8.1f}{median(cpu):>8.2f}"
             f"{max(rss):>17.0f}"
         )
+    if served:
+        wall, cpu = median(served), median(served_cpu)
+        print(f"{'server':8}{wall:>10.2f}{wall / rg_s:>8.1f}{cpu:>8.2f}")
     print(f"{'rg':8}{rg_s:>10.2f}")
     print(
         "runs (s): cold",
         [round(x, 2) for x in cold],
         "warm",
         [round(x, 2) for x in warm],
+        "server",
+        [round(x, 2) for x in served],
         "rg",
         [round(x, 2) for x in rg],
     )

@@ -30,7 +30,10 @@ from bench._common import cq_command, median, rg_binary, stdlib_dir, time_comman
 
 
 def _stop_server(env: dict[str, str]) -> None:
-    """Stop the server this run started and wait until its lock is free."""
+    """Stop the server this run started and wait until its lock is free. It starts once the
+    search that started it has exited: ``cq server start`` waits until it answers (or starts
+    it), so its start is not left to run beside the next measurement."""
+    subprocess.run([*cq_command(), "server", "start"], env=env, capture_output=True, timeout=120)
     subprocess.run([*cq_command(), "server", "stop"], env=env, capture_output=True, timeout=60)
 
 

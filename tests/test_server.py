@@ -640,3 +640,99 @@ def _at_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, 
         chunks.append(chunk)
     os.close(master)
     return proc.wait(timeout=120), b"".join(chunks)
+
+
+def test_the_server_a_search_starts_comes_up_once_that_search_is_over(
+    repo: Path, runtime: Path
+) -> None:
+    """A first search searches in-process beside the server it starts; the server's start
+    (an interpreter, then a search process importing the search path) waits until that search
+    has exited, so it does not take the core the search's own helpers use."""
+    client = (
+        "import sys\n"
+        "from cq.server import lifecycle\n"
+        "from cq.server.client import run_through_server\n"
+        f"lifecycle.AFTER_CLIENT_S = {HANG_S}\n"  # the wait's bound is not what is tested
+        "print(run_through_server(['search', 'register']), flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    argv = [sys.executable, "-c", client]
+    env = {**os.environ, **_env(runtime)}
+    proc = subprocess.Popen(
+        argv, cwd=repo, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "None\n"  # in-process
+        waiting = {  # a copy of the client, not yet a server
+            pid for pid in _processes_of(runtime) if pid != proc.pid and _argv(pid)[1:2] == [b"-c"]
+        }
+        assert waiting, "no server start waits for the search"
+        assert not _servers_of(runtime) and lock_holder(_dir(runtime)) is None
+    finally:
+        proc.communicate(timeout=HANG_S)
+    deadline = time.monotonic() + HANG_S  # a condition, not a clock: generous on a busy machine
+    while lock_holder(_dir(runtime)) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(_servers_of(runtime)) == 1
+
+
+def _processes_of(runtime: Path) -> set[int]:
+    """The live processes whose environment names this runtime dir."""
+    found: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _alive(int(entry)):
+            with contextlib.suppress(OSError):
+                environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+                if f"XDG_RUNTIME_DIR={runtime}".encode() in environ:
+                    found.add(int(entry))
+    return found
+
+
+def _argv(pid: int) -> list[bytes]:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return []
+
+
+def test_no_server_starts_once_the_runtime_dir_of_its_search_is_gone(
+    repo: Path, runtime: Path
+) -> None:
+    """The runtime dir went away while the search that starts the server ran (a logout, or a
+    test's teardown): no server starts, neither there nor in the fallback dir under /tmp."""
+    client = (
+        "import sys\n"
+        "from cq.server import lifecycle\n"
+        "from cq.server.client import run_through_server\n"
+        f"lifecycle.AFTER_CLIENT_S = {HANG_S}\n"
+        "print(run_through_server(['search', 'register']), flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    env = {**os.environ, **_env(runtime)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", client],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "None\n"
+    (waiting,) = {p for p in _processes_of(runtime) if p != proc.pid and _argv(p)[1:2] == [b"-c"]}
+    shutil.rmtree(runtime)
+    proc.communicate(timeout=HANG_S)
+    deadline = time.monotonic() + HANG_S  # a condition, not a clock: generous on a busy machine
+    while _alive(waiting) and not _holds_a_lock(waiting) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(waiting):
+        os.kill(waiting, signal.SIGKILL)
+        raise AssertionError("a server started for a runtime dir that is gone")
+
+
+def _holds_a_lock(pid: int) -> bool:
+    """Whether ``pid`` has a server lock file open (a server that settled somewhere)."""
+    with contextlib.suppress(OSError):
+        return any(
+            os.readlink(f"/proc/{pid}/fd/{fd}").endswith("server.lock")
+            for fd in os.listdir(f"/proc/{pid}/fd")
+        )
+    return False

@@ -161,7 +161,7 @@ def _start(directory: str) -> int:
     from cq.server.identity import identity
     from cq.server.lifecycle import wait_for
 
-    channel, _ = connect(directory)
+    channel, _ = connect(directory, searching=False)
     if channel is not None:
         channel.sock.close()
     mine = identity()

@@ -86,10 +86,14 @@ def run_through_server(argv: Sequence[str]) -> int | None:
         return None
 
 
-def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
+def connect(
+    directory: str, *, searching: bool = True
+) -> tuple[Channel | None, dict[str, object] | None]:
     """A connection to a healthy server of this cq, after its ``welcome``; else ``(None,
     None)`` having dealt with what was found: none (one is started), old (replaced), broken
-    (said, and replaced), on its way out (left alone: the next search starts one)."""
+    (said, and replaced), on its way out (left alone: the next search starts one).
+    ``searching``: this process searches in-process when no server answers, and a server it
+    starts waits until it has exited (``lifecycle.spawn``); ``cq server start`` waits for it."""
     path = socket_path(directory)
     try:
         inode: int | None = os.lstat(path).st_ino
@@ -107,10 +111,10 @@ def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
         elif inode is not None:
             return None, None  # a server is on its way out; the next search starts one
         if lifecycle.lock_holder(directory) is None:
-            lifecycle.spawn()
+            lifecycle.spawn(after_me=searching)
         return None, None
     except TimeoutError:
-        _replace_stuck(directory, path, inode)
+        _replace_stuck(directory, path, inode, searching)
         return None, None
     except OSError as exc:
         where = shown(path)
@@ -121,7 +125,7 @@ def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
     welcome = hello(channel, lambda: mine.append(context.fingerprint()))
     if welcome is None:
         sock.close()
-        _replace_stuck(directory, path, inode)
+        _replace_stuck(directory, path, inode, searching)
         return None, None
     if welcome["kind"] == "refused":
         sock.close()
@@ -129,7 +133,7 @@ def connect(directory: str) -> tuple[Channel | None, dict[str, object] | None]:
         return None, None
     if any(welcome.get(k) != v for k, v in identity(directory).items()):
         _retire(channel, directory)
-        lifecycle.spawn()
+        lifecycle.spawn(after_me=searching)
         return None, None
     if welcome.get("context") != mine[0]:
         sock.close()  # a server for another context, not a broken one: left as it is
@@ -169,7 +173,7 @@ def hello(
     return reply if reply is not None and reply["kind"] in ("welcome", "refused") else None
 
 
-def _replace_stuck(directory: str, path: str, inode: int | None) -> None:
+def _replace_stuck(directory: str, path: str, inode: int | None, searching: bool) -> None:
     holder = lifecycle.server_pid(directory)
     where = f" (pid {holder})" if holder else ""
     _note(
@@ -181,7 +185,7 @@ def _replace_stuck(directory: str, path: str, inode: int | None) -> None:
             os.kill(holder, signal.SIGKILL)
         lifecycle.wait_for(lambda: lifecycle.lock_holder(directory) is None, 2.0)
     lifecycle.remove_socket(path, inode)
-    lifecycle.spawn()
+    lifecycle.spawn(after_me=searching)
 
 
 def _retire(channel: Channel, directory: str) -> None:

@@ -35,7 +35,7 @@ from cq.server.identity import identity
 from cq.server.lifecycle import remove_socket, take_lock
 from cq.server.memory import measure
 from cq.server.messages import ServerStatus
-from cq.server.paths import ServerDirError, runtime_dir, shown, socket_path
+from cq.server.paths import ServerDirError, runtime_dir, shown, socket_path, where
 from cq.server.processes import Processes
 from cq.server.wire import Channel, LostDescriptors, WireError
 
@@ -284,6 +284,8 @@ def idle_limit() -> float:
 def main() -> None:
     os.chdir("/")
     os.umask(0o077)
+    if len(sys.argv) == 3 and tuple(sys.argv[1:]) != where():
+        sys.exit(0)  # the runtime dir its spawner used is gone (a logout): nobody asked here
     try:
         directory = runtime_dir()
         limit = idle_limit()

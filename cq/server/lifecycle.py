@@ -11,15 +11,19 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import select
 import struct
 import sys
 import time
 from collections.abc import Callable
 
-from cq.server.paths import lock_path
+from cq.server.paths import lock_path, where
 
 # struct flock on Linux: l_type, l_whence, then l_start, l_len (off_t), l_pid; native layout.
 _FLOCK = "hhqqi"
+# Hand-set: longer than a first search on a large tree takes; a longer one (an audit) should
+# not keep the searches after it from a server.
+AFTER_CLIENT_S = 10.0
 
 
 def lock_holder(directory: str) -> int | None:
@@ -64,28 +68,65 @@ def take_lock(directory: str) -> int | None:
     return fd
 
 
-def spawn() -> None:
+def spawn(*, after_me: bool = False) -> None:
     """Start a server detached from this process: fork, new session, fork again, and exec a
     fresh interpreter with stdio on /dev/null in ``/``. Returns at once (the first fork's
     child exits right after the second fork and is reaped here); the server itself takes the
-    lock or, finding it held, exits."""
+    lock or, finding it held, exits.
+
+    ``after_me``: the server's interpreter starts once this process has exited (at most
+    ``AFTER_CLIENT_S`` later). A search that starts the server searches in-process beside it,
+    and the server's start (its interpreter, then a search process importing the search
+    path) would take the core that search's forked helpers use, for a server that search is
+    not answered by. The price: a search issued the moment this one ends finds no server
+    ready and searches in-process beside its start (figures:
+    bench/results/2026-11-29-speed5/README.md). A runtime dir gone meanwhile (a logout)
+    starts none: the server would settle elsewhere, where nobody asked for one."""
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
-    argv = [sys.executable, "-m", "cq.server.daemon"]
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the forked children
-        try:
-            os.setsid()
-            if os.fork() == 0:
-                devnull = os.open(os.devnull, os.O_RDWR)
-                for target in (0, 1, 2):
-                    os.dup2(devnull, target)
-                os.chdir("/")
-                os.execve(sys.executable, argv, env)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+    here = where()  # the server settles there or nowhere (``daemon.main``)
+    argv = [sys.executable, "-m", "cq.server.daemon", *here]
+    me = _pidfd() if after_me else None
+    try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the forked children
+            try:
+                os.setsid()
+                if os.fork() == 0:
+                    devnull = os.open(os.devnull, os.O_RDWR)
+                    for target in (0, 1, 2):
+                        os.dup2(devnull, target)
+                    os.chdir("/")
+                    if me is not None:  # nothing of this process's held while waiting
+                        os.closerange(3, me)
+                        os.closerange(me + 1, os.sysconf("SC_OPEN_MAX"))
+                        _wait_for_exit(me, AFTER_CLIENT_S)
+                    os.execve(sys.executable, argv, env)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+    finally:
+        if me is not None:
+            os.close(me)
+
+
+def _pidfd() -> int | None:
+    """A descriptor of this process that polls readable once it has exited (None where the
+    kernel has none): opened here, so the waiting child cannot watch a reused pid."""
+    try:
+        return os.pidfd_open(os.getpid())
+    except (AttributeError, OSError):
+        return None
+
+
+def _wait_for_exit(pidfd: int, timeout: float) -> None:
+    """Wait until the process behind ``pidfd`` has exited, or ``timeout`` seconds."""
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    with contextlib.suppress(OSError):
+        poller.poll(int(timeout * 1000))
+    os.close(pidfd)
 
 
 def wait_for(condition: Callable[[], bool], timeout: float) -> bool:

@@ -95,6 +95,12 @@ def shown(path: str) -> str:
     return path
 
 
+def where() -> tuple[str, str]:
+    """Where the servers' directories are now: the parent directory and the name in it (a
+    started server compares it with its spawner's: ``lifecycle.spawn``)."""
+    return _where()
+
+
 def _where() -> tuple[str, str]:
     """The parent directory and the name of the runtime dir in it."""
     xdg = os.environ.get("XDG_RUNTIME_DIR", "")
