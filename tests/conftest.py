@@ -148,6 +148,17 @@ def word_tree(base: Path, n: int) -> Path:
     return write_tree(base / f"tree{n}", files)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _bytecode_kept() -> None:
+    """With ``PYTHONDONTWRITEBYTECODE`` set (as on some CI machines), every interpreter the
+    tests start compiled the checkout's cq from source again: about half the CPU of a small
+    ``python -m cq search``, over ~1,000 starts a run. They keep it as Python does by default,
+    in the checkout's ``__pycache__`` (gitignored); what runs is the same code. (Not
+    ``PYTHONPYCACHEPREFIX``: it moves the lookup of the installed packages' bytecode too, and
+    every interpreter compiled those instead.)"""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
 @pytest.fixture(scope="module")
 def _module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cq-module-cache")
