@@ -155,8 +155,10 @@ def _bytecode_kept() -> None:
     ``python -m cq search``, over ~1,000 starts a run. They keep it as Python does by default,
     in the checkout's ``__pycache__`` (gitignored); what runs is the same code. (Not
     ``PYTHONPYCACHEPREFIX``: it moves the lookup of the installed packages' bytecode too, and
-    every interpreter compiled those instead.)"""
+    every interpreter compiled those instead.) This process too: a ``cli_forked`` child
+    imports what the test process has not imported yet."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
 
 
 @pytest.fixture(scope="module")
