@@ -157,16 +157,6 @@ def word_tree(base: Path, n: int) -> Path:
     return write_tree(base / f"tree{n}", files)
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: one worker more than the cores. Many tests wait with a core idle (a
-    server's start, a deadline, a held resolver, a child's exit) and a third worker fills
-    the wait. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None  # xdist's own hook reads it
-    return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else None
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """Under xdist, ``--dist worksteal`` unless told otherwise: a worker whose tests ran out
