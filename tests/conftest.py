@@ -23,6 +23,15 @@ _TESTED = str(Path(cq.__file__).resolve().parent.parent)
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [_TESTED, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
 )
+# With ``PYTHONDONTWRITEBYTECODE`` set (as on some CI machines), every interpreter the tests
+# start compiled the checkout's cq from source again: about half the CPU of a small
+# ``python -m cq search``, over ~1,000 starts a run. They keep it as Python does by default, in
+# the checkout's ``__pycache__`` (gitignored); what runs is the same code. (Not
+# ``PYTHONPYCACHEPREFIX``: it moves the lookup of the installed packages' bytecode too, and
+# every interpreter compiled those instead.) This process too, from here on: the test modules
+# pytest rewrites, and what a ``cli_forked`` child imports that this process has not yet.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 class CqRun:
@@ -146,6 +155,14 @@ def word_tree(base: Path, n: int) -> Path:
             for i, word in enumerate(words)
         )
     return write_tree(base / f"tree{n}", files)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Under xdist, ``--dist worksteal`` unless told otherwise: a worker whose tests ran out
+    takes a share of another's, so the long tests do not leave one worker running alone."""
+    if config.pluginmanager.hasplugin("xdist") and config.option.dist == "no":
+        config.option.dist = "worksteal"
 
 
 @pytest.fixture(scope="module")

@@ -47,6 +47,25 @@ _WARM = (
     # nobody told to stop: imported here, it is the test process's and a child clears it;
     # first imported in a child, it would run before cq's pool shutdown and wait for ever
     "multiprocessing.util",
+    # what every child imports otherwise: the CLI's subcommands (its parser names them all),
+    # the stages' lazily imported parts and the modules ``_fresh`` clears
+    "cq.cli.agent",
+    "cq.cli.cache",
+    "cq.cli.completions",
+    "cq.cli.embed",
+    "cq.cli.index",
+    "cq.cli.server",
+    "cq.search.options",
+    "cq.profiles",
+    "cq.rewrite.offline",
+    "cq.rewrite.vocabulary",
+    "cq.embed.background",
+    "cq.semantic.later",
+    "cq.semantic.pool",
+    "cq.semantic.server",
+    "cq.cache.store",
+    "cq.parse.trees",
+    "cq.classify.pool",
 )
 _warmed = False
 

@@ -5,6 +5,7 @@ no stage)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import cq
@@ -88,9 +89,10 @@ def _is_module(name: str) -> bool:
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
-def _graph() -> dict[str, set[str]]:
+@functools.cache  # the sources do not change during a run; four tests read the graph
+def _graph() -> dict[str, frozenset[str]]:
     modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-    return {name: _imports(path) & set(modules) for name, path in modules.items()}
+    return {name: frozenset(_imports(path) & set(modules)) for name, path in modules.items()}
 
 
 def _unit(module: str) -> str:

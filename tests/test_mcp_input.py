@@ -29,7 +29,8 @@ from test_mcp_server import FIXTURE, session, text_of, without_run
 
 from cq.model import SearchResult
 
-pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")
+# run_cq: the CLI's report compared with the server's, forked (forked_cli.py)
+pytestmark = [pytest.mark.filterwarnings("ignore:ping is removed"), pytest.mark.cli_forked]
 T = TypeVar("T")
 
 

@@ -18,6 +18,11 @@ from mcp.client.stdio import stdio_client
 
 from cq.model import SearchResult
 
+# run_cq: what the CLI prints, compared with the server's answers or checked for one line
+# (forked_cli.py, from a process that has the SDK imported); the server is a process of its
+# own (the SDK's stdio client), and so are the tests of what the process imports
+pytestmark = pytest.mark.cli_forked
+
 FIXTURE = {
     "pkg/store.py": (
         "class Store:\n"
@@ -285,7 +290,6 @@ def test_malformed_protocol_messages_get_errors_and_stdin_eof_exits_cleanly(repo
     assert [t["name"] for t in replies[3]["result"]["tools"]] == ["search", "stats"]
 
 
-@pytest.mark.cli_forked  # what cq prints: forked from a process that has the SDK imported
 def test_cq_mcp_rejects_bad_options_in_one_line(tmp_path: Path) -> None:
     run = run_cq("mcp", "--root", str(tmp_path / "missing"))
     assert run.returncode == 2 and run.stderr.startswith("cq: ") and run.stderr.count("\n") == 1
