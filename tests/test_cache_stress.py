@@ -127,7 +127,8 @@ def test_a_shared_cache_survives_every_kind_of_user_at_once(tmp_path: Path) -> N
 
     said = [(argv, code, err) for argv, code, err in runs if _alarming(err)]
     assert not said, said[:3]
-    assert not [argv for argv, code, _ in runs if code not in (0, 1)]
+    failed = [(argv, code, err[-400:]) for argv, code, err in runs if code not in (0, 1)]
+    assert not failed, failed[:3]
     assert len(runs) > len(loops)  # every kind of user ran
     assert not list(cache.glob("*.corrupt"))
     databases = [p for p in cache.rglob("*.sqlite*") if not p.name.endswith(("-wal", "-shm"))]

@@ -279,6 +279,13 @@ def test_a_search_process_stopped_mid_search_is_left(
     victim = None
     try:
         _until(lambda: _status(runtime)["busy"] or client.poll() is not None, "the search")
+        # busy is said when the server hands the search over; the search process's "started"
+        # reaches the client a moment later (then it passes ^Z on): stopped before that, the
+        # client is right to say the server did not take the search, and this is not that case
+        _until(
+            lambda: _catches(client.pid, signal.SIGTSTP) or client.poll() is not None,
+            "the client's ^Z handler",
+        )
         assert client.poll() is None, "the search ended before it could be stopped"
         (victim,) = [p for p in _workers(server) if _state(p) != "T"][:1]
         os.kill(victim, signal.SIGSTOP)

@@ -40,12 +40,15 @@ def drop_other_versions(root: Path) -> None:
 
 
 def dir_size(directory: Path) -> int:
-    """Bytes of the regular files under ``directory`` (links not followed)."""
+    """Bytes of the regular files under ``directory`` (links not followed). Another process
+    may remove the directory meanwhile (``cq cache clear``): what is gone counts nothing, as
+    ``os.walk`` passes over a directory it cannot list (``Path.rglob`` raises)."""
     total = 0
-    for path in directory.rglob("*"):
-        with contextlib.suppress(OSError):
-            info = path.lstat()
-            total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+    for parent, _dirs, names in os.walk(directory):
+        for name in names:
+            with contextlib.suppress(OSError):
+                info = os.lstat(os.path.join(parent, name))
+                total += info.st_size if stat.S_ISREG(info.st_mode) else 0
     return total
 
 
