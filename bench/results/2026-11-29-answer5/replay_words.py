@@ -1,11 +1,11 @@
 """The saved concept and title pools rescored with word signals recomputed from the trees.
 
     grep -E '"kind": "(concept|title)"' bench/data/everyday.jsonl > /tmp/ct.jsonl
-    python -m bench.studies.everyday_replay --capture CAP --trees /work/trees/head \
+    python -m bench.studies.everyday_replay --capture CAP --trees "$CQ_BENCH_TREES" \
         --data /tmp/ct.jsonl
-    python bench/results/2026-11-29-answer5/replay_words.py CAP
+    python bench/results/2026-11-29-answer5/replay_words.py CAP "$CQ_BENCH_TREES"
 
-Each of a pool's 30 candidates gets, from its unit's text in /work/trees/head: ``covers``
+Each of a pool's 30 candidates gets, from its unit's text in the trees (TREES/<repo>): ``covers``
 again (``coverage.coverage`` over its names, signature, doc and body) at weight 0.4-1.6,
 optionally over the question's words without the stop words (``nostop``); ``head``, the same
 share over its names, signature and doc only (or its qualified name only, ``part`` name) at
@@ -31,17 +31,18 @@ from cq.model.index_tuning import IndexTuning, SignalWeights
 from cq.rewrite.question import understand
 from cq.rewrite.words import STOP_WORDS, content_stems, stem, subwords
 
-TREES = Path("/work/trees/head")
 WEIGHTS, TUNING = SignalWeights(), IndexTuning()
 _AFTER, _ANSWER_ONLY = ("size", "titled"), ("constructor",)
 _LEAD_SKIP = frozenset({"get", "maybe", "do", "try", "is", "has"})
 _units: dict[tuple[str, str], dict] = {}
+# The tuning trees the pools were captured on (DIR/<repo>), main's second argument.
+_trees = Path()
 
 
 def units(repo: str, path: str) -> dict:
     if (repo, path) not in _units:
         try:
-            text = (TREES / repo / path).read_text(errors="replace")
+            text = (_trees / repo / path).read_text(errors="replace")
         except OSError:
             text = ""
         language = "python" if path.endswith(".py") else "rust"
@@ -119,7 +120,9 @@ def variants() -> list[dict]:
     return out
 
 
-def main(saved: Path) -> None:
+def main(saved: Path, trees: Path) -> None:
+    global _trees
+    _trees = trees
     questions = {q.id: q for q in _everyday.load_questions(str(everyday.DATA))}
     reports = {p.stem: p.read_bytes() for p in sorted(saved.glob("*.json")) if p.stat().st_size}
     grid = variants()
@@ -147,4 +150,4 @@ def main(saved: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]))
