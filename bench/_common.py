@@ -76,6 +76,18 @@ class Timing:
         self.children_rss_mb = children_rss_mb
 
 
+def served_env(scratch: str) -> dict[str, str]:
+    """The environment of searches through a server of their own: its runtime dir (made
+    here, mode 0700, as the server requires) and its cache dir inside ``scratch``."""
+    run_dir = os.path.join(scratch, "run")
+    os.mkdir(run_dir, 0o700)
+    return {
+        "CQ_SERVER": "1",
+        "XDG_RUNTIME_DIR": run_dir,
+        "CQ_CACHE_DIR": os.path.join(scratch, "cache"),
+    }
+
+
 def time_command(
     argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None
 ) -> Timing:

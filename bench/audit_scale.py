@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._common import median, rg_binary, stdlib_dir, time_command, time_cq
+from bench._common import median, rg_binary, served_env, stdlib_dir, time_command, time_cq
 
 
 def make_tree(target: Path) -> None:
@@ -62,14 +62,7 @@ def run_served(argv: list[str], src: str | None) -> tuple[float, float]:
     from bench.background import _family, _tree_cpu
 
     with tempfile.TemporaryDirectory(prefix="cqau", ignore_cleanup_errors=True) as scratch:
-        run_dir = os.path.join(scratch, "run")
-        os.mkdir(run_dir, 0o700)
-        env = {
-            **os.environ,
-            "CQ_SERVER": "1",
-            "XDG_RUNTIME_DIR": run_dir,
-            "CQ_CACHE_DIR": os.path.join(scratch, "cache"),
-        }
+        env = {**os.environ, **served_env(scratch)}
         if src:
             env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
         cq = [sys.executable, "-m", "cq"]

@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._common import cq_command, median, rg_binary, time_command
+from bench._common import cq_command, median, rg_binary, served_env, time_command
 
 QUIET_CPU_S = 0.05  # the server's processes used less CPU than this over QUIET_WINDOW_S
 QUIET_WINDOW_S = 1.0
@@ -99,13 +99,7 @@ class _Server:
         self.scratch = tempfile.TemporaryDirectory(
             prefix="cqbg", dir="/tmp", ignore_cleanup_errors=True
         )
-        run_dir = os.path.join(self.scratch.name, "run")
-        os.mkdir(run_dir, 0o700)
-        self.env = {
-            "CQ_SERVER": "1",
-            "XDG_RUNTIME_DIR": run_dir,
-            "CQ_CACHE_DIR": os.path.join(self.scratch.name, "cache"),
-        }
+        self.env = served_env(self.scratch.name)
         started = self.cq("server", "start")
         self.pid = int(started.stdout.split("pid ")[1].split()[0].rstrip(","))
         return self

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from bench._common import cq_command, median, rg_binary, stdlib_dir, time_command
+from bench._common import cq_command, median, rg_binary, served_env, stdlib_dir, time_command
 
 
 def _stop_server(env: dict[str, str]) -> None:
@@ -73,13 +73,7 @@ def _measure(query: str, root: str, runs: int, exclude: list[str]) -> dict[str, 
     cpus: dict[str, list[float]] = {"server": [], "oneshot": []}
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as scratch:
-            run_dir = os.path.join(scratch, "run")
-            os.mkdir(run_dir, 0o700)
-            env = {
-                "CQ_SERVER": "1",
-                "XDG_RUNTIME_DIR": run_dir,
-                "CQ_CACHE_DIR": os.path.join(scratch, "cache"),
-            }
+            env = served_env(scratch)
             timing = time_command(cq_argv, env=env)
             _check(timing.returncode, "server")
             walls["server"].append(timing.seconds)

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 
-from bench._common import cq_command, stdlib_dir, time_command
+from bench._common import cq_command, served_env, stdlib_dir, time_command
 
 
 def main() -> None:
@@ -37,13 +37,7 @@ def main() -> None:
     print(f"load: {os.getloadavg()[0]:.1f}; gap {args.gap:g} s")
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory() as scratch:
-            run = os.path.join(scratch, "run")
-            os.mkdir(run, 0o700)
-            env = {
-                "CQ_SERVER": "1",
-                "XDG_RUNTIME_DIR": run,
-                "CQ_CACHE_DIR": os.path.join(scratch, "cache"),
-            }
+            env = served_env(scratch)
             walls[0].append(time_command(first, env=env).seconds)
             time.sleep(args.gap)
             walls[1].append(time_command(second, env=env).seconds)
