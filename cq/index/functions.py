@@ -173,9 +173,8 @@ def _content_words(question: Asked) -> dict[str, float]:
     "to", "from", "for"), which the index is still asked (code names hold them, ``from_dict``)
     but which say nothing of what a question asks; "how is a misspelled option name suggested
     to the user" credited a cache check with "to" as one of four words of equal weight. An
-    issue text's words stay as measured. The everyday set's concept and title pools replayed
-    (bench/results/2026-11-29-answer5/replay_words.py), with ``head``: Answers 42 -> 45 of
-    69 in sample, 44 held out by repository."""
+    issue text's words stay as measured. Measured with ``head`` on the everyday set's concept
+    and title pools: bench/results/2026-11-29-answer5/ (``replay_words.py``)."""
     if not question.one_line:
         return question.words
     return {w: x for w, x in question.words.items() if w not in STOP_WORDS} or question.words

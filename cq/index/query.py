@@ -225,10 +225,10 @@ def _units(
     """The best unit documents down to the ``units_asked``-th outside the tests, and every
     one tied with it (at most ``units_read_most`` read). Tests are written as sentences
     (``test_list_buckets_with_max_buckets``) and hold a question's words more often than the
-    code they test: in the first 50 units of the everyday concept questions' words, tests
-    pushed 8 gold functions out, which the Relevant Functions, ranking tests after the code
-    (``fuse.fused_units``), then never saw (bench/results/2026-11-29-answer5/). One search;
-    the documents are read in order until enough are found."""
+    code they test, and pushed it out of the units the Relevant Functions, ranking tests
+    after the code (``fuse.fused_units``), then see (measured on the everyday set:
+    bench/results/2026-11-29-answer5/). One search; the documents are read in order until
+    enough are found."""
     query = _query(index, words, boosts, False)
     best = _best_addresses(searcher, query, t.units_read_most)
     out: list[IndexHit] = []

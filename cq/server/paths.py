@@ -54,7 +54,7 @@ def runtime_dir() -> str:
 
 def users_dir() -> str:
     """The directory of every install's server directory, pinned as ``/proc/self/fd/N``."""
-    parent, name = _where()
+    parent, name = where()
     return _pin(os.path.join(parent, name), parent, name)
 
 
@@ -96,13 +96,8 @@ def shown(path: str) -> str:
 
 
 def where() -> tuple[str, str]:
-    """Where the servers' directories are now: the parent directory and the name in it (a
-    started server compares it with its spawner's: ``lifecycle.spawn``)."""
-    return _where()
-
-
-def _where() -> tuple[str, str]:
-    """The parent directory and the name of the runtime dir in it."""
+    """The parent directory and the name of the runtime dir in it (a started server compares
+    it with its spawner's: ``lifecycle.spawn``)."""
     xdg = os.environ.get("XDG_RUNTIME_DIR", "")
     if xdg and os.path.isabs(xdg) and os.path.isdir(xdg) and _safe_parent(xdg):
         return xdg, "cq"
