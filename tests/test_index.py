@@ -203,7 +203,10 @@ def counts(run) -> dict[str, str]:
 def test_cq_index_updates_only_what_changed(repo: Path) -> None:
     first = counts(run_cq("index", "--root", str(repo)))
     assert first["files"].startswith("3 ") and first["updated"] == "3 files, removed: 0"
-    assert counts(run_cq("index", "--root", str(repo)))["updated"] == "0 files, removed: 0"
+    # the root as an argument, as ``cq search NAME PATH`` takes it: the same index
+    assert counts(run_cq("index", str(repo)))["updated"] == "0 files, removed: 0"
+    both = run_cq("index", str(repo), "--root", str(repo.parent))
+    assert both.returncode == 2 and both.stderr == "cq: give the root once: ROOT or --root ROOT\n"
     (repo / "app/files/storage.py").touch()  # new mtime, same content: hashed, not re-indexed
     assert counts(run_cq("index", "--root", str(repo)))["updated"] == "0 files, removed: 0"
     (repo / "app/files/handlers.py").unlink()
@@ -522,7 +525,8 @@ def test_a_definition_only_the_index_found_is_listed_with_its_line(tmp_path: Pat
     assert {f["tier"] for f in data["findings"]} == {"index"}  # no pattern matched
     assert first["containing_scope"] == "compress_backup"  # as rg's hits read it
     md = run_cq("search", "-", "--root", str(repo), stdin=question)
-    assert "- `app/archive.py:1:4` — `def compress_backup(folder):`" in md.stdout
+    place = "- `app/archive.py:1:4` definition\n```python\ndef compress_backup(folder):\n```"
+    assert place in md.stdout, md.stdout
     assert "### `compress_backup` (`app/archive.py`)" in md.stdout  # not "module level"
     answer = next(ln for ln in md.stdout.splitlines() if ln.startswith("**Answer:**"))
     assert answer.endswith("(src; the index alone found it, no pattern matched it)"), answer

@@ -198,7 +198,8 @@ def test_a_rust_fn_only_the_index_found_is_listed_by_its_header(tmp_path: Path) 
         ("src/archive.rs::compress_backup", header)
     ]
     md = run_cq("search", "-", "--root", str(crate), stdin=question)
-    assert f"- `src/archive.rs:1:7` — `{header}`" in md.stdout
+    assert f"1. `src/archive.rs::compress_backup` (`src/archive.rs:1`) — `{header}`" in md.stdout
+    assert "- `src/archive.rs:1:7` definition\n```rust\npub fn compress_backup(" in md.stdout
 
 
 def test_a_method_many_types_implement_in_one_file_is_listed_once(tmp_path: Path) -> None:

@@ -23,10 +23,12 @@ def test_a_report_of_two_hits_prints_each_once_beside_the_answer(tmp_path: Path)
     run = run_cq("search", "compute_totals", "--root", str(tmp_path))
     assert run.returncode == 0, run.stderr
     md = run.stdout
-    # the Answer, its Top Contexts group, the definitions' one-line signatures
-    assert md.count("`a.py:1:4`") == 3, md
-    assert md.count("`b.py:1:14`") == 2, md  # its group, the import's module
-    assert "## Uses by Kind" not in md, md  # each hit's kind is printed beside it
+    # the Answer and its Top Contexts group; the import in its group
+    assert md.count("`a.py:1:4`") == 2, md
+    assert md.count("`b.py:1:14`") == 1, md
+    # each hit's kind and line are printed beside it, the file above it
+    for title in ("## Uses by Kind", "## Definitions", "## Imports", "## Hot Files"):
+        assert title not in md, md
     data = run_cq("search", "compute_totals", "--root", str(tmp_path), "--format", "json").json()
     titles = [s.get("title") for s in data["sections"]]  # the JSON keeps every fact
     assert "Definitions" in titles and "Uses by Kind" in titles

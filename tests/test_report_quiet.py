@@ -97,8 +97,13 @@ def test_a_long_signature_is_not_repeated_on_every_use(repo):
     """With Pyrefly, every call resolved to ``save_record`` used to carry its whole type."""
     env = {"CQ_SEMANTIC": "1", "CQ_SEMANTIC_WAIT_MS": "60000"}  # a one-shot search waits
     md = search(repo, "save_record", env=env).stdout
-    assert "→ `pkg/store.py:1`" in md  # the calls are resolved
+    # every finding is shown in Top Contexts: the calls are grouped under where they
+    # resolve, the imports say it on their bullets, and only the Answer's line gives the type
+    assert "### calls resolved to `pkg/store.py:1` (Pyrefly)" in md, md
+    calls = md.split("### calls resolved to", 1)[1].split("\n### ", 1)[0]
+    assert calls.count(" callsite") == 4 and "retries" not in calls.split("```")[0], md
+    assert md.count("from_import → `pkg/store.py:1`") == 3, md
+    # two calls on line 5 of two files: each bullet over its own line
+    assert "- `tests/test_store.py:5:4` callsite (test)\n```python\n    save_record(1)\n" in md
     told = [x for x in md.splitlines() if "retries: int" in x and not x.startswith("def ")]
-    assert len(told) == 2, told  # the Answer's line and the Definitions entry
-    calls = md.split("## Callsites", 1)[1].split("\n## ", 1)[0]
-    assert calls.count("→ `pkg/store.py:1`") == 4 and "retries" not in calls
+    assert len(told) == 1 and told[0].startswith("**Answer:**"), told

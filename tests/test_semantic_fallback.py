@@ -81,8 +81,13 @@ def test_a_fixture_call_pyrefly_cannot_type_resolves_by_syntax(tmp_path: Path) -
     defined = [f for f in result["findings"] if (f["file"], f["line"]) == ("pkg/client.py", target)]
     assert [f["category"] for f in defined] == ["definition"]
     md = run_cq("search", "post_graphql", "--root", str(root), env=ANSWER_BUDGET).stdout
-    assert f"→ `pkg/client.py:{target}` (syntax)" in md, md
-    assert f"→ `pkg/client.py:{target}` (unique name)" in md, md
+    # every finding is in Top Contexts: the calls under where they resolve, each saying who
+    # resolved it
+    heading = f"### calls resolved to `pkg/client.py:{target}` (Pyrefly + syntax + unique name)"
+    assert heading in md, md
+    for line, by in (("api_client.post", "syntax"), (" client.post", "unique name")):
+        bullet = f"`tests/test_q.py:{line_of(FIXTURE_TEST, line)}:"
+        assert f", by {by} (test)" in next(x for x in md.splitlines() if bullet in x), md
 
 
 def test_callers_and_dotted_questions_count_calls_resolved_by_syntax(tmp_path: Path) -> None:

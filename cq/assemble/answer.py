@@ -115,28 +115,41 @@ def plan_report(
         if functions is not None
         else (),
         left_out=_repeated(result, compact=compact),
+        told_in_contexts=not compact and _all_in_contexts(result),
     )
 
 
 def _repeated(result: SearchResult, *, compact: bool) -> tuple[str, ...]:
-    """Titles of the sections that print nothing Top Contexts does not: the kind counts when
-    every finding is shown there (its categories are printed beside each). ``compact`` (a
-    token budget): also the lists of findings all shown there (their one-line signatures,
-    resolved targets and modules are what goes), the counts and the hot files."""
-    tops = next((s for s in result.sections if isinstance(s, TopContexts)), None)
-    covered = {i for g in tops.groups for i in g.finding_indexes} if tops is not None else set()
-    summary = result.summary
-    everything = len(covered) == len(result.findings) == summary.total_findings
+    """Titles of the sections that print nothing Top Contexts does not. When every finding
+    is shown there (a small report): the kind counts and the lists of findings (its
+    categories and lines are printed beside each; a two-hit report printed each hit three
+    times), and the hot files by count (each group names its file). ``compact`` (a token
+    budget): also the lists of findings all shown there (their one-line signatures, resolved
+    targets and modules are what goes), the counts and the hot files."""
+    covered = _in_contexts(result)
+    everything = _all_in_contexts(result)
     out: list[str] = []
     for s in result.sections:
         if isinstance(s, FindingList) and s.finding_indexes:
-            if compact and set(s.finding_indexes) <= covered:
+            if (compact or everything) and set(s.finding_indexes) <= covered:
                 out.append(s.title)
-        elif (isinstance(s, HotFiles) and compact) or (
-            isinstance(s, KindCounts) and (compact or everything)
-        ):
+        elif isinstance(s, KindCounts) and (compact or everything):
             out.append(s.title)
+        elif isinstance(s, HotFiles) and (compact or (everything and s.order == "count")):
+            out.append(s.title)  # a question's Relevant Files rank files: kept
     return tuple(out)
+
+
+def _in_contexts(result: SearchResult) -> set[int]:
+    """The findings Top Contexts shows."""
+    tops = next((s for s in result.sections if isinstance(s, TopContexts)), None)
+    return {i for g in tops.groups for i in g.finding_indexes} if tops is not None else set()
+
+
+def _all_in_contexts(result: SearchResult) -> bool:
+    """Whether Top Contexts shows every finding the search made."""
+    shown = len(_in_contexts(result))
+    return shown > 0 and shown == len(result.findings) == result.summary.total_findings
 
 
 def decide_answer(result: SearchResult, beyond: tuple[Finding, ...] = ()) -> Answer:

@@ -32,6 +32,8 @@ def add_index_parser(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("--root", help="repository root (default: $CQ_ROOT or the current dir)")
+    # ``cq index ~/src/app`` as ``cq search NAME ~/src/app`` takes its root
+    p.add_argument("root_arg", nargs="?", metavar="ROOT", help="the same as --root ROOT")
     p.add_argument(
         "--clear", action="store_true", help="delete the index of ROOT (of every root: --all)"
     )
@@ -47,6 +49,10 @@ def run_index_command(args: argparse.Namespace) -> int:
     from cq.index.location import clear_index, dir_size, index_dir
     from cq.profiles import load_tuning
 
+    if args.root_arg is not None:
+        if args.root is not None and args.root != args.root_arg:
+            raise UsageError("give the root once: ROOT or --root ROOT")
+        args.root = args.root_arg
     root = Path(os.path.realpath(args.root or os.environ.get("CQ_ROOT") or "."))  # once
     if args.all and not args.clear:
         raise UsageError("--all goes with --clear")

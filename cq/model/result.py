@@ -337,6 +337,10 @@ class ReportPlan(msgspec.Struct, frozen=True, kw_only=True):
     # Contexts shows (the kind counts of findings all shown there); under a token budget
     # the lists it covers, the counts and the hot files go before a finding does
     left_out: tuple[str, ...] = ()
+    # every finding is shown in Top Contexts and the lists of findings are left out: its
+    # bullets say what the lists said that the lines do not (where a use resolves, a
+    # definition's references, a finding's role)
+    told_in_contexts: bool = False
 
 
 class SearchResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -54,7 +54,8 @@ def render_markdown(result: SearchResult, *, verbose: bool = False, tool: bool =
         if getattr(section, "title", None) in plan.left_out:
             continue  # it would repeat Top Contexts (``ReportPlan.left_out``)
         if isinstance(section, TopContexts):
-            block = top_contexts(section, findings)
+            told = typed if plan.told_in_contexts else None
+            block = top_contexts(section, findings, told)
         elif isinstance(section, FunctionList):
             block = functions(section, plan.function_names)
         elif isinstance(section, FindingList):

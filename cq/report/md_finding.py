@@ -78,8 +78,15 @@ def resolved_target(f: Finding, typed: set[str]) -> str:
         typed.add(place)
     else:
         kind = ""
-    errors = f" · error {code(semantic.diagnostics[0])}" if semantic.diagnostics else ""
-    return f" → {code(place)}{kind}{errors}"
+    return f" → {code(place)}{kind}{diagnostic(f)}"
+
+
+def diagnostic(f: Finding) -> str:
+    """`` · error `...` ``: Pyrefly's first diagnostic at the hit, if any."""
+    semantic = f.enrichment.semantic if f.enrichment else None
+    if semantic is None or not semantic.diagnostics:
+        return ""
+    return f" · error {code(semantic.diagnostics[0])}"
 
 
 def references(f: Finding) -> str:

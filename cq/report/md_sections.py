@@ -17,7 +17,18 @@ from cq.model import (
     SearchResult,
     TopContexts,
 )
-from cq.report.md_finding import SHORT_KIND, detail, line_of, resolvers, role_of, scope_of, where_of
+from cq.report.md_finding import (
+    SHORT_KIND,
+    detail,
+    diagnostic,
+    line_of,
+    references,
+    resolved_target,
+    resolvers,
+    role_of,
+    scope_of,
+    where_of,
+)
 from cq.report.md_scope import dropped_by_scope
 from cq.report.md_text import code, fence, option, option_name
 
@@ -127,8 +138,13 @@ def _pending(count: int, asking: str, tool: bool) -> str:
     return f"types of {hits} not worked out yet (Pyrefly); --semantic-wait MS waits for them"
 
 
-def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[str]:
-    """Each group: a heading, one bullet per matched line, the lines fenced in that order."""
+def top_contexts(
+    section: TopContexts, findings: tuple[Finding, ...], told: set[str] | None = None
+) -> list[str]:
+    """Each group: a heading, one bullet per matched line, the lines fenced in that order.
+    ``told`` (``ReportPlan.told_in_contexts``: the lists are left out): the places whose
+    signature or type the report has printed, and each bullet says what the lists would have
+    and the line does not (``finding_list``'s ``typed``)."""
     if not section.groups:
         return []
     lines = [f"## {section.title} ({len(section.groups)} of {section.total_groups} scopes)"]
@@ -147,19 +163,41 @@ def top_contexts(section: TopContexts, findings: tuple[Finding, ...]) -> list[st
             lines += ["", f"### {head}"]
         else:
             lines += ["", f"### {scope} ({code(group.file)}{more})"]
-        by_line: dict[int, list[Finding]] = {}
+        # a group of calls resolved to one place holds lines of several files
+        by_line: dict[tuple[str, int], list[Finding]] = {}
         for index in group.finding_indexes:
-            by_line.setdefault(findings[index].line, []).append(findings[index])
+            f = findings[index]
+            by_line.setdefault((f.file, f.line), []).append(f)
+        # where the calls resolve is the heading's; who resolved each, when not all alike
+        each: bool | None = None
+        if group.resolves_to:
+            each = "+" in resolvers([findings[i] for i in group.finding_indexes])
         for hits in by_line.values():
-            lines += _location(hits)
+            lines += _location(hits, told, each)
     return lines
 
 
-def _location(hits: list[Finding]) -> list[str]:
+def _location(hits: list[Finding], told: set[str] | None, each: bool | None) -> list[str]:
     """One place of a Top Context: its hits on one bullet, its line in a fence of its own (one
     fence for lines from several places would read as consecutive code)."""
-    head = "- " + "; ".join(f"{where_of(f)} {f.category}" for f in hits)
+    head = "- " + "; ".join(f"{where_of(f)} {f.category}{_beyond(f, told, each)}" for f in hits)
     return [head, *fence([line_of(hits[0])], hits[0].language)]
+
+
+def _beyond(f: Finding, told: set[str] | None, each: bool | None) -> str:
+    """What a finding's line in the lists says that its fenced line does not, when the lists
+    are left out (``told``): a definition's references; where a use resolves, or in a group
+    of calls resolved to one place (``each`` not None) who resolved it when the group's
+    resolvers differ; Pyrefly's error; the finding's role."""
+    if told is None:
+        return ""
+    if f.category == "definition":
+        more = references(f)
+    elif each is None:
+        more = resolved_target(f, told)
+    else:
+        more = (f", by {resolvers([f])}" if each else "") + diagnostic(f)
+    return f"{more}{role_of(f)}"
 
 
 def finding_list(
