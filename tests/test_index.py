@@ -235,7 +235,7 @@ def test_an_unchanged_tree_is_not_read_and_a_same_size_edit_is_seen(repo: Path) 
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
     after = counts(run_cq("index", "--root", str(repo)))
-    assert after["updated"] == "1 files, removed: 0" and after["read"].startswith("1 files")
+    assert after["updated"] == "1 file, removed: 0" and after["read"].startswith("1 file ")
     data = search(repo, query="how do I purge a stored file?")
     names = [f["name"] for f in section(data, "functions")["functions"]]
     assert "app/files/storage.py::FileSystemStorage.purge_" in names

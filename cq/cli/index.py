@@ -85,11 +85,13 @@ def run_index_command(args: argparse.Namespace) -> int:
         print(f"checked: {update.checked} segment files, as last committed")
     print(f"files: {update.files} ({update.source_bytes / 1e6:.1f} MB of source)")
     print(f"documents: {update.documents} (files and code units)")
-    print(f"updated: {update.files_updated} files, removed: {update.files_removed}")
-    print(f"read: {update.files_read} files (the others known by their stat)")
+    print(f"updated: {_files(update.files_updated)}, removed: {update.files_removed}")
+    print(f"read: {_files(update.files_read)} (the others known by their stat)")
     if update.files_pooled:
-        print(f"prepared by worker processes: {update.files_pooled} files")
-    print(f"size: {size / 1e6:.1f} MB ({ratio:.0%} of the source)")
+        print(f"prepared by worker processes: {_files(update.files_pooled)}")
+    # an index's fixed part outweighs a small tree's source: no ratio to read there
+    of_source = f" ({ratio:.0%} of the source)" if update.source_bytes >= 1e6 else ""
+    print(f"size: {size / 1e6:.1f} MB{of_source}")
     print(f"time: {update.milliseconds / 1000:.2f} s")
     if update.stale:
         print("another cq process is updating this index: shown as last committed")
@@ -114,3 +116,7 @@ def _updated(root: Path, progress: Progress, tuning: IndexTuning) -> IndexUpdate
             if attempt:
                 raise IndexFailedError(f"the index could not be written: {describe(exc)}") from exc
     raise AssertionError("unreachable")
+
+
+def _files(n: int) -> str:
+    return f"{n} file{'s' if n != 1 else ''}"
