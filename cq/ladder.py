@@ -24,6 +24,7 @@ later stage once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Literal
 
@@ -222,11 +223,27 @@ class Ladder:
             parts = tuple(p for r in regexes for p in patterns_for_query(r, "regex"))
             with timed(self.timings, "candidates_fallback"):
                 retry = self._search(parts, widened=False)
+            if retry.matches and regexes is q.pieces:
+                retry, parts = self._most_specific(retry, parts)
             if retry.matches:
                 return self._climbed(retry, parts, chain, "filled")
         if q.mode_requested is not None or self.switches.rewrite is not None:
             return self._climbed(found, own, chain, "nothing")
         return None
+
+    def _most_specific(
+        self, found: Candidates, parts: tuple[Pattern, ...]
+    ) -> tuple[Candidates, tuple[Pattern, ...]]:
+        """Of a phrase's pieces (longest first), the longest found in a file outside the tests,
+        searched alone: a shorter piece is a lead-in many messages share ("An error occurred
+        (...) when calling the ... operation:" before the tree's own "The specified bucket
+        does not exist"), and its matches would bury the one site that writes the message."""
+        code = [m.text for m in found.matches if path_role(m.file) != "test"]
+        best = next((p for p in parts if any(re.search(p.text, t) for t in code)), None)
+        if best is None or all(re.search(best.text, m.text) for m in found.matches):
+            return found, parts
+        with timed(self.timings, "candidates_fallback"):
+            return self._search((best,), widened=False), (best,)
 
     def _nothing(
         self,

@@ -144,6 +144,7 @@ def _is_phrase(typed: str | None, mode: QueryMode | None, trigger: Trigger | Non
     return not asking and (not typed.rstrip().endswith("?") or quotes)
 
 
+_CLAUSE = re.compile(r"[:;]\s+")  # "lead-in: message", "message; hint"
 _QUOTED = re.compile(r"""'[^'\s][^'\n]*'|"[^"\s][^"\n]*"|`[^`\n]+`""")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _SENTENCE_CHARS = 16  # hand-set: a sentence shorter than this is no message of its own
@@ -198,13 +199,18 @@ def filled_pattern(text: str) -> str | None:
 
 
 def quoted_runs(text: str) -> tuple[str, ...]:
-    """An rg regex of each constant run of a filled-in message (``filled_pattern``'s) of at
-    least ``_PHRASE_WORDS`` words and ``_SENTENCE_CHARS`` characters, longest first, found only
-    after a quote on its line: inside a string literal, where a format string is, and not in a
-    comment or prose that shares a few words with a title. () when nothing was filled in."""
+    """An rg regex of each constant run of a filled-in message (``filled_pattern``'s) and of
+    each clause of a run (after a colon or a semicolon) of at least ``_PHRASE_WORDS`` words
+    and ``_SENTENCE_CHARS`` characters, longest first, found only after a quote on its line:
+    inside a string literal, where a format string is, and not in a comment or prose that
+    shares a few words with a title. () when nothing was filled in. A clause is the message a
+    wrapper quotes after its own lead-in ("An error occurred (NoSuchBucket) when calling the
+    GetObject operation: The specified bucket does not exist": the last clause is the
+    tree's)."""
     if len(text) > _FILLED_CHARS or filled_pattern(text) is None:
         return ()
     runs = [r.strip(" ,;:") for r in _FILLED.split(text.strip())]
+    runs += [c.strip(" ,;:") for r in runs for c in _CLAUSE.split(r)[1:]]
     long = [r for r in runs if len(r) >= _SENTENCE_CHARS and len(r.split()) >= _PHRASE_WORDS]
     long.sort(key=len, reverse=True)
     escaped = (_REGEX_META.sub(r"\\\1", r) for r in dict.fromkeys(long))
