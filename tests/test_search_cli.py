@@ -311,3 +311,23 @@ def test_a_closed_standard_output_is_one_line_exit_2(repo: Path) -> None:
     run = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2
     assert run.stderr == "cq: standard output is closed: there is nowhere to write to\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("search", "register", ""), "PATH"),
+        (("search", "register", "--root", ""), "--root"),
+        (("index", ""), "ROOT"),
+        (("index", "--root", ""), "ROOT"),
+    ],
+)
+def test_an_empty_path_is_refused_not_read_as_the_current_directory(
+    tmp_path: Path, args: tuple[str, ...], said: str
+) -> None:
+    """``cq search NAME "$DIR"`` with ``DIR`` unset searched the current directory (rg
+    refuses an empty path); a whole home directory, for a script run from there."""
+    write_tree(tmp_path, {"app.py": "def register():\n    pass\n"})
+    run = run_cq(*args, cwd=tmp_path)
+    assert run.returncode == 2 and run.stdout == "", run.stdout
+    assert run.stderr == f"cq: {said} is empty (an unset variable?)\n"

@@ -49,6 +49,8 @@ def run_index_command(args: argparse.Namespace) -> int:
     from cq.index.location import clear_index, dir_size, index_dir
     from cq.profiles import load_tuning
 
+    if "" in (args.root, args.root_arg):  # an unset shell variable, not the current dir
+        raise UsageError("ROOT is empty (an unset variable?)")
     if args.root_arg is not None:
         if args.root is not None and args.root != args.root_arg:
             raise UsageError("give the root once: ROOT or --root ROOT")

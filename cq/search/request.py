@@ -38,6 +38,11 @@ def search_from_args(
         raise UsageError("the following arguments are required: QUERY (see 'cq search --help')")
     if query == "-":
         query = _read_stdin().rstrip("\r\n")
+    # an empty path is most often an unset shell variable ("$DIR"): rg refuses it, and cq
+    # would have searched the current directory instead
+    for given, name in ((args.root, "--root"), (args.path, "PATH")):
+        if given == "":
+            raise UsageError(f"{name} is empty (an unset variable?)")
     named_root = args.root or os.environ.get("CQ_ROOT")
     root, in_dir = os.path.abspath(named_root or "."), args.in_dir
     if args.path is not None:
