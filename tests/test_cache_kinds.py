@@ -280,9 +280,11 @@ def test_a_running_server_answers_the_same_after_clear_and_keeps_no_removed_file
             "search", QUESTION, "--root", str(word_tree(tmp_path, 21)), env=_env(runtime)
         )
         assert other.returncode == 0, other.stderr
-        status = run_cq("server", "status", env=_env(runtime)).stdout
+        # the subcommands alone say how things are: ``cq server`` the status, ``cq cache``
+        # the info
+        status = run_cq("server", env=_env(runtime)).stdout
         assert re.search(r"\b3 searches served", status), status  # all went through it
-        info = run_cq("cache", "info")
+        info = run_cq("cache")
         assert info.returncode == 0 and "index: 2 roots" in info.stdout
         entries = int(re.search(r"^entries: (\d+),", info.stdout, re.M).group(1))  # type: ignore[union-attr]
         assert entries > 0, info.stdout  # the server's writes reach the new database

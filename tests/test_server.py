@@ -153,7 +153,7 @@ def _served(runtime: Path, cwd: Path | None = None, **extra: str) -> int:
 def _served_by_the_cli(runtime: Path) -> int:
     status = run_cq("server", "status", env=_env(runtime))
     assert status.returncode == 0, status.stdout + status.stderr
-    found = re.search(r"(\d+) searches served", status.stdout)
+    found = re.search(r"(\d+) search(?:es)? served", status.stdout)
     assert found, status.stdout
     return int(found.group(1))
 

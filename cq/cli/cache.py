@@ -16,13 +16,14 @@ def add_cache_parser(sub: argparse._SubParsersAction) -> None:
         description="The cache lives in $CQ_CACHE_DIR, else $XDG_CACHE_HOME/cq, else "
         "~/.cache/cq; its bound is $CQ_CACHE_MAX_MB (default 512): half for the database, "
         "half shared by the repository indexes, the embedding vectors and Pyrefly's scratch "
-        "(least recently used first). info: sizes per kind, per indexed root and per "
+        "(least recently used first). info (the default): sizes per kind, per indexed root and per "
         "embedding model; prune: bring it under the bound now; clear: delete every cache "
         "kind (database, indexes, vectors). Embedding models (cq embed fetch) and agent "
         "install records are yours, not cache: shown apart, never pruned or cleared, as no "
         "file cq did not write is.",
     )
-    p.add_argument("action", choices=("info", "prune", "clear"))
+    # ``cq cache`` alone shows it, as ``cq server`` alone says how the server is
+    p.add_argument("action", nargs="?", default="info", choices=("info", "prune", "clear"))
 
 
 def run_cache_command(args: argparse.Namespace) -> int:

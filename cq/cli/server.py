@@ -24,7 +24,7 @@ def add_server_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "server", help="status, start or stop the background server", description=_HELP
     )
-    p.add_argument("action", choices=("status", "start", "stop"))
+    p.add_argument("action", nargs="?", default="status", choices=("status", "start", "stop"))
     p.add_argument(
         "--all",
         action="store_true",
@@ -105,9 +105,10 @@ def _status(directory: str) -> int:
         f"cq server: running, pid {status['pid']}, up {status['up_s']:g} s, "
         f"idle {status['idle_s']:g} s (exits after {status['idle_limit_s']:g} s idle)"
     )
+    processes, served = status["processes"], status["served"]
     print(
-        f"  {status['processes']} search process(es), {status['busy']} busy; "
-        f"{status['served']} searches served"
+        f"  {processes} search process{'es' if processes != 1 else ''}, {status['busy']} busy; "
+        f"{served} search{'es' if served != 1 else ''} served"
     )
     memory = status.get("memory")
     if isinstance(memory, dict):
