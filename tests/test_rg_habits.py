@@ -190,10 +190,21 @@ def test_a_flag_cq_does_not_take_is_refused_by_name(repo: Path, args, flag: str)
     assert run.stderr == f"cq: cq search does not take {flag} (see 'cq search --help')\n"
 
 
-def test_an_rg_flag_cq_spells_otherwise_names_cqs_spelling(repo: Path) -> None:
-    run = _search(repo, "--json", "get_bucket")
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        ("--json", "cq's is --format json"),
+        ("-m", "cq's is --max-matches-per-file N"),
+        ("-n", "cq prints every finding as file:line:col"),
+        ("-S", "cq matches a query as typed; -i for any case"),
+    ],
+)
+def test_an_rg_flag_cq_spells_otherwise_names_cqs_spelling(
+    repo: Path, flag: str, said: str
+) -> None:
+    run = _search(repo, flag, "get_bucket")
     assert run.returncode == 2
-    assert "does not take --json" in run.stderr and "cq's is --format json" in run.stderr
+    assert run.stderr == f"cq: cq search does not take {flag} (see 'cq search --help'; {said})\n"
 
 
 def test_a_query_starting_with_a_dash_is_told_to_follow_double_dash(repo: Path) -> None:

@@ -69,6 +69,7 @@ def left_over(args: argparse.Namespace, extra: list[str], words: list[str]) -> a
     if flag is not None:
         name = flag.split("=", 1)[0] if flag.startswith("--") else flag  # ``--flag=value``
         hint = f"; cq's is {_RG_SPELLINGS[name]}" if name in _RG_SPELLINGS else ""
+        hint = f"; {_RG_NEEDLESS[name]}" if name in _RG_NEEDLESS else hint
         if _word_like(name):  # ``-foo`` is more likely a query than a flag
             hint = "; a query starting with '-' goes after '--'"
         raise UsageError(f"{where} does not take {name} (see '{where} --help'{hint})")
@@ -97,6 +98,15 @@ _RG_SPELLINGS = {
     "--regexp": "--regex QUERY",
     "-u": "--no-ignore",
     "-.": "--hidden",
+    "-m": "--max-matches-per-file N",
+    "--max-count": "--max-matches-per-file N",
+}
+# rg flags for what cq does anyway, or never: said instead of a spelling
+_RG_NEEDLESS = {
+    "-n": "cq prints every finding as file:line:col",
+    "--line-number": "cq prints every finding as file:line:col",
+    "-S": "cq matches a query as typed; -i for any case",
+    "--smart-case": "cq matches a query as typed; -i for any case",
 }
 
 
