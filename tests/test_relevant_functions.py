@@ -291,6 +291,24 @@ def test_the_function_that_prints_a_quoted_message_answers(tmp_path: Path) -> No
     assert (answer["file"], answer["text"]) == ("parser/helpers.py", "check_still_complete")
 
 
+def test_a_message_quoted_in_single_quotes_is_answered_by_the_function_printing_it(
+    tmp_path: Path,
+) -> None:
+    """A title quoting the message as Python's repr prints it ('...') is answered by the
+    function raising it, as one quoting it in double quotes is; the apostrophe of "doesn't"
+    quotes nothing."""
+    root = write_tree(
+        tmp_path / "repo",
+        {"parser/grammar.py": GRAMMAR, "parser/helpers.py": HELPERS},
+    )
+    title = "Sequence.match doesn't stop: 'Dropped elements in sequence matching' when it ends"
+    run = run_cq("search", title, "--root", str(root), "--format", "json")
+    assert run.returncode == 0, run.stderr
+    data = run.json()
+    assert data["answer"]["name"] == "check_still_complete", data["answer"]
+    assert "it holds a message the text quotes" in _functions(data)[0]["evidence"]
+
+
 def test_after_a_titles_answer_the_class_it_names_comes_first() -> None:
     """A title that names a class (``RandNoise``) is answered as it says; after the Answer,
     the named class's other methods come before functions that merely share its words."""
