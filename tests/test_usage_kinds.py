@@ -85,3 +85,24 @@ def test_the_raise_count_counts_raises(tmp_path: Path) -> None:
     run = run_cq("search", "where is StoreFull raised?", "--root", str(tmp_path), "--no-semantic")
     assert run.returncode == 0, run.stderr
     assert run.stdout.split("\n\n")[1].startswith("**Answer:** 1 use of `StoreFull`"), run.stdout
+
+
+def test_imports_nearest_the_definition_answer_first(tmp_path: Path) -> None:
+    """The package that defines a name exports it (its ``__init__``) and its neighbours
+    import it: they answer "where is X imported?" before a plugin's or another package's
+    import of it, whatever the findings' scores."""
+    write_tree(
+        tmp_path,
+        {
+            "src/lib/data/grid/aggregator.py": "class GridAggregator:\n    pass\n",
+            "src/lib/data/grid/__init__.py": "from .aggregator import GridAggregator\n",
+            "src/lib/__init__.py": "from .data.grid import GridAggregator\n",
+            "plugins/extra/run.py": (
+                "from lib.data.grid.aggregator import GridAggregator\n\n\n"
+                "def run(x):\n    return GridAggregator(x) or GridAggregator\n"
+            ),
+        },
+    )
+    got = _answer(tmp_path, "where is GridAggregator imported")
+    assert got["first"] == ("src/lib/data/grid/__init__.py", 1), got
+    assert got["sites"][-1] == ("plugins/extra/run.py", 1), got
