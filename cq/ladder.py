@@ -24,6 +24,7 @@ later stage once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Literal
 
@@ -198,7 +199,8 @@ class Ladder:
         q = self.question
         with timed(self.timings, "candidates"):
             found = self._search(own, widened=False)
-        if found.matches and (q.filled is None or not _only_tests(found)):
+        runs = q.runs if q.mode_requested is None else ()  # -F: that text, or nothing
+        if found.matches and ((q.filled is None and not runs) or not _only_tests(found)):
             return self._climbed(found, own, (q.mode,), "matched")
         chain: tuple[QueryMode, ...] = (q.mode,)
         if q.filled is not None:
@@ -224,9 +226,37 @@ class Ladder:
                 retry = self._search(parts, widened=False)
             if retry.matches:
                 return self._climbed(retry, parts, chain, "filled")
+        if runs:  # nowhere whole outside the tests: its longest head or tail in a string
+            chain += () if "regex" in chain else ("regex",)
+            run = self._longest_run(runs, own if found.matches else ())
+            if run is not None:
+                return self._climbed(run[0], run[1], chain, "filled")
+        if found.matches:  # only a test's copy of it
+            return self._climbed(found, own, (q.mode,), "matched")
         if q.mode_requested is not None or self.switches.rewrite is not None:
             return self._climbed(found, own, chain, "nothing")
         return None
+
+    def _longest_run(
+        self, runs: tuple[str, ...], own: tuple[Pattern, ...]
+    ) -> tuple[Candidates, tuple[Pattern, ...]] | None:
+        """A phrase nowhere whole outside the tests, by the longest of its leading or
+        trailing runs found in a string outside them (``Question.runs``, longest first): all
+        are searched at once, then the longest found alone (with ``own``: the phrase as
+        typed, found in tests), so that a shorter run many messages share brings none of
+        theirs. None: no run is anywhere but in tests."""
+        every = tuple(p for r in runs for p in patterns_for_query(r, "regex"))
+        with timed(self.timings, "candidates_fallback"):
+            found = self._search(every, widened=False)
+        code = [m.text for m in found.matches if path_role(m.file) != "test"]
+        if not code:
+            return None
+        longest = max(len(t) for t in code)
+        texts = {t for t in code if len(t) == longest}
+        best = next(r for r in runs if any(re.fullmatch(r, t) for t in texts))
+        patterns = (*own, *patterns_for_query(best, "regex"))
+        with timed(self.timings, "candidates_fallback"):
+            return self._search(patterns, widened=False), patterns
 
     def _nothing(
         self,
