@@ -69,6 +69,9 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
     rewrite: Rewrite | None = None
     suggestions: tuple[Suggestion, ...] | None = None
     missing: str | None = None  # the name a rewritten question wrote that matched nothing
+    # the name a question asked about that no file holds, searched as the one defined name
+    # of the same words (``Ladder._respelled``: "where is getBucket defined?" -> get_bucket)
+    respelled: str | None = None
 
     @property
     def mode(self) -> QueryMode:
@@ -147,6 +150,9 @@ class Ladder:
             if retry.matches:  # only inside longer names: a near-miss of a defined name?
                 with timed(self.timings, "suggest"):
                     nearest = suggest_names(q.typed, self.scope, self.corpus, self.tuning.report)
+                same = self._respelled(nearest, rewrite) if nearest else None
+                if same is not None:
+                    return same
                 if nearest:
                     return self._climbed(found, patterns, (q.mode,), "not_found", rewrite, nearest)
                 return self._climbed(retry, literal, chain, "literal", rewrite)
@@ -159,6 +165,9 @@ class Ladder:
                 )
                 if nearest is None and q.mode == "identifier":
                     nearest = suggest_names(q.typed, self.scope, self.corpus, self.tuning.report)
+            same = self._respelled(nearest, None) if nearest else None
+            if same is not None:
+                return same
             if nearest is not None:
                 return self._climbed(found, patterns, chain, "not_found", suggestions=nearest)
         if switches.rewrite is not None:  # --no-rewrite
@@ -257,6 +266,28 @@ class Ladder:
         patterns = (*own, *patterns_for_query(best, "regex"))
         with timed(self.timings, "candidates_fallback"):
             return self._search(patterns, widened=False), patterns
+
+    def _respelled(
+        self, nearest: tuple[Suggestion, ...], rewrite: Rewrite | None
+    ) -> tuple[Candidates, Climb] | None:
+        """A question about a name no file holds ("where is getBucket defined?"), searched as
+        the one name the tree defines with the same words in another spelling (``distance``
+        0: snake_case for camelCase, other capitals): what the question asks about, under the
+        tree's spelling; the report says so (``Summary.respelled``). A name typed alone stays
+        not found, with the names nearest it: rg's habit of finding what was typed. None:
+        no question, or not exactly one such name."""
+        q = self.question
+        names = {s.name for s in nearest if s.distance == 0 and s.kind != "file"}
+        if q.asked_name is None or len(names) != 1:
+            return None
+        (name,) = names
+        patterns = patterns_for_query(name, "identifier")
+        with timed(self.timings, "candidates_fallback"):
+            found = self._search(patterns, widened=False)
+        if not found.matches:
+            return None
+        climbed = self._climbed(found, patterns, (q.mode,), "matched", rewrite)
+        return climbed[0], msgspec.structs.replace(climbed[1], respelled=name)
 
     def _nothing(
         self,

@@ -77,6 +77,7 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     report: ReportTuning = msgspec.field(default_factory=ReportTuning)
     # an identifier or dotted query that matched nothing: the defined names nearest it
     suggestions: tuple[Suggestion, ...] | None = None
+    respelled: str | None = None  # the name asked about that no file holds (``Summary``)
     stubs: frozenset[tuple[str, int]] = frozenset()  # (file, line) of stub definitions
 
 
@@ -122,6 +123,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
         focus=facts.focus,
         rewrite=facts.rewrite,
         asked_name=question.asked_name,
+        respelled=facts.respelled,
         telemetry=facts.telemetry,
         suggestions=msgspec.UNSET if facts.suggestions is None else facts.suggestions,
         semantic=facts.semantic,

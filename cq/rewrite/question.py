@@ -236,6 +236,19 @@ def end_runs(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(r for _, r in runs))
 
 
+def respelled_as(question: Question, name: str) -> Question:
+    """``question`` about the name it asked about spelled as the tree defines it (``name``:
+    ``get_bucket`` for ``getBucket``, ``cq.ladder``): what it asks of that name, as if
+    written so."""
+    return msgspec.structs.replace(
+        question,
+        asked_name=name,
+        typed=name,
+        about=frozenset({name}),
+        written=question.written | {name},
+    )
+
+
 def is_identifier_query(query: str) -> bool:
     """True when the query is one (possibly dotted or ``::``-qualified) identifier."""
     return _IDENTIFIER.fullmatch(query) is not None
