@@ -220,7 +220,10 @@ def end_runs(text: str) -> tuple[str, ...]:
     each trailing run right before one, longest first (``Question.runs``): a run of at least
     half its words, ``_PHRASE_WORDS`` words and ``_SENTENCE_CHARS`` characters, so that a
     lead-in many messages share ("One or more parameter values were invalid:") is not
-    enough. () for a phrase of too few words or over ``_FILLED_CHARS``."""
+    enough. The half is hand-set, not fitted: moto's filled-in messages keep 10 and 11 of
+    their 15 and 16 words, and a lead-in is rarely more than a third
+    (bench/results/2026-11-29-answer6/). () for a phrase of too few words or over
+    ``_FILLED_CHARS``."""
     words = text.split()
     if len(text) > _FILLED_CHARS or len(words) < 2 * _PHRASE_WORDS:
         return ()
