@@ -69,6 +69,9 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
     rewrite: Rewrite | None = None
     suggestions: tuple[Suggestion, ...] | None = None
     missing: str | None = None  # the name a rewritten question wrote that matched nothing
+    # the name a question asked about that no file holds, searched as the one defined name
+    # of the same words (``Ladder._respelled``: "where is getBucket defined?" -> get_bucket)
+    respelled: str | None = None
 
     @property
     def mode(self) -> QueryMode:
@@ -147,6 +150,9 @@ class Ladder:
             if retry.matches:  # only inside longer names: a near-miss of a defined name?
                 with timed(self.timings, "suggest"):
                     nearest = suggest_names(q.typed, self.scope, self.corpus, self.tuning.report)
+                same = self._respelled(nearest, rewrite) if nearest else None
+                if same is not None:
+                    return same
                 if nearest:
                     return self._climbed(found, patterns, (q.mode,), "not_found", rewrite, nearest)
                 return self._climbed(retry, literal, chain, "literal", rewrite)
@@ -159,6 +165,9 @@ class Ladder:
                 )
                 if nearest is None and q.mode == "identifier":
                     nearest = suggest_names(q.typed, self.scope, self.corpus, self.tuning.report)
+            same = self._respelled(nearest, None) if nearest else None
+            if same is not None:
+                return same
             if nearest is not None:
                 return self._climbed(found, patterns, chain, "not_found", suggestions=nearest)
         if switches.rewrite is not None:  # --no-rewrite
@@ -199,7 +208,8 @@ class Ladder:
         q = self.question
         with timed(self.timings, "candidates"):
             found = self._search(own, widened=False)
-        if found.matches and (q.filled is None or not _only_tests(found)):
+        runs = q.runs if q.mode_requested is None else ()  # -F: that text, or nothing
+        if found.matches and ((q.filled is None and not runs) or not _only_tests(found)):
             return self._climbed(found, own, (q.mode,), "matched")
         chain: tuple[QueryMode, ...] = (q.mode,)
         if q.filled is not None:
@@ -227,6 +237,13 @@ class Ladder:
                 retry, parts = self._most_specific(retry, parts)
             if retry.matches:
                 return self._climbed(retry, parts, chain, "filled")
+        if runs:  # nowhere whole outside the tests: its longest head or tail in a string
+            chain += () if "regex" in chain else ("regex",)
+            run = self._longest_run(runs, own if found.matches else ())
+            if run is not None:
+                return self._climbed(run[0], run[1], chain, "filled")
+        if found.matches:  # only a test's copy of it
+            return self._climbed(found, own, (q.mode,), "matched")
         if q.mode_requested is not None or self.switches.rewrite is not None:
             return self._climbed(found, own, chain, "nothing")
         return None
@@ -244,6 +261,49 @@ class Ladder:
             return found, parts
         with timed(self.timings, "candidates_fallback"):
             return self._search((best,), widened=False), (best,)
+
+    def _longest_run(
+        self, runs: tuple[str, ...], own: tuple[Pattern, ...]
+    ) -> tuple[Candidates, tuple[Pattern, ...]] | None:
+        """A phrase nowhere whole outside the tests, by the longest of its leading or
+        trailing runs found in a string outside them (``Question.runs``, longest first): all
+        are searched at once, then the longest found alone (with ``own``: the phrase as
+        typed, found in tests), so that a shorter run many messages share brings none of
+        theirs. None: no run is anywhere but in tests."""
+        every = tuple(p for r in runs for p in patterns_for_query(r, "regex"))
+        with timed(self.timings, "candidates_fallback"):
+            found = self._search(every, widened=False)
+        code = [m.text for m in found.matches if path_role(m.file) != "test"]
+        if not code:
+            return None
+        longest = max(len(t) for t in code)
+        texts = {t for t in code if len(t) == longest}
+        best = next(r for r in runs if any(re.fullmatch(r, t) for t in texts))
+        patterns = (*own, *patterns_for_query(best, "regex"))
+        with timed(self.timings, "candidates_fallback"):
+            return self._search(patterns, widened=False), patterns
+
+    def _respelled(
+        self, nearest: tuple[Suggestion, ...], rewrite: Rewrite | None
+    ) -> tuple[Candidates, Climb] | None:
+        """A question about a name no file holds ("where is getBucket defined?"), searched as
+        the one name the tree defines with the same words in another spelling (``distance``
+        0: snake_case for camelCase, other capitals): what the question asks about, under the
+        tree's spelling; the report says so (``Summary.respelled``). A name typed alone stays
+        not found, with the names nearest it: rg's habit of finding what was typed. None:
+        no question, or not exactly one such name."""
+        q = self.question
+        names = {s.name for s in nearest if s.distance == 0 and s.kind != "file"}
+        if q.asked_name is None or len(names) != 1:
+            return None
+        (name,) = names
+        patterns = patterns_for_query(name, "identifier")
+        with timed(self.timings, "candidates_fallback"):
+            found = self._search(patterns, widened=False)
+        if not found.matches:
+            return None
+        climbed = self._climbed(found, patterns, (q.mode,), "matched", rewrite)
+        return climbed[0], msgspec.structs.replace(climbed[1], respelled=name)
 
     def _nothing(
         self,

@@ -51,7 +51,7 @@ from cq.rank import (
     stub_definitions,
     use_question,
 )
-from cq.rewrite import CallerModel, question_of, remember_primary
+from cq.rewrite import CallerModel, question_of, remember_primary, respelled_as
 from cq.semantic import begin as begin_semantic
 from cq.settings import Settings, settle
 
@@ -100,6 +100,9 @@ def run_search(
         # as typed, as text, rewritten (cq.ladder); the index's run is held here, closed below
         candidates, climb, index = ladder.climb()
         patterns, rewrite = climb.patterns, climb.rewrite
+        respelled = question.asked_name if climb.respelled is not None else None
+        if climb.respelled is not None:  # a name no file holds, searched as the tree spells it
+            question = respelled_as(question, climb.respelled)
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
@@ -221,6 +224,7 @@ def run_search(
             functions=fused.functions,
             report=tuning.report,
             suggestions=climb.suggestions,
+            respelled=respelled,
             stubs=stubs,
         )
         result = assemble_result(ordered, tally, facts)

@@ -148,3 +148,62 @@ def test_a_message_with_a_plain_word_filled_in(tmp_path: Path) -> None:
     )
     assert answer.startswith("**Answer:** `assert_unique` "), answer
     assert "`cli/checks.rs:3:" in answer, answer
+
+
+PLAIN = {
+    "db/table.py": (
+        "from db.errors import InvalidAttributeType\n\n\n"
+        "class Table:\n    def put_item(self, item):\n"
+        "        if self.range_key not in item:\n"
+        "            raise ValueError(\n"
+        '                f"One or more parameter values were invalid: Missing the key '
+        '{self.range_key} in the item"\n'
+        "            )\n"
+        "        if not isinstance(item[self.range_key], str):\n"
+        "            raise InvalidAttributeType(self.range_key, 'S', 'N')\n"
+    ),
+    "db/errors.py": (
+        "class InvalidAttributeType(ValueError):\n"
+        '    msg = "One or more parameter values were invalid: Type mismatch for key {} '
+        'expected: {} actual: {}"\n\n'
+        "    def __init__(self, name, expected, actual):\n"
+        "        super().__init__(self.msg.format(name, expected, actual))\n\n\n"
+        "class KeyTooLarge(ValueError):\n"
+        '    msg = "One or more parameter values were invalid: Size of the key is too large"\n'
+    ),
+    # the words of the messages, as names a rewrite would guess
+    "db/keys.py": (
+        "def missing_key_item(item, key):\n    return key not in item\n\n\n"
+        "def type_mismatch_key(expected, actual):\n    return expected != actual\n"
+    ),
+    "tests/test_table.py": (
+        "def test_wrong_type(table):\n"
+        '    assert str(table.error) == "One or more parameter values were invalid: Type '
+        'mismatch for key id expected: S actual: N"\n'
+    ),
+}
+
+
+def test_a_message_filled_with_plain_words_finds_its_longest_run(tmp_path: Path) -> None:
+    """ "sk" filled into "Missing the key {} in the item" is a word like the others: the
+    message is nowhere whole, and the longest of its heads found in a string (not the lead-in
+    every message of the module shares) is where the code writes it (before, the message
+    was rewritten into guessed names)."""
+    write_tree(tmp_path, PLAIN)
+    answer = _answer(
+        tmp_path, "One or more parameter values were invalid: Missing the key sk in the item"
+    )
+    assert answer.startswith("**Answer:** `Table.put_item` "), answer
+    assert "`db/table.py:8:" in answer, answer
+
+
+def test_a_message_only_a_test_writes_with_plain_words_filled_in(tmp_path: Path) -> None:
+    """Found whole only in a test asserting it, the message is answered by the format string
+    its longest head is found in, not by the test."""
+    write_tree(tmp_path, PLAIN)
+    answer = _answer(
+        tmp_path,
+        "One or more parameter values were invalid: Type mismatch for key id expected: S actual: N",
+    )
+    assert answer.startswith("**Answer:** `InvalidAttributeType` raises it"), answer
+    assert "`db/errors.py:2:" in answer, answer

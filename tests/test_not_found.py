@@ -289,3 +289,26 @@ def test_a_cited_line_names_the_file_at_that_line_when_it_has_it(tree: Path) -> 
     assert near["line"] == 12 and "def get_bucket" in line
     beyond = run_cq("search", "models.py:999", "--root", str(tree), "--format", "json").json()
     assert [s["line"] for s in beyond["summary"]["suggestions"]] == [1]
+
+
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [("where is getBucket defined?", "definition"), ("who calls getBucket?", "callers")],
+)
+def test_a_question_about_a_name_in_another_spelling_is_answered_in_the_trees(
+    tree: Path, query: str, kind: str
+) -> None:
+    """A question about ``getBucket``, which no file holds, when the tree defines the same
+    words as one name (``get_bucket``): answered about that name, and the report says it
+    searched the tree's spelling instead (the name typed alone stays not found, above)."""
+    md = run_cq("search", query, "--root", str(tree))
+    assert md.returncode == 0, md.stderr
+    assert "**Answer:**" in md.stdout and "Not found" not in md.stdout, md.stdout
+    note = "asked about `getBucket`, which no file holds: searched as `get_bucket`"
+    assert note in md.stdout, md.stdout
+    data = run_cq("search", query, "--root", str(tree), "--format", "json").json()
+    answer, summary = data["answer"], data["summary"]
+    assert (answer["kind"], answer["name"]) == (kind, "get_bucket"), answer
+    assert (summary["asked_name"], summary["respelled"]) == ("get_bucket", "getBucket")
+    if kind == "definition":
+        assert (answer["file"], answer["line"]) == ("moto/s3/models.py", 12), answer

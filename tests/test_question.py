@@ -144,3 +144,19 @@ def test_an_empty_query_is_refused_by_the_request_itself() -> None:
         with pytest.raises(UsageError, match="empty query"):
             SearchRequest(query=blank, root=".")
     assert SearchRequest(query="", root=".", listing="files").query == ""  # --files: no query
+
+
+@pytest.mark.parametrize(
+    ("text", "uses"),
+    [
+        ("where is the suggestions module used", "uses"),
+        ("where is the suggestions module imported?", "imports"),
+    ],
+)
+def test_a_module_named_in_words_in_a_usage_question_is_that_name(text: str, uses: str) -> None:
+    """A plain word with "module" after it is a name in a usage question; in a question
+    about what code does it stays words (rewritten, answered by the code that does it)."""
+    q = understand(text)
+    assert (q.intent, q.asked_name, q.uses) == ("usage", "suggestions", uses)
+    q = understand("how does the parser module work")
+    assert q.asked_name is None and q.intent == "question"

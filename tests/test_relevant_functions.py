@@ -291,6 +291,24 @@ def test_the_function_that_prints_a_quoted_message_answers(tmp_path: Path) -> No
     assert (answer["file"], answer["text"]) == ("parser/helpers.py", "check_still_complete")
 
 
+def test_a_message_quoted_in_single_quotes_is_answered_by_the_function_printing_it(
+    tmp_path: Path,
+) -> None:
+    """A title quoting the message as Python's repr prints it ('...') is answered by the
+    function raising it, as one quoting it in double quotes is; the apostrophe of "doesn't"
+    quotes nothing."""
+    root = write_tree(
+        tmp_path / "repo",
+        {"parser/grammar.py": GRAMMAR, "parser/helpers.py": HELPERS},
+    )
+    title = "Sequence.match doesn't stop: 'Dropped elements in sequence matching' when it ends"
+    run = run_cq("search", title, "--root", str(root), "--format", "json")
+    assert run.returncode == 0, run.stderr
+    data = run.json()
+    assert data["answer"]["name"] == "check_still_complete", data["answer"]
+    assert "it holds a message the text quotes" in _functions(data)[0]["evidence"]
+
+
 def test_after_a_titles_answer_the_class_it_names_comes_first() -> None:
     """A title that names a class (``RandNoise``) is answered as it says; after the Answer,
     the named class's other methods come before functions that merely share its words."""
@@ -386,3 +404,57 @@ def look_up_option(opt, supported):
     assert {s.signals["head"] for s in measured(candidates, said, [], [], held, None, heads)} == {
         0.0
     }
+
+
+FORECASTS = '''"""Forecasts: what a model predicts for each time step."""
+
+
+class Forecast:
+    """A forecast of a series."""
+
+    def quantile(self, q):
+        """Compute a quantile from the predicted distribution."""
+        raise NotImplementedError()
+
+
+class SampleForecast(Forecast):
+    """A forecast held as sample paths."""
+
+    def __init__(self, samples):
+        self.samples = samples
+
+    def quantile(self, q):
+        ordered = sorted(self.samples)
+        return ordered[int(round((len(ordered) - 1) * q))]
+
+
+class QuantileForecast(Forecast):
+    """A forecast held as its quantiles."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def quantile(self, q):
+        return self.values[str(q)]
+'''
+
+
+def test_a_how_question_is_answered_by_an_override_not_the_declaration(tmp_path: Path) -> None:
+    """The base class's method only declares the name (``raise NotImplementedError``) and
+    its docstring holds the question's words; what a how-question asks is done by an
+    override, read with that docstring (an override inherits it): the one holding the rest
+    of the question's words (the samples) answers."""
+    root = write_tree(tmp_path / "repo", {"model/forecast.py": FORECASTS})
+    run = run_cq(
+        "search",
+        "how is a quantile computed from forecast samples",
+        "--root",
+        str(root),
+        "--format",
+        "json",
+    )
+    assert run.returncode == 0, run.stderr
+    data = run.json()
+    assert (data["answer"]["name"], data["answer"]["line"]) == ("quantile", 18), data["answer"]
+    names = [f["name"] for f in _functions(data)]
+    assert "model/forecast.py::SampleForecast.quantile" in names, names

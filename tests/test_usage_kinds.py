@@ -85,3 +85,61 @@ def test_the_raise_count_counts_raises(tmp_path: Path) -> None:
     run = run_cq("search", "where is StoreFull raised?", "--root", str(tmp_path), "--no-semantic")
     assert run.returncode == 0, run.stderr
     assert run.stdout.split("\n\n")[1].startswith("**Answer:** 1 use of `StoreFull`"), run.stdout
+
+
+def test_imports_nearest_the_definition_answer_first(tmp_path: Path) -> None:
+    """The package that defines a name exports it (its ``__init__``) and its neighbours
+    import it: they answer "where is X imported?" before a plugin's or another package's
+    import of it, whatever the findings' scores."""
+    write_tree(
+        tmp_path,
+        {
+            "src/lib/data/grid/aggregator.py": "class GridAggregator:\n    pass\n",
+            "src/lib/data/grid/__init__.py": "from .aggregator import GridAggregator\n",
+            "src/lib/__init__.py": "from .data.grid import GridAggregator\n",
+            "plugins/extra/run.py": (
+                "from lib.data.grid.aggregator import GridAggregator\n\n\n"
+                "def run(x):\n    return GridAggregator(x) or GridAggregator\n"
+            ),
+        },
+    )
+    got = _answer(tmp_path, "where is GridAggregator imported")
+    assert got["first"] == ("src/lib/data/grid/__init__.py", 1), got
+    assert got["sites"][-1] == ("plugins/extra/run.py", 1), got
+
+
+def test_a_module_named_in_words_is_answered_by_its_uses(tmp_path: Path) -> None:
+    """ "where is the suggestions module used" names a module by a plain word and the word
+    "module": its ``use`` lines answer, and the definition it speaks of is the ``mod``
+    those lines bring in, not a struct's field of that name (before, the question was
+    rewritten into guessed names and answered with a function)."""
+    write_tree(
+        tmp_path,
+        {
+            "src/parser/features/mod.rs": "pub(crate) mod suggestions;\n",
+            "src/parser/features/suggestions.rs": (
+                "pub(crate) fn did_you_mean(v: &str) -> Vec<String> {\n    vec![v.to_owned()]\n}\n"
+            ),
+            "src/parser/parser.rs": (
+                "use crate::parser::features::suggestions;\n\n"
+                "pub(crate) fn parse(v: &str) -> Vec<String> {\n"
+                "    suggestions::did_you_mean(v)\n}\n"
+            ),
+            "src/error/mod.rs": (
+                "use crate::parser::features::suggestions;\n\n"
+                "pub(crate) fn explain(v: &str) -> usize {\n"
+                "    suggestions::did_you_mean(v).len()\n}\n"
+            ),
+            "src/builder/value.rs": (
+                "pub struct Unknown {\n    suggestions: Vec<String>,\n}\n\n"
+                "impl Unknown {\n    pub fn suggest(&self) -> usize {\n"
+                "        self.suggestions.len()\n    }\n}\n"
+            ),
+        },
+    )
+    got = _answer(tmp_path, "where is the suggestions module used")
+    assert got["first"] in {("src/error/mod.rs", 1), ("src/parser/parser.rs", 1)}, got
+    run = run_cq(
+        "search", "where is the suggestions module used", "--root", str(tmp_path), "--no-semantic"
+    )
+    assert "(defined at `src/parser/features/mod.rs:1:" in run.stdout, run.stdout

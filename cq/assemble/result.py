@@ -77,6 +77,7 @@ class SearchFacts(msgspec.Struct, frozen=True, kw_only=True):
     report: ReportTuning = msgspec.field(default_factory=ReportTuning)
     # an identifier or dotted query that matched nothing: the defined names nearest it
     suggestions: tuple[Suggestion, ...] | None = None
+    respelled: str | None = None  # the name asked about that no file holds (``Summary``)
     stubs: frozenset[tuple[str, int]] = frozenset()  # (file, line) of stub definitions
 
 
@@ -122,6 +123,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
         focus=facts.focus,
         rewrite=facts.rewrite,
         asked_name=question.asked_name,
+        respelled=facts.respelled,
         telemetry=facts.telemetry,
         suggestions=msgspec.UNSET if facts.suggestions is None else facts.suggestions,
         semantic=facts.semantic,
@@ -225,23 +227,33 @@ def _primary(
 
 
 _FROM_IMPORT = re.compile(r"^\s*from\s+(\.*)([\w.]*)\s+import\b")
+# a Rust ``use`` line's module path, up to the names it brings in
+# (``use crate::parser::features::suggestions;``, ``pub(crate) use crate::error::{Error, Kind};``)
+_USE_PATH = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+((?:\w+::)+)")
+_RELATIVE = frozenset({"crate", "self", "super"})
 
 
 def _most_imported(shown: tuple[Finding, ...], definitions: list[int]) -> list[int]:
-    """Python definitions of one name in several modules (``pyro.contrib.minipyro``'s
-    ``apply_stack`` beside ``pyro.poutine.runtime``'s; a model's private copy of a helper):
-    the one the shown imports of the name bring in most often first (``from pkg.mod import
-    name``, or its package's re-export), the rest in their order. One definition, or imports
+    """Definitions of one name in several modules (``pyro.contrib.minipyro``'s
+    ``apply_stack`` beside ``pyro.poutine.runtime``'s; a model's private copy of a helper;
+    clap's ``mod suggestions`` beside a struct's ``suggestions`` field): the one the shown
+    imports of the name bring in most often first (``from pkg.mod import name``, or its
+    package's re-export; Rust's ``use crate::parser::features::suggestions``), the rest in
+    their order. One definition, or imports
     naming none of their modules: as they are."""
     if len(definitions) < 2:
         return definitions
     modules = []
     for f in shown:
-        if f.category != "from_import" or f.language != "python":
-            continue
-        m = _FROM_IMPORT.match(f.line_text)
-        if m is not None and m.group(2):
-            modules.append((last_name(f.text), m.group(2).split(".")))
+        if f.category == "from_import" and f.language == "python":
+            m = _FROM_IMPORT.match(f.line_text)
+            if m is not None and m.group(2):
+                modules.append((last_name(f.text), m.group(2).split(".")))
+        elif f.category == "import" and f.language == "rust":
+            m = _USE_PATH.match(f.line_text)
+            if m is not None:
+                parts = [p for p in m.group(1).split("::") if p]
+                modules.append((last_name(f.text), parts[1:] if parts[0] in _RELATIVE else parts))
     counts = {
         i: sum(
             1
@@ -254,9 +266,10 @@ def _most_imported(shown: tuple[Finding, ...], definitions: list[int]) -> list[i
 
 
 def _holds(path: str, parts: list[str]) -> bool:
-    """The module ``parts`` (dotted, split) is the file at ``path`` or a package holding it."""
-    steps = path.removesuffix(".py").split("/")
-    if steps[-1] == "__init__":
+    """The module ``parts`` (dotted, split) is the file at ``path`` or a package holding it
+    (a Rust module: ``a/b.rs`` or ``a/b/mod.rs``)."""
+    steps = path.removesuffix(".py").removesuffix(".rs").split("/")
+    if steps[-1] in ("__init__", "mod", "lib"):
         steps.pop()
     n = len(parts)
     return any(steps[i : i + n] == parts for i in range(len(steps) - n + 1))

@@ -14,7 +14,7 @@ import re
 import msgspec
 
 from cq.model import Finding, Question
-from cq.rank import is_use_site, use_kinds, use_order, use_question
+from cq.rank import is_use_site, last_name, use_kinds, use_order, use_question
 
 # How a line uses the string it holds, strongest first: the verb the Answer says.
 _RAISES = re.compile(
@@ -79,12 +79,44 @@ def use_sites(findings: tuple[Finding, ...], question: Question) -> tuple[int, .
     imports for "where is X imported?", the calls making one for "... instantiated?", the
     lines raising or catching it, every use in code (imports, calls, references,
     annotations) for "where is X used?" (``cq.rank.is_use_site``); a use in the place the
-    question names, then one in source, before the others (``use_order``)."""
+    question names, then one in source, before the others (``use_order``). Imports nearest
+    the name's definition come first among those (``_nearness``)."""
     asked = use_question(question)
     if asked is None:
         return ()
     found = [i for i, f in enumerate(findings) if is_use_site(f, asked)]
-    return tuple(sorted(found, key=lambda i: use_order(findings[i], asked)))
+    home = _defined_in(findings, asked.name) if asked.uses == "imports" else None
+    return tuple(
+        sorted(found, key=lambda i: (use_order(findings[i], asked), -_nearness(findings[i], home)))
+    )
+
+
+def _defined_in(findings: tuple[Finding, ...], name: str) -> str | None:
+    """The file of the shown definition of ``name`` outside the tests (the first), if any."""
+    return next(
+        (
+            f.file
+            for f in findings
+            if f.category == "definition" and f.role != "test" and last_name(f.text) == name
+        ),
+        None,
+    )
+
+
+def _nearness(f: Finding, home: str | None) -> int:
+    """How many leading directories ``f``'s file shares with the definition's (``home``):
+    "where is X imported?" is first answered by the imports of the package that defines it
+    (its ``__init__`` exporting it, its neighbours), which is how the name travels from its
+    module, before those of another package or a plugin beside it
+    (``bench/data/everyday.jsonl``: torchio-07, sqlfluff-08)."""
+    if home is None:
+        return 0
+    shared = 0
+    for a, b in zip(f.file.split("/")[:-1], home.split("/")[:-1], strict=False):
+        if a != b:
+            break
+        shared += 1
+    return shared
 
 
 def counted_uses(counts: dict[str, int], question: Question) -> int:

@@ -9,7 +9,7 @@ Relevant Functions. Rank order inside a file is rg's.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -36,7 +36,7 @@ from cq.model.dense import DenseRanker
 from cq.model.language import is_rust
 from cq.model.tuning import Tuning
 from cq.parse import Corpus, split_lines
-from cq.rank import last_name, path_role
+from cq.rank import abstract_lines, last_name, path_role
 
 if TYPE_CHECKING:
     from cq.index.units import Unit
@@ -111,19 +111,38 @@ def fuse_findings(
         for f in ranked
         if id(f) not in placed
     ]
-    pool = rerank_units(
-        _pool(order.units, numbers.function_pool, signals),
-        ranked,
-        [v.file for v in votes],
-        signals,
-        lines.reader.words,
-        lines.reader.lines,
-        numbers.signals,
-        tests_wanted=tests_wanted,
-        head=lines.reader.head,
-    )
+    units = _pool(order.units, numbers.function_pool, signals)
+    file_order = [v.file for v in votes]
+
+    def reranked(
+        units: list[tuple[UnitVote, list[UnitVote]]],
+        read: Callable[[UnitVote], frozenset[str] | None] = lines.reader.words,
+        head: Callable[[UnitVote], frozenset[str] | None] = lines.reader.head,
+    ) -> list[Ranked]:
+        return rerank_units(
+            units,
+            ranked,
+            file_order,
+            signals,
+            read,
+            lines.reader.lines,
+            numbers.signals,
+            tests_wanted=tests_wanted,
+            head=head,
+        )
+
+    pool = reranked(units)
     best = best_answer([r.scored for r in pool])  # the Answer's candidate (cq.assemble picks)
     answer = next((r.vote for r in pool if r.scored is best), None)
+    overrides = _overrides(answer, lines) if answer is not None and signals.behaviour else []
+    if answer is not None and overrides:  # a base's declaration: its overrides answer
+        pool = reranked(
+            _with_namesakes(units, answer, overrides),
+            _inheriting(lines.reader.words, answer, overrides),
+            _inheriting(lines.reader.head, answer, overrides),
+        )
+        best = best_answer([r.scored for r in pool if r.vote != answer])
+        answer = next((r.vote for r in pool if r.scored is best), answer)
     if ranks is not None:  # the embeddings' order fused into the final one, as measured
         pool = dense_listed(pool, ranks, tuning.embed)
     units = _listed(pool, numbers.functions, answer)
@@ -154,6 +173,66 @@ def _pool(
         if frame(candidate, last_name(vote.qualname), question) >= INNERMOST_FRAME:
             return [*pool, unit]
     return pool
+
+
+def _overrides(answer: UnitVote, lines: _Lines) -> list[UnitVote]:
+    """When the Answer's candidate only declares a method (``abstract_lines``: ``raise
+    NotImplementedError``, ``pass``, ``...``), the methods of its file that implement that
+    name (its subclasses' overrides), each at its fused score: a how-question asks what code
+    does, and a declaration does nothing. "how is a quantile computed from forecast samples"
+    was answered by ``Forecast.quantile``, whose body raises, not ``SampleForecast.quantile``
+    beside it, which computes it (bench/data/everyday.jsonl, gluonts-10). Python only."""
+    if is_rust(answer.file):
+        return []
+    found = lines.unit(answer.file, answer.qualname)
+    declared = abstract_lines("\n".join(lines.all(answer.file))) if found is not None else None
+    if found is None or not declared or found[0] not in declared:
+        return []
+    name = last_name(answer.qualname)
+    return [
+        UnitVote(
+            file=answer.file, qualname=u.qualname, line=u.line, kind=u.kind, fused=answer.fused
+        )
+        for u in lines.units_of(answer.file)
+        if u.qualname != answer.qualname
+        and last_name(u.qualname) == name
+        and u.kind == "function"
+        and u.line not in declared
+    ]
+
+
+def _inheriting(
+    read: Callable[[UnitVote], frozenset[str] | None],
+    declared: UnitVote,
+    overrides: list[UnitVote],
+) -> Callable[[UnitVote], frozenset[str] | None]:
+    """``read`` with each override's words joined by its declaration's: what the base's
+    docstring says the method does is what every override does (Python's ``inspect.getdoc``
+    gives an override without a docstring its base's), and an override rarely says it
+    again."""
+    heirs = {(v.file, v.qualname) for v in overrides}
+
+    def words(v: UnitVote) -> frozenset[str] | None:
+        own = read(v)
+        if (v.file, v.qualname) not in heirs:
+            return own
+        return (own or frozenset()) | (read(declared) or frozenset())
+
+    return words
+
+
+def _with_namesakes(
+    units: list[tuple[UnitVote, list[UnitVote]]], answer: UnitVote, more: list[UnitVote]
+) -> list[tuple[UnitVote, list[UnitVote]]]:
+    """``units`` with ``more`` among the namesakes of the entry holding ``answer``, those it
+    holds already left out."""
+    out = []
+    for vote, namesakes in units:
+        if answer == vote or answer in namesakes:
+            held = {(v.file, v.qualname) for v in (vote, *namesakes)}
+            namesakes = [*namesakes, *(m for m in more if (m.file, m.qualname) not in held)]
+        out.append((vote, namesakes))
+    return out
 
 
 def _listed(pool: list[Ranked], most: int, answer: UnitVote | None) -> list[Ranked]:
@@ -349,6 +428,10 @@ class _Lines:
         """The definition line and kind of the file's unit ``qualname``."""
         u = self._scanned(path).get(qualname)
         return (u.line, u.kind) if u is not None else None
+
+    def units_of(self, path: str) -> list[Unit]:
+        """The file's units (the first of each qualified name), in source order."""
+        return list(self._scanned(path).values())
 
     def _scanned(self, path: str) -> dict[str, Unit]:
         """The file's units by qualified name (``cq.index.units``, scanned once)."""

@@ -72,6 +72,11 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     # expected " / "{n} dimensions"), or a value filled in that looks like any word ("Command
     # myapp: ..." from "Command {}: ..."), leaves one run whole on one line
     pieces: tuple[str, ...] = ()
+    # a phrase's leading and trailing runs of words (at least half of it), each an rg regex
+    # found inside a string literal, longest first: searched when nothing above matched, the
+    # longest one found kept: a format string filled with plain words ("Missing the key sk in
+    # the item" from "Missing the key {attr} in the item") keeps its head or its tail whole
+    runs: tuple[str, ...] = ()
     one_line: bool = True  # one line, blank lines around it aside (else an issue text)
     # the text an index and a rewrite read: an issue form's environment sections left out
     # (``cq.rewrite.template``); its first non-blank line is its ``title``

@@ -254,6 +254,10 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     # the one name a question asked about, written as code ("how does `Arg::new` work?"):
     # searched as if it were the query, which ``query`` still holds
     asked_name: str | None = None
+    # the name the question asked about when no file holds it and the tree defines one name of
+    # the same words in another spelling (``getBucket``: ``get_bucket``), which ``asked_name``
+    # then holds and was searched
+    respelled: str | None = None
     telemetry: Telemetry = msgspec.field(default_factory=Telemetry)
     # only when an identifier or dotted query matched nothing: the tree's defined names
     # nearest it, nearest first (empty: none is near)

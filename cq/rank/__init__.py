@@ -50,7 +50,7 @@ from cq.rank.signals import (
     nesting_depth,
     queried_names,
 )
-from cq.rank.stubs import stub_definitions
+from cq.rank.stubs import abstract_lines, stub_definitions
 from cq.rank.suggest import files_named, suggest_names
 from cq.rank.terms import file_coverage, file_evidence, is_rewritten, terms_multiplier
 
@@ -388,6 +388,7 @@ __all__ = [
     "Ranked",
     "Reordered",
     "UseQuestion",
+    "abstract_lines",
     "called_names",
     "callers_first",
     "dotted_query",

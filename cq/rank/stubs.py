@@ -52,6 +52,36 @@ def _is_stub(f: Finding, corpus: Corpus, trees: dict[str, ast.AST | None]) -> bo
     return node is not None and (_overloaded(node) or _declared_only(node))
 
 
+def abstract_lines(source: str) -> frozenset[int]:
+    """The ``def`` lines of the Python functions of ``source`` that only declare their name:
+    a body (after a docstring) of ``...``, ``pass`` or ``raise NotImplementedError``: a base
+    class's method each subclass implements. Empty when the source does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, _FUNCTIONS) and _declares_only(node)
+    )
+
+
+def _declares_only(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    body = list(node.body)
+    if body and _is_constant(body[0], str):
+        body = body[1:]
+    if len(body) != 1:
+        return False
+    only = body[0]
+    if isinstance(only, ast.Pass) or _is_constant(only, type(...)):
+        return True
+    raised = only.exc if isinstance(only, ast.Raise) else None
+    if isinstance(raised, ast.Call):
+        raised = raised.func
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+
+
 def _tree(corpus: Corpus, path: str) -> ast.AST | None:
     source = corpus.source(path, "python")
     if source is None:

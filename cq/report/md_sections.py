@@ -93,7 +93,12 @@ def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False)
             "the index may be behind: another cq is updating it, so files changed since its "
             "last update are missing or out of date here"
         )
-    if s.asked_name:
+    if s.asked_name and s.respelled:
+        lines.append(
+            f"asked about {code(s.respelled)}, which no file holds: searched as "
+            f"{code(s.asked_name)}, the name the tree defines with its words"
+        )
+    elif s.asked_name:
         lines.append(f"asked about {code(s.asked_name)}: searched as that name")
     if s.rewrite and s.rewrite.applied:
         lines.append(_rewritten(s.rewrite))

@@ -30,7 +30,7 @@ from cq.rewrite.extract import Mentions, extract_mentions, is_special, split_dot
 from cq.rewrite.heuristic import should_rewrite
 from cq.rewrite.paths import FileTable, mentioned_parts
 from cq.rewrite.plan import Rewrite
-from cq.rewrite.question import is_identifier_query, question_of, understand
+from cq.rewrite.question import is_identifier_query, question_of, respelled_as, understand
 from cq.rewrite.template import without_environment
 from cq.rewrite.words import (
     ABBREVIATIONS,
@@ -74,6 +74,7 @@ __all__ = [
     "numbered",
     "question_of",
     "remember_primary",
+    "respelled_as",
     "rewrite_query",
     "should_rewrite",
     "split_dotted",

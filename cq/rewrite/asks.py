@@ -127,6 +127,12 @@ _WITHIN = re.compile(
 )
 
 
+# A module named in words in a usage question ("where is the suggestions module used?"): its
+# name is a plain word, and the word after it says it is a name, as code's shape says it of
+# others ("how does the parser module work?" stays a question about what code does)
+_MODULE_NAMED = re.compile(r"\bthe\s+(?P<name>[^\W\d]\w*)\s+(?:module|crate|package)\b", re.I)
+
+
 class NameQuestion(msgspec.Struct, frozen=True):
     """A one-line question about one name written as code: ``name`` as the query would be
     typed (``Arg::new``, ``FakeBucket.create``, ``S3Backend``), what it asks of it, and for a
@@ -200,6 +206,10 @@ def _one_code_name(query: str) -> tuple[str, int, int, bool] | None:
         m = found[0]
         return m["quoted"] or m["qualified"], m.start(), m.end(), m["qualified"] is not None
     shaped = [m for m in _TOKEN.finditer(query) if is_code_like(m.group())]
+    used = _USES & {w.lower() for w in _WORD.findall(query)}
+    module = _MODULE_NAMED.search(query) if used and not shaped else None
+    if module is not None:  # "the suggestions module" used: its name needs no code shape
+        return module["name"], module.start("name"), module.end(), False
     if len(shaped) != 1:
         return None
     token = shaped[0]

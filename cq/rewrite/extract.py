@@ -61,9 +61,13 @@ _ERROR_LINE = re.compile(
     r"^(?:\S+\.(?:py|pyi|rs):\d+:\s*)?(\w+(?:Error|Exception|Warning)): (.+)$", re.M
 )
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-# a phrase the prose quotes: "Avoid using aliases in join condition" (straight or curly)
+# a phrase the prose quotes: "Avoid using aliases in join condition" (straight or curly
+# double quotes), or 'The batch does not seem to contain any images' (single quotes, as a
+# Python repr prints a message; a quote beside a letter is an apostrophe, "doesn't", never
+# one of these)
 _QUOTED_PHRASE = re.compile(
     r"(?<!\w)[\"\u201c](?!\s)([^\"\u201c\u201d\n]{12,160})(?<!\s)[\"\u201d]"
+    r"|(?<![\w'])'(?!\s)([^'\n]{12,160})(?<!\s)'(?![\w'])"
 )
 _TOKEN = re.compile(r"\S+")
 _DIGIT = re.compile(r"\d")
@@ -198,7 +202,9 @@ def extract_mentions(text: str) -> Mentions:
     messages = [piece for _, m in _ERROR_LINE.findall(text) for piece in _message_pieces(m)]
     # a message quoted in the prose ('"Dropped elements in sequence matching" when ...'): what
     # the program printed, as the reporter copied it, as often as an error line is
-    messages += [p for q in _QUOTED_PHRASE.findall(unticked) for p in _message_pieces(q)]
+    messages += [
+        p for m in _QUOTED_PHRASE.finditer(unticked) for p in _message_pieces(m[1] or m[2])
+    ]
     return Mentions(
         frame_functions=_unique(frame_functions),
         frame_paths=tuple(dict.fromkeys(reversed([p for p, _ in frames])))[::-1],

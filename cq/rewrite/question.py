@@ -96,6 +96,7 @@ def understand(
         filled=filled_pattern(typed) if phrase and typed is not None else None,
         sentences=sentence_patterns(typed) if phrase and typed is not None else (),
         pieces=quoted_runs(typed) if phrase and typed is not None else (),
+        runs=end_runs(typed) if phrase and typed is not None else (),
         one_line=one_line(text),
         body=body,
         title=next((ln for ln in body.splitlines() if ln.strip()), ""),
@@ -215,6 +216,46 @@ def quoted_runs(text: str) -> tuple[str, ...]:
     long.sort(key=len, reverse=True)
     escaped = (_REGEX_META.sub(r"\\\1", r) for r in dict.fromkeys(long))
     return tuple(_AFTER_QUOTE + e for e in escaped)
+
+
+_QUOTE = "[\"'`]"
+
+
+def end_runs(text: str) -> tuple[str, ...]:
+    """An rg regex of each leading run of the phrase's words right after a quote, and of
+    each trailing run right before one, longest first (``Question.runs``): a run of at least
+    half its words, ``_PHRASE_WORDS`` words and ``_SENTENCE_CHARS`` characters, so that a
+    lead-in many messages share ("One or more parameter values were invalid:") is not
+    enough. The half is hand-set, not fitted: moto's filled-in messages keep 10 and 11 of
+    their 15 and 16 words, and a lead-in is rarely more than a third
+    (bench/results/2026-11-29-answer6/). () for a phrase of too few words or over
+    ``_FILLED_CHARS``."""
+    words = text.split()
+    if len(text) > _FILLED_CHARS or len(words) < 2 * _PHRASE_WORDS:
+        return ()
+    least = max(_PHRASE_WORDS, (len(words) + 1) // 2)
+    runs: list[tuple[int, str]] = []
+    for k in range(len(words) - 1, least - 1, -1):
+        head, tail = " ".join(words[:k]), " ".join(words[-k:])
+        if len(head) >= _SENTENCE_CHARS:
+            runs.append((len(head), _QUOTE + _REGEX_META.sub(r"\\\1", head)))
+        if len(tail) >= _SENTENCE_CHARS:
+            runs.append((len(tail), _REGEX_META.sub(r"\\\1", tail) + _QUOTE))
+    runs.sort(key=lambda r: -r[0])  # stable: a head before a tail of its length
+    return tuple(dict.fromkeys(r for _, r in runs))
+
+
+def respelled_as(question: Question, name: str) -> Question:
+    """``question`` about the name it asked about spelled as the tree defines it (``name``:
+    ``get_bucket`` for ``getBucket``, ``cq.ladder``): what it asks of that name, as if
+    written so."""
+    return msgspec.structs.replace(
+        question,
+        asked_name=name,
+        typed=name,
+        about=frozenset({name}),
+        written=question.written | {name},
+    )
 
 
 def is_identifier_query(query: str) -> bool:
