@@ -160,3 +160,20 @@ def test_a_module_named_in_words_in_a_usage_question_is_that_name(text: str, use
     assert (q.intent, q.asked_name, q.uses) == ("usage", "suggestions", uses)
     q = understand("how does the parser module work")
     assert q.asked_name is None and q.intent == "question"
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("where is Styles used?", ("usage", "Styles", "uses")),
+        ("Where is Styles imported in the builder?", ("usage", "Styles", "imports")),
+        # its definition: the rewrite reads its spellings; JSON is no name of a class's shape
+        ("where is Vocabulary defined?", (None, None)),
+        ("where is JSON used?", (None, None)),
+        ("where are Styles and Colors used?", (None, None)),
+    ],
+)
+def test_a_capitalized_word_in_a_usage_question_is_its_name(text: str, asked: tuple) -> None:
+    q = understand(text)
+    got = (q.intent, q.asked_name, q.uses) if len(asked) == 3 else (q.asked_name, q.uses)
+    assert got == asked

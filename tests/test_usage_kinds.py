@@ -143,3 +143,21 @@ def test_a_module_named_in_words_is_answered_by_its_uses(tmp_path: Path) -> None
         "search", "where is the suggestions module used", "--root", str(tmp_path), "--no-semantic"
     )
     assert "(defined at `src/parser/features/mod.rs:1:" in run.stdout, run.stdout
+
+
+def test_a_capitalized_word_in_a_usage_question_is_the_name_asked(tmp_path: Path) -> None:
+    """ "where is Styles used?": a plain word, but capitalized inside the question, as only a
+    name is; it was rewritten into its spellings and answered with ``Styles``' definition."""
+    write_tree(
+        tmp_path,
+        {
+            "theme/styles.py": "class Styles:\n    bold = True\n\n\ndef styled(text):\n"
+            "    return text\n",
+            "app/render.py": "from theme.styles import Styles\n\n\ndef render():\n"
+            "    return Styles()\n",
+            "app/cli.py": "from theme.styles import Styles\n",
+        },
+    )
+    got = _answer(tmp_path, "where is Styles used?")
+    assert set(got["sites"]) == {("app/render.py", 1), ("app/render.py", 5), ("app/cli.py", 1)}
+    assert ("theme/styles.py", 1) not in got["sites"]  # its definition is no use

@@ -149,10 +149,15 @@ def name_question(query: str) -> NameQuestion | None:
     and every other word only says what it asks: its definition ("where is S3Backend
     defined?", "how does `Arg::new` work?"), its callers ("who calls Parser.parse?"), its
     uses or imports ("where is S3Backend imported?"). None for any other query: a plain
-    word ("where is Vocabulary defined?") is ``names_asked_about``'s, rewritten."""
+    word ("where is Vocabulary defined?") is ``names_asked_about``'s, rewritten, unless a
+    usage question writes it capitalized ("where is Styles used?": the rewrite would answer
+    with its definition, a usage question with its uses)."""
     if not one_line(query) or len(query) > _ASKED_CHARS:
         return None
     found = _one_code_name(query)
+    plain = found is None
+    if found is None:
+        found = _capitalized_name(query)
     if found is None:
         return None
     name, start, end, qualified = found
@@ -176,6 +181,8 @@ def name_question(query: str) -> NameQuestion | None:
     if not parts or (qualified and min(len(p) for p in parts) < 2):
         return None  # "e.g.", "i.e.": prose, not a path
     asks: NameAsk = "callers" if callers else _asks(set(words))
+    if plain and asks in ("callers", "definition"):
+        return None  # the rewrite reads its spellings (``vocabulary``, ``Vocabulary``)
     within = within if asks not in ("callers", "definition") else ()
     return NameQuestion(".".join(parts) if "." in name else "::".join(parts), asks, within)
 
@@ -194,6 +201,21 @@ def code_name_asked_about(query: str) -> str | None:
     None for a question about its callers or uses, and for any other query."""
     asked = name_question(query)
     return asked.name if asked is not None and asked.asks == "definition" else None
+
+
+def _capitalized_name(query: str) -> tuple[str, int, int, bool] | None:
+    """The one word after the first that is capitalized as a class is (``Styles``, ``Config``,
+    not ``JSON``), where it is; None for none or several. English capitalizes no word inside
+    a question but a name: a user writing one so names a thing of the code."""
+    found = [
+        m
+        for m in _WORD.finditer(query)
+        if m.start() > 0 and m.group()[0].isupper() and not m.group().isupper()
+    ]
+    if len(found) != 1:
+        return None
+    m = found[0]
+    return m.group(), m.start(), m.end(), False
 
 
 def _one_code_name(query: str) -> tuple[str, int, int, bool] | None:
