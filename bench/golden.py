@@ -31,6 +31,7 @@ import tempfile
 from pathlib import Path
 
 from bench._common import cq_command, stdlib_dir
+from cq.tools import cq_argv
 
 # Key names whose values are clocks or cache state, not search results.
 _VOLATILE = re.compile(r"(^|_)(ms|seconds|elapsed|timings?|cache|cached|counters)($|_)")
@@ -60,11 +61,20 @@ _STDIN_ISSUE = (
 
 
 def _strip(value: object) -> object:
+    """The report less its volatile keys, and with the words that run this install's cq (the
+    follow-ups' program: a venv's script path when it is not on PATH) as ``cq``: a baseline
+    written in one checkout compares with a run in another, a fresh clone's included."""
     if isinstance(value, dict):
         return {k: _strip(v) for k, v in value.items() if not _VOLATILE.search(k)}
     if isinstance(value, list):
         return [_strip(v) for v in value]
+    if isinstance(value, str) and _PROGRAM and _PROGRAM in value:
+        return value.replace(_PROGRAM, "cq")
     return value
+
+
+# The follow-ups' program as the searches spell it (``cq.tools.cq_argv``), when not "cq".
+_PROGRAM = " ".join(cq_argv()) if cq_argv() != ("cq",) else ""
 
 
 def _run(root: str, args: tuple[str, ...], cache: str, stdin: str | None = None) -> object:
