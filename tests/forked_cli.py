@@ -15,6 +15,7 @@ install's files) keep ``python -m cq``: only tests marked ``cli_forked`` come he
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import os
 import selectors
@@ -68,6 +69,9 @@ _WARM = (
     "cq.classify.pool",
 )
 _warmed = False
+# The test process's ends of the pipes of forked servers still running (``forked_mcp``): a
+# child closes its copies, or a server would never see the end of its input while it lived.
+PARENT_ENDS: set[int] = set()
 
 
 def _warm() -> None:
@@ -98,6 +102,9 @@ def run_forked(
                 os.dup2(theirs, mine)
             for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
                 os.close(fd)
+            for fd in PARENT_ENDS:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
             code = _child(args, cwd, env)
         except BaseException:
             traceback.print_exc()
