@@ -67,6 +67,7 @@ _WARM = (
     "cq.cache.store",
     "cq.parse.trees",
     "cq.classify.pool",
+    "cq.server.client",
 )
 _warmed = False
 # The test process's ends of the pipes of forked servers still running (``forked_mcp``): a
@@ -135,9 +136,12 @@ def _child(args: list[str], cwd: Path | None, env: dict[str, str]) -> int:
         io.FileIO(2, "w", closefd=False), "utf-8", "backslashreplace", line_buffering=True
     )
     from cq.cli import main
+    from cq.server.client import run_through_server
 
-    try:
-        code = main(args)
+    try:  # as ``cq.cli.entry``: a search goes to the server when one is wanted (CQ_SERVER)
+        code = run_through_server(args)
+        if code is None:
+            code = main(args)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     atexit._run_exitfuncs()
