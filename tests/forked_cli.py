@@ -82,6 +82,7 @@ def _warm() -> None:
 
         for name in _WARM:
             importlib.import_module(name)
+        _warm_pure()
         _warmed = True
 
 
@@ -182,9 +183,43 @@ def _fresh() -> None:
     atexit.register(_close_stores)
     for name, module in list(sys.modules.items()):  # find_rg and friends read the environment
         if name == "cq" or name.startswith("cq."):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
+            for attr, value in list(vars(module).items()):
+                if callable(getattr(value, "cache_clear", None)) and (name, attr) not in _PURE:
                     value.cache_clear()
+
+
+# Caches of what only cq's own files and the installed packages decide (never the
+# environment, the tree or the cache dir): a new process computes the same values, so a child
+# keeps what the test process computed (``_warm_pure``). Each search computed them again:
+# the cache namespaces' walk over cq's sources and their imports, the tree-sitter queries'
+# compilation (~0.05 CPU-s of a small forked search).
+_PURE = {
+    ("cq.cache.payloads", "namespace"),
+    ("cq.cache.payloads", "_source"),
+    ("cq.cache.payloads", "_path"),
+    ("cq.cache.payloads", "_package_files"),
+    ("cq.cache.payloads", "_module_imports"),
+    ("cq.cache.dists", "_installed"),
+    ("cq.classify.python_records", "_query"),
+    ("cq.classify.rust_records", "_query"),
+    ("cq.enrich.parse_quality", "_query"),
+}
+
+
+def _warm_pure() -> None:
+    from cq.cache import dists, payloads
+    from cq.classify import python_records, rust_records
+    from cq.enrich import parse_quality
+
+    for path in payloads._package_files():
+        module = os.path.relpath(path[: -len(".py")], os.path.dirname(payloads._PACKAGE))
+        module = module.replace(os.sep, ".").removesuffix(".__init__")
+        payloads._module_imports(module)  # and its _source, _path
+    dists._installed()
+    python_records._query()
+    rust_records._query()
+    for language in ("python", "rust"):
+        parse_quality._query(language)
 
 
 def _close_stores() -> None:
