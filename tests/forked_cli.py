@@ -8,8 +8,11 @@ was: its own pid, environment, working directory, file descriptors 0-2 (pipes th
 reads, as ``subprocess.run`` does), default signal handlers, and an exit status. Nothing the
 child does (caches in memory, threads, signal handlers, chdir) reaches the test process.
 
-Tests about the process itself (signals, a closed stdout, the server, MCP over stdio, agent
-install's files) keep ``python -m cq``: only tests marked ``cli_forked`` come here.
+Tests about the process itself (signals, a closed stdout, a terminal, a client in another
+namespace or under other limits, agent install's registered command) keep ``python -m cq``:
+only tests marked ``cli_forked`` come here. A forked client goes to cq's server as
+``cq.cli.entry`` does (the server is the real daemon it starts); ``forked_mcp`` forks
+``cq mcp`` the same way.
 """
 
 from __future__ import annotations
