@@ -41,8 +41,8 @@ def repo(tmp_path: Path) -> Path:
 
 class Served:
     """One ``cq mcp`` on a read-only copy of ``FIXTURE``, kept for the module's argument
-    tests: each sends its calls over the same session (starting the server costs ~2 CPU-s
-    of SDK import, and these tests ask nothing of its start)."""
+    tests: each sends its calls over the same session (a server's start, forked as
+    ``forked_mcp`` does, still starts its search process; these tests ask nothing of it)."""
 
     def __init__(self, portal: BlockingPortal, client: Client, repo: Path, errlog: Path) -> None:
         self.portal, self.client, self.repo, self.errlog = portal, client, repo, errlog
