@@ -8,13 +8,17 @@ was: its own pid, environment, working directory, file descriptors 0-2 (pipes th
 reads, as ``subprocess.run`` does), default signal handlers, and an exit status. Nothing the
 child does (caches in memory, threads, signal handlers, chdir) reaches the test process.
 
-Tests about the process itself (signals, a closed stdout, the server, MCP over stdio, agent
-install's files) keep ``python -m cq``: only tests marked ``cli_forked`` come here.
+Tests about the process itself (signals, a closed stdout, a terminal, a client in another
+namespace or under other limits, agent install's registered command) keep ``python -m cq``:
+only tests marked ``cli_forked`` come here. A forked client goes to cq's server as
+``cq.cli.entry`` does (the server is the real daemon it starts); ``forked_mcp`` forks
+``cq mcp`` the same way.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import os
 import selectors
@@ -66,8 +70,12 @@ _WARM = (
     "cq.cache.store",
     "cq.parse.trees",
     "cq.classify.pool",
+    "cq.server.client",
 )
 _warmed = False
+# The test process's ends of the pipes of forked servers still running (``forked_mcp``): a
+# child closes its copies, or a server would never see the end of its input while it lived.
+PARENT_ENDS: set[int] = set()
 
 
 def _warm() -> None:
@@ -77,6 +85,7 @@ def _warm() -> None:
 
         for name in _WARM:
             importlib.import_module(name)
+        _warm_pure()
         _warmed = True
 
 
@@ -98,6 +107,9 @@ def run_forked(
                 os.dup2(theirs, mine)
             for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
                 os.close(fd)
+            for fd in PARENT_ENDS:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
             code = _child(args, cwd, env)
         except BaseException:
             traceback.print_exc()
@@ -128,9 +140,12 @@ def _child(args: list[str], cwd: Path | None, env: dict[str, str]) -> int:
         io.FileIO(2, "w", closefd=False), "utf-8", "backslashreplace", line_buffering=True
     )
     from cq.cli import main
+    from cq.server.client import run_through_server
 
-    try:
-        code = main(args)
+    try:  # as ``cq.cli.entry``: a search goes to the server when one is wanted (CQ_SERVER)
+        code = run_through_server(args)
+        if code is None:
+            code = main(args)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     atexit._run_exitfuncs()
@@ -171,9 +186,43 @@ def _fresh() -> None:
     atexit.register(_close_stores)
     for name, module in list(sys.modules.items()):  # find_rg and friends read the environment
         if name == "cq" or name.startswith("cq."):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
+            for attr, value in list(vars(module).items()):
+                if callable(getattr(value, "cache_clear", None)) and (name, attr) not in _PURE:
                     value.cache_clear()
+
+
+# Caches of what only cq's own files and the installed packages decide (never the
+# environment, the tree or the cache dir): a new process computes the same values, so a child
+# keeps what the test process computed (``_warm_pure``). Each search computed them again:
+# the cache namespaces' walk over cq's sources and their imports, the tree-sitter queries'
+# compilation (~0.05 CPU-s of a small forked search).
+_PURE = {
+    ("cq.cache.payloads", "namespace"),
+    ("cq.cache.payloads", "_source"),
+    ("cq.cache.payloads", "_path"),
+    ("cq.cache.payloads", "_package_files"),
+    ("cq.cache.payloads", "_module_imports"),
+    ("cq.cache.dists", "_installed"),
+    ("cq.classify.python_records", "_query"),
+    ("cq.classify.rust_records", "_query"),
+    ("cq.enrich.parse_quality", "_query"),
+}
+
+
+def _warm_pure() -> None:
+    from cq.cache import dists, payloads
+    from cq.classify import python_records, rust_records
+    from cq.enrich import parse_quality
+
+    for path in payloads._package_files():
+        module = os.path.relpath(path[: -len(".py")], os.path.dirname(payloads._PACKAGE))
+        module = module.replace(os.sep, ".").removesuffix(".__init__")
+        payloads._module_imports(module)  # and its _source, _path
+    dists._installed()
+    python_records._query()
+    rust_records._query()
+    for language in ("python", "rust"):
+        parse_quality._query(language)
 
 
 def _close_stores() -> None:

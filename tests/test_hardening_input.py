@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 from conftest import run_cq, write_tree
+from forked_mcp import forked_stdio_client
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -259,7 +260,9 @@ def mcp_session(root: Path, errlog, prefix: list[str] | None = None) -> Client: 
     env = {k: v for k, v in os.environ.items() if k.startswith(("CQ_", "PATH", "HOME"))}
     argv = [*(prefix or []), sys.executable, "-m", "cq", "mcp", "--root", str(root)]
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
-    return Client(stdio_client(params, errlog=errlog), mode="legacy", read_timeout_seconds=120)
+    # forked (forked_mcp) unless the server starts under a prefix, as a process of its own
+    transport = (stdio_client if prefix else forked_stdio_client)(params, errlog=errlog)
+    return Client(transport, mode="legacy", read_timeout_seconds=120)
 
 
 def text_of(result) -> str:  # type: ignore[no-untyped-def]

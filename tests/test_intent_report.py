@@ -71,8 +71,8 @@ def test_follow_ups_over_mcp_are_tool_calls(tmp_path: Path) -> None:
     import sys
 
     import anyio
+    from forked_mcp import forked_stdio_client
     from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client
 
     root = write_tree(
         tmp_path / "repo",
@@ -91,7 +91,7 @@ def test_follow_ups_over_mcp_are_tool_calls(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         with (tmp_path / "server.err").open("w") as errlog:
-            transport = stdio_client(params, errlog=errlog)
+            transport = forked_stdio_client(params, errlog=errlog)
             async with Client(transport, mode="legacy", read_timeout_seconds=120) as client:
                 md = await client.call_tool("search", {"query": "build"})
                 seen.append("".join(block.text for block in md.content))

@@ -21,8 +21,8 @@ import msgspec
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from conftest import run_cq, write_tree
+from forked_mcp import forked_stdio_client
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from test_mcp_protocol import INIT
 from test_mcp_server import FIXTURE, session, text_of, without_run
@@ -41,8 +41,8 @@ def repo(tmp_path: Path) -> Path:
 
 class Served:
     """One ``cq mcp`` on a read-only copy of ``FIXTURE``, kept for the module's argument
-    tests: each sends its calls over the same session (starting the server costs ~2 CPU-s
-    of SDK import, and these tests ask nothing of its start)."""
+    tests: each sends its calls over the same session (a server's start, forked as
+    ``forked_mcp`` does, still starts its search process; these tests ask nothing of it)."""
 
     def __init__(self, portal: BlockingPortal, client: Client, repo: Path, errlog: Path) -> None:
         self.portal, self.client, self.repo, self.errlog = portal, client, repo, errlog
@@ -68,7 +68,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     )
     errlog = base / "err"
     with errlog.open("w") as log, start_blocking_portal() as portal:
-        transport = stdio_client(params, errlog=log)
+        transport = forked_stdio_client(params, errlog=log)
         client = Client(transport, mode="legacy", read_timeout_seconds=120)
         with portal.wrap_async_context_manager(client) as entered:
             yield Served(portal, entered, repo, errlog)

@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import pytest
 from conftest import run_cq, write_tree
+from forked_mcp import forked_stdio_client
 from llm_server import ModelServer
 from mcp import Client
-from mcp.client.stdio import stdio_client
 from mcp.types import CreateMessageResult, ErrorData, Implementation, TextContent
 from test_mcp_server import FIXTURE, server_params, text_of
 
@@ -73,7 +73,7 @@ class ByQuestion(Model):
 
 def client(root: Path, errlog: Any, model: Model | None) -> Client:
     return Client(
-        stdio_client(server_params(root), errlog=errlog),
+        forked_stdio_client(server_params(root), errlog=errlog),
         mode="legacy",
         read_timeout_seconds=120,
         sampling_callback=model,

@@ -13,8 +13,8 @@ import anyio
 import msgspec
 import pytest
 from conftest import run_cq, write_tree
+from forked_mcp import forked_stdio_client
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from cq.model import SearchResult
 
@@ -51,7 +51,8 @@ def server_params(root: Path, *extra: str) -> StdioServerParameters:
 
 
 def session(root: Path, errlog, *extra: str) -> Client:
-    transport = stdio_client(server_params(root, *extra), errlog=errlog)
+    """A client of ``cq mcp --root ROOT EXTRA``, forked from this process (``forked_mcp``)."""
+    transport = forked_stdio_client(server_params(root, *extra), errlog=errlog)
     return Client(transport, mode="legacy", read_timeout_seconds=120)
 
 

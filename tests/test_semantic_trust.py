@@ -99,8 +99,8 @@ def test_the_mcp_server_runs_no_program_of_the_tree(
 ) -> None:
     """``cq mcp`` keeps its language server warm across calls: the same confinement."""
     import anyio
+    from forked_mcp import forked_stdio_client
     from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client
 
     root, marker = hostile
     env = {k: v for k, v in os.environ.items() if k.startswith(("CQ_", "PATH", "HOME", "XDG_"))}
@@ -112,7 +112,7 @@ def test_the_mcp_server_runs_no_program_of_the_tree(
 
     async def scenario() -> None:
         with (tmp_path / "server.err").open("w") as errlog:
-            transport = stdio_client(params, errlog=errlog)
+            transport = forked_stdio_client(params, errlog=errlog)
             async with Client(transport, mode="legacy", read_timeout_seconds=120) as client:
                 for query in ("handler", "deep_value"):
                     args = {"query": query, "format": "json", "limit": 10}

@@ -26,7 +26,12 @@ from conftest import CqRun, run_cq, write_tree
 from cq.server.identity import install_key
 from cq.server.lifecycle import lock_holder
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the server is Linux only")
+# run_cq: the client's CLI forked (forked_cli.py), the server the real daemon it starts; a
+# test whose client is another copy of cq (PYTHONPATH) runs it as ``python -m cq``
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="the server is Linux only"),
+    pytest.mark.cli_forked,
+]
 
 SOURCE = '''\
 import os
@@ -321,6 +326,7 @@ def _copy_of_cq(copy: Path) -> Path:
     return copy
 
 
+@pytest.mark.cli_subprocess
 def test_servers_of_two_settings_and_two_installs_stay_side_by_side(
     repo: Path, runtime: Path, tmp_path: Path
 ) -> None:
@@ -342,6 +348,7 @@ def test_servers_of_two_settings_and_two_installs_stay_side_by_side(
     assert every.stdout.count("another install's or settings' server") == 2
 
 
+@pytest.mark.cli_subprocess
 def test_a_server_of_other_code_is_replaced(repo: Path, runtime: Path, tmp_path: Path) -> None:
     """The same install with one source file changed (an edited checkout) is another cq:
     its server goes at the next search."""

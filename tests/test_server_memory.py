@@ -17,7 +17,11 @@ from test_server_wedge import _status
 
 from cq.server.memory import WORKER_MAX_ROOTS, descendants
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the server is Linux only")
+# run_cq: the client's CLI forked (forked_cli.py), the server the real daemon it starts
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="the server is Linux only"),
+    pytest.mark.cli_forked,
+]
 
 
 def _workers(daemon: int) -> list[int]:

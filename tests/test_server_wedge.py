@@ -43,7 +43,11 @@ from cq.server.lifecycle import lock_holder
 # test_server's fixtures (a tree, a private runtime dir), found by pytest in this module too
 repo, runtime = test_server.repo, test_server.runtime
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the server is Linux only")
+# run_cq: the client's CLI forked (forked_cli.py), the server the real daemon it starts
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="the server is Linux only"),
+    pytest.mark.cli_forked,
+]
 
 HANG_S = 300  # a wait longer than this is a hang, whatever the machine's load (a busy one too)
 
