@@ -171,8 +171,13 @@ def _start(directory: str) -> int:
     def answers() -> bool:
         status = _ask(directory, "status")
         same = status is not None and all(status[k] == v for k, v in mine.items())
-        warm = status is not None and (status.get("ready", 1) or status.get("busy"))
-        if same and warm:  # a search process is ready, or one already searches
+        # a search process is ready, or one already searches, or none is left: a server
+        # ends its search processes idle for a minute (``memory.WORKER_IDLE_S``) and starts
+        # one with the next search; a starting server has one from its first status on
+        warm = status is not None and (
+            status.get("ready", 1) or status.get("busy") or not status.get("processes", 1)
+        )
+        if same and warm:
             found.append(status)
         return bool(found)
 
