@@ -78,7 +78,8 @@ def test_a_reference_back_needs_context() -> None:
         ("how is `parse_args()` used?", "parse_args"),  # its uses: a usage question
         ("what does self.run do?", "run"),  # the method, whoever's self it is
         ("how does `Arg::new` parse flags?", None),  # says more than the name
-        ("how is Vocabulary used?", None),  # a plain word: rewritten (names_asked_about)
+        ("how is vocabulary used?", None),  # a plain word: rewritten (names_asked_about)
+        ("how is Vocabulary used?", "Vocabulary"),  # capitalized as only a name is: its uses
         ("who calls `Client.send`?", "Client.send"),  # searched as it, answered by the calls
         ("how does e.g. work?", None),  # prose, not a path
         ("Client.send", None),  # a query, not a question about one
