@@ -155,10 +155,15 @@ def resolvers(findings: list[Finding]) -> str:
     """Who resolved these hits' definitions, joined by `` + ``: ``Pyrefly``, ``syntax`` (cq's
     own reading of the source, ``via: syntax``), ``unique name`` (the root's one method of
     that name, ``via: unique-name``)."""
-    via = {
+    via = resolved_by(findings)
+    named = [label for key, label in RESOLVERS.items() if key in via]
+    return " + ".join(named) or "Pyrefly"
+
+
+def resolved_by(findings: list[Finding]) -> set[str]:
+    """The ``via`` of each of these hits' resolved definitions (``RESOLVERS``' keys)."""
+    return {
         f.enrichment.semantic.definition.via
         for f in findings
         if f.enrichment and f.enrichment.semantic and f.enrichment.semantic.definition
     }
-    named = [label for key, label in RESOLVERS.items() if key in via]
-    return " + ".join(named) or "Pyrefly"

@@ -23,6 +23,7 @@ from cq.report.md_finding import (
     diagnostic,
     line_of,
     references,
+    resolved_by,
     resolved_target,
     resolvers,
     role_of,
@@ -176,7 +177,7 @@ def top_contexts(
         # where the calls resolve is the heading's; who resolved each, when not all alike
         each: bool | None = None
         if group.resolves_to:
-            each = "+" in resolvers([findings[i] for i in group.finding_indexes])
+            each = len(resolved_by([findings[i] for i in group.finding_indexes])) > 1
         for hits in by_line.values():
             lines += _location(hits, told, each)
     return lines
