@@ -207,3 +207,39 @@ def test_a_message_only_a_test_writes_with_plain_words_filled_in(tmp_path: Path)
     )
     assert answer.startswith("**Answer:** `InvalidAttributeType` raises it"), answer
     assert "`db/errors.py:2:" in answer, answer
+
+
+# A command-line tool prints "error: " before the message its format string writes (clap,
+# rustc, git); its tests assert the whole line.
+LABELLED = {
+    "src/format.rs": (
+        "pub fn write_error(styled: &mut String, kind: Kind, invalid_arg: &str) -> bool {\n"
+        "    match kind {\n        Kind::UnknownArgument => {\n"
+        "            let _ = write!(\n                styled,\n"
+        "                \"unexpected argument '{invalid}{invalid_arg}{invalid:#}' found\",\n"
+        "            );\n            true\n        }\n        _ => false,\n    }\n}\n"
+    ),
+    "tests/errors.rs": (
+        "#[test]\nfn unknown_argument_is_reported() {\n"
+        "    let expected = \"error: unexpected argument 'unused' found\\n\";\n"
+        '    assert_eq!(run(&["unused"]), expected);\n}\n'
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("error: unexpected argument '--foo' found",),  # pasted from the terminal
+        ("-F", "error: unexpected argument"),  # the words before the value, as text
+    ],
+    ids=["filled-in", "literal"],
+)
+def test_a_message_pasted_with_its_printers_label_is_answered_by_the_code_writing_it(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    write_tree(tmp_path, LABELLED)
+    run = run_cq("search", *args, "--root", str(tmp_path), "--no-semantic")
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** `write_error` writes it, at `src/format.rs:6:"), answer

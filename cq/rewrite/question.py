@@ -78,6 +78,7 @@ def understand(
     elif named_q is not None and named_q.asks not in ("definition", "callers"):
         intent = "usage"
     stems = content_stems(text) if intent == "question" else frozenset()
+    message = unlabelled(typed) if phrase and typed is not None else None
     return Question(
         text=text,
         mode_requested=mode,
@@ -93,10 +94,10 @@ def understand(
         trigger=trigger,
         uses=_uses(named_q),
         within=named_q.within if named_q is not None else (),
-        filled=filled_pattern(typed) if phrase and typed is not None else None,
-        sentences=sentence_patterns(typed) if phrase and typed is not None else (),
-        pieces=quoted_runs(typed) if phrase and typed is not None else (),
-        runs=end_runs(typed) if phrase and typed is not None else (),
+        filled=message_pattern(typed, message) if message is not None and typed else None,
+        sentences=sentence_patterns(message) if message is not None else (),
+        pieces=quoted_runs(message) if message is not None else (),
+        runs=end_runs(message) if message is not None else (),
         one_line=one_line(text),
         body=body,
         title=next((ln for ln in body.splitlines() if ln.strip()), ""),
@@ -197,6 +198,38 @@ def filled_pattern(text: str) -> str | None:
     if sum(len(r.strip()) for r in runs) < 12 or max(len(r.strip()) for r in runs) < 8:
         return None
     return _BETWEEN.join(_REGEX_META.sub(r"\\\1", r) for r in runs)
+
+
+# A label the printer puts before a message, which the format string does not hold: a
+# severity ("error: ", "[WARN] ", as clap, rustc, git and logging print them) or an
+# exception's class ("ValueError: ", as a traceback's last line prints it). A severity word
+# with neither colon nor brackets is the message's own first word ("Error loading file").
+_SEVERITY = r"(?i:error|warning|warn|fatal|panic|critical|info|debug|note|hint)"
+_LABEL = re.compile(
+    rf"\[{_SEVERITY}\]:?\s+|{_SEVERITY}:\s+|[A-Za-z_][\w.]*(?:Error|Exception|Warning):\s+"
+)
+
+
+def unlabelled(text: str) -> str:
+    """The message of a pasted line without the label its printer put before it ("error:
+    unexpected argument 'x' found" -> "unexpected argument 'x' found"), when enough is left
+    to be a message (two words and ``_SENTENCE_CHARS`` characters); else the line as typed."""
+    label = _LABEL.match(text.strip())
+    rest = text.strip()[label.end() :] if label is not None else ""
+    if len(rest.split()) < 2 or len(rest) < _SENTENCE_CHARS:
+        return text
+    return rest
+
+
+def message_pattern(typed: str, message: str) -> str | None:
+    """``Question.filled`` of a phrase typed as ``typed`` whose message is ``message``
+    (``unlabelled``): its format string's regex; for a labelled message with nothing filled
+    in ("error: unexpected argument"), the message as written, since the code writes it
+    without the label the line was pasted with. None: nothing to search beyond the text."""
+    pattern = filled_pattern(message)
+    if pattern is None and message != typed:
+        return _REGEX_META.sub(r"\\\1", message)
+    return pattern
 
 
 def quoted_runs(text: str) -> tuple[str, ...]:
