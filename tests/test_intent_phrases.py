@@ -81,15 +81,19 @@ def test_a_message_with_its_values_filled_in_finds_its_format_string(tmp_path: P
     assert answer.startswith("**Answer:** `advance` raises it, at `pkg/reader.py:3:"), run.stdout
 
 
-def test_a_hit_in_a_file_not_parsed_has_no_scope_and_does_not_lead(tmp_path: Path) -> None:
-    """The line lexer decides a hit without a parse: its scope is unknown, not "module
-    level", and it does not outrank the same hit inside a parsed method."""
+def test_a_hit_the_lexer_alone_decided_is_shown_in_the_scope_its_parse_reads(
+    tmp_path: Path,
+) -> None:
+    """The line lexer decides a hit in a string without parsing its file: its scope is not
+    "module level" (which outranked every hit inside a method), and once the hit is shown
+    the parse that enriches it reads the method it sits in, which the report and the
+    Answer name."""
     write_tree(
         tmp_path,
         {
             "pkg/plain.py": (
                 "class Export:\n    def run(self):\n        if True:\n"
-                f'            self.failure = "{MESSAGE}"\n'
+                f'            raise ValueError("{MESSAGE}")\n'
             ),
             "pkg/parsed.py": (
                 '"""Docs."""\n\n\nclass Loader:\n    def load(self):\n'
@@ -99,9 +103,13 @@ def test_a_hit_in_a_file_not_parsed_has_no_scope_and_does_not_lead(tmp_path: Pat
     )
     args = ("search", "--no-rewrite", MESSAGE, "--root", str(tmp_path))
     data = run_cq(*args, "--format", "json").json()
-    tiers = {f["file"]: f["tier"] for f in data["findings"]}
-    assert tiers == {"pkg/plain.py": "heuristic", "pkg/parsed.py": "records"}
-    assert [f["file"] for f in data["findings"]] == ["pkg/parsed.py", "pkg/plain.py"]
+    found = {f["file"]: (f["tier"], f["containing_scope"]) for f in data["findings"]}
+    assert found == {
+        "pkg/plain.py": ("heuristic", "Export.run"),
+        "pkg/parsed.py": ("records", "Loader.load"),
+    }
     md = run_cq(*args).stdout
-    assert "### scope unknown (file not parsed) (`pkg/plain.py`)" in md, md
+    assert md.split("\n\n")[1].startswith("**Answer:** `Export.run` raises it, at `pkg/plain.py:4:")
+    assert "### `Export.run` (`pkg/plain.py`)" in md, md
+    assert "scope unknown" not in md, md
     assert "module level (`pkg/plain.py`)" not in md

@@ -243,3 +243,23 @@ def test_a_message_pasted_with_its_printers_label_is_answered_by_the_code_writin
     assert run.returncode == 0, run.stderr
     answer = run.stdout.split("\n\n")[1]
     assert answer.startswith("**Answer:** `write_error` writes it, at `src/format.rs:6:"), answer
+
+
+def test_a_log_line_pasted_with_its_level_and_logger_is_answered_by_the_code_logging_it(
+    tmp_path: Path,
+) -> None:
+    """Python logging's default format puts "WARNING:<logger>:" before the message."""
+    write_tree(
+        tmp_path,
+        {
+            "app/db.py": (
+                "import logging\n\nlog = logging.getLogger(__name__)\n\n\n"
+                "def acquire(pool):\n    if not pool.free:\n"
+                '        log.warning("connection pool is exhausted")\n    return pool.take()\n'
+            ),
+            "app/pool.py": "class Pool:\n    def exhausted(self):\n        return not self.free\n",
+        },
+    )
+    answer = _answer(tmp_path, "WARNING:app.db:connection pool is exhausted")
+    assert answer.startswith("**Answer:** `acquire` "), answer
+    assert "`app/db.py:8:" in answer, answer

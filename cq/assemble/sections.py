@@ -32,7 +32,7 @@ def top_contexts(shown: tuple[Finding, ...], t: ReportTuning) -> TopContexts:
     members: dict[tuple[str | None, str, str | None, bool], list[int]] = {}
     for index, f in enumerate(shown):
         target = _resolved_call(f)
-        unparsed = f.containing_scope is None and f.tier == "heuristic"
+        unparsed = f.scope_unknown
         key = (
             (None, target[0], target[1], False)
             if target

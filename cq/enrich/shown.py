@@ -37,6 +37,7 @@ from cq.enrich.stages import QUOTA, StageRunner
 from cq.enrich.store import EnrichmentStore
 from cq.enrich.telemetry import EnrichTelemetry
 from cq.model import Enrichment, Finding, Language, RunCounters, Telemetry
+from cq.model.finding import scope_read
 from cq.model.tuning import EnrichTuning, ParseTuning
 from cq.parse import Corpus, SourceFile
 from cq.settings import Settings
@@ -150,6 +151,7 @@ def enrich_shown(
             finding,
             enrichment=enrichment,
             confidence=adjust_confidence(finding.confidence, enrichment.agreement, settings.tuning),
+            containing_scope=_scope(finding, enrichment),
         )
     bound = time.perf_counter()
     out = bindings.attach(out, compiled)
@@ -334,6 +336,18 @@ def _book(
     per_hit.append(HitTimings(computed.language, computed.stages_ms))
     if computed.complete:
         store.put(computed.key, computed.enrichment)
+
+
+def _scope(finding: Finding, enrichment: Enrichment) -> str | None:
+    """The hit's scope: classification's, or for a Python hit the lexer alone decided (a
+    string or comment in a file classification did not parse) the scope chain the parse here
+    read, as classification writes it ("Outer.method"): the function that raises or logs
+    a message is what a message search answers with."""
+    if finding.containing_scope is not None or finding.tier != "heuristic":
+        return finding.containing_scope
+    if finding.language != "python" or not scope_read(enrichment):
+        return None
+    return ".".join(enrichment.scope_chain) or None
 
 
 def cold_start(settings: EnrichSettings) -> EnrichSettings:

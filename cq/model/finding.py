@@ -97,3 +97,19 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
     symtable: SymbolFlags | None = None
     enrichment: Enrichment | None = None
     explain: ScoreBreakdown | None = None
+
+    @property
+    def scope_unknown(self) -> bool:
+        """Nothing read where the hit sits: its category was decided from its line alone
+        (tier "heuristic": a file not parsed, or one the lexer alone decided) and no parse
+        of a shown Python hit's file (enrichment's) gave its scope since; ``containing_scope``
+        None then says nothing of where it is, not "module level"."""
+        if self.containing_scope is not None or self.tier != "heuristic":
+            return False
+        return self.language != "python" or not scope_read(self.enrichment)
+
+
+def scope_read(enrichment: Enrichment | None) -> bool:
+    """Whether a parse of the hit's file read its scope chain (ast-grep or tree-sitter)."""
+    stages = enrichment.stages if enrichment is not None else None
+    return stages is not None and "applied" in (stages.ast_grep, stages.tree_sitter)

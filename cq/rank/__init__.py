@@ -42,7 +42,7 @@ from cq.rank.questions import (
 )
 from cq.rank.roles import path_role
 from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
-from cq.rank.score import breakdown, total
+from cq.rank.score import breakdown, depth_penalty, total
 from cq.rank.signals import (
     exact_definition,
     filename_match,
@@ -189,7 +189,11 @@ def final_order(
     every finding."""
     final: list[Finding] = []
     for f, b in zip(shown, ranked.parts, strict=True):
-        again = msgspec.structs.replace(b, confidence=round(f.confidence, 4))
+        # enrichment may have read the scope of a hit the lexer alone decided (``cq.enrich.shown``)
+        depth = ctx.weights.max_depth if f.scope_unknown else nesting_depth(f.containing_scope)
+        again = msgspec.structs.replace(
+            b, confidence=round(f.confidence, 4), depth_penalty=depth_penalty(depth, ctx.weights)
+        )
         final.append(
             msgspec.structs.replace(f, score=total(again), explain=again if ctx.explain else None)
         )
@@ -305,9 +309,9 @@ class _Scorer:
         depth = self.depths.get(f.containing_scope)
         if depth is None:
             depth = self.depths[f.containing_scope] = nesting_depth(f.containing_scope)
-        if f.containing_scope is None and f.tier == "heuristic":
-            # not parsed: its scope is unknown, not module level (depth 0 outranked every
-            # parsed hit of a method); as deep as any, it never outranks a parsed hit
+        if f.scope_unknown:
+            # its scope is unknown, not module level (depth 0 outranked every parsed hit of
+            # a method); as deep as any, it never outranks a parsed hit
             depth = ctx.weights.max_depth
         terms = self.terms.get((f.file, f.patterns))
         if terms is None:

@@ -43,8 +43,13 @@ def breakdown(
         exact_definition=exact_definition,
         filename=filename,
         terms=round(terms, 4),
-        depth_penalty=round(min(depth, weights.max_depth) * weights.depth_penalty, 4),
+        depth_penalty=depth_penalty(depth, weights),
     )
+
+
+def depth_penalty(depth: int, weights: RankWeights) -> float:
+    """What ``depth`` levels of nesting take off a score (at most ``max_depth`` of them)."""
+    return round(min(depth, weights.max_depth) * weights.depth_penalty, 4)
 
 
 def total(b: ScoreBreakdown) -> float:

@@ -202,11 +202,13 @@ def filled_pattern(text: str) -> str | None:
 
 # A label the printer puts before a message, which the format string does not hold: a
 # severity ("error: ", "[WARN] ", as clap, rustc, git and logging print them) or an
-# exception's class ("ValueError: ", as a traceback's last line prints it). A severity word
-# with neither colon nor brackets is the message's own first word ("Error loading file").
+# exception's class ("ValueError: ", as a traceback's last line prints it), or a level and
+# a logger's name ("WARNING:app.db:", Python logging's default format). A severity word with
+# neither colon nor brackets is the message's own first word ("Error loading file").
 _SEVERITY = r"(?i:error|warning|warn|fatal|panic|critical|info|debug|note|hint)"
 _LABEL = re.compile(
-    rf"\[{_SEVERITY}\]:?\s+|{_SEVERITY}:\s+|[A-Za-z_][\w.]*(?:Error|Exception|Warning):\s+"
+    rf"\[{_SEVERITY}\]:?\s+|{_SEVERITY}:\s+|{_SEVERITY}:[\w.]+:\s*"
+    r"|[A-Za-z_][\w.]*(?:Error|Exception|Warning):\s+"
 )
 
 
