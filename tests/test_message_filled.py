@@ -263,3 +263,25 @@ def test_a_log_line_pasted_with_its_level_and_logger_is_answered_by_the_code_log
     answer = _answer(tmp_path, "WARNING:app.db:connection pool is exhausted")
     assert answer.startswith("**Answer:** `acquire` "), answer
     assert "`app/db.py:8:" in answer, answer
+
+
+def test_a_rust_panic_line_is_answered_by_the_code_that_panics(tmp_path: Path) -> None:
+    """Rust before 1.73 printed "thread 'main' panicked at '<message>', <file>:<line>:<col>"."""
+    write_tree(
+        tmp_path,
+        {
+            "src/datetime.rs": (
+                "impl NaiveDateTime {\n    pub fn from_timestamp(secs: i64) -> NaiveDateTime {\n"
+                "        expect(Self::from_timestamp_opt(secs),\n"
+                '            "invalid or out-of-range datetime")\n'
+                "    }\n}\n"
+            ),
+            "src/lib.rs": "pub fn invalid_datetime(range: Range) -> bool {\n    range.out()\n}\n",
+        },
+    )
+    answer = _answer(
+        tmp_path,
+        "thread 'main' panicked at 'invalid or out-of-range datetime', src/main.rs:4:5",
+    )
+    assert answer.startswith("**Answer:** `impl NaiveDateTime::from_timestamp` "), answer
+    assert "`src/datetime.rs:4:" in answer, answer

@@ -212,12 +212,21 @@ _LABEL = re.compile(
 )
 
 
+# A Rust panic as Rust before 1.73 printed it: the message quoted, then where it panicked.
+_PANIC = re.compile(r"thread '[^'\n]*' panicked at '(?P<message>.+)'(?:, \S+:\d+:\d+)?")
+
+
 def unlabelled(text: str) -> str:
     """The message of a pasted line without the label its printer put before it ("error:
-    unexpected argument 'x' found" -> "unexpected argument 'x' found"), when enough is left
-    to be a message (two words and ``_SENTENCE_CHARS`` characters); else the line as typed."""
-    label = _LABEL.match(text.strip())
-    rest = text.strip()[label.end() :] if label is not None else ""
+    unexpected argument 'x' found" -> "unexpected argument 'x' found"; "thread 'main'
+    panicked at 'msg', src/lib.rs:3:9" -> "msg"), when enough is left to be a message (two
+    words and ``_SENTENCE_CHARS`` characters); else the line as typed."""
+    panic = _PANIC.fullmatch(text.strip())
+    if panic is not None:
+        rest = panic.group("message")
+    else:
+        label = _LABEL.match(text.strip())
+        rest = text.strip()[label.end() :] if label is not None else ""
     if len(rest.split()) < 2 or len(rest) < _SENTENCE_CHARS:
         return text
     return rest
