@@ -265,8 +265,18 @@ def test_a_log_line_pasted_with_its_level_and_logger_is_answered_by_the_code_log
     assert "`app/db.py:8:" in answer, answer
 
 
-def test_a_rust_panic_line_is_answered_by_the_code_that_panics(tmp_path: Path) -> None:
-    """Rust before 1.73 printed "thread 'main' panicked at '<message>', <file>:<line>:<col>"."""
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "thread 'main' panicked at 'invalid or out-of-range datetime', src/main.rs:4:5",
+        "thread 'main' panicked at src/main.rs:4:5:\ninvalid or out-of-range datetime\n"
+        "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
+    ],
+    ids=["before-1.73", "since-1.73"],
+)
+def test_a_rust_panic_is_answered_by_the_code_that_panics(tmp_path: Path, pasted: str) -> None:
+    """Rust printed "thread 'main' panicked at '<message>', <file>:<line>:<col>" before 1.73,
+    and the place, the message and a hint on three lines since."""
     write_tree(
         tmp_path,
         {
@@ -279,9 +289,6 @@ def test_a_rust_panic_line_is_answered_by_the_code_that_panics(tmp_path: Path) -
             "src/lib.rs": "pub fn invalid_datetime(range: Range) -> bool {\n    range.out()\n}\n",
         },
     )
-    answer = _answer(
-        tmp_path,
-        "thread 'main' panicked at 'invalid or out-of-range datetime', src/main.rs:4:5",
-    )
+    answer = _answer(tmp_path, pasted)
     assert answer.startswith("**Answer:** `impl NaiveDateTime::from_timestamp` "), answer
     assert "`src/datetime.rs:4:" in answer, answer

@@ -348,6 +348,24 @@ def _trigger(
     return "heuristic" if should_rewrite(searched, tuning, has_context=has_context) else None
 
 
+# A Rust panic as Rust 1.73 and later print it: where, then the message on lines of its own,
+# then the hint about backtraces.
+_PANICKED_AT = re.compile(r"thread '[^'\n]*' panicked at \S+:\d+:\d+:")
+_PANIC_TAIL = ("note: run with `RUST_BACKTRACE", "stack backtrace:")
+
+
+def _panic_message(lines: list[str]) -> str | None:
+    """The message of a pasted Rust panic whose message is one line; None for anything else."""
+    if len(lines) < 2 or _PANICKED_AT.fullmatch(lines[0].strip()) is None:
+        return None
+    message = [ln.strip() for ln in lines[1:]]
+    for at, line in enumerate(message):
+        if line.startswith(_PANIC_TAIL):
+            message = message[:at]
+            break
+    return message[0] if len(message) == 1 and message[0] else None
+
+
 def _typed_line(query: str, mode: QueryMode) -> str | None:
     """The query as typed, for rg, which matches one line at a time: blank lines around it (a
     paste) are dropped; a text of several lines (a pasted issue) is no pattern of its own (the
@@ -357,6 +375,9 @@ def _typed_line(query: str, mode: QueryMode) -> str | None:
         lines.pop(0)
     while lines and not lines[-1].strip():
         lines.pop()
+    panicked = _panic_message(lines)
+    if panicked is not None:
+        return panicked
     if len(lines) == 1:
         return lines[0].removesuffix("\r")
     if mode == "regex" and lines:
