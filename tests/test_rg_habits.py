@@ -473,3 +473,28 @@ def test_fish_completes_profile_names(tmp_path: Path) -> None:
     done = subprocess.run(["fish", "-c", probe], capture_output=True, text=True, env=env)
     offered = [line.split("\t")[0] for line in done.stdout.splitlines()]
     assert sorted(offered) == sorted([*PRESETS, "mine", "team-2"]), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (
+            ["serch", "get_bucket"],
+            "cq: no command 'serch': did you mean 'cq search'? (see 'cq --help')",
+        ),
+        (
+            ["get_bucket"],
+            "cq: no command 'get_bucket' (commands: search, agent, mcp, cache, index, embed, "
+            "server, schema, completions); to search for it: cq search get_bucket",
+        ),
+    ],
+    ids=["typo", "rg-habit"],
+)
+def test_a_word_that_is_no_command_is_said_with_the_command_meant(
+    words: list[str], said: str
+) -> None:
+    """``rg PATTERN`` is the habit: ``cq get_bucket`` says how to search for it, and a typo of
+    a command names the command, not a list to read through."""
+    run = run_cq(*words)
+    assert run.returncode == 2
+    assert run.stderr.splitlines() == [said]

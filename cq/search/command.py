@@ -29,11 +29,41 @@ class CommandParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line, not a usage dump."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        unknown = _UNKNOWN_COMMAND.match(message)
+        if unknown is not None:
+            raise UsageError(_no_such_command(unknown.group(1), self._commands()))
         # ``-weird`` read as ``-w`` with ``eird`` left over: a query, most likely
         hint = (
             "; a query starting with '-' goes after '--'" if "explicit argument" in message else ""
         )
         raise UsageError(f"{message} (see '{self.prog} --help'{hint})")
+
+
+    def _commands(self) -> list[str]:
+        return [
+            name
+            for action in self._actions
+            if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices
+        ]
+
+
+_UNKNOWN_COMMAND = re.compile(r"argument command: invalid choice: '(.*?)'")
+
+
+def _no_such_command(word: str, commands: list[str]) -> str:
+    """``cq serch``: the command meant; ``cq register``: rg's habit (``rg PATTERN``), so the
+    search it would have been."""
+    import difflib
+    import shlex
+
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.75)
+    if close:
+        return f"no command {word!r}: did you mean 'cq {close[0]}'? (see 'cq --help')"
+    return (
+        f"no command {word!r} (commands: {', '.join(commands)}); to search for it: "
+        f"cq search {shlex.quote(word)}"
+    )
 
 
 def search_parser() -> CommandParser:
