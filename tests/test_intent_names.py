@@ -166,3 +166,20 @@ def test_follow_ups_name_the_owner_of_a_method(tmp_path: Path) -> None:
     assert "who calls `Alpha.rebuild`, the best-ranked caller" in whys, whys
     caller = next(f for f in section["follow_ups"] if f["why"].startswith("who calls"))
     assert caller["argv"][-1] == "Alpha.rebuild"
+
+
+def test_a_usage_answer_listing_only_imports_counts_every_use_as_uses(tmp_path: Path) -> None:
+    """ "where is X used?" counts calls as well: the count is not of imports because the few
+    it lists are (the sources' imports outrank the tests' calls)."""
+    tree = {f"svc/extra/m{i}.py": "from svc.s3.models import S3Backend\n" for i in range(4)}
+    tree["svc/s3/models.py"] = BACKENDS["svc/s3/models.py"]
+    tree["tests/test_models.py"] = (
+        "from svc.s3.models import S3Backend\n\n\ndef test_make():\n"
+        "    assert S3Backend()\n    assert S3Backend()\n"
+    )
+    write_tree(tmp_path, tree)
+    argv = ("search", "where is S3Backend used?", "--root", str(tmp_path), "--limit", "3")
+    answer = _answer(*argv)
+    listed = [line for line in answer.splitlines() if line.startswith("- `svc/extra/")]
+    assert len(listed) == 3, answer  # three imports shown, and no other use
+    assert answer.startswith("**Answer:** 7 uses of `S3Backend`"), answer

@@ -180,6 +180,7 @@ def decide_answer(result: SearchResult, beyond: tuple[Finding, ...] = ()) -> Ans
                 calls=uses,
                 name=last_name(question.asked_name or ""),
                 total=counted_uses(_kind_counts(result), question),
+                verb="imports" if question.uses == "imports" else "",
             )
     if summary.primary is None:
         return Answer(kind="best_hit", finding=0)

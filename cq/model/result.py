@@ -285,7 +285,9 @@ class Answer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     # index into ``findings``: the definition, the best hit, the phrase's site, the first use
     finding: int | None = None
     calls: tuple[int, ...] = ()  # callers answers: the callsites, in order; uses: the uses
-    verb: str = ""  # message: what the code does with it ("raises", "logs", "prints", "writes")
+    # message: what the code does with it ("raises", "logs", "prints", "writes"); uses:
+    # "imports" when the question asked for the imports alone (``total`` counts only them)
+    verb: str = ""
     # uses: how many the whole search found, shown or not; callers: every call of the name
     # the search found (shown or not, the tree's direct calls) less those on other receivers
     total: int = 0

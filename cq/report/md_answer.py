@@ -88,8 +88,11 @@ def _uses_answer(findings: tuple[Finding, ...], said: Answer, primary: int | Non
     """A usage question: how many uses (imports) the search found, the first ones shown with
     their scopes, and where the name is defined when that is shown."""
     uses = [findings[i] for i in said.calls]
-    what = "imports" if all(u.category in ("import", "from_import") for u in uses) else "uses"
     total = max(said.total, len(uses))
+    # the count is of imports only when the question asked for them, or when every use
+    # counted is shown and is one ("where is X used?" counts calls and references too)
+    imports = all(u.category in ("import", "from_import") for u in uses) and total == len(uses)
+    what = "imports" if said.verb == "imports" or imports else "uses"
     shown = f", {len(uses)} shown" if total > len(uses) else ""
     defined = ""
     if primary is not None:

@@ -38,7 +38,6 @@ class CommandParser(argparse.ArgumentParser):
         )
         raise UsageError(f"{message} (see '{self.prog} --help'{hint})")
 
-
     def _commands(self) -> list[str]:
         return [
             name
