@@ -171,3 +171,31 @@ def test_a_question_saying_more_than_the_name_is_rewritten(tree: Path) -> None:
         "search", "how does `Client.send` count bytes?", "--root", str(tree), "--format", "json"
     ).json()["summary"]
     assert rewritten["rewrite"]["applied"], rewritten
+
+
+@pytest.mark.parametrize("root_dir", ["", "src/"], ids=["flat", "src-layout"])
+def test_a_packages_public_path_finds_what_a_module_inside_it_defines(
+    tmp_path: Path, root_dir: str
+) -> None:
+    """``shop.core.Cart`` is how the package's users write it (its ``__init__`` re-exports
+    ``Cart`` from ``shop/core/cart/model.py``): the class is the Answer, not "no definition"."""
+    write_tree(
+        tmp_path,
+        {
+            f"{root_dir}shop/__init__.py": "",
+            f"{root_dir}shop/core/__init__.py": "from shop.core.cart.model import Cart\n",
+            f"{root_dir}shop/core/cart/__init__.py": "",
+            f"{root_dir}shop/core/cart/model.py": (
+                "class Cart:\n    def add(self, item):\n        return item\n"
+            ),
+            f"{root_dir}shop/web/views.py": (
+                "from shop.core import Cart\n\n\ndef show():\n    return Cart()\n"
+            ),
+        },
+    )
+    run = run_cq("search", "shop.core.Cart", "--root", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith(
+        f"**Answer:** `Cart` — `class Cart:` defined at `{root_dir}shop/core/cart/model.py:1:6`"
+    ), answer

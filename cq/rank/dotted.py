@@ -66,9 +66,14 @@ def is_target_definition(f: Finding, dotted: Dotted) -> bool:
     """A definition of the last name whose qualified name ends with the query's names."""
     if f.category != "definition" or last_name(f.text) != dotted.member:
         return False
-    qualified = [*_module_segments(f.file), *_segments(f.containing_scope or dotted.member)]
+    module, scope = _module_segments(f.file), _segments(f.containing_scope or dotted.member)
     n = len(dotted.parts)
-    return tuple(qualified[-n:]) == dotted.parts
+    if tuple([*module, *scope][-n:]) == dotted.parts:
+        return True
+    # the package's path to what a module inside it defines at its top (``sqlfluff.core.Linter``
+    # for ``class Linter`` in ``sqlfluff/core/linter/linter.py``): the public name a package
+    # re-exports from its submodules (``from .linter import Linter`` in its ``__init__``)
+    return scope == [dotted.member] and _package_of(module, dotted.parts[:-1])
 
 
 def is_plausible_use(f: Finding, dotted: Dotted) -> bool:
@@ -157,6 +162,13 @@ def _module_segments(path: str) -> list[str]:
     stem, _ = posixpath.splitext(path)
     parts = _segments(stem)
     return parts[:-1] if parts and parts[-1] in _MODULE_STEMS else parts
+
+
+def _package_of(module: list[str], package: tuple[str, ...]) -> bool:
+    """Whether ``package`` is the top of ``module``'s path (below at most one source
+    directory, ``src/``), with the module further down it."""
+    k = len(package)
+    return any(tuple(module[at : at + k]) == package and len(module) > at + k for at in (0, 1))
 
 
 def _fold(name: str) -> str:
