@@ -199,3 +199,35 @@ def test_a_packages_public_path_finds_what_a_module_inside_it_defines(
     assert answer.startswith(
         f"**Answer:** `Cart` — `class Cart:` defined at `{root_dir}shop/core/cart/model.py:1:6`"
     ), answer
+
+
+@pytest.mark.parametrize(
+    "path", ["crate::builder::Command", "shop_core::builder::Command", "builder::Command"]
+)
+def test_a_rust_path_from_the_crates_root_finds_the_item_a_module_below_defines(
+    tmp_path: Path, path: str
+) -> None:
+    """``builder/mod.rs`` re-exports ``Command`` from ``builder/command.rs``: the path from the
+    crate's root (led by ``crate``, by the crate's directory, or by neither) finds it."""
+    write_tree(
+        tmp_path,
+        {
+            "shop_core/src/lib.rs": "pub mod builder;\n",
+            "shop_core/src/builder/mod.rs": "mod command;\npub use self::command::Command;\n",
+            "shop_core/src/builder/command.rs": (
+                "pub struct Command {\n    name: String,\n}\n\n"
+                "impl Command {\n    pub fn new(name: &str) -> Self {\n"
+                "        Command { name: name.to_string() }\n    }\n}\n"
+            ),
+            "shop_cli/src/main.rs": (
+                'use shop_core::builder::Command;\n\nfn main() {\n    Command::new("x");\n}\n'
+            ),
+        },
+    )
+    run = run_cq("search", path, "--root", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith(
+        "**Answer:** `Command` — `pub struct Command` defined at "
+        "`shop_core/src/builder/command.rs:1:11`"
+    ), answer

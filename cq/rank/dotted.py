@@ -73,7 +73,7 @@ def is_target_definition(f: Finding, dotted: Dotted) -> bool:
     # the package's path to what a module inside it defines at its top (``sqlfluff.core.Linter``
     # for ``class Linter`` in ``sqlfluff/core/linter/linter.py``): the public name a package
     # re-exports from its submodules (``from .linter import Linter`` in its ``__init__``)
-    return scope == [dotted.member] and _package_of(module, dotted.parts[:-1])
+    return scope == [dotted.member] and _package_of(f.file, module, dotted.parts[:-1])
 
 
 def is_plausible_use(f: Finding, dotted: Dotted) -> bool:
@@ -164,9 +164,20 @@ def _module_segments(path: str) -> list[str]:
     return parts[:-1] if parts and parts[-1] in _MODULE_STEMS else parts
 
 
-def _package_of(module: list[str], package: tuple[str, ...]) -> bool:
-    """Whether ``package`` is the top of ``module``'s path (below at most one source
-    directory, ``src/``), with the module further down it."""
+def _package_of(path: str, module: list[str], package: tuple[str, ...]) -> bool:
+    """Whether ``package`` is the top of the path of the module at ``path`` (``module``, its
+    segments), with the module further down it: a Python package below at most one source
+    directory (``src/``); a Rust module path from the crate's root (``naive::NaiveDate``),
+    led by ``crate`` or by the crate's directory (``clap_builder::builder::Command`` for
+    ``clap_builder/src/builder/command.rs``), its ``src/`` left out. A crate whose ``src/``
+    is the tree's own is not named in any path (``chrono::NaiveDate``): not read here."""
+    if path.endswith(".rs"):
+        if "src" not in module:
+            return False
+        at = module.index("src")
+        crate, inner = module[at - 1] if at else None, module[at + 1 :]
+        within = package[1:] if package[0] in ("crate", crate) else package
+        return tuple(inner[: len(within)]) == within
     k = len(package)
     return any(tuple(module[at : at + k]) == package and len(module) > at + k for at in (0, 1))
 
