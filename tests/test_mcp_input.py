@@ -193,7 +193,8 @@ def test_null_for_an_optional_argument_means_its_default(served: Served) -> None
 
 def test_results_are_structured_content_under_the_output_schema(served: Served) -> None:
     """The SDK client validates every result against the tool's output schema (it raises
-    otherwise): a JSON report is ``cq schema``'s ``SearchResult``, a markdown one its text."""
+    otherwise): a JSON report is ``cq schema``'s ``SearchResult``, a markdown one its text
+    and its Answer as data (the JSON report's ``answer`` less its indexes into findings)."""
 
     async def scenario(client: Client) -> tuple[dict[str, Any], Any, Any]:
         tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -213,7 +214,11 @@ def test_results_are_structured_content_under_the_output_schema(served: Served) 
     args = ("--root", str(served.repo), "--format", "json", "--limit", "5")
     cli = run_cq("search", "insert_edge", *args)
     assert without_run(json.dumps(js.structured_content)) == without_run(cli.stdout)
-    assert md.structured_content == {"markdown": text_of(md)}
+    answer = {
+        k: v for k, v in js.structured_content["answer"].items() if k not in ("finding", "calls")
+    }
+    assert answer["kind"] == "definition" and answer["name"] == "insert_edge", answer
+    assert md.structured_content == {"markdown": text_of(md), "answer": answer}
 
 
 def test_a_dash_query_is_an_ordinary_query_over_mcp(tmp_path: Path) -> None:

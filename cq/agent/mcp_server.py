@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
@@ -34,6 +34,9 @@ from cq.agent.mcp_args import ArgumentError, check_arguments, input_schema
 from cq.agent.mcp_config import ServerConfig
 from cq.agent.worker_protocol import Failed
 from cq.agent.workers import SearchProcesses
+
+if TYPE_CHECKING:
+    from cq.model import AnswerRecord
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -76,10 +79,25 @@ def output_schema() -> dict[str, Any]:
 
     generated = report_schema()
     defs = generated["$defs"]
+    said = {
+        k: v for k, v in defs["AnswerRecord"]["properties"].items() if k not in _FINDING_INDEXES
+    }
+    defs["MarkdownAnswer"] = {
+        "type": "object",
+        "description": "the report's Answer line as data (AnswerRecord, less its indexes into "
+        "a JSON report's findings)",
+        "properties": said,
+        "required": [k for k in defs["AnswerRecord"].get("required", []) if k in said],
+        "additionalProperties": False,
+    }
     defs["MarkdownReport"] = {
         "type": "object",
-        "description": "format 'md': the report as markdown, the same text as the content",
-        "properties": {"markdown": {"type": "string"}},
+        "description": "format 'md': the report as markdown, the same text as the content, "
+        "and its Answer as data (absent when nothing answers)",
+        "properties": {
+            "markdown": {"type": "string"},
+            "answer": {"$ref": "#/$defs/MarkdownAnswer"},
+        },
         "required": ["markdown"],
         "additionalProperties": False,
     }
@@ -143,7 +161,7 @@ def build_server(config: ServerConfig, processes: SearchProcesses) -> Server:
             text = f"{outcome.text}\n> {outcome.note}\n" if outcome.note else outcome.text
             return CallToolResult(
                 content=[TextContent(type="text", text=text)],
-                structured_content={"markdown": text},
+                structured_content=_markdown_report(text, outcome.answer),
             )
         blocks = [TextContent(type="text", text=outcome.text)]
         if outcome.note:
@@ -157,6 +175,21 @@ def build_server(config: ServerConfig, processes: SearchProcesses) -> Server:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _markdown_report(text: str, answer: AnswerRecord | None) -> dict[str, Any]:
+    """A markdown report as structured content: its text, and its Answer as data (what a JSON
+    report's ``answer`` says), less the indexes into a JSON report's findings, which this
+    report has none of."""
+    out: dict[str, Any] = {"markdown": text}
+    if answer is not None:
+        said = msgspec.to_builtins(answer)
+        out["answer"] = {k: v for k, v in said.items() if k not in _FINDING_INDEXES}
+    return out
+
+
+# the Answer's fields that index a JSON report's ``findings``
+_FINDING_INDEXES = ("finding", "calls")
 
 
 def _structured(report: str) -> dict[str, Any]:

@@ -48,7 +48,7 @@ from cq.agent.worker_protocol import (
 )
 from cq.cancel import CancelToken
 from cq.errors import CqError, SearchCancelledError
-from cq.model import SearchRequest
+from cq.model import AnswerRecord, SearchRequest
 from cq.server.memory import rss, worker_max_rss
 
 if TYPE_CHECKING:
@@ -254,6 +254,20 @@ def _answer(
         note=answer.note,
         cut_to_budget=answer.result.summary.omitted.by_budget > 0,
         caches=dict(cache_stats()),
+        answer=_spelled(answer.result.answer),
+    )
+
+
+def _spelled(said: AnswerRecord | None) -> AnswerRecord | None:
+    """The Answer with a name that is not UTF-8 spelled as ``_printed`` spells it, which
+    msgpack can write and the JSON report's escapes read as."""
+    if said is None:
+        return None
+    return msgspec.structs.replace(
+        said,
+        name=_printed(said.name) if said.name is not None else None,
+        file=_printed(said.file) if said.file is not None else None,
+        evidence=tuple(_printed(e) for e in said.evidence),
     )
 
 

@@ -14,6 +14,7 @@ from typing import BinaryIO
 
 import msgspec
 
+from cq.model import AnswerRecord
 from cq.model.options import tool_arguments
 
 # The ``search`` tool's arguments, checked (``cq.agent.mcp_args``), one field per option of
@@ -62,6 +63,8 @@ class Done(msgspec.Struct, frozen=True, tag=True):
     cut_to_budget: bool
     caches: dict[str, int]
     retiring: bool = False  # the process exits after this answer (``search_worker`` says why)
+    # the report's Answer as data, which a markdown report's structured content carries too
+    answer: AnswerRecord | None = None
 
 
 class Failed(msgspec.Struct, frozen=True, tag=True):
