@@ -50,3 +50,13 @@ def test_a_name_tried_as_text_and_a_focus_are_told_in_plain_words(tmp_path: Path
     assert " · tests first · " in focused[0], focused
     for said in (missed, focused):
         assert not [w for w in INTERNAL if any(w in line for line in said)], said
+
+
+def test_a_hit_left_unread_says_why_in_words(tmp_path: Path) -> None:
+    """A deadline that left the shown hits unread: the hit's line says so with the reason,
+    not cq's status word ("enrichment skipped")."""
+    repo = write_tree(tmp_path, TREE)
+    run = run_cq("search", "get_bucket", "--root", str(repo), env={"CQ_ENRICH_BUDGET_MS": "0.0001"})
+    assert run.returncode == 0, run.stderr
+    assert "not read (time budget)" in run.stdout.split("\n\n")[1], run.stdout
+    assert "enrichment skipped" not in run.stdout

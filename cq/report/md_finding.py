@@ -132,10 +132,20 @@ def enrichment_facts(f: Finding) -> str:
     if semantic and semantic.references is not None:
         facts.append(references(f).removeprefix(" · "))
     if e.status != "applied":
-        facts.append(f"enrichment {e.status}")
-    if semantic and semantic.status in ("degraded", "failed"):
-        facts.append(f"semantic {semantic.status}")
+        why = f" ({', '.join(e.degrade_reasons)})" if e.degrade_reasons else ""
+        facts.append(_ENRICHMENT_WORDS[e.status] + why)
+    if semantic and semantic.status in _SEMANTIC_WORDS:
+        facts.append(_SEMANTIC_WORDS[semantic.status])
     return " · ".join(x for x in facts if x)
+
+
+# What the statuses of a hit's reading mean to its reader (``Enrichment.status``,
+# ``SemanticFacts.status``); JSON keeps the status words.
+_ENRICHMENT_WORDS = {"degraded": "read in part", "skipped": "not read"}
+_SEMANTIC_WORDS = {
+    "degraded": "some of Pyrefly's answers missing",
+    "failed": "Pyrefly did not answer",
+}
 
 
 def is_function_type(type_text: str) -> bool:
