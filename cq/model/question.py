@@ -61,7 +61,7 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     # a phrase whose numbers and quoted values were filled into a format string ("len is 2
     # but advancing by 4"): an rg regex of its constant runs, searched when it is nowhere
     # verbatim; for a message pasted with its printer's label ("error: ", "ValueError: "),
-    # the message's without it (``rewrite.question.unlabelled``); None for any other text
+    # the message's without it (``rewrite.message.unlabelled``); None for any other text
     filled: str | None = None
     # a phrase of several sentences: an rg regex of each (its format string's, as ``filled``,
     # else as written), searched when the whole is nowhere: a program writes a long message
