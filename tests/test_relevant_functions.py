@@ -601,3 +601,53 @@ def test_a_how_question_reads_a_callable_class_docstring_as_its_call_methods() -
     assert next(r.vote.qualname for r in ranked if r.scored is first) == "EarlyStopping.__call__"
     reset = reader.head(votes[2])
     assert reset is not None and "validat" not in reset  # the class's words are its call's
+
+
+ERRORS = '''class Field:
+    def make_error(self, key, **kwargs):
+        """An error of this field, its message looked up by key."""
+        return self.error_class(self.error_messages[key].format(**kwargs), self.name)
+
+
+def merge_errors(errors1, errors2):
+    """Merge the errors of two fields: lists are concatenated, dicts merged by key."""
+    if not errors1:
+        return errors2
+    if isinstance(errors1, dict) and isinstance(errors2, dict):
+        return {**errors1, **errors2}
+    return [errors1, errors2]
+'''
+
+
+def test_a_question_word_meets_the_word_code_uses_for_it() -> None:
+    """ "combined" is what the question says, ``merge`` what the code says: the thesaurus
+    (``cq.rewrite.THESAURUS``) asks the index for both and counts the code's word in a
+    function's share of the question, below the question's own; without it the function
+    first in the fused order, which holds the same other words (error, field), answers."""
+    from cq.index.coverage import UnitReader
+    from cq.index.functions import rerank_units
+    from cq.index.fuse import UnitVote
+    from cq.index.query import asked_words
+    from cq.index.units import file_units
+    from cq.model.index_tuning import IndexTuning
+
+    units = {u.qualname: u for u in file_units(ERRORS, "python")}
+    reader = UnitReader(lambda path: units)
+    votes = [
+        UnitVote(file="e.py", qualname=q, line=units[q].line, kind="function", fused=f)
+        for q, f in (("Field.make_error", 1.0), ("merge_errors", 0.9))
+    ]
+    question = "how are validation errors from different fields combined"
+
+    def answer(tuning: IndexTuning) -> str:
+        said = asked(understand(question), asked_words(understand(question), (), tuning))
+        ranked = rerank_units(
+            [(v, []) for v in votes], [], [], said, reader.words, reader.lines, head=reader.head
+        )
+        first = best_answer([r.scored for r in ranked])
+        return next(r.vote.qualname for r in ranked if r.scored is first)
+
+    assert answer(IndexTuning()) == "merge_errors"
+    assert answer(IndexTuning(synonym_weight=0.0)) == "Field.make_error"
+    words = asked_words(understand(question), (), IndexTuning())
+    assert words["merge"] < words["combined"]  # the code's word counts less than the question's
