@@ -458,3 +458,196 @@ def test_a_how_question_is_answered_by_an_override_not_the_declaration(tmp_path:
     assert (data["answer"]["name"], data["answer"]["line"]) == ("quantile", 18), data["answer"]
     names = [f["name"] for f in _functions(data)]
     assert "model/forecast.py::SampleForecast.quantile" in names, names
+
+
+def test_a_how_question_is_answered_by_the_code_that_reads_a_setting_not_its_builder_setter() -> (
+    None
+):
+    """A Rust builder's setter (``fn env(mut self, ...) -> Self``) stores what it is given,
+    and its long docstring holds the question's words; the code that reads the setting does
+    what a how-question asks. The setter stays listed; a getter (``&self``) or a function
+    taking ``&mut self`` that returns something else is no setter."""
+    from cq.index.coverage import UnitReader
+    from cq.index.functions import rerank_units
+    from cq.index.fuse import UnitVote
+    from cq.index.query import asked_words
+    from cq.index.units import file_units
+    from cq.model.index_tuning import IndexTuning
+
+    arg = """pub struct Arg { env: Option<String> }
+
+impl Arg {
+    /// Read the argument's value from an environment variable when it is not given: the
+    /// environment variable's value is used as the argument's value.
+    pub fn env(mut self, name: &str) -> Self {
+        self.env = Some(name.to_owned());
+        self
+    }
+
+    /// The environment variable the argument's value is read from, if any.
+    pub fn get_env(&self) -> Option<&str> {
+        self.env.as_deref()
+    }
+}
+"""
+    parser = """pub struct Parser;
+
+impl Parser {
+    fn add_env(&mut self, matcher: &mut Matcher) -> Result<(), Error> {
+        for arg in self.args() {
+            if let Some(value) = arg.get_env().and_then(|name| std::env::var(name).ok()) {
+                matcher.add_value(arg, value);
+            }
+        }
+        Ok(())
+    }
+}
+"""
+    files = {"src/arg.rs": arg, "src/parser.rs": parser}
+    units = {
+        path: {u.qualname: u for u in file_units(text, "rust")} for path, text in files.items()
+    }
+    reader = UnitReader(lambda path: units[path])
+    votes = [
+        UnitVote(file="src/arg.rs", qualname="Arg::env", line=6, kind="fn", fused=1.0),
+        UnitVote(file="src/parser.rs", qualname="Parser::add_env", line=4, kind="fn", fused=0.9),
+    ]
+
+    def listed(question: str) -> list[str]:
+        said = asked(understand(question), asked_words(understand(question), (), IndexTuning()))
+        ranked = rerank_units(
+            [(v, []) for v in votes],
+            [],
+            [],
+            said,
+            reader.words,
+            reader.lines,
+            head=reader.head,
+            setter=reader.setter,
+        )
+        first = best_answer([r.scored for r in ranked])
+        answer = next(r.vote.qualname for r in ranked if r.scored is first)
+        return [answer, *(r.vote.qualname for r in ranked)]
+
+    how = listed("how are environment variables used as argument values")
+    assert how[0] == "Parser::add_env", how
+    assert "Arg::env" in how[1:]  # still listed
+    title = listed("environment variable not used as argument value")  # no how-question
+    assert title[0] == "Arg::env", title
+    getter = reader.setter(
+        UnitVote(file="src/arg.rs", qualname="Arg::get_env", line=12, kind="fn", fused=0.8)
+    )
+    assert not getter and not reader.setter(votes[1])
+
+
+HANDLER = '''class EarlyStopping:
+    """Stop the training when the validation score has not improved for a number of
+    evaluations."""
+
+    def __init__(self, patience):
+        self.patience = patience
+        self.counter = 0
+
+    def reset(self):
+        self.counter = 0
+
+    def __call__(self, engine):
+        score = engine.state.metrics["score"]
+        if self.best is not None and score <= self.best:
+            self.counter += 1
+            if self.counter >= self.patience:
+                engine.terminate()
+        else:
+            self.best = score
+            self.counter = 0
+
+
+def add_early_stopping_by_val_score(patience, evaluator, trainer, metric_name):
+    es = EarlyStopping(patience=patience)
+    evaluator.add_event_handler("completed", es)
+    return es
+'''
+
+
+def test_a_how_question_reads_a_callable_class_docstring_as_its_call_methods() -> None:
+    """A handler class says what it does in its docstring, and its ``__call__``, which does
+    it, says nothing of its own: the ``head`` signal reads the class's docstring for it, so
+    it answers over a helper whose name holds some of the question's words. Another method
+    without a docstring does not inherit the class's."""
+    from cq.index.coverage import UnitReader
+    from cq.index.functions import rerank_units
+    from cq.index.fuse import UnitVote
+    from cq.index.query import asked_words
+    from cq.index.units import file_units
+    from cq.model.index_tuning import IndexTuning
+
+    source = HANDLER
+    units = {u.qualname: u for u in file_units(source, "python")}
+    reader = UnitReader(lambda path: units)
+    votes = [
+        UnitVote(file="h.py", qualname=q, line=units[q].line, kind="function", fused=f)
+        for q, f in (
+            ("add_early_stopping_by_val_score", 1.0),
+            ("EarlyStopping.__call__", 0.9),
+            ("EarlyStopping.reset", 0.8),
+        )
+    ]
+    question = "how does training stop when the validation score stops improving"
+    said = asked(understand(question), asked_words(understand(question), (), IndexTuning()))
+    ranked = rerank_units(
+        [(v, []) for v in votes], [], [], said, reader.words, reader.lines, head=reader.head
+    )
+    first = best_answer([r.scored for r in ranked])
+    assert next(r.vote.qualname for r in ranked if r.scored is first) == "EarlyStopping.__call__"
+    reset = reader.head(votes[2])
+    assert reset is not None and "validat" not in reset  # the class's words are its call's
+
+
+ERRORS = '''class Field:
+    def make_error(self, key, **kwargs):
+        """An error of this field, its message looked up by key."""
+        return self.error_class(self.error_messages[key].format(**kwargs), self.name)
+
+
+def merge_errors(errors1, errors2):
+    """Merge the errors of two fields: lists are concatenated, dicts merged by key."""
+    if not errors1:
+        return errors2
+    if isinstance(errors1, dict) and isinstance(errors2, dict):
+        return {**errors1, **errors2}
+    return [errors1, errors2]
+'''
+
+
+def test_a_question_word_meets_the_word_code_uses_for_it() -> None:
+    """ "combined" is what the question says, ``merge`` what the code says: the thesaurus
+    (``cq.rewrite.THESAURUS``) asks the index for both and counts the code's word in a
+    function's share of the question, below the question's own; without it the function
+    first in the fused order, which holds the same other words (error, field), answers."""
+    from cq.index.coverage import UnitReader
+    from cq.index.functions import rerank_units
+    from cq.index.fuse import UnitVote
+    from cq.index.query import asked_words
+    from cq.index.units import file_units
+    from cq.model.index_tuning import IndexTuning
+
+    units = {u.qualname: u for u in file_units(ERRORS, "python")}
+    reader = UnitReader(lambda path: units)
+    votes = [
+        UnitVote(file="e.py", qualname=q, line=units[q].line, kind="function", fused=f)
+        for q, f in (("Field.make_error", 1.0), ("merge_errors", 0.9))
+    ]
+    question = "how are validation errors from different fields combined"
+
+    def answer(tuning: IndexTuning) -> str:
+        said = asked(understand(question), asked_words(understand(question), (), tuning))
+        ranked = rerank_units(
+            [(v, []) for v in votes], [], [], said, reader.words, reader.lines, head=reader.head
+        )
+        first = best_answer([r.scored for r in ranked])
+        return next(r.vote.qualname for r in ranked if r.scored is first)
+
+    assert answer(IndexTuning()) == "merge_errors"
+    assert answer(IndexTuning(synonym_weight=0.0)) == "Field.make_error"
+    words = asked_words(understand(question), (), IndexTuning())
+    assert words["merge"] < words["combined"]  # the code's word counts less than the question's

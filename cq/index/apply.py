@@ -129,6 +129,7 @@ def fuse_findings(
             numbers.signals,
             tests_wanted=tests_wanted,
             head=head,
+            setter=lines.reader.setter,
         )
 
     pool = reranked(units)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from cq.index.function_signals import is_setter
 from cq.index.fuse import FileVote, UnitVote
 from cq.index.query import IndexHit
 from cq.index.words import split_words
@@ -40,14 +41,30 @@ def unit_words(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in split_words(text).split())
 
 
-def words_of(u: Unit) -> frozenset[str]:
-    """``unit_words`` of what a unit says: its names, signature, docstring and body."""
-    return unit_words(f"{u.names} {u.signature} {u.doc} {u.text}")
+def words_of(u: Unit, owner_doc: str = "") -> frozenset[str]:
+    """``unit_words`` of what a unit says: its names, signature, docstring and body (and
+    ``owner_doc``, as ``head_of``)."""
+    return unit_words(f"{u.names} {u.signature} {u.doc} {owner_doc} {u.text}")
 
 
-def head_of(u: Unit) -> frozenset[str]:
-    """``unit_words`` of what a unit says it does: its names, signature and docstring."""
-    return unit_words(f"{u.names} {u.signature} {u.doc}")
+def head_of(u: Unit, owner_doc: str = "") -> frozenset[str]:
+    """``unit_words`` of what a unit says it does: its names, signature and docstring (and
+    ``owner_doc``, its class's docstring, where that describes the unit: ``_called``)."""
+    return unit_words(f"{u.names} {u.signature} {u.doc} {owner_doc}")
+
+
+def _called(units: Mapping[str, Unit], u: Unit) -> str:
+    """The docstring of the Python class whose ``__call__`` ``u`` is, when ``u`` has none of
+    its own: calling an instance is what such a class is for (a handler, a metric, a
+    transform), so its docstring says what ``__call__`` does ("Stops the training when the
+    score has not improved for ``patience`` evaluations"), and ``__call__`` rarely says it
+    again.
+    Other methods keep their own words: a class's docstring is not what each of them does."""
+    owner, _, name = u.qualname.rpartition(".")
+    if name != "__call__" or not owner or u.doc.strip() or u.kind != "function":
+        return ""
+    cls = units.get(owner)
+    return cls.doc if cls is not None and cls.kind == "class" else ""
 
 
 def functions_of(units: Mapping[str, Unit], owner: str = "") -> list[Unit]:
@@ -74,8 +91,16 @@ class UnitReader:
     def head(self, vote: UnitVote) -> frozenset[str] | None:
         """A Relevant Function's names, signature and docstring words (``head_of``); None: not
         found in its file."""
+        units = self.units(vote.file)
+        u = units.get(vote.qualname)
+        if u is None:
+            return None
+        return head_of(u, _called(units, u))
+
+    def setter(self, vote: UnitVote) -> bool:
+        """Whether a Relevant Function is a builder's setter (``function_signals.is_setter``)."""
         u = self.units(vote.file).get(vote.qualname)
-        return head_of(u) if u is not None else None
+        return u is not None and is_setter(u.signature, is_rust(vote.file))
 
     def lines(self, vote: UnitVote) -> int:
         """A Relevant Function's length in lines (``function_signals.sizes``); 0: not found."""
@@ -99,7 +124,7 @@ class UnitReader:
     def _words(self, path: str, u: Unit) -> frozenset[str]:
         key = (path, u.qualname)
         if key not in self.said:
-            self.said[key] = words_of(u)
+            self.said[key] = words_of(u, _called(self.units(path), u))
         return self.said[key]
 
 

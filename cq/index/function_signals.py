@@ -7,6 +7,7 @@ and the words that say so to a reader (``evidence``). Their weights and measurem
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
@@ -22,6 +23,7 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     file: str
     qualname: str
     fused: float
+    setter: bool = False  # a builder's setter (``is_setter``): it stores what it is given
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,7 +85,27 @@ def constructor(c: Candidate, name: str, question: Asked) -> float:
     if not question.behaviour:
         return 0.0
     made = name == "new" if is_rust(c.file) else name in ("__init__", "__new__")
-    return 1.0 if made else 0.0
+    return 1.0 if made or c.setter else 0.0
+
+
+# A Rust builder's setter: takes the receiver (``self``, ``mut self``, ``&mut self``) and at
+# least one argument, and hands the receiver back (``-> Self``, ``-> &mut Self``), the shape
+# of every builder method; ``-> Self::Output`` (an operator) is no such shape
+_SETTER = re.compile(
+    r"\(\s*(?:mut\s+)?(?:&\s*mut\s+)?self\s*,\s*\w.*\)\s*->\s*(?:&\s*mut\s+)?Self\s*(?:where\b.*)?$"
+)
+
+
+def is_setter(signature: str, rust: bool) -> bool:
+    """Whether a function is a builder's setter, which a how-question's Answer is not, as a
+    constructor is not (``constructor``): it stores its argument in the value it builds and
+    returns it, and the code that does what the question asks reads that setting later. A
+    builder's setters are documented at length for the library's users (what the setting
+    does, with examples), so they hold a how-question's words more than the parser or the
+    validator that acts on them. Rust only: the signature says it (``fn timeout(mut self,
+    secs: u64) -> Self``); a Python setter's shape (assignments to ``self``, then ``return
+    self``) is rare and says less."""
+    return rust and bool(_SETTER.search(signature.strip()))
 
 
 def named(name: str, question: Asked) -> float:

@@ -255,11 +255,12 @@ def rerank_units(
     *,
     tests_wanted: bool = False,
     head: Callable[[UnitVote], frozenset[str] | None] | None = None,
+    setter: Callable[[UnitVote], bool] | None = None,
 ) -> list[Ranked]:
     """A search's fused units (each with its namesakes) in their final order: ``findings``
     are rg's, ``files`` the fused file order, ``read`` a unit's words, ``size`` its lines,
-    ``head`` its names, signature and docstring words, ``weights`` the signals'
-    (``IndexTuning.signals``).
+    ``head`` its names, signature and docstring words, ``setter`` whether it is a builder's
+    setter (``function_signals.is_setter``), ``weights`` the signals' (``IndexTuning.signals``).
 
     Namesakes (``fuse.with_namesakes``: one file's functions of one name) enter the pool
     together, and each is scored on its own: the fused order let the best-fused stand for
@@ -268,7 +269,15 @@ def rerank_units(
     Scored one by one, they find more of the gold functions of issue titles and lose none
     of the Answers (``bench/results/function-signals.md``, ``python -m bench.localization``)."""
     flat = [v for vote, namesakes in units for v in (vote, *namesakes)]
-    candidates = [Candidate(file=v.file, qualname=v.qualname, fused=v.fused) for v in flat]
+    candidates = [
+        Candidate(
+            file=v.file,
+            qualname=v.qualname,
+            fused=v.fused,
+            setter=setter is not None and question.behaviour and setter(v),
+        )
+        for v in flat
+    ]
     hits = [
         Hit(
             file=f.file,

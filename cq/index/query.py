@@ -53,6 +53,7 @@ from cq.rank import path_role
 from cq.rewrite import (
     ABBREVIATIONS,
     IRREGULAR_FORMS,
+    THESAURUS,
     base_forms,
     numbered,
 )
@@ -142,7 +143,8 @@ def asked_words(
         return query_words(text, terms, tuning.max_words, tuning.title_weight)
     # the terms drown a short question's words (the module docstring)
     words = query_words(_without_auxiliary(text), (), tuning.max_words, tuning.title_weight)
-    return with_base_forms(words, tuning.base_form_weight)  # "rendered": the code says render
+    # "rendered": the code says render; "combined": it says merge
+    return with_base_forms(words, tuning.base_form_weight, tuning.synonym_weight)
 
 
 def is_one_line(text: str) -> bool:
@@ -190,12 +192,16 @@ def _without_auxiliary(text: str) -> str:
     return _AUXILIARY.sub(r"\1", text)
 
 
-def with_base_forms(words: dict[str, float], share: float) -> dict[str, float]:
+def with_base_forms(
+    words: dict[str, float], share: float, synonyms: float = 0.0
+) -> dict[str, float]:
     """``words``, the base forms of its inflected ones (``cq.rewrite.base_forms``) and the
     abbreviations code writes for them (``cq.rewrite.ABBREVIATIONS``: evaluated -> eval) at
     ``share`` of their weight; a word the question says itself keeps its own weight (the
     abbreviations measured with ``python -m bench.studies.index_fusion --requery`` on the
-    titles; figures: bench/results/2026-11-29-figures-from-cq.md)."""
+    titles; figures: bench/results/2026-11-29-figures-from-cq.md), and the words code uses
+    for them (``cq.rewrite.THESAURUS``: combined -> merge) at ``synonyms`` of their weight
+    (0: none)."""
     out = dict(words)
     for w, weight in words.items():
         for base in (w, *base_forms(w)):
@@ -203,6 +209,11 @@ def with_base_forms(words: dict[str, float], share: float) -> dict[str, float]:
                 out.setdefault(base, round(weight * share, 3))
             for short in ABBREVIATIONS.get(base, ()):
                 out.setdefault(short, round(weight * share, 3))
+    if synonyms > 0:
+        for w, weight in words.items():
+            for base in (w, *base_forms(w)):
+                for other in THESAURUS.get(base, ()):
+                    out.setdefault(other, round(weight * synonyms, 3))
     return out
 
 

@@ -285,6 +285,14 @@ class IndexTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "abbreviations (evaluated -> eval) are asked at this share too"
         ),
     ] = 0.5
+    synonym_weight: Annotated[
+        float,
+        _why(
+            "measured: the everyday set's concept and title questions (bench/data/everyday.jsonl, "
+            "warm, bench/results/2026-11-30-answer7/): a one-line question's words' "
+            "synonyms (cq.rewrite.THESAURUS) asked at this share of the word's weight"
+        ),
+    ] = 0.5
     max_words: Annotated[
         int, _why("hand-set: distinct query words kept, most frequent first (tracebacks repeat)")
     ] = 256

@@ -160,6 +160,39 @@ ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     }
 )
 
+# Words code uses for one another's meaning: a question says "combined" where the code says
+# ``merge_*``, "stops" where it calls ``terminate()``. Hand-written groups of verbs that
+# programmers use interchangeably in names (general English programming vocabulary, no
+# project's; the two-way pairs of ``SYNONYMS`` among them), asked of the index and counted in
+# a function's share of a one-line question at a lower weight than the word itself
+# (``IndexTuning.synonym_weight``). Words that are also everyday function words (``get``,
+# ``set``, ``new``, ``make``) are left out: asked, they match every name.
+_THESAURUS_GROUPS = (
+    "combine merge join concat",
+    "remove delete drop discard",
+    "check validate verify",
+    "save store persist",
+    "stop halt terminate",
+    "start begin launch",
+    "find search lookup locate",
+    "compute calculate",
+    "convert transform",
+    "skip ignore",
+    "copy clone duplicate",
+    "show display render",
+    "resume restore",
+    "split partition",
+    "fill populate",
+    "suggest recommend",
+)
+THESAURUS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        word: tuple(other for other in group.split() if other != word)
+        for group in _THESAURUS_GROUPS
+        for word in group.split()
+    }
+)
+
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _NUMBERED = re.compile(r"\b([A-Za-z]{2,})[ \t-](\d{1,5})\b")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
