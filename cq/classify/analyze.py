@@ -61,6 +61,7 @@ class FileAnalysis(msgspec.Struct, frozen=True, array_like=True):
     sliced: SlicedRecords | None = None
     slices_parsed: int = 0
     slices_failed: bool = False
+    bytes_parsed: int = 0  # the slices with their stand-in lines, or the whole file
 
 
 def analyze_file(task: FileTask, caps: ParseTuning) -> FileAnalysis:
@@ -74,10 +75,14 @@ def analyze_file(task: FileTask, caps: ParseTuning) -> FileAnalysis:
         slice_records(task.language, task.data, p, caps, span)
         for p, span in zip(plan.slices, spans, strict=True)
     ]
+    sliced = parse_bytes(task)
     if all(p.reason != SLICE_FAILED for p in pieces):
-        return FileAnalysis(None, SlicedRecords(plan.owners, pieces), slices_parsed=len(pieces))
+        records = SlicedRecords(plan.owners, pieces)
+        return FileAnalysis(None, records, slices_parsed=len(pieces), bytes_parsed=sliced)
     whole = _whole(task, caps)
-    return msgspec.structs.replace(whole, slices_parsed=len(pieces), slices_failed=True)
+    return msgspec.structs.replace(
+        whole, slices_parsed=len(pieces), slices_failed=True, bytes_parsed=sliced + len(task.data)
+    )
 
 
 def node_verdicts(
@@ -102,8 +107,9 @@ def _whole(task: FileTask, caps: ParseTuning) -> FileAnalysis:
         tree = _parse(task.language, task.data)
         records = _build(task.language, tree, caps)
     except RecursionError:
-        return FileAnalysis(unparsed(task.language, "nesting too deep to parse").stored())
-    return FileAnalysis(records.stored())
+        stored = unparsed(task.language, "nesting too deep to parse").stored()
+        return FileAnalysis(stored, bytes_parsed=len(task.data))
+    return FileAnalysis(records.stored(), bytes_parsed=len(task.data))
 
 
 def slice_records(
