@@ -134,7 +134,7 @@ def slice_records(
         tree = _parse(language, source)
         if tree.root_node.has_error:
             return unparsed(language, SLICE_FAILED).stored()
-        return _build(language, tree, caps, within).shifted(piece.shift).stored()
+        return _build(language, tree, caps, within, piece.shift).stored()
     except RecursionError:
         return unparsed(language, "nesting too deep to parse").stored()
 
@@ -146,12 +146,17 @@ def _parse(language: str, data: bytes):
 
 
 def _build(
-    language: str, tree, caps: ParseTuning, within: tuple[int, int] | None = None
+    language: str,
+    tree,
+    caps: ParseTuning,
+    within: tuple[int, int] | None = None,
+    shift: int = 0,
 ) -> FileRecords:
+    """Records of ``tree``; ``shift``: added to every offset (a Python slice parsed alone)."""
     if language == "python":
         from cq.classify.python_records import build_python_records
 
-        return build_python_records(tree, within)
+        return build_python_records(tree, within, shift)
     from cq.classify.rust_records import build_rust_records
 
     return build_rust_records(tree, caps.macro_depth)

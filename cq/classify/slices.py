@@ -117,7 +117,25 @@ def python_slices(data: bytes, hits: list[tuple[int, int]], caps: ParseTuning) -
         owners.append(index)
     if sum(s.end - s.start for s in slices) > caps.max_sliced_fraction * len(data):
         return None
-    return SlicePlan(slices, owners)
+    return _joined(slices, owners)
+
+
+def _joined(slices: list[Slice], owners: list[int]) -> SlicePlan:
+    """The plan with slices that follow each other under the same stand-in header joined
+    (consecutive statements of one body parse alike together: one parse and one records
+    build instead of several, each with its fixed cost)."""
+    order = sorted(range(len(slices)), key=lambda n: (slices[n].start, slices[n].end))
+    joined: list[Slice] = []
+    where = [0] * len(slices)
+    for n in order:
+        piece = slices[n]
+        last = joined[-1] if joined else None
+        if last is not None and last.end == piece.start and last.header == piece.header:
+            joined[-1] = Slice(last.start, piece.end, last.header, piece.trailer)
+        else:
+            joined.append(piece)
+        where[n] = len(joined) - 1
+    return SlicePlan(joined, [where[owner] for owner in owners])
 
 
 class _Scan:
@@ -135,6 +153,7 @@ class _Scan:
         if _HEADER.match(data):
             self.headers.insert(0, 0)
         self.bodies: dict[int, tuple[bytes, list[int]] | None] = {}
+        self.ends: dict[int, int] = {}  # a def's line -> where its body ends (``_dedent``)
 
     def is_code(self, pos: int) -> bool:
         """Whether a line start lies outside every string that spans lines."""
@@ -266,14 +285,18 @@ class _Scan:
         member = Slice(start, stop, header, trailer)
         return self._in_body(member, self._past_member(here, lines, width), body_indent, line)
 
-    def _dedent(self, start: int, end: int, indent: bytes) -> int:
+    def _dedent(self, header: int, start: int, end: int, indent: bytes) -> int:
         """The first code line in ``[start, end)`` indented less than ``indent`` (``end`` if
-        none): where a body indented by ``indent`` surely ends, or earlier (a continuation
-        line indented less)."""
-        for m in _less_indented(indent).finditer(self.data, start, end):
-            if self.is_code(m.start() + 1):
-                return m.start() + 1
-        return end
+        none): where the body (indented by ``indent``) of the ``def`` at ``header`` surely
+        ends, or earlier (a continuation line indented less). Found once per ``def``."""
+        if header not in self.ends:
+            found = (
+                m.start() + 1
+                for m in _less_indented(indent).finditer(self.data, start, end)
+                if self.is_code(m.start() + 1)
+            )
+            self.ends[header] = next(found, end)
+        return self.ends[header]
 
     def _past_member(self, here: int, lines: list[int], width: int) -> int:
         """Where the member starting at ``lines[here]`` has its ``def``/``class`` line (after
@@ -303,7 +326,7 @@ class _Scan:
         width = len(body_indent)
         if width <= len(indent) or not body_indent.startswith(indent) or not lines:
             return piece
-        ends = self._dedent(lines[0], piece.end, body_indent)
+        ends = self._dedent(line_start, lines[0], piece.end, body_indent)
         if line >= ends:
             return piece  # past the body's end (or a line indented less, taken for it)
         lines = lines[: bisect_left(lines, ends)]
@@ -391,6 +414,8 @@ def _less_indented(indent: bytes) -> re.Pattern[bytes]:
 
 def _code_part(line: bytes) -> bytes:
     """A line without its trailing comment (a ``#`` outside quotes)."""
+    if b"#" not in line:
+        return line
     quote = 0
     escaped = False
     for i, c in enumerate(line):
