@@ -12,7 +12,8 @@ import msgspec
 
 from cq.classify.node_tier import classify_from_node
 from cq.classify.records import FileRecords, StoredRecords, unparsed
-from cq.classify.slices import Slice, SlicePlan, python_slices
+from cq.classify.slice_plan import Slice, SlicePlan
+from cq.classify.slices import python_slices
 from cq.model import Classification
 from cq.model.tuning import ClassifyTuning, ParseTuning
 
