@@ -3,7 +3,7 @@
 Sums RSS and PSS (``/proc/PID/smaps_rollup``) over cq and every descendant (pool workers,
 rg, the enrichment helper); PSS shares a forked worker's inherited pages among the sharers.
 
-    python bench/results/2026-11-30-speed7/tree_rss.py CHECKOUT [--root /tmp/audit-tree]
+    python bench/results/2026-11-30-speed7/tree_rss.py CHECKOUT --root TREE
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def memory(pid: int) -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkout")
-    parser.add_argument("--root", default="/tmp/audit-tree")
+    parser.add_argument("--root", required=True, help="the audit tree (bench.audit_scale)")
     args = parser.parse_args()
     argv = [sys.executable, "-m", "cq", "search", "get", "--root", args.root]
     argv += ["--profile", "audit", "--format", "json"]
