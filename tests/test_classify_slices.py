@@ -217,3 +217,68 @@ def test_many_hits_in_one_slice_get_the_whole_file_verdicts(tmp_path: Path, quer
     whole_counters, whole = verdicts("--limit", "0", "--profile", str(tmp_path / "unsliced.toml"))
     assert sliced_counters["files_sliced"] == 1 and whole_counters["files_parsed"] == 1
     assert sliced and sliced == whole
+
+
+# Hits in a few statements of long functions: each is parsed as that statement under a
+# stand-in ``def`` line, not as its whole function (or method), with the same verdicts.
+BODY = "".join(f"        step_{i} = compute(step_{i - 1}, {i})\n" for i in range(1, 80))
+STATEMENTS = (
+    FILLER
+    + "class Runner(Base):\n"
+    + "    def run(self, task=None):\n"
+    + '        """Runs the task."""\n'
+    + "        step_0 = self.target\n"
+    + BODY
+    + "        # the next statement follows a comment: target\n"
+    + "        for item in target.items():\n"
+    + "            if item:\n"
+    + "                target(item)\n"
+    + "            # a comment closing the loop's body: target\n"
+    + BODY
+    + "        @decorate(target)\n"
+    + "        def inner(value=target):\n"
+    + "            first = value\n"
+    + BODY.replace("        ", "            ")
+    + "            return target.get(first)  # target\n"
+    + BODY
+    + "        try:\n"
+    + "            result = target()\n"
+    + "        except (ValueError, target.Error):\n"
+    + "            result = None\n"
+    + BODY
+    + "        return target  # the body's last statement\n"
+    + "\n\n"
+    + "def helper(\n"
+    + "    target,\n"
+    + "):\n"
+    + BODY.replace("        ", "    ")
+    + "    values = [\n"
+    + "        target,\n"
+    + "    ]\n"
+    + BODY.replace("        ", "    ")
+    + "    # trailing comment of the body: target\n"
+    + "\n\n"
+    + FILLER
+)
+
+
+def test_hits_in_long_functions_parse_only_their_statements(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": STATEMENTS, "unsliced.toml": UNSLICED})
+
+    def verdicts(*extra: str) -> tuple[dict, list]:
+        run = run_cq("search", "target", "--root", str(tmp_path), "--format", "json", *extra)
+        assert run.returncode == 0, run.stderr
+        found = [
+            (f["line"], f["col"], f["category"], f["containing_scope"], f["node_kind"])
+            for f in run.json()["findings"]
+        ]
+        return run.json()["run"]["counters"], sorted(found)
+
+    sliced_counters, sliced = verdicts("--limit", "0")
+    whole_counters, whole = verdicts("--limit", "0", "--profile", str(tmp_path / "unsliced.toml"))
+    assert whole_counters["files_parsed"] == 1 and "slices_failed" not in sliced_counters
+    assert len(sliced) == 15 and sliced == whole
+    assert {scope for *_, scope, _ in sliced} == {"Runner.run", "Runner.run.inner", "helper"}
+    # ``run`` holds 18 KB, its statements with hits a few hundred bytes each; ``inner`` and
+    # ``helper`` are parsed whole (hits in their signatures), 5 KB each.
+    assert sliced_counters["bytes_parsed"] < 12_000

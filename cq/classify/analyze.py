@@ -12,7 +12,8 @@ import msgspec
 
 from cq.classify.node_tier import classify_from_node
 from cq.classify.records import FileRecords, StoredRecords, unparsed
-from cq.classify.slices import Slice, SlicePlan, python_slices
+from cq.classify.slice_plan import Slice, SlicePlan
+from cq.classify.slices import python_slices
 from cq.model import Classification
 from cq.model.tuning import ClassifyTuning, ParseTuning
 
@@ -61,6 +62,7 @@ class FileAnalysis(msgspec.Struct, frozen=True, array_like=True):
     sliced: SlicedRecords | None = None
     slices_parsed: int = 0
     slices_failed: bool = False
+    bytes_parsed: int = 0  # the slices with their stand-in lines, or the whole file
 
 
 def analyze_file(task: FileTask, caps: ParseTuning) -> FileAnalysis:
@@ -74,10 +76,14 @@ def analyze_file(task: FileTask, caps: ParseTuning) -> FileAnalysis:
         slice_records(task.language, task.data, p, caps, span)
         for p, span in zip(plan.slices, spans, strict=True)
     ]
+    sliced = parse_bytes(task)
     if all(p.reason != SLICE_FAILED for p in pieces):
-        return FileAnalysis(None, SlicedRecords(plan.owners, pieces), slices_parsed=len(pieces))
+        records = SlicedRecords(plan.owners, pieces)
+        return FileAnalysis(None, records, slices_parsed=len(pieces), bytes_parsed=sliced)
     whole = _whole(task, caps)
-    return msgspec.structs.replace(whole, slices_parsed=len(pieces), slices_failed=True)
+    return msgspec.structs.replace(
+        whole, slices_parsed=len(pieces), slices_failed=True, bytes_parsed=sliced + len(task.data)
+    )
 
 
 def node_verdicts(
@@ -102,8 +108,9 @@ def _whole(task: FileTask, caps: ParseTuning) -> FileAnalysis:
         tree = _parse(task.language, task.data)
         records = _build(task.language, tree, caps)
     except RecursionError:
-        return FileAnalysis(unparsed(task.language, "nesting too deep to parse").stored())
-    return FileAnalysis(records.stored())
+        stored = unparsed(task.language, "nesting too deep to parse").stored()
+        return FileAnalysis(stored, bytes_parsed=len(task.data))
+    return FileAnalysis(records.stored(), bytes_parsed=len(task.data))
 
 
 def slice_records(
@@ -128,7 +135,7 @@ def slice_records(
         tree = _parse(language, source)
         if tree.root_node.has_error:
             return unparsed(language, SLICE_FAILED).stored()
-        return _build(language, tree, caps, within).shifted(piece.shift).stored()
+        return _build(language, tree, caps, within, piece.shift).stored()
     except RecursionError:
         return unparsed(language, "nesting too deep to parse").stored()
 
@@ -140,12 +147,17 @@ def _parse(language: str, data: bytes):
 
 
 def _build(
-    language: str, tree, caps: ParseTuning, within: tuple[int, int] | None = None
+    language: str,
+    tree,
+    caps: ParseTuning,
+    within: tuple[int, int] | None = None,
+    shift: int = 0,
 ) -> FileRecords:
+    """Records of ``tree``; ``shift``: added to every offset (a Python slice parsed alone)."""
     if language == "python":
         from cq.classify.python_records import build_python_records
 
-        return build_python_records(tree, within)
+        return build_python_records(tree, within, shift)
     from cq.classify.rust_records import build_rust_records
 
     return build_rust_records(tree, caps.macro_depth)

@@ -223,6 +223,7 @@ class _Run:
             rels = self.waiting.pop(key)
             self.counters["slices_parsed"] += analysis.slices_parsed
             self.counters["slices_failed"] += analysis.slices_failed
+            self.counters["bytes_parsed"] += analysis.bytes_parsed
             if analysis.sliced is not None:
                 self.counters["files_sliced"] += len(rels)
                 self._keep(self.sliced, key, analysis.sliced)

@@ -63,10 +63,13 @@ def _query() -> Any:
     return tree_sitter.Query(tree_sitter.Language(tree_sitter_python.language()), _QUERY)
 
 
-def build_python_records(tree: Any, within: tuple[int, int] | None = None) -> FileRecords:
-    """Records of a Python file from its tree-sitter tree; with ``within`` (a byte span),
-    only of the query matches that overlap it (a lookup inside the span finds every record
-    it would find in the whole file's: what contains or starts in the span)."""
+def build_python_records(
+    tree: Any, within: tuple[int, int] | None = None, shift: int = 0
+) -> FileRecords:
+    """Records of a Python file from its tree-sitter tree; with ``within`` (a byte span of
+    the tree), only of the query matches that overlap it (a lookup inside the span finds every
+    record it would find in the whole file's: what contains or starts in the span). ``shift``
+    is added to every offset (a slice parsed alone, placed back in its file)."""
     from tree_sitter import QueryCursor
 
     cursor = QueryCursor(_query())
@@ -99,7 +102,7 @@ def build_python_records(tree: Any, within: tuple[int, int] | None = None) -> Fi
     b.regions_of(captures.get("format_spec", []), "string_match", "format_specifier")
     b.regions_of(captures.get("comment", []), "comment_match", "comment")
     b.error_nodes = len(captures.get("error", ()))
-    return b.build(".")
+    return b.build(".", shift)
 
 
 def _span_test(spans: list[tuple[int, int]]) -> Callable[[int], bool]:

@@ -86,18 +86,6 @@ class FileRecords:
             self.language, self.reason, self.kinds, self.scope_names, packed, self.error_nodes
         )
 
-    def shifted(self, delta: int) -> FileRecords:
-        """The same records ``delta`` bytes further into the file (a slice parsed alone)."""
-        arrays = [
-            array("i", [v + delta for v in getattr(self, name)])
-            if name in _OFFSET_FIELDS
-            else getattr(self, name)
-            for name in _INT_FIELDS
-        ]
-        return FileRecords(
-            self.language, self.reason, self.kinds, self.scope_names, arrays, self.error_nodes
-        )
-
     @classmethod
     def from_stored(cls, stored: StoredRecords) -> FileRecords:
         """Loaded without the constructor's lists (a warm audit search loads 15,800)."""
@@ -232,8 +220,9 @@ class RecordsBuilder:
     def scope(self, start: int, end: int, name: str) -> None:
         self.scopes.append((start, end, name))
 
-    def build(self, qualify: str) -> FileRecords:
-        """Freeze into ``FileRecords``; ``qualify`` joins nested scope names ("." or "::")."""
+    def build(self, qualify: str, shift: int = 0) -> FileRecords:
+        """Freeze into ``FileRecords``; ``qualify`` joins nested scope names ("." or "::");
+        ``shift`` is added to every offset."""
         token_starts = sorted(self.tokens)
         seg_starts, seg_ends, seg_labels = flatten(self.regions)
         names: list[str] = []
@@ -260,6 +249,11 @@ class RecordsBuilder:
             scope_ends,
             scope_ids,
         ]
+        if shift:
+            ints = [
+                [v + shift for v in values] if name in _OFFSET_FIELDS else values
+                for name, values in zip(_INT_FIELDS, ints, strict=True)
+            ]
         return FileRecords(
             self.language,
             None,

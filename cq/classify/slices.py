@@ -7,8 +7,11 @@ whole statements: the top-level statement holding a hit (a ``def``/``class`` wit
 decorators, or any statement that surely starts on its line), up to the next top-level
 statement; inside a class, the member holding it, up to the class's next statement, parsed
 under a stand-in ``class Name:`` header (and a stand-in ``pass`` when more members follow,
-so trailing comments stay in the class as in the file). A slice never starts with a string:
-as a slice's first statement it would become a docstring.
+so trailing comments stay in the class as in the file); inside a function (top-level or a
+member), the statement of its body holding the hit, under a stand-in ``def name():`` line
+after the class's (and again inside a function defined there): a long function's other
+statements cost nothing. A slice never starts with a string: as a slice's first statement it
+would become a docstring.
 
 A slice is parsed on its own, after the stand-in header (parsing it in place, after newlines
 standing for the bytes before it, would cost as much as the whole file: the lexer walks every
@@ -27,8 +30,7 @@ import re
 from bisect import bisect_left, bisect_right
 from functools import cache
 
-import msgspec
-
+from cq.classify.slice_plan import Slice, SlicePlan, joined
 from cq.model.tuning import ParseTuning
 
 # One match per string that spans lines, everything before it skipped in the same match
@@ -52,45 +54,12 @@ _CLAUSE = rb"(?!(?:else|elif|except|finally)\b)"
 _TOP_STATEMENT = re.compile(rb"\n(?=[^\s#)\]}])" + _CLAUSE)  # the cheap test first
 _INDENTED_STATEMENT = re.compile(rb"\n([ \t]+)[^\s#)\]}]")
 _CLASS_NAME = re.compile(rb"class[ \t]+([^\s(:\[]+)")
+_DEF_NAME = re.compile(rb"(?:async[ \t]+)?def[ \t]+([^\s(\[]+)")
 _PLAIN_START = re.compile(rb"(?![rRbBuUfFtT]{1,2}[\"'])[A-Za-z_]")  # not a string's prefix
 _CONTINUING = tuple(bytes([c]) for c in b",([{\\+-*/%&|^=<>.@~:")
 
 _MAX_HEADER_LINES = 30
-
-
-class Slice(msgspec.Struct, frozen=True, array_like=True):
-    """Bytes ``[start, end)`` of a file, parsed after ``header`` (a stand-in class line)."""
-
-    start: int
-    end: int
-    header: bytes = b""
-    trailer: bytes = b""
-
-    def source(self, data: bytes) -> bytes:
-        """What to parse: the header, the slice, then the trailer (a stand-in for the
-        members after it, so a comment at the slice's end stays in the class body, as it
-        does in the file). Records of it are ``shift`` bytes off the file's offsets."""
-        return self.header + data[self.start : self.end] + self.trailer
-
-    @property
-    def shift(self) -> int:
-        return self.start - len(self.header)
-
-
-class SlicePlan(msgspec.Struct, frozen=True):
-    """Distinct slices of one file, and for each hit (in order) the index of its slice."""
-
-    slices: list[Slice]
-    owners: list[int]
-
-    def hit_spans(self, hits: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        """For each slice, the bytes from its first hit's start to its last hit's end (the
-        span its records must answer for)."""
-        spans: dict[int, tuple[int, int]] = {}
-        for (start, end), owner in zip(hits, self.owners, strict=True):
-            low, high = spans.get(owner, (start, end))
-            spans[owner] = (min(low, start), max(high, end))
-        return [spans[n] for n in range(len(self.slices))]
+_LOOK_BACK = 2000  # bytes read back over comment lines for a statement's end
 
 
 def python_slices(data: bytes, hits: list[tuple[int, int]], caps: ParseTuning) -> SlicePlan | None:
@@ -112,7 +81,7 @@ def python_slices(data: bytes, hits: list[tuple[int, int]], caps: ParseTuning) -
         owners.append(index)
     if sum(s.end - s.start for s in slices) > caps.max_sliced_fraction * len(data):
         return None
-    return SlicePlan(slices, owners)
+    return joined(slices, owners)
 
 
 class _Scan:
@@ -130,6 +99,7 @@ class _Scan:
         if _HEADER.match(data):
             self.headers.insert(0, 0)
         self.bodies: dict[int, tuple[bytes, list[int]] | None] = {}
+        self.ends: dict[int, int] = {}  # a def's line -> where its body ends (``_dedent``)
 
     def is_code(self, pos: int) -> bool:
         """Whether a line start lies outside every string that spans lines."""
@@ -156,7 +126,9 @@ class _Scan:
             member = self._member(floor, line, self._end(line))
             if member is not None:
                 return member
-            return Slice(self._decorated_from(anchor), self._end(max(line, self._past(floor))))
+            past = self._past(floor)
+            whole = Slice(self._decorated_from(anchor), self._end(max(line, past)))
+            return self._in_body(whole, past, b"", line)
         return Slice(self._decorated_from(anchor), self._end(line))
 
     def _end(self, line: int) -> int:
@@ -206,9 +178,24 @@ class _Scan:
         return _PLAIN_START.match(self.data, pos) is not None and not self._continues_before(pos)
 
     def _continues_before(self, pos: int) -> bool:
-        before = self.data[max(0, pos - 400) : pos].rstrip()
-        last = before[before.rfind(b"\n") + 1 :]
-        return b"#" in last or last.endswith(_CONTINUING)
+        """Whether the last code line above ``pos`` may go on with the line at ``pos``
+        (comment lines between them are skipped: they go on with nothing)."""
+        low = max(0, pos - _LOOK_BACK)
+        end = pos
+        while True:
+            before = self.data[low:end].rstrip()
+            cut = before.rfind(b"\n")
+            if cut < 0 and low > 0:
+                return True  # no line start within reach: assume it goes on
+            last = before[cut + 1 :]
+            if not last.lstrip().startswith(b"#"):
+                break
+            end = low + cut if cut >= 0 else low
+            if end <= low:
+                return False  # only comments above, up to the file's start
+        if b"#" in last:
+            last = _code_part(last).rstrip()
+        return last.endswith(_CONTINUING)
 
     def _adjacent(self, earlier: int, later: int) -> bool:
         """No top-level statement between two top-level header lines."""
@@ -241,7 +228,78 @@ class _Scan:
         stop = lines[after] if after < len(lines) else end
         header = b"class " + name.group(1) + b":\n"
         trailer = body_indent + b"pass\n" if after < len(lines) else b""
-        return Slice(start, stop, header, trailer)
+        member = Slice(start, stop, header, trailer)
+        return self._in_body(member, self._past_member(here, lines, width), body_indent, line)
+
+    def _dedent(self, header: int, start: int, end: int, indent: bytes) -> int:
+        """The first code line in ``[start, end)`` indented less than ``indent`` (``end`` if
+        none): where the body (indented by ``indent``) of the ``def`` at ``header`` surely
+        ends, or earlier (a continuation line indented less). Found once per ``def``."""
+        if header not in self.ends:
+            found = (
+                m.start() + 1
+                for m in _less_indented(indent).finditer(self.data, start, end)
+                if self.is_code(m.start() + 1)
+            )
+            self.ends[header] = next(found, end)
+        return self.ends[header]
+
+    def _past_member(self, here: int, lines: list[int], width: int) -> int:
+        """Where the member starting at ``lines[here]`` has its ``def``/``class`` line (after
+        its decorators; the statement's own start when it is neither)."""
+        while here + 1 < len(lines) and self.data.startswith(b"@", lines[here] + width):
+            here += 1
+        return lines[here] + width
+
+    def _in_body(self, piece: Slice, def_pos: int, indent: bytes, line: int) -> Slice:
+        """``piece`` (a ``def`` at ``def_pos``, indented by ``indent``) cut down to the
+        statement of the function's body that holds the hit's ``line``, parsed under a
+        stand-in ``def name():`` line (after ``piece``'s own stand-in header), and again in a
+        function defined there; ``piece`` itself when the hit is not in a body statement that
+        surely starts a statement (its signature, its decorators, a docstring).
+
+        A stand-in ``pass`` follows the statement when more of the body follows it (so a
+        comment at its end stays in the body, as in the file); the body's last statement ends
+        where ``piece`` does, with its trailer."""
+        name = _DEF_NAME.match(self.data, def_pos)
+        if name is None or self.data[def_pos - len(indent) : def_pos] != indent:
+            return piece
+        line_start = def_pos - len(indent)
+        body = self._body_lines(line_start, piece.end)
+        if body is None:
+            return piece
+        body_indent, lines = body
+        width = len(body_indent)
+        if width <= len(indent) or not body_indent.startswith(indent) or not lines:
+            return piece
+        ends = self._dedent(line_start, lines[0], piece.end, body_indent)
+        if line >= ends:
+            return piece  # past the body's end (or a line indented less, taken for it)
+        lines = lines[: bisect_left(lines, ends)]
+        here = bisect_right(lines, line) - 1
+        while here > 0 and not (
+            self._is_header(lines[here], width) or self._plain_start_at(lines[here] + width)
+        ):
+            here -= 1  # a string or a continuation line: whole statements start higher up
+        if here < 0 or (here == 0 and _PLAIN_START.match(self.data, lines[0] + width) is None):
+            return piece  # in the signature, or from a first statement that is a string
+        while here > 0 and self.data.startswith(b"@", lines[here - 1] + width):
+            here -= 1  # its decorators
+        start = lines[here]
+        after = bisect_right(lines, line)
+        while 0 < after < len(lines) and self.data.startswith(b"@", lines[after - 1] + width):
+            after += 1  # the hit is in a decorator: the statement ends after what it decorates
+        header = piece.header + indent + b"def " + name.group(1) + b"():\n"
+        if after < len(lines):
+            inner = Slice(start, lines[after], header, body_indent + b"pass\n")
+        else:
+            inner = Slice(start, piece.end, header, piece.trailer)
+        if not (piece.start <= start and inner.end <= piece.end):
+            return piece
+        nested = self._past_member(here, lines, width)
+        if nested < line and _DEF_NAME.match(self.data, nested):
+            return self._in_body(inner, nested, body_indent, line)
+        return inner
 
     def _body_lines(self, class_line: int, end: int) -> tuple[bytes, list[int]] | None:
         """The class body's indentation and its statement lines at that indentation
@@ -293,8 +351,17 @@ def _at_indent(indent: bytes) -> re.Pattern[bytes]:
     return re.compile(rb"\n" + re.escape(indent) + _CLAUSE + rb"[^\s#)\]}]")
 
 
+@cache
+def _less_indented(indent: bytes) -> re.Pattern[bytes]:
+    """Lines with code that do not start with ``indent`` (blank and comment lines do not
+    end a block)."""
+    return re.compile(rb"\n(?!" + re.escape(indent) + rb")(?=[ \t]*[^\s#])")
+
+
 def _code_part(line: bytes) -> bytes:
     """A line without its trailing comment (a ``#`` outside quotes)."""
+    if b"#" not in line:
+        return line
     quote = 0
     escaped = False
     for i, c in enumerate(line):

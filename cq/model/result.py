@@ -60,6 +60,7 @@ class RunCounters(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     files_sliced: int = 0
     slices_parsed: int = 0
     slices_failed: int = 0  # files whose slices did not parse: parsed whole instead
+    bytes_parsed: int = 0  # what the parses for records read (slices with their stand-ins)
     files_skipped_by_heuristic: int = 0
     node_tier_files: int = 0
     pool_workers: int = 0
