@@ -7,6 +7,7 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,13 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 # pytest rewrites, and what a ``cli_forked`` child imports that this process has not yet.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+
+def fuzz_examples(count: int) -> int:
+    """A fuzz test's number of examples in the suite's run: what shows its property over the
+    examples hypothesis derives (``derandomize``: the same ones every run). A deeper search
+    for rarer inputs, by hand: ``CQ_TEST_FUZZ_SCALE=10`` runs ten times as many."""
+    return max(1, round(count * float(os.environ.get("CQ_TEST_FUZZ_SCALE", "1"))))
 
 
 class CqRun:
@@ -105,17 +113,22 @@ def path_with_cq() -> str:
 FORKED = "CQ_TEST_CLI_FORKED"
 
 
-@pytest.fixture(autouse=True)
-def _cli_forked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+def _forks(node: pytest.Item | pytest.Module) -> bool:
     # CQ_TEST_NO_FORK=1 runs them as subprocesses too (to compare, or to rule the fork out);
     # a test marked ``cli_subprocess`` in a forked module tests the process's own start
-    forked = request.node.get_closest_marker("cli_forked")
-    if (
-        forked
-        and not request.node.get_closest_marker("cli_subprocess")
+    return bool(
+        node.get_closest_marker("cli_forked")
+        and not node.get_closest_marker("cli_subprocess")
         and not os.environ.get("CQ_TEST_NO_FORK")
-    ):
+    )
+
+
+@pytest.fixture(autouse=True)
+def _cli_forked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if _forks(request.node):
         monkeypatch.setenv(FORKED, "1")
+    else:  # the module's own fixtures may fork (``_module_isolated``), this test does not
+        monkeypatch.delenv(FORKED, raising=False)
 
 
 def run_hooked(hook: str, *args: str, env: dict[str, str] | None = None) -> CqRun:
@@ -180,6 +193,21 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 @pytest.fixture(scope="module")
 def _module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cq-module-cache")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_isolated(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """The environment a module's own fixtures run cq in. They are set up before any test's
+    ``_isolated_cache`` and ``_cli_forked``: without this, a module-scoped fixture's cq ran
+    in the runner's environment (its user's cache dir and server, the LLM it names) and, in
+    a ``cli_forked`` module, as a subprocess. Each test then gets its own as before."""
+    with pytest.MonkeyPatch.context() as mp:
+        isolate(mp, request.getfixturevalue("_module_cache"), tmp_path_factory.mktemp("xdg-conf"))
+        if _forks(request.node):
+            mp.setenv(FORKED, "1")
+        yield
 
 
 def isolate(monkeypatch: pytest.MonkeyPatch, cache: Path, config: Path) -> None:
