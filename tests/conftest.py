@@ -7,7 +7,7 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,18 +77,20 @@ def run_cq(
     stdin: str | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 600,
+    preexec: Callable[[], None] | None = None,
 ) -> CqRun:
     """Run the real ``cq`` CLI on ``args``: ``python -m cq`` as a subprocess, or, in a test
     marked ``cli_forked`` (see ``forked_cli.py``), ``cq.cli.main`` in a fork of this process.
     ``timeout`` only ends a run gone wrong: a search that waits for Pyrefly on a loaded machine
-    can take minutes, and no test asserts a time by it."""
+    can take minutes, and no test asserts a time by it. ``preexec`` runs in cq's process
+    before cq does (``subprocess``'s ``preexec_fn``: a limit, a dropped capability)."""
     full_env = {**os.environ, **(env or {})}
     full_env.pop("CQ_FORMAT", None) if env is None or "CQ_FORMAT" not in env else None
     data = stdin.encode() if stdin is not None else None
     if full_env.pop(FORKED, None):
         from forked_cli import run_forked
 
-        code, out, err = run_forked(list(args), cwd, data, full_env, timeout)
+        code, out, err = run_forked(list(args), cwd, data, full_env, timeout, preexec)
         return CqRun(subprocess.CompletedProcess(args, code, out, err))
     proc = subprocess.run(
         [sys.executable, "-m", "cq", *args],
@@ -97,6 +99,7 @@ def run_cq(
         capture_output=True,
         env=full_env,
         timeout=timeout,
+        preexec_fn=preexec,
     )
     return CqRun(proc)
 

@@ -26,6 +26,7 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -99,9 +100,16 @@ def _warm() -> None:
 
 
 def run_forked(
-    args: list[str], cwd: Path | None, stdin: bytes | None, env: dict[str, str], timeout: float
+    args: list[str],
+    cwd: Path | None,
+    stdin: bytes | None,
+    env: dict[str, str],
+    timeout: float,
+    preexec: Callable[[], None] | None = None,
 ) -> tuple[int, bytes, bytes]:
-    """``cq ARGS`` in a forked child: (exit status, stdout, stderr)."""
+    """``cq ARGS`` in a forked child: (exit status, stdout, stderr). ``preexec`` runs in the
+    child first, as ``subprocess``'s ``preexec_fn`` does before the exec (a limit, a dropped
+    capability)."""
     _warm()
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
@@ -119,6 +127,8 @@ def run_forked(
             for fd in PARENT_ENDS:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+            if preexec is not None:
+                preexec()
             code = _child(args, cwd, env)
         except BaseException:
             traceback.print_exc()
