@@ -193,6 +193,39 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return (cores or 1) + 1
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under xdist, the controller compiles what every worker would otherwise compile at once
+    from a fresh clone, before the workers start (xdist starts them after this hook): cq's
+    modules (the ``__pycache__`` every later interpreter reads) and the test modules pytest
+    rewrites. Each of the three workers rewrote all of them, ~6 CPU-s each, and compiled
+    cq's sources again."""
+    config = session.config
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    import compileall
+
+    compileall.compile_dir(os.path.join(_TESTED, "cq"), quiet=1, workers=0)
+    _rewrite_tests(config)
+
+
+def _rewrite_tests(config: pytest.Config) -> None:
+    """Write pytest's rewritten pyc of each test module that has none, as its import would.
+    These are pytest's own internals: if they moved, the workers rewrite them as before."""
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        here = Path(__file__).parent
+        for path in [*sorted(here.glob("test_*.py")), here / "conftest.py"]:
+            pyc = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(path, pyc) is None and rewrite.try_makedirs(pyc.parent):
+                source_hash, code = rewrite._rewrite_test(path, config)
+                rewrite._write_pyc(state, code, source_hash, pyc)
+    except (ImportError, AttributeError, KeyError, TypeError):
+        return
+
+
 @pytest.fixture(scope="module")
 def _module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cq-module-cache")
