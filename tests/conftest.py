@@ -7,6 +7,7 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,13 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 # pytest rewrites, and what a ``cli_forked`` child imports that this process has not yet.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+
+def fuzz_examples(count: int) -> int:
+    """A fuzz test's number of examples in the suite's run: what shows its property over the
+    examples hypothesis derives (``derandomize``: the same ones every run). A deeper search
+    for rarer inputs, by hand: ``CQ_TEST_FUZZ_SCALE=10`` runs ten times as many."""
+    return max(1, round(count * float(os.environ.get("CQ_TEST_FUZZ_SCALE", "1"))))
 
 
 class CqRun:
@@ -69,18 +77,20 @@ def run_cq(
     stdin: str | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 600,
+    preexec: Callable[[], None] | None = None,
 ) -> CqRun:
     """Run the real ``cq`` CLI on ``args``: ``python -m cq`` as a subprocess, or, in a test
     marked ``cli_forked`` (see ``forked_cli.py``), ``cq.cli.main`` in a fork of this process.
     ``timeout`` only ends a run gone wrong: a search that waits for Pyrefly on a loaded machine
-    can take minutes, and no test asserts a time by it."""
+    can take minutes, and no test asserts a time by it. ``preexec`` runs in cq's process
+    before cq does (``subprocess``'s ``preexec_fn``: a limit, a dropped capability)."""
     full_env = {**os.environ, **(env or {})}
     full_env.pop("CQ_FORMAT", None) if env is None or "CQ_FORMAT" not in env else None
     data = stdin.encode() if stdin is not None else None
     if full_env.pop(FORKED, None):
         from forked_cli import run_forked
 
-        code, out, err = run_forked(list(args), cwd, data, full_env, timeout)
+        code, out, err = run_forked(list(args), cwd, data, full_env, timeout, preexec)
         return CqRun(subprocess.CompletedProcess(args, code, out, err))
     proc = subprocess.run(
         [sys.executable, "-m", "cq", *args],
@@ -89,6 +99,7 @@ def run_cq(
         capture_output=True,
         env=full_env,
         timeout=timeout,
+        preexec_fn=preexec,
     )
     return CqRun(proc)
 
@@ -105,17 +116,22 @@ def path_with_cq() -> str:
 FORKED = "CQ_TEST_CLI_FORKED"
 
 
-@pytest.fixture(autouse=True)
-def _cli_forked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+def _forks(node: pytest.Item | pytest.Module) -> bool:
     # CQ_TEST_NO_FORK=1 runs them as subprocesses too (to compare, or to rule the fork out);
     # a test marked ``cli_subprocess`` in a forked module tests the process's own start
-    forked = request.node.get_closest_marker("cli_forked")
-    if (
-        forked
-        and not request.node.get_closest_marker("cli_subprocess")
+    return bool(
+        node.get_closest_marker("cli_forked")
+        and not node.get_closest_marker("cli_subprocess")
         and not os.environ.get("CQ_TEST_NO_FORK")
-    ):
+    )
+
+
+@pytest.fixture(autouse=True)
+def _cli_forked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if _forks(request.node):
         monkeypatch.setenv(FORKED, "1")
+    else:  # the module's own fixtures may fork (``_module_isolated``), this test does not
+        monkeypatch.delenv(FORKED, raising=False)
 
 
 def run_hooked(hook: str, *args: str, env: dict[str, str] | None = None) -> CqRun:
@@ -177,9 +193,57 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return (cores or 1) + 1
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under xdist, the controller compiles what every worker would otherwise compile at once
+    from a fresh clone, before the workers start (xdist starts them after this hook): cq's
+    modules (the ``__pycache__`` every later interpreter reads) and the test modules pytest
+    rewrites. Each of the three workers rewrote all of them, ~6 CPU-s each, and compiled
+    cq's sources again."""
+    config = session.config
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    import compileall
+
+    compileall.compile_dir(os.path.join(_TESTED, "cq"), quiet=1, workers=0)
+    _rewrite_tests(config)
+
+
+def _rewrite_tests(config: pytest.Config) -> None:
+    """Write pytest's rewritten pyc of each test module that has none, as its import would.
+    These are pytest's own internals: if they moved, the workers rewrite them as before."""
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        here = Path(__file__).parent
+        for path in [*sorted(here.glob("test_*.py")), here / "conftest.py"]:
+            pyc = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(path, pyc) is None and rewrite.try_makedirs(pyc.parent):
+                source_hash, code = rewrite._rewrite_test(path, config)
+                rewrite._write_pyc(state, code, source_hash, pyc)
+    except (ImportError, AttributeError, KeyError, TypeError):
+        return
+
+
 @pytest.fixture(scope="module")
 def _module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cq-module-cache")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_isolated(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """The environment a module's own fixtures run cq in. They are set up before any test's
+    ``_isolated_cache`` and ``_cli_forked``: without this, a module-scoped fixture's cq ran
+    in the runner's environment (its user's cache dir and server, the LLM it names) and, in
+    a ``cli_forked`` module, as a subprocess. Each test then gets its own as before."""
+    with pytest.MonkeyPatch.context() as mp:
+        isolate(mp, request.getfixturevalue("_module_cache"), tmp_path_factory.mktemp("xdg-conf"))
+        if _forks(request.node):
+            mp.setenv(FORKED, "1")
+        yield
 
 
 def isolate(monkeypatch: pytest.MonkeyPatch, cache: Path, config: Path) -> None:

@@ -26,7 +26,9 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 # Imported once, before the first fork: what a search imports lazily on its path.
 _WARM = (
@@ -73,6 +75,10 @@ _WARM = (
     "cq.server.client",
 )
 _warmed = False
+# ``cq.cli.dispatch.build_parser()``'s parser, built once here (~0.01 CPU-s of each child:
+# argparse's gettext lookups for every help string). argparse reads nothing of the
+# environment or the terminal until it parses or formats, and parsing changes no parser.
+_PARSER: list[object] = []
 # The test process's ends of the pipes of forked servers still running (``forked_mcp``): a
 # child closes its copies, or a server would never see the end of its input while it lived.
 PARENT_ENDS: set[int] = set()
@@ -86,13 +92,24 @@ def _warm() -> None:
         for name in _WARM:
             importlib.import_module(name)
         _warm_pure()
+        _warm_search()
+        from cq.cli import dispatch
+
+        _PARSER.append(dispatch.build_parser())
         _warmed = True
 
 
 def run_forked(
-    args: list[str], cwd: Path | None, stdin: bytes | None, env: dict[str, str], timeout: float
+    args: list[str],
+    cwd: Path | None,
+    stdin: bytes | None,
+    env: dict[str, str],
+    timeout: float,
+    preexec: Callable[[], None] | None = None,
 ) -> tuple[int, bytes, bytes]:
-    """``cq ARGS`` in a forked child: (exit status, stdout, stderr)."""
+    """``cq ARGS`` in a forked child: (exit status, stdout, stderr). ``preexec`` runs in the
+    child first, as ``subprocess``'s ``preexec_fn`` does before the exec (a limit, a dropped
+    capability)."""
     _warm()
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
@@ -110,6 +127,8 @@ def run_forked(
             for fd in PARENT_ENDS:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+            if preexec is not None:
+                preexec()
             code = _child(args, cwd, env)
         except BaseException:
             traceback.print_exc()
@@ -139,8 +158,10 @@ def _child(args: list[str], cwd: Path | None, env: dict[str, str]) -> int:
     sys.stderr = io.TextIOWrapper(
         io.FileIO(2, "w", closefd=False), "utf-8", "backslashreplace", line_buffering=True
     )
-    from cq.cli import main
+    from cq.cli import dispatch, main
     from cq.server.client import run_through_server
+
+    dispatch.build_parser = lambda: _PARSER[0]  # type: ignore[assignment,return-value]
 
     try:  # as ``cq.cli.entry``: a search goes to the server when one is wanted (CQ_SERVER)
         code = run_through_server(args)
@@ -184,11 +205,29 @@ def _fresh() -> None:
     pool._pool = None  # a pool the test process started is not this child's to use
     atexit.register(pool.shutdown_pool)
     atexit.register(_close_stores)
-    for name, module in list(sys.modules.items()):  # find_rg and friends read the environment
-        if name == "cq" or name.startswith("cq."):
-            for attr, value in list(vars(module).items()):
-                if callable(getattr(value, "cache_clear", None)) and (name, attr) not in _PURE:
-                    value.cache_clear()
+    _clear_caches()
+
+
+def _clear_caches() -> None:
+    """Empty cq's function caches but the pure ones: find_rg and friends read the
+    environment. The list of them is the test process's, found again when it has imported
+    more modules (a walk over every module's names: ~0.007 CPU-s of each child)."""
+    global _clearable_at
+    if _clearable_at != len(sys.modules):
+        _clearable[:] = [
+            value
+            for name, module in list(sys.modules.items())
+            if name == "cq" or name.startswith("cq.")
+            for attr, value in list(vars(module).items())
+            if callable(getattr(value, "cache_clear", None)) and (name, attr) not in _PURE
+        ]
+        _clearable_at = len(sys.modules)
+    for function in _clearable:
+        function.cache_clear()
+
+
+_clearable: list[Any] = []
+_clearable_at = 0  # the number of modules imported when ``_clearable`` was found
 
 
 # Caches of what only cq's own files and the installed packages decide (never the
@@ -223,6 +262,46 @@ def _warm_pure() -> None:
     rust_records._query()
     for language in ("python", "rust"):
         parse_quality._query(language)
+
+
+def _warm_search() -> None:
+    """Two searches (a name, a question) of a two-line tree in this process, in an
+    environment and a cache dir of their own, then everything they left reset as a child
+    resets it (``_fresh``). What stays is what only cq's code decides, which a new process
+    computes the same and every child computed again (~0.05 of a small search's ~0.12
+    CPU-s): msgspec's reading of each Struct's annotations, the cache namespaces of the kinds
+    a search opens, the modules a question imports (the index's)."""
+    import tempfile
+
+    from cq.cache import store
+    from cq.cli import main
+
+    saved, cwd = dict(os.environ), os.getcwd()
+    opened = set(store._open_stores)
+    with tempfile.TemporaryDirectory(prefix="cq-warm-") as scratch:
+        root = Path(scratch, "tree")
+        root.mkdir()
+        (root / "a.py").write_text("def target():\n    return 1\n")
+        os.environ.update(
+            CQ_CACHE_DIR=os.path.join(scratch, "cache"),
+            XDG_CONFIG_HOME=os.path.join(scratch, "config"),
+            CQ_SERVER="0",
+            CQ_SEMANTIC="0",
+            CQ_LLM_URL="http://127.0.0.1:9/",
+        )
+        for name in ("CQ_FORMAT", "CQ_ROOT"):
+            os.environ.pop(name, None)
+        try:
+            with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+                for query, output in (("target", "md"), ("where is target returned?", "json")):
+                    main(["search", query, "--root", str(root), "--format", output])
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+            os.chdir(cwd)
+            for path in set(store._open_stores) - opened:
+                store._open_stores.pop(path).close()
+    _clear_caches()
 
 
 def _close_stores() -> None:

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from cq.cache import codec
 from cq.cache.store import FILE_NAME, Store
+from tests.conftest import fuzz_examples
 
 _FUZZ = settings(
     derandomize=True,
@@ -36,7 +37,7 @@ _VALUE = st.one_of(st.binary(max_size=300), st.binary(min_size=4000, max_size=90
 _KEY = st.text(min_size=1, max_size=20)
 
 
-@settings(_FUZZ, max_examples=300)
+@settings(_FUZZ, max_examples=fuzz_examples(150))
 @given(
     value=_VALUE,
     key=_KEY,
@@ -111,7 +112,7 @@ def _check(store: Store, values: dict[str, bytes]) -> None:
     assert all(values[key] == value for key, value in found.items())
 
 
-@settings(_FUZZ, max_examples=40)
+@settings(_FUZZ, max_examples=fuzz_examples(20))
 @given(
     values=st.dictionaries(_KEY, _VALUE, min_size=2, max_size=8),
     damage=st.lists(_ROW_DAMAGE, min_size=1, max_size=4),
@@ -129,7 +130,7 @@ def test_damaged_rows_never_serve_a_wrong_value(
         assert store.get_many("ns", values) == values or not store.available
 
 
-@settings(_FUZZ, max_examples=40)
+@settings(_FUZZ, max_examples=fuzz_examples(20))
 @given(
     values=st.dictionaries(_KEY, _VALUE, min_size=1, max_size=8),
     flips=st.lists(st.tuples(st.integers(0, 1 << 24), st.integers(1, 255)), min_size=1),

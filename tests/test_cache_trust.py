@@ -148,22 +148,14 @@ def test_the_store_with_its_wal_stays_within_its_bound_after_every_put(tmp_path:
 def _limited_run(args: list[str], limit: int):
     """``cq`` with no file able to grow past ``limit`` bytes (RLIMIT_FSIZE; SIGXFSZ ignored,
     so a write past it fails with EFBIG): a full disk, even for root."""
-    import os
     import resource
     import signal
-    import subprocess
-    import sys
-
-    from conftest import CqRun
 
     def limit_files() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    env = {**os.environ, "CQ_ENRICH_BUDGET_MS": "600000"}
-    argv = [sys.executable, "-m", "cq", *args]
-    proc = subprocess.run(argv, capture_output=True, env=env, preexec_fn=limit_files, timeout=120)
-    return CqRun(proc)
+    return run_cq(*args, env={"CQ_ENRICH_BUDGET_MS": "600000"}, preexec=limit_files)
 
 
 @pytest.mark.parametrize("filled", [False, True])

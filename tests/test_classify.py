@@ -242,9 +242,13 @@ def test_cache_info_and_clear(repo: Path, _isolated_cache: Path) -> None:
     assert cleared.returncode == 0 and not (_isolated_cache / FILE_NAME).exists()
 
 
-def _many_files(root: Path, count: int = 40) -> Path:
-    body = "".join(f"def f{i}(target):\n    return target({i})\n" for i in range(100))
-    return write_tree(root, {f"m{i:02d}.py": body for i in range(count)})
+# A pool's worth of files (with ``CQ_POOL_MIN_BYTES`` at 1000): each worker gets several.
+_MANY, _FUNCTIONS = 12, 30
+
+
+def _many_files(root: Path) -> Path:
+    body = "".join(f"def f{i}(target):\n    return target({i})\n" for i in range(_FUNCTIONS))
+    return write_tree(root, {f"m{i:02d}.py": body for i in range(_MANY)})
 
 
 def test_pool_results_equal_in_process_results(tmp_path: Path) -> None:
@@ -290,7 +294,7 @@ def test_a_dead_worker_still_gives_complete_results(tmp_path: Path) -> None:
     assert killed.returncode == 0, killed.stderr
     assert killed.json()["run"]["counters"]["pool_failures"] == 1
     assert _verdicts(killed) == _verdicts(serial)
-    assert len(serial.json()["findings"]) == 40 * 100 * 2
+    assert len(serial.json()["findings"]) == _MANY * _FUNCTIONS * 2
 
 
 def test_python_type_alias_statement_defines_its_name(tmp_path: Path) -> None:
@@ -306,10 +310,11 @@ def test_python_type_alias_statement_defines_its_name(tmp_path: Path) -> None:
 def test_the_pool_is_weighed_by_the_bytes_a_search_parses(tmp_path: Path) -> None:
     """Files over the pool's threshold whose hits sit in one small function each are parsed
     as slices far under it: no workers to start. Hits all over the same files: a pool."""
-    filler = "".join(f"def filler_{i}(a, b):\n    return a + b * {i}\n\n\n" for i in range(400))
+    filler = "".join(f"def filler_{i}(a, b):\n    return a + b * {i}\n\n\n" for i in range(130))
     body = filler + "def lookup():\n    return target(1)\n\n\n" + filler
     root = write_tree(tmp_path, {f"m{i:02d}.py": f"# {i}\n{body}" for i in range(20)})
-    env = {"CQ_POOL_MIN_BYTES": "100000"}  # the 20 files hold 1.4 MB
+    # the 20 files hold 0.23 MB; "return" hits each over 256 times: too many to slice
+    env = {"CQ_POOL_MIN_BYTES": "100000"}
 
     def counters(query: str) -> dict[str, int]:
         run = run_cq(

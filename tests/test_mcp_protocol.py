@@ -2,8 +2,9 @@
 that runs long (a model server on loopback that never answers, a megabyte query), cancellation
 and the end of input while a search runs.
 
-Malformed lines are written raw to a real ``cq mcp`` subprocess (no SDK client can send
-them); everything else goes through the real SDK client.
+Malformed lines are written raw to a real ``cq mcp`` (no SDK client can send them), forked
+from the test process as ``forked_mcp`` forks it (a subprocess where the process itself is
+under test: killed outright); everything else goes through the real SDK client.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +27,8 @@ from typing import Any
 import anyio
 import pytest
 from conftest import write_tree
+from forked_cli import PARENT_ENDS
+from forked_mcp import _fork
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from test_mcp_server import FIXTURE, session, text_of
@@ -92,15 +97,63 @@ def stalled(monkeypatch: pytest.MonkeyPatch) -> Iterator[StalledModel]:
     server.server_close()
 
 
-class RawServer:
-    """``cq mcp`` as a subprocess spoken to line by line."""
+class _Forked:
+    """What ``RawServer`` uses of a ``Popen``, for ``cq mcp`` forked from this process
+    (``forked_mcp``): its real stdin and stdout pipes, its stderr in a file."""
 
     def __init__(self, root: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cq", "mcp", "--root", str(root)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+        self.errlog = tempfile.TemporaryFile("w+")  # noqa: SIM115 (read and closed by communicate)
+        argv = ["-m", "cq", "mcp", "--root", str(root)]
+        params = StdioServerParameters(command=sys.executable, args=argv, env=dict(os.environ))
+        self.pid, in_w, out_r = _fork(params, self.errlog)
+        self.ends = (in_w, out_r)
+        self.stdin = os.fdopen(in_w, "wb")
+        self.stdout = os.fdopen(out_r, "rb")
+        self.returncode: int | None = None
+
+    def communicate(self, timeout: float) -> tuple[bytes, bytes]:
+        """The end of its input, then the rest of its output and its stderr once it exited."""
+        self.stdin.close()
+        deadline = time.monotonic() + timeout
+        rest = []
+        while chunk := self._read(deadline):  # to the end: every holder of it has exited
+            rest.append(chunk)
+        self.stdout.close()
+        PARENT_ENDS.difference_update(self.ends)
+        pidfd = os.pidfd_open(self.pid)
+        try:
+            if not select.select([pidfd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                os.kill(self.pid, signal.SIGKILL)
+        finally:
+            os.close(pidfd)
+        _, status = os.waitpid(self.pid, 0)
+        self.returncode = os.waitstatus_to_exitcode(status)
+        with self.errlog:
+            self.errlog.seek(0)
+            return b"".join(rest), self.errlog.read().encode()
+
+    def _read(self, deadline: float) -> bytes:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([self.stdout], [], [], left)[0]:
+            os.kill(self.pid, signal.SIGKILL)
+            raise TimeoutError(f"cq mcp {self.pid}: its output still open")
+        return os.read(self.stdout.fileno(), 1 << 16)
+
+
+class RawServer:
+    """``cq mcp`` spoken to line by line: forked (``_Forked``), or a ``python -m cq mcp``
+    subprocess for a test of the process itself (killed outright)."""
+
+    def __init__(self, root: Path, process: bool = False) -> None:
+        self.proc: subprocess.Popen[bytes] | _Forked = (
+            subprocess.Popen(
+                [sys.executable, "-m", "cq", "mcp", "--root", str(root)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            if process
+            else _Forked(root)
         )
         self.send(INIT)
         assert self.reply()["id"] == 0
@@ -263,7 +316,7 @@ def test_a_megabyte_query_does_not_freeze_the_server(repo: Path, tmp_path: Path)
 
 def test_search_processes_end_when_the_server_is_killed(repo: Path, stalled: StalledModel) -> None:
     """A server killed outright (no clean-up runs) leaves no search process behind."""
-    server = RawServer(repo)
+    server = RawServer(repo, process=True)
     call = {"name": "search", "arguments": {"query": QUESTION, "rewrite": True}}
     server.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": call})
     assert stalled.asked.wait(120)

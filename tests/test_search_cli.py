@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import run_cq, write_tree
 
+pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
+
 PY_MAIN = """\
 import os
-
-pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
 
 def register(name):

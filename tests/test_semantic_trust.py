@@ -69,6 +69,7 @@ def _semantic_answers(result: dict) -> list[dict]:
     return [s for f in result["findings"] if (s := semantic_of(f)) and s["status"] == "applied"]
 
 
+@pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 def test_a_search_runs_no_program_of_the_tree_and_reads_nothing_outside(
     hostile: tuple[Path, Path],
 ) -> None:
@@ -126,6 +127,7 @@ def test_the_mcp_server_runs_no_program_of_the_tree(
     assert _semantic_answers(json.loads(texts[0]))
 
 
+@pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 def test_the_cache_dir_keeps_no_view_after_a_search(hostile: tuple[Path, Path]) -> None:
     """The links cq shows Pyrefly are removed when the search ends."""
     root, _ = hostile
@@ -146,6 +148,7 @@ time.sleep(30)
 """
 
 
+@pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 def test_a_language_server_announcing_a_huge_message_is_cut_off(tmp_path: Path) -> None:
     """A frame announced at 100 TB is refused unread: the search ends at once and reports the
     stage as failed (it was a MemoryError traceback)."""

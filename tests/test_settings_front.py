@@ -7,6 +7,7 @@ environment itself (checked on the source, as ``test_layout`` checks imports).""
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import threading
 from collections.abc import Iterator
@@ -58,6 +59,13 @@ ENV_CALLERS = {
 }
 
 
+@functools.cache  # the sources do not change during a run; three tests read them
+def _trees() -> dict[Path, ast.Module]:
+    return {
+        path: ast.parse(path.read_text(encoding="utf-8")) for path in sorted(PACKAGE.rglob("*.py"))
+    }
+
+
 def _module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -85,9 +93,8 @@ def _calls_env_readers(tree: ast.AST) -> bool:
 def test_no_stage_reads_the_environment() -> None:
     """Every env var, profile and config a search needs is a field of its ``Settings``."""
     reading, calling = [], []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path, tree in _trees().items():
         name = _module_name(path)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
         if _reads_environment(tree) and name not in ENV_READERS:
             reading.append(name)
         if _calls_env_readers(tree) and name not in ENV_CALLERS:
@@ -104,8 +111,7 @@ def test_no_stage_reads_a_profile_or_the_user_config() -> None:
     # the rewrite reads the LLM's config files only when it asks the model (cq.settings)
     allowed = {"cq.settings", "cq.profiles", "cq.llm_settings", "cq.cli.index", "cq.rewrite.run"}
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+    for path, tree in _trees().items():
         names = {
             a.name
             for node in ast.walk(tree)
@@ -156,8 +162,8 @@ def test_a_search_request_is_read_by_the_front_alone() -> None:
     it (``Settings``: its ``Scope``, ``ladder``, ``echo``; the ``Question``), checked on
     the source as for the environment."""
     readers = set()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if _takes_search_request(ast.parse(path.read_text(encoding="utf-8"))):
+    for path, tree in _trees().items():
+        if _takes_search_request(tree):
             readers.add(_module_name(path))
     assert readers - set(REQUEST_FRONT) == set()
 
