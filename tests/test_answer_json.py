@@ -114,13 +114,21 @@ def _answer_and_order(data: dict) -> tuple[dict, list[tuple[str, int, str]]]:
 def test_a_cold_and_a_warm_run_give_the_same_answer_and_order(tmp_path: Path) -> None:
     """A dotted callers question, whose order Pyrefly's answers decide (the call on a
     ``Store`` ahead of the same-named call on a ``Cache``): the first run from a fresh cache,
-    and a run after a long-lived cq's background (here a wait) stored every answer, agree."""
+    and a run after a long-lived cq's background (here a wait) stored every answer, agree.
+    A first run whose Pyrefly did not answer within its wait (a starved machine: the suite
+    under ``nice`` beside CPU burners) says it is provisional: its Answer and the sites the
+    Answer names still agree, the order of the rest may not."""
     repo = write_tree(tmp_path / "repo", TREE)
     cache = tmp_path / "cache"
     question = ("who calls Store.save?", "--format", "json")
-    cold = _answer_and_order(_search(repo, cache, *question))
+    first = _search(repo, cache, *question)
+    cold = _answer_and_order(first)
     _search(repo, cache, *question, "--semantic-wait", "60000")  # the answers stored
     warm = _answer_and_order(_search(repo, cache, *question))
-    assert cold == warm
+    assert cold[0] == warm[0]
+    if first["answer"]["provisional"]:
+        assert cold[1][:2] == warm[1][:2]
+    else:
+        assert cold == warm
     # the definition asked about leads, then the call on a Store; the Cache's call is no caller
     assert warm[1][:2] == [("shop/store.py", 2, "definition"), ("shop/use.py", 10, "callsite")]
