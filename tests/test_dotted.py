@@ -231,3 +231,42 @@ def test_a_rust_path_from_the_crates_root_finds_the_item_a_module_below_defines(
         "**Answer:** `Command` — `pub struct Command` defined at "
         "`shop_core/src/builder/command.rs:1:11`"
     ), answer
+
+
+@pytest.mark.parametrize(
+    ("path", "item"),
+    [
+        ("shop::Cart", "pub struct Cart"),
+        ("crate::Cart", "pub struct Cart"),
+        ("shop::model::Cart", "pub struct Cart"),
+        ("shop::Cart::add", "pub fn add(&mut self, item: u32)"),
+    ],
+)
+def test_a_rust_path_through_a_root_crates_name_finds_the_item(
+    tmp_path: Path, path: str, item: str
+) -> None:
+    """A crate whose ``src/`` is the tree's own: its name is in no path, yet its users write
+    ``shop::Cart`` (``lib.rs`` re-exports ``Cart`` from ``model.rs``), and its own code
+    ``crate::Cart``. Both name the struct, as ``shop::model::Cart`` does, and
+    ``shop::Cart::add`` its method."""
+    write_tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "shop"\n',
+            "src/lib.rs": "pub mod model;\npub mod shelf;\npub use model::Cart;\npub struct Tag;\n",
+            "src/model.rs": (
+                "pub struct Cart {\n    items: Vec<u32>,\n}\n\nimpl Cart {\n"
+                "    pub fn add(&mut self, item: u32) {\n        self.items.push(item);\n    }\n}\n"
+            ),
+            "src/shelf.rs": "pub struct Shelf;\n\nimpl Shelf {\n    pub fn add(&self) {}\n}\n",
+            "src/checkout.rs": "use crate::Cart;\n\npub fn pay(c: &Cart) {}\n",
+            "tests/cart.rs": (
+                "use shop::Cart;\n\n#[test]\nfn t() {\n    let _ = Cart { items: vec![] };\n}\n"
+            ),
+        },
+    )
+    run = run_cq("search", path, "--root", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.split("\n\n")[1]
+    name = path.rsplit("::", 1)[-1]
+    assert answer.startswith(f"**Answer:** `{name}` — `{item}` defined at `src/model.rs:"), answer

@@ -20,12 +20,13 @@ DOTTED_SOURCE = "dotted"
 def dotted_parts(query: str) -> tuple[str, ...] | None:
     """The names of a dotted or ``::``-qualified identifier query (``ABCMeta.register``,
     ``pkg.mod.f``, ``Utc::now``), owner first; None for any other query, and for one whose
-    owner is ``self`` / ``cls`` / ``Self`` / ``super`` / ``crate`` (no class to look in)."""
+    owner is ``self`` / ``cls`` / ``Self`` / ``super`` / ``crate`` (no class to look in), but
+    ``crate::Name``: the crate root's module, whose item is defined at some module's top."""
     text = query.strip()
     if not is_identifier_query(text):
         return None
     parts = tuple(_SEPARATOR.split(text))
-    if len(parts) < 2 or parts[-2] in RECEIVERS:
+    if len(parts) < 2 or (parts[-2] in RECEIVERS and text != f"crate::{parts[-1]}"):
         return None
     return parts
 

@@ -70,10 +70,18 @@ def is_target_definition(f: Finding, dotted: Dotted) -> bool:
     n = len(dotted.parts)
     if tuple([*module, *scope][-n:]) == dotted.parts:
         return True
-    # the package's path to what a module inside it defines at its top (``sqlfluff.core.Linter``
-    # for ``class Linter`` in ``sqlfluff/core/linter/linter.py``): the public name a package
-    # re-exports from its submodules (``from .linter import Linter`` in its ``__init__``)
-    return scope == [dotted.member] and _package_of(f.file, module, dotted.parts[:-1])
+    # the package's path to what a module inside it defines (``sqlfluff.core.Linter`` for
+    # ``class Linter`` in ``sqlfluff/core/linter/linter.py``, ``chrono::Utc::now`` for ``now``
+    # in ``impl Utc``): the public name a package re-exports from its submodules (``from
+    # .linter import Linter`` in its ``__init__``), then the whole scope inside the module
+    # (a Rust impl's header before it: ``impl Utc::now``, ``impl Display for Utc::fmt``)
+    for k in range(1, min(len(scope), n - 1) + 1):
+        header = scope[:-k]
+        if header and not (header[0] == "impl" and header[-1] in ("impl", "for")):
+            continue
+        if tuple(scope[-k:]) == dotted.parts[-k:]:
+            return _package_of(f.file, module, dotted.parts[:-k])
+    return False
 
 
 def is_plausible_use(f: Finding, dotted: Dotted) -> bool:
@@ -170,13 +178,15 @@ def _package_of(path: str, module: list[str], package: tuple[str, ...]) -> bool:
     directory (``src/``); a Rust module path from the crate's root (``naive::NaiveDate``),
     led by ``crate`` or by the crate's directory (``clap_builder::builder::Command`` for
     ``clap_builder/src/builder/command.rs``), its ``src/`` left out. A crate whose ``src/``
-    is the tree's own is not named in any path (``chrono::NaiveDate``): not read here."""
+    is the tree's own is named in no path (``chrono::NaiveDate``): a first name that does not
+    lead the module's path is read as the crate's, which its tests and users write first."""
     if path.endswith(".rs"):
         if "src" not in module:
             return False
         at = module.index("src")
         crate, inner = module[at - 1] if at else None, module[at + 1 :]
-        within = package[1:] if package[0] in ("crate", crate) else package
+        crateless = at == 0 and (not inner or package[0] != inner[0])
+        within = package[1:] if package[0] in ("crate", crate) or crateless else package
         return tuple(inner[: len(within)]) == within
     k = len(package)
     return any(tuple(module[at : at + k]) == package and len(module) > at + k for at in (0, 1))
