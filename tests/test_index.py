@@ -591,3 +591,41 @@ def test_the_index_reaches_past_tests_to_the_code_they_test(tmp_path: Path) -> N
     assert listed[0] == "Store.create_bucket"
     wanted = fused_units(hits.units, [], {}, tuning.python, tests_wanted=True)
     assert wanted[0].file == "tests/test_buckets.py"
+
+
+PATIENCE = '''class Patience:
+    """Ends the run once the monitored value shows no improvement for a number of rounds."""
+
+    def __init__(self, rounds):
+        self.rounds = rounds
+        self.best = None
+        self.waited = 0
+
+    def __call__(self, value):
+        if self.best is None or value > self.best:
+            self.best = value
+            self.waited = 0
+        else:
+            self.waited += 1
+        return self.waited >= self.rounds
+'''
+
+
+def test_a_question_meets_another_spelling_of_its_word_in_a_docstring(tmp_path: Path) -> None:
+    """The question says "improving", the docstring "improvement": the index's body and doc
+    words are not stemmed, so the question asks for the word's other spellings
+    (``cq.rewrite.derived_forms``); without them nothing in the tree answered."""
+    tree = write_tree(
+        tmp_path / "tree",
+        {
+            "lib/patience.py": PATIENCE,
+            "lib/report.py": (
+                "def print_value(value):\n"
+                '    """Print the monitored value after each round."""\n'
+                '    print(f"value: {value}")\n'
+            ),
+        },
+    )
+    data = search(tree, query="what happens when the loss stops improving")
+    answer = data["answer"]
+    assert (answer["file"], answer["name"]) == ("lib/patience.py", "__call__")

@@ -199,3 +199,30 @@ def test_a_word_code_abbreviates_meets_the_abbreviated_name(tmp_path: Path) -> N
     run = run_cq("search", question, "--root", str(root), "--format", "json")
     assert "eval_pipeline" in run.json()["summary"]["rewrite"]["identifiers"]
     assert relevant_functions(root, question)[0] == "engine/eval.py::eval_pipeline"
+
+
+ALLOCATORS = '''class SlotAllocator:
+    def allocate(self, name, size):
+        """The first ``size`` free slots for ``name``, counted from the left."""
+        slots = self.free[:size]
+        self.free = self.free[size:]
+        return slots
+
+
+class DimAllocator:
+    def allocate(self, name, dim):
+        """The first free dim for ``name``, counted from the right."""
+        while dim in self.taken:
+            dim -= 1
+        self.taken.add(dim)
+        return dim
+'''
+
+
+def test_a_spelled_out_dimension_meets_the_dim_code_writes(tmp_path: Path) -> None:
+    """ "dimensions" meets ``DimAllocator``: code writes dim where a question says
+    dimension; without it the allocator first in the file, which holds the question's other words
+    (free, allocate) answered."""
+    root = write_tree(tmp_path / "repo", {"lib/alloc.py": ALLOCATORS})
+    question = "how are free dimensions allocated?"
+    assert relevant_functions(root, question)[0] == "lib/alloc.py::DimAllocator.allocate"

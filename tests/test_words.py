@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cq.index.words import prose_words
-from cq.rewrite import FUNCTION_WORDS, base_forms, stem
+from cq.rewrite import FUNCTION_WORDS, base_forms, derived_forms, stem
 from cq.rewrite.words import STOP_WORDS
 
 
@@ -69,3 +69,22 @@ def test_a_base_form_shares_the_stem_of_its_word() -> None:
     meet (the base's own spelling is one of the forms)."""
     for typed in ("rendered", "parsing", "stopped", "entries", "caches", "handlers"):
         assert stem(typed) in {stem(form) for form in base_forms(typed)}
+
+
+@pytest.mark.parametrize(
+    ("typed", "spelled"),
+    [
+        ("improving", "improvement"),
+        ("validated", "validation"),
+        ("allocated", "allocation"),
+        ("created", "creation"),
+        ("estimated", "estimation"),
+    ],
+)
+def test_a_word_asks_for_its_other_spellings(typed: str, spelled: str) -> None:
+    """The index's body words are not stemmed: a question asks for the nouns ``stem`` reads
+    as its verb, and for no other word (an agent noun is one: "trainer")."""
+    forms = derived_forms(typed)
+    assert spelled in forms
+    assert all(stem(form) == stem(typed) for form in forms)
+    assert "trainer" not in derived_forms("training") and derived_forms("bug") == ()

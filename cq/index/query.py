@@ -55,6 +55,7 @@ from cq.rewrite import (
     IRREGULAR_FORMS,
     THESAURUS,
     base_forms,
+    derived_forms,
     numbered,
 )
 
@@ -197,7 +198,9 @@ def with_base_forms(
 ) -> dict[str, float]:
     """``words``, the base forms of its inflected ones (``cq.rewrite.base_forms``) and the
     abbreviations code writes for them (``cq.rewrite.ABBREVIATIONS``: evaluated -> eval) at
-    ``share`` of their weight; a word the question says itself keeps its own weight (the
+    ``share`` of their weight, and so its other spellings (``cq.rewrite.derived_forms``:
+    improving -> improvement, the unstemmed body's stemming); a word the question says itself
+    keeps its own weight (the
     abbreviations measured with ``python -m bench.studies.index_fusion --requery`` on the
     titles; figures: bench/results/2026-11-29-figures-from-cq.md), and the words code uses
     for them (``cq.rewrite.THESAURUS``: combined -> merge) at ``synonyms`` of their weight
@@ -209,6 +212,9 @@ def with_base_forms(
                 out.setdefault(base, round(weight * share, 3))
             for short in ABBREVIATIONS.get(base, ()):
                 out.setdefault(short, round(weight * share, 3))
+    for w, weight in words.items():
+        for other in derived_forms(w):
+            out.setdefault(other, round(weight * share, 3))
     if synonyms > 0:
         for w, weight in words.items():
             for base in (w, *base_forms(w)):

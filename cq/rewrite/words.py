@@ -143,6 +143,8 @@ ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "statement": ("stmt",),
         "identifier": ("ident", "id"),
         "allocate": ("alloc",),
+        "dimension": ("dim",),
+        "gradient": ("grad",),
         "synchronize": ("sync",),
         "asynchronous": ("async",),
         "authentication": ("auth",),
@@ -347,6 +349,36 @@ def base_forms(word: str) -> tuple[str, ...]:
             found.append(base[:-1])
         return tuple(f for f in dict.fromkeys(found) if len(f) >= 3 and f != w)
     return ()
+
+
+# Suffixes of the nouns a verb is written as (``derived_forms``), which ``stem`` reads back to
+# the verb: "improvement", "validation", "allocation". Not "er": a trainer, a loader, a
+# handler is a thing of its own, named in many more places than the act ("training",
+# "loading") a question asks about. Not the inflections ("improves", "improved"): asked at
+# the base form's share they moved two Answers of the everyday set's titles away from their
+# gold and none to it (bench/results/2026-11-30-answer8/).
+_SPELLED = ("ment", "ments", "ion", "ions", "ation", "ations")
+
+
+def derived_forms(word: str) -> tuple[str, ...]:
+    """The nouns of ``word`` that ``stem`` reads as the same word, made from its base forms
+    with the suffixes of ``_SPELLED`` (a final "e" dropped before a vowel): "improving" ->
+    improvement, improvements; "validated" -> validation. The index's body
+    and docstring words are not stemmed (``cq/index/schema.py``: a stemming analyzer made the
+    first build several times slower), so a question saying "stops improving" never met
+    ``EarlyStopping``'s docstring, which says "no improvement": asking the spellings is the
+    stemming done on the query's side. Spellings no document holds match nothing. Words under
+    5 letters are left out, as in ``base_forms``."""
+    w = word.lower()
+    if len(w) < 5 or not w.isalpha():
+        return ()
+    key = stem(w)
+    found = [
+        (base[:-1] if base.endswith("e") and suffix[0] in "aeio" else base) + suffix
+        for base in (w, *base_forms(w))
+        for suffix in _SPELLED
+    ]
+    return tuple(f for f in dict.fromkeys(found) if f != w and stem(f) == key)
 
 
 def is_code_like(token: str) -> bool:
