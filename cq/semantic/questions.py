@@ -253,18 +253,21 @@ class Ask:
     def fail(self, kind: str, error: RpcError) -> None:
         self.problems.append(f"{kind}: {error}")
 
-    def facts(self) -> SemanticFacts:
+    def facts(self, still_coming: str | None = None) -> SemanticFacts:
+        """The facts answered so far; ``still_coming``: what is yet to be asked (a first
+        answer, ``asking.Batch.first``: ``degraded``, its reason says what it lacks)."""
         if self.answered == 0 and self.problems:
             status = "failed"
         else:
-            status = "degraded" if self.problems else "applied"
+            status = "degraded" if self.problems or still_coming else "applied"
+        problems = [*self.problems, *([still_coming] if still_coming else [])]
         return SemanticFacts(
             status=status,
             type=self.type,
             definition=self.definition,
             references=self.references,
             diagnostics=self.diagnostics,
-            reason="; ".join(dict.fromkeys(self.problems)) or None,
+            reason="; ".join(dict.fromkeys(problems)) or None,
         )
 
 

@@ -95,6 +95,7 @@ class SemanticRun:
         self.telemetry = Telemetry()  # for ``Summary.telemetry``
         self.counters = RunCounters()
         self.summary: SemanticSummary | None = None  # for ``Summary.semantic``
+        self.partial = 0  # shown first answers: reference counts and errors still to come
         self.binary = pyrefly_binary(settings.pyrefly) if active else None
         # A long-lived process asks what is missing in the background (``later.py``).
         self.warm = active and pool().warm
@@ -148,7 +149,7 @@ class SemanticRun:
         self.telemetry = self.telemetry.plus(Telemetry(semantic=dict(sorted(counts.items()))))
         pending = counts.get("pending", 0)
         self.summary = SemanticSummary(
-            pending=pending, asking="background" if self.warm else "none"
+            pending=pending, partial=self.partial, asking="background" if self.warm else "none"
         )
         return msgspec.structs.replace(enriched, findings=out)
 
@@ -183,9 +184,17 @@ class SemanticRun:
         facts = [SemanticFacts(status="skipped", reason="not code")] * len(hits)
         for i, key in keys.items():
             if key in known:
-                facts[i] = known[key]
+                facts[i] = known[key].facts
         missing = [i for i in code if keys.get(i) not in known]
+        # first answers (type, definition) shown, their reference counts and errors still to
+        # come: asked again in the background (a batch still asking them adds nothing)
+        partial = [i for i in code if i not in missing and not known[keys[i]].complete]
+        self.partial = len(partial)
         self.counters = RunCounters(semantic_cached=len(code) - len(missing))
+        if self.warm and partial:
+            from cq.semantic.later import later
+
+            later().submit(self._batch(hits, partial, keys), self.settings.budget_ms / 1000)
         if not missing:
             return facts
         if self.binary is None:
@@ -212,7 +221,7 @@ class SemanticRun:
             later().submit(self._batch(hits, missing, keys), self.settings.budget_ms / 1000)
         return facts
 
-    def _holding(self, known: dict[str, KnownAnswer]) -> dict[str, SemanticFacts]:
+    def _holding(self, known: dict[str, KnownAnswer]) -> dict[str, KnownAnswer]:
         """The cached answers whose named files still have the digests they had when asked
         (``memo.KnownAnswer``); the others are missing."""
         named = {rel for answer in known.values() for rel, _ in answer.depends}
@@ -225,7 +234,7 @@ class SemanticRun:
                 digest = source.digest if source is not None else ""
             now[rel] = digest
         return {
-            key: answer.facts
+            key: answer
             for key, answer in known.items()
             if all(now[rel] == digest for rel, digest in answer.depends)
         }
