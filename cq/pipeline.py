@@ -146,6 +146,8 @@ def run_search(
             ranked = score_findings(findings, ranking, corpus, request.limit, keep_rest=fusing)
             del findings
 
+        if semantic is not None:  # a long-lived process: Pyrefly reads them during enrichment
+            semantic.prepare(ranked.shown)
         progress.update("enriching the shown findings")
         with timed(timings, "enrich"):
             enriching = EnrichSettings.of(settings, use_store=request.use_cache)

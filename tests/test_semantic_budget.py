@@ -112,8 +112,10 @@ def test_a_long_lived_process_asks_pyrefly_only_once_its_search_is_done(
     repo: Path, hanging_pyrefly: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The background batch a search queues waits until the search process says it is done
-    (``cq.server.warm``): its work would otherwise share the interpreter and the cores with
-    the rest of that search, and with the next one that comes at once."""
+    (``cq.server.warm``): its work would otherwise share the interpreter with the rest of
+    that search, and with the next one that comes at once. Only the root's server starts
+    during the search, from its ranking on (``SemanticRun.prepare``: Pyrefly, below the
+    search's priority, reads the shown hits' files while enrichment runs)."""
     binary, started = hanging_pyrefly
     monkeypatch.setenv("CQ_PYREFLY", str(binary))
     monkeypatch.setenv("CQ_SEMANTIC_WAIT_MS", "0")
@@ -127,11 +129,10 @@ def test_a_long_lived_process_asks_pyrefly_only_once_its_search_is_done(
             assert result.summary.semantic is not None
             assert result.summary.semantic.asking == "background"
             assert not later().idle(1.0)  # queued, not run: the search is not done
-            assert not started.exists()
+            assert started.exists()  # the server, started after ranking
         finally:
             warm_between(searching)
-        assert later().idle(60)
-        assert started.exists()  # asked once the search was done
+        assert later().idle(60)  # asked once the search was done (and gave up on silence)
     finally:
         pool().stop_all()
 
