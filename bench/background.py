@@ -56,7 +56,9 @@ def main() -> None:
     parser.add_argument(
         "--after", type=float, action="append", help="seconds, Pyrefly's check (repeatable)"
     )
-    parser.add_argument("--skip", choices=("busy", "pyrefly"), action="append", default=[])
+    parser.add_argument(
+        "--skip", choices=("settled", "busy", "pyrefly"), action="append", default=[]
+    )
     args = parser.parse_args()
     afters = sorted(args.after or [5.0])
     root = os.path.abspath(args.root)
@@ -69,9 +71,10 @@ def main() -> None:
     cpus: dict[str, list[float]] = {}
     resolved: list[list[tuple[int, int, int, int]]] = []
     for _ in range(args.runs):
-        for name, (wall, cpu) in _settled(root, args.identifier, args.question).items():
-            walls.setdefault(f"settled {name}", []).append(wall)
-            cpus.setdefault(f"settled {name}", []).append(cpu)
+        if "settled" not in args.skip:
+            for name, (wall, cpu) in _settled(root, args.identifier, args.question).items():
+                walls.setdefault(f"settled {name}", []).append(wall)
+                cpus.setdefault(f"settled {name}", []).append(cpu)
         if "busy" not in args.skip:
             for name, (wall, cpu) in _busy(root, args.identifier, args.question, others).items():
                 walls.setdefault(f"busy {name}", []).append(wall)
@@ -84,7 +87,7 @@ def main() -> None:
     for name, values in walls.items():
         if name == "rg":
             continue
-        settled = median(walls[name.replace("busy", "settled")])
+        settled = median(walls.get(name.replace("busy", "settled"), values))
         print(
             f"{name:<22}{median(values):>8.3f}{median(cpus[name]):>7.2f}"
             f"{median(values) / settled:>10.2f}{median(values) / rg:>7.1f}  "
