@@ -20,6 +20,7 @@ import pytest
 
 from cq.model import SearchRequest
 from cq.pipeline import run_search
+from cq.report import render_markdown
 from cq.semantic.later import later
 from cq.semantic.pool import pool
 from cq.semantic.server import pyrefly_binary
@@ -222,6 +223,10 @@ def test_a_later_search_shows_the_definitions_while_pyrefly_still_indexes(
     assert calls and all(
         f.enrichment.semantic.definition.file == "pkg/graph.py"  # type: ignore[union-attr]
         for f in calls
+    )
+    markdown = render_markdown(shown)
+    assert f"reference counts and errors of {len(code)} shown hits still being worked out" in (
+        markdown
     )
     told = asked.summary.semantic
     assert told is not None and told.pending == 0 and told.partial > 0
