@@ -219,8 +219,12 @@ class SemanticRun:
                 facts[i] = known[key].facts
         missing = [i for i in code if keys.get(i) not in known]
         # first answers (type, definition) shown, their reference counts and errors still to
-        # come: asked again in the background (a batch still asking them adds nothing)
+        # come: asked again in the background (a batch still asking them adds nothing); in
+        # a one-shot search the user told to wait, now (nothing else would ask them). Not
+        # for an order's wait: the order reads the definitions, which are in.
         partial = [i for i in code if i not in missing and not known[keys[i]].complete]
+        if self.settings.wait_ms > 0 and not self.warm and self.binary is not None:
+            missing, partial = sorted(missing + partial), []
         self.partial = len(partial)
         self.counters = RunCounters(semantic_cached=len(code) - len(missing))
         if self.warm and partial:
