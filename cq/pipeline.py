@@ -106,8 +106,9 @@ def run_search(
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
-        # Pyrefly starts meanwhile, opening files the corpus reads for it (once, as for all).
-        # A question whose order depends on Pyrefly's answers waits for them (``orders``).
+        # Pyrefly's files come from the corpus (read once, as for all); a long-lived process
+        # starts it after ranking (``prepare``). A question whose order depends on Pyrefly's
+        # answers waits for them (``orders``).
         orders = question.callers or dotted_query(patterns) is not None
         semantic = begin_semantic(
             settings.scope,
