@@ -13,8 +13,10 @@ Issue 43 asks two things of a server that is busy with what earlier searches sta
    right before each measured search (the first half of the roots before the cold question,
    the second half before the warm ones), so their Pyrefly and index builds run beside it.
 2. **Pyrefly's answers**: in a fresh server, the identifier searched once on ``--root``, then
-   again ``--after`` seconds after the first one began (default 5), as JSON: of the shown
-   callsites of the identifier, how many carry a resolved definition (target >= 90%).
+   again ``--after`` seconds after the first one began (default 5; repeat the option for a
+   search at each time), as JSON: of the shown callsites of the identifier, how many carry a
+   resolved definition (target >= 90%), and of the shown code hits how many answers are
+   complete (reference counts and errors in: ``summary.semantic.partial`` counts the others).
 
 rg's time for the identifier (``rg --json -w``) is taken in the same runs. Wall seconds are
 medians over ``--runs``; CPU seconds are the client's (the server's own are not a child of
@@ -51,9 +53,14 @@ def main() -> None:
     parser.add_argument("--question", default="how are log records formatted?")
     parser.add_argument("--other", action="append", default=[], help="a root (repeatable)")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--after", type=float, default=5.0, help="seconds, Pyrefly's check")
-    parser.add_argument("--skip", choices=("busy", "pyrefly"), action="append", default=[])
+    parser.add_argument(
+        "--after", type=float, action="append", help="seconds, Pyrefly's check (repeatable)"
+    )
+    parser.add_argument(
+        "--skip", choices=("settled", "busy", "pyrefly"), action="append", default=[]
+    )
     args = parser.parse_args()
+    afters = sorted(args.after or [5.0])
     root = os.path.abspath(args.root)
     others = [os.path.abspath(o) for o in args.other]
     if "busy" not in args.skip and len(others) < 2:
@@ -62,33 +69,38 @@ def main() -> None:
     print(f"load: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} (1, 5 min)")
     walls: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
-    resolved: list[tuple[int, int]] = []
+    resolved: list[list[tuple[int, int, int, int]]] = []
     for _ in range(args.runs):
-        for name, (wall, cpu) in _settled(root, args.identifier, args.question).items():
-            walls.setdefault(f"settled {name}", []).append(wall)
-            cpus.setdefault(f"settled {name}", []).append(cpu)
+        if "settled" not in args.skip:
+            for name, (wall, cpu) in _settled(root, args.identifier, args.question).items():
+                walls.setdefault(f"settled {name}", []).append(wall)
+                cpus.setdefault(f"settled {name}", []).append(cpu)
         if "busy" not in args.skip:
             for name, (wall, cpu) in _busy(root, args.identifier, args.question, others).items():
                 walls.setdefault(f"busy {name}", []).append(wall)
                 cpus.setdefault(f"busy {name}", []).append(cpu)
         if "pyrefly" not in args.skip:
-            resolved.append(_pyrefly(root, args.identifier, args.after))
+            resolved.append(_pyrefly(root, args.identifier, afters))
         walls.setdefault("rg", []).append(_rg(root, args.identifier))
     print(f"{'search':<22}{'wall s':>8}{'cpu s':>7}{'x settled':>10}{'x rg':>7}  walls")
     rg = median(walls["rg"])
     for name, values in walls.items():
         if name == "rg":
             continue
-        settled = median(walls[name.replace("busy", "settled")])
+        settled = median(walls.get(name.replace("busy", "settled"), values))
         print(
             f"{name:<22}{median(values):>8.3f}{median(cpus[name]):>7.2f}"
             f"{median(values) / settled:>10.2f}{median(values) / rg:>7.1f}  "
             + " ".join(f"{v:.2f}" for v in values)
         )
     print(f"{'rg -w ' + args.identifier:<22}{rg:>8.3f}")
-    for got, shown in resolved:
-        rate = f"{100 * got / shown:.0f}%" if shown else "n/a"
-        print(f"pyrefly {args.after:g} s after the first search: {got}/{shown} callsites ({rate})")
+    for run in resolved:
+        for after, (got, shown, complete, code) in zip(afters, run, strict=True):
+            rate = f"{100 * got / shown:.0f}%" if shown else "n/a"
+            print(
+                f"pyrefly {after:g} s after the first search: {got}/{shown} callsites "
+                f"({rate}); {complete}/{code} answers complete"
+            )
     print(f"load after: {os.getloadavg()[0]:.1f}")
 
 
@@ -185,21 +197,33 @@ def _kick(server: _Server, roots: list[str], identifier: str, question: str) -> 
             server.cq(*argv)
 
 
-def _pyrefly(root: str, identifier: str, after: float) -> tuple[int, int]:
-    """Shown callsites of ``identifier`` resolved in a search ``after`` s after the first."""
+def _pyrefly(root: str, identifier: str, afters: list[float]) -> list[tuple[int, int, int, int]]:
+    """At each of ``afters`` s after the first search of ``identifier``: its shown callsites
+    resolved, of how many; its shown code hits' answers complete, of how many."""
+    out = []
     with _Server() as server:
         started = time.monotonic()
         server.cq("search", identifier, "--root", root)
-        time.sleep(max(0.0, started + after - time.monotonic()))
-        out = server.cq("search", identifier, "--root", root, "--format", "json").stdout
-    findings = json.loads(out)["findings"]
-    calls = [f for f in findings if f["category"] == "callsite"]
-    got = sum(
-        1
-        for f in calls
-        if ((f.get("enrichment") or {}).get("semantic") or {}).get("definition") is not None
-    )
-    return got, len(calls)
+        for after in afters:
+            time.sleep(max(0.0, started + after - time.monotonic()))
+            out.append(
+                _resolved(
+                    server.cq("search", identifier, "--root", root, "--format", "json").stdout
+                )
+            )
+    return out
+
+
+def _resolved(report: str) -> tuple[int, int, int, int]:
+    result = json.loads(report)
+    findings = result["findings"]
+    facts = [((f.get("enrichment") or {}).get("semantic") or {}) for f in findings]
+    calls = [s for f, s in zip(findings, facts, strict=True) if f["category"] == "callsite"]
+    code = sum(1 for s in facts if s.get("status") not in (None, "skipped"))
+    got = sum(1 for s in calls if s.get("definition") is not None)
+    told = result["summary"].get("semantic") or {}
+    complete = code - told.get("pending", 0) - told.get("partial", 0)
+    return got, len(calls), complete, code
 
 
 def _family(pid: int) -> set[int]:

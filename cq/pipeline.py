@@ -106,8 +106,9 @@ def run_search(
         progress.update(
             f"{len(candidates.matches)} matches in {candidates.stats.matched_files} files"
         )
-        # Pyrefly starts meanwhile, opening files the corpus reads for it (once, as for all).
-        # A question whose order depends on Pyrefly's answers waits for them (``orders``).
+        # Pyrefly's files come from the corpus (read once, as for all); a long-lived process
+        # starts it after ranking (``prepare``). A question whose order depends on Pyrefly's
+        # answers waits for them (``orders``).
         orders = question.callers or dotted_query(patterns) is not None
         semantic = begin_semantic(
             settings.scope,
@@ -146,6 +147,8 @@ def run_search(
             ranked = score_findings(findings, ranking, corpus, request.limit, keep_rest=fusing)
             del findings
 
+        if semantic is not None:  # a long-lived process: Pyrefly reads them during enrichment
+            semantic.prepare(ranked.shown)
         progress.update("enriching the shown findings")
         with timed(timings, "enrich"):
             enriching = EnrichSettings.of(settings, use_store=request.use_cache)

@@ -20,8 +20,10 @@ import pytest
 
 from cq.model import SearchRequest
 from cq.pipeline import run_search
+from cq.report import render_markdown
 from cq.semantic.later import later
 from cq.semantic.pool import pool
+from cq.semantic.server import pyrefly_binary
 from cq.server.warm import search_begins, warm_between
 from tests.conftest import run_cq, write_tree
 from tests.semantic_cli import (
@@ -67,7 +69,7 @@ def test_a_one_shot_search_shows_pending_answers_and_starts_no_pyrefly(
     first = search_json(repo, "build_graph_product", env=env)
     facts = _code_facts(first)
     assert facts and {s["status"] for s in facts} == {"pending"}
-    assert first["summary"]["semantic"] == {"pending": len(facts), "asking": "none"}
+    assert first["summary"]["semantic"] == {"pending": len(facts), "asking": "none", "partial": 0}
     assert not started.exists()  # the report waited for no server: none was started
     again = search_json(repo, "build_graph_product", env=env)
     assert again | {"run": None} == first | {"run": None}  # the same cache, the same report
@@ -81,7 +83,7 @@ def test_a_wait_fills_the_cache_that_a_later_search_shows_without_waiting(repo: 
     waited = search_json(repo, "build_graph_product", env=ANSWER_BUDGET)
     assert {s["status"] for s in _code_facts(waited)} == {"applied"}
     shown = search_json(repo, "build_graph_product", env=NO_WAIT)
-    assert shown["summary"]["semantic"] == {"pending": 0, "asking": "none"}
+    assert shown["summary"]["semantic"] == {"pending": 0, "asking": "none", "partial": 0}
     assert _code_facts(shown) == _code_facts(waited)
 
 
@@ -111,8 +113,10 @@ def test_a_long_lived_process_asks_pyrefly_only_once_its_search_is_done(
     repo: Path, hanging_pyrefly: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The background batch a search queues waits until the search process says it is done
-    (``cq.server.warm``): its work would otherwise share the interpreter and the cores with
-    the rest of that search, and with the next one that comes at once."""
+    (``cq.server.warm``): its work would otherwise share the interpreter with the rest of
+    that search, and with the next one that comes at once. Only the root's server starts
+    during the search, from its ranking on (``SemanticRun.prepare``: Pyrefly, below the
+    search's priority, reads the shown hits' files while enrichment runs)."""
     binary, started = hanging_pyrefly
     monkeypatch.setenv("CQ_PYREFLY", str(binary))
     monkeypatch.setenv("CQ_SEMANTIC_WAIT_MS", "0")
@@ -126,11 +130,10 @@ def test_a_long_lived_process_asks_pyrefly_only_once_its_search_is_done(
             assert result.summary.semantic is not None
             assert result.summary.semantic.asking == "background"
             assert not later().idle(1.0)  # queued, not run: the search is not done
-            assert not started.exists()
+            assert started.exists()  # the server, started after ranking
         finally:
             warm_between(searching)
-        assert later().idle(60)
-        assert started.exists()  # asked once the search was done
+        assert later().idle(60)  # asked once the search was done (and gave up on silence)
     finally:
         pool().stop_all()
 
@@ -153,7 +156,8 @@ def test_mcp_shows_from_a_later_search_the_answers_the_first_left_pending(
                     )
                     assert not answer.is_error
                     results.append(json.loads(text_of(answer)))
-                    if results[-1]["summary"]["semantic"]["pending"] == 0:
+                    told = results[-1]["summary"]["semantic"]
+                    if told["pending"] == 0 and told["partial"] == 0:
                         return
                     await anyio.sleep(0.5)
 
@@ -165,6 +169,69 @@ def test_mcp_shows_from_a_later_search_the_answers_the_first_left_pending(
     assert {s["status"] for s in _code_facts(last)} == {"applied"}
     calls = [f for f in last["findings"] if f["category"] == "callsite"]
     assert calls and all(semantic_of(f)["definition"]["file"] == "pkg/graph.py" for f in calls)
+
+
+@pytest.fixture
+def still_indexing(tmp_path: Path) -> Path:
+    """The real Pyrefly, its stderr without the line that says the workspace is indexed: to
+    cq it is indexing the root for as long as the test runs (a large tree's index took 30 s
+    on moto), and answers everything else as Pyrefly does."""
+    real = pyrefly_binary()
+    assert real is not None
+    binary = tmp_path / "indexing" / "pyrefly"
+    binary.parent.mkdir()
+    binary.write_text(
+        f"#!/bin/bash\nexec '{real}' \"$@\" 2> >(grep --line-buffered -v 'Populated all' >&2)\n"
+    )
+    binary.chmod(0o755)
+    return binary
+
+
+def test_a_later_search_shows_the_definitions_while_pyrefly_still_indexes(
+    repo: Path, still_indexing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-lived process stores each hit's type and definition as soon as Pyrefly gives
+    them, apart from its reference count and errors (which wait for Pyrefly's index of the
+    root): a search made in between shows the definitions, says the rest is still to come,
+    and orders a callers question by them."""
+    monkeypatch.setenv("CQ_PYREFLY", str(still_indexing))
+    monkeypatch.setenv("CQ_SEMANTIC_WAIT_MS", "0")
+    monkeypatch.setenv("CQ_SEMANTIC_BUDGET_MS", "600000")  # the index never comes: no cut
+    monkeypatch.setattr(pool(), "warm", True)  # as cq's server and cq mcp's workers
+    request = SearchRequest(query="build_graph_product", root=str(repo))
+    callers = SearchRequest(query="who calls build_graph_product", root=str(repo))
+    try:
+        first = run_search(request)
+        end = time.monotonic() + 300  # a bound for a test gone wrong, not a timing
+        shown = first
+        while shown.summary.semantic is not None and shown.summary.semantic.pending:
+            assert time.monotonic() < end, "no first answers stored"
+            time.sleep(0.2)
+            shown = run_search(request)
+        asked = run_search(callers)  # its order waits for nothing: the definitions are in
+    finally:
+        pool().stop_all()
+        assert later().idle(60)  # the second steps gave up on the stopped server
+    assert first.summary.semantic is not None and first.summary.semantic.pending
+    semantic = shown.summary.semantic
+    code = [f for f in shown.findings if f.category in CODE]
+    assert semantic is not None and semantic.partial == len(code) > 0
+    facts = [f.enrichment.semantic for f in code if f.enrichment is not None]
+    assert {s.status for s in facts if s is not None} == {"degraded"}
+    assert all("still being asked" in (s.reason or "") for s in facts if s is not None)
+    calls = [f for f in code if f.category == "callsite"]
+    assert calls and all(
+        f.enrichment.semantic.definition.file == "pkg/graph.py"  # type: ignore[union-attr]
+        for f in calls
+    )
+    markdown = render_markdown(shown)
+    assert f"reference counts and errors of {len(code)} shown hits still being worked out" in (
+        markdown
+    )
+    told = asked.summary.semantic
+    assert told is not None and told.pending == 0 and told.partial > 0
+    assert asked.findings[0].category == "callsite"  # the resolved callers lead
+    assert asked.answer is not None and not asked.answer.provisional  # definitions are final
 
 
 def test_a_one_shot_search_reports_no_reference_counts_and_mcp_does(

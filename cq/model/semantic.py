@@ -46,9 +46,12 @@ class SemanticFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
 
 class SemanticSummary(msgspec.Struct, frozen=True, kw_only=True):
     """How the shown Python hits' answers stood: ``pending`` of them were not in the cache;
-    ``asking`` says who asks for them: ``background`` (a long-lived cq: shown from a later
-    search on), ``none`` (a one-shot search without a wait asks nobody: ``cq mcp``, cq's
-    server or ``--semantic-wait`` do)."""
+    ``partial`` of them were first answers (type and definition: what the order and the
+    Answer read), their reference counts and errors still to come; ``asking`` says who asks
+    for them: ``background`` (a long-lived cq: shown from a later search on), ``none`` (a
+    one-shot search without a wait asks nobody: ``cq mcp``, cq's server or
+    ``--semantic-wait`` do)."""
 
     pending: int = 0
     asking: Literal["background", "none"] = "none"
+    partial: int = 0

@@ -89,6 +89,9 @@ def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False)
         lines.append(f"Index: {held.unused}.")
     if s.semantic is not None and s.semantic.pending:
         lines.append(_pending(s.semantic.pending, s.semantic.asking, tool))
+    if s.semantic is not None and s.semantic.partial:  # their definitions are final
+        hits = _counted(s.semantic.partial, "shown hit")
+        lines.append(f"reference counts and errors of {hits} still being worked out (Pyrefly)")
     if s.telemetry.index is not None and s.telemetry.index.stale:
         lines.append(
             "the index may be behind: another cq is updating it, so files changed since its "

@@ -17,12 +17,18 @@ does not see: a change in a module the hit's file imports without naming it in t
 type alias defined two imports away), a reference added in a file that held none, and files
 outside the root (site-packages): answered again when the hit's file changes.
 
-Only complete answers are kept (status ``applied``: hover, definition, references after
-indexing, and diagnostics after indexing all came; or ``degraded`` for a reason that is not
-the clock: a request Pyrefly answered with an error). A search shows what the cache holds
-when it looks, and no other answer, so the same cache gives the same report; a hit not in
-it is ``pending`` until a long-lived cq's background batch, or a search told to wait,
-stores its answer.
+An answer is kept in two steps, each when it is done (``asking.Batch``): first the type and
+the definition (and cq's syntax reading of a callsite), as soon as Pyrefly has checked the
+hit's file, marked ``complete`` False (status ``degraded``, its reason saying the reference
+count and errors are still being asked); then the complete answer in its place (status
+``applied``: hover, definition, references after indexing, and diagnostics after indexing
+all came; or ``degraded`` for a reason that is not the clock: a request Pyrefly answered with
+an error). The definitions of the two steps are the same answers (the second step asks no
+definition again), so a search that orders by definitions (``ranking.py``) orders the same
+from the first step on; only the reference counts and errors are added later. An answer the
+clock cut is never kept. A search shows what the cache holds when it looks, and no other
+answer, so the same cache gives the same report; a hit not in it is ``pending`` until a
+long-lived cq's background batch, or a search told to wait, stores its answer.
 """
 
 from __future__ import annotations
@@ -39,10 +45,13 @@ _BUILDERS = ("cq.semantic.stage",)
 
 
 class KnownAnswer(msgspec.Struct, frozen=True):
-    """A hit's facts and the files of the root they name, each with its digest then."""
+    """A hit's facts and the files of the root they name, each with its digest then.
+    ``complete`` False: a first answer (type, definition), its reference count and errors
+    still being asked (``asking.Batch.first``)."""
 
     facts: SemanticFacts
     depends: tuple[tuple[str, str], ...] = ()
+    complete: bool = True
 
 
 class AnswerMemo:

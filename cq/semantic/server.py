@@ -91,6 +91,9 @@ class PyreflyServer:
         self.initialized = threading.Event()
         self.started_at = time.monotonic()
         self._lock = threading.Lock()
+        # Held while a file is opened (``sync``): the search's early opening
+        # (``stage.prepare``) and the batch's own may meet; the batch waits for the didOpen.
+        self._sync_lock = threading.Lock()
         self._versions: dict[str, tuple[int, str]] = {}  # open path -> (version, digest)
         self._last_version: dict[str, int] = {}
         # Published diagnostics by file path: Pyrefly's URIs spell some characters unlike
@@ -198,6 +201,10 @@ class PyreflyServer:
     def sync(self, path: str, text: str, digest: str) -> int:
         """Open ``path`` (absolute) with ``text``, or send the new text if it changed since;
         returns the version whose diagnostics belong to this text."""
+        with self._sync_lock:  # a question about the file follows its didOpen, whoever sent it
+            return self._sync(path, text, digest)
+
+    def _sync(self, path: str, text: str, digest: str) -> int:
         assert self.conn is not None
         self.view.link(path)  # a file new since the view was built
         uri = Path(path).as_uri()

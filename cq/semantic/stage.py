@@ -22,7 +22,9 @@ in the cache is ``pending``; the report counts them (``Summary.semantic``). Who 
   answer the clock cut makes the JSON ``answer`` provisional.
 
 ``SemanticRun.begin`` (right after rg) starts nothing: the root's server is started (or
-reused) when an answer is missing, after enrichment. No file is opened before asking:
+reused) when an answer is missing, after enrichment; in a long-lived process right after
+ranking (``prepare``), which also opens the shown hits' files so Pyrefly reads them while
+enrichment runs. No file is opened before asking:
 Pyrefly checks every opened file (and what it imports) before it answers anything. ``apply``
 (after enrichment) reads the cache: an answer is taken while the files it names are
 unchanged (``memo.py``).
@@ -38,6 +40,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -59,6 +62,7 @@ from cq.parse import Corpus, SourceFile
 from cq.semantic.memo import AnswerMemo, KnownAnswer
 from cq.semantic.pool import pool
 from cq.semantic.ranking import refine_order
+from cq.semantic.rpc import RpcError
 from cq.semantic.server import PyreflyServer, pyrefly_binary
 from cq.semantic.unique_name import UniqueNames
 from cq.settings import SemanticSettings
@@ -68,6 +72,9 @@ if TYPE_CHECKING:  # asking Pyrefly (and cq's syntax reading beside it) is impor
     from cq.semantic.asking import Batch
 
 _BACKGROUND = "not in the cache yet: asked in the background, shown from a later search"
+# How long ``prepare``'s thread waits for a server it started to come up (its initialize
+# times out after 10 s: ``server._INIT_TIMEOUT_S``).
+_OPEN_WAIT_S = 15.0
 _NOT_ASKED = "not in the cache: a one-shot search does not ask Pyrefly (--semantic-wait does)"
 
 
@@ -95,6 +102,7 @@ class SemanticRun:
         self.telemetry = Telemetry()  # for ``Summary.telemetry``
         self.counters = RunCounters()
         self.summary: SemanticSummary | None = None  # for ``Summary.semantic``
+        self.partial = 0  # shown first answers: reference counts and errors still to come
         self.binary = pyrefly_binary(settings.pyrefly) if active else None
         # A long-lived process asks what is missing in the background (``later.py``).
         self.warm = active and pool().warm
@@ -148,9 +156,34 @@ class SemanticRun:
         self.telemetry = self.telemetry.plus(Telemetry(semantic=dict(sorted(counts.items()))))
         pending = counts.get("pending", 0)
         self.summary = SemanticSummary(
-            pending=pending, asking="background" if self.warm else "none"
+            pending=pending, partial=self.partial, asking="background" if self.warm else "none"
         )
         return msgspec.structs.replace(enriched, findings=out)
+
+    def prepare(self, shown: list[Finding]) -> None:
+        """Right after ranking, in a long-lived process: when a shown hit's answer is not in
+        the cache, the root's server starts now (it did at the end of the search) and opens
+        the hits' files, so that Pyrefly (at its lower priority) checks them while
+        enrichment runs, and the background batch's first answers come that much sooner.
+        Nothing is asked: what this search shows is unchanged."""
+        if not (self.active and self.warm) or self.binary is None:
+            return
+        hits = [f for f in shown if f.language == "python" and f.category in CODE_CATEGORIES]
+        keys: dict[str, Finding] = {}
+        for hit in hits:
+            source = self._source(hit.file)
+            key = self.memo.key(hit, source.digest) if source is not None else None
+            if key is not None:
+                keys[key] = hit
+        known = self.memo.get_many(list(keys))
+        files = sorted({hit.file for key, hit in keys.items() if key not in known})
+        server = self._ensure_server() if files else None
+        if server is None:
+            return
+        opened = [(f, s) for f in files if (s := self._source(f)) is not None]
+        threading.Thread(
+            target=_open, args=(server, self.root, opened), name="cq-lsp-open", daemon=True
+        ).start()
 
     def rerank(
         self, ranked: list[Finding], patterns: tuple[Pattern, ...], callers: bool
@@ -183,9 +216,21 @@ class SemanticRun:
         facts = [SemanticFacts(status="skipped", reason="not code")] * len(hits)
         for i, key in keys.items():
             if key in known:
-                facts[i] = known[key]
+                facts[i] = known[key].facts
         missing = [i for i in code if keys.get(i) not in known]
+        # first answers (type, definition) shown, their reference counts and errors still to
+        # come: asked again in the background (a batch still asking them adds nothing); in
+        # a one-shot search the user told to wait, now (nothing else would ask them). Not
+        # for an order's wait: the order reads the definitions, which are in.
+        partial = [i for i in code if i not in missing and not known[keys[i]].complete]
+        if self.settings.wait_ms > 0 and not self.warm and self.binary is not None:
+            missing, partial = sorted(missing + partial), []
+        self.partial = len(partial)
         self.counters = RunCounters(semantic_cached=len(code) - len(missing))
+        if self.warm and partial:
+            from cq.semantic.later import later
+
+            later().submit(self._batch(hits, partial, keys), self.settings.budget_ms / 1000)
         if not missing:
             return facts
         if self.binary is None:
@@ -212,7 +257,7 @@ class SemanticRun:
             later().submit(self._batch(hits, missing, keys), self.settings.budget_ms / 1000)
         return facts
 
-    def _holding(self, known: dict[str, KnownAnswer]) -> dict[str, SemanticFacts]:
+    def _holding(self, known: dict[str, KnownAnswer]) -> dict[str, KnownAnswer]:
         """The cached answers whose named files still have the digests they had when asked
         (``memo.KnownAnswer``); the others are missing."""
         named = {rel for answer in known.values() for rel, _ in answer.depends}
@@ -225,7 +270,7 @@ class SemanticRun:
                 digest = source.digest if source is not None else ""
             now[rel] = digest
         return {
-            key: answer.facts
+            key: answer
             for key, answer in known.items()
             if all(now[rel] == digest for rel, digest in answer.depends)
         }
@@ -265,6 +310,20 @@ class SemanticRun:
             if rel not in self._files:
                 self._files[rel] = self.corpus.source(rel, "python")
             return self._files[rel]
+
+
+def _open(server: PyreflyServer, root: str, files: list[tuple[str, SourceFile]]) -> None:
+    """Open ``files`` in ``server`` once it is up (``SemanticRun.prepare``); a server that
+    does not come up within its start-up time opens nothing (the batch finds it so)."""
+    if not server.initialized.wait(_OPEN_WAIT_S) or server.error or not server.alive():
+        return
+    for rel, source in files:
+        if source.text is None:
+            continue
+        try:
+            server.sync(str(Path(root) / rel), source.text, source.digest)
+        except RpcError:
+            return
 
 
 def _with_semantic(finding: Finding, facts: SemanticFacts) -> Finding:
