@@ -6,19 +6,44 @@ import posixpath
 import re
 
 from cq.model import Finding, Pattern, RankWeights
+from cq.parse import python_syntax, rust_syntax
 
 _SEGMENT = re.compile(r"(?:\.|::)")
+# a definition's own line typed as text ("class Schema", "async def load", "pub fn parse"):
+# it asks for that name's definition, as the name alone would
+_KEYWORDS = "|".join((*python_syntax.DEFINITION_KEYWORDS, *rust_syntax.ITEM_KEYWORDS))
+_DEFINITION_LINE = re.compile(
+    rf"(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?(?P<kw>{_KEYWORDS})\s+"
+    r"(?P<name>[A-Za-z_]\w*)"
+)
 _GENERIC_STEMS = frozenset({"__init__", "mod", "lib", "main", "__main__"})
 
 
 def queried_names(patterns: tuple[Pattern, ...]) -> frozenset[str]:
-    """The names an identifier query asks about: the last segment of each identifier pattern."""
-    return frozenset(_last_segment(p.text) for p in patterns if p.kind == "identifier")
+    """The names an identifier query asks about: the last segment of each identifier pattern,
+    and the name of a definition's line the user typed as text (``class Schema``)."""
+    names = {_last_segment(p.text) for p in patterns if p.kind == "identifier"}
+    for p in patterns:
+        typed = _DEFINITION_LINE.fullmatch(p.text.strip()) if p.kind == "literal" else None
+        if typed is not None and p.source == "query":
+            names.add(typed.group("name"))
+    return frozenset(names)
 
 
 def is_exact_definition(finding: Finding, names: frozenset[str]) -> bool:
     """True for a definition whose defined name is one of the queried names."""
-    return finding.category == "definition" and _last_segment(finding.text) in names
+    return finding.category == "definition" and defined_name(finding) in names
+
+
+def defined_name(finding: Finding) -> str:
+    """The name a definition finding defines: its text's last segment, or, for a definition's
+    line typed as text, the whole name on the line (``class Schema`` also matches the line
+    ``class SchemaABC:``, which defines ``SchemaABC``)."""
+    typed = _DEFINITION_LINE.fullmatch(finding.text.strip())
+    if typed is None:
+        return _last_segment(finding.text)
+    whole = re.search(rf"\b{typed.group('kw')}\s+([A-Za-z_]\w*)", finding.line_text)
+    return whole.group(1) if whole else typed.group("name")
 
 
 def exact_definition(finding: Finding, names: frozenset[str], weights: RankWeights) -> float:
