@@ -142,14 +142,23 @@ def test_rust_cfg_test_roles_are_cached_with_the_records(tmp_path: Path) -> None
             },
             "src/b.rs:1:",
         ),
+        # "Schema(" also matches "class AuthorSchema(Schema):", a definition of another name
+        (
+            "Schema(",
+            {
+                "bench/authors.py": "class AuthorSchema(Schema):\n    pass\n",
+                "pkg/schema.py": "import os\n\n\nclass Schema(object):\n    pass\n",
+            },
+            "pkg/schema.py:4:",
+        ),
     ],
 )
 def test_a_definitions_line_typed_as_text_answers_with_that_name(
     tmp_path: Path, query: str, files: dict[str, str], where: str
 ) -> None:
-    """A user pasting ``class Schema`` or ``fn parse`` wants that definition, not a longer
-    name that starts the same (``SchemaABC``, ``parse_rfc2822``): the Answer must not name a
-    definition of another name."""
+    """A user pasting ``class Schema``, ``fn parse`` or ``Schema(`` wants that definition, not
+    a longer name that holds the text (``SchemaABC``, ``parse_rfc2822``, ``AuthorSchema``):
+    the Answer must not name a definition of another name."""
     root = write_tree(tmp_path, files)
     run = run_cq("search", query, "--root", str(root))
     assert run.returncode == 0, run.stderr

@@ -9,22 +9,26 @@ from cq.model import Finding, Pattern, RankWeights
 from cq.parse import python_syntax, rust_syntax
 
 _SEGMENT = re.compile(r"(?:\.|::)")
-# a definition's own line typed as text ("class Schema", "async def load", "pub fn parse"):
-# it asks for that name's definition, as the name alone would
+_NAME_PATH = re.compile(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*")
+# a definition's own line typed as text ("class Schema", "async def load", "pub fn parse") or
+# a name with its parenthesis ("Schema("): it asks for that name's definition, as the name
+# alone would
 _KEYWORDS = "|".join((*python_syntax.DEFINITION_KEYWORDS, *rust_syntax.ITEM_KEYWORDS))
-_DEFINITION_LINE = re.compile(
-    rf"(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?(?P<kw>{_KEYWORDS})\s+"
-    r"(?P<name>[A-Za-z_]\w*)"
+_TYPED_NAME = re.compile(
+    rf"(?:(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?(?:{_KEYWORDS})\s+)?"
+    r"(?P<name>[A-Za-z_]\w*)\s*\(?"
 )
+_DEFINED_ON_LINE = re.compile(rf"\b(?:{_KEYWORDS})\s+([A-Za-z_]\w*)")
 _GENERIC_STEMS = frozenset({"__init__", "mod", "lib", "main", "__main__"})
 
 
 def queried_names(patterns: tuple[Pattern, ...]) -> frozenset[str]:
     """The names an identifier query asks about: the last segment of each identifier pattern,
-    and the name of a definition's line the user typed as text (``class Schema``)."""
+    and the name in a definition's line or a call's head the user typed as text (``class
+    Schema``, ``Schema(``)."""
     names = {_last_segment(p.text) for p in patterns if p.kind == "identifier"}
     for p in patterns:
-        typed = _DEFINITION_LINE.fullmatch(p.text.strip()) if p.kind == "literal" else None
+        typed = _TYPED_NAME.fullmatch(p.text.strip()) if p.kind == "literal" else None
         if typed is not None and p.source == "query":
             names.add(typed.group("name"))
     return frozenset(names)
@@ -36,14 +40,13 @@ def is_exact_definition(finding: Finding, names: frozenset[str]) -> bool:
 
 
 def defined_name(finding: Finding) -> str:
-    """The name a definition finding defines: its text's last segment, or, for a definition's
-    line typed as text, the whole name on the line (``class Schema`` also matches the line
-    ``class SchemaABC:``, which defines ``SchemaABC``)."""
-    typed = _DEFINITION_LINE.fullmatch(finding.text.strip())
-    if typed is None:
+    """The name a definition finding defines: its text's last segment when the text is a
+    name, else the name its line defines (text such as ``class Schema`` or ``Schema(`` also
+    matches ``class SchemaABC:`` and ``class AuthorSchema(Schema):``, which define others)."""
+    if _NAME_PATH.fullmatch(finding.text):
         return _last_segment(finding.text)
-    whole = re.search(rf"\b{typed.group('kw')}\s+([A-Za-z_]\w*)", finding.line_text)
-    return whole.group(1) if whole else typed.group("name")
+    whole = _DEFINED_ON_LINE.search(finding.line_text)
+    return whole.group(1) if whole else _last_segment(finding.text)
 
 
 def exact_definition(finding: Finding, names: frozenset[str], weights: RankWeights) -> float:
