@@ -164,3 +164,21 @@ def test_a_definitions_line_typed_as_text_answers_with_that_name(
     assert run.returncode == 0, run.stderr
     answer = run.stdout.splitlines()[2]
     assert answer.startswith("**Answer:**") and f"`{where}" in answer, run.stdout
+
+
+def test_a_name_with_its_parenthesis_searched_whole_word_answers_with_its_definition(
+    tmp_path: Path,
+) -> None:
+    """``cq search -w 'get_value('`` printed "No definition found. Best hit: ... definition"
+    above ``def get_value(...)``: the report denied the definition it showed."""
+    root = write_tree(
+        tmp_path,
+        {
+            "pkg/utils.py": "def get_value(obj, key):\n    return obj[key]\n",
+            "pkg/use.py": "from pkg.utils import get_value\n\nget_value({}, 'a')\n",
+        },
+    )
+    run = run_cq("search", "-w", "get_value(", "--root", str(root))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.splitlines()[2]
+    assert answer.startswith("**Answer:**") and "`pkg/utils.py:1:" in answer, run.stdout

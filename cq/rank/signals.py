@@ -27,8 +27,8 @@ def queried_names(patterns: tuple[Pattern, ...]) -> frozenset[str]:
     and the name in a definition's line or a call's head the user typed as text (``class
     Schema``, ``Schema(``)."""
     names = {_last_segment(p.text) for p in patterns if p.kind == "identifier"}
-    for p in patterns:
-        typed = _TYPED_NAME.fullmatch(p.text.strip()) if p.kind == "literal" else None
+    for p in patterns:  # also ``-w 'get_value('``: an identifier search of a call's head
+        typed = _TYPED_NAME.fullmatch(p.text.strip()) if p.kind != "regex" else None
         if typed is not None and p.source == "query":
             names.add(typed.group("name"))
     return frozenset(names)
