@@ -182,3 +182,20 @@ def test_a_special_method_answer_suggests_its_class_not_its_name(tmp_path: Path)
     assert suggested("__init__", "Accuracy.__init__")[:1] == ["Accuracy"]
     # a method is named with its class: a bare ``update`` finds every class's
     assert suggested("update", "Accuracy.update")[:2] == ["Accuracy.update", "Accuracy"]
+
+
+def test_no_follow_up_asks_who_calls_a_rust_main(tmp_path: Path) -> None:
+    """clap's ``Arg::new`` suggested "who calls `main`, the best-ranked caller": nothing in a
+    crate calls its program's entry point, so that search only finds the definition."""
+    root = write_tree(
+        tmp_path,
+        {
+            "src/lib.rs": "pub struct Arg;\n\nimpl Arg {\n    pub fn new() -> Self {\n"
+            "        Arg\n    }\n}\n",
+            "src/main.rs": "use demo::Arg;\n\nfn main() {\n    let _ = Arg::new();\n}\n",
+        },
+    )
+    run = run_cq("search", "Arg::new", "--root", str(root))
+    assert run.returncode == 0, run.stderr
+    assert "## Suggested Follow-ups" in run.stdout
+    assert "who calls `main`" not in run.stdout, run.stdout

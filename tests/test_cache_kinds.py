@@ -310,3 +310,11 @@ def test_a_running_server_answers_the_same_after_clear_and_keeps_no_removed_file
         import shutil
 
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+def test_cq_help_names_the_cache_actions_cq_cache_takes() -> None:
+    """``cq --help`` said "show, shrink or clear the persistent cache", and ``cq cache show``
+    was refused: the summary names the actions as ``cq cache`` spells them."""
+    line = next(s for s in run_cq("--help").stdout.splitlines() if s.strip().startswith("cache"))
+    words = set(re.findall(r"\w+", line))
+    assert {"info", "prune", "clear"} <= words, line

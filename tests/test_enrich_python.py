@@ -225,3 +225,24 @@ def test_type_alias_statement_is_a_definition(tmp_path: Path) -> None:
     write_tree(tmp_path, {"aliases.py": "type Pairs[T] = list[tuple[T, T]]\n"})
     e = enrich_one(tmp_path, "aliases.py", "Pairs", "type Pairs")
     assert (e.construct, e.signature) == ("type_alias", "type Pairs[T] = list[tuple[T, T]]")
+
+
+def test_a_function_declared_to_return_none_is_not_said_to_return_a_value(
+    tmp_path: Path,
+) -> None:
+    """ignite's ``def fire_event(self, event_name) -> None: return self._fire_event(...)``
+    was reported as "returns a value" beside its own ``-> None``: the declaration is what
+    the function gives its caller."""
+    source = (
+        "class Engine:\n"
+        "    def fire_event(self, name) -> None:\n"
+        "        return self._fire(name)\n"
+        "\n"
+        "    def state_of(self, name):\n"
+        "        return self._fire(name)\n"
+    )
+    root = write_tree(tmp_path, {"engine.py": source})
+    declared = enrich_one(root, "engine.py", "fire_event", "def fire_event")
+    assert declared.function is not None and declared.function.returns_value is False
+    unannotated = enrich_one(root, "engine.py", "state_of", "def state_of")
+    assert unannotated.function is not None and unannotated.function.returns_value is True

@@ -53,3 +53,12 @@ def test_a_pooled_build_answers_as_an_in_process_build(tmp_path: Path) -> None:
     assert pooled["documents"] == plain["documents"] and pooled["files"] == plain["files"]
     answer = _answer(repo, tmp_path / "pooled")
     assert answer[1] and answer == _answer(repo, tmp_path / "plain")
+
+
+def test_the_read_line_speaks_of_others_only_when_some_were_known_by_their_stat(
+    tmp_path: Path,
+) -> None:
+    """A first build read every file and said "read: 2 files (the others known by their
+    stat)": there were no others."""
+    repo = write_tree(tmp_path / "repo", {"a.py": "def a():\n    pass\n", "b.py": "x = 1\n"})
+    assert _index(repo, tmp_path / "cache")["read"] == "2 files"

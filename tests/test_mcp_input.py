@@ -171,6 +171,23 @@ def test_argument_errors_name_the_argument_and_carry_no_library_urls(served: Ser
     served.run(scenario)
 
 
+def test_an_empty_exclude_glob_or_in_dir_is_refused(served: Served) -> None:
+    """``exclude: [""]`` left every file out and the report said nothing held the query;
+    ``in_dir: ""`` searched the whole root: an agent's unfilled value, refused as the CLI's
+    ``--exclude ""`` and ``--in ""`` are."""
+
+    async def scenario(client: Client) -> None:
+        for arguments, named in [
+            ({"query": "insert_edge", "exclude": ["*.md", ""]}, "`exclude`"),
+            ({"query": "insert_edge", "in_dir": ""}, "`in_dir`"),
+        ]:
+            result = await client.call_tool("search", arguments)
+            assert result.is_error and named in text_of(result), text_of(result)
+            assert text_of(result).count("\n") == 0  # one line
+
+    served.run(scenario)
+
+
 def test_null_for_an_optional_argument_means_its_default(served: Served) -> None:
     """Clients that send every argument (null for those they leave unset, as strict function
     calling does) were refused for `lang`, `limit`, `include`, the flags...: null now means

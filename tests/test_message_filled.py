@@ -290,5 +290,32 @@ def test_a_rust_panic_is_answered_by_the_code_that_panics(tmp_path: Path, pasted
         },
     )
     answer = _answer(tmp_path, pasted)
-    assert answer.startswith("**Answer:** `impl NaiveDateTime::from_timestamp` "), answer
+    assert answer.startswith("**Answer:** `NaiveDateTime::from_timestamp` "), answer
     assert "`src/datetime.rs:4:" in answer, answer
+
+
+@pytest.mark.parametrize(
+    ("impl", "said"),
+    [("impl Date {", "Date::from_ymd"), ("impl Build for Date {", "Date::from_ymd")],
+    ids=["inherent", "trait"],
+)
+def test_a_rust_method_writing_a_message_is_named_as_rust_names_it(
+    tmp_path: Path, impl: str, said: str
+) -> None:
+    """chrono's panic message was answered "`impl NaiveDate::from_ymd` writes it", and JSON's
+    ``answer.name`` said the same: no name an agent can search. The method is
+    ``NaiveDate::from_ymd``."""
+    source = (
+        f"pub struct Date;\n\n{impl}\n"
+        "    fn from_ymd(y: i32) -> Date {\n"
+        '        expect(y > 0, "invalid or out-of-range date");\n'
+        "        Date\n    }\n}\n"
+    )
+    write_tree(tmp_path, {"src/date.rs": source})
+    query = "invalid or out-of-range date"
+    run = run_cq("search", query, "--root", str(tmp_path), "--no-semantic")
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith(f"**Answer:** `{said}` writes it, at `src/date.rs:5:"), answer
+    data = run_cq("search", query, "--root", str(tmp_path), "--no-semantic", "--format", "json")
+    assert data.json()["answer"]["name"] == said

@@ -120,3 +120,65 @@ def test_rust_cfg_test_roles_are_cached_with_the_records(tmp_path: Path) -> None
     first, second = (json.loads(r.stdout.strip().splitlines()[-1]) for r in runs)
     assert first == [{"1": "src", "8": "test"}, True]
     assert second == [{"1": "src", "8": "test"}, False]
+
+
+@pytest.mark.parametrize(
+    ("query", "files", "where"),
+    [
+        # "class Schema" is also the start of "class SchemaABC", which sorts first by path
+        (
+            "class Schema",
+            {
+                "pkg/base.py": "class SchemaABC:\n    pass\n",
+                "pkg/schema.py": "import os\n\n\nclass Schema(SchemaABC):\n    pass\n",
+            },
+            "pkg/schema.py:4:",
+        ),
+        (
+            "fn parse",
+            {
+                "src/a.rs": "fn parse_rfc2822(s: &str) {}\n",
+                "src/b.rs": "pub fn parse(s: &str) {}\n",
+            },
+            "src/b.rs:1:",
+        ),
+        # "Schema(" also matches "class AuthorSchema(Schema):", a definition of another name
+        (
+            "Schema(",
+            {
+                "bench/authors.py": "class AuthorSchema(Schema):\n    pass\n",
+                "pkg/schema.py": "import os\n\n\nclass Schema(object):\n    pass\n",
+            },
+            "pkg/schema.py:4:",
+        ),
+    ],
+)
+def test_a_definitions_line_typed_as_text_answers_with_that_name(
+    tmp_path: Path, query: str, files: dict[str, str], where: str
+) -> None:
+    """A user pasting ``class Schema``, ``fn parse`` or ``Schema(`` wants that definition, not
+    a longer name that holds the text (``SchemaABC``, ``parse_rfc2822``, ``AuthorSchema``):
+    the Answer must not name a definition of another name."""
+    root = write_tree(tmp_path, files)
+    run = run_cq("search", query, "--root", str(root))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.splitlines()[2]
+    assert answer.startswith("**Answer:**") and f"`{where}" in answer, run.stdout
+
+
+def test_a_name_with_its_parenthesis_searched_whole_word_answers_with_its_definition(
+    tmp_path: Path,
+) -> None:
+    """``cq search -w 'get_value('`` printed "No definition found. Best hit: ... definition"
+    above ``def get_value(...)``: the report denied the definition it showed."""
+    root = write_tree(
+        tmp_path,
+        {
+            "pkg/utils.py": "def get_value(obj, key):\n    return obj[key]\n",
+            "pkg/use.py": "from pkg.utils import get_value\n\nget_value({}, 'a')\n",
+        },
+    )
+    run = run_cq("search", "-w", "get_value(", "--root", str(root))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.splitlines()[2]
+    assert answer.startswith("**Answer:**") and "`pkg/utils.py:1:" in answer, run.stdout

@@ -320,6 +320,10 @@ def test_a_closed_standard_output_is_one_line_exit_2(repo: Path) -> None:
         (("search", "register", "--root", ""), "--root"),
         (("index", ""), "ROOT"),
         (("index", "--root", ""), "ROOT"),
+        # --in "" searched the whole root; --exclude "" left every file out ("Not found")
+        (("search", "register", "--in", ""), "--in"),
+        (("search", "register", "--exclude", ""), "--exclude"),
+        (("search", "register", "--exclude", "*.md", "--exclude", ""), "--exclude"),
     ],
 )
 def test_an_empty_path_is_refused_not_read_as_the_current_directory(

@@ -163,6 +163,12 @@ def _checked(arg: _Argument, value: Any) -> Any:
         raise ArgumentError(f"argument `{arg.name}`: {exc}{listed}") from None
     if arg.name == "query" and not checked:
         raise ArgumentError("argument `query`: must not be empty")
+    # an unfilled value, as the CLI's ``--in ""``: the whole root searched, or (an empty
+    # exclude glob) every file left out and a report that nothing holds the query
+    if arg.name == "in_dir" and checked == "":
+        raise ArgumentError("argument `in_dir`: must not be empty (leave it out for the root)")
+    if arg.name == "exclude" and "" in checked:
+        raise ArgumentError("argument `exclude`: an empty glob would leave every file out")
     return checked
 
 

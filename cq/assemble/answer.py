@@ -11,6 +11,8 @@ the JSON's answer are one decision.
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from cq.assemble.sites import cannot_call, counted_uses, message_site, use_sites
@@ -36,6 +38,9 @@ from cq.parse.one_line import one_line_header, one_line_signature
 from cq.rank import Dotted, called_names, dotted_query, is_other_owners_use, last_name
 
 _CALLERS = ("callers", "ambiguous_callers", "no_callers")
+# a Rust scope's impl block, as scopes spell it ("impl Date::from_ymd", "impl Display for
+# Date::fmt"): the method's name is the type's path (``Date::from_ymd``)
+_IMPL = re.compile(r"^impl(?:<[^>]*>)?\s+(?:.+?\s+for\s+)?")
 
 
 def planned(
@@ -169,7 +174,7 @@ def decide_answer(result: SearchResult, beyond: tuple[Finding, ...] = ()) -> Ans
     if question.intent == "phrase" and summary.rewrite is None:
         site = message_site(findings)
         if site is not None:
-            scope = findings[site.finding].containing_scope or ""
+            scope = _IMPL.sub("", findings[site.finding].containing_scope or "")
             return Answer(kind="message", finding=site.finding, verb=site.verb, name=scope)
     if question.intent == "usage":
         uses = use_sites(findings, question)

@@ -100,11 +100,13 @@ def _owned(f: Finding, name: str) -> str:
 
 def _best_caller(shown: tuple[Finding, ...], query: str) -> str | None:
     """The innermost scope of the best-ranked callsite that sits inside a function (not a
-    test: nothing calls a test), with its owner (``_owned``)."""
+    test, nor a Rust program's ``main``: nothing in the tree calls them), with its owner
+    (``_owned``)."""
     for f in shown:
         if f.category == "callsite" and f.containing_scope and f.role != "test":
             name = re.split(r"\.|::", f.containing_scope)[-1].strip()
-            if _IDENTIFIER.fullmatch(name) and name != query:
+            entry = f.language == "rust" and f.containing_scope == "main"
+            if _IDENTIFIER.fullmatch(name) and name != query and not entry:
                 return _owned(f, name)
     return None
 

@@ -12,7 +12,7 @@ from cq.errors import CqError
 def add_cache_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "cache",
-        help="show, shrink or clear the persistent cache",
+        help="the persistent cache: info (sizes), prune, clear",
         description="The cache lives in $CQ_CACHE_DIR, else $XDG_CACHE_HOME/cq, else "
         "~/.cache/cq; its bound is $CQ_CACHE_MAX_MB (default 512): half for the database, "
         "half shared by the repository indexes, the embedding vectors and Pyrefly's scratch "

@@ -88,7 +88,8 @@ def run_index_command(args: argparse.Namespace) -> int:
     print(f"files: {update.files} ({update.source_bytes / 1e6:.1f} MB of source)")
     print(f"documents: {update.documents} (files and code units)")
     print(f"updated: {_files(update.files_updated)}, removed: {update.files_removed}")
-    print(f"read: {_files(update.files_read)} (the others known by their stat)")
+    others = " (the others known by their stat)" if update.files_read < update.files else ""
+    print(f"read: {_files(update.files_read)}{others}")
     if update.files_pooled:
         print(f"prepared by worker processes: {_files(update.files_pooled)}")
     # an index's fixed part outweighs a small tree's source: no ratio to read there

@@ -35,12 +35,16 @@ def function_facts(tree: ast.Module, line: int, name: str) -> FunctionFacts | No
         return None
     awaits = yields = 0
     returns_value = False
+    # ``-> None`` declares that a caller gets nothing, whatever a ``return`` passes along
+    # (``return self._fire(name)`` of a helper returning None): the report must not say
+    # "returns a value" beside its own ``-> None``
+    declared_none = _is_none_annotation(getattr(func, "returns", None))
     for node in scope_nodes(list(getattr(func, "body", []))):
         if isinstance(node, ast.Await):
             awaits += 1
         elif isinstance(node, ast.Yield | ast.YieldFrom):
             yields += 1
-        elif isinstance(node, ast.Return) and not _is_none(node.value):
+        elif isinstance(node, ast.Return) and not _is_none(node.value) and not declared_none:
             returns_value = True
     return FunctionFacts(
         is_async=isinstance(func, ast.AsyncFunctionDef),
@@ -49,6 +53,13 @@ def function_facts(tree: ast.Module, line: int, name: str) -> FunctionFacts | No
         yields=yields,
         returns_value=returns_value,
     )
+
+
+def _is_none_annotation(annotation: ast.expr | None) -> bool:
+    """``-> None`` (also as the string ``"None"`` of postponed annotations)."""
+    if not isinstance(annotation, ast.Constant):
+        return False
+    return annotation.value is None or annotation.value == "None"
 
 
 def _function_at(tree: ast.Module, line: int, name: str) -> ast.AST | None:

@@ -6,19 +6,47 @@ import posixpath
 import re
 
 from cq.model import Finding, Pattern, RankWeights
+from cq.parse import python_syntax, rust_syntax
 
 _SEGMENT = re.compile(r"(?:\.|::)")
+_NAME_PATH = re.compile(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*")
+# a definition's own line typed as text ("class Schema", "async def load", "pub fn parse") or
+# a name with its parenthesis ("Schema("): it asks for that name's definition, as the name
+# alone would
+_KEYWORDS = "|".join((*python_syntax.DEFINITION_KEYWORDS, *rust_syntax.ITEM_KEYWORDS))
+_TYPED_NAME = re.compile(
+    rf"(?:(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?(?:{_KEYWORDS})\s+)?"
+    r"(?P<name>[A-Za-z_]\w*)\s*\(?"
+)
+_DEFINED_ON_LINE = re.compile(rf"\b(?:{_KEYWORDS})\s+([A-Za-z_]\w*)")
 _GENERIC_STEMS = frozenset({"__init__", "mod", "lib", "main", "__main__"})
 
 
 def queried_names(patterns: tuple[Pattern, ...]) -> frozenset[str]:
-    """The names an identifier query asks about: the last segment of each identifier pattern."""
-    return frozenset(_last_segment(p.text) for p in patterns if p.kind == "identifier")
+    """The names an identifier query asks about: the last segment of each identifier pattern,
+    and the name in a definition's line or a call's head the user typed as text (``class
+    Schema``, ``Schema(``)."""
+    names = {_last_segment(p.text) for p in patterns if p.kind == "identifier"}
+    for p in patterns:  # also ``-w 'get_value('``: an identifier search of a call's head
+        typed = _TYPED_NAME.fullmatch(p.text.strip()) if p.kind != "regex" else None
+        if typed is not None and p.source == "query":
+            names.add(typed.group("name"))
+    return frozenset(names)
 
 
 def is_exact_definition(finding: Finding, names: frozenset[str]) -> bool:
     """True for a definition whose defined name is one of the queried names."""
-    return finding.category == "definition" and _last_segment(finding.text) in names
+    return finding.category == "definition" and defined_name(finding) in names
+
+
+def defined_name(finding: Finding) -> str:
+    """The name a definition finding defines: its text's last segment when the text is a
+    name, else the name its line defines (text such as ``class Schema`` or ``Schema(`` also
+    matches ``class SchemaABC:`` and ``class AuthorSchema(Schema):``, which define others)."""
+    if _NAME_PATH.fullmatch(finding.text):
+        return _last_segment(finding.text)
+    whole = _DEFINED_ON_LINE.search(finding.line_text)
+    return whole.group(1) if whole else _last_segment(finding.text)
 
 
 def exact_definition(finding: Finding, names: frozenset[str], weights: RankWeights) -> float:
