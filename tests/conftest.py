@@ -238,6 +238,23 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.config.add_cleanup(lambda: shutil.rmtree(chosen, ignore_errors=True))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _tempfile_in_basetemp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """``tempfile``'s own directories in this process (the fuzz tests' trees and caches, one
+    per example) on the RAM disk too, when the run's basetemp is there."""
+    if not str(tmp_path_factory.getbasetemp()).startswith(RAM_DIR + os.sep):
+        yield
+        return
+    import tempfile
+
+    before = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path_factory.mktemp("tempfile"))
+    try:
+        yield
+    finally:
+        tempfile.tempdir = before
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Under xdist, the controller compiles what every worker would otherwise compile at once
