@@ -238,21 +238,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.config.add_cleanup(lambda: shutil.rmtree(chosen, ignore_errors=True))
 
 
+# (in the environment: the fuzz tests import this module as ``tests.conftest``, another copy)
+SCRATCH = "CQ_TEST_SCRATCH"
+
+
+def scratch() -> str | None:
+    """The directory for a test's own ``tempfile`` directories (the fuzz tests' trees and
+    caches, one per example): beside its ``tmp_path`` when the run's basetemp is on the RAM
+    disk, else ``tempfile``'s default."""
+    return os.environ.get(SCRATCH) or None
+
+
 @pytest.fixture(scope="session", autouse=True)
-def _tempfile_in_basetemp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """``tempfile``'s own directories in this process (the fuzz tests' trees and caches, one
-    per example) on the RAM disk too, when the run's basetemp is there."""
+def _scratch_in_basetemp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     if not str(tmp_path_factory.getbasetemp()).startswith(RAM_DIR + os.sep):
         yield
         return
-    import tempfile
-
-    before = tempfile.tempdir
-    tempfile.tempdir = str(tmp_path_factory.mktemp("tempfile"))
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(SCRATCH, str(tmp_path_factory.mktemp("scratch")))
         yield
-    finally:
-        tempfile.tempdir = before
 
 
 @pytest.hookimpl(tryfirst=True)
