@@ -214,13 +214,16 @@ def _clear_caches() -> None:
     more modules (a walk over every module's names: ~0.007 CPU-s of each child)."""
     global _clearable_at
     if _clearable_at != len(sys.modules):
-        _clearable[:] = [
-            value
+        # by identity: a pure function imported by name elsewhere (``namespace`` in
+        # cq.cache.digests) is the same function, and clearing it there cleared it
+        pure = {id(vars(sys.modules[m]).get(a)) for m, a in _PURE if m in sys.modules}
+        _clearable[:] = {
+            id(value): value
             for name, module in list(sys.modules.items())
             if name == "cq" or name.startswith("cq.")
-            for attr, value in list(vars(module).items())
-            if callable(getattr(value, "cache_clear", None)) and (name, attr) not in _PURE
-        ]
+            for value in list(vars(module).values())
+            if callable(getattr(value, "cache_clear", None)) and id(value) not in pure
+        }.values()
         _clearable_at = len(sys.modules)
     for function in _clearable:
         function.cache_clear()

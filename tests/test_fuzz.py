@@ -33,7 +33,7 @@ from cq.model import RunInfo, Scope, SearchRequest
 from cq.parse.source import searched_bytes
 from cq.pipeline import run_search
 from cq.report import render_json, render_markdown
-from tests.conftest import fuzz_examples, run_cq, write_tree
+from tests.conftest import fuzz_examples, run_cq, scratch, write_tree
 
 pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
 
@@ -132,10 +132,11 @@ def _no_time_budget(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _search(root: Path, query: str, mode: str | None, rewrite: bool | None = False):
-    request = SearchRequest(
-        query=query, root=str(root), mode=mode, rewrite=rewrite, use_cache=False, limit=0
-    )
-    try:
+    request = None
+    try:  # a query cq refuses (a NUL byte) is refused by the request itself
+        request = SearchRequest(
+            query=query, root=str(root), mode=mode, rewrite=rewrite, use_cache=False, limit=0
+        )
         return request, run_search(request)
     except CqError as exc:
         message = str(exc)
@@ -170,7 +171,7 @@ def _stable(result) -> bytes:  # type: ignore[no-untyped-def]
 @given(files=st.lists(_file(), min_size=1, max_size=3), query=_QUERIES)
 def test_fuzzed_files(files: list[tuple[str, bytes]], query: tuple[str, str | None]) -> None:
     text, mode = query
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=scratch()) as tmp:
         root = write_tree(Path(tmp), dict(files))
         request, result = _search(root, text, mode)
         if result is None:
@@ -197,7 +198,7 @@ _TREE = {
     mode=st.sampled_from([None, "identifier", "literal", "regex"]),
 )
 def test_fuzzed_queries(query: str, mode: str | None) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=scratch()) as tmp:
         root = write_tree(Path(tmp), _TREE)
         _, result = _search(root, query, mode, rewrite=None)
         if result is not None:
@@ -208,7 +209,7 @@ def test_fuzzed_queries(query: str, mode: str | None) -> None:
 @given(query=st.text(min_size=1, max_size=30), fmt=st.sampled_from(["md", "json"]))
 def test_fuzzed_queries_through_the_cli(query: str, fmt: str) -> None:
     """The real CLI, the query on stdin (any text, NUL and newlines included)."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=scratch()) as tmp:
         root = write_tree(Path(tmp), _TREE)
         run = run_cq("search", "-", "--root", str(root), "--format", fmt, stdin=query)
     assert run.returncode in (0, 1, 2)
@@ -226,7 +227,7 @@ def test_fuzzed_queries_through_the_cli(query: str, fmt: str) -> None:
 @given(query=st.binary(min_size=1, max_size=30).filter(lambda b: b"\0" not in b))
 def test_fuzzed_query_bytes_on_the_command_line(query: bytes) -> None:
     """Any bytes as the query argument: undecodable ones arrive surrogate-escaped."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=scratch()) as tmp:
         root = write_tree(Path(tmp), _TREE)
         argv = [os.fsencode(sys.executable), b"-m", b"cq", b"search", query]
         argv += [b"--root", os.fsencode(root)]

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import fuzz_examples, run_cq, write_tree
+from tests.conftest import fuzz_examples, run_cq, scratch, write_tree
 from tests.test_index import QUESTION, SETTINGS, STORAGE
 
 pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
@@ -82,7 +82,7 @@ def _assert_clean_exit(run) -> None:  # type: ignore[no-untyped-def]
     flags=st.lists(_FLAG, max_size=4),
 )
 def test_fuzzed_search_arguments(query: str, flags: list[tuple[str, str | None]]) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=scratch()) as tmp:
         root = write_tree(Path(tmp) / "root", _TREE)
         argv = ["search", "--root", str(root)]
         for flag, value in flags:
@@ -183,7 +183,7 @@ def test_a_damaged_index_is_rebuilt_or_read_as_committed(
     built: tuple[Path, Path, list[str]], damages: list[tuple[str, str, float, bytes]]
 ) -> None:
     root, clean_cache, clean = built
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=scratch()) as tmp:
         cache = Path(tmp) / "cache"
         shutil.copytree(clean_cache, cache)
         (directory,) = (cache / "index").glob("v*/*")

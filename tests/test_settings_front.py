@@ -59,10 +59,36 @@ ENV_CALLERS = {
 }
 
 
+class _Source:
+    """What the three source checks read of one module, from one walk over its tree."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        self.reads_environment = False  # os.environ / environb / getenv, however imported
+        self.calls_env_readers = False  # imports cq.env
+        self.imported: set[str] = set()  # names imported with ``from ... import``
+        self.takes_search_request = False  # imports SearchRequest from cq.model
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in ("environ", "environb", "getenv"):
+                self.reads_environment = True
+            elif isinstance(node, ast.Import):
+                self.calls_env_readers |= any(a.name == "cq.env" for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                names = {a.name for a in node.names}
+                self.imported |= names
+                module = node.module or ""
+                if module == "os" and names & {"environ", "environb", "getenv"}:
+                    self.reads_environment = True
+                self.calls_env_readers |= module == "cq.env"
+                if module.startswith("cq.model") and "SearchRequest" in names:
+                    self.takes_search_request = True
+
+
 @functools.cache  # the sources do not change during a run; three tests read them
-def _trees() -> dict[Path, ast.Module]:
+def _sources() -> dict[str, _Source]:
+    """Each module of cq by name, parsed and walked once."""
     return {
-        path: ast.parse(path.read_text(encoding="utf-8")) for path in sorted(PACKAGE.rglob("*.py"))
+        _module_name(path): _Source(ast.parse(path.read_text(encoding="utf-8")))
+        for path in sorted(PACKAGE.rglob("*.py"))
     }
 
 
@@ -71,37 +97,14 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _reads_environment(tree: ast.AST) -> bool:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in ("environ", "environb", "getenv"):
-            return True
-        imported = {a.name for a in node.names} if isinstance(node, ast.ImportFrom) else set()
-        if getattr(node, "module", None) == "os" and imported & {"environ", "environb", "getenv"}:
-            return True
-    return False
-
-
-def _calls_env_readers(tree: ast.AST) -> bool:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "cq.env":
-            return True
-        if isinstance(node, ast.Import) and any(a.name == "cq.env" for a in node.names):
-            return True
-    return False
-
-
 def test_no_stage_reads_the_environment() -> None:
     """Every env var, profile and config a search needs is a field of its ``Settings``."""
-    reading, calling = [], []
-    for path, tree in _trees().items():
-        name = _module_name(path)
-        if _reads_environment(tree) and name not in ENV_READERS:
-            reading.append(name)
-        if _calls_env_readers(tree) and name not in ENV_CALLERS:
-            calling.append(name)
-    assert reading == [] and calling == []
-    known = {_module_name(p) for p in PACKAGE.rglob("*.py")}
-    assert set(ENV_CALLERS) <= known  # a listed exception that went away leaves the list too
+    sources = _sources()
+    reading = [name for name, source in sources.items() if source.reads_environment]
+    calling = [name for name, source in sources.items() if source.calls_env_readers]
+    assert [name for name in reading if name not in ENV_READERS] == []
+    assert [name for name in calling if name not in ENV_CALLERS] == []
+    assert set(ENV_CALLERS) <= set(sources)  # a listed exception that went away leaves too
 
 
 def test_no_stage_reads_a_profile_or_the_user_config() -> None:
@@ -110,17 +113,8 @@ def test_no_stage_reads_a_profile_or_the_user_config() -> None:
     readers = {"read_profile", "load_tuning", "load_profile", "load_rank_weights", "load_config"}
     # the rewrite reads the LLM's config files only when it asks the model (cq.settings)
     allowed = {"cq.settings", "cq.profiles", "cq.llm_settings", "cq.cli.index", "cq.rewrite.run"}
-    found = []
-    for path, tree in _trees().items():
-        names = {
-            a.name
-            for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom)
-            for a in node.names
-        }
-        if names & readers and _module_name(path) not in allowed:
-            found.append(_module_name(path))
-    assert found == []
+    found = [name for name, source in _sources().items() if source.imported & readers]
+    assert [name for name in found if name not in allowed] == []
 
 
 # Who may read a ``SearchRequest`` (import the name, so take one), and why: the front ends
@@ -148,23 +142,11 @@ REQUEST_FRONT = {
 }
 
 
-def _takes_search_request(tree: ast.AST) -> bool:
-    return any(
-        isinstance(node, ast.ImportFrom)
-        and (node.module or "").startswith("cq.model")
-        and any(a.name == "SearchRequest" for a in node.names)
-        for node in ast.walk(tree)
-    )
-
-
 def test_a_search_request_is_read_by_the_front_alone() -> None:
     """The request stops at ``settle``: every other module takes the settings derived from
     it (``Settings``: its ``Scope``, ``ladder``, ``echo``; the ``Question``), checked on
     the source as for the environment."""
-    readers = set()
-    for path, tree in _trees().items():
-        if _takes_search_request(tree):
-            readers.add(_module_name(path))
+    readers = {name for name, source in _sources().items() if source.takes_search_request}
     assert readers - set(REQUEST_FRONT) == set()
 
 

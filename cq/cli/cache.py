@@ -5,8 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from cq.errors import CqError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cq.cache.store import Store
 
 
 def add_cache_parser(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +33,7 @@ def add_cache_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_cache_command(args: argparse.Namespace) -> int:
-    from cq.cache import bound, footprint
+    from cq.cache import bound
     from cq.cache.faults import misplaced
     from cq.cache.place import cache_dir, max_bytes_from_env
     from cq.cache.store import FILE_NAME, Store
@@ -43,18 +49,28 @@ def run_cache_command(args: argparse.Namespace) -> int:
         return _clear(directory)
     total = max_bytes_from_env()
     store = Store(path, bound.database_share(total), warn=False)
+    try:  # closed here, not at exit: its log is folded back before the process ends
+        return _info_or_prune(store, args.action, directory, total)
+    finally:
+        store.close()
+
+
+def _info_or_prune(store: Store, action: str, directory: Path, total: int) -> int:
+    from cq.cache import bound, footprint
+
+    path = store.path
     if not store.available:
         raise CqError(f"cache unavailable: {store.fault}")
     before = _sizes(store)  # reading may find corruption: the file is then set aside
     if store.notice:  # e.g. a corrupt file was set aside: the command still works
         print(f"cq: warning: {store.notice}", file=sys.stderr)
-    if args.action == "prune":
+    if action == "prune":
         store.prune()
         removed = footprint.trim(directory, total)
     sizes = _sizes(store)
     if before is None or sizes is None:
         raise CqError(f"cache unavailable: {store.fault or store.notice}")
-    if args.action == "prune":
+    if action == "prune":
         indexes = sum(isinstance(r, footprint.RootUse) for r in removed)
         # The file with its log on both sides: prune folds the log into the file, so the
         # file alone would seem to grow.
