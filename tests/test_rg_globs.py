@@ -82,3 +82,22 @@ def test_glob_is_in_the_mcp_tools_include_argument_and_help() -> None:
     assert {"-g", "--glob", "--include"} <= set(include.flags) and include.mcp
     assert "rg's -g" in (include.mcp_help or "")
     assert "--glob GLOB" in run_cq("search", "--help").stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "fault"),
+    [
+        (["get_bucket", "-g", "[abc"], "'[abc': unclosed character class"),
+        (["how are buckets got?", "--exclude", "{a,b"], "unclosed alternate group"),
+    ],
+)
+def test_a_malformed_glob_is_named_as_the_users_not_as_rg_failing(
+    repo: Path, argv: list[str], fault: str
+) -> None:
+    """rg refuses the glob before it searches: cq says which glob and why, in one line with
+    exit 2, as for any bad flag value; not "rg failed", as if the tool had broken."""
+    run = run_cq("search", *argv, "--root", str(repo))
+    assert run.returncode == 2
+    assert run.stderr.startswith("cq: invalid glob "), run.stderr
+    assert fault in run.stderr and "rg failed" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr

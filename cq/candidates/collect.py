@@ -14,7 +14,7 @@ import msgspec
 from cq.candidates.limits import CapTracker
 from cq.candidates.lines import CrLines, place
 from cq.candidates.patterns import pattern_regex
-from cq.candidates.rg_errors import regex_error
+from cq.candidates.rg_errors import glob_error, regex_error
 from cq.candidates.rg_events import Begin, Match, Summary, decode_event, strip_terminator
 from cq.errors import PatternError, SearchFailedError, UsageError
 from cq.model import Language, Pattern, RawMatch, Scope, SearchStats
@@ -193,6 +193,8 @@ class _RgRun:
         if explained is not None:
             raise PatternError("\n".join(map(visible, explained.split("\n"))))
         message = visible(" ".join(" ".join(messages).split()))
+        if (bad_glob := glob_error(message)) is not None:
+            raise UsageError(bad_glob)
         if "regex" in message.lower():
             raise PatternError(f"invalid pattern: {message}")
         raise SearchFailedError(f"rg failed: {message or 'exit status 2'}")

@@ -7,7 +7,8 @@ import os
 import subprocess
 
 from cq.candidates.collect import scope_args
-from cq.errors import SearchFailedError
+from cq.candidates.rg_errors import glob_error
+from cq.errors import SearchFailedError, UsageError
 from cq.model import Scope
 from cq.model.language import language_of
 from cq.terminal import visible
@@ -35,8 +36,10 @@ def searched_files(scope: Scope) -> list[str]:
             f"rg listed files for more than {scope.limits.timeout_seconds:g} s (--timeout)"
         ) from None
     if proc.returncode == 2 and not proc.stdout:
-        message = " ".join(proc.stderr.decode("utf-8", "replace").split())
-        raise SearchFailedError(f"rg failed: {visible(message) or 'exit status 2'}")
+        message = visible(" ".join(proc.stderr.decode("utf-8", "replace").split()))
+        if (bad_glob := glob_error(message)) is not None:
+            raise UsageError(bad_glob)
+        raise SearchFailedError(f"rg failed: {message or 'exit status 2'}")
     # NUL-separated: a file name may hold a newline; one that is not UTF-8 as the search
     # and the file system read it (its bytes as lone surrogates), the name -l prints
     names = os.fsdecode(proc.stdout).split("\0")

@@ -1,4 +1,4 @@
-"""rg's regex errors told about the user's own pattern, as rg prints them.
+"""rg's regex and glob errors told about what the user wrote, as rg prints them.
 
 rg joins its ``-e`` patterns into one regex, each wrapped as ``(?:...)``, and reports a parse
 error against that whole text with a caret line under the fault. The user wrote none of the
@@ -9,6 +9,17 @@ from __future__ import annotations
 
 _INDENT = "    "  # rg's indent of the pattern and caret lines
 _UNOPENED = ["error: unopened group"]
+_GLOB = "error parsing glob "
+
+
+def glob_error(message: str) -> str | None:
+    """rg's ``error parsing glob '[abc': unclosed character class ...`` as the fault in a
+    glob the user gave (``--include``/``-g``, ``--exclude``), not as rg failing;
+    None for another error."""
+    at = message.find(_GLOB)
+    if at < 0:
+        return None
+    return f"invalid glob {message[at + len(_GLOB) :]} (an --include or --exclude glob)"
 
 
 def regex_error(messages: list[str], regexes: list[str]) -> str | None:
