@@ -46,6 +46,8 @@ def test_no_llm_line_unless_the_user_named_a_model_server(repo):
     default = {"CQ_LLM_URL": ""}  # unset: the default server, which does not answer here
     md = search(repo, QUESTION, env=default).stdout
     assert "read as a question and rewritten offline into names" in md
+    # its hits are those names', not its words as text
+    assert " · searched as the names below · " in md, md
     assert not re.search(r"^your model was not used|11434|refused", md, re.M | re.I), md
     rewrite = search(repo, QUESTION, "--format", "json", env=default).json()["summary"]["rewrite"]
     assert rewrite["llm_configured"] is False and "fallback_reason" in rewrite  # JSON keeps it

@@ -33,7 +33,7 @@ def header(repo: Path, *args: str) -> list[str]:
 def test_a_rewrite_after_no_results_is_told_in_plain_words(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "repo", TREE)
     said = header(repo, "bucket getter")
-    assert " · searched as text · " in said[0], said
+    assert " · searched as text, then as the names below · " in said[0], said
     assert said[1] == (
         "no results for the words as typed, so they were rewritten offline into names: "
         "`get_bucket`, `test_get_bucket`"

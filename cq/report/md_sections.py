@@ -65,7 +65,7 @@ def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False)
     scope = "" if s.lang_scope == "auto" else f" ({option('--lang', s.lang_scope, tool=tool)})"
     if not langs:  # no rg match: any finding is the repository index's
         langs = "no text matched, the index found these" if s.total_findings else "no files matched"
-    parts = [shown, _searched_as(s.mode_chain), langs + scope]
+    parts = [shown, _searched_as(s.mode_chain, s.rewrite), langs + scope]
     if s.focus != "all":
         parts.append(f"{s.focus} first")
     if roles:
@@ -116,9 +116,19 @@ def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False)
 _AS = {"identifier": "a name", "literal": "text", "regex": "a regex"}
 
 
-def _searched_as(chain: tuple[str, ...]) -> str:
-    """``searched as a name, then as text``: the modes the search went through, in words."""
-    return "searched as " + ", then as ".join(_AS.get(mode, mode) for mode in chain)
+def _searched_as(chain: tuple[str, ...], rewrite: RewriteSummary | None) -> str:
+    """``searched as a name, then as text``: the modes the search went through, in words. A
+    rewritten query's hits are the rewrite's, which the line below the header lists: a
+    question read as one was searched as those (its words as typed are not what it found),
+    a query rewritten after finding nothing as typed first as typed, then as those."""
+    typed = ", then as ".join(_AS.get(mode, mode) for mode in chain)
+    if rewrite is None or not rewrite.applied:
+        return f"searched as {typed}"
+    names, phrases = rewrite.identifiers, rewrite.literals
+    into = "names and phrases" if names and phrases else "names" if names else "phrases"
+    if rewrite.trigger == "zero_results":
+        return f"searched as {typed}, then as the {into} below"
+    return f"searched as the {into} below"
 
 
 # Why and how a query was rewritten, by ``RewriteSummary.trigger``.
