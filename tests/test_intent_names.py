@@ -158,14 +158,16 @@ def test_a_camel_case_near_miss_gets_did_you_mean_not_substring_hits(tmp_path: P
 
 def test_follow_ups_name_the_owner_of_a_method(tmp_path: Path) -> None:
     """A follow-up for a method names its class (``Alpha.rebuild``): the bare name would
-    search every class's ``rebuild``."""
+    search every class's ``rebuild``. "who calls" is asked as the callers question it says."""
     write_tree(tmp_path, OWNERS)
     data = run_cq("search", "Alpha.build", "--root", str(tmp_path), "--format", "json").json()
     section = next(s for s in data["sections"] if s["type"] == "follow_ups")
     whys = [f["why"] for f in section["follow_ups"]]
     assert "who calls `Alpha.rebuild`, the best-ranked caller" in whys, whys
     caller = next(f for f in section["follow_ups"] if f["why"].startswith("who calls"))
-    assert caller["argv"][-1] == "Alpha.rebuild"
+    assert caller["argv"][-1] == "who calls Alpha.rebuild?"  # a callers question, as it says
+    asked = run_cq("search", caller["argv"][-1], "--root", str(tmp_path)).stdout
+    assert asked.split("\n\n")[1].startswith("**Answer:** no callsite of `rebuild`"), asked
 
 
 def test_a_usage_answer_listing_only_imports_counts_every_use_as_uses(tmp_path: Path) -> None:

@@ -103,6 +103,6 @@ def test_follow_ups_over_mcp_are_tool_calls(tmp_path: Path) -> None:
     assert lines and all(": search with `{" in line for line in lines), follow
     args = [json.loads(line.split(": search with `", 1)[1].rstrip("`")) for line in lines]
     assert all(a["query"] for a in args), args
-    assert "Alpha.rebuild" in {a["query"] for a in args}  # the caller, with its owner
+    assert "who calls Alpha.rebuild?" in {a["query"] for a in args}  # the caller, its owner
     cli = run_cq("search", "build", "--root", str(root)).stdout  # the CLI keeps shell lines
     assert " search --root " in cli.split("## Suggested Follow-ups", 1)[1]

@@ -58,7 +58,8 @@ def follow_ups(
             found.append(_make(echo, query, "only the defining package", in_dir=folder))
     caller = _best_caller(shown, query)
     if caller:
-        found.append(_make(echo, caller, f"who calls `{caller}`, the best-ranked caller"))
+        asked = f"who calls {caller}?"  # a callers question: its calls, not its namesakes
+        found.append(_make(echo, asked, f"who calls `{caller}`, the best-ranked caller"))
     if again and echo.focus != "tests" and tests_exist:
         found.append(_make(echo, query, "tests first", focus="tests"))
     if again and omitted_by_limit:
