@@ -312,3 +312,37 @@ def test_a_question_about_a_name_in_another_spelling_is_answered_in_the_trees(
     assert (summary["asked_name"], summary["respelled"]) == ("get_bucket", "getBucket")
     if kind == "definition":
         assert (answer["file"], answer["line"]) == ("moto/s3/models.py", 12), answer
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    @abstractmethod\n    def load(self, data):\n        pass\n",
+        "    @abc.abstractmethod\n    def load(self, data):\n        '''Load data.'''\n",
+        "    def load(self, data):\n        raise NotImplementedError\n",
+        "    def load(self, data):\n        raise NotImplementedError('subclasses load')\n",
+    ],
+)
+def test_an_implementation_answers_before_its_abstract_declaration(
+    tmp_path: Path, body: str
+) -> None:
+    """``SchemaABC.load`` only declares what ``Schema.load`` does: a base class's abstract
+    method (``pass`` under ``@abstractmethod``, or a body that raises NotImplementedError)
+    is not the Answer when the implementation is shown; a plain ``pass`` may be a hook."""
+    write_tree(
+        tmp_path,
+        {
+            "lib/base.py": (
+                "import abc\nfrom abc import ABC, abstractmethod\n\n\n"
+                f"class SchemaABC(ABC):\n{body}"
+            ),
+            "lib/schema.py": (
+                "from lib.base import SchemaABC\n\n\nclass Schema(SchemaABC):\n"
+                "    def load(self, data):\n        return dict(data)\n"
+            ),
+        },
+    )
+    md = run_cq("search", "-w", "load", "--root", str(tmp_path)).stdout
+    answer = md.split("\n\n")[1].splitlines()[0]
+    assert answer.startswith("**Answer:** `load`"), md
+    assert "defined at `lib/schema.py:5:8` in `Schema`" in answer, md

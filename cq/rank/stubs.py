@@ -2,7 +2,8 @@
 
 An ``@overload`` (``typing.overload``, ``typing_extensions.overload``) signature, a function
 whose body is ``...`` (a protocol member, an abstract declaration; a docstring before it
-allowed) and anything in a ``.pyi`` stub file declare a name; the implementation is
+allowed) or only raises ``NotImplementedError``, an ``@abstractmethod`` whose body is
+``pass``, and anything in a ``.pyi`` stub file declare a name; the implementation is
 elsewhere, and that is what an Answer names when the shown findings hold both. Python only,
 read from the shown definitions' files through the search's corpus (parsed once, cached by
 content hash: enrichment parsed the same files).
@@ -49,7 +50,7 @@ def _is_stub(f: Finding, corpus: Corpus, trees: dict[str, ast.AST | None]) -> bo
         trees[f.file] = _tree(corpus, f.file)
     tree = trees[f.file]
     node = _function_at(tree, f.line) if tree is not None else None
-    return node is not None and (_overloaded(node) or _declared_only(node))
+    return node is not None and (_overloaded(node) or _declared_only(node) or _abstract(node))
 
 
 def abstract_lines(source: str) -> frozenset[int]:
@@ -116,6 +117,20 @@ def _overloaded(node: ast.AST) -> bool:
         if isinstance(decorator, ast.Attribute) and decorator.attr == "overload":
             return True
     return False
+
+
+def _abstract(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A base class's declaration each subclass implements: an ``@abstractmethod`` whose body
+    is a docstring, ``pass``, ``...`` or a raise of ``NotImplementedError``, or any function
+    whose body only raises it (``pass`` alone is no declaration: a hook may do nothing on
+    purpose)."""
+    body = node.body[1:] if node.body and _is_constant(node.body[0], str) else node.body
+    if any(
+        (d.id if isinstance(d, ast.Name) else getattr(d, "attr", None)) == "abstractmethod"
+        for d in node.decorator_list
+    ):
+        return not body or _declares_only(node)
+    return _declares_only(node) and isinstance(body[0], ast.Raise)
 
 
 def _declared_only(node: ast.AST) -> bool:
