@@ -232,11 +232,13 @@ def test_a_path_too_long_to_open_is_a_warning(tmp_path: Path) -> None:
     assert some.returncode == 0 and [f["file"] for f in some.json()["findings"]] == ["ok.py"]
 
 
-def test_a_real_rg_failure_still_fails(tmp_path: Path) -> None:
+def test_a_glob_rg_refuses_still_fails(tmp_path: Path) -> None:
+    """rg refuses the glob before it searches anything: the search fails with one line and
+    exit 2, never an empty report (the words: tests/test_rg_globs.py)."""
     write_tree(tmp_path, {"a.py": "x = 1\n"})
     run = run_cq("search", "x", "--root", str(tmp_path), "--include", "{a")
-    assert run.returncode == 2
-    assert run.stderr.startswith("cq: rg failed:") and len(run.stderr.splitlines()) == 1
+    assert run.returncode == 2 and not run.stdout
+    assert run.stderr.startswith("cq: invalid glob '{a'") and len(run.stderr.splitlines()) == 1
 
 
 def test_nul_in_the_query_is_a_clean_error(tmp_path: Path) -> None:
