@@ -137,11 +137,13 @@ def test_info_lists_the_vectors_per_model_and_the_models_apart(
     after = _bytes(_isolated_cache) - _bytes(model)
     (head,) = [line for line in lines if line.startswith("cache dir:")]
     assert "(bound 512.0 MB); cache used " in head, head
-    # to the rounding of one figure, between what the directory held before and after (a cq
-    # that exits folds its log back into the database: test_a_cq_that_has_exited_...)
+    # to the rounding of one figure (0.05), between what the directory held before and after
+    # (a cq that exits folds its log back into the database: test_a_cq_that_has_exited_...),
+    # and the log its own reading holds while it counts (0.05: a clean-clone CI run counted
+    # 1.1 MB for a directory of 1.048 MB before and after)
     said = float(head.rsplit("cache used ", 1)[1].removesuffix(" MB"))
     low, high = min(before, after) / MB, max(before, after) / MB
-    assert low - 0.05 - 1e-9 <= said <= high + 0.05 + 1e-9, (head, before, after)
+    assert low - 0.05 - 1e-9 <= said <= high + 0.1 + 1e-9, (head, before, after)
 
 
 # real processes: what a cq leaves behind as it exits is under test (a forked cq closes its
