@@ -85,7 +85,7 @@ def constructor(c: Candidate, name: str, question: Asked) -> float:
     if not question.behaviour:
         return 0.0
     made = name == "new" if is_rust(c.file) else name in ("__init__", "__new__")
-    return 1.0 if made or c.setter else 0.0
+    return 1.0 if made or c.setter else 0.0  # an indicator, not a weight: its weight is tuned
 
 
 # A Rust builder's setter: takes the receiver (``self``, ``mut self``, ``&mut self``) and at

@@ -194,7 +194,9 @@ def _without_auxiliary(text: str) -> str:
 
 
 def with_base_forms(
-    words: dict[str, float], share: float, synonyms: float = 0.0
+    words: dict[str, float],
+    share: float,
+    synonyms: float = 0.0,  # none unless asked (a search asks IndexTuning.synonym_weight)
 ) -> dict[str, float]:
     """``words``, the base forms of its inflected ones (``cq.rewrite.base_forms``) and the
     abbreviations code writes for them (``cq.rewrite.ABBREVIATIONS``: evaluated -> eval) at

@@ -4,7 +4,8 @@
     python bench/results/2026-11-30-answer8/replay.py REPORTS_DIR concept,title
 
 REPORTS_DIR/ID.json is one ``cq search --format json`` per everyday question (trees under
-/work/trees/head). Signals: ``callee`` (another listed function calls it), ``callee_of_better``
+``$CQ_EVERYDAY_TREES``).
+Signals: ``callee`` (another listed function calls it), ``callee_of_better``
 (one scoring better as the Answer calls it), ``delegator`` (-1: it calls another listed one).
 A call is ``name(`` in a function's body; a ``__call__`` is called by its class's name. Only
 reports whose Answer is the first Relevant Function by Answer score are re-chosen.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -27,7 +29,8 @@ from bench.everyday import score
 from cq.index.units import file_units
 from cq.rank import last_name
 
-TREES = Path("/work/trees/head")
+# the everyday trees (``bench.everyday --trees``): one directory per tuning repository
+TREES = Path(os.environ.get("CQ_EVERYDAY_TREES") or sys.exit("set CQ_EVERYDAY_TREES"))
 CALL = re.compile(r"([A-Za-z_]\w*)\s*(?:::<[^>]*>)?\(")
 MODES = ("callee", "callee_of_better", "delegator")
 WEIGHTS = (0, 0.05, 0.1, 0.15, 0.2, 0.5)

@@ -19,7 +19,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-TREES = Path("/work/trees/head")
+# the everyday trees (``bench.everyday --trees``): one directory per tuning repository
+TREES = Path(os.environ.get("CQ_EVERYDAY_TREES") or sys.exit("set CQ_EVERYDAY_TREES"))
 
 
 def env(cache: Path) -> dict[str, str]:
