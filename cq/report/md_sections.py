@@ -124,8 +124,7 @@ def _searched_as(chain: tuple[str, ...], rewrite: RewriteSummary | None) -> str:
     typed = ", then as ".join(_AS.get(mode, mode) for mode in chain)
     if rewrite is None or not rewrite.applied:
         return f"searched as {typed}"
-    names, phrases = rewrite.identifiers, rewrite.literals
-    into = "names and phrases" if names and phrases else "names" if names else "phrases"
+    into = _kinds_of(rewrite)
     if rewrite.trigger == "zero_results":
         return f"searched as {typed}, then as the {into} below"
     return f"searched as the {into} below"
@@ -139,10 +138,16 @@ _WHY = {
 }
 
 
+def _kinds_of(rewrite: RewriteSummary) -> str:
+    """What a rewrite produced, in words: ``names``, ``phrases`` or both."""
+    names, phrases = rewrite.identifiers, rewrite.literals
+    return "names and phrases" if names and phrases else "names" if names else "phrases"
+
+
 def _rewritten(rewrite: RewriteSummary) -> str:
     """``read as a question and rewritten offline into names: `a`, `b```."""
     names, phrases = rewrite.identifiers, rewrite.literals
-    into = "names and phrases" if names and phrases else "names" if names else "phrases"
+    into = _kinds_of(rewrite)
     terms = ", ".join(code(t) for t in (*names, *phrases))
     by = rewrite.rewriter.removeprefix("llm:")
     how = "offline" if rewrite.rewriter == "offline" else f"by the model {by}"
