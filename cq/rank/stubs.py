@@ -50,7 +50,7 @@ def _is_stub(f: Finding, corpus: Corpus, trees: dict[str, ast.AST | None]) -> bo
         trees[f.file] = _tree(corpus, f.file)
     tree = trees[f.file]
     node = _function_at(tree, f.line) if tree is not None else None
-    return node is not None and (_overloaded(node) or _declared_only(node) or _abstract(node))
+    return node is not None and (_overloaded(node) or _ellipsis_body(node) or _abstract(node))
 
 
 def abstract_lines(source: str) -> frozenset[int]:
@@ -133,7 +133,7 @@ def _abstract(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return _declares_only(node) and isinstance(body[0], ast.Raise)
 
 
-def _declared_only(node: ast.AST) -> bool:
+def _ellipsis_body(node: ast.AST) -> bool:
     """A body of ``...`` alone, after a docstring if any."""
     body = list(getattr(node, "body", ()))
     if body and _is_constant(body[0], str):
