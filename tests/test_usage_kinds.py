@@ -161,3 +161,37 @@ def test_a_capitalized_word_in_a_usage_question_is_the_name_asked(tmp_path: Path
     got = _answer(tmp_path, "where is Styles used?")
     assert set(got["sites"]) == {("app/render.py", 1), ("app/render.py", 5), ("app/cli.py", 1)}
     assert ("theme/styles.py", 1) not in got["sites"]  # its definition is no use
+
+
+DOTTED = {
+    "prob/__init__.py": "from prob.primitives import sample\n",
+    "prob/primitives.py": "def sample(name, fn):\n    return fn\n",
+    "models/a.py": (
+        "import prob\n\n\ndef model(dist):\n    x = prob.sample('x', dist)\n"
+        "    y = prob.sample('y', dist)\n    return dist.sample() + x + y\n"
+    ),
+    "models/b.py": (
+        "from prob import sample\n\n\ndef guide(d):\n    return d.sample(), d.sample()\n"
+    ),
+    "dists/normal.py": (
+        "class Normal:\n    def sample(self):\n        return 0\n\n"
+        "    def rsample(self):\n        return self.sample() + self.sample()\n"
+    ),
+}
+
+
+def test_a_dotted_name_is_answered_by_the_uses_through_its_owner(tmp_path: Path) -> None:
+    """ "where is prob.sample used?" asks for ``prob.sample(...)`` and the imports of
+    ``sample`` from ``prob``, not every ``.sample`` of the tree (a distribution's own
+    method, called on it): the Answer counts and lists those, and names what was asked."""
+    write_tree(tmp_path, DOTTED)
+    got = _answer(tmp_path, "where is prob.sample used?")
+    assert sorted(got["sites"]) == [
+        ("models/a.py", 5),
+        ("models/a.py", 6),
+        ("models/b.py", 1),
+        ("prob/__init__.py", 1),
+    ], got
+    run = run_cq("search", "where is prob.sample used?", "--root", str(tmp_path), "--no-semantic")
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** 4 uses of `prob.sample` (defined at"), run.stdout

@@ -14,7 +14,7 @@ import re
 import msgspec
 
 from cq.model import Finding, Question
-from cq.rank import is_use_site, last_name, use_kinds, use_order, use_question
+from cq.rank import is_use_site, last_name, use_order, use_question
 
 # How a line uses the string it holds, strongest first: the verb the Answer says.
 _RAISES = re.compile(
@@ -117,17 +117,6 @@ def _nearness(f: Finding, home: str | None) -> int:
             break
         shared += 1
     return shared
-
-
-def counted_uses(counts: dict[str, int], question: Question) -> int:
-    """How many uses the whole search found (``KindCounts``: every finding, shown or not);
-    0 where the counts cannot tell them (a raise or a handler is told by its line, which
-    only the shown findings carry): the report then counts the shown ones."""
-    uses = question.uses or "uses"
-    if uses in ("raises", "catches"):
-        return 0
-    kinds = frozenset({"callsite"}) if uses == "instances" else use_kinds(uses)
-    return sum(n for kind, n in counts.items() if kind in kinds)
 
 
 _KEYWORD = re.compile(r"(?:^|,)\s*(\*{0,2}[^\W\d]\w*)\s*(?=[:=,]|$)")

@@ -58,6 +58,9 @@ class Tally(msgspec.Struct, frozen=True, kw_only=True):
     # A callers question's calls of the names it asks about that are not shown (each scored,
     # in rank order): its Answer counts every direct call in the tree, not the shown ones only
     calls: tuple[Finding, ...] = ()
+    # A usage question's uses of the kind it asks for, shown or not (``cq.rank.is_use_site``):
+    # its Answer's count (through a dotted name's owner, only those)
+    uses: int = 0
 
     @classmethod
     def of(cls, ranked: list[Finding]) -> Tally:

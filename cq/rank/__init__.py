@@ -130,6 +130,7 @@ def score_findings(
             for i in rest
             if _asked_call(findings[i], ctx.called)
         ),
+        uses=sum(1 for u in used if not u[0]) if used is not None else 0,
     )
     kept = [
         msgspec.structs.replace(
@@ -214,7 +215,9 @@ def final_order(
             for f in fused.findings
             if _asked_call(f, ctx.called) and (f.file, f.line, f.col) not in shown_at
         )
-        tally = msgspec.structs.replace(Tally.of(fused.findings), calls=beyond)
+        tally = msgspec.structs.replace(
+            Tally.of(fused.findings), calls=beyond, uses=ranked.tally.uses
+        )
         return Ordered(findings=final, tally=tally, fused=fused)
     files = tuple(dict.fromkeys([*(f.file for f in final), *ranked.tally.files_in_rank_order]))
     tally = msgspec.structs.replace(ranked.tally, files_in_rank_order=files)
