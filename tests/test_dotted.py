@@ -270,3 +270,32 @@ def test_a_rust_path_through_a_root_crates_name_finds_the_item(
     answer = run.stdout.split("\n\n")[1]
     name = path.rsplit("::", 1)[-1]
     assert answer.startswith(f"**Answer:** `{name}` — `{item}` defined at `src/model.rs:"), answer
+
+
+@pytest.mark.parametrize("path", ["shop::Command", "shop::builder::Command"])
+def test_a_rust_path_through_a_facade_crate_finds_its_workspace_crates_item(
+    tmp_path: Path, path: str
+) -> None:
+    """A facade crate at the tree's root re-exports its workspace's implementation crate
+    (``pub use shop_builder::*;``, as ``clap`` does ``clap_builder``): its users write
+    ``shop::Command`` for the struct ``shop_builder/src/builder/command.rs`` defines."""
+    write_tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "shop"\n\n[workspace]\nmembers = ["shop_builder"]\n',
+            "src/lib.rs": "pub use shop_builder::*;\n",
+            "shop_builder/src/lib.rs": "pub mod builder;\npub use crate::builder::Command;\n",
+            "shop_builder/src/builder/mod.rs": "mod command;\npub use self::command::Command;\n",
+            "shop_builder/src/builder/command.rs": ("pub struct Command {\n    name: String,\n}\n"),
+            "examples/demo.rs": (
+                "use shop::Command;\n\nfn main() {\n    let _c: Option<Command> = None;\n}\n"
+            ),
+        },
+    )
+    run = run_cq("search", path, "--root", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith(
+        "**Answer:** `Command` — `pub struct Command` defined at "
+        "`shop_builder/src/builder/command.rs:1:11`"
+    ), answer
