@@ -36,6 +36,7 @@ from cq.rewrite.message import (
     message_pattern,
     panic_message,
     quoted_runs,
+    rustc_subject,
     sentence_patterns,
     unlabelled,
 )
@@ -72,8 +73,12 @@ def understand(
     ``rewrite`` says so (None: when it reads as prose); ``has_context``: a context or a
     follow-up gives "it" something to refer to. Raises ``UsageError`` for a regex of
     several lines."""
-    # A name a question writes as code is searched as if typed, unless told how to search.
+    # A name a question writes as code is searched as if typed, unless told how to search; so
+    # is the type a pasted rustc error names (its words are the compiler's, in no file).
     named_q = name_question(text) if mode is None and rewrite is None else None
+    if named_q is None and mode is None and rewrite is None:
+        subject = rustc_subject(text)
+        named_q = NameQuestion(subject, "definition") if subject is not None else None
     asked = named_q.name if named_q is not None else None
     searched = asked or text
     detected = mode or _detect_mode(searched)
