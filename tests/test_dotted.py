@@ -299,3 +299,30 @@ def test_a_rust_path_through_a_facade_crate_finds_its_workspace_crates_item(
         "**Answer:** `Command` — `pub struct Command` defined at "
         "`shop_builder/src/builder/command.rs:1:11`"
     ), answer
+
+
+@pytest.mark.parametrize("path", ["Weekday::Mon", "cal::Weekday::Mon"])
+def test_a_rust_path_to_an_enum_variant_finds_the_variant(tmp_path: Path, path: str) -> None:
+    """``Weekday::Mon`` names the variant ``Mon`` of ``enum Weekday``: its definition is the
+    Answer, not one of the many ``Weekday::Mon`` written in a match."""
+    write_tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "cal"\n',
+            "src/lib.rs": "pub mod weekday;\npub use weekday::Weekday;\n",
+            "src/weekday.rs": "pub enum Weekday {\n    Mon = 0,\n    Tue,\n}\n",
+            "src/parse.rs": (
+                "use crate::Weekday;\n\npub fn day(n: u8) -> Option<Weekday> {\n"
+                "    match n {\n        1 => Some(Weekday::Mon),\n"
+                "        2 => Some(Weekday::Tue),\n"
+                "        _ => None,\n    }\n}\n"
+            ),
+        },
+    )
+    run = run_cq("search", path, "--root", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith(
+        "**Answer:** `Mon` defined at `src/weekday.rs:2:4` in `Weekday` (src)\n"
+        "```rust\n    Mon = 0,"
+    ), answer

@@ -70,6 +70,8 @@ def is_target_definition(f: Finding, dotted: Dotted) -> bool:
     if f.category != "definition" or last_name(f.text) != dotted.member:
         return False
     module, scope = _module_segments(f.file), _segments(f.containing_scope or dotted.member)
+    if scope[-1] != dotted.member:  # a variant's or a field's scope is its enum's, its struct's
+        scope.append(dotted.member)
     n = len(dotted.parts)
     if tuple([*module, *scope][-n:]) == dotted.parts:
         return True

@@ -134,6 +134,8 @@ def _definition_answer(f: Finding, said: Answer, lead: str) -> list[str]:
     scope = scope_of(f)
     where = f" in {code(scope)}" if scope else ""
     signature = f.enrichment.signature if f.enrichment else None
+    if signature == f.text:  # the name alone (an enum variant ``Mon``) says nothing more
+        signature = None
     one_line = signature if signature and "\n" not in signature else None
     what = f"{code(f.text)} — {code(one_line)}" if one_line else code(f.text)
     # A definition no pattern matched (the index's unit, tier "index") is a weaker answer: say so
