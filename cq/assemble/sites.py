@@ -31,6 +31,9 @@ _HELPS = re.compile(r"\b(?:help|about|long_about|doc\w*|description|usage)\s*[=:
 _EXCEPTION_CLASS = re.compile(r"(?:Error|Exception|Warning)$")
 _EXCEPTION_FILES = re.compile(r"(?:^|/)(?:exceptions?|errors?)\.(?:py|rs)$")
 _CODE_STRINGS = frozenset({"string_match", "text_match"})
+# a quote on the line up to a hit's first character: a text match there may sit in a string
+# the classifier did not read as one; with none it is code
+_QUOTE = re.compile(r"[\"'`]")
 
 
 class Site(msgspec.Struct, frozen=True):
@@ -51,6 +54,8 @@ def message_site(findings: tuple[Finding, ...]) -> Site | None:
     for i, f in enumerate(findings):
         if f.category not in _CODE_STRINGS or f.role == "test":
             continue
+        if f.category == "text_match" and not _QUOTE.search(f.line_text[: f.col + 1]):
+            continue  # code, not a string (``impl ArgAction {`` holds "impl Arg")
         strength, said = _strength(f)
         if best is None or strength > best[0]:
             best, verb = (strength, i), said

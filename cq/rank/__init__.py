@@ -44,6 +44,7 @@ from cq.rank.roles import path_role
 from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
 from cq.rank.score import breakdown, depth_penalty, total
 from cq.rank.signals import (
+    cuts_name,
     exact_definition,
     filename_match,
     is_exact_definition,
@@ -284,9 +285,9 @@ def rank_findings(findings: list[Finding], ctx: RankContext, corpus: Corpus) -> 
     return final_order(ranked, ranked.shown, ctx, 0).findings
 
 
-# what a finding's score depends on: category, role, confidence, scope depth, and the exact
-# definition, file name and terms factors
-_Key = tuple[str, Role, float, int, float, float, float]
+# what a finding's score depends on: category, role, confidence, scope depth, the exact
+# definition, file name and terms factors, and whether it cuts a name
+_Key = tuple[str, Role, float, int, float, float, float, bool]
 
 
 class _Scorer:
@@ -327,13 +328,13 @@ class _Scorer:
             exact = ctx.weights.exact_definition if _is_lead(f, ctx.called) else 1.0
         else:
             exact = exact_definition(f, self.names, ctx.weights)
-        return (f.category, role, f.confidence, depth, exact, filename, terms)
+        return (f.category, role, f.confidence, depth, exact, filename, terms, cuts_name(f))
 
     def breakdown(self, f: Finding, role: Role) -> ScoreBreakdown:
         key = self._key(f, role)
         found = self.parts.get(key)
         if found is None:
-            category, role_, confidence, depth, exact, filename, terms = key
+            category, role_, confidence, depth, exact, filename, terms, cut = key
             found = self.parts[key] = breakdown(
                 category=category,
                 role=role_,
@@ -344,6 +345,7 @@ class _Scorer:
                 filename=filename,
                 terms=terms,
                 weights=self.ctx.weights,
+                cut=cut,
             )
         return found
 
