@@ -28,7 +28,7 @@ from cq.rewrite.asks import (
 )
 from cq.rewrite.extract import extract_mentions
 from cq.rewrite.heuristic import should_rewrite
-from cq.rewrite.memory import refers_back
+from cq.rewrite.memory import refers_back, written_in
 from cq.rewrite.message import (
     PHRASE_WORDS,
     QUOTED,
@@ -48,17 +48,23 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def question_of(request: SearchRequest, tuning: RewriteTuning | None = None) -> Question:
+def question_of(
+    request: SearchRequest, tuning: RewriteTuning | None = None, subject: str | None = None
+) -> Question:
     """The request's query understood, with its switches (``understand``) and where "it"
-    may find its antecedent (``--context``, ``--follow-up``)."""
+    may find its antecedent (``--context``, ``--follow-up``); ``subject``: the dotted name
+    its "it" refers to (``cq.rewrite.followed_subject``), read as if written in its place
+    ("who calls it?" as "who calls `Schema.load`?"; ``text`` stays as typed)."""
     question = understand(
-        request.query,
+        request.query if subject is None else written_in(request.query, subject),
         mode=request.mode,
         rewrite=request.rewrite,
         has_context=bool(request.context) or request.follow_up,
         tuning=tuning,
     )
-    return msgspec.structs.replace(question, context=request.context, follow_up=request.follow_up)
+    return msgspec.structs.replace(
+        question, text=request.query, context=request.context, follow_up=request.follow_up
+    )
 
 
 def understand(
