@@ -79,12 +79,23 @@ def test_imports_in_a_named_place_come_first(tmp_path: Path) -> None:
     assert len(got["sites"]) == 4  # the others still listed, after them
 
 
-def test_the_raise_count_counts_raises(tmp_path: Path) -> None:
-    """The Answer's count is of the uses asked for, not of every use of the name."""
+@pytest.mark.parametrize(
+    ("question", "head"),
+    [
+        ("where is StoreFull raised?", "**Answer:** 1 raise of `StoreFull`"),
+        ("where is StoreFull caught?", "**Answer:** 1 handler of `StoreFull`"),
+        ("where is StoreFull instantiated?", "**Answer:** 2 instantiations of `StoreFull`"),
+    ],
+)
+def test_the_count_counts_the_uses_asked_for_in_their_words(
+    tmp_path: Path, question: str, head: str
+) -> None:
+    """The Answer's count is of the uses asked for, not of every use of the name, and says
+    which ("241 uses of ConfigurationError" answered "where is it raised?")."""
     write_tree(tmp_path, TREE)
-    run = run_cq("search", "where is StoreFull raised?", "--root", str(tmp_path), "--no-semantic")
+    run = run_cq("search", question, "--root", str(tmp_path), "--no-semantic")
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split("\n\n")[1].startswith("**Answer:** 1 use of `StoreFull`"), run.stdout
+    assert run.stdout.split("\n\n")[1].startswith(head), run.stdout
 
 
 def test_imports_nearest_the_definition_answer_first(tmp_path: Path) -> None:

@@ -190,7 +190,7 @@ def decide_answer(result: SearchResult, beyond: tuple[Finding, ...] = (), uses: 
                 calls=sites,
                 name=asked if dotted_parts(asked) else last_name(asked),
                 total=uses,
-                verb="imports" if question.uses == "imports" else "",
+                verb="" if question.uses == "uses" else question.uses or "",
             )
     if summary.primary is None:
         return Answer(kind="best_hit", finding=0)
