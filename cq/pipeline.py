@@ -46,6 +46,7 @@ from cq.rank import (
     called_names,
     dotted_query,
     final_order,
+    knowing_importers,
     queried_names,
     score_findings,
     stub_definitions,
@@ -150,6 +151,8 @@ def run_search(
         )
         with timed(timings, "rank"):
             findings = _findings(candidates.matches, classified.classifications)
+            # a dotted usage question's bare uses in the files importing it from its owner
+            ranking = knowing_importers(ranking, findings)
             candidates = msgspec.structs.replace(candidates, matches=())  # now held as findings
             classified = msgspec.structs.replace(classified, classifications=[])
             # A rewritten question may have the index reorder every finding: keep them all.

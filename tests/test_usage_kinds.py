@@ -206,3 +206,23 @@ def test_a_dotted_name_is_answered_by_the_uses_through_its_owner(tmp_path: Path)
     run = run_cq("search", "where is prob.sample used?", "--root", str(tmp_path), "--no-semantic")
     answer = run.stdout.split("\n\n")[1]
     assert answer.startswith("**Answer:** 4 uses of `prob.sample` (defined at"), run.stdout
+
+
+def test_a_bare_use_counts_where_the_file_imports_it_from_the_owner(tmp_path: Path) -> None:
+    """``from prob import sample`` then ``sample(...)``: a use of ``prob.sample``, as common
+    in Python as ``prob.sample(...)``; a module's own ``sample(...)`` is not."""
+    write_tree(
+        tmp_path,
+        {
+            **DOTTED,
+            "models/c.py": (
+                "from prob import sample\n\n\ndef guide(d):\n    return sample('z', d)\n"
+            ),
+            "models/d.py": "def sample(x):\n    return x\n\n\ndef other():\n    return sample(1)\n",
+        },
+    )
+    got = _answer(tmp_path, "where is prob.sample used?")
+    assert ("models/c.py", 5) in got["sites"], got
+    assert ("models/c.py", 1) in got["sites"], got
+    assert not any(file == "models/d.py" for file, _ in got["sites"]), got
+    assert len(got["sites"]) == 6, got

@@ -50,16 +50,17 @@ def planned(
     answer: Answer | None = None,
     beyond: tuple[Finding, ...] = (),
     uses: int = 0,
+    importers: frozenset[str] = frozenset(),
 ) -> SearchResult:
     """``result`` with its report plan and its Answer as data, both from one decision
     (``compact``: see ``plan_report``): ``answer`` when given (the Answer decided before a
     budget's cut, ``kept_answer``), else the one its plan already has, else decided now
     (``beyond``: a callers question's calls not shown, ``Tally.calls``; ``uses``: a usage
-    question's uses, shown or not, ``Tally.uses``)."""
+    question's uses, shown or not, ``Tally.uses``, and ``Tally.importers``)."""
     if answer is None and not isinstance(result.plan, msgspec.UnsetType):
         answer = result.plan.answer
     if answer is None:
-        answer = decide_answer(result, beyond, uses)
+        answer = decide_answer(result, beyond, uses, importers)
     plan = plan_report(result, compact=compact, answer=answer)
     return msgspec.structs.replace(result, plan=plan, answer=answer_record(result, plan.answer))
 
@@ -159,12 +160,18 @@ def _all_in_contexts(result: SearchResult) -> bool:
     return shown > 0 and shown == len(result.findings) == result.summary.total_findings
 
 
-def decide_answer(result: SearchResult, beyond: tuple[Finding, ...] = (), uses: int = 0) -> Answer:
+def decide_answer(
+    result: SearchResult,
+    beyond: tuple[Finding, ...] = (),
+    uses: int = 0,
+    importers: frozenset[str] = frozenset(),
+) -> Answer:
     """The primary definition, the callers of a callers question, the code writing a phrase,
     the uses of a usage question, the best hit when nothing defines, or a name not found.
     ``beyond``: a callers question's calls of the name that are not shown (``Tally.calls``),
     counted in its Answer's ``total``: every direct call the search found in the tree;
-    ``uses``: a usage question's uses the search found, shown or not (``Tally.uses``)."""
+    ``uses``: a usage question's uses the search found, shown or not (``Tally.uses``), and
+    the files importing its dotted name's member from its owner (``Tally.importers``)."""
     findings, summary = result.findings, result.summary
     question = _question(result)
     if not findings:
@@ -180,7 +187,7 @@ def decide_answer(result: SearchResult, beyond: tuple[Finding, ...] = (), uses: 
             scope = _IMPL.sub("", findings[site.finding].containing_scope or "")
             return Answer(kind="message", finding=site.finding, verb=site.verb, name=scope)
     if question.intent == "usage":
-        sites = use_sites(findings, question)
+        sites = use_sites(findings, question, importers)
         if sites:
             # a dotted name is answered as asked (``pyro.sample``): its uses are through its owner
             asked = question.asked_name or ""

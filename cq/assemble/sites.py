@@ -79,16 +79,20 @@ def _strength(f: Finding) -> tuple[int, str]:
     return 1, "writes"
 
 
-def use_sites(findings: tuple[Finding, ...], question: Question) -> tuple[int, ...]:
+def use_sites(
+    findings: tuple[Finding, ...], question: Question, importers: frozenset[str] = frozenset()
+) -> tuple[int, ...]:
     """The shown uses of the name a usage question asks about, in the report's order: its
     imports for "where is X imported?", the calls making one for "... instantiated?", the
     lines raising or catching it, every use in code (imports, calls, references,
     annotations) for "where is X used?" (``cq.rank.is_use_site``); a use in the place the
     question names, then one in source, before the others (``use_order``). Imports nearest
-    the name's definition come first among those (``_nearness``)."""
+    the name's definition come first among those (``_nearness``); ``importers``: the files
+    importing a dotted name's member from its owner (``cq.rank.with_importers``)."""
     asked = use_question(question)
     if asked is None:
         return ()
+    asked = msgspec.structs.replace(asked, importers=importers)
     found = [i for i, f in enumerate(findings) if is_use_site(f, asked)]
     home = _defined_in(findings, asked.name) if asked.uses == "imports" else None
     return tuple(

@@ -63,6 +63,8 @@ class Tally(msgspec.Struct, frozen=True, kw_only=True):
     # A usage question's uses of the kind it asks for, shown or not (``cq.rank.is_use_site``):
     # its Answer's count (through a dotted name's owner, only those)
     uses: int = 0
+    # and the files importing its dotted name's member from its owner (``with_importers``)
+    importers: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, ranked: list[Finding]) -> Tally:

@@ -39,6 +39,7 @@ from cq.rank.questions import (
     use_kinds,
     use_order,
     use_question,
+    with_importers,
 )
 from cq.rank.roles import path_role
 from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
@@ -132,6 +133,7 @@ def score_findings(
             if _asked_call(findings[i], ctx.called)
         ),
         uses=sum(1 for u in used if not u[0]) if used is not None else 0,
+        importers=ctx.used.importers if ctx.used is not None else frozenset(),
     )
     kept = [
         msgspec.structs.replace(
@@ -217,7 +219,10 @@ def final_order(
             if _asked_call(f, ctx.called) and (f.file, f.line, f.col) not in shown_at
         )
         tally = msgspec.structs.replace(
-            Tally.of(fused.findings), calls=beyond, uses=ranked.tally.uses
+            Tally.of(fused.findings),
+            calls=beyond,
+            uses=ranked.tally.uses,
+            importers=ranked.tally.importers,
         )
         return Ordered(findings=final, tally=tally, fused=fused)
     files = tuple(dict.fromkeys([*(f.file for f in final), *ranked.tally.files_in_rank_order]))
@@ -277,6 +282,14 @@ def _is_lead(f: Finding, called: frozenset[str], dotted: Dotted | None = None) -
     if f.category == "definition":
         return is_target_definition(f, dotted)
     return not is_other_owners_use(f, dotted)
+
+
+def knowing_importers(ctx: RankContext, findings: list[Finding]) -> RankContext:
+    """``ctx`` whose usage question knows the files importing its dotted name's member from
+    its owner (``with_importers``): every stage after it orders and counts the same uses."""
+    if ctx.used is None:
+        return ctx
+    return msgspec.structs.replace(ctx, used=with_importers(ctx.used, findings))
 
 
 def rank_findings(findings: list[Finding], ctx: RankContext, corpus: Corpus) -> list[Finding]:
@@ -408,6 +421,7 @@ __all__ = [
     "is_plausible_use",
     "is_target_definition",
     "is_use_site",
+    "knowing_importers",
     "last_name",
     "order_key",
     "path_role",

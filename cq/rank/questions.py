@@ -18,7 +18,13 @@ import msgspec
 from cq.candidates import dotted_parts
 from cq.model import Finding, Question
 from cq.model.question import Uses
-from cq.rank.dotted import Dotted, is_other_owners_use, is_plausible_use, last_name
+from cq.rank.dotted import (
+    Dotted,
+    is_other_owners_use,
+    is_plausible_use,
+    last_name,
+    receiver_of,
+)
 from cq.rewrite import stem
 
 
@@ -51,6 +57,9 @@ class UseQuestion(msgspec.Struct, frozen=True):
     uses: Uses
     within: tuple[str, ...] = ()
     dotted: Dotted | None = None
+    # the files importing the member from a module-like owner (``from pyro import sample``,
+    # ``importers``): a bare ``sample(...)`` there is a use through it
+    importers: frozenset[str] = frozenset()
 
 
 def use_question(question: Question) -> UseQuestion | None:
@@ -75,7 +84,7 @@ def is_use_site(f: Finding, asked: UseQuestion) -> bool:
         return False
     if asked.name and last_name(f.text) != asked.name:
         return False
-    if asked.dotted is not None and not _through_owner(f, asked.dotted):
+    if asked.dotted is not None and not _through_owner(f, asked.dotted, asked.importers):
         return False
     if asked.uses == "instances":
         return f.category == "callsite"
@@ -86,19 +95,39 @@ def is_use_site(f: Finding, asked: UseQuestion) -> bool:
     return True
 
 
-def _through_owner(f: Finding, dotted: Dotted) -> bool:
+def _through_owner(f: Finding, dotted: Dotted, importers: frozenset[str] = frozenset()) -> bool:
     """A use of the dotted name's member that goes through its owner: an import naming the
     owner's module (``from pyro import sample``; a line holding only the name, inside a
     parenthesized import, cannot tell and is kept); for a module-like owner (``pyro``) a
-    receiver naming it (``pyro.sample(...)``, not ``dist.sample()``); for a class-like one
-    (``Schema``, ``Utc``) any use that may reach it (``schema.load(...)``, ``self.load``
-    inside it: ``is_other_owners_use``)."""
+    receiver naming it (``pyro.sample(...)``, not ``dist.sample()``), or none in a file that
+    imports the member from it (``importers``); for a class-like one (``Schema``, ``Utc``)
+    any use that may reach it (``schema.load(...)``, ``self.load`` inside it:
+    ``is_other_owners_use``)."""
     if f.category in _IMPORTS:
         words = _WORDS.findall(f.line_text[: f.col])
         return not words or dotted.owner in words
     if dotted.owner[:1].isupper():
         return not is_other_owners_use(f, dotted)
+    if f.file in importers and receiver_of(f, dotted.member) == "":
+        return True
     return is_plausible_use(f, dotted)
+
+
+def with_importers(asked: UseQuestion, findings: list[Finding]) -> UseQuestion:
+    """``asked`` knowing the files that import its member from its module-like owner by
+    name (``from pyro import sample``, not a parenthesized import's line that cannot tell),
+    so that their bare uses count (``_through_owner``)."""
+    dotted = asked.dotted
+    if dotted is None or dotted.owner[:1].isupper():
+        return asked
+    files = frozenset(
+        f.file
+        for f in findings
+        if f.category == "from_import"
+        and last_name(f.text) == dotted.member
+        and dotted.owner in _WORDS.findall(f.line_text[: f.col])
+    )
+    return msgspec.structs.replace(asked, importers=files)
 
 
 _WORDS = re.compile(r"\w+")
