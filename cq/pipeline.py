@@ -46,12 +46,19 @@ from cq.rank import (
     called_names,
     dotted_query,
     final_order,
+    knowing_importers,
     queried_names,
     score_findings,
     stub_definitions,
     use_question,
 )
-from cq.rewrite import CallerModel, question_of, remember_primary, respelled_as
+from cq.rewrite import (
+    CallerModel,
+    followed_subject,
+    question_of,
+    remember_primary,
+    respelled_as,
+)
 from cq.semantic import begin as begin_semantic
 from cq.settings import Settings, settle
 
@@ -79,6 +86,10 @@ def run_search(
     index: IndexRun | None = None
     try:
         question = question_of(request, tuning.rewrite)  # the query, read once
+        # a --follow-up's "it" that was a dotted name: read as if written (cq.rewrite.memory)
+        subject = followed_subject(question, settings.scope.root)
+        if subject is not None:
+            question = question_of(request, tuning.rewrite, subject)
         # Every stage reads files through it, rg's lone-CR files included (candidates.lines);
         # the rewriter, the index and the semantic stage share its list of the tree's files.
         corpus = Corpus(
@@ -140,6 +151,8 @@ def run_search(
         )
         with timed(timings, "rank"):
             findings = _findings(candidates.matches, classified.classifications)
+            # a dotted usage question's bare uses in the files importing it from its owner
+            ranking = knowing_importers(ranking, findings)
             candidates = msgspec.structs.replace(candidates, matches=())  # now held as findings
             classified = msgspec.structs.replace(classified, classifications=[])
             # A rewritten question may have the index reorder every finding: keep them all.
@@ -235,7 +248,13 @@ def run_search(
             files = tuple(FileCount(f, tally.files[f]) for f in tally.files_in_rank_order)
             result = msgspec.structs.replace(result, files=files)
         if request.follow_up:  # --follow-up: the next question's "it"
-            remember_primary(settings.scope.root, result.findings, result.summary.primary)
+            dotted = dotted_query(patterns)
+            remember_primary(
+                settings.scope.root,
+                result.findings,
+                result.summary.primary,
+                dotted.parts if dotted is not None else None,
+            )
         return result
     finally:
         if index is not None:

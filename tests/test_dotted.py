@@ -270,3 +270,59 @@ def test_a_rust_path_through_a_root_crates_name_finds_the_item(
     answer = run.stdout.split("\n\n")[1]
     name = path.rsplit("::", 1)[-1]
     assert answer.startswith(f"**Answer:** `{name}` — `{item}` defined at `src/model.rs:"), answer
+
+
+@pytest.mark.parametrize("path", ["shop::Command", "shop::builder::Command"])
+def test_a_rust_path_through_a_facade_crate_finds_its_workspace_crates_item(
+    tmp_path: Path, path: str
+) -> None:
+    """A facade crate at the tree's root re-exports its workspace's implementation crate
+    (``pub use shop_builder::*;``, as ``clap`` does ``clap_builder``): its users write
+    ``shop::Command`` for the struct ``shop_builder/src/builder/command.rs`` defines."""
+    write_tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "shop"\n\n[workspace]\nmembers = ["shop_builder"]\n',
+            "src/lib.rs": "pub use shop_builder::*;\n",
+            "shop_builder/src/lib.rs": "pub mod builder;\npub use crate::builder::Command;\n",
+            "shop_builder/src/builder/mod.rs": "mod command;\npub use self::command::Command;\n",
+            "shop_builder/src/builder/command.rs": ("pub struct Command {\n    name: String,\n}\n"),
+            "examples/demo.rs": (
+                "use shop::Command;\n\nfn main() {\n    let _c: Option<Command> = None;\n}\n"
+            ),
+        },
+    )
+    run = run_cq("search", path, "--root", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith(
+        "**Answer:** `Command` — `pub struct Command` defined at "
+        "`shop_builder/src/builder/command.rs:1:11`"
+    ), answer
+
+
+@pytest.mark.parametrize("path", ["Weekday::Mon", "cal::Weekday::Mon"])
+def test_a_rust_path_to_an_enum_variant_finds_the_variant(tmp_path: Path, path: str) -> None:
+    """``Weekday::Mon`` names the variant ``Mon`` of ``enum Weekday``: its definition is the
+    Answer, not one of the many ``Weekday::Mon`` written in a match."""
+    write_tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "cal"\n',
+            "src/lib.rs": "pub mod weekday;\npub use weekday::Weekday;\n",
+            "src/weekday.rs": "pub enum Weekday {\n    Mon = 0,\n    Tue,\n}\n",
+            "src/parse.rs": (
+                "use crate::Weekday;\n\npub fn day(n: u8) -> Option<Weekday> {\n"
+                "    match n {\n        1 => Some(Weekday::Mon),\n"
+                "        2 => Some(Weekday::Tue),\n"
+                "        _ => None,\n    }\n}\n"
+            ),
+        },
+    )
+    run = run_cq("search", path, "--root", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith(
+        "**Answer:** `Mon` defined at `src/weekday.rs:2:4` in `Weekday` (src)\n"
+        "```rust\n    Mon = 0,"
+    ), answer

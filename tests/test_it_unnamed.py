@@ -30,3 +30,30 @@ def test_an_unnamed_it_that_finds_nothing_says_how_to_name_it(tmp_path: Path) ->
     run_cq("search", "parse_config", "--root", str(tree), "--follow-up")
     followed = run_cq("search", "who calls it?", "--root", str(tree), "--follow-up")
     assert "**Answer:**" in followed.stdout and HINT not in followed.stdout
+
+
+OWNED = {
+    "lib/schema.py": (
+        "class Schema:\n    def load(self, data):\n        return data\n\n"
+        "    def loads(self, text):\n        return self.load(text)\n"
+    ),
+    "lib/loader.py": (
+        "class Loader:\n    def load(self):\n        return None\n\n\n"
+        "def run():\n    return Loader().load()\n"
+    ),
+    "app.py": "def go(schema):\n    return schema.load({})\n",
+}
+
+
+def test_a_follow_up_keeps_the_owner_of_the_method_it_answered(tmp_path: Path) -> None:
+    """``Schema.load`` then "who calls it?": "it" is ``Schema.load``, as the first search
+    asked, not every class's ``load`` (``Loader().load()`` is another method)."""
+    tree = write_tree(tmp_path, OWNED)
+    run_cq("search", "Schema.load", "--root", str(tree), "--follow-up")
+    followed = run_cq("search", "who calls it?", "--root", str(tree), "--follow-up")
+    assert followed.returncode == 0, followed.stderr
+    answer = followed.stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** 2 shown callsites of `Schema.load`"), followed.stdout
+    assert "- `lib/schema.py:6:20` in `Schema.loads`" in answer, answer
+    assert "- `app.py:2:18` in `go`" in answer, answer
+    assert "loader.py" not in answer, answer

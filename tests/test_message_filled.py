@@ -319,3 +319,58 @@ def test_a_rust_method_writing_a_message_is_named_as_rust_names_it(
     assert answer.startswith(f"**Answer:** `{said}` writes it, at `src/date.rs:5:"), answer
     data = run_cq("search", query, "--root", str(tmp_path), "--no-semantic", "--format", "json")
     assert data.json()["answer"]["name"] == said
+
+
+# clap prints a hint under its error as "tip: " before the message its format string writes;
+# the tests assert the whole line.
+TIPPED = {
+    "src/error/format.rs": (
+        "pub fn write_tip(styled: &mut String, arg: &str) {\n"
+        "    let _ = write!(\n        styled,\n"
+        "        \"to pass '{bad}{arg}{bad:#}' as a value, use '{good}-- {arg}{good:#}'\",\n"
+        "    );\n}\n"
+    ),
+    "tests/errors.rs": (
+        "#[test]\nfn trailing_is_suggested() {\n"
+        "    let expected = \"  tip: to pass '--foo' as a value, use '-- --foo'\\n\";\n"
+        '    assert_eq!(run(&["--foo"]), expected);\n}\n'
+    ),
+}
+
+
+def test_a_tip_pasted_with_its_label_is_answered_by_the_code_writing_it(tmp_path: Path) -> None:
+    write_tree(tmp_path, TIPPED)
+    answer = _answer(tmp_path, "tip: to pass '--foo' as a value, use '-- --foo'")
+    expected = "**Answer:** `write_tip` writes it, at `src/error/format.rs:4:"
+    assert answer.startswith(expected), answer
+
+
+RUSTC = {
+    "src/builder/arg.rs": (
+        "pub struct Arg {\n    name: String,\n}\n\nimpl Arg {\n"
+        "    pub fn new(name: &str) -> Self {\n        Arg { name: name.to_owned() }\n    }\n}\n"
+    ),
+    "src/derive/item.rs": (
+        "pub struct Item;\n\nimpl Item {\n"
+        "    fn push_method(&mut self, name: &str, arg: &str) -> bool {\n"
+        "        name.is_empty() && arg.is_empty()\n    }\n}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "error[E0599]: no method named `foo` found for struct `Arg` in the current scope",
+        "error[E0599]: no method named `foo` found for reference `&Arg` in the current scope\n"
+        " --> src/main.rs:4:7\n  |\n4 |     a.foo();\n  |       ^^^ method not found in `&Arg`\n",
+    ],
+    ids=["one-line", "with-its-snippet"],
+)
+def test_a_rustc_error_is_answered_by_the_type_it_names(tmp_path: Path, pasted: str) -> None:
+    """rustc's words are the compiler's, in no file of the tree: the type the error names
+    (the method was looked for on it) is what to open, not a function sharing its words."""
+    write_tree(tmp_path, RUSTC)
+    answer = _answer(tmp_path, pasted)
+    assert answer.startswith("**Answer:** `Arg` — `pub struct Arg` defined at "), answer
+    assert "`src/builder/arg.rs:1:11`" in answer, answer

@@ -182,3 +182,24 @@ def test_a_name_with_its_parenthesis_searched_whole_word_answers_with_its_defini
     assert run.returncode == 0, run.stderr
     answer = run.stdout.splitlines()[2]
     assert answer.startswith("**Answer:**") and "`pkg/utils.py:1:" in answer, run.stdout
+
+
+IMPLS = {
+    "src/action.rs": "pub enum ArgAction {\n    Set,\n}\n\nimpl ArgAction {\n"
+    "    pub fn takes_values(&self) -> bool {\n        true\n    }\n}\n",
+    "src/arg.rs": "pub struct Arg;\n\nimpl Arg {\n    pub fn new() -> Self {\n        Arg\n"
+    "    }\n}\n",
+}
+
+
+@pytest.mark.parametrize("args", [("impl Arg",), ("-F", "impl Arg")], ids=["as-typed", "literal"])
+def test_a_literal_ending_inside_a_longer_name_ranks_below_the_whole_name(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """``impl Arg`` is also the start of ``impl ArgAction``: the block of ``Arg`` itself is
+    the best hit, and code that is no string is not said to "write" the text."""
+    root = write_tree(tmp_path, IMPLS)
+    run = run_cq("search", *args, "--root", str(root))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.splitlines()[2]
+    assert answer.startswith("**No definition found.** Best hit: `src/arg.rs:3:0`"), run.stdout

@@ -195,7 +195,7 @@ def test_answer_names_a_rust_item_kind_in_words(tmp_path: Path) -> None:
     write_tree(tmp_path, {"src/lib.rs": "pub struct S {\n    pub(crate) width_px: u32,\n}\n"})
     run = run_cq("search", "width_px", "--root", str(tmp_path))
     assert "`pub(crate) width_px: u32` defined at `src/lib.rs:2:15`" in run.stdout
-    assert "\npub(crate) field\n" in run.stdout
+    assert "\nfield\n" in run.stdout  # its visibility is on the line fenced above it
 
 
 def test_a_multi_line_signature_is_one_line_in_lists(repo: Path) -> None:
@@ -350,3 +350,26 @@ def test_calls_of_a_name_several_functions_have_are_not_tied_to_one_of_them(
         "**Answer:** 2 shown callsites named `flush_buffer`, not resolved: 2 shown definitions "
         "have that name (the best-ranked at `src/"
     ), answer
+
+
+def test_a_rust_answer_does_not_repeat_the_words_its_line_prints(tmp_path: Path) -> None:
+    """``pub struct Buffer {`` is fenced under the Answer: a line saying ``pub struct``
+    again tells nothing; a trait the item implements, which its line does not say, is told."""
+    buffer_crate(
+        tmp_path,
+        show="use std::fmt;\n\nimpl fmt::Display for crate::buffer::Buffer {\n"
+        "    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n"
+        '        write!(f, "buffer")\n    }\n}\n',
+    )
+    answer = answer_of("search", "Buffer", "--root", str(tmp_path), "--no-semantic")
+    assert answer.splitlines()[:4] == [
+        "**Answer:** `Buffer` — `pub struct Buffer` defined at `src/buffer.rs:1:11` (src)",
+        "```rust",
+        "pub struct Buffer {",
+        "```",
+    ], answer
+    assert "pub struct" not in answer.splitlines()[4:], answer
+    answer = answer_of("search", "flush_buffer", "--root", str(tmp_path), "--no-semantic")
+    assert "function" not in answer.splitlines()[4:], answer  # its line says `pub fn`
+    answer = answer_of("search", "fmt", "--root", str(tmp_path), "--no-semantic")
+    assert "impl fmt::Display" in answer.splitlines()[-1], answer

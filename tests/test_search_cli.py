@@ -192,6 +192,10 @@ def test_stdin_query_and_exit_codes(repo: Path) -> None:
         (["search", "x", "--bogus"], "cq search does not take --bogus"),
         (["search", "x", "--limit", "-3"], "must not be negative"),
         (["search", ""], "empty query"),
+        # a control character no one types: it was rewritten and answered with a function
+        (["search", "Sch\x01ema"], "the query holds a control character (U+0001)"),
+        (["search", "Schema\x1b[31m"], "the query holds a control character (U+001B)"),
+        (["search", "x", "--context", "see \x07load"], "the context holds a control character"),
         (["search", "x", "--in", "nowhere"], "--in path does not exist"),
         (["index", "--clear", "--all", "--root", "."], "--root ROOT or --all, not both"),
         (["embed"], "required: fetch|build|status (see 'cq embed --help')"),

@@ -79,12 +79,23 @@ def test_imports_in_a_named_place_come_first(tmp_path: Path) -> None:
     assert len(got["sites"]) == 4  # the others still listed, after them
 
 
-def test_the_raise_count_counts_raises(tmp_path: Path) -> None:
-    """The Answer's count is of the uses asked for, not of every use of the name."""
+@pytest.mark.parametrize(
+    ("question", "head"),
+    [
+        ("where is StoreFull raised?", "**Answer:** 1 raise of `StoreFull`"),
+        ("where is StoreFull caught?", "**Answer:** 1 handler of `StoreFull`"),
+        ("where is StoreFull instantiated?", "**Answer:** 2 instantiations of `StoreFull`"),
+    ],
+)
+def test_the_count_counts_the_uses_asked_for_in_their_words(
+    tmp_path: Path, question: str, head: str
+) -> None:
+    """The Answer's count is of the uses asked for, not of every use of the name, and says
+    which ("241 uses of ConfigurationError" answered "where is it raised?")."""
     write_tree(tmp_path, TREE)
-    run = run_cq("search", "where is StoreFull raised?", "--root", str(tmp_path), "--no-semantic")
+    run = run_cq("search", question, "--root", str(tmp_path), "--no-semantic")
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split("\n\n")[1].startswith("**Answer:** 1 use of `StoreFull`"), run.stdout
+    assert run.stdout.split("\n\n")[1].startswith(head), run.stdout
 
 
 def test_imports_nearest_the_definition_answer_first(tmp_path: Path) -> None:
@@ -161,3 +172,57 @@ def test_a_capitalized_word_in_a_usage_question_is_the_name_asked(tmp_path: Path
     got = _answer(tmp_path, "where is Styles used?")
     assert set(got["sites"]) == {("app/render.py", 1), ("app/render.py", 5), ("app/cli.py", 1)}
     assert ("theme/styles.py", 1) not in got["sites"]  # its definition is no use
+
+
+DOTTED = {
+    "prob/__init__.py": "from prob.primitives import sample\n",
+    "prob/primitives.py": "def sample(name, fn):\n    return fn\n",
+    "models/a.py": (
+        "import prob\n\n\ndef model(dist):\n    x = prob.sample('x', dist)\n"
+        "    y = prob.sample('y', dist)\n    return dist.sample() + x + y\n"
+    ),
+    "models/b.py": (
+        "from prob import sample\n\n\ndef guide(d):\n    return d.sample(), d.sample()\n"
+    ),
+    "dists/normal.py": (
+        "class Normal:\n    def sample(self):\n        return 0\n\n"
+        "    def rsample(self):\n        return self.sample() + self.sample()\n"
+    ),
+}
+
+
+def test_a_dotted_name_is_answered_by_the_uses_through_its_owner(tmp_path: Path) -> None:
+    """ "where is prob.sample used?" asks for ``prob.sample(...)`` and the imports of
+    ``sample`` from ``prob``, not every ``.sample`` of the tree (a distribution's own
+    method, called on it): the Answer counts and lists those, and names what was asked."""
+    write_tree(tmp_path, DOTTED)
+    got = _answer(tmp_path, "where is prob.sample used?")
+    assert sorted(got["sites"]) == [
+        ("models/a.py", 5),
+        ("models/a.py", 6),
+        ("models/b.py", 1),
+        ("prob/__init__.py", 1),
+    ], got
+    run = run_cq("search", "where is prob.sample used?", "--root", str(tmp_path), "--no-semantic")
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** 4 uses of `prob.sample` (defined at"), run.stdout
+
+
+def test_a_bare_use_counts_where_the_file_imports_it_from_the_owner(tmp_path: Path) -> None:
+    """``from prob import sample`` then ``sample(...)``: a use of ``prob.sample``, as common
+    in Python as ``prob.sample(...)``; a module's own ``sample(...)`` is not."""
+    write_tree(
+        tmp_path,
+        {
+            **DOTTED,
+            "models/c.py": (
+                "from prob import sample\n\n\ndef guide(d):\n    return sample('z', d)\n"
+            ),
+            "models/d.py": "def sample(x):\n    return x\n\n\ndef other():\n    return sample(1)\n",
+        },
+    )
+    got = _answer(tmp_path, "where is prob.sample used?")
+    assert ("models/c.py", 5) in got["sites"], got
+    assert ("models/c.py", 1) in got["sites"], got
+    assert not any(file == "models/d.py" for file, _ in got["sites"]), got
+    assert len(got["sites"]) == 6, got

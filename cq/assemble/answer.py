@@ -15,8 +15,8 @@ import re
 
 import msgspec
 
-from cq.assemble.sites import cannot_call, counted_uses, message_site, use_sites
-from cq.candidates import patterns_for_query
+from cq.assemble.sites import cannot_call, message_site, use_sites
+from cq.candidates import dotted_parts, patterns_for_query
 from cq.model import (
     CALLERS_LISTED,
     Answer,
@@ -49,15 +49,18 @@ def planned(
     compact: bool = False,
     answer: Answer | None = None,
     beyond: tuple[Finding, ...] = (),
+    uses: int = 0,
+    importers: frozenset[str] = frozenset(),
 ) -> SearchResult:
     """``result`` with its report plan and its Answer as data, both from one decision
     (``compact``: see ``plan_report``): ``answer`` when given (the Answer decided before a
     budget's cut, ``kept_answer``), else the one its plan already has, else decided now
-    (``beyond``: a callers question's calls not shown, ``Tally.calls``)."""
+    (``beyond``: a callers question's calls not shown, ``Tally.calls``; ``uses``: a usage
+    question's uses, shown or not, ``Tally.uses``, and ``Tally.importers``)."""
     if answer is None and not isinstance(result.plan, msgspec.UnsetType):
         answer = result.plan.answer
     if answer is None:
-        answer = decide_answer(result, beyond)
+        answer = decide_answer(result, beyond, uses, importers)
     plan = plan_report(result, compact=compact, answer=answer)
     return msgspec.structs.replace(result, plan=plan, answer=answer_record(result, plan.answer))
 
@@ -157,11 +160,18 @@ def _all_in_contexts(result: SearchResult) -> bool:
     return shown > 0 and shown == len(result.findings) == result.summary.total_findings
 
 
-def decide_answer(result: SearchResult, beyond: tuple[Finding, ...] = ()) -> Answer:
+def decide_answer(
+    result: SearchResult,
+    beyond: tuple[Finding, ...] = (),
+    uses: int = 0,
+    importers: frozenset[str] = frozenset(),
+) -> Answer:
     """The primary definition, the callers of a callers question, the code writing a phrase,
     the uses of a usage question, the best hit when nothing defines, or a name not found.
     ``beyond``: a callers question's calls of the name that are not shown (``Tally.calls``),
-    counted in its Answer's ``total``: every direct call the search found in the tree."""
+    counted in its Answer's ``total``: every direct call the search found in the tree;
+    ``uses``: a usage question's uses the search found, shown or not (``Tally.uses``), and
+    the files importing its dotted name's member from its owner (``Tally.importers``)."""
     findings, summary = result.findings, result.summary
     question = _question(result)
     if not findings:
@@ -177,15 +187,17 @@ def decide_answer(result: SearchResult, beyond: tuple[Finding, ...] = ()) -> Ans
             scope = _IMPL.sub("", findings[site.finding].containing_scope or "")
             return Answer(kind="message", finding=site.finding, verb=site.verb, name=scope)
     if question.intent == "usage":
-        uses = use_sites(findings, question)
-        if uses:
+        sites = use_sites(findings, question, importers)
+        if sites:
+            # a dotted name is answered as asked (``pyro.sample``): its uses are through its owner
+            asked = question.asked_name or ""
             return Answer(
                 kind="uses",
-                finding=uses[0],
-                calls=uses,
-                name=last_name(question.asked_name or ""),
-                total=counted_uses(_kind_counts(result), question),
-                verb="imports" if question.uses == "imports" else "",
+                finding=sites[0],
+                calls=sites,
+                name=asked if dotted_parts(asked) else last_name(asked),
+                total=uses,
+                verb="" if question.uses == "uses" else question.uses or "",
             )
     if summary.primary is None:
         return Answer(kind="best_hit", finding=0)
@@ -248,10 +260,6 @@ def _question(result: SearchResult) -> Question:
     if isinstance(result.question, msgspec.UnsetType):
         raise ValueError("decide the Answer of a SearchResult made by cq.assemble")
     return result.question
-
-
-def _kind_counts(result: SearchResult) -> dict[str, int]:
-    return next((s.counts for s in result.sections if isinstance(s, KindCounts)), {})
 
 
 def answer_needs(result: SearchResult) -> tuple[int, ...]:

@@ -139,7 +139,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
     result = SearchResult(
         summary=summary, sections=sections, findings=shown, run=run, question=question
     )
-    return planned(result, beyond=tally.calls)
+    return planned(result, beyond=tally.calls, uses=tally.uses, importers=tally.importers)
 
 
 def build_sections(

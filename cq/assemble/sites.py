@@ -14,7 +14,7 @@ import re
 import msgspec
 
 from cq.model import Finding, Question
-from cq.rank import is_use_site, last_name, use_kinds, use_order, use_question
+from cq.rank import is_use_site, last_name, use_order, use_question
 
 # How a line uses the string it holds, strongest first: the verb the Answer says.
 _RAISES = re.compile(
@@ -31,6 +31,9 @@ _HELPS = re.compile(r"\b(?:help|about|long_about|doc\w*|description|usage)\s*[=:
 _EXCEPTION_CLASS = re.compile(r"(?:Error|Exception|Warning)$")
 _EXCEPTION_FILES = re.compile(r"(?:^|/)(?:exceptions?|errors?)\.(?:py|rs)$")
 _CODE_STRINGS = frozenset({"string_match", "text_match"})
+# a quote on the line up to a hit's first character: a text match there may sit in a string
+# the classifier did not read as one; with none it is code
+_QUOTE = re.compile(r"[\"'`]")
 
 
 class Site(msgspec.Struct, frozen=True):
@@ -51,6 +54,8 @@ def message_site(findings: tuple[Finding, ...]) -> Site | None:
     for i, f in enumerate(findings):
         if f.category not in _CODE_STRINGS or f.role == "test":
             continue
+        if f.category == "text_match" and not _QUOTE.search(f.line_text[: f.col + 1]):
+            continue  # code, not a string (``impl ArgAction {`` holds "impl Arg")
         strength, said = _strength(f)
         if best is None or strength > best[0]:
             best, verb = (strength, i), said
@@ -74,16 +79,20 @@ def _strength(f: Finding) -> tuple[int, str]:
     return 1, "writes"
 
 
-def use_sites(findings: tuple[Finding, ...], question: Question) -> tuple[int, ...]:
+def use_sites(
+    findings: tuple[Finding, ...], question: Question, importers: frozenset[str] = frozenset()
+) -> tuple[int, ...]:
     """The shown uses of the name a usage question asks about, in the report's order: its
     imports for "where is X imported?", the calls making one for "... instantiated?", the
     lines raising or catching it, every use in code (imports, calls, references,
     annotations) for "where is X used?" (``cq.rank.is_use_site``); a use in the place the
     question names, then one in source, before the others (``use_order``). Imports nearest
-    the name's definition come first among those (``_nearness``)."""
+    the name's definition come first among those (``_nearness``); ``importers``: the files
+    importing a dotted name's member from its owner (``cq.rank.with_importers``)."""
     asked = use_question(question)
     if asked is None:
         return ()
+    asked = msgspec.structs.replace(asked, importers=importers)
     found = [i for i, f in enumerate(findings) if is_use_site(f, asked)]
     home = _defined_in(findings, asked.name) if asked.uses == "imports" else None
     return tuple(
@@ -117,17 +126,6 @@ def _nearness(f: Finding, home: str | None) -> int:
             break
         shared += 1
     return shared
-
-
-def counted_uses(counts: dict[str, int], question: Question) -> int:
-    """How many uses the whole search found (``KindCounts``: every finding, shown or not);
-    0 where the counts cannot tell them (a raise or a handler is told by its line, which
-    only the shown findings carry): the report then counts the shown ones."""
-    uses = question.uses or "uses"
-    if uses in ("raises", "catches"):
-        return 0
-    kinds = frozenset({"callsite"}) if uses == "instances" else use_kinds(uses)
-    return sum(n for kind, n in counts.items() if kind in kinds)
 
 
 _KEYWORD = re.compile(r"(?:^|,)\s*(\*{0,2}[^\W\d]\w*)\s*(?=[:=,]|$)")

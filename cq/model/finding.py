@@ -16,7 +16,8 @@ class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
     """Why a finding scored what it did (shown with ``--explain``).
 
     ``score = category_weight x role_multiplier x confidence x focus_multiplier x boosts -
-    depth_penalty`` (never below 0), where ``boosts = exact_definition x filename x terms``.
+    depth_penalty`` (never below 0), where ``boosts = exact_definition x filename x terms x
+    name_cut`` (``name_cut``: the hit starts or ends inside a longer name).
     For a dotted query (``ABCMeta.register``) ``exact_definition`` is the hit's relation to the
     dotted name instead: its definition, a use with a plausible receiver, or neither
     (``cq.rank.dotted``).
@@ -30,6 +31,7 @@ class ScoreBreakdown(msgspec.Struct, frozen=True, kw_only=True):
     exact_definition: float = 1.0
     filename: float = 1.0
     terms: float = 1.0
+    name_cut: float = 1.0
     depth_penalty: float = 0.0
     # A rewritten query's file order fuses rg's with the repository index's (cq/index/fuse.py):
     # the file's rank in each (0: not found by that signal) and its fused score.
@@ -58,6 +60,11 @@ class Tally(msgspec.Struct, frozen=True, kw_only=True):
     # A callers question's calls of the names it asks about that are not shown (each scored,
     # in rank order): its Answer counts every direct call in the tree, not the shown ones only
     calls: tuple[Finding, ...] = ()
+    # A usage question's uses of the kind it asks for, shown or not (``cq.rank.is_use_site``):
+    # its Answer's count (through a dotted name's owner, only those)
+    uses: int = 0
+    # and the files importing its dotted name's member from its owner (``with_importers``)
+    importers: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, ranked: list[Finding]) -> Tally:

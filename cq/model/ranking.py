@@ -62,6 +62,13 @@ class RankWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     filename_partial: Annotated[
         float, _why("hand-set: the file's stem contains the queried name")
     ] = 1.1
+    name_cut: Annotated[
+        float,
+        _why(
+            "hand-set: a hit starting or ending inside a longer name (-F 'impl Arg' in"
+            " 'impl ArgAction') ranks below the same text ending where the name ends"
+        ),
+    ] = 0.8
     coverage: Annotated[
         float, _why("hand-set: up to +50% for hits in files covering every weighted term")
     ] = 0.5

@@ -7,6 +7,7 @@ and the MCP server report it alike, and check it nowhere else.
 
 from __future__ import annotations
 
+import re
 from typing import Literal, TypeVar
 
 import msgspec
@@ -166,9 +167,19 @@ def _taken(cls: type[_Taken], request: SearchRequest) -> _Taken:
     return cls(**{name: getattr(request, name) for name in cls.__struct_fields__})
 
 
+# C0 controls and DEL but tab, line breaks and form feed (source files hold those)
+_CONTROL = re.compile(r"[\x01-\x08\x0e-\x1f\x7f]")
+
+
 def _check_text(what: str, text: str) -> None:
     if "\0" in text:
         raise UsageError(f"the {what} contains a NUL byte, which cq cannot search for")
+    control = _CONTROL.search(text)
+    if control is not None:  # no one types it: a terminal's color codes, a stray byte
+        raise UsageError(
+            f"the {what} holds a control character (U+{ord(control.group()):04X}), which cq "
+            "does not search for: give the text without it"
+        )
     try:
         size = len(text.encode("utf-8"))
     except UnicodeEncodeError:  # a lone surrogate: bytes of the command line or stdin

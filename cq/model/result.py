@@ -287,7 +287,8 @@ class Answer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     finding: int | None = None
     calls: tuple[int, ...] = ()  # callers answers: the callsites, in order; uses: the uses
     # message: what the code does with it ("raises", "logs", "prints", "writes"); uses:
-    # "imports" when the question asked for the imports alone (``total`` counts only them)
+    # the uses the question asked for alone ("imports", "raises", "catches", "instances":
+    # ``total`` counts only them), "" for every use
     verb: str = ""
     # uses: how many the whole search found, shown or not; callers: every call of the name
     # the search found (shown or not, the tree's direct calls) less those on other receivers

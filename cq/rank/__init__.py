@@ -39,11 +39,13 @@ from cq.rank.questions import (
     use_kinds,
     use_order,
     use_question,
+    with_importers,
 )
 from cq.rank.roles import path_role
 from cq.rank.rust_tests import cfg_test_ranges, declared_under_cfg_test, in_ranges
 from cq.rank.score import breakdown, depth_penalty, total
 from cq.rank.signals import (
+    cuts_name,
     exact_definition,
     filename_match,
     is_exact_definition,
@@ -130,6 +132,8 @@ def score_findings(
             for i in rest
             if _asked_call(findings[i], ctx.called)
         ),
+        uses=sum(1 for u in used if not u[0]) if used is not None else 0,
+        importers=ctx.used.importers if ctx.used is not None else frozenset(),
     )
     kept = [
         msgspec.structs.replace(
@@ -214,7 +218,12 @@ def final_order(
             for f in fused.findings
             if _asked_call(f, ctx.called) and (f.file, f.line, f.col) not in shown_at
         )
-        tally = msgspec.structs.replace(Tally.of(fused.findings), calls=beyond)
+        tally = msgspec.structs.replace(
+            Tally.of(fused.findings),
+            calls=beyond,
+            uses=ranked.tally.uses,
+            importers=ranked.tally.importers,
+        )
         return Ordered(findings=final, tally=tally, fused=fused)
     files = tuple(dict.fromkeys([*(f.file for f in final), *ranked.tally.files_in_rank_order]))
     tally = msgspec.structs.replace(ranked.tally, files_in_rank_order=files)
@@ -275,15 +284,23 @@ def _is_lead(f: Finding, called: frozenset[str], dotted: Dotted | None = None) -
     return not is_other_owners_use(f, dotted)
 
 
+def knowing_importers(ctx: RankContext, findings: list[Finding]) -> RankContext:
+    """``ctx`` whose usage question knows the files importing its dotted name's member from
+    its owner (``with_importers``): every stage after it orders and counts the same uses."""
+    if ctx.used is None:
+        return ctx
+    return msgspec.structs.replace(ctx, used=with_importers(ctx.used, findings))
+
+
 def rank_findings(findings: list[Finding], ctx: RankContext, corpus: Corpus) -> list[Finding]:
     """Score and sort every finding (no enrichment in between); deterministic."""
     ranked = score_findings(findings, ctx, corpus, 0)
     return final_order(ranked, ranked.shown, ctx, 0).findings
 
 
-# what a finding's score depends on: category, role, confidence, scope depth, and the exact
-# definition, file name and terms factors
-_Key = tuple[str, Role, float, int, float, float, float]
+# what a finding's score depends on: category, role, confidence, scope depth, the exact
+# definition, file name and terms factors, and whether it cuts a name
+_Key = tuple[str, Role, float, int, float, float, float, bool]
 
 
 class _Scorer:
@@ -324,13 +341,13 @@ class _Scorer:
             exact = ctx.weights.exact_definition if _is_lead(f, ctx.called) else 1.0
         else:
             exact = exact_definition(f, self.names, ctx.weights)
-        return (f.category, role, f.confidence, depth, exact, filename, terms)
+        return (f.category, role, f.confidence, depth, exact, filename, terms, cuts_name(f))
 
     def breakdown(self, f: Finding, role: Role) -> ScoreBreakdown:
         key = self._key(f, role)
         found = self.parts.get(key)
         if found is None:
-            category, role_, confidence, depth, exact, filename, terms = key
+            category, role_, confidence, depth, exact, filename, terms, cut = key
             found = self.parts[key] = breakdown(
                 category=category,
                 role=role_,
@@ -341,6 +358,7 @@ class _Scorer:
                 filename=filename,
                 terms=terms,
                 weights=self.ctx.weights,
+                cut=cut,
             )
         return found
 
@@ -403,6 +421,7 @@ __all__ = [
     "is_plausible_use",
     "is_target_definition",
     "is_use_site",
+    "knowing_importers",
     "last_name",
     "order_key",
     "path_role",

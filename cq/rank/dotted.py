@@ -37,6 +37,9 @@ _RECEIVER = re.compile(r"([^\W\d]\w*(?:\s*(?:\.|::)\s*[^\W\d]\w*)*)\s*(?:\(\s*\)
 _RECEIVER_CHARS = 200  # a receiver longer than this is not read (one regex pass per hit)
 _OWN_BODY = frozenset({"self", "cls", "Self", "super"})
 _MODULE_STEMS = frozenset({"__init__", "mod", "lib", "main"})
+# a Rust item no other crate's path names: visible only inside its crate or module, or an
+# impl block (the type's, not an item of its own)
+_HIDDEN = re.compile(r"\s*(?:pub\s*\(|impl\b)")
 
 
 class Dotted(msgspec.Struct, frozen=True):
@@ -67,6 +70,8 @@ def is_target_definition(f: Finding, dotted: Dotted) -> bool:
     if f.category != "definition" or last_name(f.text) != dotted.member:
         return False
     module, scope = _module_segments(f.file), _segments(f.containing_scope or dotted.member)
+    if scope[-1] != dotted.member:  # a variant's or a field's scope is its enum's, its struct's
+        scope.append(dotted.member)
     n = len(dotted.parts)
     if tuple([*module, *scope][-n:]) == dotted.parts:
         return True
@@ -80,7 +85,8 @@ def is_target_definition(f: Finding, dotted: Dotted) -> bool:
         if header and not (header[0] == "impl" and header[-1] in ("impl", "for")):
             continue
         if tuple(scope[-k:]) == dotted.parts[-k:]:
-            return _package_of(f.file, module, dotted.parts[:-k])
+            hidden = _HIDDEN.match(f.line_text) is not None
+            return _package_of(f.file, module, dotted.parts[:-k], hidden)
     return False
 
 
@@ -172,21 +178,30 @@ def _module_segments(path: str) -> list[str]:
     return parts[:-1] if parts and parts[-1] in _MODULE_STEMS else parts
 
 
-def _package_of(path: str, module: list[str], package: tuple[str, ...]) -> bool:
+def _package_of(
+    path: str, module: list[str], package: tuple[str, ...], hidden: bool = False
+) -> bool:
     """Whether ``package`` is the top of the path of the module at ``path`` (``module``, its
     segments), with the module further down it: a Python package below at most one source
     directory (``src/``); a Rust module path from the crate's root (``naive::NaiveDate``),
     led by ``crate`` or by the crate's directory (``clap_builder::builder::Command`` for
     ``clap_builder/src/builder/command.rs``), its ``src/`` left out. A crate whose ``src/``
     is the tree's own is named in no path (``chrono::NaiveDate``): a first name that does not
-    lead the module's path is read as the crate's, which its tests and users write first."""
+    lead the module's path is read as the crate's, which its tests and users write first. A
+    facade crate re-exports its workspace's implementation crates, named as cargo workspaces
+    name them, its name and a part (``clap::Command`` for ``clap_builder/src/builder/
+    command.rs``: clap's ``pub use clap_builder::*``), but not a ``hidden`` item, one no other
+    crate's path names (``pub(crate) struct Parser``, its ``impl`` block: ``clap::Parser``
+    is the public trait)"""
     if path.endswith(".rs"):
         if "src" not in module:
             return False
         at = module.index("src")
         crate, inner = module[at - 1] if at else None, module[at + 1 :]
         crateless = at == 0 and (not inner or package[0] != inner[0])
-        within = package[1:] if package[0] in ("crate", crate) or crateless else package
+        facade = crate is not None and crate.startswith(f"{package[0]}_") and not hidden
+        led = package[0] in ("crate", crate) or crateless or facade
+        within = package[1:] if led else package
         return tuple(inner[: len(within)]) == within
     k = len(package)
     return any(tuple(module[at : at + k]) == package and len(module) > at + k for at in (0, 1))

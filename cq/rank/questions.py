@@ -15,9 +15,16 @@ import re
 
 import msgspec
 
+from cq.candidates import dotted_parts
 from cq.model import Finding, Question
 from cq.model.question import Uses
-from cq.rank.dotted import last_name
+from cq.rank.dotted import (
+    Dotted,
+    is_other_owners_use,
+    is_plausible_use,
+    last_name,
+    receiver_of,
+)
 from cq.rewrite import stem
 
 
@@ -43,18 +50,26 @@ _CATCHING = re.compile(r"\bexcept\b|\bcatch\b")
 
 class UseQuestion(msgspec.Struct, frozen=True):
     """A usage question as ranking and the Answer read it: the name's last part, which uses
-    answer, and the words of the place it is confined to (``Question.within``)."""
+    answer, the words of the place it is confined to (``Question.within``), and the owner
+    a dotted name is reached through (``pyro.sample``, ``Schema.load``, ``Utc::now``)."""
 
     name: str
     uses: Uses
     within: tuple[str, ...] = ()
+    dotted: Dotted | None = None
+    # the files importing the member from a module-like owner (``from pyro import sample``,
+    # ``importers``): a bare ``sample(...)`` there is a use through it
+    importers: frozenset[str] = frozenset()
 
 
 def use_question(question: Question) -> UseQuestion | None:
     """The usage question ``question`` asks; None for any other query."""
     if question.intent != "usage" or question.uses is None:
         return None
-    return UseQuestion(last_name(question.asked_name or ""), question.uses, question.within)
+    asked = question.asked_name or ""
+    parts = dotted_parts(asked)
+    dotted = Dotted(parts) if parts else None
+    return UseQuestion(last_name(asked), question.uses, question.within, dotted)
 
 
 def use_kinds(uses: Uses) -> frozenset[str]:
@@ -69,6 +84,8 @@ def is_use_site(f: Finding, asked: UseQuestion) -> bool:
         return False
     if asked.name and last_name(f.text) != asked.name:
         return False
+    if asked.dotted is not None and not _through_owner(f, asked.dotted, asked.importers):
+        return False
     if asked.uses == "instances":
         return f.category == "callsite"
     if asked.uses == "raises":
@@ -76,6 +93,44 @@ def is_use_site(f: Finding, asked: UseQuestion) -> bool:
     if asked.uses == "catches":
         return _CATCHING.search(f.line_text) is not None
     return True
+
+
+def _through_owner(f: Finding, dotted: Dotted, importers: frozenset[str] = frozenset()) -> bool:
+    """A use of the dotted name's member that goes through its owner: an import naming the
+    owner's module (``from pyro import sample``; a line holding only the name, inside a
+    parenthesized import, cannot tell and is kept); for a module-like owner (``pyro``) a
+    receiver naming it (``pyro.sample(...)``, not ``dist.sample()``), or none in a file that
+    imports the member from it (``importers``); for a class-like one (``Schema``, ``Utc``)
+    any use that may reach it (``schema.load(...)``, ``self.load`` inside it:
+    ``is_other_owners_use``)."""
+    if f.category in _IMPORTS:
+        words = _WORDS.findall(f.line_text[: f.col])
+        return not words or dotted.owner in words
+    if dotted.owner[:1].isupper():
+        return not is_other_owners_use(f, dotted)
+    if f.file in importers and receiver_of(f, dotted.member) == "":
+        return True
+    return is_plausible_use(f, dotted)
+
+
+def with_importers(asked: UseQuestion, findings: list[Finding]) -> UseQuestion:
+    """``asked`` knowing the files that import its member from its module-like owner by
+    name (``from pyro import sample``, not a parenthesized import's line that cannot tell),
+    so that their bare uses count (``_through_owner``)."""
+    dotted = asked.dotted
+    if dotted is None or dotted.owner[:1].isupper():
+        return asked
+    files = frozenset(
+        f.file
+        for f in findings
+        if f.category == "from_import"
+        and last_name(f.text) == dotted.member
+        and dotted.owner in _WORDS.findall(f.line_text[: f.col])
+    )
+    return msgspec.structs.replace(asked, importers=files)
+
+
+_WORDS = re.compile(r"\w+")
 
 
 def in_place(path: str, within: tuple[str, ...]) -> bool:

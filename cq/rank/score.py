@@ -32,17 +32,21 @@ def breakdown(
     filename: float,
     terms: float,
     weights: RankWeights,
+    cut: bool = False,
 ) -> ScoreBreakdown:
-    """Every factor of the score, rounded so identical inputs print identically."""
+    """Every factor of the score, rounded so identical inputs print identically (``cut``: the
+    hit starts or ends inside a longer name, ``cq.rank.signals.cuts_name``)."""
+    name_cut = weights.name_cut if cut else 1.0
     return ScoreBreakdown(
         category_weight=weights.category.get(category, weights.unknown_category),
         role_multiplier=role_multiplier(role, focus, weights),
         confidence=round(confidence, 4),
         focus_multiplier=1.0 if in_focus(role, focus) else weights.out_of_focus,
-        boosts=round(exact_definition * filename * terms, 4),
+        boosts=round(exact_definition * filename * terms * name_cut, 4),
         exact_definition=exact_definition,
         filename=filename,
         terms=round(terms, 4),
+        name_cut=name_cut,
         depth_penalty=depth_penalty(depth, weights),
     )
 

@@ -82,3 +82,20 @@ def _last_segment(text: str) -> str:
 def _fold(name: str) -> str:
     """Snake/camel/kebab-blind comparison key: ``SearchRequest`` ~ ``search_request``."""
     return name.replace("_", "").replace("-", "").lower()
+
+
+def cuts_name(f: Finding) -> bool:
+    """The hit starts or ends inside a longer name (a literal ``impl Arg`` in ``impl
+    ArgAction``, ``foo(`` in ``get_foo(``): the text the user typed ends where the name goes
+    on, so it is part of another name. False when its line cannot tell (a line cut for the
+    report)."""
+    line, start, end = f.line_text, f.col, f.col + len(f.text)
+    if not f.text or line[start:end] != f.text:
+        return False
+    inside_start = start > 0 and _word(line[start - 1]) and _word(f.text[0])
+    inside_end = end < len(line) and _word(line[end]) and _word(f.text[-1])
+    return inside_start or inside_end
+
+
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"

@@ -84,21 +84,32 @@ def answer(result: SearchResult, said: Answer, *, tool: bool = False) -> list[st
     return [*lines, f"Why: {'; '.join(said.evidence)}."] if said.evidence else lines
 
 
+# a usage Answer's count in words, by the uses the question asked for (``Answer.verb``)
+_USE_WORDS = {
+    "imports": ("import", "imports"),
+    "raises": ("raise", "raises"),
+    "catches": ("handler", "handlers"),
+    "instances": ("instantiation", "instantiations"),
+}
+
+
 def _uses_answer(findings: tuple[Finding, ...], said: Answer, primary: int | None) -> list[str]:
     """A usage question: how many uses (imports) the search found, the first ones shown with
     their scopes, and where the name is defined when that is shown."""
     uses = [findings[i] for i in said.calls]
     total = max(said.total, len(uses))
-    # the count is of imports only when the question asked for them, or when every use
-    # counted is shown and is one ("where is X used?" counts calls and references too)
+    # the count is of the uses the question asked for ("where is X raised?": raises), of
+    # imports when every use counted is shown and is one ("where is X used?" counts calls
+    # and references too)
     imports = all(u.category in ("import", "from_import") for u in uses) and total == len(uses)
-    what = "imports" if said.verb == "imports" or imports else "uses"
+    one, many = _USE_WORDS.get(said.verb or ("imports" if imports else ""), ("use", "uses"))
     shown = f", {len(uses)} shown" if total > len(uses) else ""
     defined = ""
     if primary is not None:
         defined = f" (defined at {where_of(findings[primary])})"
-    plural = what if total != 1 else what[:-1]
-    head = f"**Answer:** {total} {plural} of {code(said.name)}{defined}{shown}:"
+    head = (
+        f"**Answer:** {total} {many if total != 1 else one} of {code(said.name)}{defined}{shown}:"
+    )
     return _call_lines(head, uses)
 
 
@@ -134,6 +145,8 @@ def _definition_answer(f: Finding, said: Answer, lead: str) -> list[str]:
     scope = scope_of(f)
     where = f" in {code(scope)}" if scope else ""
     signature = f.enrichment.signature if f.enrichment else None
+    if signature == f.text:  # the name alone (an enum variant ``Mon``) says nothing more
+        signature = None
     one_line = signature if signature and "\n" not in signature else None
     what = f"{code(f.text)} — {code(one_line)}" if one_line else code(f.text)
     # A definition no pattern matched (the index's unit, tier "index") is a weaker answer: say so

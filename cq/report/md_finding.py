@@ -119,9 +119,13 @@ def enrichment_facts(f: Finding) -> str:
     if qualified:
         facts.append("qualified " + ", ".join(code(q) for q in qualified[:2]))
     if e.rust:
+        # the definition's line is fenced above: only what it does not say, not its
+        # visibility, nor the kind of an item, which its keyword opens (``pub const fn``);
+        # a variant's or a field's kind, its impl's trait
+        kind = e.rust.item_kind
         rust = [
-            e.rust.visibility,
-            kind_words(e.rust.item_kind) if e.rust.item_kind else None,
+            e.rust.visibility if e.rust.visibility not in f.line_text.split() else None,
+            kind_words(kind) if kind and not kind.endswith("_item") else None,
             e.rust.impl_trait and f"impl {e.rust.impl_trait}",
         ]
         facts.append(" ".join(x for x in rust if x))

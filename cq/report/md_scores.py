@@ -25,6 +25,7 @@ def _formula(f: Finding, b: ScoreBreakdown) -> str:
     boosts = [
         f"rank.exact_definition {b.exact_definition:g}" if b.exact_definition != 1 else "",
         f"rank.filename_exact|partial {b.filename:g}" if b.filename != 1 else "",
+        f"rank.name_cut {b.name_cut:g}" if b.name_cut != 1 else "",
         f"terms {b.terms:g}: pattern weight × rank.coverage|evidence" if b.terms != 1 else "",
     ]
     named = ", ".join(x for x in boosts if x) or "none"

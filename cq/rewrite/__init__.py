@@ -71,6 +71,7 @@ __all__ = [
     "definition_site",
     "derived_forms",
     "extract_mentions",
+    "followed_subject",
     "is_identifier_query",
     "is_special",
     "mentioned_parts",
@@ -120,10 +121,31 @@ def definition_site(text: str, name: str) -> tuple[int, int, str] | None:
     return site(text, name)
 
 
-def remember_primary(root: str, findings: tuple[Finding, ...], primary: int | None) -> None:
+def remember_primary(
+    root: str,
+    findings: tuple[Finding, ...],
+    primary: int | None,
+    dotted: tuple[str, ...] | None = None,
+) -> None:
     """Keep this search's answer for the next question's "it" (``--follow-up``:
-    ``memory.py``, imported on first use like ``rewrite_query``)."""
+    ``memory.py``, imported on first use like ``rewrite_query``): the dotted name the search
+    asked for (``dotted``: ``Schema.load``, ``Utc::now``) when the answer is its member, else
+    the answer's name."""
     if primary is not None:
         from cq.rewrite.memory import remember_subject
 
-        remember_subject(Path(root), findings[primary].text.split(".")[-1])
+        f = findings[primary]
+        name = f.text.split(".")[-1]
+        if dotted is not None and dotted[-1] == name:
+            name = ("::" if f.language == "rust" else ".").join(dotted)
+        remember_subject(Path(root), name)
+
+
+def followed_subject(question: Question, root: str) -> str | None:
+    """The dotted name a ``--follow-up`` question's "it" refers to (``memory.py``); None for
+    any other question, or when the last answer was a plain name (the rewrite's subject)."""
+    if not (question.refers_back and question.follow_up) or question.context:
+        return None
+    from cq.rewrite.memory import dotted_subject
+
+    return dotted_subject(Path(root))

@@ -8,6 +8,7 @@ first name the text mentions that the repository defines (else the first code-li
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from cq.cache.keys import root_key
@@ -36,10 +37,35 @@ def recall_subject(root: Path) -> str | None:
 
 
 def remember_subject(root: Path, symbol: str) -> None:
-    if symbol.isidentifier():
+    """Keep ``symbol``, a name or a dotted one (``Schema.load``, ``Utc::now``), for the next
+    follow-up's "it"."""
+    if all(part.isidentifier() for part in split_dotted(symbol)):
         memory = _memory()
         memory.add(root_key(str(root)), symbol)
         memory.flush()
+
+
+def dotted_subject(root: Path) -> str | None:
+    """The last follow-up's answer when it is a dotted name (``Schema.load``): "it" is then
+    asked about as if written, since the rewrite searches names, not an owner's member."""
+    subject = recall_subject(root)
+    return subject if subject is not None and len(split_dotted(subject)) > 1 else None
+
+
+_PRONOUN = re.compile(r"\b(?:it|this|that|these|those|them|they)\b", re.IGNORECASE)
+_ITS = re.compile(r"\bits\b", re.IGNORECASE)
+
+
+def written_in(text: str, subject: str) -> str:
+    """``text`` with its "it" (else its "its", else another pronoun) replaced by ``subject``
+    written as code: "who calls it?" -> "who calls `Schema.load`?"."""
+    it = re.search(r"\bit\b", text, re.IGNORECASE)
+    if it is not None:
+        return f"{text[: it.start()]}`{subject}`{text[it.end() :]}"
+    its = _ITS.search(text)
+    if its is not None:
+        return f"{text[: its.start()]}`{subject}`'s{text[its.end() :]}"
+    return _PRONOUN.sub(f"`{subject}`", text, count=1)
 
 
 def _memory() -> PayloadCache[str]:

@@ -69,15 +69,35 @@ def filled_pattern(text: str) -> str | None:
 
 
 # A label the printer puts before a message, which the format string does not hold: a
-# severity ("error: ", "[WARN] ", as clap, rustc, git and logging print them) or an
+# severity or a hint's ("error: ", "[WARN] ", "tip: ", as clap, rustc, git and logging print
+# them) or an
 # exception's class ("ValueError: ", as a traceback's last line prints it), or a level and
 # a logger's name ("WARNING:app.db:", Python logging's default format). A severity word with
 # neither colon nor brackets is the message's own first word ("Error loading file").
-_SEVERITY = r"(?i:error|warning|warn|fatal|panic|critical|info|debug|note|hint)"
+_SEVERITY = r"(?i:error|warning|warn|fatal|panic|critical|info|debug|note|hint|tip|help)"
 _LABEL = re.compile(
     rf"\[{_SEVERITY}\]:?\s+|{_SEVERITY}:\s+|{_SEVERITY}:[\w.]+:\s*"
     r"|[A-Za-z_][\w.]*(?:Error|Exception|Warning):\s+"
 )
+
+
+# A rustc diagnostic's first line ("error[E0599]: no method named `foo` found for struct `Arg`
+# in the current scope"): the compiler's words, which no file of the tree writes; and a name
+# it quotes, a reference's or a generic's left out (`&mut Arg`, `Vec<T>`).
+_RUSTC = re.compile(r"\s*(?:error|warning)\[E\d{4}\]:\s[^\n]*")
+_RUSTC_NAME = re.compile(r"`&?(?:mut\s+)?((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)(?:<[^`\n]*>)?`")
+
+
+def rustc_subject(text: str) -> str | None:
+    """The name a pasted rustc error is about: the last its first line quotes, the type a
+    method was looked for on ("... found for struct `Arg`") or the one name it cannot find
+    ("cannot find value `x` in this scope"); None for any other text, and for a diagnostic
+    quoting no name ("mismatched types")."""
+    first = _RUSTC.match(text)
+    if first is None:
+        return None
+    names = [m.group(1) for m in _RUSTC_NAME.finditer(first.group())]
+    return names[-1] if names else None
 
 
 # A Rust panic as Rust before 1.73 printed it: the message quoted, then where it panicked.

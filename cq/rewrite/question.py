@@ -28,7 +28,7 @@ from cq.rewrite.asks import (
 )
 from cq.rewrite.extract import extract_mentions
 from cq.rewrite.heuristic import should_rewrite
-from cq.rewrite.memory import refers_back
+from cq.rewrite.memory import refers_back, written_in
 from cq.rewrite.message import (
     PHRASE_WORDS,
     QUOTED,
@@ -36,6 +36,7 @@ from cq.rewrite.message import (
     message_pattern,
     panic_message,
     quoted_runs,
+    rustc_subject,
     sentence_patterns,
     unlabelled,
 )
@@ -47,17 +48,23 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def question_of(request: SearchRequest, tuning: RewriteTuning | None = None) -> Question:
+def question_of(
+    request: SearchRequest, tuning: RewriteTuning | None = None, subject: str | None = None
+) -> Question:
     """The request's query understood, with its switches (``understand``) and where "it"
-    may find its antecedent (``--context``, ``--follow-up``)."""
+    may find its antecedent (``--context``, ``--follow-up``); ``subject``: the dotted name
+    its "it" refers to (``cq.rewrite.followed_subject``), read as if written in its place
+    ("who calls it?" as "who calls `Schema.load`?"; ``text`` stays as typed)."""
     question = understand(
-        request.query,
+        request.query if subject is None else written_in(request.query, subject),
         mode=request.mode,
         rewrite=request.rewrite,
         has_context=bool(request.context) or request.follow_up,
         tuning=tuning,
     )
-    return msgspec.structs.replace(question, context=request.context, follow_up=request.follow_up)
+    return msgspec.structs.replace(
+        question, text=request.query, context=request.context, follow_up=request.follow_up
+    )
 
 
 def understand(
@@ -72,8 +79,12 @@ def understand(
     ``rewrite`` says so (None: when it reads as prose); ``has_context``: a context or a
     follow-up gives "it" something to refer to. Raises ``UsageError`` for a regex of
     several lines."""
-    # A name a question writes as code is searched as if typed, unless told how to search.
+    # A name a question writes as code is searched as if typed, unless told how to search; so
+    # is the type a pasted rustc error names (its words are the compiler's, in no file).
     named_q = name_question(text) if mode is None and rewrite is None else None
+    if named_q is None and mode is None and rewrite is None:
+        subject = rustc_subject(text)
+        named_q = NameQuestion(subject, "definition") if subject is not None else None
     asked = named_q.name if named_q is not None else None
     searched = asked or text
     detected = mode or _detect_mode(searched)
