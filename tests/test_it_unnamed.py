@@ -57,3 +57,11 @@ def test_a_follow_up_keeps_the_owner_of_the_method_it_answered(tmp_path: Path) -
     assert "- `lib/schema.py:6:20` in `Schema.loads`" in answer, answer
     assert "- `app.py:2:18` in `go`" in answer, answer
     assert "loader.py" not in answer, answer
+    said = (
+        "`it` read as `Schema.load`, the last `--follow-up` search's answer: searched as that name"
+    )
+    assert said in followed.stdout.splitlines(), followed.stdout
+    data = run_cq(
+        "search", "who calls it?", "--root", str(tree), "--follow-up", "--format", "json"
+    ).json()
+    assert data["summary"]["subject"] == "Schema.load"

@@ -328,6 +328,8 @@ def test_a_closed_standard_output_is_one_line_exit_2(repo: Path) -> None:
         (("search", "register", "--in", ""), "--in"),
         (("search", "register", "--exclude", ""), "--exclude"),
         (("search", "register", "--exclude", "*.md", "--exclude", ""), "--exclude"),
+        # --context "$NOTES" unset: "it" was left unnamed, silently
+        (("search", "who calls it?", "--context", ""), "--context"),
     ],
 )
 def test_an_empty_path_is_refused_not_read_as_the_current_directory(

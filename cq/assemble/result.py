@@ -123,6 +123,7 @@ def assemble_result(shown_ranked: list[Finding], tally: Tally, facts: SearchFact
         focus=facts.focus,
         rewrite=facts.rewrite,
         asked_name=question.asked_name,
+        subject=question.subject,
         respelled=facts.respelled,
         telemetry=facts.telemetry,
         suggestions=msgspec.UNSET if facts.suggestions is None else facts.suggestions,

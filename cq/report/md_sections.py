@@ -102,6 +102,12 @@ def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False)
             f"asked about {code(s.respelled)}, which no file holds: searched as "
             f"{code(s.asked_name)}, the name the tree defines with its words"
         )
+    elif s.asked_name and s.subject:
+        follow = code(option("--follow-up", tool=tool))
+        lines.append(
+            f"`it` read as {code(s.subject)}, the last {follow} search's answer: searched as "
+            "that name"
+        )
     elif s.asked_name:
         lines.append(f"asked about {code(s.asked_name)}: searched as that name")
     if s.rewrite and s.rewrite.applied:

@@ -52,14 +52,15 @@ def dotted_subject(root: Path) -> str | None:
     return subject if subject is not None and len(split_dotted(subject)) > 1 else None
 
 
-_PRONOUN = re.compile(r"\b(?:it|this|that|these|those|them|they)\b", re.IGNORECASE)
+_IT = re.compile(r"\bit\b", re.IGNORECASE)
 _ITS = re.compile(r"\bits\b", re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(?:it|this|that|these|those|them|they)\b", re.IGNORECASE)
 
 
 def written_in(text: str, subject: str) -> str:
     """``text`` with its "it" (else its "its", else another pronoun) replaced by ``subject``
     written as code: "who calls it?" -> "who calls `Schema.load`?"."""
-    it = re.search(r"\bit\b", text, re.IGNORECASE)
+    it = _IT.search(text)
     if it is not None:
         return f"{text[: it.start()]}`{subject}`{text[it.end() :]}"
     its = _ITS.search(text)

@@ -63,7 +63,11 @@ def question_of(
         tuning=tuning,
     )
     return msgspec.structs.replace(
-        question, text=request.query, context=request.context, follow_up=request.follow_up
+        question,
+        text=request.query,
+        context=request.context,
+        follow_up=request.follow_up,
+        subject=subject,
     )
 
 

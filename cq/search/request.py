@@ -40,10 +40,11 @@ def search_from_args(
         query = _read_stdin().rstrip("\r\n")
     # an empty path is most often an unset shell variable ("$DIR"): rg refuses it, and cq
     # would have searched the current directory instead (the whole root for --in; an empty
-    # --exclude leaves every file out, and the report said nothing held the query)
+    # --exclude leaves every file out, and the report said nothing held the query; an empty
+    # --context names nothing "it" could be)
     excluded = "" if "" in (args.exclude or ()) else None
     named = ((args.root, "--root"), (args.path, "PATH"), (args.in_dir, "--in"))
-    for given, name in (*named, (excluded, "--exclude")):
+    for given, name in (*named, (excluded, "--exclude"), (args.context, "--context")):
         if given == "":
             raise UsageError(f"{name} is empty (an unset variable?)")
     named_root = args.root or os.environ.get("CQ_ROOT")
