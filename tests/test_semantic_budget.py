@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -48,11 +49,15 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def hanging_pyrefly(tmp_path: Path) -> tuple[Path, Path]:
-    """A ``pyrefly`` that notes each start in a file and then never answers."""
+    """A ``pyrefly`` that notes each start in a file and then never answers. ``sleep`` by
+    its full path: cq starts Pyrefly with ``PATH`` an empty directory (a bare ``sleep`` was
+    not found, and the stand-in exited at once instead of hanging)."""
     started = tmp_path / "started"
     binary = tmp_path / "bin" / "pyrefly"
     binary.parent.mkdir()
-    binary.write_text(f"#!/bin/sh\necho $$ >> '{started}'\nexec sleep 600\n")
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    binary.write_text(f"#!/bin/sh\necho $$ >> '{started}'\nexec '{sleep}' 600\n")
     binary.chmod(0o755)
     return binary, started
 
@@ -175,13 +180,17 @@ def test_mcp_shows_from_a_later_search_the_answers_the_first_left_pending(
 def still_indexing(tmp_path: Path) -> Path:
     """The real Pyrefly, its stderr without the line that says the workspace is indexed: to
     cq it is indexing the root for as long as the test runs (a large tree's index took 30 s
-    on moto), and answers everything else as Pyrefly does."""
+    on moto), and answers everything else as Pyrefly does. ``grep`` by its full path: cq
+    starts Pyrefly with ``PATH`` an empty directory, and without a filter Pyrefly's first
+    line to stderr ended it (each search then started another server, ~80 of them before
+    one lived: a minute of the suite)."""
     real = pyrefly_binary()
-    assert real is not None
+    grep = shutil.which("grep")
+    assert real is not None and grep is not None
     binary = tmp_path / "indexing" / "pyrefly"
     binary.parent.mkdir()
     binary.write_text(
-        f"#!/bin/bash\nexec '{real}' \"$@\" 2> >(grep --line-buffered -v 'Populated all' >&2)\n"
+        f"#!/bin/bash\nexec '{real}' \"$@\" 2> >('{grep}' --line-buffered -v 'Populated all' >&2)\n"
     )
     binary.chmod(0o755)
     return binary
