@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -48,13 +49,27 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def hanging_pyrefly(tmp_path: Path) -> tuple[Path, Path]:
-    """A ``pyrefly`` that notes each start in a file and then never answers."""
+    """A ``pyrefly`` that notes each start in a file and then never answers. ``sleep`` by
+    its full path: cq starts Pyrefly with ``PATH`` an empty directory (a bare ``sleep`` was
+    not found, and the stand-in exited at once instead of hanging)."""
     started = tmp_path / "started"
     binary = tmp_path / "bin" / "pyrefly"
     binary.parent.mkdir()
-    binary.write_text(f"#!/bin/sh\necho $$ >> '{started}'\nexec sleep 600\n")
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    binary.write_text(f"#!/bin/sh\necho $$ >> '{started}'\nexec '{sleep}' 600\n")
     binary.chmod(0o755)
     return binary, started
+
+
+def _ran(started: Path) -> bool:
+    """Whether the stand-in started (``hanging_pyrefly``): its process, once started, notes
+    itself when the machine gets to it (a loaded one took over a second), and nothing but the
+    wait's bound says it never will."""
+    end = time.monotonic() + 60  # a condition, not a clock: generous on a busy machine
+    while not started.exists() and time.monotonic() < end:
+        time.sleep(0.05)
+    return started.exists()
 
 
 def _code_facts(result: dict) -> list[dict]:
@@ -98,12 +113,12 @@ def test_a_hanging_server_does_not_delay_a_long_lived_process_search(
     try:
         result = run_search(SearchRequest(query="build_graph_product", root=str(repo)))
         assert later().idle(60)  # the background batch gave up on the silent server
+        assert _ran(started)  # the background asked it
     finally:
         pool().stop_all()
     facts = [f.enrichment.semantic for f in result.findings if f.category in CODE]
     assert facts and {s.status for s in facts} == {"pending"}
     assert result.summary.semantic is not None and result.summary.semantic.asking == "background"
-    assert started.exists()  # the background asked it
     # had the search waited for the batch it would have taken its 3 s: any less is not
     # waiting, however slow a loaded machine makes the stage's own work
     assert result.run.timings_ms["semantic"] < 3000
@@ -130,7 +145,7 @@ def test_a_long_lived_process_asks_pyrefly_only_once_its_search_is_done(
             assert result.summary.semantic is not None
             assert result.summary.semantic.asking == "background"
             assert not later().idle(1.0)  # queued, not run: the search is not done
-            assert started.exists()  # the server, started after ranking
+            assert _ran(started)  # the server, started after ranking (nothing else runs)
         finally:
             warm_between(searching)
         assert later().idle(60)  # asked once the search was done (and gave up on silence)
@@ -175,13 +190,17 @@ def test_mcp_shows_from_a_later_search_the_answers_the_first_left_pending(
 def still_indexing(tmp_path: Path) -> Path:
     """The real Pyrefly, its stderr without the line that says the workspace is indexed: to
     cq it is indexing the root for as long as the test runs (a large tree's index took 30 s
-    on moto), and answers everything else as Pyrefly does."""
+    on moto), and answers everything else as Pyrefly does. ``grep`` by its full path: cq
+    starts Pyrefly with ``PATH`` an empty directory, and without a filter Pyrefly's first
+    line to stderr ended it (each search then started another server, ~80 of them before
+    one lived: a minute of the suite)."""
     real = pyrefly_binary()
-    assert real is not None
+    grep = shutil.which("grep")
+    assert real is not None and grep is not None
     binary = tmp_path / "indexing" / "pyrefly"
     binary.parent.mkdir()
     binary.write_text(
-        f"#!/bin/bash\nexec '{real}' \"$@\" 2> >(grep --line-buffered -v 'Populated all' >&2)\n"
+        f"#!/bin/bash\nexec '{real}' \"$@\" 2> >('{grep}' --line-buffered -v 'Populated all' >&2)\n"
     )
     binary.chmod(0o755)
     return binary

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import test_server
-from conftest import write_tree
+from conftest import run_cq, write_tree
 from llm_server import ModelServer
 from rewrite_fixture import graph_repo
 from test_server import SOURCE, _children, _dir, _env, _report, _served, _start
@@ -176,22 +176,25 @@ LIMITS = {
 }
 
 
+@pytest.mark.cli_forked  # each client a fork of this process under its limit (forked_cli.py)
 def test_a_client_under_other_limits_searches_in_process(repo: Path, runtime: Path) -> None:
     """A CPU limit, a stack limit, fewer descriptors or a lower priority than the server's:
     the search is the client's own, with the output it would have had. (One server for the
-    four clients: what is under test is each client's, not the server's start.)"""
+    four clients: what is under test is each client's, not the server's start; each client
+    is a fork that sets its limit first, as ``preexec_fn`` does before an exec, so the limit
+    it reads is its own process's.)"""
     _start(runtime)
     for name, limit in LIMITS.items():
         if name == "nice" and os.getpriority(os.PRIO_PROCESS, 0) > 16:
             continue  # already at the lowest priority: nice cannot make another
         before = _served(runtime)
-        alone = _run(_cq("search", "register"), {"CQ_SERVER": "0"}, cwd=repo, preexec=limit)
-        served = _run(_cq("search", "register"), _env(runtime), cwd=repo, preexec=limit)
+        alone = run_cq("search", "register", cwd=repo, env={"CQ_SERVER": "0"}, preexec=limit)
+        served = run_cq("search", "register", cwd=repo, env=_env(runtime), preexec=limit)
         assert alone.returncode == 0, (name, alone.stderr)
-        assert _report(served) == _report(alone), (name, served.stderr)  # type: ignore[arg-type]
+        assert _report(served) == _report(alone), (name, served.stderr)
         assert _served(runtime) == before, f"the server ran a search under {name}, not its own"
-        status = _run(_cq("server", "status"), _env(runtime), preexec=limit)
-        assert "searches from here run in-process" in status.stdout_bytes.decode(), (
+        status = run_cq("server", "status", env=_env(runtime), preexec=limit)
+        assert "searches from here run in-process" in status.stdout, (
             name,
             status.stderr,
         )
