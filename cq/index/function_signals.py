@@ -88,6 +88,37 @@ def constructor(c: Candidate, name: str, question: Asked) -> float:
     return 1.0 if made or c.setter else 0.0  # an indicator, not a weight: its weight is tuned
 
 
+# Directories a project keeps code beside its own in: contributed or incubating modules
+# (``contrib``, ``nursery``, ``sandbox``, ``experimental``), and programs that use the
+# project (``examples``, ``tutorials``, ``benchmarks``)
+ASIDE_DIRS = frozenset(
+    {
+        "contrib",
+        "nursery",
+        "sandbox",
+        "experimental",
+        "example",
+        "examples",
+        "tutorials",
+        "benchmarks",
+    }
+)
+
+
+def aside(c: Candidate, question: Asked) -> float:
+    """1 for a function in a directory of code kept beside the project's own (``ASIDE_DIRS``)
+    when a one-line question asks how something is done: it asks how the project does it,
+    and a contributed helper that wires the project's class up (ignite's
+    ``contrib.engines.common.add_early_stopping_by_val_score`` for "how does training stop
+    when the validation score stops improving", which ``EarlyStopping.__call__`` does), a
+    teaching copy (pyro's ``contrib/minipyro.py``) or an example's ``main`` says the
+    question's words as often. It weighs on the Answer only, as ``constructor`` does."""
+    if not question.content:
+        return 0.0
+    dirs = c.file.lower().split("/")[:-1]
+    return 1.0 if any(d in ASIDE_DIRS for d in dirs) else 0.0  # an indicator; its weight: aside
+
+
 # A Rust builder's setter: takes the receiver (``self``, ``mut self``, ``&mut self``) and at
 # least one argument, and hands the receiver back (``-> Self``, ``-> &mut Self``), the shape
 # of every builder method; ``-> Self::Output`` (an operator) is no such shape

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import msgspec
 
 from cq.index import function_signals as readers
-from cq.index.coverage import coverage
+from cq.index.coverage import coverage, unit_words
 from cq.index.function_signals import Asked, Candidate, Hit
 from cq.index.fuse import UnitVote
 from cq.index.scopes import rg_scope_key
@@ -135,6 +135,7 @@ def measured(
     shares = coverage(words, held) if held else [0.0] * len(candidates)
     asks = heads and question.one_line and question.behaviour
     headed = coverage(words, heads) if asks else [0.0] * len(candidates)
+    naming = _naming(candidates, words, question)
     if not candidates:
         return []
     size = readers.sizes(sizes, len(candidates)) if question.one_line else [0.0] * len(candidates)
@@ -160,11 +161,29 @@ def measured(
             "titled": owner if question.one_line else 0.0,
             "message": readers.message(inside[i], question),
             "constructor": readers.constructor(c, name, question),
+            "aside": readers.aside(c, question),
+            "naming": round(naming[i], 6),
         }
         words = readers.words_held(question, held[i] if held else None)
         evidence = readers.evidence(name, signals, inside[i], words)
         out.append(Scored(at=i, score=0.0, signals=signals, evidence=evidence))
     return out
+
+
+def _naming(
+    candidates: Sequence[Candidate], words: Mapping[str, float], question: Asked
+) -> list[float]:
+    """Each candidate's share of a one-line question's words that its own name says
+    (``coverage`` over the candidates' last names, as ``head`` is over names, signature and
+    docstring), for a line that asks (``Asked.content``): a function is named for what it
+    does, so the one named by the question's verb and object (``Batch.get_padding_lengths``
+    for "how are padding lengths computed for a batch of instances", ``Queue._fill`` for "how
+    does the patch queue fill itself") does what its caller only hands on
+    (``Batch.as_tensor_dict``, whose docstring and body say the question's words as often).
+    The Answer only, as ``constructor``: the list keeps its order."""
+    if not question.content:
+        return [0.0] * len(candidates)
+    return coverage(words, [unit_words(last_name(c.qualname)) for c in candidates])
 
 
 def _content_words(question: Asked) -> dict[str, float]:
@@ -215,7 +234,7 @@ _AFTER = ("size", "titled")
 # (``function_signals.constructor``) stay listed where their score puts them, since what they
 # store is often what the answer reads. Measured on the blind questions' reports; issue titles,
 # which are no questions, unchanged (bench/results/function-signals.md).
-_ANSWER_ONLY = ("constructor",)
+_ANSWER_ONLY = ("constructor", "aside", "naming")
 
 
 def score_of(signals: Mapping[str, float], weights: SignalWeights) -> float:
