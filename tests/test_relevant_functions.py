@@ -731,3 +731,77 @@ def test_a_how_question_is_answered_by_the_project_not_a_contrib_helper() -> Non
     assert answer("training does not stop on the validation score") == (
         "add_early_stopping_by_val_score"
     )
+
+
+VALIDATOR = """impl Validator {
+    fn validate_required(&mut self, matcher: &ArgMatcher) -> ClapResult<()> {
+        for arg in self.required.iter() {
+            if !matcher.contains(arg) {
+                return self.missing_required_error(matcher);
+            }
+        }
+        Ok(())
+    }
+
+    /// The error for the missing required arguments
+    fn missing_required_error(&self, matcher: &ArgMatcher) -> ClapResult<()> {
+        Err(Error::missing_required_argument(self.cmd, self.missing(matcher)))
+    }
+}
+
+impl Error {
+    /// Required arguments are missing
+    pub(crate) fn missing_required_argument(cmd: &Command, required: Vec<String>) -> Self {
+        Self::new(ErrorKind::MissingRequiredArgument).with_cmd(cmd, required)
+    }
+}
+"""
+
+
+def test_a_how_question_is_answered_by_the_code_that_finds_it_not_the_error_it_makes() -> None:
+    """A named constructor (``fn missing_required_argument(..) -> Self``) and a function
+    named for the error it makes (``missing_required_error``) hold the question's words in
+    their names and docstrings; the code that detects the condition answers. Asked about
+    the error itself, the function making it is no constructor."""
+    from cq.index.coverage import UnitReader
+    from cq.index.functions import rerank_units
+    from cq.index.fuse import UnitVote
+    from cq.index.query import asked_words
+    from cq.index.units import file_units
+    from cq.model.index_tuning import IndexTuning
+
+    units = {u.qualname: u for u in file_units(VALIDATOR, "rust")}
+    reader = UnitReader(lambda path: units)
+    votes = [
+        UnitVote(file="v.rs", qualname=q, line=units[q].line, kind="fn", fused=f)
+        for q, f in (
+            ("Error::missing_required_argument", 1.0),
+            ("Validator::missing_required_error", 0.95),
+            ("Validator::validate_required", 0.8),
+        )
+    ]
+
+    def ranked(text: str) -> dict[str, tuple[float, float]]:
+        said = asked(understand(text), asked_words(understand(text), (), IndexTuning()))
+        ranked = rerank_units(
+            [(v, []) for v in votes],
+            [],
+            [],
+            said,
+            reader.words,
+            reader.lines,
+            head=reader.head,
+            setter=reader.setter,
+        )
+        first = best_answer([r.scored for r in ranked])
+        assert first is not None
+        return {
+            r.vote.qualname: (r.scored.signals["constructor"], r.scored is first) for r in ranked
+        }
+
+    found = ranked("how are missing required arguments detected")
+    assert found["Validator::validate_required"] == (0.0, True)
+    assert found["Error::missing_required_argument"][0] == 1.0
+    assert found["Validator::missing_required_error"][0] == 1.0
+    about_errors = ranked("how is the error for missing required arguments made")
+    assert about_errors["Validator::missing_required_error"][0] == 0.0

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from cq.index.function_signals import is_setter
+from cq.index.function_signals import is_setter, makes_self
 from cq.index.fuse import FileVote, UnitVote
 from cq.index.query import IndexHit
 from cq.index.words import split_words
@@ -98,9 +98,11 @@ class UnitReader:
         return head_of(u, _called(units, u))
 
     def setter(self, vote: UnitVote) -> bool:
-        """Whether a Relevant Function is a builder's setter (``function_signals.is_setter``)."""
+        """Whether a Relevant Function is a builder's setter or a named constructor
+        (``function_signals.is_setter``, ``makes_self``)."""
         u = self.units(vote.file).get(vote.qualname)
-        return u is not None and is_setter(u.signature, is_rust(vote.file))
+        rust = is_rust(vote.file)
+        return u is not None and (is_setter(u.signature, rust) or makes_self(u.signature, rust))
 
     def lines(self, vote: UnitVote) -> int:
         """A Relevant Function's length in lines (``function_signals.sizes``); 0: not found."""

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import msgspec
 
 from cq.index import function_signals as readers
-from cq.index.coverage import coverage, unit_words
+from cq.index.coverage import coverage
 from cq.index.function_signals import Asked, Candidate, Hit
 from cq.index.fuse import UnitVote
 from cq.index.scopes import rg_scope_key
@@ -43,7 +43,7 @@ from cq.model import Finding, Question
 from cq.model.index_tuning import SignalWeights
 from cq.model.language import is_rust
 from cq.rank import last_name
-from cq.rewrite import STOP_WORDS, split_dotted, stem
+from cq.rewrite import STOP_WORDS, name_stems, split_dotted, stem
 
 # The default weights (``IndexTuning.signals``): what a search with no profile uses, and what
 # the study of them (``bench/studies/function_answer.py``) starts from.
@@ -183,7 +183,7 @@ def _naming(
     The Answer only, as ``constructor``: the list keeps its order."""
     if not question.content:
         return [0.0] * len(candidates)
-    return coverage(words, [unit_words(last_name(c.qualname)) for c in candidates])
+    return coverage(words, [name_stems(last_name(c.qualname)) for c in candidates])
 
 
 def _content_words(question: Asked) -> dict[str, float]:

@@ -115,7 +115,49 @@ def sig_aside_own(content, fn, pool):
 _W = [1.0]
 
 
+def sig_specialised(content, fn, pool):
+    """-1 when another listed function of the same name belongs to a class whose name's words
+    are a strict subset of this one's (``TraceGraph_ELBO.loss_and_grads`` beside
+    ``Trace_ELBO.loss_and_grads``): this one is the specialised namesake."""
+    if not content or len(parts(fn)) < 2:
+        return 0.0
+    mine, owner = parts(fn)[-1], name_stems(parts(fn)[-2])
+    for other in pool:
+        p = parts(other)
+        if other is fn or len(p) < 2 or p[-1] != mine:
+            continue
+        if name_stems(p[-2]) < owner:
+            return -1.0
+    return 0.0
+
+
+def sig_error_maker(content, fn, pool):
+    """-1 for a function named for the error it makes (``missing_required_error``) when the
+    question does not ask about errors."""
+    if not content or content & {stem("error"), stem("errors"), stem("exception")}:
+        return 0.0
+    words = subwords(parts(fn)[-1])
+    return -1.0 if words and words[-1] in ("error", "err", "exception") else 0.0
+
+
+def sig_rust_made(content, fn, pool):
+    """-1 for a Rust associated function without a receiver that returns ``Self``: a named
+    constructor (``Error::missing_required_argument``, ``with_capacity``)."""
+    sig = fn.get("signature") or ""
+    if not content or not fn["file"].endswith(".rs") or "self" in sig.split("->")[0]:
+        return 0.0
+    return -1.0 if re.search(r"->\s*Self\b", sig) else 0.0
+
+
+def sig_error_made(content, fn, pool):
+    return sig_error_maker(content, fn, pool) + sig_rust_made(content, fn, pool)
+
+
 SIGNALS = {
+    "rust_made": sig_rust_made,
+    "error_made": sig_error_made,
+    "error_maker": sig_error_maker,
+    "specialised": sig_specialised,
     "name_cov": sig_name_cov,
     "aside_own": sig_aside_own,
     "aside": sig_aside,
@@ -162,6 +204,7 @@ def main() -> None:
             data.append((q, json.loads(raw), score(_everyday.Question(**q), ran, 0).ans))
     print("base", sum(x for *_, x in data), "/", len(data))
     for name in names:
+        hits: dict[float, dict[str, bool]] = {}
         for w in WEIGHTS:
             good, moved = 0, []
             _W[0] = w or 1.0
@@ -169,9 +212,27 @@ def main() -> None:
                 orig, new = rechosen(q, report, w, SIGNALS[name])
                 hit = was if new == orig else _everyday.matches(new, q["gold"], q["kind"])
                 good += hit
+                hits.setdefault(w, {})[q["id"]] = hit
                 if hit != was:
                     moved.append(("+" if hit else "-") + q["id"])
             print(f"{name:10s} w={w:<5} {good}/{len(data)} {' '.join(moved)}")
+        held_out(name, hits)
+
+
+def held_out(name: str, hits: dict[float, dict[str, bool]]) -> None:
+    """Leave one repository out: each fold's weight chosen on the other repositories (ties:
+    the smallest weight), scored on the one left out."""
+    repos = sorted({i.rsplit("-", 1)[0] for i in hits[WEIGHTS[0]]})
+    total, chosen = 0, []
+    for repo in repos:
+
+        def mine(i: str, repo: str = repo) -> bool:
+            return i.rsplit("-", 1)[0] == repo
+
+        best = max(WEIGHTS, key=lambda w: (sum(h for i, h in hits[w].items() if not mine(i)), -w))
+        total += sum(h for i, h in hits[best].items() if mine(i))
+        chosen.append(f"{repo}:{best}")
+    print(f"{name:10s} held out {total}/{len(hits[WEIGHTS[0]])}  {' '.join(chosen)}")
 
 
 if __name__ == "__main__":
