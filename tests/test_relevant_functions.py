@@ -734,6 +734,7 @@ def test_a_how_question_is_answered_by_the_project_not_a_contrib_helper() -> Non
 
 
 VALIDATOR = """impl Validator {
+    /// Each required argument the matcher lacks is reported as missing
     fn validate_required(&mut self, matcher: &ArgMatcher) -> ClapResult<()> {
         for arg in self.required.iter() {
             if !matcher.contains(arg) {

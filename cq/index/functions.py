@@ -180,10 +180,12 @@ def _naming(
     for "how are padding lengths computed for a batch of instances", ``Queue._fill`` for "how
     does the patch queue fill itself") does what its caller only hands on
     (``Batch.as_tensor_dict``, whose docstring and body say the question's words as often).
-    The Answer only, as ``constructor``: the list keeps its order."""
+    A share of the whole question (``whole``): a name holding the one asked word no other
+    name holds says little of a question of four. The Answer only, as ``constructor``: the
+    list keeps its order."""
     if not question.content:
         return [0.0] * len(candidates)
-    return coverage(words, [name_stems(last_name(c.qualname)) for c in candidates])
+    return coverage(words, [name_stems(last_name(c.qualname)) for c in candidates], whole=True)
 
 
 def _content_words(question: Asked) -> dict[str, float]:

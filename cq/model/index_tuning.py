@@ -247,12 +247,12 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     naming: Annotated[
         float,
         _why(
-            "measured: the everyday set's concept and title reports replayed "
-            "(bench/results/2026-11-30-answer9/replay.py, grid 0-1, aside at -1.0): 0.4, "
-            "the smallest of the best; held out by repository in that README; a one-line "
-            "how-question's share its function's own name says, the Answer only"
+            "measured: the everyday set's concept and title reports re-weighed "
+            "(bench/results/2026-11-30-answer9/loo_naming.py): chosen by the folds leaving "
+            "a repository out; a one-line how-question's share its function's own name says, "
+            "the Answer only"
         ),
-    ] = 0.4
+    ] = 2.0
 
 
 _MENTIONS = "bench/studies/index_fusion.py weighs the whole list (index.python.w_named)"
