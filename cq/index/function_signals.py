@@ -128,8 +128,8 @@ ASIDE_DIRS = frozenset(
 
 def aside(c: Candidate, question: Asked) -> float:
     """1 for a function in a directory of code kept beside the project's own (``ASIDE_DIRS``)
-    when a one-line question asks how something is done: it asks how the project does it,
-    and a contributed helper that wires the project's class up (ignite's
+    when a one-line line asks (``Asked.content``): a question about the tree asks how the
+    project does it, and a contributed helper that wires the project's class up (ignite's
     ``contrib.engines.common.add_early_stopping_by_val_score`` for "how does training stop
     when the validation score stops improving", which ``EarlyStopping.__call__`` does), a
     teaching copy (pyro's ``contrib/minipyro.py``) or an example's ``main`` says the

@@ -6,8 +6,11 @@ report keeps each signal's value), the Answer re-chosen among the listed functio
     python bench/results/2026-11-30-answer9/loo_naming.py REPORTS_DIR concept,title [SHIPPED]
 
 REPORTS_DIR/ID.json: one ``cq search --format json`` per everyday question at the shipped
-code (answer8's ``reports.py``). Only reports whose Answer is the first Relevant Function
-by Answer score are re-chosen.
+code (answer8's ``reports.py``), SHIPPED the weight they ran at. Only reports whose Answer is
+the first Relevant Function by Answer score are re-chosen. What the re-weighing cannot see:
+an Answer that only declares a method brings its overrides into the pool
+(``cq.index.apply._overrides``), so a weight that changes which function leads changes the
+pool too (the README: gluonts-10 at 2.0).
 """
 
 from __future__ import annotations
