@@ -14,8 +14,7 @@ import msgspec
 
 from cq.model.language import is_rust
 from cq.rank import last_name, path_role
-from cq.rewrite import name_stems, stem
-from cq.rewrite.words import subwords
+from cq.rewrite import name_stems, stem, subwords
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):
