@@ -651,3 +651,158 @@ def test_a_question_word_meets_the_word_code_uses_for_it() -> None:
     assert answer(IndexTuning(synonym_weight=0.0)) == "Field.make_error"
     words = asked_words(understand(question), (), IndexTuning())
     assert words["merge"] < words["combined"]  # the code's word counts less than the question's
+
+
+BATCH = '''class Batch:
+    """A batch of instances, padded to one length and turned into tensors."""
+
+    def get_padding_lengths(self):
+        """Each field's largest length computed over the batch's instances."""
+        lengths = {}
+        for instance in self.instances:
+            for key, value in instance.get_padding_lengths().items():
+                lengths[key] = max(lengths.get(key, 0), value)
+        return lengths
+
+    def as_tensor_dict(self, padding_lengths=None):
+        """The batch's instances padded to ``padding_lengths``, computed when not given."""
+        lengths = padding_lengths or self.get_padding_lengths()
+        return {key: pad(self.instances, lengths) for key in lengths}
+'''
+
+
+def test_a_how_question_is_answered_by_the_function_named_for_what_it_asks() -> None:
+    """The caller that hands the work on holds the question's words in its docstring and body
+    as the function doing it does, and comes first in the fused order; the function whose own
+    name says what is asked (the padding lengths of a batch) answers. An issue title (no
+    question) keeps the fused order's Answer."""
+    from cq.index.coverage import UnitReader
+    from cq.index.functions import rerank_units
+    from cq.index.fuse import UnitVote
+    from cq.index.query import asked_words
+    from cq.index.units import file_units
+    from cq.model.index_tuning import IndexTuning
+
+    units = {u.qualname: u for u in file_units(BATCH, "python")}
+    reader = UnitReader(lambda path: units)
+    votes = [
+        UnitVote(file="b.py", qualname=q, line=units[q].line, kind="function", fused=f)
+        for q, f in (("Batch.as_tensor_dict", 1.0), ("Batch.get_padding_lengths", 0.9))
+    ]
+
+    def ranked(text: str) -> tuple[str, list[str]]:
+        said = asked(understand(text), asked_words(understand(text), (), IndexTuning()))
+        ranked = rerank_units(
+            [(v, []) for v in votes], [], [], said, reader.words, reader.lines, head=reader.head
+        )
+        first = best_answer([r.scored for r in ranked])
+        listed = [r.vote.qualname for r in ranked]
+        return next(r.vote.qualname for r in ranked if r.scored is first), listed
+
+    answer, listed = ranked("how are padding lengths computed for a batch of instances")
+    assert answer == "Batch.get_padding_lengths"
+    assert "Batch.as_tensor_dict" in listed  # the caller stays listed
+    assert ranked("padding lengths computed wrongly for a batch")[0] == "Batch.as_tensor_dict"
+
+
+def test_a_how_question_is_answered_by_the_project_not_a_contrib_helper() -> None:
+    """A contributed helper that wires up the project's class says the question's words in
+    its name and comes first in the fused order; what a how-question asks is done by the
+    project's own code. The helper stays listed where its score puts it; an issue title
+    (no question) may still be answered by it."""
+    words = {"training": 1.0, "stop": 1.0, "validation": 1.0, "score": 1.0}
+    candidates = [
+        Candidate(
+            file="lib/contrib/engines/common.py",
+            qualname="add_early_stopping_by_val_score",
+            fused=1.0,
+        ),
+        Candidate(file="lib/handlers/early_stopping.py", qualname="EarlyStopping.run", fused=0.6),
+    ]
+
+    def answer(text: str) -> str:
+        listed = rerank(candidates, asked(understand(text), words), [])
+        assert candidates[listed[0].at].qualname == "add_early_stopping_by_val_score"
+        first = best_answer(listed)
+        assert first is not None
+        return candidates[first.at].qualname
+
+    assert answer("how does training stop when the validation score stops") == "EarlyStopping.run"
+    assert answer("training does not stop on the validation score") == (
+        "add_early_stopping_by_val_score"
+    )
+
+
+VALIDATOR = """impl Validator {
+    /// Each required argument the matcher lacks is reported as missing
+    fn validate_required(&mut self, matcher: &ArgMatcher) -> ClapResult<()> {
+        for arg in self.required.iter() {
+            if !matcher.contains(arg) {
+                return self.missing_required_error(matcher);
+            }
+        }
+        Ok(())
+    }
+
+    /// The error for the missing required arguments
+    fn missing_required_error(&self, matcher: &ArgMatcher) -> ClapResult<()> {
+        Err(Error::missing_required_argument(self.cmd, self.missing(matcher)))
+    }
+}
+
+impl Error {
+    /// Required arguments are missing
+    pub(crate) fn missing_required_argument(cmd: &Command, required: Vec<String>) -> Self {
+        Self::new(ErrorKind::MissingRequiredArgument).with_cmd(cmd, required)
+    }
+}
+"""
+
+
+def test_a_how_question_is_answered_by_the_code_that_finds_it_not_the_error_it_makes() -> None:
+    """A named constructor (``fn missing_required_argument(..) -> Self``) and a function
+    named for the error it makes (``missing_required_error``) hold the question's words in
+    their names and docstrings; the code that detects the condition answers. Asked about
+    the error itself, the function making it is no constructor."""
+    from cq.index.coverage import UnitReader
+    from cq.index.functions import rerank_units
+    from cq.index.fuse import UnitVote
+    from cq.index.query import asked_words
+    from cq.index.units import file_units
+    from cq.model.index_tuning import IndexTuning
+
+    units = {u.qualname: u for u in file_units(VALIDATOR, "rust")}
+    reader = UnitReader(lambda path: units)
+    votes = [
+        UnitVote(file="v.rs", qualname=q, line=units[q].line, kind="fn", fused=f)
+        for q, f in (
+            ("Error::missing_required_argument", 1.0),
+            ("Validator::missing_required_error", 0.95),
+            ("Validator::validate_required", 0.8),
+        )
+    ]
+
+    def ranked(text: str) -> dict[str, tuple[float, float]]:
+        said = asked(understand(text), asked_words(understand(text), (), IndexTuning()))
+        ranked = rerank_units(
+            [(v, []) for v in votes],
+            [],
+            [],
+            said,
+            reader.words,
+            reader.lines,
+            head=reader.head,
+            setter=reader.setter,
+        )
+        first = best_answer([r.scored for r in ranked])
+        assert first is not None
+        return {
+            r.vote.qualname: (r.scored.signals["constructor"], r.scored is first) for r in ranked
+        }
+
+    found = ranked("how are missing required arguments detected")
+    assert found["Validator::validate_required"] == (0.0, True)
+    assert found["Error::missing_required_argument"][0] == 1.0
+    assert found["Validator::missing_required_error"][0] == 1.0
+    about_errors = ranked("how is the error for missing required arguments made")
+    assert about_errors["Validator::missing_required_error"][0] == 0.0

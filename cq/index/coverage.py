@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from cq.index.function_signals import is_setter
+from cq.index.function_signals import is_setter, makes_self
 from cq.index.fuse import FileVote, UnitVote
 from cq.index.query import IndexHit
 from cq.index.words import split_words
@@ -98,9 +98,11 @@ class UnitReader:
         return head_of(u, _called(units, u))
 
     def setter(self, vote: UnitVote) -> bool:
-        """Whether a Relevant Function is a builder's setter (``function_signals.is_setter``)."""
+        """Whether a Relevant Function is a builder's setter or a named constructor
+        (``function_signals.is_setter``, ``makes_self``)."""
         u = self.units(vote.file).get(vote.qualname)
-        return u is not None and is_setter(u.signature, is_rust(vote.file))
+        rust = is_rust(vote.file)
+        return u is not None and (is_setter(u.signature, rust) or makes_self(u.signature, rust))
 
     def lines(self, vote: UnitVote) -> int:
         """A Relevant Function's length in lines (``function_signals.sizes``); 0: not found."""
@@ -137,18 +139,27 @@ def _asked(words: Mapping[str, float]) -> dict[str, float]:
     return asked
 
 
-def coverage(words: Mapping[str, float], held: Sequence[frozenset[str] | None]) -> list[float]:
+def coverage(
+    words: Mapping[str, float], held: Sequence[frozenset[str] | None], *, whole: bool = False
+) -> list[float]:
     """Each candidate's share (0-1) of the asked words' weight that its text holds.
 
     A word weighs its asked weight times ``log((n + 1) / (df + 0.5))`` (hand-set) over the ``n``
     candidates, ``df`` of which hold it: a word every candidate says (the file's own subject)
     counts little, one only the answer says counts most. Words no candidate holds are left
-    out of the total; a candidate whose text could not be read (``None``) covers nothing."""
+    out of the total, unless ``whole`` (then they count at the largest weight, ``df`` 0): a
+    share of the whole question, for a few words (a name) where one word no other candidate
+    holds would be all of what the rest hold. A candidate whose text could not be read
+    (``None``) covers nothing."""
     asked = _asked(words)
     n = len(held)
     df = {w: sum(1 for h in held if h is not None and w in h) for w in asked}
     # a smoothed inverse document frequency that stays above 0 when all n hold the word
-    idf = {w: math.log((n + 1) / (df[w] + 0.5)) for w in asked if df[w]}  # hand-set: BM25's +0.5
+    idf = {
+        w: math.log((n + 1) / (df[w] + 0.5))  # hand-set: BM25's +0.5
+        for w in asked
+        if df[w] or whole
+    }
     weight = {w: asked[w] * x for w, x in idf.items()}
     total = sum(weight.values())
     if total <= 0:

@@ -14,7 +14,7 @@ import msgspec
 
 from cq.model.language import is_rust
 from cq.rank import last_name, path_role
-from cq.rewrite import name_stems
+from cq.rewrite import name_stems, stem, subwords
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):
@@ -23,7 +23,9 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     file: str
     qualname: str
     fused: float
-    setter: bool = False  # a builder's setter (``is_setter``): it stores what it is given
+    # a builder's setter or a named constructor (``is_setter``, ``makes_self``): it stores
+    # what it is given
+    setter: bool = False
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,7 +87,56 @@ def constructor(c: Candidate, name: str, question: Asked) -> float:
     if not question.behaviour:
         return 0.0
     made = name == "new" if is_rust(c.file) else name in ("__init__", "__new__")
-    return 1.0 if made or c.setter else 0.0  # an indicator, not a weight: its weight is tuned
+    made = made or c.setter or _makes_error(name, question)
+    return 1.0 if made else 0.0  # an indicator, not a weight: its weight is tuned
+
+
+# The last subwords of a function named for the error it makes
+_ERROR_WORDS = ("error", "err", "exception")
+
+
+def _makes_error(name: str, question: Asked) -> bool:
+    """Whether a function is named for the error it makes (``missing_required_error``,
+    ``invalid_value_err``) when the question does not ask about errors: it builds the
+    message for a condition its caller found, and holds the condition's words in its name
+    and message ("how are missing required arguments detected": ``validate_required``
+    detects them). Asked about errors ("how are validation errors combined"), it may
+    answer."""
+    words = subwords(name)
+    if not words or words[-1] not in _ERROR_WORDS:
+        return False
+    return not question.content & {stem(w) for w in _ERROR_WORDS}
+
+
+# Directories a project keeps code beside its own in: contributed or incubating modules
+# (``contrib``, ``nursery``, ``sandbox``, ``experimental``), and programs that use the
+# project (``examples``, ``tutorials``, ``benchmarks``)
+ASIDE_DIRS = frozenset(
+    {
+        "contrib",
+        "nursery",
+        "sandbox",
+        "experimental",
+        "example",
+        "examples",
+        "tutorials",
+        "benchmarks",
+    }
+)
+
+
+def aside(c: Candidate, question: Asked) -> float:
+    """1 for a function in a directory of code kept beside the project's own (``ASIDE_DIRS``)
+    when a one-line line asks (``Asked.content``): a question about the tree asks how the
+    project does it, and a contributed helper that wires the project's class up (ignite's
+    ``contrib.engines.common.add_early_stopping_by_val_score`` for "how does training stop
+    when the validation score stops improving", which ``EarlyStopping.__call__`` does), a
+    teaching copy (pyro's ``contrib/minipyro.py``) or an example's ``main`` says the
+    question's words as often. It weighs on the Answer only, as ``constructor`` does."""
+    if not question.content:
+        return 0.0
+    dirs = c.file.lower().split("/")[:-1]
+    return 1.0 if any(d in ASIDE_DIRS for d in dirs) else 0.0  # an indicator; its weight: aside
 
 
 # A Rust builder's setter: takes the receiver (``self``, ``mut self``, ``&mut self``) and at
@@ -94,6 +145,19 @@ def constructor(c: Candidate, name: str, question: Asked) -> float:
 _SETTER = re.compile(
     r"\(\s*(?:mut\s+)?(?:&\s*mut\s+)?self\s*,\s*\w.*\)\s*->\s*(?:&\s*mut\s+)?Self\s*(?:where\b.*)?$"
 )
+
+
+# A Rust associated function without a receiver that hands back ``Self``: a named
+# constructor (``fn with_capacity(n: usize) -> Self``)
+_MAKES_SELF = re.compile(r"\bfn\s+\w+[^(]*\((?![^)]*\bself\b)[^)]*\)\s*->\s*Self\b")
+
+
+def makes_self(signature: str, rust: bool) -> bool:
+    """Whether a function is a Rust named constructor (no receiver, ``-> Self``), which a
+    how-question's Answer is not, as ``new`` is not (``constructor``): it stores what it is
+    given (``Error::missing_required_argument`` builds the error that ``validate_required``
+    raises on finding the arguments missing)."""
+    return rust and bool(_MAKES_SELF.search(signature.strip()))
 
 
 def is_setter(signature: str, rust: bool) -> bool:

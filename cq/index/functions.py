@@ -43,7 +43,7 @@ from cq.model import Finding, Question
 from cq.model.index_tuning import SignalWeights
 from cq.model.language import is_rust
 from cq.rank import last_name
-from cq.rewrite import STOP_WORDS, split_dotted, stem
+from cq.rewrite import STOP_WORDS, name_stems, split_dotted, stem
 
 # The default weights (``IndexTuning.signals``): what a search with no profile uses, and what
 # the study of them (``bench/studies/function_answer.py``) starts from.
@@ -135,6 +135,7 @@ def measured(
     shares = coverage(words, held) if held else [0.0] * len(candidates)
     asks = heads and question.one_line and question.behaviour
     headed = coverage(words, heads) if asks else [0.0] * len(candidates)
+    naming = _naming(candidates, words, question)
     if not candidates:
         return []
     size = readers.sizes(sizes, len(candidates)) if question.one_line else [0.0] * len(candidates)
@@ -160,11 +161,31 @@ def measured(
             "titled": owner if question.one_line else 0.0,
             "message": readers.message(inside[i], question),
             "constructor": readers.constructor(c, name, question),
+            "aside": readers.aside(c, question),
+            "naming": round(naming[i], 6),
         }
         words = readers.words_held(question, held[i] if held else None)
         evidence = readers.evidence(name, signals, inside[i], words)
         out.append(Scored(at=i, score=0.0, signals=signals, evidence=evidence))
     return out
+
+
+def _naming(
+    candidates: Sequence[Candidate], words: Mapping[str, float], question: Asked
+) -> list[float]:
+    """Each candidate's share of a one-line question's words that its own name says
+    (``coverage`` over the candidates' last names, as ``head`` is over names, signature and
+    docstring), for a line that asks (``Asked.content``): a function is named for what it
+    does, so the one named by the question's verb and object (``Batch.get_padding_lengths``
+    for "how are padding lengths computed for a batch of instances", ``Queue._fill`` for "how
+    does the patch queue fill itself") does what its caller only hands on
+    (``Batch.as_tensor_dict``, whose docstring and body say the question's words as often).
+    A share of the whole question (``whole``): a name holding the one asked word no other
+    name holds says little of a question of four. The Answer only, as ``constructor``: the
+    list keeps its order."""
+    if not question.content:
+        return [0.0] * len(candidates)
+    return coverage(words, [name_stems(last_name(c.qualname)) for c in candidates], whole=True)
 
 
 def _content_words(question: Asked) -> dict[str, float]:
@@ -215,7 +236,7 @@ _AFTER = ("size", "titled")
 # (``function_signals.constructor``) stay listed where their score puts them, since what they
 # store is often what the answer reads. Measured on the blind questions' reports; issue titles,
 # which are no questions, unchanged (bench/results/function-signals.md).
-_ANSWER_ONLY = ("constructor",)
+_ANSWER_ONLY = ("constructor", "aside", "naming")
 
 
 def score_of(signals: Mapping[str, float], weights: SignalWeights) -> float:

@@ -184,7 +184,7 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     figures are in ``bench/results/function-signals.md``."""
 
     # Weights that count against a function (a profile may set them below 0 too).
-    signed: ClassVar[frozenset[str]] = frozenset({"test", "constructor"})
+    signed: ClassVar[frozenset[str]] = frozenset({"test", "constructor", "aside"})
 
     frame: Annotated[
         float, _why(f"{_ASCENT}; at the grid's top: few issues name a tree's function in a frame")
@@ -235,6 +235,25 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
             "a how-question's constructor, the Answer only"
         ),
     ] = -1.0
+    aside: Annotated[
+        float,
+        _why(
+            "hand-set to constructor's weight, not fitted: a how-question's function in a "
+            "contrib, nursery or examples directory (function_signals.aside), the Answer only; "
+            "measured: bench/results/2026-11-30-answer9/ (replay.py on the everyday set's "
+            "concept and title reports)"
+        ),
+    ] = -1.0
+    naming: Annotated[
+        float,
+        _why(
+            "measured: the everyday set's concept and title reports re-weighed "
+            "(bench/results/2026-11-30-answer9/loo_naming.py) and run at 1.5 and 2.0: 1.5, "
+            "the folds leaving a repository out held to the runs (2.0 loses gluonts-10 by the "
+            "override rule the re-weighing cannot see); a one-line how-question's share its "
+            "function's own name says, the Answer only"
+        ),
+    ] = 1.5
 
 
 _MENTIONS = "bench/studies/index_fusion.py weighs the whole list (index.python.w_named)"
