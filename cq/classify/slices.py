@@ -13,9 +13,10 @@ after the class's (and again inside a function defined there): a long function's
 statements cost nothing. A slice never starts with a string: as a slice's first statement it
 would become a docstring.
 
-A slice is parsed on its own, after the stand-in header (parsing it in place, after newlines
-standing for the bytes before it, would cost as much as the whole file: the lexer walks every
-newline), and its records are shifted to the slice's offsets in the file; scopes come out as
+A file's slices are parsed as one text, each after its stand-in header, one after the other
+(parsing them in place, after newlines standing for the bytes between them, would cost as
+much as the whole file: the lexer walks every newline); a hit is looked up in that text's
+records at its offset less its slice's shift (``analyze.sliced_records``); scopes come out as
 ``Name.method``.
 
 Boundaries are found by regex over lines, after one pass that finds the strings spanning
