@@ -287,3 +287,24 @@ def test_hits_in_long_functions_parse_only_their_statements(tmp_path: Path) -> N
     # ``run`` holds 18 KB, its statements with hits a few hundred bytes each; ``inner`` and
     # ``helper`` are parsed whole (hits in their signatures), 5 KB each.
     assert sliced_counters["bytes_parsed"] < 12_000
+
+
+# Slices of one file are parsed joined in one text, in the order they start: ``last``'s whole
+# slice (a hit in its signature) ends the file without a newline, and the slice of its body's
+# statement (the other hit) follows it in the text, on a line of its own.
+UNTERMINATED = FILLER + (
+    "def last(value=target):\n"  # 241
+    "    step = 1\n"
+    "    return target  # the end, no newline"  # 243
+)
+
+
+def test_slices_joined_after_a_last_line_without_a_newline(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": UNTERMINATED, "unsliced.toml": UNSLICED})
+    sliced = _search(tmp_path)
+    whole = _search(tmp_path, "--profile", str(tmp_path / "unsliced.toml"))
+    counters = sliced.json()["run"]["counters"]
+    assert counters["files_sliced"] == 1 and "slices_failed" not in counters
+    assert counters["slices_parsed"] == 2
+    expected = {241: ("reference", "last"), 243: ("reference", "last")}
+    assert _verdicts(sliced) == _verdicts(whole) == expected

@@ -31,7 +31,15 @@ from typing import Any
 import msgspec
 
 from bench._common import rg_binary
-from cq.classify.analyze import FileAnalysis, FileTask, _build, _parse, analyze_file, planned
+from cq.classify.analyze import (
+    FileAnalysis,
+    FileTask,
+    _build,
+    _parse,
+    analyze_file,
+    planned,
+    sliced_text,
+)
 from cq.classify.records import _INT_FIELDS, FileRecords, StoredRecords
 from cq.classify.slices import _Scan
 from cq.model.tuning import Tuning
@@ -78,9 +86,7 @@ def digest(analyses: list[FileAnalysis]) -> str:
         return row
 
     rows = [
-        [a.sliced.owners, [records(p) for p in a.sliced.pieces]]
-        if a.sliced is not None
-        else records(a.records)  # type: ignore[arg-type]
+        [a.sliced.shifts, records(a.sliced.records)] if a.sliced is not None else records(a.records)  # type: ignore[arg-type]
         for a in analyses
     ]
     return hashlib.sha256(msgspec.json.encode(rows)).hexdigest()[:16]
@@ -105,16 +111,16 @@ def main() -> None:
 
     stage("scan", lambda: [_Scan(t.data) for t in tasks])
     plans = stage("planning (with scan)", lambda: [planned(t, caps) for t in tasks])
-    pieces: list[tuple[bytes, tuple[int, int] | None]] = []
+    pieces: list[tuple[bytes, list[tuple[int, int]] | None]] = []
     for task in plans:
         if task.plan is None:
             pieces.append((task.data, None))
             continue
-        for piece, (low, high) in zip(
-            task.plan.slices, task.plan.hit_spans(task.hits), strict=True
-        ):
-            pieces.append((piece.source(task.data), (low - piece.shift, high - piece.shift)))
-    print(f"{len(pieces)} parses, {sum(len(p) for p, _ in pieces) / 1e6:.1f} MB")
+        text, _, shifts = sliced_text(task.data, task.plan)
+        spans = task.plan.hit_spans(task.hits)
+        pieces.append((text, [(a - s, b - s) for (a, b), s in zip(spans, shifts, strict=True)]))
+    slices = sum(len(t.plan.slices) for t in plans if t.plan is not None)
+    print(f"{len(pieces)} parses ({slices} slices), {sum(len(p) for p, _ in pieces) / 1e6:.1f} MB")
     trees = stage("parse", lambda: [_parse("python", p) for p, _ in pieces])
     pairs = list(zip(trees, [w for _, w in pieces], strict=True))
     stage("records", lambda: [_build("python", tree, caps, w) for tree, w in pairs])

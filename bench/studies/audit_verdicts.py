@@ -38,15 +38,18 @@ def collect(root: str, query: str, max_filesize: int, out: str) -> None:
     for task in tasks:
         analysis = analyze_file(task, caps)
         if analysis.sliced is not None:
-            pieces = [FileRecords.from_stored(p) for p in analysis.sliced.pieces]
-            owners = [pieces[owner] for owner in analysis.sliced.owners]
+            records = FileRecords.from_stored(analysis.sliced.records)
+            shifts = analysis.sliced.shifts
         else:
-            owners = [FileRecords.from_stored(analysis.records)] * len(task.hits)
-        for (start, end), records in zip(task.hits, owners, strict=True):
+            records = FileRecords.from_stored(analysis.records)  # type: ignore[arg-type]
+            shifts = [0] * len(task.hits)
+        for (start, end), shift in zip(task.hits, shifts, strict=True):
             text = task.data[start:end].decode("utf-8", "replace")
             verdict = None
             if records.reason is None:
-                verdict = classify_from_records(records, start, end, text, tuning.classify)
+                verdict = classify_from_records(
+                    records, start - shift, end - shift, text, tuning.classify
+                )
             lines.append(msgspec.json.encode([task.rel, start, verdict, records.reason]))
     with open(out, "wb") as fh:
         fh.write(b"\n".join(lines) + b"\n")

@@ -6,7 +6,7 @@ under ``--root`` (default: the stdlib, site-packages included: more code nobody 
 and a deterministic sample of the words in it, it plans slices for the word's whole-word
 occurrences exactly as a search would, parses them, and compares each hit's category and
 scope with what the whole file's records say. It also counts plans, slices that did not
-parse (those files fall back to a whole-file parse: slower, never wrong) and the share of
+parse together (those files fall back to a whole-file parse: slower, never wrong) and the share of
 bytes parsed. Files whose whole parse has errors are skipped: tree-sitter's recovery there is
 no reference (a slice of such a file is often the cleaner parse).
 
@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from bench._common import stdlib_dir
-from cq.classify.analyze import SLICE_FAILED, FileTask, analyze_file, slice_records
+from cq.classify.analyze import FileTask, analyze_file, sliced_records
 from cq.classify.lookup import classify_from_records
 from cq.classify.records import FileRecords
 from cq.classify.slices import python_slices
@@ -43,7 +43,12 @@ def sample_words(data: bytes, count: int) -> list[bytes]:
     return words[:count]
 
 
-def verdict(records: FileRecords, start: int, end: int, text: str) -> tuple[str, str | None]:
+def verdict(
+    records: FileRecords, start: int, end: int, text: str, shift: int = 0
+) -> tuple[str, str | None]:
+    """Category and scope of a hit (``shift``: what its offsets lose to land in records of
+    a sliced text)."""
+    start, end = start - shift, end - shift
     found = classify_from_records(records, start, end, text, _CLASSIFY)
     if found is None:
         return ("(node tier)", records.scope_at(start))
@@ -77,25 +82,18 @@ def main() -> None:
             stats["plans"] += 1
             stats["bytes_whole"] += len(data)
             stats["bytes_sliced"] += sum(s.end - s.start for s in plan.slices)
-            spans = plan.hit_spans(hits)
-            pieces = [
-                slice_records("python", data, s, _CAPS, span)
-                for s, span in zip(plan.slices, spans, strict=True)
-            ]
-            failed = [
-                s for s, p in zip(plan.slices, pieces, strict=True) if p.reason == SLICE_FAILED
-            ]
-            if failed:
+            sliced = sliced_records("python", data, plan, hits, _CAPS)
+            if sliced is None:
                 stats["plans_failed"] += 1
-                line = data.count(b"\n", 0, failed[0].start) + 1
-                failures.append(f"{path}:{line} {word.decode()}: slice does not parse")
+                line = data.count(b"\n", 0, plan.slices[0].start) + 1
+                failures.append(f"{path}:{line} {word.decode()}: the slices do not parse")
                 continue
-            loaded = [FileRecords.from_stored(p) for p in pieces]
-            for (start, end), owner in zip(hits, plan.owners, strict=True):
+            loaded = FileRecords.from_stored(sliced.records)
+            for (start, end), shift in zip(hits, sliced.shifts, strict=True):
                 text = data[start:end].decode()
                 stats["hits"] += 1
                 expected = verdict(full, start, end, text)
-                got = verdict(loaded[owner], start, end, text)
+                got = verdict(loaded, start, end, text, shift)
                 if expected == got:
                     stats["agree"] += 1
                 elif len(examples) < args.examples:

@@ -2,22 +2,23 @@
 
 Pure of any cache or pool concern: the file's bytes (as the search's ``Corpus`` read and
 hashed them: a worker never reads the file itself) in, records out. A Python file whose hits
-sit in a small part of it is parsed as slices around them (``slices.py``); a slice that does
-not parse sends the file to a whole parse, in the same task. Safe to run in a spawned worker.
+sit in a small part of it is parsed as slices around them (``slices.py``), all in one text;
+slices that do not parse send the file to a whole parse, in the same task. Safe to run in a
+spawned worker.
 """
 
 from __future__ import annotations
+
+from bisect import bisect_right
 
 import msgspec
 
 from cq.classify.node_tier import classify_from_node
 from cq.classify.records import FileRecords, StoredRecords, unparsed
-from cq.classify.slice_plan import Slice, SlicePlan
+from cq.classify.slice_plan import SlicePlan
 from cq.classify.slices import python_slices
 from cq.model import Classification
 from cq.model.tuning import ClassifyTuning, ParseTuning
-
-SLICE_FAILED = "slice does not parse"  # then the file is parsed whole
 
 
 class FileTask(msgspec.Struct, frozen=True, array_like=True):
@@ -49,10 +50,12 @@ def parse_bytes(task: FileTask) -> int:
 
 
 class SlicedRecords(msgspec.Struct, frozen=True, array_like=True):
-    """Records of each slice, and for each hit (in order) the index of its slice."""
+    """Records of a file's slices parsed as one text (``sliced_records``), in that text's
+    offsets, and for each hit (in order) what to subtract from its offsets in the file to
+    look it up in them (its slice's place in the text)."""
 
-    owners: list[int]
-    pieces: list[StoredRecords]
+    records: StoredRecords
+    shifts: list[int]
 
 
 class FileAnalysis(msgspec.Struct, frozen=True, array_like=True):
@@ -71,18 +74,14 @@ def analyze_file(task: FileTask, caps: ParseTuning) -> FileAnalysis:
     plan = task.plan
     if plan is None:
         return _whole(task, caps)
-    spans = plan.hit_spans(task.hits)
-    pieces = [
-        slice_records(task.language, task.data, p, caps, span)
-        for p, span in zip(plan.slices, spans, strict=True)
-    ]
     sliced = parse_bytes(task)
-    if all(p.reason != SLICE_FAILED for p in pieces):
-        records = SlicedRecords(plan.owners, pieces)
-        return FileAnalysis(None, records, slices_parsed=len(pieces), bytes_parsed=sliced)
+    records = sliced_records(task.language, task.data, plan, task.hits, caps)
+    count = len(plan.slices)
+    if records is not None:
+        return FileAnalysis(None, records, slices_parsed=count, bytes_parsed=sliced)
     whole = _whole(task, caps)
     return msgspec.structs.replace(
-        whole, slices_parsed=len(pieces), slices_failed=True, bytes_parsed=sliced + len(task.data)
+        whole, slices_parsed=count, slices_failed=True, bytes_parsed=sliced + len(task.data)
     )
 
 
@@ -113,31 +112,72 @@ def _whole(task: FileTask, caps: ParseTuning) -> FileAnalysis:
     return FileAnalysis(records.stored(), bytes_parsed=len(task.data))
 
 
-def slice_records(
+def sliced_records(
     language: str,
     data: bytes,
-    piece: Slice,
+    plan: SlicePlan,
+    hits: list[tuple[int, int]],
     caps: ParseTuning,
-    hits: tuple[int, int] | None = None,
-) -> StoredRecords:
-    """A slice of ``data`` parsed on its own, its records shifted to the file's offsets (a
-    small slice of a huge file is parsed all the same).
+) -> SlicedRecords | None:
+    """The plan's slices (each after its stand-in header, with its trailer) parsed as one
+    text, one after the other; None when that text has an error or a statement that runs
+    from one slice into the next (then the file is parsed whole). Each slice starts the
+    text's line after a whole one (its header's line, or its own first, at column 0), so
+    it parses there as it would alone: one parse and one records build a file instead of
+    one a slice, each with its fixed cost.
 
-    ``hits``: the byte span (of the file) holding the hits these records answer for. Sliced
-    records are cached for exactly those hits, so only the syntax that touches the span is
-    recorded (every record a lookup inside it can reach: the scopes, regions and tokens that
-    contain or start in it); the rest of the slice costs a parse, not records."""
-    source = piece.source(data)
-    if len(source) > caps.max_parse_bytes:
-        return unparsed(language, "file too large to parse").stored()
-    within = None if hits is None else (hits[0] - piece.shift, hits[1] - piece.shift)
+    Sliced records are cached for exactly ``hits``, so only the syntax that touches each
+    slice's hits is recorded (every record a lookup inside their span can reach: the scopes,
+    regions and tokens that contain or start in it); the rest costs a parse, not records."""
+    text, starts, shifts = sliced_text(data, plan)
+    hit_shifts = [shifts[owner] for owner in plan.owners]
+    if len(text) > caps.max_parse_bytes:
+        return SlicedRecords(unparsed(language, "file too large to parse").stored(), hit_shifts)
+    spans = [
+        (low - shift, high - shift)
+        for (low, high), shift in zip(plan.hit_spans(hits), shifts, strict=True)
+    ]
     try:
-        tree = _parse(language, source)
-        if tree.root_node.has_error:
-            return unparsed(language, SLICE_FAILED).stored()
-        return _build(language, tree, caps, within, piece.shift).stored()
+        tree = _parse(language, text)
+        root = tree.root_node
+        if root.has_error or _crosses(root, starts):
+            return None
+        records = _build(language, tree, caps, spans)
     except RecursionError:
-        return unparsed(language, "nesting too deep to parse").stored()
+        records = unparsed(language, "nesting too deep to parse")
+    return SlicedRecords(records.stored(), hit_shifts)
+
+
+def sliced_text(data: bytes, plan: SlicePlan) -> tuple[bytes, list[int], list[int]]:
+    """The text ``sliced_records`` parses: each slice after its header and before its
+    trailer, one after the other; where each starts in it, and for each what a file offset
+    in it loses to land in the text."""
+    parts: list[bytes] = []
+    starts: list[int] = []
+    shifts: list[int] = []
+    at = 0
+    for piece in plan.slices:
+        source = piece.source(data)
+        if not source.endswith(b"\n"):
+            source += b"\n"  # the file's last line: the next slice starts a line
+        starts.append(at)
+        shifts.append(piece.start - at - len(piece.header))
+        parts.append(source)
+        at += len(source)
+    return b"".join(parts), starts, shifts
+
+
+def _crosses(root, starts: list[int]) -> bool:
+    """Whether a top-level node of the text runs over the start of a slice."""
+    cuts = starts[1:]
+    if not cuts:
+        return False
+    for node in root.children:
+        low, high = node.start_byte, node.end_byte
+        i = bisect_right(cuts, low)
+        if i < len(cuts) and cuts[i] < high:
+            return True
+    return False
 
 
 def _parse(language: str, data: bytes):
@@ -150,14 +190,14 @@ def _build(
     language: str,
     tree,
     caps: ParseTuning,
-    within: tuple[int, int] | None = None,
-    shift: int = 0,
+    within: list[tuple[int, int]] | None = None,
 ) -> FileRecords:
-    """Records of ``tree``; ``shift``: added to every offset (a Python slice parsed alone)."""
+    """Records of ``tree``; ``within``: only of the syntax touching these byte spans (the
+    hits of Python slices)."""
     if language == "python":
         from cq.classify.python_records import build_python_records
 
-        return build_python_records(tree, within, shift)
+        return build_python_records(tree, within)
     from cq.classify.rust_records import build_rust_records
 
     return build_rust_records(tree, caps.macro_depth)

@@ -241,19 +241,22 @@ class _Run:
 
     def _apply(self, rel: str, language: Language, records: FileRecords) -> None:
         """Classify a file's hits from its records."""
-        self._verdicts(rel, language, [records] * len(self.by_file[rel]))
+        self._verdicts(rel, language, records, [0] * len(self.by_file[rel]))
 
     def _apply_pieces(self, rel: str, pieces: Pieces) -> None:
-        """Classify a file's hits from the records of the slice holding each."""
-        self._verdicts(rel, "python", [pieces.records[owner] for owner in pieces.owners])
+        """Classify a file's hits from its slices' records, each hit shifted to its slice."""
+        self._verdicts(rel, "python", pieces.records, pieces.shifts)
 
-    def _verdicts(self, rel: str, language: Language, records: list[FileRecords]) -> None:
-        """Each hit's verdict from its records, the node tier for what they leave open (the
-        one step that needs the file's bytes); then the bytes go back to the corpus."""
+    def _verdicts(
+        self, rel: str, language: Language, records: FileRecords, shifts: list[int]
+    ) -> None:
+        """Each hit's verdict from the records (``shifts``: what each hit's offsets lose to
+        land in them), the node tier for what they leave open (the one step that needs the
+        file's bytes); then the bytes go back to the corpus."""
         ids = self.by_file[rel]
         why: Counter[str] = Counter()
-        for i, rec in zip(ids, records, strict=True):
-            self.out[i] = self._classify(i, rec, why)
+        for i, shift in zip(ids, shifts, strict=True):
+            self.out[i] = self._classify(i, records, shift, why)
         self.reasons.update(why)
         open_ids = [i for i in ids if self.out[i] is None]
         source = self.corpus.source(rel, language) if open_ids else None
@@ -348,7 +351,9 @@ class _Run:
     def _caches(self) -> list[PayloadCache]:
         return [*self.records.values(), self.sliced, self.verdicts]
 
-    def _classify(self, i: int, rec: FileRecords, why: Counter[str]) -> Classification | None:
+    def _classify(
+        self, i: int, rec: FileRecords, shift: int, why: Counter[str]
+    ) -> Classification | None:
         match = self.matches[i]
         if not match.text:  # an empty regex match (``^``, ``x*``) is a position, not a construct
             return Classification(
@@ -357,7 +362,8 @@ class _Run:
         if rec.reason is not None:
             why[rec.reason] += 1
             return self._heuristic(i, exact=False, reason=rec.reason)
-        return classify_from_records(rec, match.byte_start, match.byte_end, match.text, self.t)
+        start, end = match.byte_start - shift, match.byte_end - shift
+        return classify_from_records(rec, start, end, match.text, self.t)
 
     def _heuristic(self, i: int, exact: bool, reason: str | None) -> Classification:
         match = self.matches[i]

@@ -63,19 +63,21 @@ def _query() -> Any:
     return tree_sitter.Query(tree_sitter.Language(tree_sitter_python.language()), _QUERY)
 
 
-def build_python_records(
-    tree: Any, within: tuple[int, int] | None = None, shift: int = 0
-) -> FileRecords:
-    """Records of a Python file from its tree-sitter tree; with ``within`` (a byte span of
-    the tree), only of the query matches that overlap it (a lookup inside the span finds every
-    record it would find in the whole file's: what contains or starts in the span). ``shift``
-    is added to every offset (a slice parsed alone, placed back in its file)."""
+def build_python_records(tree: Any, within: list[tuple[int, int]] | None = None) -> FileRecords:
+    """Records of a Python file from its tree-sitter tree; with ``within`` (byte spans of the
+    tree), only of the query matches that overlap them (a lookup inside a span finds every
+    record it would find in the whole file's: what contains or starts in the span)."""
     from tree_sitter import QueryCursor
 
     cursor = QueryCursor(_query())
-    if within is not None:
-        cursor.set_byte_range(*within)
-    captures: dict[str, list[Any]] = cursor.captures(tree.root_node)
+    if within is None:
+        captures: dict[str, list[Any]] = cursor.captures(tree.root_node)
+    else:
+        captures = {}
+        for start, end in within:
+            cursor.set_byte_range(start, end)
+            for name, nodes in cursor.captures(tree.root_node).items():
+                captures.setdefault(name, []).extend(nodes)
     b = RecordsBuilder("python")
     for node in captures.get("def", ()):
         b.token(node.start_byte, node.end_byte, "definition", node.parent.type)
@@ -102,7 +104,7 @@ def build_python_records(
     b.regions_of(captures.get("format_spec", []), "string_match", "format_specifier")
     b.regions_of(captures.get("comment", []), "comment_match", "comment")
     b.error_nodes = len(captures.get("error", ()))
-    return b.build(".", shift)
+    return b.build(".")
 
 
 def _span_test(spans: list[tuple[int, int]]) -> Callable[[int], bool]:

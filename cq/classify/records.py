@@ -42,9 +42,6 @@ _INT_FIELDS = (
     "scope_ends",
     "scope_ids",
 )
-_OFFSET_FIELDS = frozenset(
-    ("token_starts", "token_ends", "seg_starts", "seg_ends", "scope_starts", "scope_ends")
-)
 
 
 class StoredRecords(msgspec.Struct, frozen=True, array_like=True):
@@ -220,9 +217,8 @@ class RecordsBuilder:
     def scope(self, start: int, end: int, name: str) -> None:
         self.scopes.append((start, end, name))
 
-    def build(self, qualify: str, shift: int = 0) -> FileRecords:
-        """Freeze into ``FileRecords``; ``qualify`` joins nested scope names ("." or "::");
-        ``shift`` is added to every offset."""
+    def build(self, qualify: str) -> FileRecords:
+        """Freeze into ``FileRecords``; ``qualify`` joins nested scope names ("." or "::")."""
         token_starts = sorted(self.tokens)
         seg_starts, seg_ends, seg_labels = flatten(self.regions)
         names: list[str] = []
@@ -249,11 +245,6 @@ class RecordsBuilder:
             scope_ends,
             scope_ids,
         ]
-        if shift:
-            ints = [
-                [v + shift for v in values] if name in _OFFSET_FIELDS else values
-                for name, values in zip(_INT_FIELDS, ints, strict=True)
-            ]
         return FileRecords(
             self.language,
             None,

@@ -1,7 +1,7 @@
 """What a slice plan is: the slices of one file to parse alone, and which slice holds each hit.
 
-``slices.py`` finds them; ``analyze.py`` parses them (``Slice.source``, records shifted by
-``Slice.shift``). Plans travel with their tasks to the pool's workers.
+``slices.py`` finds them; ``analyze.py`` parses them (``Slice.source``, one after the other
+as one text). Plans travel with their tasks to the pool's workers.
 """
 
 from __future__ import annotations
@@ -20,12 +20,8 @@ class Slice(msgspec.Struct, frozen=True, array_like=True):
     def source(self, data: bytes) -> bytes:
         """What to parse: the header, the slice, then the trailer (a stand-in for the
         members after it, so a comment at the slice's end stays in the class body, as it
-        does in the file). Records of it are ``shift`` bytes off the file's offsets."""
+        does in the file)."""
         return self.header + data[self.start : self.end] + self.trailer
-
-    @property
-    def shift(self) -> int:
-        return self.start - len(self.header)
 
 
 class SlicePlan(msgspec.Struct, frozen=True):

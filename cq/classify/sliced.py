@@ -16,13 +16,13 @@ from cq.classify.records import FileRecords
 
 
 class Pieces:
-    """``SlicedRecords`` loaded for lookups."""
+    """``SlicedRecords`` loaded for lookups: the records, and each hit's shift into them."""
 
-    __slots__ = ("owners", "records")
+    __slots__ = ("records", "shifts")
 
     def __init__(self, stored: SlicedRecords) -> None:
-        self.owners = stored.owners
-        self.records = [FileRecords.from_stored(p) for p in stored.pieces]
+        self.records = FileRecords.from_stored(stored.records)
+        self.shifts = stored.shifts
 
 
 def hits_key(digest: str, spans: list[tuple[int, int]]) -> str:

@@ -13,9 +13,10 @@ after the class's (and again inside a function defined there): a long function's
 statements cost nothing. A slice never starts with a string: as a slice's first statement it
 would become a docstring.
 
-A slice is parsed on its own, after the stand-in header (parsing it in place, after newlines
-standing for the bytes before it, would cost as much as the whole file: the lexer walks every
-newline), and its records are shifted to the slice's offsets in the file; scopes come out as
+A file's slices are parsed as one text, each after its stand-in header, one after the other
+(parsing them in place, after newlines standing for the bytes between them, would cost as
+much as the whole file: the lexer walks every newline); a hit is looked up in that text's
+records at its offset less its slice's shift (``analyze.sliced_records``); scopes come out as
 ``Name.method``.
 
 Boundaries are found by regex over lines, after one pass that finds the strings spanning
@@ -47,6 +48,7 @@ _MULTILINE = re.compile(
     rb"(?:(?P<string>" + _TRIPLE + rb"|" + _CONTINUED + rb")|[\"'\\]|\Z)",
     re.DOTALL,
 )
+_SPANNING = (b'"""', b"'''", b"\\\n")  # what a string that spans lines holds
 _HEADER = re.compile(rb"(?:@|(?:async[ \t]+)?def\b|class\b)")
 # A line that starts a statement (the match starts at the newline before); clauses that go
 # on with the statement above (else, except, ...) do not.
@@ -90,11 +92,11 @@ class _Scan:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        spans = [m.span("string") for m in _MULTILINE.finditer(data) if m.start("string") >= 0]
+        spans = _multiline_strings(data)
         self.string_starts = [a for a, _ in spans]
         self.string_ends = [b for _, b in spans]
         found = [m.start() + 1 for m in _TOP_STATEMENT.finditer(data)]
-        self.tops = [pos for pos in found if self.is_code(pos)]
+        self.tops = self.code_lines(found)
         self.headers = [pos for pos in self.tops if _HEADER.match(data, pos)]
         if _HEADER.match(data):
             self.headers.insert(0, 0)
@@ -105,6 +107,26 @@ class _Scan:
         """Whether a line start lies outside every string that spans lines."""
         i = bisect_right(self.string_starts, pos) - 1
         return i < 0 or self.string_ends[i] <= pos
+
+    def code_lines(self, lines: list[int]) -> list[int]:
+        """The line starts of ``lines`` (sorted) that ``is_code`` keeps, found by the strings
+        among them (a few docstrings) rather than line by line (hundreds of lines)."""
+        if not lines:
+            return lines
+        starts, ends = self.string_starts, self.string_ends
+        k = bisect_right(ends, lines[0])  # the first string ending past the first line
+        last = lines[-1]
+        kept: list[int] = []
+        at = 0
+        while k < len(starts) and starts[k] <= last:
+            inside = bisect_left(lines, starts[k], at)
+            past = bisect_left(lines, ends[k], inside)
+            kept += lines[at:inside]
+            at = past
+            k += 1
+        if at == 0:
+            return lines
+        return kept + lines[at:]
 
     def next_top(self, pos: int, stop: int | None = None) -> int | None:
         """The first top-level statement line starting in ``[pos, stop)`` (never 0)."""
@@ -322,11 +344,9 @@ class _Scan:
         )
         if indent is None:
             return None
-        lines = [
-            m.start() + 1
-            for m in _at_indent(indent).finditer(self.data, body - 1, end)
-            if self.is_code(m.start() + 1)
-        ]
+        lines = self.code_lines(
+            [m.start() + 1 for m in _at_indent(indent).finditer(self.data, body - 1, end)]
+        )
         return indent, lines
 
     def _body_start(self, class_line: int, end: int) -> int | None:
@@ -343,6 +363,31 @@ class _Scan:
 
     def _is_header(self, pos: int, width: int) -> bool:
         return _HEADER.match(self.data, pos + width) is not None
+
+
+def _multiline_strings(data: bytes) -> list[tuple[int, int]]:
+    """The spans of the strings that span lines, as ``_MULTILINE``'s matches over the whole
+    file give them, from the lines that may start one only: a string spans lines with a
+    triple quote or a backslash before a newline, and every other line starts in code (no
+    comment or one-line string goes past its line), so the matches start on the lines that
+    hold one of those (``bytes.find`` skips the rest, most of a file, at memory speed)."""
+    spans: list[tuple[int, int]] = []
+    found = [data.find(mark) for mark in _SPANNING]
+    at = 0
+    while True:
+        for n, mark in enumerate(_SPANNING):
+            if 0 <= found[n] < at:
+                found[n] = data.find(mark, at)
+        ahead = [pos for pos in found if pos >= 0]
+        if not ahead:
+            return spans
+        start = max(at, data.rfind(b"\n", 0, min(ahead)) + 1)
+        match = _MULTILINE.match(data, start)
+        if match is None or match.end() == start:  # the end of the file
+            return spans
+        if match.start("string") >= 0:
+            spans.append(match.span("string"))
+        at = match.end()
 
 
 @cache

@@ -4,7 +4,7 @@ In: a root and its manifest (path -> digest and size of every indexed file). Out
 rg lists now with their digests (the next manifest), the ones whose digest differs from the
 manifest (to re-index, with their bytes) and their size before any is read (``pending``).
 
-A file's digest is cq's (``cq.parse.load_source``: blake2b of the bytes rg searched), and
+A file's digest is cq's (``cq.parse.load_source``: a hash of the bytes rg searched), and
 unchanged files are recognised by ``cq.cache.digests``: the same memory the search's Corpus
 recalls and teaches, so a file read and hashed by either is not read or hashed by the other
 while its stat (device, inode, size, mtime, ctime) stays put. The files are the search's

