@@ -709,7 +709,7 @@ def test_a_how_question_is_answered_by_the_project_not_a_contrib_helper() -> Non
     """A contributed helper that wires up the project's class says the question's words in
     its name and comes first in the fused order; what a how-question asks is done by the
     project's own code. The helper stays listed where its score puts it; an issue title
-    (no question) may still be answered by it."""
+    (no question) may still be answered by it, and so may a question that names contrib."""
     words = {"training": 1.0, "stop": 1.0, "validation": 1.0, "score": 1.0}
     candidates = [
         Candidate(
@@ -729,6 +729,10 @@ def test_a_how_question_is_answered_by_the_project_not_a_contrib_helper() -> Non
 
     assert answer("how does training stop when the validation score stops") == "EarlyStopping.run"
     assert answer("training does not stop on the validation score") == (
+        "add_early_stopping_by_val_score"
+    )
+    # a question naming the directory asks about the code kept there
+    assert answer("how does the contrib helper stop training on the validation score") == (
         "add_early_stopping_by_val_score"
     )
 

@@ -127,16 +127,19 @@ ASIDE_DIRS = frozenset(
 
 def aside(c: Candidate, question: Asked) -> float:
     """1 for a function in a directory of code kept beside the project's own (``ASIDE_DIRS``)
-    when a one-line line asks (``Asked.content``): a question about the tree asks how the
+    when a one-line question asks (``Asked.content``): a question about the tree asks how the
     project does it, and a contributed helper that wires the project's class up (ignite's
     ``contrib.engines.common.add_early_stopping_by_val_score`` for "how does training stop
     when the validation score stops improving", which ``EarlyStopping.__call__`` does), a
     teaching copy (pyro's ``contrib/minipyro.py``) or an example's ``main`` says the
-    question's words as often. It weighs on the Answer only, as ``constructor`` does."""
+    question's words as often. A question that names the directory ("how does the contrib
+    tqdm logger ...", "how do the examples ...") asks about that code, which is then not
+    aside. It weighs on the Answer only, as ``constructor`` does."""
     if not question.content:
         return 0.0
     dirs = c.file.lower().split("/")[:-1]
-    return 1.0 if any(d in ASIDE_DIRS for d in dirs) else 0.0  # an indicator; its weight: aside
+    side = any(d in ASIDE_DIRS and stem(d) not in question.content for d in dirs)
+    return 1.0 if side else 0.0  # an indicator; its weight: aside
 
 
 # A Rust builder's setter: takes the receiver (``self``, ``mut self``, ``&mut self``) and at
