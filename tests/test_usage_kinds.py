@@ -244,6 +244,8 @@ def test_the_definition_is_said_when_the_uses_fill_the_limit(tmp_path: Path) -> 
     assert run.returncode == 0, run.stderr
     head = run.stdout.split("\n\n")[1].splitlines()[0]
     assert head == "**Answer:** 6 uses of `Store.put` (defined at `lib/store.py:2:8`), 2 shown:"
+    one = run_cq(*ask, "--limit", "1").stdout.split("\n\n")[1].splitlines()[0]
+    assert one == "**Answer:** 6 uses of `Store.put`, 1 shown:"  # a use, not the definition
     write_tree(tmp_path, {"lib/other.py": "class Store:\n    def put(self, key):\n        pass\n"})
     run = run_cq(*ask, "--limit", "3")
     assert "defined at" not in run.stdout.split("\n\n")[1], run.stdout

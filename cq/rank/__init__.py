@@ -156,7 +156,9 @@ def _asked_definition(best: list[int], findings: list[Finding], asked: UseQuesti
     under ``pyro``), which ``final_order`` keeps in the place of the last: the Answer says
     where the name is defined only from the shown findings (``cq.assemble``), as a callers
     question's does."""
-    if len(best) == len(findings) or any(is_asked_definition(findings[i], asked) for i in best):
+    if len(best) < 2 or len(best) == len(findings):  # a use must keep the first place
+        return best
+    if any(is_asked_definition(findings[i], asked) for i in best):
         return best
     targets = [i for i, f in enumerate(findings) if is_asked_definition(f, asked)]
     return [*best, targets[0]] if len(targets) == 1 else best
@@ -223,7 +225,7 @@ def final_order(
     final = uses_first(callers_first(final, ctx), ctx)
     asked = _definition_of_used(final, ctx)
     final = final[:limit] if limit > 0 else final
-    if asked is not None and asked not in final:
+    if asked is not None and limit > 1 and asked not in final:
         final = [*final[:-1], asked]
     if fused is not None and limit > 0 and not ctx.called and ctx.used is None:
         final = _answer_kept(final, fused)
