@@ -13,8 +13,8 @@ question caps, and the index brought up to date meanwhile. When nothing matches,
    is said to be nowhere; no rewrite guesses an Answer for it, the index never answers one);
    so is the one name a rewritten question writes when its rewrite matched nothing, and a
    file name (``s3/models.py``) is answered with the tree's files of that name;
-3. otherwise, when the request left the rewrite to cq: the text rewritten (trigger
-   ``zero_results``), the index started, rg run over the rewrite's patterns.
+3. otherwise, when the request left the rewrite and the mode to cq: the text rewritten
+   (trigger ``zero_results``), the index started, rg run over the rewrite's patterns.
 
 ``Ladder.climb`` runs them and returns the candidates with how they were found (a
 ``Climb``: the patterns, the modes, which rung stopped it) and the index's run, a live
@@ -170,7 +170,9 @@ class Ladder:
                 return same
             if nearest is not None:
                 return self._climbed(found, patterns, chain, "not_found", suggestions=nearest)
-        if switches.rewrite is not None:  # --no-rewrite
+        if switches.rewrite is not None or q.mode_requested is not None:
+            # --no-rewrite; or -F, --regex, -w: the user said how to search it, and a
+            # rewrite's guess would answer for text that is nowhere
             return self._climbed(found, patterns, chain, "nothing")
         with timed(self.timings, "rewrite"):
             rewrite = rewrite_query(

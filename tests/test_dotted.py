@@ -326,3 +326,26 @@ def test_a_rust_path_to_an_enum_variant_finds_the_variant(tmp_path: Path, path: 
         "**Answer:** `Mon` defined at `src/weekday.rs:2:4` in `Weekday` (src)\n"
         "```rust\n    Mon = 0,"
     ), answer
+
+
+def test_a_rust_type_path_ending_with_the_owners_name_is_another_type(tmp_path: Path) -> None:
+    """``TypedValueParser::parse(..)`` is no call of ``Parser::parse``: a Rust type path names
+    that type, and no inheritance lets a longer name reach the owner's fn (clap's "who calls
+    Parser::parse?" listed them, a suffix read as the owner)."""
+    write_tree(
+        tmp_path,
+        {
+            "src/parser.rs": "pub struct Parser;\n\nimpl Parser {\n"
+            "    pub fn parse(n: u8) -> u8 {\n        n\n    }\n}\n",
+            "src/typed.rs": "pub struct TypedValueParser;\n\nimpl TypedValueParser {\n"
+            "    pub fn parse(n: u8) -> u8 {\n        n + 1\n    }\n}\n",
+            "src/main.rs": "fn main() {\n    let a = Parser::parse(1);\n"
+            "    let b = TypedValueParser::parse(2);\n    let _ = (a, b);\n}\n",
+        },
+    )
+    run = run_cq("search", "who calls Parser::parse?", "--root", str(tmp_path), "--format", "json")
+    data = run.json()
+    calls = [
+        (data["findings"][i]["file"], data["findings"][i]["line"]) for i in data["answer"]["calls"]
+    ]
+    assert calls == [("src/main.rs", 2)], data["answer"]

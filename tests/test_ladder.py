@@ -102,6 +102,18 @@ def test_text_nowhere_is_rewritten_and_searched_again(tree: Path) -> None:
     assert "pkg/config.py" in files_of(candidates)
 
 
+@pytest.mark.parametrize(("query", "mode"), [("parse_config(", "literal"), ("conf[i]gZZ", "regex")])
+def test_a_mode_given_is_not_rewritten_when_nothing_matched(
+    tree: Path, query: str, mode: str
+) -> None:
+    """-F or --regex says how to search: text nowhere is nothing found, not a rewrite's guess
+    (``-F SchemaZZ`` was answered with ``_bind_to_schema``, "rewritten offline into names"),
+    as a phrase under -F is."""
+    candidates, found = climb(tree, query, mode=mode)
+    assert found.stopped == "nothing" and found.rewrite is None
+    assert not candidates.matches and found.patterns[0].text == query
+
+
 def test_no_rewrite_means_none_even_when_nothing_matched(tree: Path) -> None:
     candidates, found = climb(tree, "parse_config(", rewrite=False)
     assert found.stopped == "nothing" and found.rewrite is None

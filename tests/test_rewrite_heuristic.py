@@ -35,6 +35,8 @@ AttributeError: 'List' object has no attribute 'opts'
         "how does the system handle errors in the pipeline",
         "how are spans converted to byte offsets",
         "find the code that retries failed uploads",
+        "how does the ProgressBar update?",  # asked: a question word first, a "?" last
+        "what does Schema.load return?",
         ISSUE,
         "Schema.load crashes on nested fields\n\nWhen I load a nested schema it fails.\n",
     ],

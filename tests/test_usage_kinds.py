@@ -226,3 +226,26 @@ def test_a_bare_use_counts_where_the_file_imports_it_from_the_owner(tmp_path: Pa
     assert ("models/c.py", 1) in got["sites"], got
     assert not any(file == "models/d.py" for file, _ in got["sites"]), got
     assert len(got["sites"]) == 6, got
+
+
+def test_the_definition_is_said_when_the_uses_fill_the_limit(tmp_path: Path) -> None:
+    """A usage Answer says where the name is defined though its uses fill ``--limit``: the
+    definition is kept in the last shown place ("where is Schema.load used?" printed no
+    "(defined at ...)", the definition ranked beyond the limit); a name defined in several
+    places names none of them."""
+    calls = "".join(f"    r{i} = Store().put({i})\n" for i in range(6))
+    tree = {
+        "lib/store.py": "class Store:\n    def put(self, key):\n        return key\n",
+        "app/use.py": f"from lib.store import Store\n\n\ndef run():\n{calls}",
+    }
+    write_tree(tmp_path, tree)
+    ask = ("search", "where is Store.put used?", "--root", str(tmp_path), "--no-semantic")
+    run = run_cq(*ask, "--limit", "3")
+    assert run.returncode == 0, run.stderr
+    head = run.stdout.split("\n\n")[1].splitlines()[0]
+    assert head == "**Answer:** 6 uses of `Store.put` (defined at `lib/store.py:2:8`), 2 shown:"
+    one = run_cq(*ask, "--limit", "1").stdout.split("\n\n")[1].splitlines()[0]
+    assert one == "**Answer:** 6 uses of `Store.put`, 1 shown:"  # a use, not the definition
+    write_tree(tmp_path, {"lib/other.py": "class Store:\n    def put(self, key):\n        pass\n"})
+    run = run_cq(*ask, "--limit", "3")
+    assert "defined at" not in run.stdout.split("\n\n")[1], run.stdout

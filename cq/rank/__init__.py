@@ -35,6 +35,7 @@ from cq.rank.dotted import (
 from cq.rank.questions import (
     UseQuestion,
     called_names,
+    is_asked_definition,
     is_use_site,
     use_kinds,
     use_order,
@@ -112,6 +113,8 @@ def score_findings(
 
     count = len(findings) if limit <= 0 else min(limit, len(findings))
     best = heapq.nsmallest(count, range(len(findings)), key=key)
+    if ctx.used is not None:
+        best = _asked_definition(best, findings, ctx.used)
     chosen = set(best)
     rest = sorted((i for i in range(len(findings)) if i not in chosen), key=key)
     parts = [scorer.breakdown(findings[i], role_of[i]) for i in best]
@@ -145,6 +148,20 @@ def score_findings(
         for i in (rest if keep_rest else ())
     ]
     return Ranked(shown=shown, parts=parts, tally=tally, rest=kept)
+
+
+def _asked_definition(best: list[int], findings: list[Finding], asked: UseQuestion) -> list[int]:
+    """A usage question's shown findings and, when its uses filled them, the one definition
+    of the name it asks about (none when several may be it: ``pyro.sample`` has namesakes
+    under ``pyro``), which ``final_order`` keeps in the place of the last: the Answer says
+    where the name is defined only from the shown findings (``cq.assemble``), as a callers
+    question's does."""
+    if len(best) < 2 or len(best) == len(findings):  # a use must keep the first place
+        return best
+    if any(is_asked_definition(findings[i], asked) for i in best):
+        return best
+    targets = [i for i, f in enumerate(findings) if is_asked_definition(f, asked)]
+    return [*best, targets[0]] if len(targets) == 1 else best
 
 
 class Reordered(Protocol):
@@ -206,7 +223,10 @@ def final_order(
     if fused is not None:
         final = fused.findings
     final = uses_first(callers_first(final, ctx), ctx)
+    asked = _definition_of_used(final, ctx)
     final = final[:limit] if limit > 0 else final
+    if asked is not None and limit > 1 and asked not in final:
+        final = [*final[:-1], asked]
     if fused is not None and limit > 0 and not ctx.called and ctx.used is None:
         final = _answer_kept(final, fused)
     if refine is not None:
@@ -228,6 +248,14 @@ def final_order(
     files = tuple(dict.fromkeys([*(f.file for f in final), *ranked.tally.files_in_rank_order]))
     tally = msgspec.structs.replace(ranked.tally, files_in_rank_order=files)
     return Ordered(findings=final, tally=tally)
+
+
+def _definition_of_used(findings: list[Finding], ctx: RankContext) -> Finding | None:
+    """The definition of the name a usage question asks about among ``findings``, which the
+    limit must not cut (``_asked_definition``)."""
+    if ctx.used is None:
+        return None
+    return next((f for f in findings if is_asked_definition(f, ctx.used)), None)
 
 
 def _answer_kept(final: list[Finding], fused: Reordered) -> list[Finding]:

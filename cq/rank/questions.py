@@ -22,6 +22,7 @@ from cq.rank.dotted import (
     Dotted,
     is_other_owners_use,
     is_plausible_use,
+    is_target_definition,
     last_name,
     receiver_of,
 )
@@ -75,6 +76,14 @@ def use_question(question: Question) -> UseQuestion | None:
 def use_kinds(uses: Uses) -> frozenset[str]:
     """The finding categories that may answer a usage question asking for ``uses``."""
     return _IMPORTS if uses == "imports" else _USES
+
+
+def is_asked_definition(f: Finding, asked: UseQuestion) -> bool:
+    """``f`` defines the name a usage question asks about (through its owner when dotted):
+    what its Answer's "(defined at ...)" names, found by a pattern, never an index unit."""
+    if f.category != "definition" or f.tier == "index" or last_name(f.text) != asked.name:
+        return False
+    return asked.dotted is None or is_target_definition(f, asked.dotted)
 
 
 def is_use_site(f: Finding, asked: UseQuestion) -> bool:

@@ -29,10 +29,12 @@ def should_rewrite(
     first = lowered[0]
     if has_context and first in QUESTION_WORDS and PRONOUNS & set(lowered):
         return True  # "where is it called?" with something for "it" to refer to
+    content = [w for w in lowered if w not in STOP_WORDS]
+    if first in QUESTION_WORDS and text.endswith("?") and len(content) >= 2:
+        return True  # "how does the ProgressBar update?": asked, whatever names it holds
     code_like = sum(is_code_like(t) for t in tokens)
     if code_like and len(tokens) < t.question_code_words:
         return False
-    content = [w for w in lowered if w not in STOP_WORDS]
     if len(content) < t.question_content_words and first not in QUESTION_WORDS:
         return False
     if first in QUESTION_WORDS and len(content) >= 2:
