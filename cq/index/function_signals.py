@@ -136,7 +136,7 @@ def aside(c: Candidate, question: Asked) -> float:
     tqdm logger ...", "how do the examples ...") asks about that code, which is then not
     aside. It weighs on the Answer only, as ``constructor`` does."""
     if not question.content:
-        return 0.0
+        return 0.0  # an indicator: no one-line question, nothing is aside
     dirs = c.file.lower().split("/")[:-1]
     side = any(d in ASIDE_DIRS and stem(d) not in question.content for d in dirs)
     return 1.0 if side else 0.0  # an indicator; its weight: aside

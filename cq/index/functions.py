@@ -184,7 +184,7 @@ def _naming(
     name holds says little of a question of four. The Answer only, as ``constructor``: the
     list keeps its order."""
     if not question.content:
-        return [0.0] * len(candidates)
+        return [0.0] * len(candidates)  # no one-line question: no naming signal
     return coverage(words, [name_stems(last_name(c.qualname)) for c in candidates], whole=True)
 
 

@@ -36,7 +36,7 @@ def breakdown(
 ) -> ScoreBreakdown:
     """Every factor of the score, rounded so identical inputs print identically (``cut``: the
     hit starts or ends inside a longer name, ``cq.rank.signals.cuts_name``)."""
-    name_cut = weights.name_cut if cut else 1.0
+    name_cut = weights.name_cut if cut else 1.0  # 1.0: a whole name is not cut, no factor
     return ScoreBreakdown(
         category_weight=weights.category.get(category, weights.unknown_category),
         role_multiplier=role_multiplier(role, focus, weights),
