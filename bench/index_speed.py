@@ -85,7 +85,12 @@ CHILD_RSS: list[float] = []  # peak RSS of the largest child (Pyrefly, a worker)
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    _common.dir_argument(ap, "--root", _common.INDEX_TREE, "a ~2,500-file tree")
+    ap.add_argument(
+        "--root",
+        default=os.environ.get(_common.INDEX_TREE) or None,
+        metavar="DIR",
+        help=f"a ~2,500-file tree (${_common.INDEX_TREE}); not needed with --tree",
+    )
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument(
         "--base",
@@ -108,6 +113,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.tree:
         return _large_trees(dict(spec.partition("=")[::2] for spec in args.tree), args.runs)
+    if not args.root:
+        ap.error(f"give --root DIR (or ${_common.INDEX_TREE}), or --tree NAME=DIR")
     cold_env = {"CQ_SEMANTIC": "0"} if args.cold_no_semantic else {}
     here = HERE
     py = sys.executable
