@@ -65,3 +65,25 @@ def test_a_follow_up_keeps_the_owner_of_the_method_it_answered(tmp_path: Path) -
         "search", "who calls it?", "--root", str(tree), "--follow-up", "--format", "json"
     ).json()
     assert data["summary"]["subject"] == "Schema.load"
+
+
+def test_where_is_it_used_answers_the_uses_of_the_name_given(tmp_path: Path) -> None:
+    """ "where is it used?" with the name from ``--context`` or a ``--follow-up`` of a plain
+    name lists its uses, as "where is `parse_config` used?" does, not its definition."""
+    tree = write_tree(tmp_path, FILES)
+    uses = "**Answer:** 2 uses of `parse_config` (defined at `utils.py:1:4`):"
+    context = run_cq(
+        "search", "where is it used?", "--root", str(tree), "--context", "I read parse_config"
+    )
+    assert context.returncode == 0, context.stderr
+    assert uses in context.stdout.splitlines(), context.stdout
+    said = "`it` read as `parse_config`, the name `--context` gave: searched as that name"
+    assert said in context.stdout.splitlines(), context.stdout
+    data = run_cq(
+        *("search", "where is it used?", "--root", str(tree), "--format", "json"),
+        *("--context", "I read parse_config"),
+    ).json()
+    assert data["summary"]["subject"] == "parse_config" and data["answer"]["kind"] == "uses"
+    run_cq("search", "parse_config", "--root", str(tree), "--follow-up")
+    followed = run_cq("search", "where is it used?", "--root", str(tree), "--follow-up")
+    assert uses in followed.stdout.splitlines(), followed.stdout
