@@ -193,7 +193,7 @@ class _RgRun:
         if explained is not None:
             raise PatternError(visible(explained))
         message = visible(" ".join(" ".join(messages).split()))
-        if (bad_glob := glob_error(message)) is not None:
+        if (bad_glob := glob_error(message, tuple(self.scope.exclude))) is not None:
             raise UsageError(bad_glob)
         if "regex" in message.lower():
             raise PatternError(f"invalid pattern: {message}")

@@ -13,14 +13,19 @@ _UNOPENED = ["error: unopened group"]
 _GLOB = "error parsing glob "
 
 
-def glob_error(message: str) -> str | None:
+def glob_error(message: str, excludes: tuple[str, ...] = ()) -> str | None:
     """rg's ``error parsing glob '[abc': unclosed character class ...`` as the fault in a
-    glob the user gave (``--include``/``-g``, ``--exclude``), not as rg failing;
+    glob the user gave (``--include``/``-g``, ``--exclude``), not as rg failing; an
+    ``--exclude`` glob as the user wrote it, without the ``!`` cq passes rg before it;
     None for another error."""
     at = message.find(_GLOB)
     if at < 0:
         return None
-    return f"invalid glob {message[at + len(_GLOB) :]} (an --include or --exclude glob)"
+    said = message[at + len(_GLOB) :]
+    end = said.find("': ")
+    if said.startswith("'!") and end > 0 and said[2:end] in excludes:
+        return f"invalid glob '{said[2:end]}'{said[end + 1 :]} (an --exclude glob)"
+    return f"invalid glob {said} (an --include or --exclude glob)"
 
 
 def regex_error(messages: list[str], regexes: list[str]) -> str | None:
