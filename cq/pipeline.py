@@ -254,12 +254,12 @@ def run_search(
             result = msgspec.structs.replace(result, files=files)
         if request.follow_up:  # --follow-up: the next question's "it"
             dotted = dotted_query(patterns)
-            remember_primary(
-                settings.scope.root,
-                result.findings,
-                result.summary.primary,
-                dotted.parts if dotted is not None else None,
-            )
+            # else the owner "it" was read with ("where is `Linter.lint_string` tested?",
+            # rewritten): the answer of that name keeps it for the next "it"
+            parts = dotted.parts if dotted is not None else None
+            if parts is None and question.subject is not None:
+                parts = tuple(split_dotted(question.subject))
+            remember_primary(settings.scope.root, result.findings, result.summary.primary, parts)
         return result
     finally:
         if index is not None:

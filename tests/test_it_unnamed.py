@@ -87,3 +87,17 @@ def test_where_is_it_used_answers_the_uses_of_the_name_given(tmp_path: Path) -> 
     run_cq("search", "parse_config", "--root", str(tree), "--follow-up")
     followed = run_cq("search", "where is it used?", "--root", str(tree), "--follow-up")
     assert uses in followed.stdout.splitlines(), followed.stdout
+
+
+def test_a_rewritten_follow_up_keeps_the_owner_for_the_next(tmp_path: Path) -> None:
+    """``Schema.load``, then "where is it tested?" (rewritten around `Schema.load`, answered
+    by ``load``), then "who calls it?": still ``Schema.load``'s calls, not every ``load``'s."""
+    tree = write_tree(tmp_path, OWNED)
+    run_cq("search", "Schema.load", "--root", str(tree), "--follow-up")
+    argv = ("search", "where is it tested?", "--root", str(tree), "--follow-up")
+    between = run_cq(*argv, "--format", "json").json()
+    assert between["summary"]["rewrite"] and between["answer"]["name"] == "load"
+    followed = run_cq("search", "who calls it?", "--root", str(tree), "--follow-up")
+    answer = followed.stdout.split("\n\n")[1]
+    assert "callsites of `Schema.load`" in answer.splitlines()[0], followed.stdout
+    assert "loader.py" not in answer, answer
