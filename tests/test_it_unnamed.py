@@ -101,3 +101,14 @@ def test_a_rewritten_follow_up_keeps_the_owner_for_the_next(tmp_path: Path) -> N
     answer = followed.stdout.split("\n\n")[1]
     assert "callsites of `Schema.load`" in answer.splitlines()[0], followed.stdout
     assert "loader.py" not in answer, answer
+
+
+def test_a_context_naming_no_code_is_said_to_name_none(tmp_path: Path) -> None:
+    """ "who calls it?" with a ``--context`` that names no code: the hint says the context
+    named none, not to give one (it was given)."""
+    tree = write_tree(tmp_path, FILES)
+    run = run_cq("search", "who calls it?", "--root", str(tree), "--context", "the thing we saw")
+    assert run.returncode == 1, run.stderr
+    hint = next(line for line in run.stdout.splitlines() if line.startswith(HINT))
+    said = "the `--context` given names no code; write the name there as the code spells it."
+    assert hint == f"{HINT}: {said}"
