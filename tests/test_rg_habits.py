@@ -140,6 +140,16 @@ def test_count_prints_path_colon_findings(repo: Path) -> None:
     assert run.stdout.splitlines() == [f"{path}:{n}" for path, n in counts.items()]
 
 
+def test_a_listing_with_json_says_what_it_prints(repo: Path) -> None:
+    said = {
+        "-l": "-l/--files-with-matches prints file names, not --format json",
+        "-c": "-c/--count prints file names with counts, not --format json",
+    }
+    for flag, words in said.items():
+        run = _search(repo, flag, "get_bucket", "--format", "json")
+        assert run.returncode == 2 and run.stderr.startswith(f"cq: {words}"), run.stderr
+
+
 def test_files_lists_what_cq_would_search_within_the_scope(repo: Path) -> None:
     run = _search(repo, "--files")
     assert run.returncode == 0, run.stderr
