@@ -13,8 +13,10 @@ question caps, and the index brought up to date meanwhile. When nothing matches,
    is said to be nowhere; no rewrite guesses an Answer for it, the index never answers one);
    so is the one name a rewritten question writes when its rewrite matched nothing, and a
    file name (``s3/models.py``) is answered with the tree's files of that name;
-3. otherwise, when the request left the rewrite and the mode to cq: the text rewritten
-   (trigger ``zero_results``), the index started, rg run over the rewrite's patterns.
+3. otherwise, when the request left the rewrite and the mode to cq: a call pasted
+   (``Command::new("app")``) is searched as the name it calls, as typed alone it would be;
+   then the text rewritten (trigger ``zero_results``), the index started, rg run over the
+   rewrite's patterns.
 
 ``Ladder.climb`` runs them and returns the candidates with how they were found (a
 ``Climb``: the patterns, the modes, which rung stopped it) and the index's run, a live
@@ -48,13 +50,15 @@ from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.progress import timed
 from cq.rank import files_named, path_role, suggest_names
-from cq.rewrite import CallerModel, Rewrite, rewrite_query
+from cq.rewrite import RECEIVERS, CallerModel, Rewrite, rewrite_query, split_dotted
 
 # matched: the first rung (as typed, a question with its rewrite); literal: the identifier
 # as text; filled: a phrase's format string (``Question.filled``); rewritten: the
-# zero-results rewrite; not_found: a name, with the names nearest it; nothing: no rung left
-# that matched.
-Stop = Literal["matched", "literal", "filled", "rewritten", "not_found", "nothing"]
+# zero-results rewrite; called: the name a call pasted calls; not_found: a name, with the
+# names nearest it; nothing: no rung left that matched.
+Stop = Literal["matched", "literal", "filled", "rewritten", "called", "not_found", "nothing"]
+# A call written alone on its line: ``Command::new("app")``, ``schema.load(data)``, ``run()``
+_CALL = re.compile(r"\s*(?P<name>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*)\s*\(.*\)\s*;?\s*")
 
 
 class Climb(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,7 +80,7 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def mode(self) -> QueryMode:
         """The mode whose search found the candidates (the first one when none did)."""
-        last = self.stopped in ("literal", "filled")
+        last = self.stopped in ("literal", "filled", "called")
         return self.mode_chain[-1] if last else self.mode_chain[0]
 
     @property
@@ -174,6 +178,14 @@ class Ladder:
             # --no-rewrite; or -F, --regex, -w: the user said how to search it, and a
             # rewrite's guess would answer for text that is nowhere
             return self._climbed(found, patterns, chain, "nothing")
+        callee = _called(q.typed) if q.mode == "literal" and q.typed else None
+        if callee is not None:  # nowhere verbatim: the function it calls, as if typed alone
+            named = patterns_for_query(callee, "identifier")
+            chain += ("identifier",)
+            with timed(self.timings, "candidates_fallback"):
+                found = self._search(named, widened=False)
+            if found.matches:
+                return self._climbed(found, named, chain, "called")
         with timed(self.timings, "rewrite"):
             rewrite = rewrite_query(
                 q,
@@ -381,6 +393,18 @@ class Ladder:
             suggestions=suggestions,
             missing=missing,
         )
+
+
+def _called(typed: str) -> str | None:
+    """The name a call written alone calls (``Command::new("app")`` -> ``Command::new``,
+    ``self.run()`` -> ``run``: the receiver is no owner); None for any other text."""
+    call = _CALL.fullmatch(typed)
+    if call is None:
+        return None
+    parts = split_dotted(call["name"])
+    if parts[0] in RECEIVERS and len(parts) > 1:
+        parts = parts[1:]
+    return ("::" if "::" in call["name"] else ".").join(parts)
 
 
 def _inside_names(matches: tuple[RawMatch, ...]) -> bool:

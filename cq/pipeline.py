@@ -58,6 +58,7 @@ from cq.rewrite import (
     question_of,
     remember_primary,
     respelled_as,
+    split_dotted,
 )
 from cq.semantic import begin as begin_semantic
 from cq.settings import Settings, settle
@@ -86,10 +87,14 @@ def run_search(
     index: IndexRun | None = None
     try:
         question = question_of(request, tuning.rewrite)  # the query, read once
-        # a --follow-up's "it" that was a dotted name: read as if written (cq.rewrite.memory)
-        subject = followed_subject(question, settings.scope.root)
+        # "it" named by --context or --follow-up, read as if written when the question then
+        # asks about that name ("where is `post_dump` used?") or it is dotted; otherwise it
+        # is the rewrite's subject (cq.rewrite.followed_subject)
+        subject = followed_subject(question, settings.scope)
         if subject is not None:
-            question = question_of(request, tuning.rewrite, subject)
+            written = question_of(request, tuning.rewrite, subject)
+            if written.asked_name is not None or len(split_dotted(subject)) > 1:
+                question = written
         # Every stage reads files through it, rg's lone-CR files included (candidates.lines);
         # the rewriter, the index and the semantic stage share its list of the tree's files.
         corpus = Corpus(
@@ -249,12 +254,12 @@ def run_search(
             result = msgspec.structs.replace(result, files=files)
         if request.follow_up:  # --follow-up: the next question's "it"
             dotted = dotted_query(patterns)
-            remember_primary(
-                settings.scope.root,
-                result.findings,
-                result.summary.primary,
-                dotted.parts if dotted is not None else None,
-            )
+            # else the owner "it" was read with ("where is `Linter.lint_string` tested?",
+            # rewritten): the answer of that name keeps it for the next "it"
+            parts = dotted.parts if dotted is not None else None
+            if parts is None and question.subject is not None:
+                parts = tuple(split_dotted(question.subject))
+            remember_primary(settings.scope.root, result.findings, result.summary.primary, parts)
         return result
     finally:
         if index is not None:

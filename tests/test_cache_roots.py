@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -74,3 +77,29 @@ def test_the_index_of_a_tree_that_is_gone_is_removed(tmp_path: Path, _isolated_c
     assert pruned.returncode == 0 and "1 repository indexes removed" in pruned.stdout
     assert _listed(run_cq("cache", "info").stdout) == [str(first)]
     assert len(list((_isolated_cache / "index").glob("v*/*"))) == 1
+
+
+@pytest.mark.cli_subprocess
+def test_a_build_under_way_names_its_root(tmp_path: Path, _isolated_cache: Path) -> None:
+    """``cq cache info`` while a first build runs (or after one killed midway, as a one-shot
+    search's can be) names the tree it is for, not an unnamed root."""
+    tree = word_tree(tmp_path, 0)
+    script = Path(__file__).parent / "hooked_cq.py"
+    build = subprocess.Popen(  # each file prepared a minute late: under way until killed
+        [sys.executable, str(script), "slow-index=60", "index", "--root", str(tree)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **BOUND},
+    )
+    try:
+        deadline = time.monotonic() + 300  # a condition, not a clock: generous when busy
+        listed: list[str] = []
+        while not listed and time.monotonic() < deadline:  # until its index dir is made
+            time.sleep(0.2)
+            listed = _listed(run_cq("cache", "info", env=BOUND).stdout)
+        assert build.poll() is None  # still building
+        assert listed == [str(tree)]
+    finally:
+        build.kill()
+        build.wait()
+    assert _listed(run_cq("cache", "info", env=BOUND).stdout) == [str(tree)]

@@ -185,3 +185,28 @@ def test_a_usage_answer_listing_only_imports_counts_every_use_as_uses(tmp_path: 
     listed = [line for line in answer.splitlines() if line.startswith("- `svc/extra/")]
     assert len(listed) == 3, answer  # three imports shown (the definition the last), no other use
     assert answer.startswith("**Answer:** 7 uses of `S3Backend`"), answer
+
+
+ZONED = {
+    "src/lib.rs": "pub mod zoned;\npub mod other;\n",
+    "src/zoned.rs": (
+        "pub struct ZonedTime<Tz: Zone> {\n    offset: Tz,\n}\n\n"
+        "impl<Tz: Zone> ZonedTime<Tz> {\n    pub fn offset(&self) -> &Tz {\n"
+        "        &self.offset\n    }\n}\n"
+    ),
+    "src/other.rs": (
+        "use crate::zoned::ZonedTime;\n\npub fn shift<Tz: Zone>(t: ZonedTime<Tz>) -> "
+        "ZonedTime<Tz> {\n    t\n}\n"
+    ),
+}
+
+
+def test_a_type_written_with_its_arguments_is_asked_about_by_its_name(tmp_path: Path) -> None:
+    """ "where is ZonedTime<Tz> defined?" asks about ``ZonedTime``: its struct, as "where is
+    ZonedTime defined?" answers, not a method of its impl found by the question's words."""
+    write_tree(tmp_path, ZONED)
+    for query in ("where is ZonedTime<Tz> defined?", "where is `ZonedTime<Tz>` defined?"):
+        answer = _answer("search", query, "--root", str(tmp_path))
+        assert answer.startswith("**Answer:** `ZonedTime` — `pub struct ZonedTime"), answer
+    uses = _answer("search", "where is ZonedTime<Tz> used?", "--root", str(tmp_path))
+    assert uses.startswith("**Answer:** ") and " uses of `ZonedTime`" in uses, uses

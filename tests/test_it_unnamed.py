@@ -65,3 +65,50 @@ def test_a_follow_up_keeps_the_owner_of_the_method_it_answered(tmp_path: Path) -
         "search", "who calls it?", "--root", str(tree), "--follow-up", "--format", "json"
     ).json()
     assert data["summary"]["subject"] == "Schema.load"
+
+
+def test_where_is_it_used_answers_the_uses_of_the_name_given(tmp_path: Path) -> None:
+    """ "where is it used?" with the name from ``--context`` or a ``--follow-up`` of a plain
+    name lists its uses, as "where is `parse_config` used?" does, not its definition."""
+    tree = write_tree(tmp_path, FILES)
+    uses = "**Answer:** 2 uses of `parse_config` (defined at `utils.py:1:4`):"
+    context = run_cq(
+        "search", "where is it used?", "--root", str(tree), "--context", "I read parse_config"
+    )
+    assert context.returncode == 0, context.stderr
+    assert uses in context.stdout.splitlines(), context.stdout
+    said = "`it` read as `parse_config`, the name `--context` gave: searched as that name"
+    assert said in context.stdout.splitlines(), context.stdout
+    data = run_cq(
+        *("search", "where is it used?", "--root", str(tree), "--format", "json"),
+        *("--context", "I read parse_config"),
+    ).json()
+    assert data["summary"]["subject"] == "parse_config" and data["answer"]["kind"] == "uses"
+    run_cq("search", "parse_config", "--root", str(tree), "--follow-up")
+    followed = run_cq("search", "where is it used?", "--root", str(tree), "--follow-up")
+    assert uses in followed.stdout.splitlines(), followed.stdout
+
+
+def test_a_rewritten_follow_up_keeps_the_owner_for_the_next(tmp_path: Path) -> None:
+    """``Schema.load``, then "where is it tested?" (rewritten around `Schema.load`, answered
+    by ``load``), then "who calls it?": still ``Schema.load``'s calls, not every ``load``'s."""
+    tree = write_tree(tmp_path, OWNED)
+    run_cq("search", "Schema.load", "--root", str(tree), "--follow-up")
+    argv = ("search", "where is it tested?", "--root", str(tree), "--follow-up")
+    between = run_cq(*argv, "--format", "json").json()
+    assert between["summary"]["rewrite"] and between["answer"]["name"] == "load"
+    followed = run_cq("search", "who calls it?", "--root", str(tree), "--follow-up")
+    answer = followed.stdout.split("\n\n")[1]
+    assert "callsites of `Schema.load`" in answer.splitlines()[0], followed.stdout
+    assert "loader.py" not in answer, answer
+
+
+def test_a_context_naming_no_code_is_said_to_name_none(tmp_path: Path) -> None:
+    """ "who calls it?" with a ``--context`` that names no code: the hint says the context
+    named none, not to give one (it was given)."""
+    tree = write_tree(tmp_path, FILES)
+    run = run_cq("search", "who calls it?", "--root", str(tree), "--context", "the thing we saw")
+    assert run.returncode == 1, run.stderr
+    hint = next(line for line in run.stdout.splitlines() if line.startswith(HINT))
+    said = "the `--context` given names no code; write the name there as the code spells it."
+    assert hint == f"{HINT}: {said}"

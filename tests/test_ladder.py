@@ -102,6 +102,26 @@ def test_text_nowhere_is_rewritten_and_searched_again(tree: Path) -> None:
     assert "pkg/config.py" in files_of(candidates)
 
 
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ('parse_config_file("other.toml")', "parse_config_file"),
+        ("self.load_settings(path);", "load_settings"),
+        ("config.load_settings()", "config.load_settings"),
+    ],
+)
+def test_a_call_nowhere_verbatim_is_searched_as_the_name_it_calls(
+    tree: Path, query: str, name: str
+) -> None:
+    """A call pasted alone that no file writes as typed is about the function it calls: that
+    name is searched (as typed alone it would be), not the call's words rewritten."""
+    candidates, found = climb(tree, query)
+    assert found.stopped == "called" and found.rewrite is None
+    assert found.mode_chain == ("literal", "identifier") and found.mode == "identifier"
+    assert found.patterns[0].text == name and found.patterns[0].kind == "identifier"
+    assert "pkg/config.py" in files_of(candidates)
+
+
 @pytest.mark.parametrize(("query", "mode"), [("parse_config(", "literal"), ("conf[i]gZZ", "regex")])
 def test_a_mode_given_is_not_rewritten_when_nothing_matched(
     tree: Path, query: str, mode: str

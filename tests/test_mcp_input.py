@@ -330,3 +330,17 @@ def test_a_client_that_closes_its_end_of_the_output_ends_the_server_quietly(repo
         proc.kill()
     stderr = proc.stderr.read().decode()
     assert proc.returncode == 0 and stderr == "", stderr
+
+
+def test_a_budget_below_the_least_is_said_to_count_as_the_least(served: Served) -> None:
+    """``max_tokens: 50`` is answered within 300, the least an answer gets: the tool's
+    description says so, so that an error naming max_tokens 300 is no surprise."""
+
+    async def scenario(client: Client) -> None:
+        schema = (await client.list_tools()).tools[0].input_schema
+        said = schema["properties"]["max_tokens"]["description"]
+        assert "at least 300: a smaller one counts as that" in said, said
+        small = await client.call_tool("search", {"query": "x", "max_tokens": 50, "format": "json"})
+        assert small.is_error and "over max_tokens 300" in text_of(small), text_of(small)
+
+    served.run(scenario)

@@ -330,7 +330,7 @@ def test_where_is_it_called_after_a_follow_up_lists_the_calls_of_that_function(
     assert first.returncode == 0, first.stderr
     argv = ("search", "where is it called?", "--root", str(tmp_path), "--follow-up")
     data = run_cq(*argv, "--format", "json").json()
-    assert data["summary"]["rewrite"]["subject"] == "flush_buffer"
+    assert data["summary"]["subject"] == "flush_buffer"  # "where is `flush_buffer` called?"
     answer = answer_of(*argv)
     assert answer.startswith("**Answer:** 2 shown callsites of `flush_buffer`"), answer
 

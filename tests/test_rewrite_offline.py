@@ -119,8 +119,9 @@ def test_context_and_follow_up_resolve_it(tmp_path: Path) -> None:
     with_context = search(
         root, "where is it called?", context="We looked at GraphStore.insert_edge before."
     )
-    rw = with_context.summary.rewrite
-    assert rw is not None and rw.identifiers[0] == "insert_edge"
+    # read as written: "where is `GraphStore.insert_edge` called?", the name the context gave
+    assert with_context.summary.subject == "GraphStore.insert_edge"
+    assert with_context.summary.rewrite is None
     assert any(f.category == "callsite" and f.text == "insert_edge" for f in with_context.findings)
     first = run_cq(
         "search",
@@ -135,7 +136,7 @@ def test_context_and_follow_up_resolve_it(tmp_path: Path) -> None:
     again = run_cq(
         "search", "where is it used?", "--root", str(root), "--follow-up", "--format", "json"
     ).json()
-    assert again["summary"]["rewrite"]["identifiers"][0] == "span_to_byte_offset"
+    assert again["summary"]["subject"] == "span_to_byte_offset"  # its uses, asked as written
     plain = run_cq("search", "where is it used?", "--root", str(root), "--format", "json").json()
     assert "span_to_byte_offset" not in (plain["summary"]["rewrite"] or {}).get("identifiers", [])
 
@@ -147,7 +148,7 @@ def test_follow_up_resolves_it_in_a_root_whose_name_is_not_utf8(tmp_path: Path) 
     again = run_cq(
         "search", "where is it used?", "--root", str(root), "--follow-up", "--format", "json"
     ).json()
-    assert again["summary"]["rewrite"]["identifiers"][0] == "span_to_byte_offset"
+    assert again["summary"]["subject"] == "span_to_byte_offset"
 
 
 def test_vocabulary_is_cached_and_follows_edits(tmp_path: Path) -> None:

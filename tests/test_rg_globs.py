@@ -101,3 +101,15 @@ def test_a_malformed_glob_is_named_as_the_users_not_as_rg_failing(
     assert run.stderr.startswith("cq: invalid glob "), run.stderr
     assert fault in run.stderr and "rg failed" not in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("listing", [[], ["-l"]])
+def test_a_malformed_exclude_glob_is_shown_as_written(repo: Path, listing: list[str]) -> None:
+    """An ``--exclude`` glob is passed to rg as ``!GLOB``: its fault names the glob the user
+    wrote, not the ``!`` they did not; a ``-g '!GLOB'`` they wrote keeps its ``!``."""
+    run = run_cq("search", *listing, "x", "--exclude", "{a,b", "--root", str(repo))
+    assert run.returncode == 2
+    assert run.stderr.startswith("cq: invalid glob '{a,b': unclosed alternate group"), run.stderr
+    assert run.stderr.rstrip().endswith("(an --exclude glob)"), run.stderr
+    negated = run_cq("search", *listing, "x", "-g", "!{a,b", "--root", str(repo))
+    assert negated.stderr.startswith("cq: invalid glob '!{a,b'"), negated.stderr

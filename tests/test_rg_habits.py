@@ -140,6 +140,16 @@ def test_count_prints_path_colon_findings(repo: Path) -> None:
     assert run.stdout.splitlines() == [f"{path}:{n}" for path, n in counts.items()]
 
 
+def test_a_listing_with_json_says_what_it_prints(repo: Path) -> None:
+    said = {
+        "-l": "-l/--files-with-matches prints file names, not --format json",
+        "-c": "-c/--count prints file names with counts, not --format json",
+    }
+    for flag, words in said.items():
+        run = _search(repo, flag, "get_bucket", "--format", "json")
+        assert run.returncode == 2 and run.stderr.startswith(f"cq: {words}"), run.stderr
+
+
 def test_files_lists_what_cq_would_search_within_the_scope(repo: Path) -> None:
     run = _search(repo, "--files")
     assert run.returncode == 0, run.stderr
@@ -272,23 +282,18 @@ def test_a_path_that_is_not_one_or_not_alone_is_refused_in_one_line(repo: Path) 
         assert said in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
 
 
-def test_regex_errors_show_rgs_caret_under_the_users_pattern(repo: Path) -> None:
-    cases = {
-        "x[z-a]": (2, 3, "error: invalid character class range"),  # under 'z-a'
-        "ab(c": (2, 1, "error: unclosed group"),  # under the '(' left open
-        "foo)": (3, 1, "error: unopened group"),  # under the ')' opening nothing
-        "ab{": (3, 1, "error: repetition quantifier"),  # just past the end: it ended too soon
+def test_regex_errors_say_where_rgs_caret_was_in_the_users_pattern(repo: Path) -> None:
+    cases = {  # on one line: the columns of the user's pattern under rg's caret
+        "x[z-a]": "at columns 3-5 ('z-a'): invalid character class range",
+        "ab(c": "at column 3 ('('): unclosed group",  # the '(' left open
+        "foo)": "at column 4 (')'): unopened group",  # the ')' opening nothing
+        "ab{": "at its end (column 4): repetition quantifier",  # it ended too soon
     }
-    for pattern, (col, width, error) in cases.items():
+    for pattern, said in cases.items():
         run = _search(repo, "--regex", pattern)
         assert run.returncode == 2
-        lines = run.stderr.splitlines()
-        assert lines[:3] == [
-            "cq: regex parse error:",
-            f"    {pattern}",
-            "    " + " " * col + "^" * width,
-        ]
-        assert lines[3].startswith(error), run.stderr
+        assert len(run.stderr.splitlines()) == 1, run.stderr
+        assert run.stderr.startswith(f"cq: regex parse error in '{pattern}' {said}"), run.stderr
 
 
 def test_hits_the_language_scope_dropped_are_said_in_markdown(repo: Path) -> None:

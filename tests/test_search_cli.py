@@ -141,17 +141,39 @@ def test_auto_mode_treats_call_syntax_as_literal(repo: Path) -> None:
     assert plus.returncode == 0 and plus.json()["summary"]["mode"] == "literal"
 
 
+def test_a_call_nowhere_verbatim_is_answered_by_the_function_it_calls(tmp_path: Path) -> None:
+    """``Store::new("app")`` is in no file as typed: the Answer is ``Store::new``'s
+    definition, not a name its words were rewritten into (``new`` is too common to be one)."""
+    write_tree(
+        tmp_path,
+        {
+            "src/lib.rs": (
+                "pub struct Store {\n    name: String,\n}\n\nimpl Store {\n"
+                "    pub fn new(name: &str) -> Self {\n        Store { name: name.into() }\n"
+                "    }\n\n    pub fn get_store_name(&self) -> &str {\n        &self.name\n"
+                "    }\n}\n"
+            ),
+            "src/main.rs": 'fn main() {\n    let s = Store::new("x");\n}\n',
+        },
+    )
+    run = run_cq("search", 'Store::new("app")', "--root", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.split("\n\n")[1]
+    assert answer.startswith("**Answer:** `new` — `pub fn new(name: &str) -> Self` defined at"), (
+        run.stdout
+    )
+    assert "searched as text, then as a name" in run.stdout
+
+
 def test_regex_mode_and_invalid_regex(repo: Path) -> None:
     run = run_cq("search", r"reg\w+ed", "--regex", "--root", str(repo), "--format", "json")
     assert {f["text"] for f in _findings(run)} == {"registered"}
     bad = run_cq("search", "(unclosed", "--regex", "--root", str(repo))
     assert bad.returncode == 2
-    # rg's message and caret, under the user's pattern (not rg's ``(?:...)`` around it)
+    # rg's message and caret's place, in the user's pattern (not rg's ``(?:...)`` around
+    # it), on one line
     assert bad.stderr.splitlines() == [
-        "cq: regex parse error:",
-        "    (unclosed",
-        "    ^",
-        "error: unclosed group",
+        "cq: regex parse error in '(unclosed' at column 1 ('('): unclosed group"
     ]
     assert "Traceback" not in bad.stderr
 

@@ -348,6 +348,17 @@ def test_servers_of_two_settings_and_two_installs_stay_side_by_side(
     assert every.stdout.count("another install's or settings' server") == 2
 
 
+def test_status_says_when_only_another_settings_server_runs(runtime: Path) -> None:
+    """Not running for these settings, while one for another cache size runs: said so,
+    with where to look, still exit 1."""
+    _start(runtime, CQ_CACHE_MAX_MB="64")
+    status = run_cq("server", "status", env=_env(runtime))
+    assert status.returncode == 1
+    assert status.stdout.startswith("cq server: not running (for this install and settings; ")
+    assert "1 server of another install or other settings runs" in status.stdout
+    assert "'cq server status --all'" in status.stdout
+
+
 @pytest.mark.cli_subprocess
 def test_a_server_of_other_code_is_replaced(repo: Path, runtime: Path, tmp_path: Path) -> None:
     """The same install with one source file changed (an edited checkout) is another cq:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from cq.env import env_minimum
 from cq.model import SearchRequest, SearchResult
+from cq.model.options import MCP_MIN_TOKENS
 
-MIN_BUDGET = 300  # per call; below this even a markdown summary does not fit
+MIN_BUDGET = MCP_MIN_TOKENS  # per call; below this even a markdown summary does not fit
 # The server's cap (--max-tokens, CQ_MCP_MAX_TOKENS: 2000, one row of cq.env.SETTINGS): a JSON
 # summary is ~900 tokens, a finding up to ~900.
 MIN_SERVER_BUDGET = env_minimum("CQ_MCP_MAX_TOKENS")

@@ -191,9 +191,9 @@ class _RgRun:
         lines = [message.removeprefix("rg: ") for message in messages]
         explained = regex_error(lines, [pattern_regex(p) for p in self.patterns])
         if explained is not None:
-            raise PatternError("\n".join(map(visible, explained.split("\n"))))
+            raise PatternError(visible(explained))
         message = visible(" ".join(" ".join(messages).split()))
-        if (bad_glob := glob_error(message)) is not None:
+        if (bad_glob := glob_error(message, tuple(self.scope.exclude))) is not None:
             raise UsageError(bad_glob)
         if "regex" in message.lower():
             raise PatternError(f"invalid pattern: {message}")

@@ -37,7 +37,7 @@ def searched_files(scope: Scope) -> list[str]:
         ) from None
     if proc.returncode == 2 and not proc.stdout:
         message = visible(" ".join(proc.stderr.decode("utf-8", "replace").split()))
-        if (bad_glob := glob_error(message)) is not None:
+        if (bad_glob := glob_error(message, tuple(scope.exclude))) is not None:
             raise UsageError(bad_glob)
         raise SearchFailedError(f"rg failed: {message or 'exit status 2'}")
     # NUL-separated: a file name may hold a newline; one that is not UTF-8 as the search

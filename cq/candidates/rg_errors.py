@@ -1,8 +1,9 @@
-"""rg's regex and glob errors told about what the user wrote, as rg prints them.
+"""rg's regex and glob errors told about what the user wrote, on one line.
 
 rg joins its ``-e`` patterns into one regex, each wrapped as ``(?:...)``, and reports a parse
 error against that whole text with a caret line under the fault. The user wrote none of the
-wrapping: ``regex_error`` shows their pattern with the caret moved under it.
+wrapping, and cq's errors are one line: ``regex_error`` names the user's pattern and what the
+caret was under, as columns of that pattern.
 """
 
 from __future__ import annotations
@@ -12,19 +13,25 @@ _UNOPENED = ["error: unopened group"]
 _GLOB = "error parsing glob "
 
 
-def glob_error(message: str) -> str | None:
+def glob_error(message: str, excludes: tuple[str, ...] = ()) -> str | None:
     """rg's ``error parsing glob '[abc': unclosed character class ...`` as the fault in a
-    glob the user gave (``--include``/``-g``, ``--exclude``), not as rg failing;
+    glob the user gave (``--include``/``-g``, ``--exclude``), not as rg failing; an
+    ``--exclude`` glob as the user wrote it, without the ``!`` cq passes rg before it;
     None for another error."""
     at = message.find(_GLOB)
     if at < 0:
         return None
-    return f"invalid glob {message[at + len(_GLOB) :]} (an --include or --exclude glob)"
+    said = message[at + len(_GLOB) :]
+    end = said.find("': ")
+    if said.startswith("'!") and end > 0 and said[2:end] in excludes:
+        return f"invalid glob '{said[2:end]}'{said[end + 1 :]} (an --exclude glob)"
+    return f"invalid glob {said} (an --include or --exclude glob)"
 
 
 def regex_error(messages: list[str], regexes: list[str]) -> str | None:
-    """rg's ``regex parse error`` (stderr lines) restated for the one of ``regexes`` it is
-    in; rg's own text when it cannot be placed; None for another error."""
+    """rg's ``regex parse error`` (stderr lines) restated on one line for the one of
+    ``regexes`` it is in (``regex parse error in 'a(' at column 2 ('('): unclosed group``);
+    rg's own words on one line when it cannot be placed; None for another error."""
     heads = [i for i, line in enumerate(messages) if "regex parse error:" in line]
     if not heads:
         return None
@@ -32,21 +39,24 @@ def regex_error(messages: list[str], regexes: list[str]) -> str | None:
     shown, carets, rest = _parts(messages[at + 1 :])
     joined = "|".join(f"(?:{regex})" for regex in regexes)
     if shown != joined or carets is None:  # not the layout expected: rg's words as they are
-        return "\n".join(["regex parse error:", *messages[at + 1 :]])
+        return " ".join(["regex parse error:", *(m.strip() for m in messages[at + 1 :])])
     start, width = carets
     regex, col = _place(regexes, start)
     if col is None or (col == len(regex) and rest[:1] in (["error: unclosed group"], _UNOPENED)):
         # in the wrapping, which the pattern's own fault unbalanced (``a(b``, ``foo)``)
         col, width = _unbalanced(regex), 1
     width = max(1, min(width, len(regex) - col))  # past the end (``a{``): one caret there
-    return "\n".join(
-        [
-            "regex parse error:",
-            _INDENT + regex,
-            _INDENT + " " * col + "^" * width,
-            *rest,
-        ]
-    )
+    said = "; ".join(line.strip().removeprefix("error: ") for line in rest if line.strip())
+    return f"regex parse error in '{regex}' {_where(regex, col, width)}: {said or 'invalid'}"
+
+
+def _where(regex: str, col: int, width: int) -> str:
+    """The caret's place as 1-based columns of ``regex`` and the text it was under."""
+    if col >= len(regex):  # the pattern ended too soon (``a{``)
+        return f"at its end (column {col + 1})"
+    if width == 1:
+        return f"at column {col + 1} ('{regex[col]}')"
+    return f"at columns {col + 1}-{col + width} ('{regex[col : col + width]}')"
 
 
 def _parts(lines: list[str]) -> tuple[str | None, tuple[int, int] | None, list[str]]:

@@ -92,7 +92,7 @@ def _status(directory: str) -> int:
     if status is None:
         holder = lock_holder(directory)
         if holder is None:
-            print("cq server: not running")
+            print(f"cq server: not running{_others_running()}")
         elif holder <= 0:  # the kernel's answer in a child pid namespace
             print("cq server: a process not visible from here holds the lock but does not answer")
         else:
@@ -125,6 +125,28 @@ def _status(directory: str) -> int:
     else:
         _say_if_other_context(status)
     return 0
+
+
+def _others_running() -> str:
+    """What to add to "not running" when servers of other installs or settings run in the
+    same runtime dir (this one's holds no lock, so each holder is another's): a user who
+    changed a setting (CQ_CACHE_DIR, XDG_CACHE_HOME) between starting one and asking would
+    otherwise think none runs."""
+    from cq.server.lifecycle import lock_holder
+    from cq.server.paths import ServerDirError, every_dir
+
+    try:
+        n = sum(lock_holder(d) is not None for d in every_dir())
+    except (OSError, ServerDirError):
+        return ""
+    if not n:
+        return ""
+    runs = (
+        "1 server of another install or other settings runs"
+        if n == 1
+        else (f"{n} servers of other installs or settings run")
+    )
+    return f" (for this install and settings; {runs}: 'cq server status --all')"
 
 
 def _stop(directory: str) -> int:

@@ -140,6 +140,8 @@ def update_index(
     notice = opened.repaired if opened is not None else ""
     stored = opened.stored if opened is not None else None
     manifest = stored.files if stored is not None else {}
+    if persist and stored is None:  # named from the start: a build killed midway is cq's too
+        (directory / "root").write_bytes(os.fsencode(root))
     changed, fresh = changes.read(state, manifest)
     changes.finish()
     removed = set(manifest) - set(fresh)
@@ -162,7 +164,6 @@ def update_index(
             updated, pooled = updated - len(done.left), done.pooled
             if persist:
                 write_manifest(manifest_path, fresh, seal(directory))
-                (directory / "root").write_bytes(os.fsencode(root))
             index.reload()
             manifest = fresh
     update = IndexUpdate(

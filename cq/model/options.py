@@ -18,6 +18,10 @@ from cq.model.request import SearchRequest
 
 Group = Literal["where", "how", "output"]
 
+# An MCP call's least token budget (``cq.agent.budget``): below it even a markdown summary does
+# not fit, so a smaller ``max_tokens`` counts as this; the tool's description says so.
+MCP_MIN_TOKENS = 300
+
 
 class Spelling(msgspec.Struct, frozen=True):
     """One CLI flag of an option whose flags each set a fixed value (``--regex``)."""
@@ -249,7 +253,10 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         minimum=0,
         help="approximate token budget of the report (default 0: none): lowest-ranked findings"
         " are dropped to fit",
-        mcp_help="token budget of this answer (capped by the server's)",
+        mcp_help=(
+            f"token budget of this answer (at least {MCP_MIN_TOKENS}: a smaller one counts "
+            "as that; capped by the server's)"
+        ),
         mcp_optional=True,
         mcp_minimum=1,
     ),

@@ -91,7 +91,7 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     # and ``--follow-up`` (the previous follow-up search's answer, ``cq.rewrite.memory``)
     context: str | None = None
     follow_up: bool = False
-    # the dotted name a --follow-up's "it" was read as, written in its place (``asked_name``)
+    # the name "it" was read as (--context, --follow-up), written in its place (``asked_name``)
     subject: str | None = None
     # a one-line question's words as stems, stop words left out ("how are buckets created?"
     # -> {"bucket", "creat"}; ``cq.rewrite.words.content_stems``), whether or not it asks as

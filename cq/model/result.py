@@ -259,8 +259,9 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     # the same words in another spelling (``getBucket``: ``get_bucket``), which ``asked_name``
     # then holds and was searched
     respelled: str | None = None
-    # the dotted name "it" was read as (--follow-up: the last answer), which ``asked_name``
-    # then holds and was searched; a plain name's is ``rewrite.subject``
+    # the name "it" was read as (--context, --follow-up: the last answer), which
+    # ``asked_name`` then holds and was searched, when the question asked about that name or
+    # it is dotted; otherwise the rewrite's subject is ``rewrite.subject``
     subject: str | None = None
     telemetry: Telemetry = msgspec.field(default_factory=Telemetry)
     # only when an identifier or dotted query matched nothing: the tree's defined names

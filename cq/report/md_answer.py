@@ -3,6 +3,8 @@ about, the callers of a callers question, or a name not found with the names nea
 
 from __future__ import annotations
 
+from msgspec import UnsetType
+
 from cq.model import (
     CALLERS_LISTED,
     Answer,
@@ -11,7 +13,7 @@ from cq.model import (
     TargetCounts,
 )
 from cq.report.md_finding import enrichment_facts, line_of, resolvers, scope_of, where_of
-from cq.report.md_text import code, fence, option
+from cq.report.md_text import code, fence, option, option_name
 
 
 def answer(result: SearchResult, said: Answer, *, tool: bool = False) -> list[str]:
@@ -21,7 +23,14 @@ def answer(result: SearchResult, said: Answer, *, tool: bool = False) -> list[st
         return _not_found(result, tool)
     if said.kind == "nothing" or said.finding is None:
         lines = [f"No findings for {code(summary.query.strip()[:80])}."]
-        if said.unnamed_it:
+        question = result.question
+        if said.unnamed_it and not isinstance(question, UnsetType) and question.context:
+            given = code(option_name("--context", tool=tool))
+            lines.append(  # given, but it names nothing: asking for it again would not help
+                f"Nothing said what `it` is: the {given} given names no code; write the name "
+                "there as the code spells it."
+            )
+        elif said.unnamed_it:
             context = code(option("--context", "TEXT", tool=tool))
             follow = code(option("--follow-up", tool=tool))
             lines.append(

@@ -103,10 +103,8 @@ def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False)
             f"{code(s.asked_name)}, the name the tree defines with its words"
         )
     elif s.asked_name and s.subject:
-        follow = code(option("--follow-up", tool=tool))
         lines.append(
-            f"`it` read as {code(s.subject)}, the last {follow} search's answer: searched as "
-            "that name"
+            f"`it` read as {code(s.subject)}, {_named_by(result, tool)}: searched as that name"
         )
     elif s.asked_name:
         lines.append(f"asked about {code(s.asked_name)}: searched as that name")
@@ -117,6 +115,14 @@ def overview(result: SearchResult, *, verbose: bool = False, tool: bool = False)
         if reason and s.rewrite.llm_configured and reason != "llm disabled by config":
             lines.append(f"your model was not used, so the rewrite was made offline: {reason}")
     return lines
+
+
+def _named_by(result: SearchResult, tool: bool) -> str:
+    """Where "it" found its name: the context given, else the last follow-up's answer."""
+    question = result.question
+    if not isinstance(question, msgspec.UnsetType) and question.context:
+        return f"the name {code(option_name('--context', tool=tool))} gave"
+    return f"the last {code(option('--follow-up', tool=tool))} search's answer"
 
 
 _AS = {"identifier": "a name", "literal": "text", "regex": "a regex"}

@@ -141,11 +141,17 @@ def remember_primary(
         remember_subject(Path(root), name)
 
 
-def followed_subject(question: Question, root: str) -> str | None:
-    """The dotted name a ``--follow-up`` question's "it" refers to (``memory.py``); None for
-    any other question, or when the last answer was a plain name (the rewrite's subject)."""
-    if not (question.refers_back and question.follow_up) or question.context:
+def followed_subject(question: Question, scope: Scope) -> str | None:
+    """The name a question's "it" refers to, to be read as if written in its place: the
+    ``--context``'s first name the tree defines, else the last ``--follow-up`` answer (a
+    context names "it" anew); None when the question has no "it" or nothing names it.
+    The caller reads it as written when the question then asks about that name ("where is
+    it used?") or it is dotted (the rewrite searches names, not an owner's member); else it
+    is left to the rewrite, as its subject ("how does it handle errors?")."""
+    if not question.refers_back or not (question.context or question.follow_up):
         return None
-    from cq.rewrite.memory import dotted_subject
+    from cq.rewrite.memory import recall_subject, subject_from_context
 
-    return dotted_subject(Path(root))
+    if question.context:
+        return subject_from_context(question.context, defined_names(scope))
+    return recall_subject(Path(scope.root))

@@ -161,6 +161,7 @@ def name_question(query: str) -> NameQuestion | None:
     if found is None:
         return None
     name, start, end, qualified = found
+    end = _past_generics(query, end)  # "where is DateTime<Tz> defined?": about DateTime
     after = query[end:]
     place = _WITHIN.search(after)
     within: tuple[str, ...] = ()
@@ -185,6 +186,26 @@ def name_question(query: str) -> NameQuestion | None:
         return None  # the rewrite reads its spellings (``vocabulary``, ``Vocabulary``)
     within = within if asks not in ("callers", "definition") else ()
     return NameQuestion(".".join(parts) if "." in name else "::".join(parts), asks, within)
+
+
+_TYPE_ARGUMENT = re.compile(r"[\w\s,:'&*\[\];()]")  # what a type's <...> may hold
+
+
+def _past_generics(query: str, end: int) -> int:
+    """Where a name's type arguments written right after it end (``DateTime<Tz>``,
+    ``HashMap<K, Vec<V>>``): the type, not more words; ``end`` when none are."""
+    if query[end : end + 1] != "<":
+        return end
+    depth = 0
+    for i in range(end, len(query)):
+        ch = query[i]
+        if ch in "<>":
+            depth += 1 if ch == "<" else -1
+            if not depth:
+                return i + 1
+        elif not _TYPE_ARGUMENT.fullmatch(ch):
+            break
+    return end
 
 
 def _asks(words: set[str]) -> NameAsk:

@@ -24,10 +24,12 @@ def refers_back(query: str) -> bool:
 
 
 def subject_from_context(context: str, vocabulary: Vocabulary) -> str | None:
+    """The first name the context mentions whose last part the tree defines, as mentioned
+    (``Schema.dump`` keeps its owner), else the first name's last part."""
     mentions = extract_mentions(context)
-    names = [split_dotted(n)[-1] for n in (*mentions.prose_names, *mentions.code_names)]
-    defined = [n for n in names if vocabulary.defines(n)]
-    return (defined or names or [None])[0]
+    names = [*mentions.prose_names, *mentions.code_names]
+    defined = [n for n in names if vocabulary.defines(split_dotted(n)[-1])]
+    return (defined or [split_dotted(n)[-1] for n in names] or [None])[0]
 
 
 def recall_subject(root: Path) -> str | None:
@@ -43,13 +45,6 @@ def remember_subject(root: Path, symbol: str) -> None:
         memory = _memory()
         memory.add(root_key(str(root)), symbol)
         memory.flush()
-
-
-def dotted_subject(root: Path) -> str | None:
-    """The last follow-up's answer when it is a dotted name (``Schema.load``): "it" is then
-    asked about as if written, since the rewrite searches names, not an owner's member."""
-    subject = recall_subject(root)
-    return subject if subject is not None and len(split_dotted(subject)) > 1 else None
 
 
 _IT = re.compile(r"\bit\b", re.IGNORECASE)

@@ -19,7 +19,7 @@ from cq.model import Pattern, Question, RewriteSummary, Scope
 from cq.model.tuning import RewriteTuning
 from cq.parse import Listing
 from cq.rewrite.caller import CallerModel
-from cq.rewrite.extract import COMMON_NAMES
+from cq.rewrite.extract import COMMON_NAMES, split_dotted
 from cq.rewrite.llm import LlmUnavailable, caller_rewrite, deadline_of, llm_rewrite, probe
 from cq.rewrite.memory import recall_subject, refers_back, subject_from_context
 from cq.rewrite.offline import map_words, offline_rewrite
@@ -79,7 +79,7 @@ def _subject(question: Question, root: Path, vocabulary: Vocabulary) -> str | No
     if question.context:
         found = subject_from_context(question.context, vocabulary)
         if found:
-            return found
+            return split_dotted(found)[-1]  # the rewrite searches names, not an owner's member
     return recall_subject(root) if question.follow_up else None
 
 

@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 
-from cq.errors import CqError, PatternError, UsageError
+from cq.errors import CqError, UsageError
 
 SEARCH_HELP = (
     "Search Python and Rust code with ripgrep, then classify, rank and report every hit. "
@@ -178,16 +178,14 @@ def run_search_args(args: argparse.Namespace) -> int:
 
 def exit_code(run: Callable[[], int]) -> int:
     """``run``'s exit code, every failure a user can cause said in one ``cq: ...`` line on
-    stderr (exit 2; a pattern error keeps rg's caret lines), ^C as 130, a reader gone as 0,
+    stderr (exit 2), ^C as 130, a reader gone as 0,
     and never a traceback unless ``CQ_DEBUG`` asks for one."""
     try:
         return run()
     except CqError as exc:
         from cq.terminal import visible
 
-        # one line, whatever a quoted path holds; a pattern error keeps rg's caret lines
-        lines = str(exc).split("\n") if isinstance(exc, PatternError) else [str(exc)]
-        print("cq: " + "\n".join(visible(line) for line in lines), file=sys.stderr)
+        print("cq: " + visible(str(exc)), file=sys.stderr)  # one line, whatever a path holds
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -11,6 +11,7 @@ from cq.errors import UsageError
 from cq.model import SearchRequest
 
 _FLAG = {"paths": "-l/--files-with-matches", "counts": "-c/--count", "files": "--files"}
+_PRINTS = {"paths": "file names", "counts": "file names with counts", "files": "file names"}
 
 
 def run_listing(args: argparse.Namespace) -> int:
@@ -21,7 +22,8 @@ def run_listing(args: argparse.Namespace) -> int:
 
     flag = _FLAG[args.listing]
     if args.format == "json":  # $CQ_FORMAT is a report's default: these print no report
-        raise UsageError(f"{flag} prints file names, not --format json: leave one out")
+        printed = _PRINTS[args.listing]
+        raise UsageError(f"{flag} prints {printed}, not --format json: leave one out")
     if args.listing == "files":
         lines = _searched(request_from_args(_files_path(args), query_needed=False))
     else:
