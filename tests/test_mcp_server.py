@@ -411,3 +411,11 @@ def test_explain_over_mcp_keeps_the_ranks_among_named_files(tmp_path: Path) -> N
     assert explain is not None and explain.file_rank_named == 1
     schema = json.loads(run_cq("schema").stdout)
     assert "file_rank_named" in schema["$defs"]["ScoreBreakdown"]["properties"]
+
+
+def test_the_help_names_both_tools() -> None:
+    """``cq mcp --help`` names the tools ``tools/list`` gives (search and stats)."""
+    run = run_cq("mcp", "--help")
+    assert run.returncode == 0
+    said = " ".join(run.stdout.split())
+    assert "'search' tool (and 'stats': the server's counters)" in said, run.stdout

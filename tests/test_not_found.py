@@ -137,7 +137,7 @@ def test_a_name_nothing_is_near_says_so_and_invents_no_answer(tree: Path) -> Non
         run = run_cq("search", "nonexistent_name_xyz", "--root", str(tree), *extra)
         assert run.returncode == 1, run.stderr
         assert "**Answer:**" not in run.stdout and "create_user" not in run.stdout
-        assert "No name the tree defines is near it." in run.stdout
+        assert "No name defined in the searched scope is near it." in run.stdout
     data = run_cq("search", "nonexistent_name_xyz", "--root", str(tree), "--format", "json").json()
     assert data["summary"]["total_findings"] == 0 and data["summary"]["suggestions"] == []
 
@@ -266,7 +266,7 @@ def test_a_file_name_is_named_as_the_trees_file_not_a_name_nothing_is_near(
     offered, with how to search inside one."""
     md = run_cq("search", query, "--root", str(tree))
     assert md.returncode == 1, md.stderr
-    assert "**Answer:**" not in md.stdout and "No name the tree defines" not in md.stdout
+    assert "**Answer:**" not in md.stdout and "No name defined in" not in md.stdout
     assert "- `moto/s3/models.py` — a file of the tree (`--in moto/s3/models.py`" in md.stdout
     data = run_cq("search", query, "--root", str(tree), "--format", "json").json()
     near = data["summary"]["suggestions"]
@@ -346,3 +346,14 @@ def test_an_implementation_answers_before_its_abstract_declaration(
     answer = md.split("\n\n")[1].splitlines()[0]
     assert answer.startswith("**Answer:** `load`"), md
     assert "defined at `lib/schema.py:5:8` in `Schema`" in answer, md
+
+
+def test_a_name_defined_outside_the_scope_searched_is_not_said_to_be_nowhere(
+    tmp_path: Path,
+) -> None:
+    """``--in docs`` of a tree whose code defines the name: nothing near it *in that scope*,
+    not "the tree defines none" (it does)."""
+    write_tree(tmp_path, {"pkg/store.py": "def get_bucket():\n    pass\n", "docs/x.py": "a = 1\n"})
+    run = run_cq("search", "get_bucket", "--root", str(tmp_path), "--in", "docs")
+    assert run.returncode == 1, run.stderr
+    assert "No name defined in the searched scope is near it." in run.stdout.splitlines()

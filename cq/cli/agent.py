@@ -114,7 +114,8 @@ def add_mcp_parser(sub: argparse._SubParsersAction) -> None:
         "mcp",
         help="serve the search tool over MCP (stdio)",
         description=(
-            "Serve a 'search' tool over MCP on stdin/stdout. Searches run in a long-lived "
+            "Serve a 'search' tool (and 'stats': the server's counters) over MCP on "
+            "stdin/stdout. Searches run in a long-lived "
             "search process, so parse caches and workers stay warm between calls, and never "
             "read outside the root."
         ),

@@ -135,8 +135,8 @@ def _not_found(result: SearchResult, tool: bool) -> list[str]:
         where = "what the search read before its time limit" + ("" if tool else " (--timeout)")
     lines = [f"**Not found:** no file in {where} holds {code(name)} {how}."]
     near = summary.suggestions if isinstance(summary.suggestions, tuple) else ()
-    if not near:
-        return [*lines, "No name the tree defines is near it."]
+    if not near:  # the names nearest are of the scope searched (--in, --include), not the tree
+        return [*lines, "No name defined in the searched scope is near it."]
     lines.append("Did you mean:")
     for s in near:
         if s.kind == "file":  # a file, not a name: where to search inside it
