@@ -823,12 +823,15 @@ def test_a_how_question_about_a_class_is_answered_by_it_not_by_its_variant() -> 
     """A class named as the question's class with words the question does not say
     (``TraceGraph_ELBO`` beside ``Trace_ELBO``) does the thing for a case not asked about,
     yet holds the same words and leads the fused order; the class the question names
-    answers. Asked with the variant's word, the variant answers; an issue title (no
-    question) keeps the fused order's Answer."""
+    answers, and a class of the same name kept aside (``contrib``) makes neither a variant.
+    Asked with the variant's word, the variant answers; an issue title (no question) keeps
+    the fused order's Answer."""
     words = {"elbo": 1.0, "gradient": 1.0, "estimated": 1.0, "loss": 1.0}
     candidates = [
         Candidate(file="infer/graph.py", qualname="TraceGraph_ELBO.loss_and_grads", fused=1.0),
         Candidate(file="infer/trace.py", qualname="Trace_ELBO.loss_and_grads", fused=0.8),
+        # a class kept aside is no general class of the project's
+        Candidate(file="contrib/funsor/elbo.py", qualname="ELBO.loss_and_grads", fused=0.5),
     ]
     asks = "how is the ELBO gradient estimated from the loss"
     assert _answer(candidates, words, asks) == "Trace_ELBO.loss_and_grads"

@@ -158,7 +158,13 @@ def variants(candidates: Sequence[Candidate], question: Asked) -> list[float]:
     if not question.content:
         return [0.0] * len(candidates)  # no one-line question: nothing is a variant
     kinds = [name_stems(_type_name(c.qualname)) for c in candidates]
-    named = {k for k in kinds if k & question.content}
+    # a class kept aside (``aside``: pyro's ``contrib/funsor`` ``ELBO``) is no general
+    # class of the project's: its words do not make the project's classes variants
+    named = {
+        k
+        for k, c in zip(kinds, candidates, strict=True)
+        if k & question.content and not aside(c, question)
+    }
     return [
         1.0 if any(g < k and not (k - g) & question.content for g in named) else 0.0 for k in kinds
     ]
