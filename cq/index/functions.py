@@ -239,16 +239,17 @@ def ordered(measured: Sequence[Scored], weights: SignalWeights = WEIGHTS) -> lis
         )
         for s in measured
     ]
-    out = [_inherited(s, out, weights) if s.copies else s for s in out]
+    by_at = {s.at: s for s in out}
+    out = [_inherited(s, by_at, weights) if s.copies else s for s in out]
     out.sort(key=lambda s: (-s.score, s.at))
     return out
 
 
-def _inherited(s: Scored, scored: Sequence[Scored], weights: SignalWeights) -> Scored:
+def _inherited(s: Scored, scored: Mapping[int, Scored], weights: SignalWeights) -> Scored:
     """``s`` with its score as the Answer at least its aside copies' (``Scored.copies``,
-    found in ``scored``, in fused order) without what ``aside`` took from them."""
-    copies = (scored[j] for j in s.copies)
-    best = max(c.answer - weights.aside * c.signals["aside"] for c in copies)
+    found in ``scored`` by their ``at``) without what ``aside`` took from them."""
+    copies = (scored[j] for j in s.copies if j in scored)
+    best = max((c.answer - weights.aside * c.signals["aside"] for c in copies), default=s.answer)
     return msgspec.structs.replace(s, answer=round(max(s.answer, best), 6))
 
 
