@@ -261,7 +261,7 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
             "named as another candidate's class with words the question does not say "
             "(function_signals.variants), the Answer only; measured: the everyday set's "
             "concept and title reports replayed (bench/results/2026-11-30-answer11/): the "
-            "same Answers at every weight from -0.25 to -1"
+            "same Answers at every weight from -0.25 to -2 (loo_weights.py)"
         ),
     ] = -1.0
 
