@@ -810,3 +810,68 @@ def test_a_how_question_is_answered_by_the_code_that_finds_it_not_the_error_it_m
     assert found["Validator::missing_required_error"][0] == 1.0
     about_errors = ranked("how is the error for missing required arguments made")
     assert about_errors["Validator::missing_required_error"][0] == 0.0
+
+
+def _answer(candidates: list[Candidate], words: dict[str, float], text: str) -> str:
+    """The qualified name ``rerank`` answers ``text`` with (``words``: as the index asked)."""
+    first = best_answer(rerank(candidates, asked(understand(text), words), []))
+    assert first is not None
+    return candidates[first.at].qualname
+
+
+def test_a_how_question_about_a_class_is_answered_by_it_not_by_its_variant() -> None:
+    """A class named as the question's class with words the question does not say
+    (``TraceGraph_ELBO`` beside ``Trace_ELBO``) does the thing for a case not asked about,
+    yet holds the same words and leads the fused order; the class the question names
+    answers, and a class of the same name kept aside (``contrib``) makes neither a variant.
+    Asked with the variant's word, the variant answers; an issue title (no question) keeps
+    the fused order's Answer."""
+    words = {"elbo": 1.0, "gradient": 1.0, "estimated": 1.0, "loss": 1.0}
+    candidates = [
+        Candidate(file="infer/graph.py", qualname="TraceGraph_ELBO.loss_and_grads", fused=1.0),
+        Candidate(file="infer/trace.py", qualname="Trace_ELBO.loss_and_grads", fused=0.8),
+        # a class kept aside is no general class of the project's
+        Candidate(file="contrib/funsor/elbo.py", qualname="ELBO.loss_and_grads", fused=0.5),
+    ]
+    asks = "how is the ELBO gradient estimated from the loss"
+    assert _answer(candidates, words, asks) == "Trace_ELBO.loss_and_grads"
+    graph = "how is the ELBO gradient estimated over the graph"
+    assert _answer(candidates, {**words, "graph": 1.0}, graph) == ("TraceGraph_ELBO.loss_and_grads")
+    title = "ELBO gradient estimated wrongly from the loss"
+    assert _answer(candidates, words, title) == "TraceGraph_ELBO.loss_and_grads"
+
+
+def test_a_how_question_is_answered_by_the_check_not_a_debug_panic() -> None:
+    """A debug assertion named for the panic it raises (``_panic_on_missing_help``) says the
+    question's words ("missing") and leads the fused order; the code that detects what is
+    asked answers. Asked about the panic, it answers."""
+    words = {"missing": 1.0, "required": 1.0, "arguments": 1.0, "detected": 1.0}
+    candidates = [
+        Candidate(file="src/command.rs", qualname="Command::_panic_on_missing_help", fused=1.0),
+        Candidate(file="src/validator.rs", qualname="Validator::validate_required", fused=0.8),
+    ]
+    asks = "how are missing required arguments detected"
+    assert _answer(candidates, words, asks) == "Validator::validate_required"
+    panics = "how does it panic on missing required arguments"
+    assert _answer(candidates, {**words, "panic": 1.0}, panics) == (
+        "Command::_panic_on_missing_help"
+    )
+
+
+def test_a_how_question_is_answered_by_the_function_its_teaching_copy_shows() -> None:
+    """A teaching copy kept aside (``contrib/minipyro.py::apply_stack``) is short and dense
+    with the question's words, and leads the fused order; it yields the Answer, and what it
+    scored counts for the project's function of the same name, not for a neighbour that
+    merely comes next in the fused order."""
+    words = {"sample": 1.0, "stack": 1.0, "handlers": 1.0}
+    candidates = [
+        Candidate(file="pkg/contrib/minipyro.py", qualname="apply_stack", fused=1.0),
+        Candidate(file="pkg/poutine/handlers.py", qualname="_make_handler", fused=0.7),
+        Candidate(file="pkg/poutine/runtime.py", qualname="apply_stack", fused=0.5),
+    ]
+    listed = rerank(candidates, asked(understand("how does a sample pass the stack"), words), [])
+    asks = "how does a sample pass through the stack of handlers"
+    assert _answer(candidates, words, asks) == "apply_stack"
+    first = best_answer(rerank(candidates, asked(understand(asks), words), []))
+    assert first is not None and candidates[first.at].file == "pkg/poutine/runtime.py"
+    assert candidates[listed[0].at].file == "pkg/contrib/minipyro.py"  # listed as it scored

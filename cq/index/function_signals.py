@@ -93,19 +93,23 @@ def constructor(c: Candidate, name: str, question: Asked) -> float:
 
 # The last subwords of a function named for the error it makes
 _ERROR_WORDS = ("error", "err", "exception")
+# A subword anywhere in the name of a function that stops the program when a check fails
+_PANIC_WORDS = ("panic",)
 
 
 def _makes_error(name: str, question: Asked) -> bool:
     """Whether a function is named for the error it makes (``missing_required_error``,
-    ``invalid_value_err``) when the question does not ask about errors: it builds the
-    message for a condition its caller found, and holds the condition's words in its name
-    and message ("how are missing required arguments detected": ``validate_required``
-    detects them). Asked about errors ("how are validation errors combined"), it may
-    answer."""
+    ``invalid_value_err``) or for the panic it raises (``_panic_on_missing_help``) when the
+    question does not ask about errors or panics: it builds the message for a condition its
+    caller found, or asserts one the program's author must not leave, and holds the
+    condition's words in its name and message ("how are missing required arguments
+    detected": ``validate_required`` detects them; clap's debug assertion that a help flag
+    exists says "missing" as well). Asked about errors ("how are validation errors
+    combined"), it may answer."""
     words = subwords(name)
-    if not words or words[-1] not in _ERROR_WORDS:
+    if not words or (words[-1] not in _ERROR_WORDS and not set(_PANIC_WORDS) & set(words)):
         return False
-    return not question.content & {stem(w) for w in _ERROR_WORDS}
+    return not question.content & {stem(w) for w in (*_ERROR_WORDS, *_PANIC_WORDS)}
 
 
 # Directories a project keeps code beside its own in: contributed or incubating modules
@@ -140,6 +144,35 @@ def aside(c: Candidate, question: Asked) -> float:
     dirs = c.file.lower().split("/")[:-1]
     side = any(d in ASIDE_DIRS and stem(d) not in question.content for d in dirs)
     return 1.0 if side else 0.0  # an indicator; its weight: aside
+
+
+def variants(candidates: Sequence[Candidate], question: Asked) -> list[float]:
+    """1 for each method of a class whose name is another candidate's class's name, which
+    the question says, with words the question does not say: ``TraceGraph_ELBO`` beside
+    ``Trace_ELBO`` for "how is the ELBO gradient estimated", ``MultivariateEvaluator``
+    beside ``Evaluator`` for "how does the evaluator compute metrics". A question naming
+    the general class asks how it does the thing; the variant does it for a case the
+    question did not ask about, yet holds the same words and often outscores it. A question
+    that says the variant's word ("a quantile from forecast samples": ``SampleForecast``)
+    asks about the variant. It weighs on the Answer only, as ``constructor`` does."""
+    if not question.content:
+        return [0.0] * len(candidates)  # no one-line question: nothing is a variant
+    kinds = [name_stems(_type_name(c.qualname)) for c in candidates]
+    # a class kept aside (``aside``: pyro's ``contrib/funsor`` ``ELBO``) is no general
+    # class of the project's: its words do not make the project's classes variants
+    named = {
+        k
+        for k, c in zip(kinds, candidates, strict=True)
+        if k & question.content and not aside(c, question)
+    }
+    return [
+        1.0 if any(g < k and not (k - g) & question.content for g in named) else 0.0 for k in kinds
+    ]
+
+
+def _type_name(qualname: str) -> str:
+    """The class or type a method belongs to, a Rust ``impl Trait for Type``'s type."""
+    return owner(qualname).split(" for ")[-1].removeprefix("impl ").strip()
 
 
 # A Rust builder's setter: takes the receiver (``self``, ``mut self``, ``&mut self``) and at

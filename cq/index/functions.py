@@ -65,6 +65,9 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
     signals: dict[str, float]
     evidence: tuple[str, ...]
     answer: float = 0.0
+    # the candidates (their ``at``) that are copies of this one kept aside
+    # (``_aside_copies``): its score as the Answer is at least theirs without ``aside``
+    copies: tuple[int, ...] = ()
 
 
 def asked(question: Question, words: Mapping[str, float]) -> Asked:
@@ -136,12 +139,14 @@ def measured(
     asks = heads and question.one_line and question.behaviour
     headed = coverage(words, heads) if asks else [0.0] * len(candidates)
     naming = _naming(candidates, words, question)
+    variant = readers.variants(candidates, question)
     if not candidates:
         return []
     size = readers.sizes(sizes, len(candidates)) if question.one_line else [0.0] * len(candidates)
     inside = readers.inside(candidates, hits)
     top = max(c.fused for c in candidates) or 1.0
     most_inside = max(len(x) for x in inside) or 1
+    copied = _aside_copies(candidates, question)
     out = []
     for i, c in enumerate(candidates):
         name = last_name(c.qualname)
@@ -163,10 +168,12 @@ def measured(
             "constructor": readers.constructor(c, name, question),
             "aside": readers.aside(c, question),
             "naming": round(naming[i], 6),
+            "variant": variant[i],
         }
         words = readers.words_held(question, held[i] if held else None)
         evidence = readers.evidence(name, signals, inside[i], words)
-        out.append(Scored(at=i, score=0.0, signals=signals, evidence=evidence))
+        copies = tuple(j for j in copied.get(c.qualname, ()) if not signals["aside"])
+        out.append(Scored(at=i, score=0.0, signals=signals, evidence=evidence, copies=copies))
     return out
 
 
@@ -186,6 +193,20 @@ def _naming(
     if not question.content:
         return [0.0] * len(candidates)  # no one-line question: no naming signal
     return coverage(words, [name_stems(last_name(c.qualname)) for c in candidates], whole=True)
+
+
+def _aside_copies(candidates: Sequence[Candidate], question: Asked) -> dict[str, list[int]]:
+    """The candidates kept aside from the project's own code (``function_signals.aside``:
+    a teaching copy, an example) by their qualified names. The project's function of the
+    same name is what the copy shows: pyro's ``contrib/minipyro.py::apply_stack``, short
+    and dense with the question's words, outscores ``poutine/runtime.py::apply_stack`` on
+    "how does a sample statement pass through the stack of effect handlers"; the copy
+    yields the Answer (``aside``), and what it scored counts for the original (``ordered``)."""
+    out: dict[str, list[int]] = {}
+    for i, c in enumerate(candidates):
+        if readers.aside(c, question):
+            out.setdefault(c.qualname, []).append(i)
+    return out
 
 
 def _content_words(question: Asked) -> dict[str, float]:
@@ -218,8 +239,18 @@ def ordered(measured: Sequence[Scored], weights: SignalWeights = WEIGHTS) -> lis
         )
         for s in measured
     ]
+    by_at = {s.at: s for s in out}
+    out = [_inherited(s, by_at, weights) if s.copies else s for s in out]
     out.sort(key=lambda s: (-s.score, s.at))
     return out
+
+
+def _inherited(s: Scored, scored: Mapping[int, Scored], weights: SignalWeights) -> Scored:
+    """``s`` with its score as the Answer at least its aside copies' (``Scored.copies``,
+    found in ``scored`` by their ``at``) without what ``aside`` took from them."""
+    copies = (scored[j] for j in s.copies if j in scored)
+    best = max((c.answer - weights.aside * c.signals["aside"] for c in copies), default=s.answer)
+    return msgspec.structs.replace(s, answer=round(max(s.answer, best), 6))
 
 
 def best_answer(scored: Sequence[Scored]) -> Scored | None:
@@ -236,7 +267,7 @@ _AFTER = ("size", "titled")
 # (``function_signals.constructor``) stay listed where their score puts them, since what they
 # store is often what the answer reads. Measured on the blind questions' reports; issue titles,
 # which are no questions, unchanged (bench/results/function-signals.md).
-_ANSWER_ONLY = ("constructor", "aside", "naming")
+_ANSWER_ONLY = ("constructor", "aside", "naming", "variant")
 
 
 def score_of(signals: Mapping[str, float], weights: SignalWeights) -> float:

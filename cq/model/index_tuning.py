@@ -184,7 +184,7 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     figures are in ``bench/results/function-signals.md``."""
 
     # Weights that count against a function (a profile may set them below 0 too).
-    signed: ClassVar[frozenset[str]] = frozenset({"test", "constructor", "aside"})
+    signed: ClassVar[frozenset[str]] = frozenset({"test", "constructor", "aside", "variant"})
 
     frame: Annotated[
         float, _why(f"{_ASCENT}; at the grid's top: few issues name a tree's function in a frame")
@@ -254,6 +254,16 @@ class SignalWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
             "function's own name says, the Answer only"
         ),
     ] = 1.5
+    variant: Annotated[
+        float,
+        _why(
+            "hand-set to constructor's weight, not fitted: a how-question's method of a class "
+            "named as another candidate's class with words the question does not say "
+            "(function_signals.variants), the Answer only; measured: the everyday set's "
+            "concept and title reports replayed (bench/results/2026-11-30-answer11/): the "
+            "same Answers at every weight from -0.25 to -2 (loo_weights.py)"
+        ),
+    ] = -1.0
 
 
 _MENTIONS = "bench/studies/index_fusion.py weighs the whole list (index.python.w_named)"
