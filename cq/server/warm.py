@@ -5,8 +5,9 @@ Shared by the server's search processes (``worker.py``) and ``cq mcp``'s search 
 is told the process lives across searches (its servers stay up, one per recently searched root,
 ``cq.semantic.pool.MAX_SERVERS`` at most), and the heavy parsers are imported in a background
 thread that stops once a search starts and goes on after it (``warm_between``). What survives
-between searches: the imports, the classifier's worker pool, the open cache store and digest
-memory, the repository indexes opened, the Pyrefly servers.
+between searches: the imports, the classifier's worker pool and the fork server that starts
+its workers (started by the warm-up: ``cq.classify.pool.start_fork_server``), the open cache
+store and digest memory, the repository indexes opened, the Pyrefly servers.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ def warm_between(searching: threading.Event) -> None:
 
 
 def _warm_up(searching: threading.Event) -> None:
+    from cq.classify.pool import start_fork_server
+
+    with contextlib.suppress(OSError):  # without it the pool starts one itself
+        start_fork_server()
     for name in _HEAVY_MODULES:  # a missing one is reported by the stage that needs it
         if searching.is_set():
             return
