@@ -38,11 +38,14 @@ def warm_process(searching: threading.Event) -> None:
 def search_begins(searching: threading.Event) -> None:
     """A search starts: the warm-up stops, and the Pyrefly batches earlier searches queued
     wait until ``warm_between`` (a batch's Python work would share the interpreter lock with
-    this search, and its Pyrefly the cores, for answers this search does not show)."""
+    this search, and its Pyrefly the cores, for answers this search does not show); the
+    Pyrefly servers stop meanwhile, unless the search waits for one (``pool.pause``)."""
     from cq.semantic.later import later
+    from cq.semantic.pool import pool
 
     searching.set()
     later().hold()
+    pool().pause()
 
 
 def warm_between(searching: threading.Event) -> None:
@@ -51,7 +54,9 @@ def warm_between(searching: threading.Event) -> None:
     starts. Without this the first question that needs LibCST paid its import on top of
     LibCST's own work."""
     from cq.semantic.later import later
+    from cq.semantic.pool import pool
 
+    pool().release()
     later().release()
     searching.clear()
     if any(name not in sys.modules for name in _HEAVY_MODULES):
