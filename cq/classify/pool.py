@@ -313,7 +313,13 @@ def _get_pool(workers: int) -> ProcessPoolExecutor:
 # server, one interpreter that imported the parsers once: a spawned worker imports them
 # itself (~0.1 CPU-s each, paid by the first large search: bench/results/2026-11-30-speed10).
 _LONG_LIVED_START = "forkserver" if sys.platform == "linux" else "spawn"
-_PRELOADED = ("cq.classify.analyze", "cq.classify.python_records", "tree_sitter_python")
+_PRELOADED = (
+    "cq.classify.analyze",
+    "cq.classify.python_records",
+    "tree_sitter_python",
+    "cq.enrich.shown",  # a worker may take a share of a search's enrichment (``helper_pool``)
+    "ast_grep_py",
+)
 
 
 def start_fork_server() -> None:
@@ -327,6 +333,13 @@ def start_fork_server() -> None:
 
     multiprocessing.get_context("forkserver").set_forkserver_preload(list(_PRELOADED))
     forkserver.ensure_running()
+
+
+def helper_pool() -> ProcessPoolExecutor | None:
+    """The long-lived process's pool when it is up (it stays between searches), for a later
+    stage's share of pure work (``cq.enrich.shown``): such a process cannot fork a helper
+    (``cq.forked``); None in a process that may (its pool went with its classification)."""
+    return _pool if _pool is not None and not _pool_forked else None
 
 
 def search_done() -> None:
@@ -365,6 +378,7 @@ atexit.register(shutdown_pool)
 
 __all__ = [
     "Analyzer",
+    "helper_pool",
     "kill_workers",
     "search_done",
     "shutdown_pool",
