@@ -28,7 +28,7 @@ import msgspec
 
 from cq import forked
 from cq.cancel import Check, never
-from cq.classify.pool import helper_pool
+from cq.classify import helper_pool
 from cq.enrich.agreement import adjust_confidence
 from cq.enrich.bindings import Bindings, compile_tables
 from cq.enrich.budget import enforce_budget
