@@ -3,6 +3,8 @@
 - cq killed outright (SIGKILL): a thread in each worker waits on multiprocessing's parent
   sentinel, a pipe that reads end-of-file once the parent is gone; on Linux, for a pool
   started from the main thread, ``prctl(PR_SET_PDEATHSIG)`` has the kernel kill them too.
+  A fork server's workers (a long-lived process's pool, ``cq.classify.pool``) wait on a
+  descriptor of cq's process (``pidfd_open``) instead; the fork server exits once they have.
 - SIGTERM: the parent kills its workers and exits with 143 through the normal exit path.
 - ^C: workers ignore SIGINT; the parent's KeyboardInterrupt kills them (``pool.py``) instead
   of waiting for the batches they run.
@@ -63,14 +65,17 @@ def signals_held() -> Iterator[None]:
             signal.raise_signal(held[0])  # delivered now, to the handler it was meant for
 
 
-def worker_init_args() -> tuple[int, bool]:
-    """``worker_init``'s arguments for workers spawned from this thread: the parent's pid,
-    and whether the kernel's parent-death signal can be used (its "parent" is the spawning
-    thread: only the main thread lives as long as the process)."""
-    return os.getpid(), threading.current_thread() is threading.main_thread()
+def worker_init_args(start_method: str = "spawn") -> tuple[int, bool, bool]:
+    """``worker_init``'s arguments for workers started from this thread by ``start_method``:
+    this process's pid, whether the kernel's parent-death signal can be used (its "parent"
+    is the thread that made the worker: only the main thread lives as long as the process),
+    and whether a fork server made them (their parent is the fork server then)."""
+    if start_method == "forkserver":
+        return os.getpid(), False, True
+    return os.getpid(), threading.current_thread() is threading.main_thread(), False
 
 
-def worker_init(parent_pid: int, pdeathsig: bool) -> None:
+def worker_init(parent_pid: int, pdeathsig: bool, via_forkserver: bool = False) -> None:
     """Run in each worker before any batch: tie its life to the parent's (see the module).
     A forked worker also drops the parent's SIGTERM handler (it would kill the parent's pool
     from the child), writes to stream objects of its own, and freezes what it inherited out
@@ -85,6 +90,9 @@ def worker_init(parent_pid: int, pdeathsig: bool) -> None:
     # Fresh stream objects: a forked worker's copies may hold a lock the progress line's
     # thread held at the fork, and multiprocessing flushes the streams as the worker exits.
     sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - kept for the worker's life
+    if via_forkserver:
+        threading.Thread(target=_exit_with, args=(_pidfd(parent_pid),), daemon=True).start()
+        return
     if pdeathsig and sys.platform == "linux":
         import ctypes
 
@@ -97,6 +105,18 @@ def worker_init(parent_pid: int, pdeathsig: bool) -> None:
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
+
+
+def _pidfd(pid: int) -> int:
+    """A descriptor that reads as ready once ``pid`` has exited: a fork server's worker
+    watches cq through it. Neither the parent-death signal nor multiprocessing's sentinel
+    serves there: the parent is the fork server, which lives as long as its workers (they
+    hold a pipe it waits on), and the sentinel is the pipe the worker's start-up data came
+    by, at end-of-file at once. Exits now when cq is gone already."""
+    try:
+        return os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(0)
 
 
 def _exit_with(parent_sentinel: int) -> None:

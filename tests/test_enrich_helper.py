@@ -3,6 +3,7 @@ the outcome is the one this process alone gives, and a cancelled search leaves n
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -185,3 +186,44 @@ def test_no_fork_while_another_thread_runs() -> None:
     run = subprocess.run([sys.executable, "-c", _THREADS], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["True", "True", "False"]
+
+
+_LONG_LIVED = """
+import json, sys, threading
+from cq.model import SearchRequest
+from cq.pipeline import run_search
+from cq.report.json_format import render_json
+
+def search(profile):
+    request = SearchRequest(query="register", root=sys.argv[1], profile=profile, use_cache=False)
+    got = []
+    thread = threading.Thread(target=lambda: got.append(run_search(request)))
+    thread.start()
+    thread.join()
+    return json.loads(render_json(got[0]))
+
+helped, alone = search(sys.argv[2]), search(sys.argv[3])
+print(json.dumps([helped, alone]))
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a pool needs two CPUs")
+def test_a_long_lived_process_hands_a_share_to_its_pools_worker(tmp_path: Path) -> None:
+    """A process with threads (the server's search processes, ``cq mcp``) cannot fork a
+    helper; its pool, kept between searches, takes the share instead (it enriched alone, so
+    an audit search through the server enriched on one core where the one-shot CLI used two),
+    and the findings are the same."""
+    _tree(tmp_path)
+    eager, never = tmp_path / "eager.toml", tmp_path / "never.toml"
+    eager.write_text("[enrich]\nhelper_min_bytes = 0\n")
+    never.write_text(f"[enrich]\nhelper_min_bytes = {1 << 40}\n")
+    env = {**os.environ, "CQ_POOL_MIN_BYTES": "1", "CQ_MAX_WORKERS": "2"}
+    argv = [sys.executable, "-c", _LONG_LIVED, str(tmp_path), str(eager), str(never)]
+    run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr
+    helped, alone = json.loads(run.stdout)
+    assert helped["run"]["counters"]["pool_workers"] == 2
+    assert 0 < helped["run"]["counters"]["enrich.helper"] < len(alone["findings"])
+    assert "enrich.helper" not in alone["run"]["counters"]
+    assert helped["findings"] == alone["findings"]
+    assert helped["summary"]["telemetry"] == alone["summary"]["telemetry"]

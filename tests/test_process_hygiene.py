@@ -153,17 +153,21 @@ time.sleep(600)
 
 
 def test_workers_of_a_pool_started_off_the_main_thread_die_with_it(big_tree: Path) -> None:
-    """The MCP server searches on a worker thread and keeps its pool between calls: no
-    kernel parent-death signal there (it follows the spawning thread), the workers watch
-    their parent instead."""
+    """The MCP server searches on a worker thread and keeps its pool between calls. A process
+    with threads cannot fork its workers safely: a fork server does, one interpreter with the
+    parsers imported, so they start with nothing to import (spawned ones imported the parsers
+    each); killed outright, the process takes the fork server and the workers with it."""
     env = {**os.environ, "CQ_POOL_MIN_BYTES": "1", "CQ_MAX_WORKERS": "2"}
     argv = [sys.executable, "-c", _SERVER_LIKE, str(big_tree)]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     seen: set[tuple[int, str]] = set()
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"searched\n"
-        seen = {i for i in map(_identity, _children(proc.pid)) if i is not None}
-        assert len([i for i in seen if "spawn_main" in _cmdline(i[0])]) == 2  # kept, idle
+        servers = [c for c in _children(proc.pid) if "multiprocessing.forkserver" in _cmdline(c)]
+        assert len(servers) == 1
+        workers = _children(servers[0])
+        assert len(workers) == 2  # kept, idle
+        seen = {i for i in map(_identity, {*servers, *workers}) if i is not None}
         proc.kill()
         _out, err = proc.communicate(timeout=_GRACE)
         assert b"Traceback" not in err

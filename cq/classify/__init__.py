@@ -8,12 +8,15 @@ Open ``engine.py`` first. Tiers: ``heuristic.py`` (tier 1, a line-level guess wh
 is possible or needed), ``node_tier.py`` (tier 2, the live syntax node), ``lookup.py`` over
 ``records.py`` (tier 3, per-file records built by ``python_records.py`` / ``rust_records.py``
 and kept in the persistent cache, so a repeat search parses nothing). ``pool.py`` runs
-``analyze.py`` in spawned workers when the work is large enough (``cq/workers.py`` ties their
-life to cq's), fed file by file as the search's ``Corpus`` reads them. ``verdicts.py``: a
-file's finished classifications, cached by content hash and hit spans, so a repeat search over
-unchanged files (their digests recalled by the ``Corpus``) needs neither records nor files.
+``analyze.py`` in worker processes when the work is large enough (``cq/workers.py`` ties their
+life to cq's), fed file by file as the search's ``Corpus`` reads them; a long-lived process
+keeps its pool, which a later stage may hand a share of pure work (``helper_pool``).
+``verdicts.py``: a file's finished classifications, cached by content hash and hit spans, so
+a repeat search over unchanged files (their digests recalled by the ``Corpus``) needs neither
+records nor files.
 """
 
 from cq.classify.engine import ClassifyOutcome, classify_all
+from cq.classify.pool import helper_pool
 
-__all__ = ["ClassifyOutcome", "classify_all"]
+__all__ = ["ClassifyOutcome", "classify_all", "helper_pool"]

@@ -7,10 +7,11 @@ start's cost: bench/results/2026-11-29-figures-from-cq.md). A process that may f
 its workers instead: they start with the parsers imported, so the search's first batches do
 not wait for two interpreters to import them on the cores the search needs, and they go when
 its classification is done (``search_done``), so enrichment may fork its own helper. A
-long-lived process (the server's search processes, ``cq mcp``) has threads: it spawns its
-workers and keeps them for its later searches. Pools are created lazily and shut down at
-exit. Any pool failure (a worker dies, the pool cannot start) falls back to in-process
-analysis of whatever is unfinished.
+long-lived process (the server's search processes, ``cq mcp``) has threads: its workers are
+forked by a fork server (one interpreter with the parsers imported, started while the
+process is idle: ``start_fork_server``) and kept for its later searches. Pools are created
+lazily and shut down at exit. Any pool failure (a worker dies, the pool cannot start) falls
+back to in-process analysis of whatever is unfinished.
 
 Workers live and die with cq (``cq/workers.py``): killed at once on SIGTERM and ^C, gone on their
 own when cq is killed outright, never holding its stdout or stderr.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import sys
 import warnings
 from collections import deque
 from collections.abc import Iterator
@@ -293,15 +295,51 @@ def _get_pool(workers: int) -> ProcessPoolExecutor:
         from concurrent.futures import ProcessPoolExecutor
 
         _pool_forked = forked.possible()
-        start = "fork" if _pool_forked else "spawn"
+        start = "fork" if _pool_forked else _LONG_LIVED_START
+        context = multiprocessing.get_context(start)
+        if start == "forkserver":
+            context.set_forkserver_preload(list(_PRELOADED))
         _pool = ProcessPoolExecutor(
             workers,
-            mp_context=multiprocessing.get_context(start),
+            mp_context=context,
             initializer=worker_init,
-            initargs=worker_init_args(),
+            initargs=worker_init_args(start),
         )
         _pool_size = workers
     return _pool
+
+
+# A long-lived process (threads: no fork of it is safe) has its workers forked by a fork
+# server, one interpreter that imported the parsers once: a spawned worker imports them
+# itself (~0.1 CPU-s each, paid by the first large search: bench/results/2026-11-30-speed10).
+_LONG_LIVED_START = "forkserver" if sys.platform == "linux" else "spawn"
+_PRELOADED = (
+    "cq.classify.analyze",
+    "cq.classify.python_records",
+    "tree_sitter_python",
+    "cq.enrich.shown",  # a worker may take a share of a search's enrichment (``helper_pool``)
+    "ast_grep_py",
+)
+
+
+def start_fork_server() -> None:
+    """Start the fork server a long-lived process's pool will use, its parsers imported,
+    while the process has nothing else to do (``cq.server.warm``): the first large search's
+    workers are then forks of it, with nothing to import."""
+    if _LONG_LIVED_START != "forkserver":
+        return
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(_PRELOADED))
+    forkserver.ensure_running()
+
+
+def helper_pool() -> ProcessPoolExecutor | None:
+    """The long-lived process's pool when it is up (it stays between searches), for a later
+    stage's share of pure work (``cq.enrich.shown``): such a process cannot fork a helper
+    (``cq.forked``); None in a process that may (its pool went with its classification)."""
+    return _pool if _pool is not None and not _pool_forked else None
 
 
 def search_done() -> None:
@@ -338,4 +376,12 @@ def kill_workers() -> None:
 
 atexit.register(shutdown_pool)
 
-__all__ = ["Analyzer", "kill_workers", "search_done", "shutdown_pool", "worker_count"]
+__all__ = [
+    "Analyzer",
+    "helper_pool",
+    "kill_workers",
+    "search_done",
+    "shutdown_pool",
+    "start_fork_server",
+    "worker_count",
+]

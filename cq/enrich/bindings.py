@@ -15,9 +15,21 @@ from cq.cache.payloads import PayloadCache
 from cq.enrich.symbols import flags_for, python_symbols
 from cq.model import CODE_CATEGORIES, Finding
 from cq.model.tuning import EnrichTuning
-from cq.parse import Corpus
+from cq.parse import Corpus, SourceFile
 
 _Symbols = dict[str, dict[str, int]]
+
+
+def compile_tables(files: list[tuple[str, SourceFile]]) -> dict[str, _Symbols]:
+    """The symbol tables of ``(digest, file)`` pairs, by digest: a pure function of each
+    file's text, computed wherever the caller runs (this process or a helper)."""
+    out: dict[str, _Symbols] = {}
+    for digest, source in files:
+        text = source.text
+        if text is None:
+            text = source.data.decode("utf-8", "replace")
+        out[digest] = python_symbols(text, source.path)
+    return out
 
 
 class Bindings:
@@ -54,15 +66,15 @@ class Bindings:
 
     def compile(self, digests: list[str]) -> dict[str, _Symbols]:
         """The tables of these contents (``missing``'s digests); no cache read or write."""
-        out: dict[str, _Symbols] = {}
+        return compile_tables(self.files(digests))
+
+    def files(self, digests: list[str]) -> list[tuple[str, SourceFile]]:
+        """Each of these contents with the file that holds it (the first of them)."""
+        out: list[tuple[str, SourceFile]] = []
         for digest in digests:
-            rel = self.by_digest[digest][0]
-            source = self.sources[rel]
+            source = self.sources[self.by_digest[digest][0]]
             assert source is not None
-            text = source.text
-            if text is None:
-                text = source.data.decode("utf-8", "replace")
-            out[digest] = python_symbols(text, rel)
+            out.append((digest, source))
         return out
 
     def attach(self, shown: list[Finding], compiled: dict[str, _Symbols]) -> list[Finding]:

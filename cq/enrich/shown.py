@@ -22,13 +22,15 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
 from cq import forked
 from cq.cancel import Check, never
+from cq.classify import helper_pool
 from cq.enrich.agreement import adjust_confidence
-from cq.enrich.bindings import Bindings
+from cq.enrich.bindings import Bindings, compile_tables
 from cq.enrich.budget import enforce_budget
 from cq.enrich.nodes import HitSpan
 from cq.enrich.python import PythonHit, enrich_python
@@ -41,6 +43,9 @@ from cq.model.finding import scope_read
 from cq.model.tuning import EnrichTuning, ParseTuning
 from cq.parse import Corpus, SourceFile
 from cq.settings import Settings
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 # A payload LibCST's hit quota left without stage 4 is stored apart from the full one: each
 # search reads exactly the variant its own (deterministic) quota decision asks for.
@@ -94,7 +99,7 @@ def enrich_shown(
     (``_Share``); the outcome is the same."""
     bound = time.perf_counter()
     bindings = Bindings(corpus, shown, settings.tuning, settings.use_store)
-    files = _Files(corpus)
+    files = _Files(corpus.source)
     store = EnrichmentStore(settings.tuning, settings.caps, settings.use_store)
     keys = [k for f in shown if (k := _store_key(f, files, settings))]
     store.prefetch(keys + [k + _QUOTA_SUFFIX for k in keys])
@@ -201,7 +206,7 @@ class _Share:
 
     def __init__(
         self,
-        helper: forked.Forked,
+        helper: _Helper,
         hits: dict[int, str],
         digests: set[str],
         work: Callable[[], _Shared],
@@ -219,7 +224,10 @@ class _Share:
     ) -> _Share | None:
         t = settings.tuning
         count = min(len(shown), t.max_hits)
-        if t.budget_ms is not None or 0 < t.libcst_hits < count or not forked.possible():
+        pooled = None if forked.possible() else helper_pool()
+        if t.budget_ms is not None or 0 < t.libcst_hits < count:
+            return None
+        if pooled is None and not forked.possible():
             return None
         limit = QUOTA if t.libcst_hits == 0 else None  # the same for every hit
         todo: dict[int, tuple[str, str]] = {}  # hit -> its file, its store key
@@ -244,7 +252,14 @@ class _Share:
             computed = [_compute(i, shown[i], k, files, settings, limit) for i, k in hits.items()]
             return _Shared(computed, bindings.compile(digests))
 
-        started = forked.Forked.start(lambda: msgspec.msgpack.encode(work()))
+        if pooled is None:
+            started: _Helper | None = forked.Forked.start(lambda: msgspec.msgpack.encode(work()))
+        else:  # a long-lived process cannot fork: its pool's worker takes the share
+            todo_items = [(i, shown[i], k) for i, k in hits.items()]
+            given = {f.file: s for f in (shown[i] for i in hits) if (s := files.source(f))}
+            started = _Pooled.submit(
+                pooled, todo_items, given, bindings.files(digests), settings, limit
+            )
         return None if started is None else cls(started, hits, set(digests), work)
 
     def finish(self) -> tuple[_Shared, bool]:
@@ -258,6 +273,60 @@ class _Share:
 
     def abandon(self) -> None:
         self.helper.kill()
+
+
+class _Helper(Protocol):
+    """A helper computing a share: a forked child, or a pool worker's task."""
+
+    def result(self) -> bytes | None: ...
+
+    def kill(self) -> None: ...
+
+
+class _Pooled:
+    """A share run by a worker of the long-lived process's pool (``cq.classify.pool``,
+    forked by its fork server): the hits, their files and the symbol tables' files go with
+    it, as the worker has none of this search's state."""
+
+    def __init__(self, future: Future[bytes]) -> None:
+        self.future = future
+
+    @classmethod
+    def submit(
+        cls,
+        pool: ProcessPoolExecutor,
+        hits: list[tuple[int, Finding, str]],
+        given: dict[str, SourceFile],
+        tables: list[tuple[str, SourceFile]],
+        settings: EnrichSettings,
+        limit: str | None,
+    ) -> _Pooled | None:
+        try:
+            return cls(pool.submit(_pooled_share, hits, given, tables, settings, limit))
+        except Exception:  # a pool that is shut down or broken: this process does it all
+            return None
+
+    def result(self) -> bytes | None:
+        try:
+            return self.future.result()
+        except Exception:  # a worker that died: the caller computes the share itself
+            return None
+
+    def kill(self) -> None:
+        self.future.cancel()
+
+
+def _pooled_share(
+    hits: list[tuple[int, Finding, str]],
+    given: dict[str, SourceFile],
+    tables: list[tuple[str, SourceFile]],
+    settings: EnrichSettings,
+    limit: str | None,
+) -> bytes:
+    """In a pool worker: the share's hits enriched and its tables compiled, encoded."""
+    files = _Files(lambda rel, _language: given.get(rel))
+    computed = [_compute(i, finding, key, files, settings, limit) for i, finding, key in hits]
+    return msgspec.msgpack.encode(_Shared(computed, compile_tables(tables)))
 
 
 def _split(sizes: dict[str, int]) -> set[str]:
@@ -382,14 +451,15 @@ def _ran_libcst(enrichment: Enrichment) -> int:
 
 
 class _Files:
-    """The shown hits' files, from the search's corpus, with their line tables."""
+    """The shown hits' files (the search's corpus's, or those a pool worker was handed),
+    with their line tables."""
 
-    def __init__(self, corpus: Corpus) -> None:
-        self.corpus = corpus
+    def __init__(self, lookup: Callable[[str, Language], SourceFile | None]) -> None:
+        self.lookup = lookup
         self.starts: dict[str, list[int]] = {}
 
     def source(self, finding: Finding) -> SourceFile | None:
-        return self.corpus.source(finding.file, finding.language)
+        return self.lookup(finding.file, finding.language)
 
     def lines(self, source: SourceFile) -> list[str]:
         """The file's lines (``SourceFile.lines``), one empty line when it is not UTF-8."""

@@ -43,6 +43,7 @@ class ServerPool:
         self._jobs: queue.SimpleQueue[PyreflyServer] = queue.SimpleQueue()
         self._spawner: threading.Thread | None = None
         self._hooked = False
+        self._paused: set[str] = set()  # roots whose servers wait for this search's end
         self.warm = False  # this process keeps its servers between searches (``keep_warm``)
 
     def keep_warm(self) -> None:
@@ -73,6 +74,35 @@ class ServerPool:
             self._ensure_spawner()
         self._jobs.put(server)
         return server
+
+    def pause(self) -> None:
+        """A search starts in this long-lived process: every server stops (SIGSTOP) until
+        ``release``, unless the search waits for its answers (``resume``). A search that does
+        not wait shows none of what they work out now: they check trees for later searches,
+        on the cores this one is waiting for, and their lower priority still left a busy
+        server's identifier search at 1.6x its settled time (``python -m bench.background``;
+        bench/results/2026-11-30-speed10). A stopped server keeps its state; the background
+        steps that ask it wait for the search's end too (``later.py``)."""
+        with self._lock:
+            for root, server in self._servers.items():
+                if _signal(server, signal.SIGSTOP):
+                    self._paused.add(root)
+
+    def resume(self, root: str) -> None:
+        """The server of ``root`` runs again: the search waits for its answers."""
+        with self._lock:
+            if root in self._paused:
+                self._paused.discard(root)
+                if (server := self._servers.get(root)) is not None:
+                    _signal(server, signal.SIGCONT)
+
+    def release(self) -> None:
+        """The search is over: every server stopped for it runs again."""
+        with self._lock:
+            for root in self._paused:
+                if (server := self._servers.get(root)) is not None:
+                    _signal(server, signal.SIGCONT)
+            self._paused.clear()
 
     def _stop_idle(self, root: str) -> None:
         """Stop the servers of other roots not asked for within ``IDLE_S`` (under the lock)."""
@@ -121,6 +151,18 @@ def _reusable(server: PyreflyServer, indexing: bool) -> bool:
     """Starting or alive, and indexing as asked."""
     same = server.requested_indexing == indexing
     return same and (not server.initialized.is_set() or server.alive())
+
+
+def _signal(server: PyreflyServer, signum: int) -> bool:
+    """Send ``signum`` to the server's process when it runs; whether it was sent."""
+    process = server.process
+    if process is None or process.poll() is not None:
+        return False
+    try:
+        process.send_signal(signum)
+    except OSError:
+        return False
+    return True
 
 
 def _stop_quietly(server: PyreflyServer) -> None:

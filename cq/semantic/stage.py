@@ -106,6 +106,8 @@ class SemanticRun:
         self.binary = pyrefly_binary(settings.pyrefly) if active else None
         # A long-lived process asks what is missing in the background (``later.py``).
         self.warm = active and pool().warm
+        if self.warm and self.wait_ms > 0:  # stopped while searches run (``pool.pause``)
+            pool().resume(self.root)
         # The index only where the process keeps its server (cq mcp), so that the same search
         # in the same kind of process always gets the same kind of answer.
         self.indexing = settings.index == "always" or (settings.index == "auto" and pool().warm)

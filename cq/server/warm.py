@@ -5,8 +5,9 @@ Shared by the server's search processes (``worker.py``) and ``cq mcp``'s search 
 is told the process lives across searches (its servers stay up, one per recently searched root,
 ``cq.semantic.pool.MAX_SERVERS`` at most), and the heavy parsers are imported in a background
 thread that stops once a search starts and goes on after it (``warm_between``). What survives
-between searches: the imports, the classifier's worker pool, the open cache store and digest
-memory, the repository indexes opened, the Pyrefly servers.
+between searches: the imports, the classifier's worker pool and the fork server that starts
+its workers (started by the warm-up: ``cq.classify.pool.start_fork_server``), the open cache
+store and digest memory, the repository indexes opened, the Pyrefly servers.
 """
 
 from __future__ import annotations
@@ -37,11 +38,14 @@ def warm_process(searching: threading.Event) -> None:
 def search_begins(searching: threading.Event) -> None:
     """A search starts: the warm-up stops, and the Pyrefly batches earlier searches queued
     wait until ``warm_between`` (a batch's Python work would share the interpreter lock with
-    this search, and its Pyrefly the cores, for answers this search does not show)."""
+    this search, and its Pyrefly the cores, for answers this search does not show); the
+    Pyrefly servers stop meanwhile, unless the search waits for one (``pool.pause``)."""
     from cq.semantic.later import later
+    from cq.semantic.pool import pool
 
     searching.set()
     later().hold()
+    pool().pause()
 
 
 def warm_between(searching: threading.Event) -> None:
@@ -50,7 +54,9 @@ def warm_between(searching: threading.Event) -> None:
     starts. Without this the first question that needs LibCST paid its import on top of
     LibCST's own work."""
     from cq.semantic.later import later
+    from cq.semantic.pool import pool
 
+    pool().release()
     later().release()
     searching.clear()
     if any(name not in sys.modules for name in _HEAVY_MODULES):
@@ -58,6 +64,10 @@ def warm_between(searching: threading.Event) -> None:
 
 
 def _warm_up(searching: threading.Event) -> None:
+    from cq.classify.pool import start_fork_server
+
+    with contextlib.suppress(OSError):  # without it the pool starts one itself
+        start_fork_server()
     for name in _HEAVY_MODULES:  # a missing one is reported by the stage that needs it
         if searching.is_set():
             return
