@@ -18,6 +18,9 @@ Hooks:
   ``open`` audit event: ``open`` raises it, and ``os.open`` again when it is ``open``'s
   opener, as in ``cq.rooted``: that second event is the same open); at exit the counts are
   written as JSON to ``$CQ_TEST_OPENS``.
+- ``clear-before-writer``: the repository index's directory is removed (as ``cq index --clear``
+  does) just before a build takes its writer: the moment a clear from another process can
+  come on a loaded machine.
 - ``slow-enrichment=SECONDS``: each shown Python hit's enrichment starts SECONDS late, as on a
   machine whose cores are busy with other work.
 - ``without-extra``: the ``[embed]`` extra's libraries cannot be imported, as in an install
@@ -109,6 +112,25 @@ def _install_slow_index(seconds: float) -> None:
     cq.index.rows._rows = slow_rows  # type: ignore[assignment]
 
 
+def _install_clear_before_writer() -> None:
+    import shutil
+
+    import cq.index.build
+
+    take = cq.index.build._writer
+    done: list[bool] = []
+
+    def cleared_first(index, tuning, directory):  # type: ignore[no-untyped-def]
+        if directory is not None and not done:  # once: the build that follows finds it gone
+            done.append(True)
+            aside = directory.with_name(f"{directory.name}.cleared")
+            directory.rename(aside)  # as ``clear_index`` removes it
+            shutil.rmtree(aside)
+        return take(index, tuning, directory)
+
+    cq.index.build._writer = cleared_first  # type: ignore[assignment]
+
+
 def _install_count_opens(root: str) -> None:
     import atexit
     import json
@@ -174,6 +196,8 @@ def main() -> int:
         _install_link_before_read(hook.partition("=")[2])
     elif hook.startswith("slow-index="):
         _install_slow_index(float(hook.partition("=")[2]))
+    elif hook == "clear-before-writer":
+        _install_clear_before_writer()
     elif hook.startswith("slow-enrichment="):
         _install_slow_enrichment(float(hook.partition("=")[2]))
     elif hook == "without-extra":

@@ -321,6 +321,30 @@ def test_a_clear_in_the_middle_of_a_build_is_no_failure(tmp_path: Path, command:
     assert _answer(_search(root, cache)) == expected
 
 
+@pytest.mark.parametrize("command", ["index", "search"])
+def test_an_index_cleared_just_before_its_writer_is_built_again(
+    tmp_path: Path, command: str
+) -> None:
+    """The race above at its narrowest, made certain (``clear-before-writer``): the directory
+    is removed after the build opened it and before it takes the writer. That is no writer
+    held elsewhere: the build goes on in a new directory, and the search answers as
+    ``--no-cache`` does (it answered from an empty index, with no findings and no warning)."""
+    root = _tree(tmp_path / "root", 10)
+    cache = tmp_path / "cache"
+    expected = _answer(_search(root, tmp_path / "unused", "--no-cache"))
+    args = ["--root", str(root)]
+    if command == "search":
+        args += ["--format", "json", *PATIENT, "--", QUESTION]
+    run = run_hooked("clear-before-writer", command, *args, env={"CQ_CACHE_DIR": str(cache)})
+    assert run.returncode in (0, 1), run.stderr
+    assert "Traceback" not in run.stderr and "internal error" not in run.stderr, run.stderr
+    if command == "search":
+        assert _answer(run) == expected
+    else:
+        assert "files: 10" in run.stdout and "another cq process" not in run.stdout, run.stdout
+    assert _answer(_search(root, cache)) == expected
+
+
 def test_timeout_bounds_a_first_index_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

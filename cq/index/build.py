@@ -148,7 +148,7 @@ def update_index(
     stale, partial = False, changes.cut
     pooled = updated = 0
     if changed or removed:
-        writer = _writer(index, tuning)
+        writer = _writer(index, tuning, directory if persist else None)
         if writer is None:
             stale = True
         else:
@@ -275,13 +275,19 @@ def _document(tantivy: Any, row: Row) -> Any:
     return tantivy.Document(**fields)
 
 
-def _writer(index: Any, tuning: IndexTuning) -> Any | None:
-    """Tantivy's writer, waiting up to ``lock_wait_s`` for another process to release it."""
+def _writer(index: Any, tuning: IndexTuning, directory: Path | None) -> Any | None:
+    """Tantivy's writer, waiting up to ``lock_wait_s`` for another process to release it.
+    Tantivy refuses the writer alike when its lock file cannot be made: with ``directory``
+    removed meanwhile (``cq index --clear``) that refusal is the index gone, not a writer
+    elsewhere, and is raised as the index's failure, which the caller builds again (read
+    as last committed, the search answered from an empty index and said nothing)."""
     deadline = time.monotonic() + tuning.lock_wait_s
     while True:
         try:
             return index.writer(heap_size=tuning.writer_heap_bytes, num_threads=writer_threads())
         except ValueError:
+            if directory is not None and not directory.is_dir():
+                raise
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.05)
