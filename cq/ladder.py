@@ -51,6 +51,8 @@ from cq.parse import Corpus
 from cq.progress import timed
 from cq.rank import files_named, path_role, suggest_names
 from cq.rewrite import RECEIVERS, CallerModel, Rewrite, rewrite_query, split_dotted
+from cq.rewrite.paths import frames_in_tree
+from cq.rewrite.question import understand
 
 # matched: the first rung (as typed, a question with its rewrite); literal: the identifier
 # as text; filled: a phrase's format string (``Question.filled``); rewritten: the
@@ -76,6 +78,9 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
     # the name a question asked about that no file holds, searched as the one defined name
     # of the same words (``Ladder._respelled``: "where is getBucket defined?" -> get_bucket)
     respelled: str | None = None
+    # the question the candidates answer when not the one asked: a pasted traceback's last
+    # message searched as a phrase (``Ladder._raised``), its text the traceback's
+    answered: Question | None = None
 
     @property
     def mode(self) -> QueryMode:
@@ -133,6 +138,10 @@ class Ladder:
     def _climb(self) -> tuple[Candidates, Climb]:
         q, switches = self.question, self.switches
         own = patterns_for_query(q.typed, q.mode) if q.typed is not None else ()
+        plain = q.mode_requested is None and switches.rewrite is None  # cq decides how
+        raised = self._raised(q.raised) if q.raised is not None and plain else None
+        if raised is not None:
+            return raised
         if q.intent == "phrase" and own:
             phrase = self._phrase(own)
             if phrase is not None:
@@ -261,6 +270,37 @@ class Ladder:
         if q.mode_requested is not None or self.switches.rewrite is not None:
             return self._climbed(found, own, chain, "nothing")
         return None
+
+    def _raised(self, message: str) -> tuple[Candidates, Climb] | None:
+        """A pasted traceback none of whose frames is in the tree (the user's program calling
+        a library's client): its last message searched as a phrase, as if pasted alone, since
+        the code that raises it is all the tree holds of it. None: a frame is in the tree (the
+        innermost one answers, ``cq.rewrite.paths``), or the message is nowhere but in tests."""
+        q = self.question
+        if frames_in_tree(q.mentions, self.corpus.listing.files()):
+            return None
+        phrase = understand(message)
+        own = patterns_for_query(phrase.typed, phrase.mode) if phrase.typed is not None else ()
+        if phrase.intent != "phrase" or not own:
+            return None
+        alone = Ladder(
+            phrase,
+            self.corpus,
+            self.tuning,
+            scope=self.scope,
+            switches=self.switches,
+            timings=self.timings,
+            on_file=self.on_file,
+            on_status=self.on_status,
+            model=self.model,
+            llm=self.llm,
+            deadline=self.deadline,
+        )
+        found = alone._phrase(own)
+        if found is None or _only_tests(found[0]):
+            return None
+        asked = msgspec.structs.replace(phrase, text=q.text)
+        return found[0], msgspec.structs.replace(found[1], answered=asked)
 
     def _most_specific(
         self, found: Candidates, parts: tuple[Pattern, ...]
