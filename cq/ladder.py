@@ -46,12 +46,14 @@ from cq.model import (
     SearchStats,
     Suggestion,
 )
+from cq.model.language import language_of
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.progress import timed
 from cq.rank import files_named, path_role, suggest_names
 from cq.rewrite import RECEIVERS, CallerModel, Rewrite, rewrite_query, split_dotted
-from cq.rewrite.paths import frames_in_tree
+from cq.rewrite.message import writes_message
+from cq.rewrite.paths import FileTable, frames_in_tree
 from cq.rewrite.question import understand
 
 # matched: the first rung (as typed, a question with its rewrite); literal: the identifier
@@ -229,6 +231,8 @@ class Ladder:
         else where its format string is (``Question.filled``); -F stops here either way, since
         the user asked for that text. None: go on up the ladder (the rewrite)."""
         q = self.question
+        if q.place is not None and q.mode_requested is None:
+            own = (*own, *self._placed(q.place))
         with timed(self.timings, "candidates"):
             found = self._search(own, widened=False)
         runs = q.runs if q.mode_requested is None else ()  # -F: that text, or nothing
@@ -270,6 +274,24 @@ class Ladder:
         if q.mode_requested is not None or self.switches.rewrite is not None:
             return self._climbed(found, own, chain, "nothing")
         return None
+
+    def _placed(self, place: tuple[str, int]) -> tuple[Pattern, ...]:
+        """The string a pasted panic's named place (``Question.place``) writes its message
+        with, searched beside the message: the message a value was filled into is often
+        written whole only in a test asserting it (``#[should_panic = "..."]``), and the
+        place the panic names is where it comes from. () when the tree holds no such file
+        (a dependency's path), or no literal on that line writes the message (another
+        version of the file)."""
+        q = self.question
+        rels = FileTable(self.corpus.listing.files()).resolve(place[0])
+        language = language_of(rels[0]) if len(rels) == 1 else None
+        source = self.corpus.source(rels[0], language) if language is not None else None
+        lines = source.lines() if source is not None else None
+        if lines is None or not 1 <= place[1] <= len(lines) or q.typed is None:
+            return ()
+        line = lines[place[1] - 1].rstrip("\r\n")
+        start = writes_message(line, q.typed)
+        return () if start is None else (Pattern(text=line[start:].rstrip(), kind="literal"),)
 
     def _raised(self, message: str) -> tuple[Candidates, Climb] | None:
         """A pasted traceback none of whose frames is in the tree (the user's program calling

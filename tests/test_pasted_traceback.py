@@ -3,7 +3,9 @@
 A Python traceback met in the user's program (its frames in the user's code and a client
 library, none in the tree) ended with a message the tree raises verbatim; it was rewritten into
 the names its frames and words guess (``put_object``, ``_bucket_response_put``) and the raise
-site was not the Answer, though the message pasted alone answers it.
+site was not the Answer, though the message pasted alone answers it. A Rust panic naming its
+place (``panicked at src/parser/error.rs:7:9:``) whose filled-in message only a test asserts
+was answered "No definition found", best hit the test, the format string at that place unread.
 """
 
 from __future__ import annotations
@@ -61,3 +63,55 @@ def test_a_traceback_from_outside_the_tree_is_answered_by_the_code_raising_its_m
     answer = _answer(tmp_path, TRACEBACK)
     assert answer.startswith("**Answer:** `MissingBucket.__init__` raises it"), answer
     assert "`store/exceptions.py:7:" in answer, answer
+
+
+# the message a value was filled into is written whole only in a test asserting it
+PANICKY = {
+    "src/parser/error.rs": (
+        "impl MatchesError {\n"
+        "    pub fn unwrap<T>(id: &str, r: Result<T, MatchesError>) -> T {\n"
+        "        let err = match r {\n            Ok(t) => return t,\n"
+        "            Err(err) => err,\n        };\n"
+        '        panic!("Mismatch between definition and access of `{id}`. {err}")\n'
+        "    }\n}\n"
+    ),
+    "tests/matches.rs": (
+        "#[test]\n"
+        '#[should_panic = "Mismatch between definition and access of `o`. Unknown argument"]\n'
+        'fn get_unknown() {\n    matches().get_one::<String>("o");\n}\n'
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "thread 'main' panicked at src/parser/error.rs:7:9:\n"
+        "Mismatch between definition and access of `o`. Unknown argument\n"
+        "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
+        "thread 'main' panicked at 'Mismatch between definition and access of `o`. Unknown "
+        "argument', src/parser/error.rs:7:9",
+    ],
+    ids=["since-1.73", "before-1.73"],
+)
+def test_a_panic_naming_its_place_is_answered_there_not_by_a_test_asserting_it(
+    tmp_path: Path, pasted: str
+) -> None:
+    write_tree(tmp_path, PANICKY)
+    answer = _answer(tmp_path, pasted)
+    assert answer.startswith("**Answer:** `MatchesError::unwrap` raises it"), answer
+    assert "`src/parser/error.rs:7:" in answer, answer
+
+
+def test_a_panic_naming_a_place_that_writes_something_else_is_searched_as_before(
+    tmp_path: Path,
+) -> None:
+    """Another version of the file: line 2 writes no such message, so the test is the hit."""
+    write_tree(tmp_path, PANICKY)
+    pasted = (
+        "thread 'main' panicked at src/parser/error.rs:2:9:\n"
+        "Mismatch between definition and access of `o`. Unknown argument\n"
+    )
+    run = run_cq("search", pasted, "--root", str(tmp_path), "--no-semantic")
+    assert run.returncode == 0, run.stderr
+    assert "`src/parser/error.rs:" not in run.stdout, run.stdout

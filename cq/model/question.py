@@ -82,6 +82,9 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     # (``rewrite.message.raised_message``): searched as a phrase first when no frame of the
     # traceback is in the tree (``cq.ladder``); None for any other text
     raised: str | None = None
+    # the file and line a pasted Rust panic names (``rewrite.message.panic_place``): the line
+    # there answers when the tree holds it and it writes the message (``cq.ladder``)
+    place: tuple[str, int] | None = None
     one_line: bool = True  # one line, blank lines around it aside (else an issue text)
     # the text an index and a rewrite read: an issue form's environment sections left out
     # (``cq.rewrite.template``); its first non-blank line is its ``title``
