@@ -4,7 +4,10 @@ The first rung searches the query as typed, in its mode; a phrase (``Question.in
 message, several words searched -F) is searched as text first and, when it is nowhere
 verbatim, as its format string (``Question.filled``), never rewritten under -F; a question
 (``Question.trigger``) is rewritten first, its guesses searched beside it under the wider
-question caps, and the index brought up to date meanwhile. When nothing matches, the next rung:
+question caps, and the index brought up to date meanwhile; a call typed alone
+(``Arg::new()``) is searched as the name it calls as well, whose definition it asks about; a
+pasted traceback from outside the tree is searched by its last message, as a phrase. When
+nothing matches, the next rung:
 
 1. an identifier whose mode cq detected is searched again as literal text; when that text is
    only inside longer names (``getBucket`` in ``InvalidTargetBucket``) and a defined name is
@@ -152,6 +155,8 @@ class Ladder:
         patterns = own + (rewrite.plan.patterns if rewrite else ())
         with timed(self.timings, "candidates"):
             found = self._search(patterns, widened=rewrite is not None)
+        if found.matches and plain and rewrite is None and (also := self._call_too(own)):
+            return also
         if found.matches:
             return self._climbed(found, patterns, (q.mode,), "matched", rewrite)
         chain: tuple[QueryMode, ...] = (q.mode,)
@@ -274,6 +279,24 @@ class Ladder:
         if q.mode_requested is not None or self.switches.rewrite is not None:
             return self._climbed(found, own, chain, "nothing")
         return None
+
+    def _call_too(self, own: tuple[Pattern, ...]) -> tuple[Candidates, Climb] | None:
+        """A call typed alone whose text is found (``Arg::new()`` in a doc comment, a test's
+        ``Utc::now()``): searched as well as the name it calls, whose definition is what it
+        asks about, the text's hits listed beside it. None: no call, or no line found defines
+        the name (a definition's keyword before it)."""
+        q = self.question
+        callee = _called(q.typed) if q.mode == "literal" and q.typed else None
+        if callee is None:
+            return None
+        both = (*own, *patterns_for_query(callee, "identifier"))
+        with timed(self.timings, "candidates_fallback"):
+            found = self._search(both, widened=False)
+        last = split_dotted(callee)[-1]
+        defines = re.compile(rf"\b(?:def|fn|class|struct|enum|trait)\s+{re.escape(last)}\b")
+        if not any(defines.search(m.line_text) for m in found.matches):
+            return None  # a builtin's, a macro's: its calls would bury the text's hits
+        return self._climbed(found, both, (q.mode, "identifier"), "called")
 
     def _placed(self, place: tuple[str, int]) -> tuple[Pattern, ...]:
         """The string a pasted panic's named place (``Question.place``) writes its message
