@@ -21,7 +21,7 @@ Intent = Literal["definition", "callers", "usage", "phrase", "question", "issue"
 Trigger = Literal["forced", "heuristic"]
 # usage: which uses answer: every use, the imports, the calls making one ("instantiated"), the
 # lines raising it, the handlers catching it
-Uses = Literal["uses", "imports", "instances", "raises", "catches"]
+Uses = Literal["uses", "imports", "instances", "raises", "catches", "implements", "subclasses"]
 
 
 class Mentions(msgspec.Struct, frozen=True, kw_only=True):
