@@ -195,19 +195,20 @@ def panic_message(lines: list[str]) -> str | None:
     return message[0] if len(message) == 1 and message[0] else None
 
 
-# A Python traceback pasted whole: its header, then its frames, then the exception's line
+# A Python traceback pasted whole: its header first, then its frames, then the exception's line
 # ("botocore.errorfactory.NoSuchBucket: An error occurred ... does not exist"), the class's
 # dotted name before its message.
-_TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$", re.M)
+_TRACEBACK = re.compile(r"\s*Traceback \(most recent call last\):[^\S\n]*\n")
 _RAISED_LINE = re.compile(r"[A-Za-z_][\w.]*:\s+(?P<message>\S.*)")
 
 
 def raised_message(text: str) -> str | None:
     """The message a pasted Python traceback ends with, its exception's class left out: what
     the code that raised it writes, when none of its frames is in the tree (a library's error
-    met in the user's program). None for any other text, and for a message too short to be
-    one (two words and ``_SENTENCE_CHARS`` characters, as ``unlabelled`` keeps)."""
-    if _TRACEBACK.search(text) is None:
+    met in the user's program). None for any other text, an issue quoting a traceback after
+    its prose included (the issue says more than the message), and for a message too short
+    to be one (two words and ``_SENTENCE_CHARS`` characters, as ``unlabelled`` keeps)."""
+    if _TRACEBACK.match(text) is None:
         return None
     last = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
     raised = _RAISED_LINE.fullmatch(last)
