@@ -4,7 +4,10 @@ The first rung searches the query as typed, in its mode; a phrase (``Question.in
 message, several words searched -F) is searched as text first and, when it is nowhere
 verbatim, as its format string (``Question.filled``), never rewritten under -F; a question
 (``Question.trigger``) is rewritten first, its guesses searched beside it under the wider
-question caps, and the index brought up to date meanwhile. When nothing matches, the next rung:
+question caps, and the index brought up to date meanwhile; a call typed alone
+(``Arg::new()``) is searched as the name it calls as well, whose definition it asks about; a
+pasted traceback from outside the tree is searched by its last message, as a phrase. When
+nothing matches, the next rung:
 
 1. an identifier whose mode cq detected is searched again as literal text; when that text is
    only inside longer names (``getBucket`` in ``InvalidTargetBucket``) and a defined name is
@@ -46,11 +49,15 @@ from cq.model import (
     SearchStats,
     Suggestion,
 )
+from cq.model.language import language_of
 from cq.model.tuning import Tuning
 from cq.parse import Corpus
 from cq.progress import timed
 from cq.rank import files_named, path_role, suggest_names
 from cq.rewrite import RECEIVERS, CallerModel, Rewrite, rewrite_query, split_dotted
+from cq.rewrite.message import writes_message
+from cq.rewrite.paths import FileTable, frames_in_tree
+from cq.rewrite.question import understand
 
 # matched: the first rung (as typed, a question with its rewrite); literal: the identifier
 # as text; filled: a phrase's format string (``Question.filled``); rewritten: the
@@ -76,6 +83,9 @@ class Climb(msgspec.Struct, frozen=True, kw_only=True):
     # the name a question asked about that no file holds, searched as the one defined name
     # of the same words (``Ladder._respelled``: "where is getBucket defined?" -> get_bucket)
     respelled: str | None = None
+    # the question the candidates answer when not the one asked: a pasted traceback's last
+    # message searched as a phrase (``Ladder._raised``), its text the traceback's
+    answered: Question | None = None
 
     @property
     def mode(self) -> QueryMode:
@@ -133,6 +143,10 @@ class Ladder:
     def _climb(self) -> tuple[Candidates, Climb]:
         q, switches = self.question, self.switches
         own = patterns_for_query(q.typed, q.mode) if q.typed is not None else ()
+        plain = q.mode_requested is None and switches.rewrite is None  # cq decides how
+        raised = self._raised(q.raised) if q.raised is not None and plain else None
+        if raised is not None:
+            return raised
         if q.intent == "phrase" and own:
             phrase = self._phrase(own)
             if phrase is not None:
@@ -141,6 +155,8 @@ class Ladder:
         patterns = own + (rewrite.plan.patterns if rewrite else ())
         with timed(self.timings, "candidates"):
             found = self._search(patterns, widened=rewrite is not None)
+        if found.matches and plain and rewrite is None and (also := self._call_too(own)):
+            return also
         if found.matches:
             return self._climbed(found, patterns, (q.mode,), "matched", rewrite)
         chain: tuple[QueryMode, ...] = (q.mode,)
@@ -220,6 +236,8 @@ class Ladder:
         else where its format string is (``Question.filled``); -F stops here either way, since
         the user asked for that text. None: go on up the ladder (the rewrite)."""
         q = self.question
+        if q.place is not None and q.mode_requested is None:
+            own = (*own, *self._placed(q.place))
         with timed(self.timings, "candidates"):
             found = self._search(own, widened=False)
         runs = q.runs if q.mode_requested is None else ()  # -F: that text, or nothing
@@ -261,6 +279,73 @@ class Ladder:
         if q.mode_requested is not None or self.switches.rewrite is not None:
             return self._climbed(found, own, chain, "nothing")
         return None
+
+    def _call_too(self, own: tuple[Pattern, ...]) -> tuple[Candidates, Climb] | None:
+        """A call typed alone whose text is found (``Arg::new()`` in a doc comment, a test's
+        ``Utc::now()``): searched as well as the name it calls, whose definition is what it
+        asks about, the text's hits listed beside it. None: no call, or no line found defines
+        the name (a definition's keyword before it)."""
+        q = self.question
+        callee = _called(q.typed) if q.mode == "literal" and q.typed else None
+        if callee is None:
+            return None
+        both = (*own, *patterns_for_query(callee, "identifier"))
+        with timed(self.timings, "candidates_fallback"):
+            found = self._search(both, widened=False)
+        last = split_dotted(callee)[-1]
+        defines = re.compile(rf"\b(?:def|fn|class|struct|enum|trait)\s+{re.escape(last)}\b")
+        if not any(defines.search(m.line_text) for m in found.matches):
+            return None  # a builtin's, a macro's: its calls would bury the text's hits
+        return self._climbed(found, both, (q.mode, "identifier"), "called")
+
+    def _placed(self, place: tuple[str, int]) -> tuple[Pattern, ...]:
+        """The string a pasted panic's named place (``Question.place``) writes its message
+        with, searched beside the message: the message a value was filled into is often
+        written whole only in a test asserting it (``#[should_panic = "..."]``), and the
+        place the panic names is where it comes from. () when the tree holds no such file
+        (a dependency's path), or no literal on that line writes the message (another
+        version of the file)."""
+        q = self.question
+        rels = FileTable(self.corpus.listing.files()).resolve(place[0])
+        language = language_of(rels[0]) if len(rels) == 1 else None
+        source = self.corpus.source(rels[0], language) if language is not None else None
+        lines = source.lines() if source is not None else None
+        if lines is None or not 1 <= place[1] <= len(lines) or q.typed is None:
+            return ()
+        line = lines[place[1] - 1].rstrip("\r\n")
+        start = writes_message(line, q.typed)
+        return () if start is None else (Pattern(text=line[start:].rstrip(), kind="literal"),)
+
+    def _raised(self, message: str) -> tuple[Candidates, Climb] | None:
+        """A pasted traceback none of whose frames is in the tree (the user's program calling
+        a library's client): its last message searched as a phrase, as if pasted alone, since
+        the code that raises it is all the tree holds of it. None: a frame is in the tree (the
+        innermost one answers, ``cq.rewrite.paths``), or the message is nowhere but in tests."""
+        q = self.question
+        if frames_in_tree(q.mentions, self.corpus.listing.files()):
+            return None
+        phrase = understand(message)
+        own = patterns_for_query(phrase.typed, phrase.mode) if phrase.typed is not None else ()
+        if phrase.intent != "phrase" or not own:
+            return None
+        alone = Ladder(
+            phrase,
+            self.corpus,
+            self.tuning,
+            scope=self.scope,
+            switches=self.switches,
+            timings=self.timings,
+            on_file=self.on_file,
+            on_status=self.on_status,
+            model=self.model,
+            llm=self.llm,
+            deadline=self.deadline,
+        )
+        found = alone._phrase(own)
+        if found is None or _only_tests(found[0]):
+            return None
+        asked = msgspec.structs.replace(phrase, text=q.text)
+        return found[0], msgspec.structs.replace(found[1], answered=asked)
 
     def _most_specific(
         self, found: Candidates, parts: tuple[Pattern, ...]

@@ -116,6 +116,8 @@ def run_search(
         # as typed, as text, rewritten (cq.ladder); the index's run is held here, closed below
         candidates, climb, index = ladder.climb()
         patterns, rewrite = climb.patterns, climb.rewrite
+        if climb.answered is not None:  # a pasted traceback, answered by its message
+            question = climb.answered
         respelled = question.asked_name if climb.respelled is not None else None
         if climb.respelled is not None:  # a name no file holds, searched as the tree spells it
             question = respelled_as(question, climb.respelled)

@@ -319,21 +319,39 @@ def test_edited_mcp_entries_are_kept_unless_forced(project, home):
     assert sorted(p.name for p in project.iterdir()) == ["app.py"]  # cq made those files
 
 
-def test_configs_that_do_not_parse_or_have_their_own_cq_server_are_left_alone(project, home):
-    (project / MCP_JSON).write_text('{"mcpServers": {"docs": {"command": "d"},}}\n')  # comma
+def test_a_config_with_its_own_cq_server_is_left_alone(project, home):
     (project / ".codex").mkdir()
     (project / CODEX_TOML).write_text('[mcp_servers.cq]\ncommand = "my-own-cq"\n')
     before = snapshot(project)
-    out = agent("install", "--force", cwd=project, home=home)
-    assert configs(out, project) == {"kept"}
-    assert "not valid JSON" in out and "defined outside cq's block" in out
-    agent("uninstall", "--force", cwd=project, home=home)
+    out = agent("install", "--codex", "--force", cwd=project, home=home)
+    assert outcomes(out, project)[str(CODEX_TOML)] == "kept"
+    assert "defined outside cq's block" in out
+    agent("uninstall", "--codex", "--force", cwd=project, home=home)
     assert snapshot(project) == before
 
-    (project / CODEX_TOML).write_text("model = \n")  # not TOML
-    out = agent("install", cwd=project, home=home)
-    assert outcomes(out, project)[str(CODEX_TOML)] == "kept" and "not valid TOML" in out
-    assert (project / CODEX_TOML).read_text() == "model = \n"
+
+@pytest.mark.parametrize(
+    ("config", "text", "said"),
+    [
+        (MCP_JSON, '{"mcpServers": {"docs": {"command": "d"},}}\n', "not valid JSON"),  # comma
+        (CODEX_TOML, "model = \n", "not valid TOML"),
+    ],
+    ids=["json", "toml"],
+)
+def test_install_into_a_config_that_does_not_parse_fails_and_changes_nothing(
+    project, home, config, text, said
+):
+    """It said "kept ... left alone" and exited 0, though the MCP server was not registered:
+    an agent then finds no cq, and nothing said so but a line among the others."""
+    (project / config).parent.mkdir(exist_ok=True)
+    (project / config).write_text(text)
+    before = snapshot(project)
+    run = run_cq("agent", "install", cwd=project, env={"HOME": str(home), "PATH": path_with_cq()})
+    assert run.returncode != 0 and run.stdout == ""
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert str(config) in run.stderr and said in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
+    assert snapshot(project) == before
 
 
 def test_uninstall_keeps_the_codex_block_that_tables_of_the_users_extend(project, home):

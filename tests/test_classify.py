@@ -171,7 +171,10 @@ def test_python_symtable_flags_on_code_hits(found: dict) -> None:
 
 
 def test_literal_text_in_code_uses_the_node_tier(repo: Path) -> None:
-    run = run_cq("search", "target(x)", "--root", str(repo), "--format", "json", "--limit", "0")
+    # -F: typed alone, a call is searched as the name it calls too (tests/test_call_typed_alone)
+    run = run_cq(
+        "search", "-F", "target(x)", "--root", str(repo), "--format", "json", "--limit", "0"
+    )
     (hit,) = run.json()["findings"]
     assert hit["category"] == "callsite"
     plus = run_cq(

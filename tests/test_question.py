@@ -177,3 +177,27 @@ def test_a_capitalized_word_in_a_usage_question_is_its_name(text: str, asked: tu
     q = understand(text)
     got = (q.intent, q.asked_name, q.uses) if len(asked) == 3 else (q.asked_name, q.uses)
     assert got == asked
+
+
+TRACEBACK = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/me/app.py", line 12, in <module>\n'
+    '    client.put_object(Bucket="b")\n'
+    "botocore.errorfactory.NoSuchBucket: An error occurred (NoSuchBucket) when calling the "
+    "PutObject operation: The specified bucket does not exist\n"
+)
+
+
+def test_a_traceback_pasted_alone_is_read_for_its_last_message_and_an_issue_is_not() -> None:
+    """A traceback pasted alone is about the error its last line says (searched as a phrase
+    when its frames are not in the tree, ``cq.ladder``); an issue quoting one after its
+    prose says more than that line, and is read whole."""
+    message = (
+        "An error occurred (NoSuchBucket) when calling the PutObject operation: "
+        "The specified bucket does not exist"
+    )
+    assert understand(TRACEBACK).raised == message
+    assert understand("\n" + TRACEBACK).raised == message
+    assert understand("Uploads fail after the bucket was renamed\n\n" + TRACEBACK).raised is None
+    short = TRACEBACK.rsplit("\n", 2)[0] + "\nKeyError: 'b'\n"  # no message to search
+    assert understand(short).raised is None

@@ -249,3 +249,51 @@ def test_the_definition_is_said_when_the_uses_fill_the_limit(tmp_path: Path) -> 
     write_tree(tmp_path, {"lib/other.py": "class Store:\n    def put(self, key):\n        pass\n"})
     run = run_cq(*ask, "--limit", "3")
     assert "defined at" not in run.stdout.split("\n\n")[1], run.stdout
+
+
+# a trait's implementations and a class's subclasses, among lines naming them otherwise
+KINDS = {
+    "src/traits.rs": "pub trait Datelike {\n    fn year(&self) -> i32;\n}\n",
+    "src/date.rs": (
+        "use crate::traits::Datelike;\n\npub struct Date;\n\n"
+        "impl Datelike for Date {\n    fn year(&self) -> i32 {\n        1\n    }\n}\n\n"
+        "pub fn first<D: Datelike>(d: &D) -> i32 {\n    d.year()\n}\n"
+    ),
+    "src/time.rs": (
+        "pub struct Time;\n\nimpl<Tz: Zone> crate::traits::Datelike for Time<Tz> {\n"
+        "    fn year(&self) -> i32 {\n        2\n    }\n}\n"
+    ),
+    "pkg/fields.py": (
+        "class Field:\n    pass\n\n\nclass Raw(Field):\n    pass\n\n\n"
+        "class Nested(Mixin, Field):\n    pass\n\n\n"
+        "def is_field(x):\n    return isinstance(x, Field)\n"
+    ),
+    "pkg/schema.py": "from pkg.fields import Field\n\n\ndef declared(attrs):\n    return Field\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "sites"),
+    [
+        ("where is the Datelike trait implemented?", [("src/date.rs", 5), ("src/time.rs", 3)]),
+        ("who implements Datelike?", [("src/date.rs", 5), ("src/time.rs", 3)]),
+        ("what subclasses Field?", [("pkg/fields.py", 5), ("pkg/fields.py", 9)]),
+        ("which classes inherit from Field?", [("pkg/fields.py", 5), ("pkg/fields.py", 9)]),
+    ],
+)
+def test_implementors_and_subclasses_answer_who_implements_or_subclasses_it(
+    tmp_path: Path, question: str, sites: list[tuple[str, int]]
+) -> None:
+    """No question read implementors or subclasses: "where is the Datelike trait
+    implemented?" was answered by the trait, "what subclasses Field?" by a function whose
+    name shares its words."""
+    write_tree(tmp_path, KINDS)
+    got = _answer(tmp_path, question)
+    assert sorted(got["sites"]) == sites, got
+
+
+def test_where_a_function_is_implemented_is_still_its_definition(tmp_path: Path) -> None:
+    write_tree(tmp_path, KINDS)
+    run = run_cq("search", "where is is_field implemented?", "--root", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split("\n\n")[1].startswith("**Answer:** `is_field` "), run.stdout

@@ -79,6 +79,13 @@ def install(
     arts = artifacts(agents, scope, base, guidance=guidance, mcp=mcp)
     for art in arts:  # every path checked before anything is written
         _guard(art.path, partial(tree.check, art.path))
+    for art in arts:  # and every MCP config parsed: one that does not cannot register cq
+        text = _guard(art.path, partial(tree.read, art.path)) if _is_config(art) else None
+        if text is not None and (problem := _unparsed(art, text)):
+            raise CqError(
+                f"cannot register cq's MCP server in {art.path}: {problem}; "
+                "nothing was installed: fix it, then install again"
+            )
     actions: list[Action] = []
     done: list[_Done] = []
     for art in arts:
@@ -229,11 +236,8 @@ def _install_json(
             entry, created_file=True, created_key=True, created_dirs=created
         )
         return entry, Action(art.path, "written", what)
-    try:
-        doc = jsonedit.document(text)
-        servers = _servers(text, doc)
-    except jsonedit.NotAnObject as exc:
-        return old, Action(art.path, "kept", f"{exc}; left alone")
+    doc = jsonedit.document(text)  # it parses: ``_unparsed`` checked it first
+    servers = _servers(text, doc)
     if servers is None:
         tree.write(path, jsonedit.add(text, doc, JSON_SERVERS, {SERVER_NAME: value}))
         entry = msgspec.structs.replace(entry, created_key=True)
@@ -347,16 +351,39 @@ def _fresh_json(art: Artifact) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
+def _is_config(art: Artifact) -> bool:
+    """An MCP config cq registers its server in: a JSON file's member, Codex's TOML block."""
+    return art.kind == "json" or (art.kind == "block" and art.path.endswith(".toml"))
+
+
+def _unparsed(art: Artifact, text: str) -> str | None:
+    """Why the config ``text`` (of ``art``'s file) cannot take cq's server: it does not
+    parse, cq's block aside (TOML), or it is no JSON object with an object of servers.
+    Left as it is, the server is not registered, so install fails rather than say "kept"
+    and exit 0 while an agent finds no cq."""
+    if art.kind == "json":
+        try:
+            _servers(text, jsonedit.document(text))
+        except jsonedit.NotAnObject as exc:
+            return str(exc)
+        return None
+    span = _find_block(text, markers(art.path))
+    rest = text if span is None else text[: span[0]] + text[span[1] :]
+    if deep := too_deep(rest, toml=True):
+        return deep
+    try:
+        tomllib.loads(rest)
+    except tomllib.TOMLDecodeError as exc:
+        return f"not valid TOML ({exc})"
+    return None
+
+
 def _toml_conflict(path: str, rest: str, new: str) -> str | None:
-    """Why cq's block must not go into this TOML file (``rest`` is the file without it)."""
+    """Why cq's block must not go into this TOML file (``rest`` is the file without it,
+    which parses: ``_unparsed`` checked it first)."""
     if not path.endswith(".toml"):
         return None
-    if deep := too_deep(rest, toml=True):
-        return f"{deep}; left alone"
-    try:
-        servers = tomllib.loads(rest).get(CODEX_SERVERS)
-    except tomllib.TOMLDecodeError as exc:
-        return f"not valid TOML ({exc}); left alone"
+    servers = tomllib.loads(rest).get(CODEX_SERVERS)
     if isinstance(servers, dict) and SERVER_NAME in servers:
         return f"[{CODEX_SERVERS}.{SERVER_NAME}] is defined outside cq's block; left alone"
     try:

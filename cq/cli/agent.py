@@ -32,7 +32,8 @@ def add_agent_parser(sub: argparse._SubParsersAction) -> None:
             "files, which are committed, run 'cq' from PATH (or a venv inside the project by "
             "its path from the root); --user files run this cq by its absolute path. Config "
             "files are edited in place: other "
-            "servers and settings stay as they are, a file that does not parse is left alone. "
+            "servers and settings stay as they are; a config that does not parse stops the "
+            "install before anything is written. "
             "Files and entries you edited are kept unless --force. Without an agent flag: "
             "Claude Code and Codex."
         ),

@@ -21,7 +21,7 @@ Intent = Literal["definition", "callers", "usage", "phrase", "question", "issue"
 Trigger = Literal["forced", "heuristic"]
 # usage: which uses answer: every use, the imports, the calls making one ("instantiated"), the
 # lines raising it, the handlers catching it
-Uses = Literal["uses", "imports", "instances", "raises", "catches"]
+Uses = Literal["uses", "imports", "instances", "raises", "catches", "implements", "subclasses"]
 
 
 class Mentions(msgspec.Struct, frozen=True, kw_only=True):
@@ -78,6 +78,13 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     # longest one found kept: a format string filled with plain words ("Missing the key sk in
     # the item" from "Missing the key {attr} in the item") keeps its head or its tail whole
     runs: tuple[str, ...] = ()
+    # a pasted Python traceback's last message, its exception's class left out
+    # (``rewrite.message.raised_message``): searched as a phrase first when no frame of the
+    # traceback is in the tree (``cq.ladder``); None for any other text
+    raised: str | None = None
+    # the file and line a pasted Rust panic names (``rewrite.message.panic_place``): the line
+    # there answers when the tree holds it and it writes the message (``cq.ladder``)
+    place: tuple[str, int] | None = None
     one_line: bool = True  # one line, blank lines around it aside (else an issue text)
     # the text an index and a rewrite read: an issue form's environment sections left out
     # (``cq.rewrite.template``); its first non-blank line is its ``title``

@@ -101,7 +101,25 @@ def is_use_site(f: Finding, asked: UseQuestion) -> bool:
         return _RAISING.search(f.line_text) is not None
     if asked.uses == "catches":
         return _CATCHING.search(f.line_text) is not None
+    if asked.uses in ("implements", "subclasses"):
+        return _implementing(f)
     return True
+
+
+# A class's bases (``class T(Base, Mixin):``) and a trait's impl (``impl<T> Trait for T {``):
+# the name between the parenthesis and its close, or before ``for``
+_CLASS_BASES = re.compile(r"\s*class\s+\w+\s*(?:\[[^\]]*\])?\s*\((?P<bases>[^)]*)")
+_IMPL_FOR = re.compile(r"\s*(?:pub\s+)?(?:unsafe\s+)?impl\b(?P<trait>.*?)\sfor\s")
+
+
+def _implementing(f: Finding) -> bool:
+    """``f``'s name is a base of the class its line defines, or the trait its line
+    implements for a type: an implementor or a subclass of it."""
+    line = f.line_text
+    for found, group in ((_CLASS_BASES.match(line), "bases"), (_IMPL_FOR.match(line), "trait")):
+        if found is not None and found.start(group) <= f.col < found.end(group):
+            return True
+    return False
 
 
 def _through_owner(f: Finding, dotted: Dotted, importers: frozenset[str] = frozenset()) -> bool:

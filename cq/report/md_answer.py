@@ -99,6 +99,8 @@ _USE_WORDS = {
     "raises": ("raise", "raises"),
     "catches": ("handler", "handlers"),
     "instances": ("instantiation", "instantiations"),
+    "implements": ("implementation", "implementations"),
+    "subclasses": ("subclass", "subclasses"),
 }
 
 

@@ -48,8 +48,8 @@ _ABOUT_A_NAME = STOP_WORDS | frozenset(
         r"\w+",
         """define defined definition declared declaration implemented implementation work works
         working mean means meaning return returns do find show live lives located location
-        come comes called named s class function func method struct enum trait type def fn
-        impl""",
+        come comes called named s class classes function func method struct enum trait type
+        types def fn impl""",
     )
 )
 # A question with nothing to look for says only those and words about calls.
@@ -100,19 +100,47 @@ _INSTANCES = frozenset(
 )
 _RAISES = frozenset({"raise", "raises", "raised", "throw", "throws", "thrown"})
 _CATCHES = frozenset({"catch", "catches", "caught", "handled"})
+# "who implements X?", "implementors of X": the types implementing a trait (``impl X for T``)
+_IMPLEMENTS = frozenset(
+    {"implement", "implements", "implementing", "implementor", "implementors"}
+    | {"implementer", "implementers"}
+)
+# "where is the X trait implemented?", "implementations of the X interface": "implemented"
+# alone asks where a function is written, a definition
+_IMPLEMENTED = frozenset({"implemented", "implementation", "implementations"})
+_ABSTRACT = frozenset({"trait", "traits", "interface", "interfaces", "protocol", "abc"})
+# "what subclasses X?", "which classes inherit from X?": ``class T(X)``
+_SUBCLASSES = frozenset(
+    {"subclass", "subclasses", "subclassed", "subclassing", "inherit", "inherits"}
+    | {"inherited", "inheriting", "extends"}
+)
 _USES = (
     _IMPORTS
     | _INSTANCES
     | _RAISES
     | _CATCHES
+    | _IMPLEMENTS
+    | _SUBCLASSES
     | frozenset(
         {"use", "uses", "used", "using", "usage", "usages", "reference", "references", "referenced"}
     )
 )
 _AROUND_A_NAME = _NOTHING | _USES | frozenset({"places", "place", "list", "sites"})
 # Which uses each word asks for, first match wins (a word of none: every use).
-NameAsk = Literal["definition", "uses", "imports", "instances", "raises", "catches", "callers"]
+NameAsk = Literal[
+    "definition",
+    "uses",
+    "imports",
+    "instances",
+    "raises",
+    "catches",
+    "implements",
+    "subclasses",
+    "callers",
+]
 _USE_KINDS: tuple[tuple[frozenset[str], NameAsk], ...] = (
+    (_IMPLEMENTS, "implements"),
+    (_SUBCLASSES, "subclasses"),
     (_IMPORTS, "imports"),
     (_INSTANCES, "instances"),
     (_RAISES, "raises"),
@@ -210,6 +238,8 @@ def _past_generics(query: str, end: int) -> int:
 
 def _asks(words: set[str]) -> NameAsk:
     """What a question about a name asks of it, by the words around the name."""
+    if _IMPLEMENTED & words and _ABSTRACT & words:
+        return "implements"
     for said, asks in _USE_KINDS:
         if said & words:
             return asks

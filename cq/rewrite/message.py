@@ -193,3 +193,61 @@ def panic_message(lines: list[str]) -> str | None:
             message = message[:at]
             break
     return message[0] if len(message) == 1 and message[0] else None
+
+
+# A Python traceback pasted whole: its header first, then its frames, then the exception's line
+# ("botocore.errorfactory.NoSuchBucket: An error occurred ... does not exist"), the class's
+# dotted name before its message.
+_TRACEBACK = re.compile(r"\s*Traceback \(most recent call last\):[^\S\n]*\n")
+_RAISED_LINE = re.compile(r"[A-Za-z_][\w.]*:\s+(?P<message>\S.*)")
+
+
+def raised_message(text: str) -> str | None:
+    """The message a pasted Python traceback ends with, its exception's class left out: what
+    the code that raised it writes, when none of its frames is in the tree (a library's error
+    met in the user's program). None for any other text, an issue quoting a traceback after
+    its prose included (the issue says more than the message), and for a message too short
+    to be one (two words and ``_SENTENCE_CHARS`` characters, as ``unlabelled`` keeps)."""
+    if _TRACEBACK.match(text) is None:
+        return None
+    last = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
+    raised = _RAISED_LINE.fullmatch(last)
+    if raised is None:
+        return None
+    message = raised.group("message")
+    if len(message.split()) < 2 or len(message) < _SENTENCE_CHARS:
+        return None
+    return message
+
+
+# Where a pasted Rust panic says it panicked: "panicked at src/x.rs:3:9:" (since 1.73), or
+# "panicked at '<message>', src/x.rs:3:9" (before).
+_PANIC_PLACE = re.compile(
+    r"thread '[^'\n]*' panicked at (?:'.+', )?(?P<path>[^\s:]+):(?P<line>\d+):\d+:?\s*$", re.M
+)
+
+
+def panic_place(text: str) -> tuple[str, int] | None:
+    """The file and line a pasted Rust panic names; None for any other text."""
+    place = _PANIC_PLACE.search(text)
+    return (place.group("path"), int(place.group("line"))) if place is not None else None
+
+
+# What a format string fills in: Rust's and Python's "{...}", printf's "%s", "%5.2f"
+_PLACEHOLDER = re.compile(r"\{[^{}\n]*\}|%[-#0 +]*\d*(?:\.\d+)?[sdrifgxXoc]")
+_LITERAL = re.compile(r"""(?P<q>["'])(?P<body>(?:\\.|(?!(?P=q)).)+)(?P=q)""")
+
+
+def writes_message(line: str, message: str) -> int | None:
+    """Where on ``line`` (a source line) a string literal starts that is the format string of
+    ``message``: its constant runs (at least ``_SENTENCE_CHARS`` characters of them) in
+    order in the message, whatever was filled in between. None: no literal on the line
+    writes it."""
+    for literal in _LITERAL.finditer(line):
+        runs = _PLACEHOLDER.split(literal.group("body"))
+        if sum(len(r.strip()) for r in runs) < _SENTENCE_CHARS:
+            continue
+        pattern = ".*?".join(re.escape(r) for r in runs)
+        if re.search(pattern, message, re.S) is not None:
+            return literal.start()
+    return None

@@ -37,6 +37,12 @@ def frame_literals(
     ]
 
 
+def frames_in_tree(mentions: Mentions, files: tuple[str, ...]) -> bool:
+    """Some traceback frame or printed location of the text names a file of the tree."""
+    resolve = _resolver(files)
+    return any(resolve(path) for path in mentions.frame_paths)
+
+
 def path_hints(
     mentions: Mentions,
     vocabulary: Vocabulary,
