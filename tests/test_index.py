@@ -629,3 +629,33 @@ def test_a_question_meets_another_spelling_of_its_word_in_a_docstring(tmp_path: 
     data = search(tree, query="what happens when the loss stops improving")
     answer = data["answer"]
     assert (answer["file"], answer["name"]) == ("lib/patience.py", "__call__")
+
+
+SUGGEST = '''def closest_flag(typed, flags):
+    """The flag nearest to what was typed, for the suggestion printed under the error."""
+    return min(flags, key=lambda flag: distance(typed, flag))
+
+
+def distance(a, b):
+    return sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
+'''
+
+
+def test_a_question_verb_meets_its_noun_in_tion(tmp_path: Path) -> None:
+    """The question says "suggest", the docstring "suggestion": a noun in "-tion" or "-sion"
+    made from the verb itself ("selection", "compression"), not "-ation", is read as the
+    verb (``cq.rewrite.stem``), so the question asks for it too (``derived_forms``)."""
+    tree = write_tree(
+        tmp_path / "tree",
+        {
+            "cli/near.py": SUGGEST,
+            "cli/flags.py": (
+                "def read_flag(flag, flags):\n"
+                '    """Read one flag of the command line: the flag as typed, or its default."""\n'
+                "    return flags.get(flag, flag)\n"
+            ),
+        },
+    )
+    data = search(tree, query="how does the cli suggest a flag")
+    answer = data["answer"]
+    assert (answer["file"], answer["name"]) == ("cli/near.py", "closest_flag")

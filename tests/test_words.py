@@ -58,6 +58,10 @@ def test_words_that_are_no_inflection_have_no_base_forms(typed: str) -> None:
         ("mapping", "map"),
         ("written", "write"),
         ("entries", "entry"),
+        ("suggestions", "suggest"),
+        ("selection", "selected"),
+        ("compression", "compress"),
+        ("deletion", "delete"),
     ],
 )
 def test_stem_is_the_key_two_spellings_share(one: str, other: str) -> None:
@@ -79,6 +83,8 @@ def test_a_base_form_shares_the_stem_of_its_word() -> None:
         ("allocated", "allocation"),
         ("created", "creation"),
         ("estimated", "estimation"),
+        ("suggest", "suggestion"),
+        ("deleted", "deletion"),
     ],
 )
 def test_a_word_asks_for_its_other_spellings(typed: str, spelled: str) -> None:

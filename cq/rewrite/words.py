@@ -220,10 +220,16 @@ _INFLECTIONS = (
     ("s", ""),
     ("ly", ""),
 )
+# "-tion" and "-sion" after the verb's own last letter ("suggestion" -> suggest, "selection" ->
+# select, "compression" -> compress, "deletion" -> delet as "delete"): the noun of a verb
+# that does not take "-ation", which a question says where the code names the verb, and the
+# other way round ("how does clap suggest a similar flag" against ``suggestions.rs``).
 _DERIVATIONS = (
     ("ization", "iz"),
     ("isation", "is"),
     ("ation", "at"),
+    ("tion", "t"),
+    ("sion", "s"),
     ("ment", ""),
     ("er", ""),
 )
