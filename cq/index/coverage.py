@@ -26,6 +26,7 @@ import msgspec
 
 from cq.index.function_signals import is_setter, makes_self
 from cq.index.fuse import FileVote, UnitVote
+from cq.index.literals import without_strings
 from cq.index.query import IndexHit
 from cq.index.words import split_words
 from cq.model.language import is_rust
@@ -35,6 +36,9 @@ from cq.rewrite import stem
 if TYPE_CHECKING:
     from cq.index.units import Unit
 
+# the kinds of a Python unit (``cq.index.units.Unit.kind``); every other kind is Rust's
+_PYTHON_KINDS = frozenset(("class", "function", "module"))
+
 
 def unit_words(text: str) -> frozenset[str]:
     """The stems of every identifier, subword and word of a unit's text."""
@@ -43,8 +47,10 @@ def unit_words(text: str) -> frozenset[str]:
 
 def words_of(u: Unit, owner_doc: str = "") -> frozenset[str]:
     """``unit_words`` of what a unit says: its names, signature, docstring and body (and
-    ``owner_doc``, as ``head_of``)."""
-    return unit_words(f"{u.names} {u.signature} {u.doc} {owner_doc} {u.text}")
+    ``owner_doc``, as ``head_of``). The body's string literals are left out
+    (``literals.without_strings``): a message tells the user, the code does the work."""
+    body = without_strings(u.text, rust=u.kind not in _PYTHON_KINDS)
+    return unit_words(f"{u.names} {u.signature} {u.doc} {owner_doc} {body}")
 
 
 def head_of(u: Unit, owner_doc: str = "") -> frozenset[str]:
