@@ -177,6 +177,19 @@ def measured(
     return out
 
 
+def asks_code(question: Asked) -> bool:
+    """Whether a candidate's share of the question (``covers``) counts its code without its
+    string literals (``coverage.UnitReader.code``): for a one-line question that asks what
+    code does (``Asked.behaviour``) and quotes no message. A message tells the user what
+    went wrong; the code around it is what the function does. torchio's
+    ``WeightedSampler.process_probability_map`` raises "might be near the image border", and
+    those words made it the answer to "how does the weighted sampler avoid sampling patches
+    near the image border", which ``clear_probability_borders`` (named for it, and called
+    by it) does. A question that quotes a message (``Asked.messages``), or an issue's text,
+    asks about what the program printed, and keeps the message's words."""
+    return question.one_line and question.behaviour and not question.messages
+
+
 def _naming(
     candidates: Sequence[Candidate], words: Mapping[str, float], question: Asked
 ) -> list[float]:

@@ -1,13 +1,9 @@
 """A unit's source text without its string literals, for the words that say what it does.
 
 A string literal is what a function tells its user (an error's message, a log line, a
-format), not what it does: torchio's ``WeightedSampler.process_probability_map`` raises
-"Voxels with positive probability might be near the image border", and those words made it
-the answer to "how does the weighted sampler avoid sampling patches near the image border",
-which ``clear_probability_borders`` (named for it, and called by it) does. The code around a
-message, its names, comments and docstring still count; an f-string's holes are code and
-count too. What a message says is still searched by rg and still read by the ``message``
-signal (``function_signals.message``) for a question that quotes it.
+format), not what it does: a how-question's shares of the question count a function's code
+without them (``functions.asks_code`` says when). Its names, comments and docstring still
+count, and an f-string's holes, which are code.
 
 A lexer of one pass over quotes and comments, not a parser: a unit's text is a slice of a
 file, and a slice that ends inside a string loses only its own tail.
