@@ -914,7 +914,7 @@ def test_a_how_question_is_answered_by_what_the_code_does_not_what_its_message_s
     """The caller's error message says the question's words ("near the image border"), and
     the function it calls does the work: a message tells the user what went wrong, the code
     around it is what the function does, so its words do not count toward the caller's
-    share of the question."""
+    share of the question when the Answer is chosen; the caller stays listed."""
     root = write_tree(tmp_path / "repo", {"sampler/weighted.py": SAMPLER})
     question = "how does the weighted sampler avoid sampling patches near the image border"
     run = run_cq("search", question, "--root", str(root), "--format", "json")

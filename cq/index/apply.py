@@ -25,7 +25,7 @@ from cq.index.function_signals import (
     frame,
     names_container,
 )
-from cq.index.functions import Ranked, asked, asks_code, best_answer, rerank_units
+from cq.index.functions import Ranked, asked, best_answer, rerank_units
 from cq.index.fuse import FileVote, UnitVote, fusion_name
 from cq.index.order import fused_order, sizes_of
 from cq.index.query import IndexHit, IndexHits
@@ -113,13 +113,12 @@ def fuse_findings(
     ]
     units = _pool(order.units, numbers.function_pool, signals)
     file_order = [v.file for v in votes]
-    # a how-question's shares count what the code says, not its messages (``asks_code``)
-    said = lines.reader.code if asks_code(signals) else lines.reader.words
 
     def reranked(
         units: list[tuple[UnitVote, list[UnitVote]]],
-        read: Callable[[UnitVote], frozenset[str] | None] = said,
+        read: Callable[[UnitVote], frozenset[str] | None] = lines.reader.words,
         head: Callable[[UnitVote], frozenset[str] | None] = lines.reader.head,
+        code: Callable[[UnitVote], frozenset[str] | None] = lines.reader.code,
     ) -> list[Ranked]:
         return rerank_units(
             units,
@@ -132,6 +131,7 @@ def fuse_findings(
             tests_wanted=tests_wanted,
             head=head,
             setter=lines.reader.setter,
+            code=code,
         )
 
     pool = reranked(units)
@@ -141,8 +141,9 @@ def fuse_findings(
     if answer is not None and overrides:  # a base's declaration: its overrides answer
         pool = reranked(
             _with_namesakes(units, answer, overrides),
-            _inheriting(said, answer, overrides),
+            _inheriting(lines.reader.words, answer, overrides),
             _inheriting(lines.reader.head, answer, overrides),
+            _inheriting(lines.reader.code, answer, overrides),
         )
         best = best_answer([r.scored for r in pool if r.vote != answer])
         answer = next((r.vote for r in pool if r.scored is best), answer)
