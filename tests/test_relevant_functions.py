@@ -875,3 +875,51 @@ def test_a_how_question_is_answered_by_the_function_its_teaching_copy_shows() ->
     first = best_answer(rerank(candidates, asked(understand(asks), words), []))
     assert first is not None and candidates[first.at].file == "pkg/poutine/runtime.py"
     assert candidates[listed[0].at].file == "pkg/contrib/minipyro.py"  # listed as it scored
+
+
+SAMPLER = '''"""Patch samplers that draw patch centres from a probability map."""
+
+
+class WeightedSampler:
+    """Samples patches where a probability map is high."""
+
+    def process_map(self, probability_map, subject):
+        data = probability_map.astype(float)
+        self.clear_borders(data, self.patch_size)
+        total = data.sum()
+        if total == 0:
+            message = (
+                f"Empty probability map found for {subject}: voxels with positive"
+                " probability might be near the image border. Pad the image by half"
+                " the patch size before sampling patches."
+            )
+            raise RuntimeError(message)
+        return data / total
+
+    @staticmethod
+    def clear_borders(probability_map, patch_size):
+        # zero each voxel where a patch centred on it would not fit
+        crop = patch_size // 2
+        probability_map[:crop] = 0
+        probability_map[-crop:] = 0
+
+    def draw(self, probability_map):
+        return probability_map.argmax()
+'''
+
+
+def test_a_how_question_is_answered_by_what_the_code_does_not_what_its_message_says(
+    tmp_path: Path,
+) -> None:
+    """The caller's error message says the question's words ("near the image border"), and
+    the function it calls does the work: a message tells the user what went wrong, the code
+    around it is what the function does, so its words do not count toward the caller's
+    share of the question when the Answer is chosen; the caller stays listed."""
+    root = write_tree(tmp_path / "repo", {"sampler/weighted.py": SAMPLER})
+    question = "how does the weighted sampler avoid sampling patches near the image border"
+    run = run_cq("search", question, "--root", str(root), "--format", "json")
+    assert run.returncode == 0, run.stderr
+    data = run.json()
+    assert data["answer"]["name"] == "clear_borders", data["answer"]
+    names = [f["name"] for f in _functions(data)]
+    assert "sampler/weighted.py::WeightedSampler.process_map" in names, names

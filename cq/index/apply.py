@@ -118,6 +118,7 @@ def fuse_findings(
         units: list[tuple[UnitVote, list[UnitVote]]],
         read: Callable[[UnitVote], frozenset[str] | None] = lines.reader.words,
         head: Callable[[UnitVote], frozenset[str] | None] = lines.reader.head,
+        code: Callable[[UnitVote], frozenset[str] | None] = lines.reader.code,
     ) -> list[Ranked]:
         return rerank_units(
             units,
@@ -130,6 +131,7 @@ def fuse_findings(
             tests_wanted=tests_wanted,
             head=head,
             setter=lines.reader.setter,
+            code=code,
         )
 
     pool = reranked(units)
@@ -141,6 +143,7 @@ def fuse_findings(
             _with_namesakes(units, answer, overrides),
             _inheriting(lines.reader.words, answer, overrides),
             _inheriting(lines.reader.head, answer, overrides),
+            _inheriting(lines.reader.code, answer, overrides),
         )
         best = best_answer([r.scored for r in pool if r.vote != answer])
         answer = next((r.vote for r in pool if r.scored is best), answer)

@@ -26,6 +26,7 @@ import msgspec
 
 from cq.index.function_signals import is_setter, makes_self
 from cq.index.fuse import FileVote, UnitVote
+from cq.index.literals import without_strings
 from cq.index.query import IndexHit
 from cq.index.words import split_words
 from cq.model.language import is_rust
@@ -35,16 +36,21 @@ from cq.rewrite import stem
 if TYPE_CHECKING:
     from cq.index.units import Unit
 
+# the kinds of a Python unit (``cq.index.units.Unit.kind``); every other kind is Rust's
+_PYTHON_KINDS = frozenset(("class", "function", "module"))
+
 
 def unit_words(text: str) -> frozenset[str]:
     """The stems of every identifier, subword and word of a unit's text."""
     return frozenset(stem(w) for w in split_words(text).split())
 
 
-def words_of(u: Unit, owner_doc: str = "") -> frozenset[str]:
+def words_of(u: Unit, owner_doc: str = "", *, strings: bool = True) -> frozenset[str]:
     """``unit_words`` of what a unit says: its names, signature, docstring and body (and
-    ``owner_doc``, as ``head_of``)."""
-    return unit_words(f"{u.names} {u.signature} {u.doc} {owner_doc} {u.text}")
+    ``owner_doc``, as ``head_of``); without ``strings``, its body's string literals are left
+    out (``literals.without_strings``): what the code does, not what it tells its user."""
+    body = u.text if strings else without_strings(u.text, rust=u.kind not in _PYTHON_KINDS)
+    return unit_words(f"{u.names} {u.signature} {u.doc} {owner_doc} {body}")
 
 
 def head_of(u: Unit, owner_doc: str = "") -> frozenset[str]:
@@ -82,11 +88,24 @@ class UnitReader:
     def __init__(self, units: Callable[[str], Mapping[str, Unit]]) -> None:
         self.units = units
         self.said: dict[tuple[str, str], frozenset[str]] = {}
+        self.coded: dict[tuple[str, str], frozenset[str]] = {}
 
     def words(self, vote: UnitVote) -> frozenset[str] | None:
         """A Relevant Function's words (``by_coverage``); None: not found in its file."""
         u = self.units(vote.file).get(vote.qualname)
         return self._words(vote.file, u) if u is not None else None
+
+    def code(self, vote: UnitVote) -> frozenset[str] | None:
+        """A Relevant Function's words without its string literals (``words_of``), for a
+        how-question's shares (``apply``); None: not found in its file."""
+        units = self.units(vote.file)
+        u = units.get(vote.qualname)
+        if u is None:
+            return None
+        key = (vote.file, vote.qualname)
+        if key not in self.coded:
+            self.coded[key] = words_of(u, _called(units, u), strings=False)
+        return self.coded[key]
 
     def head(self, vote: UnitVote) -> frozenset[str] | None:
         """A Relevant Function's names, signature and docstring words (``head_of``); None: not

@@ -119,6 +119,7 @@ def measured(
     held: Sequence[frozenset[str] | None] | None = None,
     sizes: Sequence[int] | None = None,
     heads: Sequence[frozenset[str] | None] | None = None,
+    coded: Sequence[frozenset[str] | None] | None = None,
     *,
     tests_wanted: bool = False,
 ) -> list[Scored]:
@@ -131,11 +132,14 @@ def measured(
     code does its name and docstring say. An issue's title is no such question: "Missing
     up_modules in Network when scripted" names the class that holds the code, not the
     function that does it (``test_each_python_method_of_one_name_is_its_own_relevant_function``).
+    ``coded``: each one's words without its string literals (``asks_code``), for the share
+    the Answer is chosen by (``code``).
 
     A one-line question's shares count its content words only (``_content_words``)."""
     file_rank = {f: i for i, f in enumerate(files, 1)}
     words = _content_words(question)
     shares = coverage(words, held) if held else [0.0] * len(candidates)
+    code = coverage(words, coded) if coded else None
     asks = heads and question.one_line and question.behaviour
     headed = coverage(words, heads) if asks else [0.0] * len(candidates)
     naming = _naming(candidates, words, question)
@@ -170,11 +174,29 @@ def measured(
             "naming": round(naming[i], 6),
             "variant": variant[i],
         }
+        if code is not None:
+            signals["code"] = round(code[i], 6)
         words = readers.words_held(question, held[i] if held else None)
         evidence = readers.evidence(name, signals, inside[i], words)
         copies = tuple(j for j in copied.get(c.qualname, ()) if not signals["aside"])
         out.append(Scored(at=i, score=0.0, signals=signals, evidence=evidence, copies=copies))
     return out
+
+
+def asks_code(question: Asked) -> bool:
+    """Whether a candidate's share of the question counts its code without its string
+    literals (``coverage.UnitReader.code``) when the Answer is chosen (``code``, in place of
+    ``covers``): for a one-line question that asks what code does (``Asked.behaviour``) and
+    quotes no message. A message tells the user what
+    went wrong; the code around it is what the function does. torchio's
+    ``WeightedSampler.process_probability_map`` raises "might be near the image border", and
+    those words made it the answer to "how does the weighted sampler avoid sampling patches
+    near the image border", which ``clear_probability_borders`` (named for it, and called
+    by it) does. A question that quotes a message (``Asked.messages``), or an issue's text,
+    asks about what the program printed, and keeps the message's words. The list keeps its
+    order by ``covers``: an assertion's message ("try splitting data at an earlier date")
+    can say what its function is for, and that function is still worth reading."""
+    return question.one_line and question.behaviour and not question.messages
 
 
 def _naming(
@@ -268,6 +290,8 @@ _AFTER = ("size", "titled")
 # store is often what the answer reads. Measured on the blind questions' reports; issue titles,
 # which are no questions, unchanged (bench/results/function-signals.md).
 _ANSWER_ONLY = ("constructor", "aside", "naming", "variant")
+# A how-question's share over the code alone (``asks_code``): the Answer's ``covers``.
+_ANSWER_COVERS = "code"
 
 
 def score_of(signals: Mapping[str, float], weights: SignalWeights) -> float:
@@ -276,15 +300,20 @@ def score_of(signals: Mapping[str, float], weights: SignalWeights) -> float:
     return signals["fused"] + sum(
         getattr(weights, k) * v
         for k, v in signals.items()
-        if k != "fused" and k not in _ANSWER_ONLY
+        if k not in ("fused", _ANSWER_COVERS) and k not in _ANSWER_ONLY
     )
 
 
 def answer_shift(signals: Mapping[str, float], weights: SignalWeights) -> float:
     """What a candidate's score as the Answer differs from its place in the list by: the
-    signals that order the list after it out, those that choose the Answer alone in."""
-    return -sum(getattr(weights, k) * signals.get(k, 0.0) for k in _AFTER) + sum(
-        getattr(weights, k) * signals.get(k, 0.0) for k in _ANSWER_ONLY
+    signals that order the list after it out, those that choose the Answer alone in, and a
+    how-question's share over the code in place of ``covers`` (``asks_code``)."""
+    covers = signals.get("covers", 0.0)
+    code = weights.covers * (signals.get(_ANSWER_COVERS, covers) - covers)
+    return (
+        code
+        - sum(getattr(weights, k) * signals.get(k, 0.0) for k in _AFTER)
+        + sum(getattr(weights, k) * signals.get(k, 0.0) for k in _ANSWER_ONLY)
     )
 
 
@@ -308,11 +337,13 @@ def rerank_units(
     tests_wanted: bool = False,
     head: Callable[[UnitVote], frozenset[str] | None] | None = None,
     setter: Callable[[UnitVote], bool] | None = None,
+    code: Callable[[UnitVote], frozenset[str] | None] | None = None,
 ) -> list[Ranked]:
     """A search's fused units (each with its namesakes) in their final order: ``findings``
     are rg's, ``files`` the fused file order, ``read`` a unit's words, ``size`` its lines,
-    ``head`` its names, signature and docstring words, ``setter`` whether it is a builder's
-    setter (``function_signals.is_setter``), ``weights`` the signals' (``IndexTuning.signals``).
+    ``head`` its names, signature and docstring words, ``code`` its words without string
+    literals (``asks_code``), ``setter`` whether it is a builder's setter
+    (``function_signals.is_setter``), ``weights`` the signals' (``IndexTuning.signals``).
 
     Namesakes (``fuse.with_namesakes``: one file's functions of one name) enter the pool
     together, and each is scored on its own: the fused order let the best-fused stand for
@@ -343,8 +374,9 @@ def rerank_units(
     held = [read(v) for v in flat]
     sizes = [size(v) for v in flat] if size is not None and question.one_line else None
     heads = [head(v) for v in flat] if head is not None and question.one_line else None
+    coded = [code(v) for v in flat] if code is not None and asks_code(question) else None
     found = measured(
-        candidates, question, hits, files, held, sizes, heads, tests_wanted=tests_wanted
+        candidates, question, hits, files, held, sizes, heads, coded, tests_wanted=tests_wanted
     )
     return _grouped([(flat[s.at], s) for s in ordered(found, weights)])
 
