@@ -13,7 +13,9 @@ Hooks:
   replaced by a symbolic link to ``$CQ_TEST_LINK_TARGET``: a link swapped in after rg's walk
   and every confinement check.
 - ``slow-index=SECONDS``: the repository index spends SECONDS on each file it prepares
-  before preparing it (in-process builds): a first build slower than any ``--timeout``.
+  before preparing it (in-process builds): a first build slower than any ``--timeout``. With
+  ``$CQ_TEST_PREPARED`` set (a path), a line is appended to that file for each file
+  prepared: how far the process's own build went before it exited.
 - ``count-opens=ROOT``: every open of a file under ``ROOT`` in the process is counted (Python's
   ``open`` audit event: ``open`` raises it, and ``os.open`` again when it is ``open``'s
   opener, as in ``cq.rooted``: that second event is the same open); at exit the counts are
@@ -104,10 +106,15 @@ def _install_slow_index(seconds: float) -> None:
     import cq.index.rows
 
     prepare = cq.index.rows._rows
+    record = os.environ.get("CQ_TEST_PREPARED")
 
     def slow_rows(batch):  # type: ignore[no-untyped-def]
         time.sleep(seconds * len(batch))
-        return prepare(batch)
+        rows = prepare(batch)
+        if record:
+            with open(record, "a") as out:
+                out.writelines(f"{path}\n" for path, _ in batch)
+        return rows
 
     cq.index.rows._rows = slow_rows  # type: ignore[assignment]
 
