@@ -56,8 +56,8 @@ PATIENT = ("--timeout", "600")
 
 def _later(repo: Path, cache: Path, *extra: str):  # type: ignore[no-untyped-def]
     """The first answer with the index among the next questions, once the build behind the
-    first one is done (a generous minute on a loaded machine)."""
-    give_up = time.monotonic() + 90
+    first one is done (a hang bound, generous on a loaded machine)."""
+    give_up = time.monotonic() + 300
     while True:
         run, data = _ask(repo, cache, *extra, *PATIENT)
         if "files" in data["summary"]["telemetry"].get("index", {}) or time.monotonic() > give_up:
