@@ -141,7 +141,7 @@ def run_hooked(hook: str, *args: str, env: dict[str, str] | None = None) -> CqRu
         [sys.executable, str(script), hook, *args],
         capture_output=True,
         env={**os.environ, **(env or {})},
-        timeout=120,
+        timeout=600,  # only ends a run gone wrong, as run_cq's
     )
     return CqRun(proc)
 

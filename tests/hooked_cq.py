@@ -13,7 +13,11 @@ Hooks:
   replaced by a symbolic link to ``$CQ_TEST_LINK_TARGET``: a link swapped in after rg's walk
   and every confinement check.
 - ``slow-index=SECONDS``: the repository index spends SECONDS on each file it prepares
-  before preparing it (in-process builds): a first build slower than any ``--timeout``.
+  before preparing it (in-process builds): a first build slower than any ``--timeout``. With
+  ``$CQ_TEST_PREPARED`` set (a path), a line is appended to that file for each file
+  prepared: how far the process's own build went before it exited.
+- ``stuck-index``: the repository index's build never gets its first prepared file (in-process
+  builds and pooled ones alike): a build no deadline sees the end of.
 - ``count-opens=ROOT``: every open of a file under ``ROOT`` in the process is counted (Python's
   ``open`` audit event: ``open`` raises it, and ``os.open`` again when it is ``open``'s
   opener, as in ``cq.rooted``: that second event is the same open); at exit the counts are
@@ -104,12 +108,29 @@ def _install_slow_index(seconds: float) -> None:
     import cq.index.rows
 
     prepare = cq.index.rows._rows
+    record = os.environ.get("CQ_TEST_PREPARED")
 
     def slow_rows(batch):  # type: ignore[no-untyped-def]
         time.sleep(seconds * len(batch))
-        return prepare(batch)
+        rows = prepare(batch)
+        if record:
+            with open(record, "a") as out:
+                out.writelines(f"{path}\n" for path, _ in batch)
+        return rows
 
     cq.index.rows._rows = slow_rows  # type: ignore[assignment]
+
+
+def _install_stuck_index() -> None:
+    import threading
+
+    import cq.index.build
+
+    def never(*args, **kwargs):  # type: ignore[no-untyped-def]
+        threading.Event().wait()
+        yield from ()
+
+    cq.index.build.prepared_rows = never  # type: ignore[assignment]
 
 
 def _install_clear_before_writer() -> None:
@@ -196,6 +217,8 @@ def main() -> int:
         _install_link_before_read(hook.partition("=")[2])
     elif hook.startswith("slow-index="):
         _install_slow_index(float(hook.partition("=")[2]))
+    elif hook == "stuck-index":
+        _install_stuck_index()
     elif hook == "clear-before-writer":
         _install_clear_before_writer()
     elif hook.startswith("slow-enrichment="):

@@ -39,7 +39,7 @@ def tree(root: Path) -> dict[str, bytes | str]:
     return found
 
 
-def agent(*args: str, cwd: Path, home: Path, timeout: float = 60):
+def agent(*args: str, cwd: Path, home: Path, timeout: float = 300):
     return run_cq(
         "agent", *args, cwd=cwd, env={"HOME": str(home), "PATH": path_with_cq()}, timeout=timeout
     )
@@ -106,10 +106,10 @@ def test_user_scope_refuses_a_linked_directory_under_home(project, home, outside
 
 def test_a_fifo_is_refused_at_once(project, home):
     os.mkfifo(project / "CLAUDE.md")
-    run = agent("install", "--guidance", cwd=project, home=home, timeout=30)
+    run = agent("install", "--guidance", cwd=project, home=home)
     assert refused(run, project / "CLAUDE.md")
     assert sorted(p.name for p in project.iterdir()) == ["CLAUDE.md", "app.py"]
-    run = agent("uninstall", cwd=project, home=home, timeout=30)
+    run = agent("uninstall", cwd=project, home=home)
     assert refused(run, project / "CLAUDE.md")
 
 

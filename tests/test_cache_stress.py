@@ -125,7 +125,7 @@ def test_a_shared_cache_survives_every_kind_of_user_at_once(tmp_path: Path) -> N
         runs.append((["long-lived"], long_lived.returncode, err.decode(errors="replace")))
     finally:
         for env in (served, other):
-            subprocess.run([*cq, "server", "stop"], env=env, capture_output=True, timeout=60)
+            subprocess.run([*cq, "server", "stop"], env=env, capture_output=True, timeout=300)
         shutil.rmtree(runtime, ignore_errors=True)
 
     said = [(argv, code, err) for argv, code, err in runs if _alarming(err)]

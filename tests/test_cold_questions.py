@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import UPLOAD_MODULE as MODULE
 from conftest import UPLOAD_QUESTION as QUESTION
-from conftest import run_cq, write_tree
+from conftest import run_cq, run_hooked, write_tree
 
 from cq.index import indexed_files
-from cq.model.index_tuning import IndexTuning
 from cq.rewrite.vocabulary import load_vocabulary
 
 pytestmark = pytest.mark.cli_forked  # what cq prints, not how it starts (forked_cli.py)
@@ -57,8 +56,8 @@ PATIENT = ("--timeout", "600")
 
 def _later(repo: Path, cache: Path, *extra: str):  # type: ignore[no-untyped-def]
     """The first answer with the index among the next questions, once the build behind the
-    first one is done (a generous minute on a loaded machine)."""
-    give_up = time.monotonic() + 90
+    first one is done (a hang bound, generous on a loaded machine)."""
+    give_up = time.monotonic() + 300
     while True:
         run, data = _ask(repo, cache, *extra, *PATIENT)
         if "files" in data["summary"]["telemetry"].get("index", {}) or time.monotonic() > give_up:
@@ -115,24 +114,29 @@ def test_a_first_question_on_a_large_tree_waits_for_its_index_within_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A tree over the old threshold (10 MB of new source; 12 MB here) waits for its first
-    build, never left behind: the search ends within the question's wait for its index
-    (``[index] question_wait_s``, longer than this --timeout; and a generous margin for a
-    loaded machine), with the index fused or the report saying it was not ready in time."""
+    build, never left behind, and no longer than the question's wait for its index
+    (``[index] question_wait_s``, here 6 s in a profile: longer than this --timeout). The
+    build never ends (``stuck-index``): the search ends all the same, says the index was not
+    ready in time and answers without it (a condition, not a clock: a search that waited for
+    the build would never end, and the hang bound fails it); the build goes on behind it."""
     filler = "\n".join(f"# padding line {n} of the upload module" for n in range(120)) + "\n"
     files = {f"pkg/upload_{i}.py": MODULE.format(i=i) + filler for i in range(2400)}
-    repo = write_tree(tmp_path / "repo", files)
-    started = time.monotonic()
-    run, data = _ask(repo, tmp_path / "cache", "--timeout", "1", timeout=300)
-    elapsed = time.monotonic() - started
+    repo = write_tree(tmp_path / "repo", {**files, "wait.toml": "[index]\nquestion_wait_s = 6\n"})
+    cache = tmp_path / "cache"
+    args = ("search", "--root", str(repo), "--format", "json", "--timeout", "3")
+    args += ("--profile", str(repo / "wait.toml"), "--", QUESTION)
+    run = run_hooked("stuck-index", *args, env={"CQ_CACHE_DIR": str(cache)})
+    assert run.returncode in (0, 1), run.stderr
     assert BUILDING not in run.stderr
-    held = data["summary"]["telemetry"]["index"]
-    assert held.get("files") == 2400 or "not ready within --timeout" in held["unused"]
-    assert data["findings"]
-    assert elapsed < IndexTuning().question_wait_s + 60, elapsed
+    data = run.json()
+    assert "not ready within --timeout" in data["summary"]["telemetry"]["index"]["unused"]
+    # rg's evidence, or what it read before --timeout stopped it, said so (beside burners a
+    # --timeout of 1 s once gave no findings)
+    assert data["findings"] or data["summary"]["stats"]["timed_out"]
     # A build the deadline cut goes on behind the search: the next question finds the index
     # whole, with no other question building a share of it meanwhile.
-    monkeypatch.setenv("CQ_CACHE_DIR", str(tmp_path / "cache"))
-    give_up = time.monotonic() + 120
+    monkeypatch.setenv("CQ_CACHE_DIR", str(cache))
+    give_up = time.monotonic() + 300  # a hang bound: generous on a loaded machine
     while len((indexed_files(repo.resolve()) or ({}, 0))[0]) < 2400:
         assert time.monotonic() < give_up, "the rest of the build never went on"
         time.sleep(0.5)

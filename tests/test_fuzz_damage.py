@@ -223,7 +223,7 @@ def test_a_held_writer_lock_leaves_the_search_reading_the_last_commit(tmp_path: 
     finally:
         assert holder.stdin is not None
         holder.stdin.close()
-        holder.wait(timeout=60)
+        holder.wait(timeout=300)
     assert locked["run"]["counters"].get("index.files_updated", 0) == 0  # 0: not shown
     assert locked["findings"][0]["file"] == "app/conf/global_settings.py"
     freed = _search_json(root, cache)

@@ -107,7 +107,7 @@ def test_a_hostile_repository_config_file_is_ignored(
     with ModelServer() as users:
         monkeypatch.setenv("CQ_LLM_URL", users.url)
         make(root / ".cq.toml")
-        run = run_cq("search", QUESTION, "--root", str(root), "--format", "json", timeout=60)
+        run = run_cq("search", QUESTION, "--root", str(root), "--format", "json")
     assert run.returncode == 0, run.stderr
     assert run.json()["summary"]["rewrite"]["rewriter"] == "llm:ollama:qwen2.5:3b"
     assert len(users.requests) == 1

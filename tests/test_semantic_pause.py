@@ -32,7 +32,7 @@ from cq.server.warm import search_begins, warm_between
 
 def state(server, wanted):
     # a stop or a continue reaches every thread of the process in a moment, not at once
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120  # a hang bound: a stop that never comes
     while True:
         stat = Path(f"/proc/{server.process.pid}/stat").read_text()
         now = stat.rsplit(")", 1)[1].split()[0]

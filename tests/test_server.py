@@ -300,13 +300,16 @@ def test_a_stuck_server_is_bypassed(repo: Path, runtime: Path) -> None:
     thread.start()
     try:
         alone = run_cq("search", "register", cwd=repo, env={"CQ_SERVER": "0"})
-        started = time.monotonic()
+        # A client that waited for the stuck server would never end (run_cq's bound fails
+        # it): one that ends, says it gave up on the server and answers as in-process, did
+        # not wait for it. A condition, not a clock: the wait for the server's hello is the
+        # client's own deadline, whatever the machine's load.
         stuck = run_cq("search", "register", cwd=repo, env=_env(runtime))
         assert held, "the client never connected"
         assert stuck.returncode == 0 and _report(stuck)[1] == _report(alone)[1]
         notes = stuck.stderr.splitlines()
         assert len(notes) == 1 and "did not answer within" in notes[0], stuck.stderr
-        assert time.monotonic() - started < 60
+        assert "searching without it" in notes[0], stuck.stderr
     finally:
         stop.set()
         thread.join()

@@ -248,7 +248,7 @@ def test_a_socket_answered_by_another_user_is_refused(repo: Path, runtime: Path)
         assert fake.stdout is not None and fake.stdout.readline() == b"ready\n"
         alone = _run(_cq("search", "register"), {"CQ_SERVER": "0"}, cwd=repo)
         served = _run(_cq("search", "register"), _env(runtime), cwd=repo)
-        received, _ = fake.communicate(b"", timeout=60)
+        received, _ = fake.communicate(b"", timeout=300)
     finally:
         if fake.poll() is None:
             fake.kill()
