@@ -224,10 +224,12 @@ class _Share:
     ) -> _Share | None:
         t = settings.tuning
         count = min(len(shown), t.max_hits)
-        pooled = None if forked.possible() else helper_pool()
         if t.budget_ms is not None or 0 < t.libcst_hits < count:
             return None
-        if pooled is None and not forked.possible():
+        # a process that may fork forks a helper; a long-lived one hands its pool the share
+        can_fork = forked.possible()
+        pooled = None if can_fork else helper_pool()
+        if not can_fork and pooled is None:
             return None
         limit = QUOTA if t.libcst_hits == 0 else None  # the same for every hit
         todo: dict[int, tuple[str, str]] = {}  # hit -> its file, its store key

@@ -87,8 +87,8 @@ class UnitReader:
 
     def __init__(self, units: Callable[[str], Mapping[str, Unit]]) -> None:
         self.units = units
-        self.said: dict[tuple[str, str], frozenset[str]] = {}
-        self.coded: dict[tuple[str, str], frozenset[str]] = {}
+        # a unit's words, with its string literals or without them (``code``)
+        self.said: dict[tuple[str, str, bool], frozenset[str]] = {}
 
     def words(self, vote: UnitVote) -> frozenset[str] | None:
         """A Relevant Function's words (``by_coverage``); None: not found in its file."""
@@ -98,14 +98,8 @@ class UnitReader:
     def code(self, vote: UnitVote) -> frozenset[str] | None:
         """A Relevant Function's words without its string literals (``words_of``), for a
         how-question's shares (``apply``); None: not found in its file."""
-        units = self.units(vote.file)
-        u = units.get(vote.qualname)
-        if u is None:
-            return None
-        key = (vote.file, vote.qualname)
-        if key not in self.coded:
-            self.coded[key] = words_of(u, _called(units, u), strings=False)
-        return self.coded[key]
+        u = self.units(vote.file).get(vote.qualname)
+        return self._words(vote.file, u, strings=False) if u is not None else None
 
     def head(self, vote: UnitVote) -> frozenset[str] | None:
         """A Relevant Function's names, signature and docstring words (``head_of``); None: not
@@ -142,10 +136,10 @@ class UnitReader:
             for u in functions_of(self.units(hit.path), hit.qualname)
         ]
 
-    def _words(self, path: str, u: Unit) -> frozenset[str]:
-        key = (path, u.qualname)
+    def _words(self, path: str, u: Unit, *, strings: bool = True) -> frozenset[str]:
+        key = (path, u.qualname, strings)
         if key not in self.said:
-            self.said[key] = words_of(u, _called(self.units(path), u))
+            self.said[key] = words_of(u, _called(self.units(path), u), strings=strings)
         return self.said[key]
 
 

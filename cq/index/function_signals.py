@@ -166,7 +166,9 @@ def variants(candidates: Sequence[Candidate], question: Asked) -> list[float]:
         if k & question.content and not aside(c, question)
     }
     return [
-        1.0 if any(g < k and not (k - g) & question.content for g in named) else 0.0 for k in kinds
+        # an indicator (1: a variant, 0: not); its weight is ``SignalWeights.variant``
+        1.0 if any(g < k and not (k - g) & question.content for g in named) else 0.0
+        for k in kinds
     ]
 
 

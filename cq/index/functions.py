@@ -150,7 +150,8 @@ def measured(
     inside = readers.inside(candidates, hits)
     top = max(c.fused for c in candidates) or 1.0
     most_inside = max(len(x) for x in inside) or 1
-    copied = _aside_copies(candidates, question)
+    asides = [readers.aside(c, question) for c in candidates]
+    copied = _aside_copies(candidates, asides)
     out = []
     for i, c in enumerate(candidates):
         name = last_name(c.qualname)
@@ -170,7 +171,7 @@ def measured(
             "titled": owner if question.one_line else 0.0,
             "message": readers.message(inside[i], question),
             "constructor": readers.constructor(c, name, question),
-            "aside": readers.aside(c, question),
+            "aside": asides[i],
             "naming": round(naming[i], 6),
             "variant": variant[i],
         }
@@ -179,6 +180,7 @@ def measured(
         words = readers.words_held(question, held[i] if held else None)
         evidence = readers.evidence(name, signals, inside[i], words)
         copies = tuple(j for j in copied.get(c.qualname, ()) if not signals["aside"])
+        # score 0.0 is a placeholder: ``score_of`` sums the weighted signals once all are known
         out.append(Scored(at=i, score=0.0, signals=signals, evidence=evidence, copies=copies))
     return out
 
@@ -217,16 +219,17 @@ def _naming(
     return coverage(words, [name_stems(last_name(c.qualname)) for c in candidates], whole=True)
 
 
-def _aside_copies(candidates: Sequence[Candidate], question: Asked) -> dict[str, list[int]]:
-    """The candidates kept aside from the project's own code (``function_signals.aside``:
+def _aside_copies(candidates: Sequence[Candidate], asides: Sequence[float]) -> dict[str, list[int]]:
+    """The candidates kept aside from the project's own code (``asides``, each one's
+    ``function_signals.aside``:
     a teaching copy, an example) by their qualified names. The project's function of the
     same name is what the copy shows: pyro's ``contrib/minipyro.py::apply_stack``, short
     and dense with the question's words, outscores ``poutine/runtime.py::apply_stack`` on
     "how does a sample statement pass through the stack of effect handlers"; the copy
     yields the Answer (``aside``), and what it scored counts for the original (``ordered``)."""
     out: dict[str, list[int]] = {}
-    for i, c in enumerate(candidates):
-        if readers.aside(c, question):
+    for i, (c, side) in enumerate(zip(candidates, asides, strict=True)):
+        if side:
             out.setdefault(c.qualname, []).append(i)
     return out
 
@@ -308,12 +311,13 @@ def answer_shift(signals: Mapping[str, float], weights: SignalWeights) -> float:
     """What a candidate's score as the Answer differs from its place in the list by: the
     signals that order the list after it out, those that choose the Answer alone in, and a
     how-question's share over the code in place of ``covers`` (``asks_code``)."""
+    # 0.0 for a signal a candidate lacks: not measured for it, so it moves nothing
     covers = signals.get("covers", 0.0)
     code = weights.covers * (signals.get(_ANSWER_COVERS, covers) - covers)
     return (
         code
-        - sum(getattr(weights, k) * signals.get(k, 0.0) for k in _AFTER)
-        + sum(getattr(weights, k) * signals.get(k, 0.0) for k in _ANSWER_ONLY)
+        - sum(getattr(weights, k) * signals.get(k, 0.0) for k in _AFTER)  # absent: moves nothing
+        + sum(getattr(weights, k) * signals.get(k, 0.0) for k in _ANSWER_ONLY)  # likewise
     )
 
 
