@@ -8,6 +8,10 @@ bytes it returns through a pipe; ``result()`` reads them once this process is do
 own share (None: the child failed, and the caller does the work itself, so a failure costs
 time, never an answer).
 
+``Turns`` shares a list of items with a child the same way, without a split decided in
+advance: each side takes the next item not yet taken, so neither waits for the other because
+a guess of the items' costs was wrong (a slice's parse cost is known only once planned).
+
 Only a process with no other thread than the progress line's forks (``possible``): another
 thread may hold a lock the child would need (an import's, a stream's). So the CLI's one-shot
 search forks; a long-lived server process, with its warm-up and Pyrefly threads, does its
@@ -26,8 +30,11 @@ import signal
 import sys
 import threading
 import warnings
+from array import array
 from collections.abc import Callable
 from functools import cache
+
+import msgspec
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 # The progress line's thread (``cq.progress``) only writes to stderr, which a child never does.
@@ -99,6 +106,84 @@ class Forked:
             except ChildProcessError:
                 return -1
             return os.waitstatus_to_exitcode(raw)
+
+
+class Turns:
+    """Items ``0..count-1`` taken one at a time by this process (``take``) and a forked child
+    (``start``'s ``work``, run for each item the child takes), whichever is free first: the
+    item numbers sit in a pipe both read, two bytes a read, and the kernel serializes a
+    pipe's reads, so each number is read once. Give the items largest first: the last ones,
+    which one side may finish while the other waits, are then the cheapest."""
+
+    # Numbers written before the fork into a pipe nobody reads yet: 4 KiB fits even a
+    # pipe the kernel shrank to one page (``pipe-user-pages-soft``).
+    MAX_ITEMS = 2048
+
+    def __init__(self, helper: Forked, reader: int) -> None:
+        self.helper, self.reader = helper, reader
+        self.open = True
+
+    @classmethod
+    def start(cls, count: int, work: Callable[[int], bytes]) -> Turns | None:
+        """The child started on the items it takes; None when the items do not fit or the
+        fork fails (the caller does them all)."""
+        if not 0 < count <= cls.MAX_ITEMS:
+            return None
+        reader, writer = os.pipe()
+        numbers = array("H", range(count)).tobytes()
+        try:
+            os.set_blocking(writer, False)
+            written = os.write(writer, numbers)
+        except OSError:
+            written = -1
+        os.close(writer)  # the numbers stay: both sides read them, then see the end
+        if written != len(numbers):
+            os.close(reader)
+            return None
+
+        def child() -> bytes:
+            done: list[tuple[int, bytes]] = []
+            while (item := _take(reader)) is not None:
+                done.append((item, work(item)))
+            return msgspec.msgpack.encode(done)
+
+        helper = Forked.start(child)
+        if helper is None:
+            os.close(reader)
+            return None
+        return cls(helper, reader)
+
+    def take(self) -> int | None:
+        """The next item for this process; None once every item is taken."""
+        return _take(self.reader) if self.open else None
+
+    def finish(self) -> dict[int, bytes] | None:
+        """The child's results by item, once it is done; None when it failed (the items it
+        took are then this process's to do)."""
+        self._close()
+        blob = self.helper.result()
+        if blob is None:
+            return None
+        try:
+            return dict(msgspec.msgpack.decode(blob, type=list[tuple[int, bytes]]))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+
+    def abandon(self) -> None:
+        """End the child now (a cancelled search, an error here)."""
+        self._close()
+        self.helper.kill()
+
+    def _close(self) -> None:
+        if self.open:
+            self.open = False
+            os.close(self.reader)
+
+
+def _take(reader: int) -> int | None:
+    """The next number from a ``Turns`` pipe (None at its end)."""
+    pair = os.read(reader, 2)
+    return int.from_bytes(pair, sys.byteorder) if len(pair) == 2 else None
 
 
 def _child(

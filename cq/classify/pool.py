@@ -25,7 +25,6 @@ the pool at once. The sizes are ``cq.model.tuning.ScaleTuning``.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
 import sys
 import warnings
@@ -44,6 +43,7 @@ from cq.classify.analyze import (
     analyze_file,
     parse_bytes,
     planned,
+    ready,
 )
 from cq.errors import SearchCancelledError
 from cq.model.tuning import ParseTuning, ScaleTuning
@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # imported when a pool starts: ~25 ms of CPU a search in-proc
     from concurrent.futures import Future, ProcessPoolExecutor
 
 _decoder = msgspec.msgpack.Decoder(FileAnalysis)
+_batch_decoder = msgspec.msgpack.Decoder(list[FileAnalysis])
 _pool: ProcessPoolExecutor | None = None
 _pool_size = 0
 _pool_forked = False  # its workers are forks of this process (``_get_pool``)
@@ -81,8 +82,9 @@ class Analyzer:
         self.caps, self.scale, self.check = caps, scale, check
         self.pending: list[FileTask] = []  # not yet placed: in-process or pool is undecided
         self.pending_bytes = 0
-        self.planned_bytes = 0  # source planned here while the pool was undecided
-        self.pending_work = 0  # what that source parses (its slices, or whole files)
+        self.sampled_bytes = 0  # source planned here while the pool was undecided
+        self.sampled_work = 0  # what that source parses (its slices, or whole files)
+        self.pending_work = 0  # what the pending tasks parse: planned, or estimated
         self.flight: deque[tuple[list[FileTask], int, Future[list[bytes]]]] = deque()
         self.flight_bytes = 0
         self.pool: ProcessPoolExecutor | None = None
@@ -105,14 +107,15 @@ class Analyzer:
         first files is rough, so it must promise well over the threshold (an audit search
         waited for its planned work while this process read and planned three times as
         much source by itself, both workers idle)."""
-        if self.pool is None and self.failures == 0:
-            tasks = [planned(t, self.caps) for t in tasks]
-            self.planned_bytes += sum(len(t.data) for t in tasks)
-            self.pending_work += sum(parse_bytes(t) for t in tasks)
+        undecided = self.pool is None and self.failures == 0
+        if undecided:
+            tasks = [self._sampled(t) for t in tasks]
+        if undecided:
+            self.pending_work += sum(self._work(t) for t in tasks)
         self.pending += tasks
         self.pending_bytes += sum(len(t.data) for t in tasks)
-        if self.pool is None and self.failures == 0:
-            expected_work = expected_bytes * self.pending_work // max(1, self.planned_bytes)
+        if undecided:
+            expected_work = expected_bytes * self.sampled_work // max(1, self.sampled_bytes)
             projected = self.pending_work + expected_work
             workers = worker_count(projected, self.scale)
             due = self.pending_work >= self.scale.pool_min_bytes
@@ -134,25 +137,49 @@ class Analyzer:
             yield from self._collect(block=True)
         yield from self._run_pending()
 
+    def _sampled(self, task: FileTask) -> FileTask:
+        """The task planned here while the sample is short of ``SAMPLE_BYTES``."""
+        if self.sampled_bytes >= int(os.environ.get("XP_SAMPLE", 1 << 20)):
+            return task
+        task = planned(task, self.caps)
+        self.sampled_bytes += len(task.data)
+        self.sampled_work += parse_bytes(task)
+        return task
+
+    def _work(self, task: FileTask) -> int:
+        """What ``task`` parses: planned, or estimated from the sample (its slices parse
+        that share of their files' bytes; a file with more hits than slicing allows, all)."""
+        if task.plan is not None or not task.hits or len(task.hits) > self.caps.max_slice_hits:
+            return parse_bytes(task)
+        return len(task.data) * self.sampled_work // max(1, self.sampled_bytes)
+
     def _run_pending(self) -> Iterator[Done]:
+        """The pending tasks analysed here, with a forked helper taking turns when their
+        work is worth one (``cq.forked.Turns``)."""
         tasks, self.pending, self.pending_bytes = self.pending, [], 0
-        share = _Share.start(tasks, self.caps, self.scale) if self.failures == 0 else None
-        if share is None:
-            for task in tasks:
-                self.check()
-                yield task, analyze_file(task, self.caps)
-            return
+        sizes = [self._work(t) for t in tasks]
+        groups = _groups(sorted(range(len(tasks)), key=lambda n: (-sizes[n], n)))
+        turns = None
+        if self.failures == 0 and len(tasks) >= 2 and sum(sizes) >= self.scale.helper_min_bytes:
+            turns = _turns(tasks, groups, self.caps)
         done: dict[int, FileAnalysis] = {}
         try:
-            for n, task in enumerate(tasks):
-                self.check()
-                if n not in share.theirs:
+            while turns is not None and (k := turns.take()) is not None:
+                for n in groups[k]:
+                    self.check()
+                    done[n] = analyze_file(tasks[n], self.caps)
+            theirs = turns.finish() if turns is not None else None
+            for k, blob in (theirs or {}).items():
+                analyses = _batch_decoder.decode(blob)
+                done.update(zip(groups[k], analyses, strict=True))
+                self.helped += len(analyses)
+            for n, task in enumerate(tasks):  # all of them when no helper took turns
+                if n not in done:
+                    self.check()
                     done[n] = analyze_file(task, self.caps)
-            theirs, sent = share.finish()
-            done |= theirs
-            self.helped += len(theirs) if sent else 0
         except BaseException:
-            share.abandon()
+            if turns is not None:
+                turns.abandon()
             raise
         for n, task in enumerate(tasks):
             yield task, done[n]
@@ -240,51 +267,26 @@ class Analyzer:
         self.flight.clear()
 
 
-class _Share:
-    """The analyses of some of the files of a search that stays in-process, done by a forked
-    helper (``cq.forked``: no start-up to pay, unlike a pool's spawned worker) while this
-    process analyses the others; the work is split by what each file parses, the largest
-    first to the lighter side. An analysis is a pure function of its task: who runs it
-    changes nothing. A helper that fails leaves its share to this process."""
+def _groups(order: list[int]) -> list[list[int]]:
+    """Tasks in ``order`` as the items of a ``forked.Turns``: one a task, or runs of
+    consecutive ones when there are more tasks than it takes items."""
+    per = -(-len(order) // forked.Turns.MAX_ITEMS) or 1
+    return [order[i : i + per] for i in range(0, len(order), per)]
 
-    def __init__(
-        self, helper: forked.Forked, theirs: list[int], work: list[FileTask], caps: ParseTuning
-    ) -> None:
-        self.helper, self.theirs, self.work, self.caps = helper, set(theirs), (theirs, work), caps
 
-    @classmethod
-    def start(cls, tasks: list[FileTask], caps: ParseTuning, scale: ScaleTuning) -> _Share | None:
-        sizes = [parse_bytes(t) for t in tasks]  # planned while the pool was undecided
-        if len(tasks) < 2 or sum(sizes) < scale.helper_min_bytes or not forked.possible():
-            return None
-        loads = [0, 0]
-        theirs: list[int] = []
-        for n in sorted(range(len(tasks)), key=lambda n: (-sizes[n], n)):
-            side = 0 if loads[0] <= loads[1] else 1
-            loads[side] += sizes[n]
-            if side:
-                theirs.append(n)
-        theirs.sort()
-        work = [tasks[n] for n in theirs]
-        helper = forked.Forked.start(lambda: msgspec.msgpack.encode(analyze_batch(work, caps)))
-        return None if helper is None else cls(helper, theirs, work, caps)
-
-    def finish(self) -> tuple[dict[int, FileAnalysis], bool]:
-        """The helper's analyses by task number, and whether it sent them; done here when
-        it failed."""
-        theirs, work = self.work
-        blob = self.helper.result()
-        blobs: list[bytes] | None = None
-        if blob is not None:
-            with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
-                blobs = msgspec.msgpack.decode(blob, type=list[bytes])
-        if blobs is None or len(blobs) != len(work):
-            done = {n: analyze_file(t, self.caps) for n, t in zip(theirs, work, strict=True)}
-            return done, False
-        return {n: _decoder.decode(b) for n, b in zip(theirs, blobs, strict=True)}, True
-
-    def abandon(self) -> None:
-        self.helper.kill()
+def _turns(
+    tasks: list[FileTask], groups: list[list[int]], caps: ParseTuning
+) -> forked.Turns | None:
+    """A forked helper taking turns with this process at the ``groups`` of ``tasks``: no
+    start-up to pay, unlike a pool's spawned worker, and an analysis is a pure function of
+    its task, so who runs it changes nothing. None when no helper can be forked."""
+    if not forked.possible():
+        return None
+    ready({tasks[n].language for group in groups for n in group})
+    encoder = msgspec.msgpack.Encoder()
+    return forked.Turns.start(
+        len(groups), lambda k: encoder.encode([analyze_file(tasks[n], caps) for n in groups[k]])
+    )
 
 
 def _get_pool(workers: int) -> ProcessPoolExecutor:

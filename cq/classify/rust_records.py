@@ -78,6 +78,11 @@ _QUERY = """
 """
 
 
+def prepare() -> None:
+    """Compile the query now (``cq.classify.analyze.ready``)."""
+    _query()
+
+
 @cache
 def _query() -> Any:
     import tree_sitter

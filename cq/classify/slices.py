@@ -49,6 +49,13 @@ _MULTILINE = re.compile(
     re.DOTALL,
 )
 _SPANNING = (b'"""', b"'''", b"\\\n")  # what a string that spans lines holds
+# ``_MULTILINE`` up to a triple quote's opening: its body is skipped with ``bytes.find``
+# (``_triple_end``; docstrings are most of the bytes the scan passes over).
+_OPENING = re.compile(
+    rb"(?>(?:[^\"'#\\]++|\\.|#[^\n]*+|" + _ONE_LINE + rb")*+)"
+    rb"(?:(?P<triple>\"\"\"|''')|(?P<string>" + _CONTINUED + rb")|[\"'\\]|\Z)",
+    re.DOTALL,
+)
 _HEADER = re.compile(rb"(?:@|(?:async[ \t]+)?def\b|class\b)")
 # A line that starts a statement (the match starts at the newline before); clauses that go
 # on with the statement above (else, except, ...) do not.
@@ -58,6 +65,7 @@ _INDENTED_STATEMENT = re.compile(rb"\n([ \t]+)[^\s#)\]}]")
 _CLASS_NAME = re.compile(rb"class[ \t]+([^\s(:\[]+)")
 _DEF_NAME = re.compile(rb"(?:async[ \t]+)?def[ \t]+([^\s(\[]+)")
 _PLAIN_START = re.compile(rb"(?![rRbBuUfFtT]{1,2}[\"'])[A-Za-z_]")  # not a string's prefix
+_STRING_START = re.compile(rb"[rRbBuUfFtT]{0,2}[\"']")
 _CONTINUING = tuple(bytes([c]) for c in b",([{\\+-*/%&|^=<>.@~:")
 
 _MAX_HEADER_LINES = 30
@@ -284,7 +292,9 @@ class _Scan:
         comment at its end stays in the body, as in the file); the body's last statement ends
         where ``piece`` does, with its trailer."""
         name = _DEF_NAME.match(self.data, def_pos)
-        if name is None or self.data[def_pos - len(indent) : def_pos] != indent:
+        if self.data[def_pos - len(indent) : def_pos] != indent:
+            return piece
+        if name is None and _CLASS_NAME.match(self.data, def_pos) is None:
             return piece
         line_start = def_pos - len(indent)
         body = self._body_lines(line_start, piece.end)
@@ -298,6 +308,9 @@ class _Scan:
         if line >= ends:
             return piece  # past the body's end (or a line indented less, taken for it)
         lines = lines[: bisect_left(lines, ends)]
+        head = self._head(piece, lines, width, line)
+        if head is not None or name is None:  # a class's members are ``_member``'s
+            return head or piece
         here = bisect_right(lines, line) - 1
         while here > 0 and not (
             self._is_header(lines[here], width) or self._plain_start_at(lines[here] + width)
@@ -322,6 +335,25 @@ class _Scan:
         if nested < line and _DEF_NAME.match(self.data, nested):
             return self._in_body(inner, nested, body_indent, line)
         return inner
+
+    def _head(self, piece: Slice, lines: list[int], width: int, line: int) -> Slice | None:
+        """``piece`` (a def or class, its body's statement ``lines`` at indent ``width``) cut
+        down to its head when the hit's ``line`` is there: its decorators and header line,
+        and its docstring when the hit is in it, with a stand-in ``pass`` for the rest of
+        the body (the hit's syntax is all in the head: a ``def __init__`` hit does not pay
+        for the method's body). None when the hit is in the body past them."""
+        stop = 0
+        if line >= lines[0]:
+            if (
+                len(lines) < 2
+                or line >= lines[1]
+                or not _STRING_START.match(self.data, lines[0] + width)
+            ):
+                return None
+            stop = 1  # in the first statement, a string: the docstring
+        body_indent = self.data[lines[0] : lines[0] + width]
+        trailer = body_indent + b"pass\n" + piece.trailer
+        return Slice(piece.start, lines[stop], piece.header, trailer)
 
     def _body_lines(self, class_line: int, end: int) -> tuple[bytes, list[int]] | None:
         """The class body's indentation and its statement lines at that indentation
@@ -370,7 +402,8 @@ def _multiline_strings(data: bytes) -> list[tuple[int, int]]:
     file give them, from the lines that may start one only: a string spans lines with a
     triple quote or a backslash before a newline, and every other line starts in code (no
     comment or one-line string goes past its line), so the matches start on the lines that
-    hold one of those (``bytes.find`` skips the rest, most of a file, at memory speed)."""
+    hold one of those (``bytes.find`` skips the rest, most of a file, at memory speed, and
+    the bodies of triple-quoted strings: ``_triple_end``)."""
     spans: list[tuple[int, int]] = []
     found = [data.find(mark) for mark in _SPANNING]
     at = 0
@@ -382,12 +415,38 @@ def _multiline_strings(data: bytes) -> list[tuple[int, int]]:
         if not ahead:
             return spans
         start = max(at, data.rfind(b"\n", 0, min(ahead)) + 1)
-        match = _MULTILINE.match(data, start)
+        match = _OPENING.match(data, start)
         if match is None or match.end() == start:  # the end of the file
             return spans
+        at = match.end()
+        if match.start("triple") >= 0:
+            end = _triple_end(data, at, match["triple"])
+            if end is None:  # never closed: as ``_MULTILINE`` reads it
+                match = _MULTILINE.match(data, start)
+                if match is None or match.end() == start:
+                    return spans
+                at = match.end()
+            else:
+                spans.append((match.start("triple"), end))
+                at = end
+                continue
         if match.start("string") >= 0:
             spans.append(match.span("string"))
-        at = match.end()
+
+
+def _triple_end(data: bytes, body: int, quote: bytes) -> int | None:
+    """The end (past its closing quotes) of the triple-quoted string whose body starts at
+    ``body``: the first ``quote`` there not escaped by an odd run of backslashes, where
+    ``_TRIPLE`` ends it; None when it is never closed."""
+    pos = body
+    while (close := data.find(quote, pos)) >= 0:
+        run = close
+        while data[run - 1] == 92:  # backslashes; the opening quote stops the walk
+            run -= 1
+        if (close - run) % 2 == 0:
+            return close + 3
+        pos = close + 1
+    return None
 
 
 @cache
