@@ -97,8 +97,10 @@ class Analyzer:
         """Take ``tasks``; yield the analyses finished meanwhile. ``expected_bytes`` guesses
         how much more source is still to come (it decides the pool's size).
 
-        While the pool is undecided the tasks' slices are planned here (the plans go with
-        the tasks), so the decision weighs the bytes that will be parsed: a sliced file
+        While the pool is undecided the first tasks' slices (``plan_sample_bytes`` of their
+        source) are planned here, the plans going with the tasks, and the other tasks' parse
+        work is estimated from that sample (``_work``: they are planned where they are
+        analysed, in parallel), so the decision weighs the bytes that will be parsed: a sliced file
         parses a few percent of its bytes (a cold 'register' on the stdlib without
         site-packages hands over 5.3 MB of files and parses 0.45 MB of them: no pool's
         worth, where two workers' start-up cost 0.5 CPU-s). The pool starts when the work
@@ -110,7 +112,6 @@ class Analyzer:
         undecided = self.pool is None and self.failures == 0
         if undecided:
             tasks = [self._sampled(t) for t in tasks]
-        if undecided:
             self.pending_work += sum(self._work(t) for t in tasks)
         self.pending += tasks
         self.pending_bytes += sum(len(t.data) for t in tasks)
@@ -138,8 +139,8 @@ class Analyzer:
         yield from self._run_pending()
 
     def _sampled(self, task: FileTask) -> FileTask:
-        """The task planned here while the sample is short of ``SAMPLE_BYTES``."""
-        if self.sampled_bytes >= int(os.environ.get("XP_SAMPLE", 1 << 20)):
+        """The task planned here while the sample is short of ``plan_sample_bytes``."""
+        if self.sampled_bytes >= self.scale.plan_sample_bytes:
             return task
         task = planned(task, self.caps)
         self.sampled_bytes += len(task.data)
