@@ -153,9 +153,6 @@ class _Scan:
         if anchor < 0:
             return Slice(0, self._end(line))  # module-level code above every def: the top
         if not self._top_between(floor, line):  # the hit is in this def, class or decorator
-            member = self._member(floor, line, self._end(line))
-            if member is not None:
-                return member
             past = self._past(floor)
             whole = Slice(self._decorated_from(anchor), self._end(max(line, past)))
             return self._in_body(whole, past, b"", line)
@@ -231,36 +228,6 @@ class _Scan:
         """No top-level statement between two top-level header lines."""
         return self.next_top(earlier + 1, later) is None
 
-    def _member(self, class_line: int, line: int, end: int) -> Slice | None:
-        """The member of the class at ``class_line`` around the hit's ``line``, if it is in
-        one (not in the class header, docstring or attributes above the first member)."""
-        name = _CLASS_NAME.match(self.data, class_line)
-        if name is None or line <= class_line:
-            return None
-        body = self._body_lines(class_line, end)
-        if body is None:
-            return None
-        body_indent, lines = body
-        width = len(body_indent)
-        here = bisect_right(lines, line) - 1
-        while here >= 0 and not (
-            self._is_header(lines[here], width) or self._plain_start_at(lines[here] + width)
-        ):
-            here -= 1  # a string or a continuation line: whole statements start higher up
-        if here < 0:
-            return None
-        while here > 0 and self.data.startswith(b"@", lines[here - 1] + width):
-            here -= 1  # its decorators
-        start = lines[here]
-        after = bisect_right(lines, line)
-        while 0 < after < len(lines) and self.data.startswith(b"@", lines[after - 1] + width):
-            after += 1  # the hit is in a decorator: the member ends after what it decorates
-        stop = lines[after] if after < len(lines) else end
-        header = b"class " + name.group(1) + b":\n"
-        trailer = body_indent + b"pass\n" if after < len(lines) else b""
-        member = Slice(start, stop, header, trailer)
-        return self._in_body(member, self._past_member(here, lines, width), body_indent, line)
-
     def _dedent(self, header: int, start: int, end: int, indent: bytes) -> int:
         """The first code line in ``[start, end)`` indented less than ``indent`` (``end`` if
         none): where the body (indented by ``indent``) of the ``def`` at ``header`` surely
@@ -282,20 +249,25 @@ class _Scan:
         return lines[here] + width
 
     def _in_body(self, piece: Slice, def_pos: int, indent: bytes, line: int) -> Slice:
-        """``piece`` (a ``def`` at ``def_pos``, indented by ``indent``) cut down to the
-        statement of the function's body that holds the hit's ``line``, parsed under a
-        stand-in ``def name():`` line (after ``piece``'s own stand-in header), and again in a
-        function defined there; ``piece`` itself when the hit is not in a body statement that
-        surely starts a statement (its signature, its decorators, a docstring).
+        """``piece`` (a ``def`` or ``class`` at ``def_pos``, indented by ``indent``) cut down
+        to the statement of its body that holds the hit's ``line`` (a method with its
+        decorators, a class attribute, a statement of a function), parsed under a stand-in
+        ``def name():`` or ``class Name:`` line after ``piece``'s own stand-in header, and
+        again in a def or class defined there; its head alone when the hit is there
+        (``_head``); ``piece`` itself when the hit is not in a body statement that surely
+        starts a statement.
 
         A stand-in ``pass`` follows the statement when more of the body follows it (so a
         comment at its end stays in the body, as in the file); the body's last statement ends
         where ``piece`` does, with its trailer."""
-        name = _DEF_NAME.match(self.data, def_pos)
         if self.data[def_pos - len(indent) : def_pos] != indent:
             return piece
-        if name is None and _CLASS_NAME.match(self.data, def_pos) is None:
-            return piece
+        name = _DEF_NAME.match(self.data, def_pos)
+        keyword = b"def "
+        if name is None:
+            name, keyword = _CLASS_NAME.match(self.data, def_pos), b"class "
+            if name is None:
+                return piece
         line_start = def_pos - len(indent)
         body = self._body_lines(line_start, piece.end)
         if body is None:
@@ -309,22 +281,25 @@ class _Scan:
             return piece  # past the body's end (or a line indented less, taken for it)
         lines = lines[: bisect_left(lines, ends)]
         head = self._head(piece, lines, width, line)
-        if head is not None or name is None:  # a class's members are ``_member``'s
-            return head or piece
+        if head is not None:
+            return head
         here = bisect_right(lines, line) - 1
         while here > 0 and not (
             self._is_header(lines[here], width) or self._plain_start_at(lines[here] + width)
         ):
             here -= 1  # a string or a continuation line: whole statements start higher up
+        # The first statement follows the header's ``:``, which ``_plain_start_at`` would
+        # take for a line that goes on.
         if here < 0 or (here == 0 and _PLAIN_START.match(self.data, lines[0] + width) is None):
-            return piece  # in the signature, or from a first statement that is a string
+            return piece  # from a first statement that is a string
         while here > 0 and self.data.startswith(b"@", lines[here - 1] + width):
             here -= 1  # its decorators
         start = lines[here]
         after = bisect_right(lines, line)
         while 0 < after < len(lines) and self.data.startswith(b"@", lines[after - 1] + width):
             after += 1  # the hit is in a decorator: the statement ends after what it decorates
-        header = piece.header + indent + b"def " + name.group(1) + b"():\n"
+        stand_in = keyword + name.group(1) + (b"():\n" if keyword == b"def " else b":\n")
+        header = piece.header + indent + stand_in
         if after < len(lines):
             inner = Slice(start, lines[after], header, body_indent + b"pass\n")
         else:
@@ -332,7 +307,7 @@ class _Scan:
         if not (piece.start <= start and inner.end <= piece.end):
             return piece
         nested = self._past_member(here, lines, width)
-        if nested < line and _DEF_NAME.match(self.data, nested):
+        if _DEF_NAME.match(self.data, nested) or _CLASS_NAME.match(self.data, nested):
             return self._in_body(inner, nested, body_indent, line)
         return inner
 
