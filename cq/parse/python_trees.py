@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from cq.parse.source import SourceFile
@@ -43,12 +44,31 @@ def imported_names(source: SourceFile) -> frozenset[str]:
     if cached is None:
         cached = frozenset(
             (alias.asname or alias.name).split(".")[0]
-            for node in ast.walk(py_ast(source))
+            for node in _statements(py_ast(source).body)
             if isinstance(node, ast.Import | ast.ImportFrom)
             for alias in node.names
         )
         _imports_cache.put(source.digest, cached)
     return cached
+
+
+# Where a statement holds statements: an import is one, never part of an expression, so
+# these are all a search for imports enters (``ast.walk`` visits every expression node too:
+# 7x the time on the stdlib's modules).
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The statements of ``body`` and of every block nested in them (with except handlers
+    and match cases, which hold blocks)."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in _BODIES:
+            block = getattr(node, field, None)
+            if block:
+                stack.extend(block)
 
 
 class CstMetadata:
