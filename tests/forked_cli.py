@@ -161,7 +161,8 @@ def _child(args: list[str], cwd: Path | None, env: dict[str, str]) -> int:
     from cq.cli import dispatch, main
     from cq.server.client import run_through_server
 
-    dispatch.build_parser = lambda: _PARSER[0]  # type: ignore[assignment,return-value]
+    # The whole parser, for a search too: its ``search`` subparser is the one it builds alone.
+    dispatch.build_parser = lambda **_: _PARSER[0]  # type: ignore[assignment,return-value]
 
     try:  # as ``cq.cli.entry``: a search goes to the server when one is wanted (CQ_SERVER)
         code = run_through_server(args)

@@ -285,8 +285,9 @@ def test_hits_in_long_functions_parse_only_their_statements(tmp_path: Path) -> N
     assert len(sliced) == 15 and sliced == whole
     assert {scope for *_, scope, _ in sliced} == {"Runner.run", "Runner.run.inner", "helper"}
     # ``run`` holds 18 KB, its statements with hits a few hundred bytes each; ``inner`` and
-    # ``helper`` are parsed whole (hits in their signatures), 5 KB each.
-    assert sliced_counters["bytes_parsed"] < 12_000
+    # ``helper`` (5 KB each) have hits in their signatures and decorators: their heads are
+    # parsed with a stand-in body.
+    assert sliced_counters["bytes_parsed"] < 1_500
 
 
 # Slices of one file are parsed joined in one text, in the order they start: ``last``'s whole
@@ -308,3 +309,61 @@ def test_slices_joined_after_a_last_line_without_a_newline(tmp_path: Path) -> No
     assert counters["slices_parsed"] == 2
     expected = {241: ("reference", "last"), 243: ("reference", "last")}
     assert _verdicts(sliced) == _verdicts(whole) == expected
+
+
+# Classes nested in a function and in a class, their first statements, docstrings and heads:
+# each hit is parsed as its member's statement or as a head with a stand-in body, never as
+# the whole class around it, with the verdicts (and scopes) of the whole file.
+NESTED = (
+    FILLER
+    + "def factory(base):\n"
+    + "    class Local(base):\n"
+    + '        """Local docstring: target."""\n'
+    + "        kind = target  # the class's first statement\n"
+    + "        # a comment after it: target\n"
+    + "        limit = 2\n"
+    + "\n"
+    + "        def __init__(self, target=None):\n"
+    + "            self.value = target\n"
+    + BODY.replace("        ", "            ")
+    + "\n"
+    + "        class Inner:\n"
+    + "            def method(self):\n"
+    + BODY.replace("        ", "                ")
+    + "                return target(self)\n"
+    + "    return Local\n"
+    + "\n\n"
+    + "class Outer:\n"
+    + "    class Nested(Base):\n"
+    + "        @property\n"
+    + "        def target(self):\n"
+    + BODY.replace("        ", "            ")
+    + "            return 1\n"
+    + "\n\n"
+    + FILLER
+)
+
+
+def test_nested_classes_parse_their_members_and_heads_only(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": NESTED, "unsliced.toml": UNSLICED})
+    no_libcst = {"CQ_ENRICH_LIBCST_HITS": "0"}  # classification is under test
+
+    def verdicts(*extra: str) -> tuple[dict, list]:
+        argv = ("search", "target", "--root", str(tmp_path), "--format", "json", *extra)
+        run = run_cq(*argv, "--limit", "0", env=no_libcst)
+        assert run.returncode == 0, run.stderr
+        found = [
+            (f["line"], f["col"], f["category"], f["containing_scope"], f["node_kind"])
+            for f in run.json()["findings"]
+        ]
+        return run.json()["run"]["counters"], sorted(found)
+
+    sliced_counters, sliced = verdicts()
+    whole_counters, whole = verdicts("--profile", str(tmp_path / "unsliced.toml"))
+    assert whole_counters["files_parsed"] == 1 and "slices_failed" not in sliced_counters
+    assert len(sliced) == 7 and sliced == whole
+    scopes = {scope for *_, scope, _ in sliced}
+    assert {"factory.Local", "factory.Local.__init__", "factory.Local.Inner.method"} <= scopes
+    assert "Outer.Nested.target" in scopes
+    # The classes hold 17 KB; what holds the hits is a few hundred bytes with stand-ins.
+    assert sliced_counters["bytes_parsed"] < 1_500
