@@ -139,8 +139,7 @@ def enrich_shown(
         own = [d for d in bindings.missing() if share is None or d not in share.digests]
         compiled = bindings.compile(own)
         if share is not None:
-            shared, sent = share.finish()
-            helped = len(shared.hits) if sent else 0
+            shared, helped = share.finish(check)
             compiled |= shared.symbols
             for hit in shared.hits:
                 _book(hit, store, telemetry, per_hit)
@@ -195,23 +194,29 @@ class _Shared(msgspec.Struct, frozen=True, array_like=True):
 
 
 class _Share:
-    """The hits and symbol tables of some of the shown files, computed by a forked helper
-    (``cq.forked``) while this process enriches the others: a cold search's enrichment is
-    three parses of each shown file (ast-grep, tree-sitter, symtable) holding the
-    interpreter lock, ~0.3 CPU-s for 'register' on the stdlib. Every hit's enrichment is a
-    pure function of its file, position and settings, so who computes it changes nothing,
-    as long as no hit's settings depend on the hits before it: not with a wall-time budget,
-    nor with a LibCST hit quota that only some of the hits reach. The files are split by
-    size, the largest first to the lighter side; the helper takes the second side."""
+    """The hits and symbol tables of the shown files, computed with a helper while this
+    process computes its part: a cold search's enrichment is three parses of each shown file
+    (ast-grep, tree-sitter, symtable) holding the interpreter lock, ~0.3 CPU-s for
+    'register' on the stdlib, and LibCST for some hits. Every hit's enrichment is a pure
+    function of its file, position and settings, so who computes it changes nothing, as
+    long as no hit's settings depend on the hits before it: not with a wall-time budget,
+    nor with a LibCST hit quota that only some of the hits reach.
+
+    A process that may fork takes turns with a forked child at the files, the largest first
+    (``cq.forked.Turns``: a file's cost depends on its hits' stages, LibCST's above all, which
+    no split decided in advance can weigh); a long-lived process hands its pool's worker the
+    second side of a split by size (``_Pooled``)."""
 
     def __init__(
         self,
-        helper: _Helper,
+        helper: _Helper | forked.Turns,
         hits: dict[int, str],
         digests: set[str],
-        work: Callable[[], _Shared],
+        work: Callable[[list[str]], _Shared],
+        paths: list[str],
     ) -> None:
         self.helper, self.hits, self.digests, self.work = helper, hits, digests, work
+        self.paths = paths  # the files the helper takes turns at, or those of its side
 
     @classmethod
     def start(
@@ -246,35 +251,80 @@ class _Share:
         sizes |= {s.path: len(s.data) for s in tables.values() if s is not None}
         if len(sizes) < 2 or sum(sizes.values()) < t.helper_min_bytes:
             return None
-        theirs = _split(sizes)
-        hits = {i: key for i, (path, key) in todo.items() if path in theirs}
-        digests = sorted(d for d, s in tables.items() if s is not None and s.path in theirs)
 
-        def work() -> _Shared:
-            computed = [_compute(i, shown[i], k, files, settings, limit) for i, k in hits.items()]
+        def work(paths: list[str]) -> _Shared:
+            """The hits and tables of ``paths``' files (here or in the helper)."""
+            wanted = set(paths)
+            computed = [
+                _compute(i, shown[i], key, files, settings, limit)
+                for i, (path, key) in todo.items()
+                if path in wanted
+            ]
+            digests = sorted(d for d, s in tables.items() if s is not None and s.path in wanted)
             return _Shared(computed, bindings.compile(digests))
 
         if pooled is None:
-            started: _Helper | None = forked.Forked.start(lambda: msgspec.msgpack.encode(work()))
-        else:  # a long-lived process cannot fork: its pool's worker takes the share
-            todo_items = [(i, shown[i], k) for i, k in hits.items()]
-            given = {f.file: s for f in (shown[i] for i in hits) if (s := files.source(f))}
-            started = _Pooled.submit(
-                pooled, todo_items, given, bindings.files(digests), settings, limit
+            order = sorted(sizes, key=lambda p: (-sizes[p], p))
+            turns = forked.Turns.start(
+                len(order), lambda k: msgspec.msgpack.encode(work([order[k]]))
             )
-        return None if started is None else cls(started, hits, set(digests), work)
+            if turns is None:
+                return None
+            hits = {i: key for i, (_, key) in todo.items()}
+            digests = {d for d, s in tables.items() if s is not None}
+            return cls(turns, hits, digests, work, order)
+        theirs = _split(sizes)
+        hits = {i: key for i, (path, key) in todo.items() if path in theirs}
+        tabled = sorted(d for d, s in tables.items() if s is not None and s.path in theirs)
+        todo_items = [(i, shown[i], k) for i, k in hits.items()]
+        given = {f.file: s for f in (shown[i] for i in hits) if (s := files.source(f))}
+        started = _Pooled.submit(pooled, todo_items, given, bindings.files(tabled), settings, limit)
+        return None if started is None else cls(started, hits, set(tabled), work, sorted(theirs))
 
-    def finish(self) -> tuple[_Shared, bool]:
-        """The helper's results, and whether it sent them; computed here when it failed
-        (the same values)."""
+    def finish(self, check: Check) -> tuple[_Shared, int]:
+        """Every share hit and table (those the helper computed, and with a forked helper
+        this process's turns, taken now), and how many hits the helper computed; what a
+        failed helper left is computed here (the same values)."""
+        if isinstance(self.helper, forked.Turns):
+            return self._take_turns(self.helper, check)
         blob = self.helper.result()
         if blob is not None:
             with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
-                return msgspec.msgpack.decode(blob, type=_Shared), True
-        return self.work(), False
+                shared = msgspec.msgpack.decode(blob, type=_Shared)
+                return shared, len(shared.hits)
+        return self.work(self.paths), 0
+
+    def _take_turns(self, turns: forked.Turns, check: Check) -> tuple[_Shared, int]:
+        hits: list[_Computed] = []
+        symbols: dict[str, dict[str, dict[str, int]]] = {}
+        done: set[str] = set()
+        while (k := turns.take()) is not None:
+            check()
+            mine = self.work([self.paths[k]])
+            hits += mine.hits
+            symbols |= mine.symbols
+            done.add(self.paths[k])
+        theirs: list[_Shared] | None = None
+        with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+            blobs = turns.finish()
+            if blobs is not None:
+                theirs = [msgspec.msgpack.decode(b, type=_Shared) for b in blobs.values()]
+        helped = 0
+        for shared in theirs or ():
+            hits += shared.hits
+            symbols |= shared.symbols
+            helped += len(shared.hits)
+        if theirs is None:  # the helper failed: its files are this process's
+            rest = self.work([p for p in self.paths if p not in done])
+            hits += rest.hits
+            symbols |= rest.symbols
+        return _Shared(sorted(hits, key=lambda h: h.index), symbols), helped
 
     def abandon(self) -> None:
-        self.helper.kill()
+        if isinstance(self.helper, forked.Turns):
+            self.helper.abandon()
+        else:
+            self.helper.kill()
 
 
 class _Helper(Protocol):
