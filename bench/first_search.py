@@ -11,6 +11,14 @@ the stdlib <= 1.0 s.
     python -m bench.first_search                        # 'register' on the stdlib, 5 runs
     python -m bench.first_search -q __init__ --exclude 'site-packages/**' --runs 7
     python -m bench.first_search --root /work/trees/head/moto -q get_bucket
+    python -m bench.first_search --spectrum --exclude 'site-packages/**'   # the stdlib's mix
+    python -m bench.first_search --spectrum --exclude 'site-packages/**' --against ../base
+
+``--spectrum`` asks what people search first on the stdlib, from a rare function to the most
+common method name: a definition with few hits, an imported class (LibCST resolves its
+uses), the builtins and methods every module uses. ``--against CHECKOUT`` adds that
+checkout's one-shot search (its own ``.venv``) to each run, interleaved with this one's: two
+versions compared on the same machine state, the way the figures of a change are taken.
 
 Wall seconds are medians; CPU seconds are the client's (with rg and any pool workers it
 waited for), not the server's start, which runs detached beside it. Report the load
@@ -28,6 +36,10 @@ import time
 
 from bench._common import cq_command, median, rg_binary, served_env, stdlib_dir, time_command
 
+# Rare to common: few hits and a short answer, an imported class whose uses LibCST resolves,
+# then names with hundreds to thousands of hits (``__init__``: 3,672 in 699 files).
+SPECTRUM = ("register_at_fork", "register", "TextIOWrapper", "Path", "compile", "get", "__init__")
+
 
 def _stop_server(env: dict[str, str]) -> None:
     """Stop the server this run started and wait until its lock is free. It starts once the
@@ -43,26 +55,36 @@ def main() -> None:
     parser.add_argument("--root", default=stdlib_dir())
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--exclude", action="append", default=[], help="glob, for both tools")
+    parser.add_argument("--spectrum", action="store_true", help="the stdlib's mix (SPECTRUM)")
+    parser.add_argument("--against", metavar="CHECKOUT", help="another cq checkout, one-shot")
     args = parser.parse_args()
     root = os.path.abspath(args.root)
+    against = os.path.abspath(args.against) if args.against else None
     print(f"corpus: {root}  runs: {args.runs}  excluded: {args.exclude}")
     print(f"load: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} (1, 5 min)")
     print(
-        f"{'query':<14}{'server s':>9}{'one-shot s':>11}{'rg s':>7}{'server/rg':>10}"
-        f"{'4xrg+0.5':>9}{'srv cpu':>8}{'1shot cpu':>10}"
+        f"{'query':<18}{'server s':>9}{'one-shot s':>11}"
+        + (f"{'against s':>10}" if against else "")
+        + f"{'rg s':>7}{'server/rg':>10}{'4xrg+0.5':>9}{'met':>5}{'srv cpu':>8}{'1shot cpu':>10}"
     )
-    for query in args.query or ["register"]:
-        row = _measure(query, root, args.runs, args.exclude)
+    queries = args.query or (list(SPECTRUM) if args.spectrum else ["register"])
+    for query in queries:
+        row = _measure(query, root, args.runs, args.exclude, against)
         rg = row["rg"]
+        target = 4 * rg + 0.5
         print(
-            f"{query:<14}{row['server']:>9.3f}{row['oneshot']:>11.3f}{rg:>7.3f}"
-            f"{row['server'] / rg:>10.1f}{4 * rg + 0.5:>9.2f}{row['server_cpu']:>8.2f}"
-            f"{row['oneshot_cpu']:>10.2f}"
+            f"{query:<18}{row['server']:>9.3f}{row['oneshot']:>11.3f}"
+            + (f"{row['against']:>10.3f}" if against else "")
+            + f"{rg:>7.3f}{row['server'] / rg:>10.1f}{target:>9.2f}"
+            + f"{'yes' if row['server'] <= target else 'no':>5}"
+            + f"{row['server_cpu']:>8.2f}{row['oneshot_cpu']:>10.2f}"
         )
     print(f"load after: {os.getloadavg()[0]:.1f}")
 
 
-def _measure(query: str, root: str, runs: int, exclude: list[str]) -> dict[str, float]:
+def _measure(
+    query: str, root: str, runs: int, exclude: list[str], against: str | None
+) -> dict[str, float]:
     cq_argv = [*cq_command(), "search", query, "--root", root]
     for glob in exclude:
         cq_argv += ["--exclude", glob]
@@ -70,6 +92,9 @@ def _measure(query: str, root: str, runs: int, exclude: list[str]) -> dict[str, 
     for glob in exclude:
         rg_argv += ["-g", f"!{glob}"]
     walls: dict[str, list[float]] = {"server": [], "oneshot": [], "rg": []}
+    if against is not None:
+        walls["against"] = []
+        against_argv = [os.path.join(against, ".venv", "bin", "python"), "-m", "cq", *cq_argv[3:]]
     cpus: dict[str, list[float]] = {"server": [], "oneshot": []}
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as scratch:
@@ -84,6 +109,12 @@ def _measure(query: str, root: str, runs: int, exclude: list[str]) -> dict[str, 
             _check(timing.returncode, "one-shot")
             walls["oneshot"].append(timing.seconds)
             cpus["oneshot"].append(timing.cpu_seconds)
+        if against is not None:
+            with tempfile.TemporaryDirectory() as cache:
+                env = {"CQ_SERVER": "0", "CQ_CACHE_DIR": cache}
+                timing = time_command(against_argv, env=env, cwd=against)
+                _check(timing.returncode, "other checkout's")
+                walls["against"].append(timing.seconds)
         started = time.perf_counter()
         subprocess.run(rg_argv, cwd=root, capture_output=True)
         walls["rg"].append(time.perf_counter() - started)
