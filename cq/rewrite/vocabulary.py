@@ -13,11 +13,13 @@ long-lived process keeps the last one it loaded under the same key.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import itertools
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -140,13 +142,26 @@ def load_vocabulary(
     if cached is not None:
         _remember(remembered, cached)
         return cached
-    vocabulary = _extract(root, files, fingerprint, filters, timeout)
+    vocabulary = _without_collections(lambda: _extract(root, files, fingerprint, filters, timeout))
     if vocabulary is None:
         return Vocabulary(names={}, files=files, digest=fingerprint)
     store.add(key, vocabulary)
     store.flush()
     _remember(remembered, vocabulary)
     return vocabulary
+
+
+def _without_collections(build: Callable[[], Vocabulary | None]) -> Vocabulary | None:
+    """``build()`` with the garbage collector paused: a vocabulary is ~300,000 objects that
+    all live on and hold no cycle, and building them set off two full collections (~70 ms of
+    a first search's 0.6 s vocabulary on the stdlib)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return build()
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _remember(key: str, vocabulary: Vocabulary) -> None:
@@ -184,14 +199,19 @@ def _extract(
     found = _rg(root, argv, timeout)
     if found is None:
         return None
+    relative: dict[str, str] = {}  # rg's path -> the search's, once a file (it has many names)
     # "path NUL name" per match: a path may hold a newline or a colon, a name neither
     for record in itertools.islice(_RECORD.finditer(found), _MAX_NAMES):
-        path, name = record.group(1), record.group(2)
+        path, name = record.groups()
         if not name.isidentifier():
             continue
-        where = names.setdefault(name, [])
-        rel = _relative(path)
-        if rel not in where:
+        rel = relative.get(path)
+        if rel is None:
+            rel = relative[path] = _relative(path)
+        where = names.get(name)
+        if where is None:
+            names[name] = [rel]
+        elif rel not in where:
             where.append(rel)
     ordered = {n: tuple(sorted(p)) for n, p in sorted(names.items())}
     subword_index, joined_index = _word_index(list(ordered))

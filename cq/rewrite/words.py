@@ -258,11 +258,11 @@ def numbered(text: str) -> list[tuple[str, str]]:
 
 
 def subwords(name: str) -> list[str]:
-    """``parse_HTTPHeader2`` -> ``["parse", "http", "header", "2"]`` (lower case)."""
-    out: list[str] = []
-    for part in name.split("_"):
-        out += [piece.lower() for piece in _CAMEL.findall(part)]
-    return out
+    """``parse_HTTPHeader2`` -> ``["parse", "http", "header", "2"]`` (lower case). One pass
+    over the whole name: ``_CAMEL`` never takes an underscore, nor looks past one, so its
+    pieces are those of each part between underscores (a tree's vocabulary, 45,000 names
+    on the stdlib, is split on its first search)."""
+    return [piece.lower() for piece in _CAMEL.findall(name)]
 
 
 # Irregular past forms of verbs that name what code does: no suffix leads from ``written`` to
