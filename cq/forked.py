@@ -112,15 +112,19 @@ class Turns:
     """Items ``0..count-1`` taken one at a time by this process (``take``) and a forked child
     (``start``'s ``work``, run for each item the child takes), whichever is free first: the
     item numbers sit in a pipe both read, two bytes a read, and the kernel serializes a
-    pipe's reads, so each number is read once. Give the items largest first: the last ones,
-    which one side may finish while the other waits, are then the cheapest."""
+    pipe's reads, so each number is read once. The child takes the first item (this
+    process's first ``take`` waits until it has: a child scheduled late would otherwise
+    find nothing left, on a loaded machine), so both sides take part when there are two
+    items or more. Give the items largest first: the last ones, which one side may finish
+    while the other waits, are then the cheapest."""
 
     # Numbers written before the fork into a pipe nobody reads yet: 4 KiB fits even a
     # pipe the kernel shrank to one page (``pipe-user-pages-soft``).
     MAX_ITEMS = 2048
 
-    def __init__(self, helper: Forked, reader: int) -> None:
+    def __init__(self, helper: Forked, reader: int, started: int) -> None:
         self.helper, self.reader = helper, reader
+        self.started: int | None = started  # closed by the child once it took its item
         self.open = True
 
     @classmethod
@@ -141,20 +145,32 @@ class Turns:
             os.close(reader)
             return None
 
+        started, taken = os.pipe()
+
         def child() -> bytes:
             done: list[tuple[int, bytes]] = []
-            while (item := _take(reader)) is not None:
+            first = _take(reader)
+            os.close(taken)  # this process's end: the parent may take its turns
+            item = first
+            while item is not None:
                 done.append((item, work(item)))
+                item = _take(reader)
             return msgspec.msgpack.encode(done)
 
         helper = Forked.start(child)
+        os.close(taken)  # the child's copy alone holds it open now
         if helper is None:
             os.close(reader)
+            os.close(started)
             return None
-        return cls(helper, reader)
+        return cls(helper, reader, started)
 
     def take(self) -> int | None:
         """The next item for this process; None once every item is taken."""
+        if self.started is not None:  # the first turn: once the child has taken its item
+            os.read(self.started, 1)  # the end of the pipe: the child closed it, or died
+            os.close(self.started)
+            self.started = None
         return _take(self.reader) if self.open else None
 
     def finish(self) -> dict[int, bytes] | None:
@@ -178,6 +194,9 @@ class Turns:
         if self.open:
             self.open = False
             os.close(self.reader)
+        if self.started is not None:
+            os.close(self.started)
+            self.started = None
 
 
 def _take(reader: int) -> int | None:

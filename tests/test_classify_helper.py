@@ -1,5 +1,5 @@
-"""A search that stays in-process hands part of its files' analyses to a forked helper
-(``cq/classify/pool.py``'s ``_Share``): the same classifications as analysing them all here."""
+"""A search that stays in-process takes turns with a forked helper at its files' analyses
+(``cq/classify/pool.py``'s ``_Taking``): the same classifications as analysing them all here."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def test_a_forked_helper_classifies_as_this_process_does(tmp_path: Path) -> None
     root = _tree(tmp_path)
     helped = _search(root, "eager.toml")
     alone = _search(root, "never.toml")
-    assert 0 < helped["run"]["counters"]["helper_files"] < 30
+    # The helper took the first turn (``cq.forked.Turns``); how many more is the machine's.
+    assert 0 < helped["run"]["counters"]["helper_files"] <= 30
     assert "helper_files" not in alone["run"]["counters"]
     assert "pool_workers" not in helped["run"]["counters"]
     assert helped["findings"] == alone["findings"]

@@ -31,11 +31,11 @@ def test_every_item_is_done_once_by_one_side_or_the_other() -> None:
     assert theirs is not None
     assert sorted([*theirs, *mine]) == list(range(400))
     assert not set(theirs) & set(mine)
-    # The child answered for the items it took (on a loaded machine it may start late and
-    # take none: the partition above is what matters), from a process of its own.
+    # The child took the first item (this side's first turn waited for it) and answered for
+    # the items it took, from a process of its own.
     answers = [blob.decode().split(":") for blob in theirs.values()]
-    assert [int(item) for item, _ in answers] == list(theirs)
-    assert {pid for _, pid in answers} <= {str(turns.helper.pid)}
+    assert 0 in theirs and [int(item) for item, _ in answers] == list(theirs)
+    assert {pid for _, pid in answers} == {str(turns.helper.pid)}
 
 
 def test_a_child_left_alone_does_every_item() -> None:
@@ -54,6 +54,19 @@ def test_a_child_that_fails_sends_nothing() -> None:
     # None: the caller cannot tell which items the child took, so it does every item it did
     # not do itself (``cq.classify.pool``).
     assert turns.finish() is None
+
+
+def test_the_child_takes_part_however_late_it_starts() -> None:
+    # This side would take every item at once, with nothing to do for them, were its first
+    # turn not to wait for the child's.
+    for _ in range(20):
+        turns = Turns.start(3, _work)
+        assert turns is not None
+        mine = []
+        while (item := turns.take()) is not None:
+            mine.append(item)
+        theirs = turns.finish()
+        assert theirs is not None and 0 in theirs and 0 not in mine
 
 
 def test_more_items_than_a_pipe_holds_are_refused() -> None:
