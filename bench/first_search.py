@@ -67,7 +67,7 @@ def main() -> None:
         + (f"{'against s':>10}" if against else "")
         + f"{'rg s':>7}{'server/rg':>10}{'4xrg+0.5':>9}{'met':>5}{'srv cpu':>8}{'1shot cpu':>10}"
     )
-    queries = args.query or (list(SPECTRUM) if args.spectrum else ["register"])
+    queries = [*(SPECTRUM if args.spectrum else ()), *(args.query or ())] or ["register"]
     for query in queries:
         row = _measure(query, root, args.runs, args.exclude, against)
         rg = row["rg"]
