@@ -262,16 +262,16 @@ STATEMENTS = (
 )
 
 
-def test_hits_in_long_functions_parse_only_their_statements(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"mod.py": STATEMENTS, "unsliced.toml": UNSLICED})
-    # Classification's verdicts are under test, not enrichment's: LibCST's reading of 15 hits
-    # in an 18 KB function (a skeleton parsed per hit) was ~1.8 of each search's ~2.3 CPU-s,
-    # and the compared fields are the same without it.
-    no_libcst = {"CQ_ENRICH_LIBCST_HITS": "0"}
+def _sliced_and_whole(root: Path) -> tuple[dict, list, dict, list]:
+    """Counters and every hit's verdict (line, column, category, scope, node kind) of a
+    search for ``target`` in ``root``, sliced and then parsed whole (``unsliced.toml``).
+    Classification's verdicts are under test, not enrichment's: LibCST's reading of 15 hits
+    in an 18 KB function (a skeleton parsed per hit) was ~1.8 of each search's ~2.3 CPU-s,
+    and the compared fields are the same without it."""
 
     def verdicts(*extra: str) -> tuple[dict, list]:
-        argv = ("search", "target", "--root", str(tmp_path), "--format", "json", *extra)
-        run = run_cq(*argv, env=no_libcst)
+        argv = ("search", "target", "--root", str(root), "--format", "json", "--limit", "0")
+        run = run_cq(*argv, *extra, env={"CQ_ENRICH_LIBCST_HITS": "0"})
         assert run.returncode == 0, run.stderr
         found = [
             (f["line"], f["col"], f["category"], f["containing_scope"], f["node_kind"])
@@ -279,8 +279,12 @@ def test_hits_in_long_functions_parse_only_their_statements(tmp_path: Path) -> N
         ]
         return run.json()["run"]["counters"], sorted(found)
 
-    sliced_counters, sliced = verdicts("--limit", "0")
-    whole_counters, whole = verdicts("--limit", "0", "--profile", str(tmp_path / "unsliced.toml"))
+    return (*verdicts(), *verdicts("--profile", str(root / "unsliced.toml")))
+
+
+def test_hits_in_long_functions_parse_only_their_statements(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": STATEMENTS, "unsliced.toml": UNSLICED})
+    sliced_counters, sliced, whole_counters, whole = _sliced_and_whole(tmp_path)
     assert whole_counters["files_parsed"] == 1 and "slices_failed" not in sliced_counters
     assert len(sliced) == 15 and sliced == whole
     assert {scope for *_, scope, _ in sliced} == {"Runner.run", "Runner.run.inner", "helper"}
@@ -346,20 +350,7 @@ NESTED = (
 
 def test_nested_classes_parse_their_members_and_heads_only(tmp_path: Path) -> None:
     write_tree(tmp_path, {"mod.py": NESTED, "unsliced.toml": UNSLICED})
-    no_libcst = {"CQ_ENRICH_LIBCST_HITS": "0"}  # classification is under test
-
-    def verdicts(*extra: str) -> tuple[dict, list]:
-        argv = ("search", "target", "--root", str(tmp_path), "--format", "json", *extra)
-        run = run_cq(*argv, "--limit", "0", env=no_libcst)
-        assert run.returncode == 0, run.stderr
-        found = [
-            (f["line"], f["col"], f["category"], f["containing_scope"], f["node_kind"])
-            for f in run.json()["findings"]
-        ]
-        return run.json()["run"]["counters"], sorted(found)
-
-    sliced_counters, sliced = verdicts()
-    whole_counters, whole = verdicts("--profile", str(tmp_path / "unsliced.toml"))
+    sliced_counters, sliced, whole_counters, whole = _sliced_and_whole(tmp_path)
     assert whole_counters["files_parsed"] == 1 and "slices_failed" not in sliced_counters
     assert len(sliced) == 7 and sliced == whole
     scopes = {scope for *_, scope, _ in sliced}

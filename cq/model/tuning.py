@@ -133,15 +133,6 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     max_symtable_bytes: Annotated[
         int, _why("measured: symtable compile ~0.5 s per MiB (cq search over a 5 MB file)")
     ] = 1024 * 1024
-    plan_sample_bytes: Annotated[
-        int,
-        _why(
-            "measured: bench/first_search.py, the stdlib's cold '__init__' (23 MB of files):"
-            " the first 4 MiB chunk planned in the main process (to weigh its parse work"
-            " before the pool's start) cost 20-30 ms of wall time against 1 MiB, 256 KiB no"
-            " faster than 1 MiB; the rest is planned where it is analysed"
-        ),
-    ] = 1024 * 1024
     helper_min_bytes: Annotated[
         int,
         _why(
