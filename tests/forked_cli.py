@@ -159,7 +159,7 @@ def _child(args: list[str], cwd: Path | None, env: dict[str, str]) -> int:
         io.FileIO(2, "w", closefd=False), "utf-8", "backslashreplace", line_buffering=True
     )
     from cq.cli import dispatch, main
-    from cq.server.client import run_through_server
+    from cq.server.client import run_through_server, start_wanted
 
     # The whole parser, for a search too: its ``search`` subparser is the one it builds alone.
     dispatch.build_parser = lambda **_: _PARSER[0]  # type: ignore[assignment,return-value]
@@ -168,6 +168,7 @@ def _child(args: list[str], cwd: Path | None, env: dict[str, str]) -> int:
         code = run_through_server(args)
         if code is None:
             code = main(args)
+            start_wanted(code)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     atexit._run_exitfuncs()

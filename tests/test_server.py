@@ -460,6 +460,31 @@ def test_cq_server_0_never_starts_one(repo: Path, runtime: Path) -> None:
     assert not (runtime / "cq").exists()
 
 
+def test_a_refused_command_line_starts_no_server(repo: Path, runtime: Path) -> None:
+    for argv in (["search"], ["search", "register", "--bogus"], ["search", "x", "--limit", "x"]):
+        run = run_cq(*argv, cwd=repo, env=_env(runtime))
+        assert run.returncode == 2 and run.stderr.startswith("cq: ")
+    assert _started_servers(runtime) == 0 and lock_holder(_dir(runtime)) is None
+    # The search that runs starts one.
+    assert run_cq("search", "register", cwd=repo, env=_env(runtime)).returncode == 0
+    directory = _dir(runtime)
+    deadline = time.monotonic() + 120  # a condition, not a clock: generous when busy
+    while lock_holder(directory) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert lock_holder(directory) is not None
+    assert _started_servers(runtime) == 1
+
+
+def _started_servers(runtime: Path) -> int:
+    """The server processes whose runtime dir is ``runtime`` (``cq.server.daemon``'s argv)."""
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            count += b"cq.server.daemon" in argv and str(runtime).encode() in b" ".join(argv)
+    return count
+
+
 def test_ctrl_c_in_the_client_cancels_the_search_in_the_server(
     runtime: Path, tmp_path: Path
 ) -> None:
@@ -672,9 +697,11 @@ def test_the_server_a_search_starts_comes_up_once_that_search_is_over(
     client = (
         "import sys\n"
         "from cq.server import lifecycle\n"
-        "from cq.server.client import run_through_server\n"
+        "from cq.server.client import run_through_server, start_wanted\n"
         f"lifecycle.AFTER_CLIENT_S = {HANG_S}\n"  # the wait's bound is not what is tested
-        "print(run_through_server(['search', 'register']), flush=True)\n"
+        "code = run_through_server(['search', 'register'])\n"
+        "start_wanted(0)  # as the CLI does once its in-process search has run\n"
+        "print(code, flush=True)\n"
         "sys.stdin.read()\n"
     )
     argv = [sys.executable, "-c", client]
@@ -723,9 +750,11 @@ def test_no_server_starts_once_the_runtime_dir_of_its_search_is_gone(
     client = (
         "import sys\n"
         "from cq.server import lifecycle\n"
-        "from cq.server.client import run_through_server\n"
+        "from cq.server.client import run_through_server, start_wanted\n"
         f"lifecycle.AFTER_CLIENT_S = {HANG_S}\n"
-        "print(run_through_server(['search', 'register']), flush=True)\n"
+        "code = run_through_server(['search', 'register'])\n"
+        "start_wanted(0)  # as the CLI does once its in-process search has run\n"
+        "print(code, flush=True)\n"
         "sys.stdin.read()\n"
     )
     env = {**os.environ, **_env(runtime)}

@@ -83,7 +83,7 @@ def entry() -> None:
     reading keeps parsed modules), up to seconds of a one-shot search of a large tree after
     its output (figures: bench/results/2026-11-29-figures-from-cq.md); frozen, the objects
     are still freed at exit, only no longer walked for cycles."""
-    from cq.server.client import run_through_server
+    from cq.server.client import run_through_server, start_wanted
 
     _fill_closed_stdio()
     if sys.stdout is None:  # started with fd 1 closed (``cq ... >&-``): Python has no stdout
@@ -95,6 +95,7 @@ def entry() -> None:
         if sys.argv[1:2] == ["search"]:
             _settle_imports()
         code = main()
+        start_wanted(code)
     sys.stdout.flush()
     gc.freeze()
     raise SystemExit(code)

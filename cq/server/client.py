@@ -2,8 +2,9 @@
 
 ``run_through_server(argv)`` returns the exit code of a search the server ran, or None when
 this process must search itself: the server is off (``CQ_SERVER=0``), not running yet (one is
-started in the background; this search does not wait for it), of another cq or other
-settings (it is told to stop and a new one is started), or broken. A broken server is said
+started in the background once this search has run, ``start_wanted``: a command line cq
+refuses starts none), of another cq or other settings (it is told to stop and a new one is
+started), or broken. A broken server is said
 once, by the client that finds it, in one ``cq: ...`` line on stderr; that client also
 replaces it, so the next search finds a healthy one:
 
@@ -86,6 +87,29 @@ def run_through_server(argv: Sequence[str]) -> int | None:
         return None
 
 
+_wanted: list[bool] = []  # a server to start once this process's search is over (``_start``)
+
+
+def _start(searching: bool) -> None:
+    """Start a server: now for ``cq server start``; for a search that found none, once the
+    search is over and only if it ran (``start_wanted``): a mistyped command line (no query,
+    an unknown flag, a bad value) starts no server. Its interpreter waits for this process
+    to exit either way (``lifecycle.spawn``'s ``after_me``), so the later fork costs the
+    next search nothing."""
+    if searching:
+        _wanted.append(True)
+    else:
+        lifecycle.spawn()
+
+
+def start_wanted(code: int) -> None:
+    """The server a search that found none wanted, started now that it has ended with
+    ``code``: 0 (results) or 1 (none) start it; an error (2) or an interrupt does not."""
+    if _wanted and code in (0, 1):
+        _wanted.clear()
+        lifecycle.spawn(after_me=True)
+
+
 def connect(
     directory: str, *, searching: bool = True
 ) -> tuple[Channel | None, dict[str, object] | None]:
@@ -93,7 +117,8 @@ def connect(
     None)`` having dealt with what was found: none (one is started), old (replaced), broken
     (said, and replaced), on its way out (left alone: the next search starts one).
     ``searching``: this process searches in-process when no server answers, and a server it
-    starts waits until it has exited (``lifecycle.spawn``); ``cq server start`` waits for it."""
+    starts is started once that search has run (``_start``); ``cq server start`` waits for
+    it."""
     path = socket_path(directory)
     try:
         inode: int | None = os.lstat(path).st_ino
@@ -111,7 +136,7 @@ def connect(
         elif inode is not None:
             return None, None  # a server is on its way out; the next search starts one
         if lifecycle.lock_holder(directory) is None:
-            lifecycle.spawn(after_me=searching)
+            _start(searching)
         return None, None
     except TimeoutError:
         _replace_stuck(directory, path, inode, searching)
@@ -133,7 +158,7 @@ def connect(
         return None, None
     if any(welcome.get(k) != v for k, v in identity(directory).items()):
         _retire(channel, directory)
-        lifecycle.spawn(after_me=searching)
+        _start(searching)
         return None, None
     if welcome.get("context") != mine[0]:
         sock.close()  # a server for another context, not a broken one: left as it is
@@ -185,7 +210,7 @@ def _replace_stuck(directory: str, path: str, inode: int | None, searching: bool
             os.kill(holder, signal.SIGKILL)
         lifecycle.wait_for(lambda: lifecycle.lock_holder(directory) is None, 2.0)
     lifecycle.remove_socket(path, inode)
-    lifecycle.spawn(after_me=searching)
+    _start(searching)
 
 
 def _retire(channel: Channel, directory: str) -> None:
