@@ -91,7 +91,7 @@ class Analyzer:
         self.workers = 0
         self.batch_bytes = scale.batch_bytes
         self.failures = 0
-        self.helped = 0  # files a forked helper analysed (``_Share``)
+        self.helped = 0  # files a forked helper analysed (``_turns``)
 
     def feed(self, tasks: list[FileTask], expected_bytes: int) -> Iterator[Done]:
         """Take ``tasks``; yield the analyses finished meanwhile. ``expected_bytes`` guesses

@@ -301,7 +301,7 @@ class ScaleTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         _why(
             "measured: bench/studies/enrich_helper.py's fork (20-30 ms with its copied pages)"
             " against parsing at ~2 MB/s on one core (pool_min_bytes): a search that stays"
-            " in-process hands half its parse work to a forked helper from 256 KiB of it"
+            " in-process takes turns with a forked helper from 256 KiB of parse work"
         ),
     ] = 256 * 1024
     corpus_keep_bytes: Annotated[
