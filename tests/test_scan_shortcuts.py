@@ -5,6 +5,8 @@
   ``_MULTILINE`` matched over the whole file gives (the definition it shortcuts).
 - ``cq.parse.imported_names`` walks statements only: the names are those every import in the
   file binds, however deep in blocks, handlers and match cases it sits.
+- ``cq.parse.cst_metadata`` lists LibCST's scope visitor methods once a process: the names
+  are qualified as LibCST's own ``ScopeProvider`` qualifies them.
 """
 
 from __future__ import annotations
@@ -93,3 +95,40 @@ x = lambda: __import__("not_an_import")
     }
     assert imported_names(source) == expected
     assert expected == {"osp", "sys", *"bcdefghijklmnopq"}
+
+
+def test_the_scope_metadata_is_libcsts_own() -> None:
+    """``cq.parse.cst_metadata`` lists the scope provider's visitor methods once a process
+    (``_scopes_provider``): its scopes qualify every name as LibCST's own provider does."""
+    import libcst
+    from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
+
+    from cq.parse import cst_metadata
+
+    code = (
+        "import os.path as osp\nfrom collections import OrderedDict\n\n"
+        "class Registry(OrderedDict):\n"
+        "    def add(self, name, *, where=osp.join):\n"
+        "        def inner():\n            nonlocal name\n            return where(name)\n"
+        "        return [inner() for _ in range(2)] + [lambda x: osp.sep + x]\n"
+    )
+
+    def qualified(module: libcst.Module, scopes) -> list[tuple[int, int, str, frozenset]]:
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return sorted(
+            (
+                positions[node].start.line,
+                positions[node].start.column,
+                node.value,
+                frozenset(q.name for q in scopes[node].get_qualified_names_for(node)),
+            )
+            for node in scopes
+            if isinstance(node, libcst.Name) and scopes[node] is not None
+        )
+
+    ours = cst_metadata(code)
+    module = libcst.parse_module(code)
+    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    mine = qualified(ours.module, ours.scopes)
+    assert mine == qualified(module, reference)
+    assert (5, 33, "osp", frozenset({"os.path"})) in mine  # the default's import, resolved
