@@ -180,15 +180,15 @@ def _install_count_opens(root: str) -> None:
 def _install_slow_enrichment(seconds: float) -> None:
     import time
 
-    import cq.enrich.shown
+    import cq.enrich.computed
 
-    enrich = cq.enrich.shown.enrich_python
+    enrich = cq.enrich.computed.enrich_python
 
     def late(*args, **kwargs):  # type: ignore[no-untyped-def]
         time.sleep(seconds)
         return enrich(*args, **kwargs)
 
-    cq.enrich.shown.enrich_python = late  # type: ignore[assignment]
+    cq.enrich.computed.enrich_python = late  # type: ignore[assignment]
 
 
 class _Absent:

@@ -8,11 +8,11 @@ import pytest
 from conftest import run_cq, run_hooked, write_tree
 from enrich_hits import enrich, finding_at
 
+from cq.enrich import EnrichSettings
 from cq.enrich.agreement import adjust_confidence, build_agreement, crosscheck_reason
 from cq.enrich.budget import enforce_budget, payload_size
 from cq.enrich.nodes import HitSpan, sg_locate, ts_locate
 from cq.enrich.py_structure import structural_facts
-from cq.enrich.shown import EnrichSettings
 from cq.model import SearchRequest
 from cq.model.tuning import EnrichTuning
 from cq.parse import SourceFile, sg_root, ts_tree

@@ -320,7 +320,7 @@ _PRELOADED = (
     "cq.classify.analyze",
     "cq.classify.python_records",
     "tree_sitter_python",
-    "cq.enrich.shown",  # a worker may take a share of a search's enrichment (``helper_pool``)
+    "cq.enrich.share",  # a worker may take a share of a search's enrichment (``helper_pool``)
     "ast_grep_py",
 )
 
@@ -340,7 +340,7 @@ def start_fork_server() -> None:
 
 def helper_pool() -> ProcessPoolExecutor | None:
     """The long-lived process's pool when it is up (it stays between searches), for a later
-    stage's share of pure work (``cq.enrich.shown``): such a process cannot fork a helper
+    stage's share of pure work (``cq.enrich.share``): such a process cannot fork a helper
     (``cq.forked``); None in a process that may (its pool went with its classification)."""
     return _pool if _pool is not None and not _pool_forked else None
 

@@ -133,9 +133,9 @@ def cst_metadata(text: str) -> CstMetadata:
 @cache
 def _scopes_provider() -> type[Any]:
     """LibCST's ``ScopeProvider`` with its visitor methods listed once a process: LibCST lists
-    them with ``inspect.getmembers`` on every instance, one a parse, which was a third of the
-    time of a small skeleton's metadata (4.2 against 6-7.8 ms). The methods are the class's,
-    so the names found once are every instance's."""
+    them with ``inspect.getmembers`` on every instance, one a parse, a third of a small
+    skeleton's metadata time (2.6 against 3.9 ms for four lines). The methods are the
+    class's, so the names found once are every instance's."""
     from libcst.metadata import ScopeProvider
 
     class Scopes(ScopeProvider):

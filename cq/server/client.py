@@ -87,7 +87,7 @@ def run_through_server(argv: Sequence[str]) -> int | None:
         return None
 
 
-_wanted: list[bool] = []  # a server to start once this process's search is over (``_start``)
+_wanted = False  # a server to start once this process's search is over (``_start``)
 
 
 def _start(searching: bool) -> None:
@@ -96,8 +96,9 @@ def _start(searching: bool) -> None:
     an unknown flag, a bad value) starts no server. Its interpreter waits for this process
     to exit either way (``lifecycle.spawn``'s ``after_me``), so the later fork costs the
     next search nothing."""
+    global _wanted
     if searching:
-        _wanted.append(True)
+        _wanted = True
     else:
         lifecycle.spawn()
 
@@ -105,8 +106,9 @@ def _start(searching: bool) -> None:
 def start_wanted(code: int) -> None:
     """The server a search that found none wanted, started now that it has ended with
     ``code``: 0 (results) or 1 (none) start it; an error (2) or an interrupt does not."""
+    global _wanted
     if _wanted and code in (0, 1):
-        _wanted.clear()
+        _wanted = False
         lifecycle.spawn(after_me=True)
 
 
