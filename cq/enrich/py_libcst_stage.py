@@ -24,13 +24,20 @@ from cq.parse.syntax import parents as walk_up
 def libcst_facts(
     lines: list[str], tree: ast.Module, line: int, col: int, max_bytes: int
 ) -> tuple[StructuralFacts, ResolutionFacts | None]:
-    import libcst as cst
-
     skeleton = build_skeleton(lines, tree, line)
     if skeleton is None:
         raise Skip("no statement at the hit")
     if len(skeleton.text) > max_bytes:
         raise Limited(f"skeleton over {max_bytes // 1024} KiB")
+    return skeleton_facts(skeleton, col)
+
+
+def skeleton_facts(skeleton: Skeleton, col: int) -> tuple[StructuralFacts, ResolutionFacts | None]:
+    """The facts of the name at ``skeleton.hit_row``, character column ``col``. A whole
+    file given as its own skeleton (every line, mapped to itself) gives the reference the
+    skeleton's facts are checked against (``bench.studies.skeleton_agreement``)."""
+    import libcst as cst
+
     meta = cst_metadata(skeleton.text)
     name = _name_at(meta, skeleton.hit_row, col)
     if name is None:
