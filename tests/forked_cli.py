@@ -189,7 +189,7 @@ def _fresh() -> None:
     from cq.classify import pool
     from cq.embed import background
     from cq.parse import trees
-    from cq.rewrite import offline, vocabulary
+    from cq.rewrite import vocabulary
     from cq.semantic import later
     from cq.semantic import pool as semantic_pool
 
@@ -199,7 +199,7 @@ def _fresh() -> None:
         lru.items.clear()
         lru.hits = lru.misses = 0
     vocabulary._loaded.clear()
-    offline._NAME_LISTS.clear()
+    vocabulary._words.clear()
     background._wanted.clear()
     background._running.clear()
     later._LATER.clear()

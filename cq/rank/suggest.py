@@ -26,7 +26,8 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from cq.confine import in_part
 from cq.model import Scope, Suggestion
@@ -34,7 +35,10 @@ from cq.model.language import language_of
 from cq.model.tuning import ReportTuning
 from cq.parse import Corpus
 from cq.rank.roles import path_role
-from cq.rewrite import defined_names, definition_site, stem, subwords
+from cq.rewrite import defined_names, definition_site, name_words, stem, subwords
+
+if TYPE_CHECKING:
+    from cq.rewrite.name_words import NameWords
 
 _SEPARATOR = re.compile(r"\.|::")
 
@@ -47,7 +51,8 @@ def suggest_names(
     ``files_named`` answers it first."""
     name = _SEPARATOR.split(query.strip())[-1]
     vocabulary = defined_names(scope, corpus.listing)
-    ranked = nearest_names(name, list(vocabulary.names), vocabulary.subwords, t)
+    words = name_words(vocabulary)
+    ranked = nearest_names(name, words.names, words, t)
     found: list[Suggestion] = []
     for distance, candidate in ranked:
         if found and distance > found[0].distance:
@@ -64,11 +69,11 @@ def suggest_names(
 def nearest_names(
     name: str,
     names: Sequence[str],
-    word_index: Mapping[str, Sequence[int]],
+    word_index: NameWords,
     t: ReportTuning,
 ) -> list[tuple[int, str]]:
     """Every name within reach of ``name`` as (distance, name), nearest first.
-    ``word_index``: stemmed subword -> positions in ``names`` of the names holding it."""
+    ``word_index``: the names holding a stemmed subword, by position in ``names``."""
     from rapidfuzz import process
     from rapidfuzz.distance import OSA
 
@@ -93,9 +98,7 @@ def nearest_names(
     return [(distance, candidate) for distance, _, candidate in ranked]
 
 
-def _by_words(
-    name: str, names: Sequence[str], word_index: Mapping[str, Sequence[int]], reach: int
-) -> dict[int, int]:
+def _by_words(name: str, names: Sequence[str], word_index: NameWords, reach: int) -> dict[int, int]:
     """Names with the query's subwords reordered (distance 1) or one word more or fewer (2).
     A name lacking one of two words is that other word alone: left to the edit distance."""
     order = [stem(w) for w in subwords(name) if len(w) >= 2]

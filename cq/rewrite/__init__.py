@@ -50,6 +50,7 @@ from cq.rewrite.words import (
 
 if TYPE_CHECKING:
     from cq.llm_settings import LlmEnv
+    from cq.rewrite.name_words import NameWords
     from cq.rewrite.vocabulary import Vocabulary
 
 __all__ = [
@@ -76,6 +77,7 @@ __all__ = [
     "is_special",
     "mentioned_parts",
     "name_stems",
+    "name_words",
     "numbered",
     "question_of",
     "remember_primary",
@@ -112,6 +114,13 @@ def defined_names(scope: Scope, listing: Listing | None = None) -> Vocabulary:
     from cq.rewrite.vocabulary import vocabulary_for
 
     return vocabulary_for(scope, listing)
+
+
+def name_words(vocabulary: Vocabulary) -> NameWords:
+    """``vocabulary.name_words``: which of the names hold a word, imported on first use."""
+    from cq.rewrite.vocabulary import name_words as words
+
+    return words(vocabulary)
 
 
 def definition_site(text: str, name: str) -> tuple[int, int, str] | None:

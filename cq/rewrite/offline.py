@@ -20,7 +20,7 @@ from cq.rewrite.asks import one_line_callers_question
 from cq.rewrite.extract import COMMON_NAMES, Mentions, is_special, split_dotted
 from cq.rewrite.paths import frame_literals, module_hints, path_hints
 from cq.rewrite.plan import RewritePlan, cap_patterns
-from cq.rewrite.vocabulary import Vocabulary
+from cq.rewrite.vocabulary import Vocabulary, name_words
 from cq.rewrite.words import (
     ABBREVIATIONS,
     GENERIC_WORDS,
@@ -224,28 +224,17 @@ def _content_stems(prose: str, *, generic: bool = False) -> Counter[str]:
 
 
 class _Names:
-    """Name lookups over the vocabulary's position indexes, resolved per query stem."""
+    """Name lookups by query stem over the vocabulary's names (``name_words``)."""
 
     def __init__(self, vocabulary: Vocabulary) -> None:
-        self.vocabulary = vocabulary
-        self.names = _name_list(vocabulary)
+        self.words = name_words(vocabulary)
+        self.names = self.words.names
 
     def count(self, stem_: str) -> int:
-        return len(self.vocabulary.subwords.get(stem_, ()))
+        return len(self.words.containing(stem_))
 
     def containing(self, stem_: str) -> list[str]:
-        return [self.names[i] for i in self.vocabulary.subwords.get(stem_, ())]
+        return [self.names[i] for i in self.words.containing(stem_)]
 
     def spelled(self, stem_: str) -> list[str]:
-        return [self.names[i] for i in self.vocabulary.joined.get(stem_, ())]
-
-
-_NAME_LISTS: dict[str, list[str]] = {}
-
-
-def _name_list(vocabulary: Vocabulary) -> list[str]:
-    """``list(vocabulary.names)``, once per vocabulary (the MCP server asks many searches)."""
-    if vocabulary.digest not in _NAME_LISTS:
-        _NAME_LISTS.clear()
-        _NAME_LISTS[vocabulary.digest] = list(vocabulary.names)
-    return _NAME_LISTS[vocabulary.digest]
+        return [self.names[i] for i in self.words.spelled(stem_)]

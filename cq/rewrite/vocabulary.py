@@ -29,7 +29,7 @@ from cq.cache.payloads import PayloadCache
 from cq.model import Scope
 from cq.parse import Listing, list_tree, python_syntax, rust_syntax
 from cq.parse.listing import PYTHON_RUST
-from cq.rewrite.words import stem, subwords
+from cq.rewrite.name_words import NameWords
 from cq.tools import find_rg, rg_env
 
 
@@ -53,18 +53,11 @@ _RECORD = re.compile(r"([^\0]*)\0([^\n]*)\n")  # rg --null: a path, NUL, the mat
 
 class Vocabulary(msgspec.Struct, frozen=True):
     """Defined names -> relative paths of the files defining them; all files; a content hash.
-
-    ``subwords`` maps each stemmed subword to the positions (in ``names``) of the names
-    containing it, ``joined`` each name written as one stemmed word (``tarfil`` for
-    ``TarFile``) to its positions. Built with the vocabulary and cached with it: stemming
-    every name of a large tree costs ~0.3 s, more than the rest of a warm search.
-    """
+    Which names hold a word is asked of ``name_words(vocabulary)``."""
 
     names: dict[str, tuple[str, ...]]
     files: tuple[str, ...]
     digest: str
-    subwords: dict[str, tuple[int, ...]] = {}
-    joined: dict[str, tuple[int, ...]] = {}
 
     def defines(self, name: str) -> bool:
         return name in self.names
@@ -214,39 +207,20 @@ def _extract(
         elif rel not in where:
             where.append(rel)
     ordered = {n: tuple(sorted(p)) for n, p in sorted(names.items())}
-    subword_index, joined_index = _word_index(list(ordered))
-    return Vocabulary(
-        names=ordered,
-        files=files,
-        digest=fingerprint,
-        subwords=subword_index,
-        joined=joined_index,
-    )
+    return Vocabulary(names=ordered, files=files, digest=fingerprint)
 
 
-def _word_index(
-    names: list[str],
-) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
-    """Stemmed subword -> positions of the names containing it; stemmed joined name ->
-    positions (only names of two or more subwords). Each distinct subword is stemmed once:
-    a tree's names share most of theirs (``python -m bench.cold_questions``; figures:
-    bench/results/2026-11-29-figures-from-cq.md)."""
-    index: dict[str, list[int]] = {}
-    joined: dict[str, list[int]] = {}
-    stems: dict[str, str] = {}
-    for position, name in enumerate(names):
-        pieces = subwords(name)
-        for piece in pieces:
-            if len(piece) >= 2 and piece not in stems:
-                stems[piece] = stem(piece)
-        for part in {stems[p] for p in pieces if len(p) >= 2}:
-            index.setdefault(part, []).append(position)
-        if len(pieces) > 1:
-            joined.setdefault(stem("".join(pieces)), []).append(position)
-    return (
-        {k: tuple(v) for k, v in sorted(index.items())},
-        {k: tuple(v) for k, v in sorted(joined.items())},
-    )
+_words: dict[str, NameWords] = {}  # the last vocabulary's, under its digest
+
+
+def name_words(vocabulary: Vocabulary) -> NameWords:
+    """The lookups by word over ``vocabulary``'s names, one per vocabulary a process holds:
+    what it found stays found for the next search of a long-lived process."""
+    found = _words.get(vocabulary.digest)
+    if found is None:
+        _words.clear()
+        found = _words[vocabulary.digest] = NameWords(list(vocabulary.names))
+    return found
 
 
 def _rg(root: Path, args: list[str], timeout: float = 30.0) -> str | None:
