@@ -158,6 +158,31 @@ def test_vocabulary_is_cached_and_follows_edits(tmp_path: Path) -> None:
     assert load_vocabulary(root).defines("merge_graphs")
 
 
+def test_a_vocabulary_over_its_cap_keeps_the_first_files_by_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rg's threads write files in any order: a tree with more definitions than the cap
+    keeps those of the files first by path, the same ones each run, and each name's files
+    come once, sorted."""
+    from cq.rewrite import vocabulary
+
+    files = {
+        f"pkg/m{i:02}.py": f"def shared():\n    pass\n\ndef only_{i:02}():\n    pass\n"
+        for i in range(40)
+    }
+    root = write_tree(tmp_path / "many", files)
+    monkeypatch.setattr(vocabulary, "_MAX_NAMES", 9)
+    runs = [load_vocabulary(root, use_cache=False).names for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2]
+    assert runs[0] == {
+        "only_00": ("pkg/m00.py",),
+        "only_01": ("pkg/m01.py",),
+        "only_02": ("pkg/m02.py",),
+        "only_03": ("pkg/m03.py",),
+        "shared": ("pkg/m00.py", "pkg/m01.py", "pkg/m02.py", "pkg/m03.py", "pkg/m04.py"),
+    }
+
+
 def test_rust_names_and_constants_are_vocabulary_and_steer_a_question(tmp_path: Path) -> None:
     root = write_tree(
         tmp_path / "crate",
