@@ -203,7 +203,8 @@ def _extract(
                 names.setdefault(name, []).append(rel)
         if budget <= 0:
             break
-    ordered = {n: tuple(sorted(p)) for n, p in sorted(names.items())}
+    # each name's files came in path order (a "./" before every path sorts as without it)
+    ordered = {n: tuple(p) for n, p in sorted(names.items())}
     return Vocabulary(names=ordered, files=files, digest=fingerprint)
 
 
