@@ -20,7 +20,10 @@ import random
 import subprocess
 import time
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from bench._common import rg_binary, stdlib_dir
 
@@ -57,15 +60,9 @@ def main() -> None:
                 "".join(t + "\n" for t in lines), tuple(range(1, len(lines) + 1)), line
             )
             started = time.perf_counter()
-            try:
-                mine = repr(libcst_facts(lines, tree, line, col, 1 << 30))
-            except Exception as exc:  # Skip, Limited, a LibCST error: compared as a result
-                mine = f"{type(exc).__name__}: {exc}"
+            mine = _outcome(partial(libcst_facts, lines, tree, line, col, 1 << 30))
             middle = time.perf_counter()
-            try:
-                theirs = repr(skeleton_facts(whole, col))
-            except Exception as exc:
-                theirs = f"{type(exc).__name__}: {exc}"
+            theirs = _outcome(partial(skeleton_facts, whole, col))
             file_s += time.perf_counter() - middle
             skeleton_s += middle - started
             hits += 1
@@ -73,7 +70,7 @@ def main() -> None:
             file_bytes += len(whole.text)
             for field in _fields(mine, theirs):
                 agree[field] += 1
-                examples.setdefault(field, f"{path}:{line}:{col}\n    {mine}\n    {theirs}")
+                examples.setdefault(field, f"{path}:{line}:{col}\n    {mine!r}\n    {theirs!r}")
     print(f"root: {root}  hits: {hits}")
     print(f"skeleton bytes: {skeleton_bytes / max(file_bytes, 1):.1%} of the files'")
     print(f"LibCST seconds: skeletons {skeleton_s:.1f}, whole files {file_s:.1f} (cached per file)")
@@ -110,26 +107,38 @@ def _skeleton_text(lines: list[str], tree: ast.Module, line: int) -> str:
     return skeleton.text if skeleton is not None else ""
 
 
-def _fields(mine: str, theirs: str) -> list[str]:
-    """The names of the fields two results' reprs differ in ("result" when not both facts)."""
+def _outcome(facts: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any] | str:
+    """The facts, or what the stage raised (Skip, Limited, a LibCST error) as a string."""
+    try:
+        return facts()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+# Each field as (the part of the result, its attribute): 0 the structural facts, 1 the resolution.
+_FIELDS = {
+    "construct": (0, "construct"),
+    "class_context": (0, "class_context"),
+    "scope_chain": (0, "scope_chain"),
+    "call_target": (0, "call_target"),
+    "qualified_names": (1, "qualified_names"),
+    "bindings": (1, "bindings"),
+    "import_alias_chain": (1, "import_alias_chain"),
+}
+
+
+def _fields(mine: tuple[Any, Any] | str, theirs: tuple[Any, Any] | str) -> list[str]:
+    """The fields two results differ in ("result" when they are not both facts)."""
     if mine == theirs:
         return []
-    if not mine.startswith("(") or not theirs.startswith("("):
+    if isinstance(mine, str) or isinstance(theirs, str):
         return ["result"]
     differ = [
-        field
-        for field in ("construct", "scope_chain", "call_target", "qualified_names", "bindings")
-        if _field(mine, field) != _field(theirs, field)
+        name
+        for name, (part, attribute) in _FIELDS.items()
+        if getattr(mine[part], attribute, None) != getattr(theirs[part], attribute, None)
     ]
     return differ or ["other"]
-
-
-def _field(text: str, field: str) -> str:
-    start = text.find(field + "=")
-    if start < 0:
-        return ""
-    end = text.find("=", start + len(field) + 1)
-    return text[start:end]
 
 
 if __name__ == "__main__":

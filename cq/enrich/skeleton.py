@@ -37,6 +37,7 @@ def build_skeleton(lines: list[str], tree: ast.Module, hit_line: int) -> Skeleto
     """Skeleton of a module for a hit on ``hit_line`` (1-based); None outside any statement."""
     builder = _Builder(lines, hit_line)
     builder.names = _names_near_hit(lines, tree, hit_line)
+    builder.hit_names = _names_of_hit_statement(lines, tree, hit_line)
     builder.block(tree.body, "")
     if hit_line not in builder.line_map:
         return None
@@ -54,6 +55,10 @@ class _Builder:
         # Inside an ``opened`` statement every binding keeps its own line (``reduced``), as
         # the statement verbatim has it; outside, a sibling's bindings are one ``stub``.
         self.exact = False
+        # The names of the hit's own statement: LibCST's facts read the bindings of the
+        # names it holds and no others, so an ``opened`` statement keeps those alone.
+        self.hit_names: set[str] = set()
+        self._hit_pattern: re.Pattern[str] | None = None
         self.out: list[str] = []
         self.line_map: list[int] = []
 
@@ -111,18 +116,22 @@ class _Builder:
             for child in block:
                 starts.setdefault(_first(child), []).append(child)
         emitted = [0] * len(blocks)
+        order = sorted(starts)  # the lines statements start on
+        following = 0  # the next of ``order`` not yet read
         line, last = _first(stmt), _last(stmt)
         while line <= last:
-            group = starts.pop(line, None)
-            if group is None:
+            if following == len(order) or order[following] != line:
                 if line == self.hit_line or _is_code(self.lines[line - 1]):
                     self.verbatim(line, line)
                 line += 1
                 continue
+            group = starts[order[following]]
+            following += 1
             end = max(_last(child) for child in group)
             # ``x = f(\n  a); y = 1``: a statement starting on another's last line joins it
-            while following := [start for start in starts if start <= end]:
-                group += [child for start in following for child in starts.pop(start)]
+            while following < len(order) and order[following] <= end:
+                group = group + starts[order[following]]
+                following += 1
                 end = max(_last(child) for child in group)
             before = len(self.out)
             if any(_first(c) <= self.hit_line <= _last(c) for c in group):
@@ -148,7 +157,7 @@ class _Builder:
         statement ``opened`` (its header binds: a loop's target, ``as`` names), an assignment
         as ``name = None`` at each bound name's line; a statement whose bindings a comprehension
         or lambda may hold stays verbatim, one binding nothing goes."""
-        if not _binds_exactly(stmt) & self.names:
+        if not self._mentions_hit_name(stmt) or not _binds_exactly(stmt) & self.hit_names:
             return
         indent = self._indent(stmt)
         if isinstance(stmt, ast.Import | ast.ImportFrom | ast.Global | ast.Nonlocal):
@@ -195,6 +204,15 @@ class _Builder:
             self.out.append(indent + text)
             self.line_map.append(stmt.lineno)
 
+    def _mentions_hit_name(self, stmt: ast.stmt) -> bool:
+        """Whether the statement's text holds one of ``hit_names`` (a cheap test before its
+        bindings are read: a block of thousands of statements is read for each hit in it)."""
+        if self._hit_pattern is None:
+            words = "|".join(sorted(map(re.escape, self.hit_names))) or "(?!)"
+            self._hit_pattern = re.compile(rf"\b(?:{words})\b")
+        search = self._hit_pattern.search
+        return any(search(line) for line in self.lines[_first(stmt) - 1 : _last(stmt)])
+
     def _indent(self, stmt: ast.stmt) -> str:
         line = self.lines[stmt.lineno - 1]
         return line[: len(line) - len(line.lstrip())]
@@ -220,6 +238,23 @@ def _names_near_hit(lines: list[str], tree: ast.Module, hit_line: int) -> set[st
     if holder is None:
         return set()
     text = "\n".join(lines[_first(holder) - 1 : _last(holder)])
+    return set(_IDENT.findall(text))
+
+
+def _names_of_hit_statement(lines: list[str], tree: ast.Module, hit_line: int) -> set[str]:
+    """Identifiers of the innermost statement holding the hit: a simple statement's lines, or
+    of a compound statement holding it outside its blocks (a header, a comment between
+    statements) the lines none of its statements cover."""
+    holder: ast.stmt | None = None
+    body: list[ast.stmt] = tree.body
+    while (stmt := next((s for s in body if _first(s) <= hit_line <= _last(s)), None)) is not None:
+        holder = stmt
+        body = [child for block in _blocks(stmt) for child in block]
+    if holder is None:
+        return set()
+    covered = {n for child in body for n in range(_first(child), _last(child) + 1)}
+    rows = range(_first(holder), _last(holder) + 1)
+    text = "\n".join(lines[n - 1] for n in rows if n not in covered)
     return set(_IDENT.findall(text))
 
 
