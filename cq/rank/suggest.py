@@ -38,7 +38,7 @@ from cq.rank.roles import path_role
 from cq.rewrite import defined_names, definition_site, name_words, stem, subwords
 
 if TYPE_CHECKING:
-    from cq.rewrite.name_words import NameWords
+    from cq.rewrite import NameWords
 
 _SEPARATOR = re.compile(r"\.|::")
 

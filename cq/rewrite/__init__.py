@@ -28,6 +28,7 @@ from cq.rewrite.asks import asks_about_behaviour
 from cq.rewrite.caller import CallerModel, NoAnswer
 from cq.rewrite.extract import Mentions, extract_mentions, is_special, split_dotted
 from cq.rewrite.heuristic import should_rewrite
+from cq.rewrite.names_by_word import NameWords
 from cq.rewrite.paths import FileTable, mentioned_parts
 from cq.rewrite.plan import Rewrite
 from cq.rewrite.question import is_identifier_query, question_of, respelled_as, understand
@@ -50,7 +51,6 @@ from cq.rewrite.words import (
 
 if TYPE_CHECKING:
     from cq.llm_settings import LlmEnv
-    from cq.rewrite.name_words import NameWords
     from cq.rewrite.vocabulary import Vocabulary
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "CallerModel",
     "FileTable",
     "Mentions",
+    "NameWords",
     "NoAnswer",
     "Rewrite",
     "asks_about_behaviour",

@@ -28,7 +28,7 @@ from cq.cache.payloads import PayloadCache
 from cq.model import Scope
 from cq.parse import Listing, list_tree, python_syntax, rust_syntax
 from cq.parse.listing import PYTHON_RUST
-from cq.rewrite.name_words import NameWords
+from cq.rewrite.names_by_word import NameWords
 from cq.tools import find_rg, rg_env
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cq.rewrite.name_words import NameWords
+from cq.rewrite.names_by_word import NameWords
 from cq.rewrite.vocabulary import load_vocabulary
 from cq.rewrite.words import IRREGULAR_FORMS, stem, subwords
 
