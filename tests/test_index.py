@@ -419,28 +419,49 @@ def test_a_rebuilt_index_answers_in_the_same_order(repo: Path, tmp_path: Path) -
 
 
 def test_a_search_answered_from_a_stale_index_says_so(repo: Path) -> None:
-    """Another process holds the index's writer (tantivy's lock, held here for real) while a
-    file changed: the search answers from the index as last committed and says so, in JSON
-    telemetry and one markdown line; once the writer is free the next search catches up."""
-    import tantivy
-
+    """Another process holds the index's writer (tantivy's lock, held for real) while a file
+    changed: the search answers from the index as last committed and says so, in JSON
+    telemetry and one markdown line; once the writer is free the next search catches up. The
+    writer is another process's, not this one's: the CLI runs in a fork of this process, and
+    a fork of a process with tantivy's writer threads running may inherit a lock one of
+    them held (the search's index update then waited for its deadline: a failure seen once
+    in CI)."""
     from cq.index.location import index_dir
-    from cq.index.schema import build_schema
 
     assert counts(run_cq("index", "--root", str(repo)))["updated"] == "3 files, removed: 0"
     write_tree(repo, {"app/files/images.py": "class ImageFile:\n    pass\n"})
     profile = write_tree(repo, {"quick.toml": "[index]\nlock_wait_s = 0.2\n"}) / "quick.toml"
     quick = ("--profile", str(profile))
-    writer = tantivy.Index(build_schema(), path=str(index_dir(repo)), reuse=True).writer()
-    stale = search(repo, *quick)["summary"]["telemetry"]["index"]
-    assert stale == {"documents": stale["documents"], "files": 3, "stale": 1}
-    text = run_cq("search", "-", "--root", str(repo), *quick, stdin=QUESTION).stdout
-    assert [ln for ln in text.splitlines() if ln.startswith("the index may be behind")]
-    writer.wait_merging_threads()  # consumes the writer: its lock is released
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_WRITER, str(index_dir(repo))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        stale = search(repo, *quick)["summary"]["telemetry"]["index"]
+        assert stale == {"documents": stale["documents"], "files": 3, "stale": 1}
+        text = run_cq("search", "-", "--root", str(repo), *quick, stdin=QUESTION).stdout
+        assert [ln for ln in text.splitlines() if ln.startswith("the index may be behind")]
+    finally:
+        holder.communicate(timeout=60)  # its stdin closed: it exits, and the lock goes
     fresh = search(repo, *quick)["summary"]["telemetry"]["index"]
     assert fresh["files"] == 4 and "stale" not in fresh
     again = run_cq("search", "-", "--root", str(repo), stdin=QUESTION).stdout
     assert "the index may be behind" not in again
+
+
+# Holds tantivy's writer of the index dir given until its stdin closes.
+_HOLD_WRITER = """
+import sys
+import tantivy
+from cq.index.schema import build_schema
+writer = tantivy.Index(build_schema(), path=sys.argv[1], reuse=True).writer()
+print("held", flush=True)
+sys.stdin.read()
+writer.wait_merging_threads()
+"""
 
 
 def test_a_question_lists_the_tree_once(repo: Path, tmp_path: Path) -> None:
