@@ -65,7 +65,9 @@ class NameWords:
         found = self._spelled.get(word_stem)
         if found is None:
             if self._joined is None:
-                text = _BETWEEN_PIECES.sub("", self._text)
+                text = self._text
+                # ASCII names are letters, digits and underscores: one replace, not a regex
+                text = text.replace("_", "") if text.isascii() else _BETWEEN_PIECES.sub("", text)
                 starts = [0, *(m.end() for m in re.finditer("\n", text))]
                 self._joined = (text, starts)
             candidates = self._candidates(*self._joined, word_stem)
