@@ -45,7 +45,8 @@ class Share:
     """The hits and symbol tables of the shown files, computed with a helper while this
     process computes its part: a cold search's enrichment is three parses of each shown file
     (ast-grep, tree-sitter, symtable) holding the interpreter lock, ~0.3 CPU-s for
-    'register' on the stdlib, and LibCST for some hits. Every hit's enrichment is a pure
+    'register' on the stdlib (``cq search register -v`` with no helper: enrich 0.24-0.32 s,
+    bench/results/2026-11-30-speed12), and LibCST for some hits. Every hit's enrichment is a pure
     function of its file, position and settings, so who computes it changes nothing, as
     long as no hit's settings depend on the hits before it: not with a wall-time budget,
     nor with a LibCST hit quota that only some of the hits reach.

@@ -100,7 +100,7 @@ class _Builder:
         """A compound statement line by line: its header lines (``if``, ``elif``, ``except``,
         ``case``, a def's decorators and signature) verbatim, the statement holding the hit
         through ``path``, every other statement of its blocks ``reduced`` to the bindings of
-        ``names``, each at its own line as LibCST reads it in the verbatim text; a block left
+        ``hit_names``, each at its own line as LibCST reads it in the verbatim text; a block left
         empty gets a ``pass``; blank and comment-only lines go, but the hit's. Scopes and
         bindings come out as from the statement verbatim, at a fraction of its size: a hit's
         statement was three quarters of a skeleton's bytes, and LibCST's time goes with the
@@ -152,22 +152,19 @@ class _Builder:
             line = end + 1
 
     def reduced(self, stmt: ast.stmt) -> None:
-        """A statement off the hit's path as its bindings of ``names``: imports and
-        ``global``/``nonlocal`` unparsed, a def or class as a stub of its kind, a compound
-        statement ``opened`` (its header binds: a loop's target, ``as`` names), an assignment
-        as ``name = None`` at each bound name's line; a statement whose bindings a comprehension
-        or lambda may hold stays verbatim, one binding nothing goes."""
-        if not self._mentions_hit_name(stmt) or not _binds_exactly(stmt) & self.hit_names:
+        """A statement off the hit's path as its bindings of ``hit_names``: an import, a
+        ``global``/``nonlocal``, a def or class as its ``_one_line`` stub, a compound statement
+        ``opened`` (its header binds: a loop's target, ``as`` names), an assignment as
+        ``name = None`` at each bound name's line; a statement whose bindings a comprehension
+        or lambda may hold stays verbatim, one binding none of them goes."""
+        if (
+            not self._mentions_hit_name(stmt)
+            or not _bound_names(stmt, exactly=True) & self.hit_names
+        ):
             return
         indent = self._indent(stmt)
-        if isinstance(stmt, ast.Import | ast.ImportFrom | ast.Global | ast.Nonlocal):
-            self.out.append(indent + ast.unparse(stmt))
-            self.line_map.append(stmt.lineno)
-        elif isinstance(stmt, ast.ClassDef):
-            self.out.append(f"{indent}class {stmt.name}: ...")
-            self.line_map.append(stmt.lineno)
-        elif isinstance(stmt, AST_FUNCTIONS):
-            self.out.append(f"{indent}def {stmt.name}(): ...")
+        if (line := _one_line(stmt)) is not None:
+            self.out.append(indent + line)
             self.line_map.append(stmt.lineno)
         elif _blocks(stmt):
             self.opened(stmt)
@@ -180,7 +177,7 @@ class _Builder:
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
             }
             for line, name in sorted(stores):
-                if name in self.names:
+                if name in self.hit_names:
                     self.out.append(f"{indent}{name} = None")
                     self.line_map.append(line)
 
@@ -189,12 +186,8 @@ class _Builder:
         if not bound:
             return
         indent = self._indent(stmt)
-        if isinstance(stmt, ast.Import | ast.ImportFrom | ast.Global | ast.Nonlocal):
-            texts = [ast.unparse(stmt)]
-        elif isinstance(stmt, ast.ClassDef):
-            texts = [f"class {stmt.name}: ..."]
-        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            texts = [f"def {stmt.name}(): ..."]
+        if (line := _one_line(stmt)) is not None:
+            texts = [line]
         else:
             imports = [n for n in scope_nodes([stmt]) if isinstance(n, ast.Import | ast.ImportFrom)]
             texts = [ast.unparse(n) for n in imports if _bound_names(n) & bound]
@@ -258,23 +251,37 @@ def _names_of_hit_statement(lines: list[str], tree: ast.Module, hit_line: int) -
     return set(_IDENT.findall(text))
 
 
-def _bound_names(stmt: ast.stmt) -> set[str]:
-    """Names a statement binds in the scope it sits in (not inside nested scopes)."""
-    if isinstance(stmt, AST_DEFINITIONS):
-        return {stmt.name}
-    if isinstance(stmt, ast.Import | ast.ImportFrom):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
-    if isinstance(stmt, ast.Global | ast.Nonlocal):
-        return set(stmt.names)
+def _bound_names(stmt: ast.stmt, *, exactly: bool = False) -> set[str]:
+    """Names a statement binds in the scope it sits in (not inside nested scopes): stored
+    names, import and def names, its own ``global``/``nonlocal`` names. ``exactly``: also
+    where else LibCST records an assignment, a nested ``global``/``nonlocal`` and an
+    ``except ... as`` name (a comprehension's or lambda's stored names are counted too:
+    over-counting only keeps a statement)."""
     names: set[str] = set()
     for node in scope_nodes([stmt]):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
         elif isinstance(node, ast.alias):
             names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, AST_DEFINITIONS) and node is not stmt:
+        elif isinstance(node, AST_DEFINITIONS):
+            names.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal) and (exactly or node is stmt):
+            names.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name and exactly:
             names.add(node.name)
     return names
+
+
+def _one_line(stmt: ast.stmt) -> str | None:
+    """The one line that stands for an import, a ``global``/``nonlocal`` (unparsed), a def
+    or a class (an empty one of its name); None for any other statement."""
+    if isinstance(stmt, ast.Import | ast.ImportFrom | ast.Global | ast.Nonlocal):
+        return ast.unparse(stmt)
+    if isinstance(stmt, ast.ClassDef):
+        return f"class {stmt.name}: ..."
+    if isinstance(stmt, AST_FUNCTIONS):
+        return f"def {stmt.name}(): ..."
+    return None
 
 
 # Expressions with a scope of their own, whose bindings a line-by-line stub could misplace.
@@ -288,25 +295,6 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     blocks += [c.body for c in getattr(stmt, "cases", None) or ()]
     found = [b for b in blocks if isinstance(b, list) and b and isinstance(b[0], ast.stmt)]
     return sorted(found, key=lambda block: _first(block[0]))
-
-
-def _binds_exactly(stmt: ast.stmt) -> set[str]:
-    """Every name a statement binds in its scope, where LibCST records an assignment: stored
-    names (in a comprehension or lambda too: over-counting only keeps a statement), import
-    and def names, ``global``/``nonlocal`` names, ``except ... as`` names."""
-    names: set[str] = set()
-    for node in scope_nodes([stmt]):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, AST_DEFINITIONS):
-            names.add(node.name)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            names.update(node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-    return names
 
 
 def _is_code(line: str) -> bool:

@@ -3,7 +3,7 @@
 (``spelled``: ``tarfil`` -> ``TarFile``), found when a search asks, not indexed ahead.
 
 Indexing every name by its stemmed subwords was most of a first question's or typo's
-vocabulary (0.3 of 0.6 s on the stdlib: ``python -m bench.first_search``), for the handful
+vocabulary (0.3 of 0.6 s on the stdlib: bench/results/2026-11-30-speed12), for the handful
 of words one search asks about. A lookup scans the names' text instead. Every rule of
 ``stem`` cuts a suffix and puts back a prefix of it ("ization" -> "iz", "tion" -> "t"), or
 cuts only, except "ies"/"ied" -> "y" and the irregular forms: so a word whose stem is ``s``
