@@ -12,6 +12,10 @@ time, never an answer).
 advance: each side takes the next item not yet taken, so neither waits for the other because
 a guess of the items' costs was wrong (a slice's parse cost is known only once planned).
 
+``Standby`` is forked before its work is known: it readies itself (imports) while this
+process goes on, then computes the one request it is sent, which carries what a fork of that
+moment would have inherited.
+
 Only a process with no other thread than the progress line's forks (``possible``): another
 thread may hold a lock the child would need (an import's, a stream's). So the CLI's one-shot
 search forks; a long-lived server process, with its warm-up and Pyrefly threads, does its
@@ -197,6 +201,62 @@ class Turns:
         if self.started is not None:
             os.close(self.started)
             self.started = None
+
+
+class Standby:
+    """A child forked before its work is known: it readies itself (``ready``: the imports a
+    computation will need) while this process goes on, then computes ``work(request)`` for
+    the one request ``ask`` sends it, or is dismissed unasked. What a fork of the asking
+    moment would inherit (this process's later state) travels in the request."""
+
+    def __init__(self, helper: Forked, requests: int) -> None:
+        self.helper, self.requests = helper, requests
+        self.asked = False
+
+    @classmethod
+    def start(cls, ready: Callable[[], object], work: Callable[[bytes], bytes]) -> Standby | None:
+        """The child started on ``ready``; None when the fork fails."""
+        reader, writer = os.pipe()
+
+        def child() -> bytes:
+            os.close(writer)  # the request ends when the parent closes its end
+            ready()
+            chunks: list[bytes] = []
+            while chunk := os.read(reader, 1 << 20):
+                chunks.append(chunk)
+            if not chunks:  # dismissed: nothing was asked
+                raise SystemExit(1)
+            return work(b"".join(chunks))
+
+        helper = Forked.start(child)
+        os.close(reader)
+        if helper is None:
+            os.close(writer)
+            return None
+        return cls(helper, writer)
+
+    def ask(self, request: bytes) -> Forked | None:
+        """Send ``request``; the child's answer is its ``Forked.result()``. None when the
+        child is gone (the caller computes the request's work itself). Blocks until the
+        child, done with ``ready``, has read all but a pipe's worth of the request."""
+        self.asked = True
+        try:
+            view = memoryview(request)
+            while view:
+                view = view[os.write(self.requests, view) :]
+        except OSError:  # the child died (EPIPE): reap it
+            self.helper.kill()
+            return None
+        finally:
+            os.close(self.requests)
+        return self.helper
+
+    def dismiss(self) -> None:
+        """End the child now: it was not asked, or its answer is of no more use."""
+        if not self.asked:
+            self.asked = True
+            os.close(self.requests)
+        self.helper.kill()
 
 
 def _take(reader: int) -> int | None:

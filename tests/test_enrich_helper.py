@@ -75,9 +75,11 @@ def _enrich(root: Path, shown: list[Finding], helper_min_bytes: int, check=None)
 
 def _search(root: Path, eager: bool, env: dict[str, str] | None = None) -> dict:
     """``cq search register`` on ``root`` (a fresh process: no other thread), the helper's
-    threshold at 0 or out of reach (a profile inside the root)."""
+    threshold at 0 or out of reach (a profile inside the root), without the standby that
+    would compute every hit (``test_enrich_standby.py``)."""
     profile = root / ("eager.toml" if eager else "never.toml")
-    profile.write_text(f"[enrich]\nhelper_min_bytes = {0 if eager else 1 << 40}\n")
+    limit = 0 if eager else 1 << 40
+    profile.write_text(f"[enrich]\nhelper_min_bytes = {limit}\nstandby = false\n")
     argv = ["search", "register", "--root", str(root), "--format", "json", "--no-cache"]
     run = run_cq(*argv, "--profile", str(profile), env=env or {})
     assert run.returncode == 0, run.stderr

@@ -30,7 +30,7 @@ from cq.enrich.py_import_stage import import_facts
 from cq.enrich.py_libcst_stage import libcst_facts
 from cq.enrich.py_structure import structural_facts
 from cq.enrich.stages import QUOTA, Limited, Skip, StageRunner
-from cq.model import CallFacts, Enrichment, ParseQuality, ResolutionFacts
+from cq.model import CODE_CATEGORIES, CallFacts, Enrichment, Finding, ParseQuality, ResolutionFacts
 from cq.model.tuning import EnrichTuning, ParseTuning
 from cq.parse import SourceFile, imported_names, py_ast, sg_root, ts_tree
 
@@ -165,6 +165,16 @@ def _libcst(
         hit.span.col,
         hit.tuning.max_skeleton_bytes,
     )
+
+
+def may_resolve(finding: Finding) -> bool:
+    """Whether stage 4 may run for ``finding``, told from its classification alone (before
+    any stage): a Python use of a name in code, not a definition's name nor a text match in
+    a string or comment (``_resolvable`` decides, once ast-grep has read the hit)."""
+    return finding.language == "python" and finding.category in _MAY_RESOLVE
+
+
+_MAY_RESOLVE = (CODE_CATEGORIES - {"definition"}) | {"text_match"}
 
 
 def _resolvable(facts: StructuralFacts, hit: PythonHit) -> bool:

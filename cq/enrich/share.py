@@ -1,21 +1,23 @@
-"""The shown files' enrichment shared with a helper (``Share``): a forked child that takes
-turns with this process at the files (``cq.forked.Turns``), or in a long-lived process a
-worker of its pool (``Pooled``). ``cq.enrich.computed`` computes every hit; this module only
-decides who computes which, and gathers what the helper sends back. Imported by a cold
-search's enrichment only (a warm search's hits are in the store).
+"""The shown files' enrichment shared with a helper (``Share``): the enrichment's standby
+(``cq.enrich.standby``: forked at the search's start, it has LibCST imported) computing it
+all, a forked child that takes turns with this process at the files (``cq.forked.Turns``),
+or in a long-lived process a worker of its pool (``Pooled``). ``cq.enrich.computed`` computes
+every hit; this module only decides who computes which, and gathers what the helper sends
+back. Imported by a cold search's enrichment only (a warm search's hits are in the store).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import pickle
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
 from cq import forked
-from cq.cancel import Check
+from cq.cancel import Check, never
 from cq.classify import helper_pool
+from cq.enrich import standby
 from cq.enrich.bindings import Bindings, compile_tables
 from cq.enrich.computed import (
     QUOTA_SUFFIX,
@@ -25,6 +27,7 @@ from cq.enrich.computed import (
     compute_hit,
     store_key,
 )
+from cq.enrich.python import may_resolve
 from cq.enrich.stages import QUOTA
 from cq.enrich.store import EnrichmentStore
 from cq.model import Finding
@@ -41,6 +44,35 @@ class Shared(msgspec.Struct, frozen=True, array_like=True):
     symbols: dict[str, dict[str, dict[str, int]]]
 
 
+class ShareRequest(msgspec.Struct, frozen=True):
+    """Hits to compute and files' symbol tables to compile, with all that computing them
+    reads: the pool's worker and the standby have none of this search's state (sent
+    pickled: ``SourceFile`` is no struct)."""
+
+    hits: list[tuple[int, Finding, str]]  # index among the shown, the finding, its store key
+    given: dict[str, SourceFile]  # the hits' files by path
+    tables: list[tuple[str, SourceFile]]  # (digest, file) of the tables to compile
+    settings: EnrichSettings
+    limit: str | None  # LibCST's limit, the same for every hit
+
+    def sizes(self) -> dict[str, int]:
+        """The files to read, by path: their bytes."""
+        files = [*self.given.values(), *(s for _, s in self.tables)]
+        return {s.path: len(s.data) for s in files}
+
+    def work(self, paths: list[str]) -> Shared:
+        """The hits and tables of ``paths``' files (here or in a helper)."""
+        wanted = set(paths)
+        files = ShownFiles(lambda rel, _language: self.given.get(rel))
+        computed = [
+            compute_hit(i, finding, key, files, self.settings, self.limit)
+            for i, finding, key in self.hits
+            if finding.file in wanted
+        ]
+        tables = [(d, s) for d, s in self.tables if s.path in wanted]
+        return Shared(computed, compile_tables(tables))
+
+
 class Share:
     """The hits and symbol tables of the shown files, computed with a helper while this
     process computes its part: a cold search's enrichment is three parses of each shown file
@@ -51,21 +83,27 @@ class Share:
     long as no hit's settings depend on the hits before it: not with a wall-time budget,
     nor with a LibCST hit quota that only some of the hits reach.
 
-    A process that may fork takes turns with a forked child at the files, the largest first
-    (``cq.forked.Turns``: a file's cost depends on its hits' stages, LibCST's above all, which
-    no split decided in advance can weigh); a long-lived process hands its pool's worker the
-    second side of a split by size (``Pooled``)."""
+    The enrichment's standby, when the search has one and a hit may need LibCST, computes
+    every hit (taking turns with its own helper): this process has not imported LibCST, and
+    would pay its import before its first such hit. Otherwise a process that may fork takes
+    turns with a forked child at the files, the largest first (``cq.forked.Turns``: a file's
+    cost depends on its hits' stages, LibCST's above all, which no split decided in advance
+    can weigh); a long-lived process hands its pool's worker the second side of a split by
+    size (``Pooled``)."""
 
     def __init__(
         self,
         helper: Helper | forked.Turns,
-        hits: dict[int, str],
-        digests: set[str],
-        work: Callable[[list[str]], Shared],
+        request: ShareRequest,
         paths: list[str],
+        *,
+        by_standby: bool = False,
     ) -> None:
-        self.helper, self.hits, self.digests, self.work = helper, hits, digests, work
-        self.paths = paths  # the files the helper takes turns at, or those of its side
+        self.helper, self.request, self.paths = helper, request, paths
+        self.hits = {i: key for i, _, key in request.hits}  # the helper's, booked by finish
+        self.digests = {d for d, _ in request.tables}
+        self.work = request.work
+        self.by_standby = by_standby  # the enrichment's standby computes it all
 
     @classmethod
     def start(
@@ -79,15 +117,11 @@ class Share:
         t = settings.tuning
         count = min(len(shown), t.max_hits)
         if t.budget_ms is not None or 0 < t.libcst_hits < count:
-            return None
-        # a process that may fork forks a helper; a long-lived one hands its pool the share
-        can_fork = forked.possible()
-        pooled = None if can_fork else helper_pool()
-        if not can_fork and pooled is None:
+            standby.take(False)
             return None
         limit = QUOTA if t.libcst_hits == 0 else None  # the same for every hit
         todo: dict[int, tuple[str, str]] = {}  # hit -> its file, its store key
-        sizes: dict[str, int] = {}  # the files to parse -> their bytes
+        given: dict[str, SourceFile] = {}
         for index in range(count):
             source = files.source(shown[index])
             key = store_key(shown[index], files, settings)
@@ -95,40 +129,40 @@ class Share:
                 key += QUOTA_SUFFIX if limit == QUOTA else ""
                 if store.get(key) is None:
                     todo[index] = (source.path, key)
-                    sizes[source.path] = len(source.data)
-        tables = {d: bindings.sources[rel] for d, rel in bindings.missing().items()}
-        sizes |= {s.path: len(s.data) for s in tables.values() if s is not None}
+                    given[source.path] = source
+        tables = [
+            (d, s)
+            for d, rel in sorted(bindings.missing().items())
+            if (s := bindings.sources[rel]) is not None
+        ]
+
+        def request(paths: set[str]) -> ShareRequest:
+            """The hits and tables of ``paths``' files."""
+            return ShareRequest(
+                [(i, shown[i], key) for i, (path, key) in todo.items() if path in paths],
+                {path: source for path, source in given.items() if path in paths},
+                [(d, s) for d, s in tables if s.path in paths],
+                settings,
+                limit,
+            )
+
+        everything = request(set(given) | {s.path for _, s in tables})
+        sizes = everything.sizes()
+        waiting = standby.take(any(may_resolve(shown[i]) for i in todo))
+        if waiting is not None and sizes:  # it has LibCST imported: it computes them all
+            asked = waiting.ask(pickle.dumps(everything, protocol=pickle.HIGHEST_PROTOCOL))
+            if asked is not None:
+                return cls(asked, everything, sorted(sizes), by_standby=True)
         if len(sizes) < 2 or sum(sizes.values()) < t.helper_min_bytes:
             return None
-
-        def work(paths: list[str]) -> Shared:
-            """The hits and tables of ``paths``' files (here or in the helper)."""
-            wanted = set(paths)
-            computed = [
-                compute_hit(i, shown[i], key, files, settings, limit)
-                for i, (path, key) in todo.items()
-                if path in wanted
-            ]
-            digests = sorted(d for d, s in tables.items() if s is not None and s.path in wanted)
-            return Shared(computed, bindings.compile(digests))
-
-        if pooled is None:
-            order = sorted(sizes, key=lambda p: (-sizes[p], p))
-            turns = forked.Turns.start(
-                len(order), lambda k: msgspec.msgpack.encode(work([order[k]]))
-            )
-            if turns is None:
-                return None
-            hits = {i: key for i, (_, key) in todo.items()}
-            digests = {d for d, s in tables.items() if s is not None}
-            return cls(turns, hits, digests, work, order)
-        theirs = split_by_size(sizes)
-        hits = {i: key for i, (path, key) in todo.items() if path in theirs}
-        tabled = sorted(d for d, s in tables.items() if s is not None and s.path in theirs)
-        todo_items = [(i, shown[i], k) for i, k in hits.items()]
-        given = {f.file: s for f in (shown[i] for i in hits) if (s := files.source(f))}
-        started = Pooled.submit(pooled, todo_items, given, bindings.files(tabled), settings, limit)
-        return None if started is None else cls(started, hits, set(tabled), work, sorted(theirs))
+        # a process that may fork forks a helper; a long-lived one hands its pool the share
+        if forked.possible():
+            turns = take_turns(everything)
+            return None if turns is None else cls(turns[0], everything, turns[1])
+        pooled = helper_pool()
+        theirs = request(split_by_size(sizes))
+        started = None if pooled is None else Pooled.submit(pooled, theirs)
+        return None if started is None else cls(started, theirs, sorted(theirs.sizes()))
 
     def finish(self, check: Check) -> tuple[Shared, int]:
         """Every share hit and table (those the helper computed, and with a forked helper
@@ -176,8 +210,31 @@ class Share:
             self.helper.kill()
 
 
+def take_turns(request: ShareRequest) -> tuple[forked.Turns, list[str]] | None:
+    """A forked child started on ``request``'s files, the largest first, taking turns with
+    this process (``Share._take_turns``); None when it could not be forked."""
+    sizes = request.sizes()
+    order = sorted(sizes, key=lambda p: (-sizes[p], p))
+    turns = forked.Turns.start(
+        len(order), lambda k: msgspec.msgpack.encode(request.work([order[k]]))
+    )
+    return None if turns is None else (turns, order)
+
+
+def serve_request(blob: bytes) -> bytes:
+    """In the standby: a pickled ``ShareRequest`` computed, by turns with a child forked
+    here (it inherits LibCST), encoded as ``Shared``."""
+    request: ShareRequest = pickle.loads(blob)
+    turns = take_turns(request) if len(request.sizes()) > 1 else None
+    if turns is None:
+        shared = request.work(sorted(request.sizes()))
+    else:
+        shared, _ = Share(turns[0], request, turns[1]).finish(never)
+    return msgspec.msgpack.encode(shared)
+
+
 class Helper(Protocol):
-    """A helper computing a share: a forked child, or a pool worker's task."""
+    """A helper computing a share: the standby, a forked child, or a pool worker's task."""
 
     def result(self) -> bytes | None: ...
 
@@ -186,24 +243,16 @@ class Helper(Protocol):
 
 class Pooled:
     """A share run by a worker of the long-lived process's pool (``cq.classify.pool``,
-    forked by its fork server): the hits, their files and the symbol tables' files go with
-    it, as the worker has none of this search's state."""
+    forked by its fork server): the request carries the hits, their files and the symbol
+    tables' files, as the worker has none of this search's state."""
 
     def __init__(self, future: Future[bytes]) -> None:
         self.future = future
 
     @classmethod
-    def submit(
-        cls,
-        pool: ProcessPoolExecutor,
-        hits: list[tuple[int, Finding, str]],
-        given: dict[str, SourceFile],
-        tables: list[tuple[str, SourceFile]],
-        settings: EnrichSettings,
-        limit: str | None,
-    ) -> Pooled | None:
+    def submit(cls, pool: ProcessPoolExecutor, request: ShareRequest) -> Pooled | None:
         try:
-            return cls(pool.submit(pooled_share, hits, given, tables, settings, limit))
+            return cls(pool.submit(pooled_share, request))
         except Exception:  # a pool that is shut down or broken: this process does it all
             return None
 
@@ -217,17 +266,9 @@ class Pooled:
         self.future.cancel()
 
 
-def pooled_share(
-    hits: list[tuple[int, Finding, str]],
-    given: dict[str, SourceFile],
-    tables: list[tuple[str, SourceFile]],
-    settings: EnrichSettings,
-    limit: str | None,
-) -> bytes:
-    """In a pool worker: the share's hits enriched and its tables compiled, encoded."""
-    files = ShownFiles(lambda rel, _language: given.get(rel))
-    computed = [compute_hit(i, finding, key, files, settings, limit) for i, finding, key in hits]
-    return msgspec.msgpack.encode(Shared(computed, compile_tables(tables)))
+def pooled_share(request: ShareRequest) -> bytes:
+    """In a pool worker: the request's hits enriched and its tables compiled, encoded."""
+    return msgspec.msgpack.encode(request.work(sorted(request.sizes())))
 
 
 def split_by_size(sizes: dict[str, int]) -> set[str]:

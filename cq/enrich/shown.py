@@ -143,6 +143,7 @@ def enrich_shown(
             enrich_store_hits=telemetry.counters["enrich.store_hits"],
             enrich_computed=telemetry.counters["enrich.computed"],
             enrich_helper=helped,
+            enrich_standby=helped if share is not None and share.by_standby else 0,
         ),
         per_hit=tuple(per_hit),
     )

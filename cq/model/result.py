@@ -70,6 +70,7 @@ class RunCounters(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     enrich_store_hits: int = msgspec.field(default=0, name="enrich.store_hits")
     enrich_computed: int = msgspec.field(default=0, name="enrich.computed")
     enrich_helper: int = msgspec.field(default=0, name="enrich.helper")  # by a forked helper
+    enrich_standby: int = msgspec.field(default=0, name="enrich.standby")  # ... the standby
     index_files_updated: int = msgspec.field(default=0, name="index.files_updated")
     semantic_cached: int = msgspec.field(default=0, name="semantic.cached")  # from the cache
     semantic_asked: int = msgspec.field(default=0, name="semantic.asked")  # sent to Pyrefly

@@ -152,15 +152,24 @@ def output_format(args: argparse.Namespace) -> str:
 def run_search_command(args: argparse.Namespace) -> int:
     from functools import partial
 
-    from cq.assemble import fit_answer
-    from cq.pipeline import run_search
-    from cq.report import colour_markdown, render_json, render_markdown
+    from cq.enrich import standby
 
     request, settings = search_from_args(args)
-    fmt = output_format(args)
-    render = render_json if fmt == "json" else partial(render_markdown, verbose=request.explain)
-    report = settings.tuning.report
-    result = run_search(request, settings=settings)
+    # forked before the pipeline's imports: they are its head start
+    standby.stand_by(request, settings.tuning.enrich.standby)
+    try:
+        from cq.assemble import fit_answer
+        from cq.pipeline import run_search
+        from cq.report import colour_markdown, render_json, render_markdown
+
+        fmt = output_format(args)
+        render = render_json if fmt == "json" else partial(render_markdown, verbose=request.explain)
+        report = settings.tuning.report
+        result = run_search(request, settings=settings)
+    except BaseException:
+        standby.finish(request, searched=False)
+        raise
+    standby.finish(request, searched=True)
     answer = fit_answer(settings.echo, result, render, is_json=fmt == "json", report=report)
     text = colour_markdown(answer.text) if fmt == "md" and colour_wanted(args) else answer.text
     sys.stdout.write(text)

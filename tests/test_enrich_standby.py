@@ -1,0 +1,145 @@
+"""The enrichment's standby (``cq/enrich/standby.py``, ``cq.forked.Standby``): a one-shot
+search of a query it has not made forks a child that imports LibCST while the search
+classifies, and hands it the shown hits to compute. The answer is the one the search gives
+without it; a search made before forks none; a child that fails costs time, never the
+answer. Real CLI processes, real forks and pipes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_cq
+
+from cq.forked import Standby
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="cq forks helpers on Linux only")
+
+_MODULE = '''"""Module {n}."""
+from collections import OrderedDict
+
+
+class Registry{n}:
+    def register(self, name, handler=None):
+        table = OrderedDict()
+        table[name] = handler
+        return table
+
+
+def register(name):
+    registry = Registry{n}()
+    return registry.register(name) or OrderedDict()
+'''
+
+
+def _tree(root: Path, files: int = 3) -> None:
+    (root / "pkg").mkdir()
+    for n in range(files):
+        (root / f"pkg/mod{n}.py").write_text(_MODULE.format(n=n))
+
+
+def _search(root: Path, query: str, *extra: str, standby: bool = True, cache: Path) -> dict:
+    """``cq search QUERY`` in a fresh process with its own cache dir; without the standby
+    when ``standby`` is false (the profile's ``enrich.standby``)."""
+    profile = root / ("on.toml" if standby else "off.toml")
+    profile.write_text(f"[enrich]\nstandby = {str(standby).lower()}\n")
+    env = {"CQ_CACHE_DIR": str(cache), "CQ_SERVER": "0"}
+    argv = ["search", query, "--root", str(root), "--format", "json", *extra]
+    run = run_cq(*argv, "--profile", str(profile), env=env)
+    assert run.returncode == 0, run.stderr
+    return run.json()
+
+
+def test_the_standby_computes_a_first_search_and_changes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    root.mkdir()
+    _tree(root)
+    stood = _search(root, "OrderedDict", cache=tmp_path / "a")
+    alone = _search(root, "OrderedDict", standby=False, cache=tmp_path / "b")
+    counters = stood["run"]["counters"]
+    # every hit computed from its file was the standby's, and only there was one
+    assert counters["enrich.standby"] == counters["enrich.computed"] > 0
+    assert "enrich.standby" not in alone["run"]["counters"]
+    assert stood["findings"] == alone["findings"]
+    assert stood["summary"]["telemetry"] == alone["summary"]["telemetry"]
+    # LibCST's scopes ran in the standby: the imported name's uses are resolved
+    resolved = [f for f in stood["findings"] if (f.get("enrichment") or {}).get("resolution")]
+    assert resolved
+
+
+def test_a_search_made_before_forks_no_standby(tmp_path: Path) -> None:
+    """The repeat shows more hits than the first search enriched: they are computed here,
+    as the search is remembered (its hits are mostly stored); another query has one."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    _tree(root, files=6)
+    cache = tmp_path / "cache"
+    first = _search(root, "OrderedDict", "--limit", "3", cache=cache)
+    assert first["run"]["counters"]["enrich.standby"] > 0
+    repeat = _search(root, "OrderedDict", "--limit", "12", cache=cache)
+    assert repeat["run"]["counters"]["enrich.computed"] > 0
+    assert "enrich.standby" not in repeat["run"]["counters"]
+    other = _search(root, "register", cache=cache)
+    assert other["run"]["counters"]["enrich.standby"] > 0
+
+
+def test_no_standby_is_asked_when_no_hit_needs_libcst(tmp_path: Path) -> None:
+    """Hits in strings and definitions' names: nothing for LibCST's scopes, so this process
+    computes them (its own helper or alone) and the standby is dismissed."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "a.py").write_text('def zebra():\n    return "zebra"\n')
+    found = _search(root, "zebra", cache=tmp_path / "cache")
+    assert found["run"]["counters"]["enrich.computed"] == 2
+    assert "enrich.standby" not in found["run"]["counters"]
+
+
+_READY = "readied"
+
+
+def _ready() -> None:
+    os.environ[_READY] = "yes"  # what the child readied is there when it works
+
+
+def _echo(request: bytes) -> bytes:
+    return os.environ.get(_READY, "no").encode() + b":" + request[::-1]
+
+
+def test_a_standby_readies_then_answers_its_one_request() -> None:
+    standby = Standby.start(_ready, _echo)
+    assert standby is not None
+    asked = standby.ask(b"abc" * 100_000)  # more than a pipe holds, each way
+    assert asked is not None
+    assert asked.result() == b"yes:" + b"cba" * 100_000
+    assert _READY not in os.environ  # readied in the child only
+
+
+def _children() -> set[int]:
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{os.getpid()}/task"):
+        with open(f"/proc/{os.getpid()}/task/{task}/children") as fh:
+            found |= {int(p) for p in fh.read().split()}
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_a_dismissed_standby_is_gone() -> None:
+    before = _children()
+    standby = Standby.start(_ready, _echo)
+    assert standby is not None
+    standby.dismiss()
+    assert _children() == before
+
+
+def _fails() -> None:
+    raise RuntimeError("not ready")
+
+
+def test_a_standby_that_failed_answers_none() -> None:
+    """The caller then computes the request's work itself."""
+    standby = Standby.start(_fails, _echo)
+    assert standby is not None
+    asked = standby.ask(b"x" * 1_000_000)
+    assert asked is None or asked.result() is None
