@@ -95,7 +95,11 @@ def big_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     # Each file its own content: cq parses identical files once.
     files = {f"pkg{n // 50}/mod_{n}.py": f"# module {n}\n{body}" for n in range(120)}
+    files[_NO_STANDBY] = "[enrich]\nstandby = false\n"
     return write_tree(tmp_path_factory.mktemp("big"), files)
+
+
+_NO_STANDBY = "no-standby.toml"
 
 
 @pytest.mark.parametrize(
@@ -112,7 +116,8 @@ def test_killing_cq_during_a_pool_run_leaves_nothing(
 ) -> None:
     env = {**os.environ, "CQ_POOL_MIN_BYTES": "1", "CQ_MAX_WORKERS": "2"}
     argv = [sys.executable, str(HOOKED), "stalled-workers", "search", "result"]
-    argv += ["--root", str(big_tree), "--no-cache"]
+    # the enrichment's standby, a fork of cq too, would be taken for a third worker
+    argv += ["--root", str(big_tree), "--no-cache", "--profile", str(big_tree / _NO_STANDBY)]
     proc = subprocess.Popen(
         argv,
         stdout=subprocess.PIPE,

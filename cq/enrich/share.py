@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import pickle
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
@@ -17,7 +18,6 @@ import msgspec
 from cq import forked
 from cq.cancel import Check, never
 from cq.classify import helper_pool
-from cq.enrich import standby
 from cq.enrich.bindings import Bindings, compile_tables
 from cq.enrich.computed import (
     QUOTA_SUFFIX,
@@ -113,11 +113,15 @@ class Share:
         store: EnrichmentStore,
         bindings: Bindings,
         settings: EnrichSettings,
+        standing: Callable[[bool], forked.Standby | None],
     ) -> Share | None:
+        """The share started, or None: this process computes every hit. ``standing(wanted)``
+        gives the enrichment's standby (``cq.enrich.standby.take``) if ``wanted``, else
+        dismisses it."""
         t = settings.tuning
         count = min(len(shown), t.max_hits)
         if t.budget_ms is not None or 0 < t.libcst_hits < count:
-            standby.take(False)
+            standing(False)
             return None
         limit = QUOTA if t.libcst_hits == 0 else None  # the same for every hit
         todo: dict[int, tuple[str, str]] = {}  # hit -> its file, its store key
@@ -148,7 +152,7 @@ class Share:
 
         everything = request(set(given) | {s.path for _, s in tables})
         sizes = everything.sizes()
-        waiting = standby.take(any(may_resolve(shown[i]) for i in todo))
+        waiting = standing(any(may_resolve(shown[i]) for i in todo))
         if waiting is not None and sizes:  # it has LibCST imported: it computes them all
             asked = waiting.ask(pickle.dumps(everything, protocol=pickle.HIGHEST_PROTOCOL))
             if asked is not None:

@@ -24,6 +24,7 @@ import time
 import msgspec
 
 from cq.cancel import Check, never
+from cq.enrich import standby
 from cq.enrich.agreement import adjust_confidence
 from cq.enrich.bindings import Bindings
 from cq.enrich.computed import (
@@ -76,7 +77,7 @@ def enrich_shown(
     store.prefetch(keys + [k + QUOTA_SUFFIX for k in keys])
     from cq.enrich.share import Share  # a cold search's: a warm one's hits are stored
 
-    share = Share.start(shown, files, store, bindings, settings)
+    share = Share.start(shown, files, store, bindings, settings, standby.take)
     bindings_ms = (time.perf_counter() - bound) * 1000
     started = time.perf_counter()
     telemetry = EnrichTelemetry()

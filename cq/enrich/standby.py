@@ -22,9 +22,12 @@ stored), the child is dismissed.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from cq import forked
-from cq.model import SearchRequest
+
+if TYPE_CHECKING:
+    from cq.settings import Settings
 
 # The cache's namespace of the searches made (their root and query), whose repeats need no
 # standby: a key per search, an empty value.
@@ -34,13 +37,15 @@ _standing: forked.Standby | None = None
 _stood = False  # a standby was forked for this process's search (``finish`` remembers it)
 
 
-def stand_by(request: SearchRequest, wanted: bool) -> None:
-    """Fork the standby for ``request`` when it can pay off (above) and is ``wanted`` (the
-    profile's ``enrich.standby``)."""
+def stand_by(settings: Settings) -> None:
+    """Fork the standby for a search settled with ``settings`` when it can pay off (above):
+    the profile's ``enrich.standby`` on, Python in its languages."""
     global _standing, _stood
-    if not wanted or _stood or "libcst" in sys.modules or not forked.possible():
+    if not settings.tuning.enrich.standby or settings.scope.lang == "rust":
         return
-    if request.use_cache and _made_before(request):
+    if _stood or "libcst" in sys.modules or not forked.possible():
+        return
+    if settings.scope.use_cache and _made_before(settings):
         return
     _standing = forked.Standby.start(_ready, _serve)
     _stood = _standing is not None
@@ -57,25 +62,25 @@ def take(wanted: bool) -> forked.Standby | None:
     return standby
 
 
-def finish(request: SearchRequest, *, searched: bool) -> None:
+def finish(settings: Settings, *, searched: bool) -> None:
     """After the search: a standby nobody took is dismissed, and a search that ``searched``
     (ran to its end) is remembered, so its repeat forks none."""
     take(False)
-    if searched and _stood and request.use_cache:
+    if searched and _stood and settings.scope.use_cache:
         from cq.cache.store import open_store
 
-        open_store().put_many(_NAMESPACE, {_key(request): b""})
+        open_store().put_many(_NAMESPACE, {_key(settings): b""})
 
 
-def _made_before(request: SearchRequest) -> bool:
+def _made_before(settings: Settings) -> bool:
     from cq.cache.store import open_store
 
     store = open_store()
-    return store.available and bool(store.get_many(_NAMESPACE, [_key(request)]))
+    return store.available and bool(store.get_many(_NAMESPACE, [_key(settings)]))
 
 
-def _key(request: SearchRequest) -> str:
-    return f"{request.root}\0{request.query}"
+def _key(settings: Settings) -> str:
+    return f"{settings.scope.root}\0{settings.echo.query}"
 
 
 def _ready() -> None:

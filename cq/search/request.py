@@ -156,7 +156,7 @@ def run_search_command(args: argparse.Namespace) -> int:
 
     request, settings = search_from_args(args)
     # forked before the pipeline's imports: they are its head start
-    standby.stand_by(request, settings.tuning.enrich.standby)
+    standby.stand_by(settings)
     try:
         from cq.assemble import fit_answer
         from cq.pipeline import run_search
@@ -167,9 +167,9 @@ def run_search_command(args: argparse.Namespace) -> int:
         report = settings.tuning.report
         result = run_search(request, settings=settings)
     except BaseException:
-        standby.finish(request, searched=False)
+        standby.finish(settings, searched=False)
         raise
-    standby.finish(request, searched=True)
+    standby.finish(settings, searched=True)
     answer = fit_answer(settings.echo, result, render, is_json=fmt == "json", report=report)
     text = colour_markdown(answer.text) if fmt == "md" and colour_wanted(args) else answer.text
     sys.stdout.write(text)
