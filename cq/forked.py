@@ -38,8 +38,6 @@ from array import array
 from collections.abc import Callable
 from functools import cache
 
-import msgspec
-
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 # The progress line's thread (``cq.progress``) only writes to stderr, which a child never does.
 PROGRESS_THREAD = "cq-progress"
@@ -159,6 +157,8 @@ class Turns:
             while item is not None:
                 done.append((item, work(item)))
                 item = _take(reader)
+            import msgspec
+
             return msgspec.msgpack.encode(done)
 
         helper = Forked.start(child)
@@ -184,6 +184,8 @@ class Turns:
         blob = self.helper.result()
         if blob is None:
             return None
+        import msgspec  # not at the top: the CLI forks its standby before importing it
+
         try:
             return dict(msgspec.msgpack.decode(blob, type=list[tuple[int, bytes]]))
         except (msgspec.DecodeError, msgspec.ValidationError):

@@ -69,16 +69,19 @@ def test_the_standby_computes_a_first_search_and_changes_nothing(tmp_path: Path)
     assert resolved
 
 
-def test_a_search_made_before_forks_no_standby(tmp_path: Path) -> None:
-    """The repeat shows more hits than the first search enriched: they are computed here,
-    as the search is remembered (its hits are mostly stored); another query has one."""
+def test_a_search_run_before_forks_no_standby(tmp_path: Path) -> None:
+    """The same command line again, after a file changed: its hits are computed in this
+    process, as the command line is remembered (its hits are mostly stored); another
+    command line has a standby."""
     root = tmp_path / "tree"
     root.mkdir()
     _tree(root, files=6)
     cache = tmp_path / "cache"
-    first = _search(root, "OrderedDict", "--limit", "3", cache=cache)
+    first = _search(root, "OrderedDict", cache=cache)
     assert first["run"]["counters"]["enrich.standby"] > 0
-    repeat = _search(root, "OrderedDict", "--limit", "12", cache=cache)
+    changed = root / "pkg/mod0.py"
+    changed.write_text("# changed\n" + changed.read_text())
+    repeat = _search(root, "OrderedDict", cache=cache)
     assert repeat["run"]["counters"]["enrich.computed"] > 0
     assert "enrich.standby" not in repeat["run"]["counters"]
     other = _search(root, "register", cache=cache)

@@ -93,12 +93,47 @@ def entry() -> None:
     code = run_through_server(sys.argv[1:])  # None: this process searches (cq.server)
     if code is None:
         if sys.argv[1:2] == ["search"]:
+            _stand_by(sys.argv[1:])
             _settle_imports()
         code = main()
         start_wanted(code)
     sys.stdout.flush()
     gc.freeze()
     raise SystemExit(code)
+
+
+def _stand_by(argv: list[str]) -> None:
+    """Fork the enrichment's standby (``cq.enrich.standby``) before anything else is
+    imported: its own imports then run beside this process's. Only ``cq.forked`` is imported
+    here; the child imports the rest, and this process hands the standby to the enrichment
+    once it has forked it."""
+    from cq import forked
+
+    if "libcst" in sys.modules or not forked.possible():
+        return
+    from functools import partial
+
+    try:  # the command line as run: its directory and its words
+        command = "\0".join([os.getcwd(), *argv])
+    except OSError:  # the current directory was removed: the search says so
+        return
+    child = forked.Standby.start(partial(_standby_ready, command), _standby_serve)
+    if child is not None:
+        from cq.enrich.standby import hold
+
+        hold(child, command)
+
+
+def _standby_ready(command: str) -> None:  # pragma: no cover - runs in the standby
+    from cq.enrich.standby import ready
+
+    ready(command)
+
+
+def _standby_serve(request: bytes) -> bytes:  # pragma: no cover - runs in the standby
+    from cq.enrich.standby import serve
+
+    return serve(request)
 
 
 def _settle_imports() -> None:

@@ -1,57 +1,57 @@
-"""The enrichment's standby: a child a one-shot search forks as soon as its request is
-settled (``cq.forked.Standby``). While this process imports the pipeline, runs rg and
-classifies, the child imports LibCST and the enrichment's stages on the core that start
-leaves idle; the shown hits to compute from their files are then handed to it whole
+"""The enrichment's standby: a child the one-shot CLI forks first thing for a search
+(``cq.cli.dispatch``, with ``cq.forked.Standby``). While this process reads its command
+line, imports the pipeline, runs rg and classifies, the child imports LibCST and the
+enrichment's stages; the shown hits to compute from their files are then handed to it whole
 (``cq.enrich.share``), and it takes turns at their files with a helper it forks itself,
 which inherits what it imported.
 
 Why: LibCST's import costs ~0.14 CPU-s (``python -X importtime -c 'import libcst'``), and a
 cold search with a hit for LibCST's scopes paid it on its path, in each of the two processes
-computing the hits. Forked after the request is settled, the child has LibCST imported
-10-25 ms after the search reaches its enrichment on a first 'TextIOWrapper' search of the
-stdlib, and the search's classification is no slower beside it (bench/results/).
+computing the hits. Forked before this process's own imports, the child does most of its
+import on the core those leave idle (bench/results/2026-11-30-speed13).
 
-Forked only where it can pay off: a process that may fork (``cq.forked.possible``) and has
-not imported LibCST (cq's server and ``cq mcp`` import it as they warm up), for a search not
-made before with this cache. A repeat finds its hits in the enrichment store and would
-leave the child's CPU spent for nothing, so the searches made are remembered in the cache
-by root and query (``remember``). Handed nothing (no hit for LibCST's scopes, every hit
-stored), the child is dismissed.
+Only where it can pay off: a process that may fork (``cq.forked.possible``) and has not
+imported LibCST (cq's server and ``cq mcp`` import it as they warm up), for a command line
+not run before with this cache: a repeat finds its hits in the enrichment store, so the
+child's CPU would be spent for nothing. The command lines run are remembered in the cache
+(``finish``); the child looks its own up before it imports anything and leaves if it is
+there, and this process dismisses it once the search is settled if so, if the profile's
+``enrich.standby`` is off, or if the search reads Rust alone. Handed nothing (no hit for
+LibCST's scopes, every hit stored), it is dismissed too.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
-from cq import forked
-
 if TYPE_CHECKING:
+    from cq.forked import Standby
     from cq.settings import Settings
 
-# The cache's namespace of the searches made (their root and query), whose repeats need no
-# standby: a key per search, an empty value.
+# The cache's namespace of the command lines run (their directory and words), whose
+# repeats need no standby: a key per command line, an empty value.
 _NAMESPACE = "standby-searches"
 
-_standing: forked.Standby | None = None
-_stood = False  # a standby was forked for this process's search (``finish`` remembers it)
+_standing: Standby | None = None
+_command: str | None = None  # the command line a standby was forked for (``finish``)
 
 
-def stand_by(settings: Settings) -> None:
-    """Fork the standby for a search settled with ``settings`` when it can pay off (above):
-    the profile's ``enrich.standby`` on, Python in its languages."""
-    global _standing, _stood
-    if not settings.tuning.enrich.standby or settings.scope.lang == "rust":
+def hold(standby: Standby, command: str) -> None:
+    """Keep the standby forked for ``command`` for this search's enrichment."""
+    global _standing, _command
+    _standing, _command = standby, command
+
+
+def settled(settings: Settings) -> None:
+    """The search is settled: dismiss the standby when it cannot pay off (above)."""
+    if _standing is None or _command is None:
         return
-    if _stood or "libcst" in sys.modules or not forked.possible():
-        return
-    if settings.scope.use_cache and _made_before(settings):
-        return
-    _standing = forked.Standby.start(_ready, _serve)
-    _stood = _standing is not None
+    off = not settings.tuning.enrich.standby or settings.scope.lang == "rust"
+    if off or (settings.scope.use_cache and made_before(_command)):
+        take(False)
 
 
-def take(wanted: bool) -> forked.Standby | None:
+def take(wanted: bool) -> Standby | None:
     """The standby for this search's enrichment if ``wanted`` (a hit may need LibCST's
     scopes), once; otherwise it is dismissed."""
     global _standing
@@ -63,35 +63,37 @@ def take(wanted: bool) -> forked.Standby | None:
 
 
 def finish(settings: Settings, *, searched: bool) -> None:
-    """After the search: a standby nobody took is dismissed, and a search that ``searched``
-    (ran to its end) is remembered, so its repeat forks none."""
+    """After the search: a standby nobody took is dismissed, and a command line that
+    ``searched`` (ran to its end) with a standby is remembered, so its repeat has none."""
     take(False)
-    if searched and _stood and settings.scope.use_cache:
+    if searched and _command is not None and settings.scope.use_cache:
         from cq.cache.store import open_store
 
-        open_store().put_many(_NAMESPACE, {_key(settings): b""})
+        open_store().put_many(_NAMESPACE, {_command: b""})
 
 
-def _made_before(settings: Settings) -> bool:
+def made_before(command: str) -> bool:
     from cq.cache.store import open_store
 
     store = open_store()
-    return store.available and bool(store.get_many(_NAMESPACE, [_key(settings)]))
+    return store.available and bool(store.get_many(_NAMESPACE, [command]))
 
 
-def _key(settings: Settings) -> str:
-    return f"{settings.scope.root}\0{settings.echo.query}"
+def ready(command: str) -> None:  # pragma: no cover - runs in the child
+    """In the child: gone at once when ``command`` ran before; else what computing a hit
+    imports, and LibCST's parser and scopes run once."""
+    from cq.cache.place import cache_dir
+    from cq.cache.schema import FILE_NAME
 
-
-def _ready() -> None:
-    """In the child: what computing a hit imports, LibCST's parser and scopes first run."""
+    if (cache_dir() / FILE_NAME).exists() and made_before(command):  # no cache: a first run
+        raise SystemExit(0)
     import cq.enrich.share  # noqa: F401  (the stages, the parsers' modules)
     from cq.parse import cst_metadata
 
     cst_metadata("x = 1\n")
 
 
-def _serve(request: bytes) -> bytes:  # pragma: no cover - runs in the child
+def serve(request: bytes) -> bytes:  # pragma: no cover - runs in the child
     from cq.enrich.share import serve_request
 
     return serve_request(request)

@@ -155,8 +155,7 @@ def run_search_command(args: argparse.Namespace) -> int:
     from cq.enrich import standby
 
     request, settings = search_from_args(args)
-    # forked before the pipeline's imports: they are its head start
-    standby.stand_by(settings)
+    standby.settled(settings)
     try:
         from cq.assemble import fit_answer
         from cq.pipeline import run_search
