@@ -88,12 +88,15 @@ class Forked:
             status = self._reap()
         return b"".join(chunks) if status == 0 else None
 
-    def kill(self) -> None:
-        """End the child now (a cancelled search, ^C): its work is of no more use."""
+    def kill(self, *, wait: bool = True) -> None:
+        """End the child now (a cancelled search, ^C): its work is of no more use. Without
+        ``wait`` it is reaped by a later ``kill`` (the kernel frees a large child's pages
+        for milliseconds, which its parent need not wait for mid-search)."""
         if not self.reaped:
             with contextlib.suppress(OSError):
                 os.kill(self.pid, signal.SIGKILL)
-            self._reap()
+            if wait:
+                self._reap()
 
     def _reap(self) -> int:
         """Close the pipe and wait for the child: its exit status (-1 when it could not be
@@ -253,12 +256,13 @@ class Standby:
             os.close(self.requests)
         return self.helper
 
-    def dismiss(self) -> None:
-        """End the child now: it was not asked, or its answer is of no more use."""
+    def dismiss(self, *, wait: bool = True) -> None:
+        """End the child now: it was not asked, or its answer is of no more use; without
+        ``wait``, reaped by a later ``dismiss``."""
         if not self.asked:
             self.asked = True
             os.close(self.requests)
-        self.helper.kill()
+        self.helper.kill(wait=wait)
 
 
 def _take(reader: int) -> int | None:

@@ -167,14 +167,30 @@ def _libcst(
     )
 
 
-def may_resolve(finding: Finding) -> bool:
-    """Whether stage 4 may run for ``finding``, told from its classification alone (before
-    any stage): a Python use of a name in code, not a definition's name nor a text match in
-    a string or comment (``_resolvable`` decides, once ast-grep has read the hit)."""
-    return finding.language == "python" and finding.category in _MAY_RESOLVE
+def may_resolve(finding: Finding, before: bytes, data: bytes) -> bool:
+    """Whether stage 4 may run for ``finding``, told before any stage from its category,
+    ``before`` (its line up to it) and its file's ``data`` (``_resolvable`` decides once
+    ast-grep has read the hit): a Python use of a name in code, not a definition's name nor
+    text in a string or comment; for the name of a method called on a receiver, only when
+    the receiver's first name is on an import line (over-told, never missed: a name on an
+    import line need not be imported; a receiver that is not a chain of names says yes)."""
+    if finding.language != "python" or finding.category not in _MAY_RESOLVE:
+        return False
+    if finding.category != "callsite":
+        return True
+    receiver = _RECEIVER.search(before)
+    if receiver is None:
+        return True
+    root = re.escape(receiver.group(1))
+    if root in (b"self", b"cls"):
+        return False
+    on_import = rb"\bimport\b[^\n;]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (root, root)
+    return re.search(on_import, data) is not None
 
 
 _MAY_RESOLVE = (CODE_CATEGORIES - {"definition"}) | {"text_match"}
+# ``a.b.`` before a method's name: its first name (not after a call, a subscript or a dot)
+_RECEIVER = re.compile(rb"(?<![\w.)\]}'\"])([A-Za-z_]\w*)(?:\s*\.\s*[A-Za-z_]\w*)*\s*\.\s*$")
 
 
 def _resolvable(facts: StructuralFacts, hit: PythonHit) -> bool:

@@ -152,7 +152,7 @@ class Share:
 
         everything = request(set(given) | {s.path for _, s in tables})
         sizes = everything.sizes()
-        waiting = standing(any(may_resolve(shown[i]) for i in todo))
+        waiting = standing(any(_may_resolve(shown[i], files) for i in todo))
         if waiting is not None and sizes:  # it has LibCST imported: it computes them all
             asked = waiting.ask(pickle.dumps(everything, protocol=pickle.HIGHEST_PROTOCOL))
             if asked is not None:
@@ -212,6 +212,17 @@ class Share:
             self.helper.abandon()
         else:
             self.helper.kill()
+
+
+def _may_resolve(finding: Finding, files: ShownFiles) -> bool:
+    """``may_resolve`` of a hit whose file is readable (its line read for a call alone)."""
+    if finding.category != "callsite":
+        return may_resolve(finding, b"", b"")
+    source = files.source(finding)
+    assert source is not None
+    span = files.span(source, finding)
+    line_start = source.data.rfind(b"\n", 0, span.byte_start) + 1
+    return may_resolve(finding, source.data[line_start : span.byte_start], source.data)
 
 
 def take_turns(request: ShareRequest) -> tuple[forked.Turns, list[str]] | None:

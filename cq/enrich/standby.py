@@ -34,6 +34,7 @@ _NAMESPACE = "standby-searches"
 
 _standing: Standby | None = None
 _command: str | None = None  # the command line a standby was forked for (``finish``)
+_dismissed: list[Standby] = []  # killed mid-search, reaped by ``finish``
 
 
 def hold(standby: Standby, command: str) -> None:
@@ -57,7 +58,8 @@ def take(wanted: bool) -> Standby | None:
     global _standing
     standby, _standing = _standing, None
     if standby is not None and not wanted:
-        standby.dismiss()
+        standby.dismiss(wait=False)
+        _dismissed.append(standby)
         return None
     return standby
 
@@ -66,6 +68,8 @@ def finish(settings: Settings, *, searched: bool) -> None:
     """After the search: a standby nobody took is dismissed, and a command line that
     ``searched`` (ran to its end) with a standby is remembered, so its repeat has none."""
     take(False)
+    while _dismissed:
+        _dismissed.pop().dismiss()
     if searched and _command is not None and settings.scope.use_cache:
         from cq.cache.store import open_store
 
@@ -81,16 +85,20 @@ def made_before(command: str) -> bool:
 
 def ready(command: str) -> None:  # pragma: no cover - runs in the child
     """In the child: gone at once when ``command`` ran before; else what computing a hit
-    imports, and LibCST's parser and scopes run once."""
+    imports, and each parser run once."""
     from cq.cache.place import cache_dir
     from cq.cache.schema import FILE_NAME
 
     if (cache_dir() / FILE_NAME).exists() and made_before(command):  # no cache: a first run
         raise SystemExit(0)
     import cq.enrich.share  # noqa: F401  (the stages, the parsers' modules)
-    from cq.parse import cst_metadata
+    from cq.parse import SourceFile, cst_metadata, sg_root, ts_tree
 
-    cst_metadata("x = 1\n")
+    text = "x = 1\n"
+    cst_metadata(text)
+    warm = SourceFile("standby.py", "python", text.encode(), text, "standby")
+    sg_root(warm)  # ast-grep's and tree-sitter's first parse set their parsers up
+    ts_tree(warm)
 
 
 def serve(request: bytes) -> bytes:  # pragma: no cover - runs in the child
