@@ -10,10 +10,13 @@ import os
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 from conftest import run_cq
 
+from cq.enrich.python import may_resolve
 from cq.forked import Standby
+from tests.enrich_hits import enrich, finding_at
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="cq forks helpers on Linux only")
 
@@ -84,7 +87,7 @@ def test_a_search_run_before_forks_no_standby(tmp_path: Path) -> None:
     repeat = _search(root, "OrderedDict", cache=cache)
     assert repeat["run"]["counters"]["enrich.computed"] > 0
     assert "enrich.standby" not in repeat["run"]["counters"]
-    other = _search(root, "register", cache=cache)
+    other = _search(root, "handler", cache=cache)
     assert other["run"]["counters"]["enrich.standby"] > 0
 
 
@@ -146,3 +149,53 @@ def test_a_standby_that_failed_answers_none() -> None:
     assert standby is not None
     asked = standby.ask(b"x" * 1_000_000)
     assert asked is None or asked.result() is None
+
+
+_CALLS = """import os
+import os.path as osp
+from collections import (
+    OrderedDict,
+    defaultdict,
+)
+
+
+class Box:
+    def join(self, *parts):
+        return self.inner.join(parts)
+
+
+def join(a, b):
+    local = Box()
+    local.join(a)
+    os.path.join(a, b)
+    osp.join(a)
+    OrderedDict().join()
+    defaultdict.join(a)
+    return join(a, b)
+"""
+
+
+def test_the_standby_is_asked_for_every_hit_libcst_reads(tmp_path: Path) -> None:
+    """``may_resolve`` tells, before any stage, which hits LibCST may read: never one it
+    reads is missed (this process would pay LibCST's import), and a method called on a
+    receiver no import binds is told apart (the standby would work for nothing)."""
+    (tmp_path / "calls.py").write_text(_CALLS)
+    hits = []
+    for line_has in ("def join(self", "self.inner.join", "def join(a", "local.join"):
+        hits.append((line_has, "definition" if "def " in line_has else "callsite"))
+    for line_has in ("os.path.join", "osp.join", "OrderedDict().join", "defaultdict.join"):
+        hits.append((line_has, "callsite"))
+    hits.append(("return join", "callsite"))
+    shown = [
+        msgspec.structs.replace(finding_at(tmp_path, "calls.py", "join", has), category=kind)
+        for has, kind in hits
+    ]
+    data = (tmp_path / "calls.py").read_bytes()
+    lines = data.split(b"\n")
+    told = [
+        may_resolve(f, lines[f.line - 1][: f.col], data) for f in shown
+    ]  # ASCII: columns are bytes
+    read = [e.stages is not None and e.stages.libcst is not None for e in enrich(tmp_path, *shown)]
+    assert [t for t, r in zip(told, read, strict=True) if r and not t] == []
+    assert sum(read) >= 4  # the imported receivers and the bare call
+    assert told[:4] == [False, False, False, False]  # definitions, self, a local
