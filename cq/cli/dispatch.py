@@ -111,12 +111,14 @@ def _stand_by(argv: list[str]) -> None:
 
     if "libcst" in sys.modules or not forked.possible():
         return
+    import hashlib
     from functools import partial
 
-    try:  # the command line as run: its directory and its words
-        command = "\0".join([os.getcwd(), *argv])
+    try:  # the command line as run, its directory and its words (hashed: no query kept)
+        words = "\0".join([os.getcwd(), *argv]).encode("utf-8", "surrogateescape")
     except OSError:  # the current directory was removed: the search says so
         return
+    command = hashlib.blake2b(words, digest_size=16).hexdigest()
     child = forked.Standby.start(partial(_standby_ready, command), _standby_serve)
     if child is not None:
         from cq.enrich.standby import hold

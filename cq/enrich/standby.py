@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from cq.forked import Standby
     from cq.settings import Settings
 
-# The cache's namespace of the command lines run (their directory and words), whose
-# repeats need no standby: a key per command line, an empty value.
+# The cache's namespace of the command lines run (a hash of their directory and words),
+# whose repeats need no standby: a key per command line, an empty value.
 _NAMESPACE = "standby-searches"
 
 _standing: Standby | None = None
