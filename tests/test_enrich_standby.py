@@ -47,7 +47,8 @@ def _search(root: Path, query: str, *extra: str, standby: bool = True, cache: Pa
     """``cq search QUERY`` in a fresh process with its own cache dir; without the standby
     when ``standby`` is false (the profile's ``enrich.standby``)."""
     profile = root / ("on.toml" if standby else "off.toml")
-    profile.write_text(f"[enrich]\nstandby = {str(standby).lower()}\n")
+    # waited for as long as it takes: the tree is small, the machine may be busy
+    profile.write_text(f"[enrich]\nstandby = {str(standby).lower()}\nstandby_wait_ms = 600000\n")
     env = {"CQ_CACHE_DIR": str(cache), "CQ_SERVER": "0"}
     argv = ["search", query, "--root", str(root), "--format", "json", *extra]
     run = run_cq(*argv, "--profile", str(profile), env=env)
@@ -106,19 +107,30 @@ _READY = "readied"
 
 
 def _ready() -> None:
-    os.environ[_READY] = "yes"  # what the child readied is there when it works
+    """What the child readied is there when it works: here, the nice value it readied at."""
+    import threading
+
+    os.environ[_READY] = str(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
 
 
 def _echo(request: bytes) -> bytes:
-    return os.environ.get(_READY, "no").encode() + b":" + request[::-1]
+    import threading
+
+    working = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    return f"{os.environ.get(_READY)}:{working}:".encode() + request[::-1]
 
 
-def test_a_standby_readies_then_answers_its_one_request() -> None:
+def test_a_standby_readies_lowered_then_answers_its_one_request() -> None:
     standby = Standby.start(_ready, _echo)
     assert standby is not None
+    assert standby.wait_ready(60)
     asked = standby.ask(b"abc" * 100_000)  # more than a pipe holds, each way
     assert asked is not None
-    assert asked.result() == b"yes:" + b"cba" * 100_000
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    readied, working, echoed = asked.result().split(b":", 2)  # type: ignore[union-attr]
+    # its imports ran lowered, its work at this process's priority
+    assert (int(readied), int(working)) == (min(19, own + Standby.NICE), own)
+    assert echoed == b"cba" * 100_000
     assert _READY not in os.environ  # readied in the child only
 
 
@@ -143,10 +155,11 @@ def _fails() -> None:
     raise RuntimeError("not ready")
 
 
-def test_a_standby_that_failed_answers_none() -> None:
+def test_a_standby_that_failed_is_never_ready_and_answers_none() -> None:
     """The caller then computes the request's work itself."""
     standby = Standby.start(_fails, _echo)
     assert standby is not None
+    assert not standby.wait_ready(60)
     asked = standby.ask(b"x" * 1_000_000)
     assert asked is None or asked.result() is None
 

@@ -113,15 +113,15 @@ class Share:
         store: EnrichmentStore,
         bindings: Bindings,
         settings: EnrichSettings,
-        standing: Callable[[bool], forked.Standby | None],
+        standing: Callable[[bool, int], forked.Standby | None],
     ) -> Share | None:
-        """The share started, or None: this process computes every hit. ``standing(wanted)``
-        gives the enrichment's standby (``cq.enrich.standby.take``) if ``wanted``, else
-        dismisses it."""
+        """The share started, or None: this process computes every hit. ``standing(wanted,
+        wait_ms)`` gives the enrichment's standby (``cq.enrich.standby.take``) if ``wanted``
+        and ready within ``wait_ms``, else dismisses it."""
         t = settings.tuning
         count = min(len(shown), t.max_hits)
         if t.budget_ms is not None or 0 < t.libcst_hits < count:
-            standing(False)
+            standing(False, 0)
             return None
         limit = QUOTA if t.libcst_hits == 0 else None  # the same for every hit
         todo: dict[int, tuple[str, str]] = {}  # hit -> its file, its store key
@@ -152,7 +152,8 @@ class Share:
 
         everything = request(set(given) | {s.path for _, s in tables})
         sizes = everything.sizes()
-        waiting = standing(any(_may_resolve(shown[i], files) for i in todo))
+        wanted = any(_may_resolve(shown[i], files) for i in todo)
+        waiting = standing(wanted, t.standby_wait_ms)
         if waiting is not None and sizes:  # it has LibCST imported: it computes them all
             asked = waiting.ask(pickle.dumps(everything, protocol=pickle.HIGHEST_PROTOCOL))
             if asked is not None:

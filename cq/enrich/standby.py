@@ -52,12 +52,13 @@ def settled(settings: Settings) -> None:
         take(False)
 
 
-def take(wanted: bool) -> Standby | None:
+def take(wanted: bool, wait_ms: int = 0) -> Standby | None:
     """The standby for this search's enrichment if ``wanted`` (a hit may need LibCST's
-    scopes), once; otherwise it is dismissed."""
+    scopes) and ready within ``wait_ms`` (``enrich.standby_wait_ms``), once; otherwise it is
+    dismissed."""
     global _standing
     standby, _standing = _standing, None
-    if standby is not None and not wanted:
+    if standby is not None and not (wanted and standby.wait_ready(wait_ms / 1000)):
         standby.dismiss(wait=False)
         _dismissed.append(standby)
         return None

@@ -151,6 +151,15 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             " false leaves the second core to classification and rg alone"
         ),
     ] = True
+    standby_wait_ms: Annotated[
+        int,
+        _why(
+            "how long the enrichment waits for a standby still importing before it computes"
+            " the hits itself: about LibCST's import in this process (0.14 s, python -X"
+            " importtime -c 'import libcst'), beyond which waiting loses more than it saves"
+            " (with every core busy a lowered import can take seconds)"
+        ),
+    ] = 150
 
 
 class RewriteTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
