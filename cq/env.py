@@ -53,6 +53,7 @@ SETTINGS: dict[str, _Number | tuple[str, ...]] = {
     "CQ_SEMANTIC_INDEX": ("auto", "always", "never"),
     "CQ_SERVER_IDLE_S": _Number("float", 0, positive=True),
     "CQ_SERVER_PROCESS_MAX_MB": _Number("int", 0, positive=True),
+    "CQ_STANDBY": ("auto", "on", "off"),  # read by cq.cli.dispatch before this module loads
 }
 
 
@@ -77,6 +78,10 @@ ENVIRONMENT: dict[str, str] = {
     "CQ_PY_ENRICHMENT_CROSSCHECK": "yes marks a finding degraded when ast-grep, LibCST and "
     "tree-sitter disagree",
     "CQ_SEMANTIC": "no turns the Pyrefly stage off (as --no-semantic)",
+    "CQ_STANDBY": "auto (default): a search run in-process forks, when a core is idle, a "
+    "child that imports LibCST while it classifies and computes the shown findings' "
+    "enrichment (its imports at a lower priority, given up when starved of a core); on: "
+    "whether or not a core is idle, at the search's priority, waited for; off: never",
     "CQ_SEMANTIC_BUDGET_MS": "how long a long-lived cq may ask Pyrefly for one search's pending "
     "answers in the background (default 60000); it delays no report",
     "CQ_SEMANTIC_WAIT_MS": "as --semantic-wait MS for every search (default 0: never wait)",

@@ -52,6 +52,18 @@ def possible() -> bool:
     return all(t.name == PROGRESS_THREAD for t in others)
 
 
+def idle_core() -> bool:
+    """Whether a core this process may run on is idle now: fewer tasks runnable than the
+    cores it may use (``/proc/loadavg``'s fourth field, this process counted; an instant's
+    reading, which a machine kept busy by other work fails)."""
+    try:
+        with open("/proc/loadavg", "rb") as fh:
+            runnable = int(fh.read().split()[3].split(b"/")[0])
+        return runnable < len(os.sched_getaffinity(0))
+    except (OSError, ValueError, IndexError):
+        return False
+
+
 class Forked:
     """A forked child computing ``work()``; ``result()`` reaps it."""
 
@@ -231,6 +243,10 @@ class Standby:
     # with one core kept busy (bench/results/2026-11-30-speed13): 'register' took 0.65 s
     # beside an enrichment standby importing at this process's priority, 0.49 s without one.
     NICE = 10
+    # The window over which a child still readying must have run half the time to be waited
+    # for: five scheduler ticks at 100 Hz, long enough to tell a child that has a core from
+    # one that shares it with other work.
+    STARVED_S = 0.05
 
     @classmethod
     def start(
@@ -262,14 +278,29 @@ class Standby:
             return None
         return cls(helper, writer, told)
 
-    def wait_ready(self, seconds: float) -> bool:
-        """Whether the child is ready, waiting up to ``seconds`` for it (False: not yet, or
-        it failed)."""
-        if not self.ready and not self.asked:
-            import select
+    def wait_ready(self, seconds: float, *, starved: bool = True) -> bool:
+        """Whether the child is ready, waiting for it up to ``seconds`` while it gets a core:
+        lowered, it runs at full speed once this process waits, unless every core is busy
+        with other work, when it gets a tenth of one. Then it is given up (with ``starved``)
+        as soon as a ``STARVED_S`` window passes in which it ran less than half the time
+        (False: not ready, starved, or failed)."""
+        if self.ready or self.asked:
+            return self.ready
+        import select
+        import time
 
-            if select.select([self.readiness], [], [], seconds)[0]:
-                self.ready = os.read(self.readiness, 1) == b"r"  # b"": it failed
+        now = time.monotonic()
+        deadline, mark, ran = now + seconds, now, _cpu_ns(self.helper.pid)
+        while not select.select([self.readiness], [], [], min(0.01, seconds))[0]:
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            if starved and now - mark >= self.STARVED_S:
+                since, ran = ran, _cpu_ns(self.helper.pid)
+                if since is None or ran is None or ran - since < (now - mark) * 0.5e9:
+                    return False
+                mark = now
+        self.ready = os.read(self.readiness, 1) == b"r"  # b"": it failed
         return self.ready
 
     def ask(self, request: bytes) -> Forked | None:
@@ -297,6 +328,20 @@ class Standby:
             os.close(self.requests)
             os.close(self.readiness)
         self.helper.kill(wait=wait)
+
+
+def _cpu_ns(pid: int) -> int | None:
+    """Nanoseconds the process's threads have run (``/proc/PID/task/*/schedstat``); None
+    without ``/proc``."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            path = f"/proc/{pid}/task/{task}/schedstat"
+            with contextlib.suppress(OSError), open(path, "rb") as fh:  # OSError: it ended
+                total += int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
 
 
 def _ready_lowered(ready: Callable[[], object], nice: int) -> None:  # pragma: no cover

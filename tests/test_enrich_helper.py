@@ -78,10 +78,9 @@ def _search(root: Path, eager: bool, env: dict[str, str] | None = None) -> dict:
     threshold at 0 or out of reach (a profile inside the root), without the standby that
     would compute every hit (``test_enrich_standby.py``)."""
     profile = root / ("eager.toml" if eager else "never.toml")
-    limit = 0 if eager else 1 << 40
-    profile.write_text(f"[enrich]\nhelper_min_bytes = {limit}\nstandby = false\n")
+    profile.write_text(f"[enrich]\nhelper_min_bytes = {0 if eager else 1 << 40}\n")
     argv = ["search", "register", "--root", str(root), "--format", "json", "--no-cache"]
-    run = run_cq(*argv, "--profile", str(profile), env=env or {})
+    run = run_cq(*argv, "--profile", str(profile), env={"CQ_STANDBY": "off", **(env or {})})
     assert run.returncode == 0, run.stderr
     return run.json()
 

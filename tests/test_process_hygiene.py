@@ -95,11 +95,7 @@ def big_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     # Each file its own content: cq parses identical files once.
     files = {f"pkg{n // 50}/mod_{n}.py": f"# module {n}\n{body}" for n in range(120)}
-    files[_NO_STANDBY] = "[enrich]\nstandby = false\n"
     return write_tree(tmp_path_factory.mktemp("big"), files)
-
-
-_NO_STANDBY = "no-standby.toml"
 
 
 @pytest.mark.parametrize(
@@ -114,10 +110,10 @@ _NO_STANDBY = "no-standby.toml"
 def test_killing_cq_during_a_pool_run_leaves_nothing(
     big_tree: Path, tmp_path: Path, sig: int, status: int
 ) -> None:
-    env = {**os.environ, "CQ_POOL_MIN_BYTES": "1", "CQ_MAX_WORKERS": "2"}
+    # CQ_STANDBY: the enrichment's standby, a fork of cq too, would be taken for a worker
+    env = {**os.environ, "CQ_POOL_MIN_BYTES": "1", "CQ_MAX_WORKERS": "2", "CQ_STANDBY": "off"}
     argv = [sys.executable, str(HOOKED), "stalled-workers", "search", "result"]
-    # the enrichment's standby, a fork of cq too, would be taken for a third worker
-    argv += ["--root", str(big_tree), "--no-cache", "--profile", str(big_tree / _NO_STANDBY)]
+    argv += ["--root", str(big_tree), "--no-cache"]
     proc = subprocess.Popen(
         argv,
         stdout=subprocess.PIPE,

@@ -34,6 +34,7 @@ ENV_READERS = {
     "cq.search.command": "front end: CQ_DEBUG",
     "cq.search.request": "front end: CQ_ROOT, CQ_FORMAT, NO_COLOR, TERM",
     "cq.cli.index": "front end: CQ_ROOT",
+    "cq.cli.dispatch": "front end: CQ_STANDBY, read before the search imports anything",
     "cq.cli.embed": "front end: CQ_ROOT",
     "cq.embed.background": "the environment an embedding build's process is started with",
     "cq.agent.mcp_config": "front end: CQ_ROOT, the answer budget",

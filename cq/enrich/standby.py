@@ -10,14 +10,15 @@ cold search with a hit for LibCST's scopes paid it on its path, in each of the t
 computing the hits. Forked before this process's own imports, the child does most of its
 import on the core those leave idle (bench/results/2026-11-30-speed13).
 
-Only where it can pay off: a process that may fork (``cq.forked.possible``) and has not
-imported LibCST (cq's server and ``cq mcp`` import it as they warm up), for a command line
-not run before with this cache: a repeat finds its hits in the enrichment store, so the
-child's CPU would be spent for nothing. The command lines run are remembered in the cache
-(``finish``); the child looks its own up before it imports anything and leaves if it is
-there, and this process dismisses it once the search is settled if so, if the profile's
-``enrich.standby`` is off, or if the search reads Rust alone. Handed nothing (no hit for
-LibCST's scopes, every hit stored), it is dismissed too.
+Only where it can pay off: a core idle when the search starts (``cq.forked.idle_core``;
+``CQ_STANDBY`` says on or off instead), a process that may fork (``cq.forked.possible``)
+and has not imported LibCST (cq's server and ``cq mcp`` import it as they warm up), and a
+command line not run before with this cache: a repeat finds its hits in the enrichment
+store, so the child's CPU would be spent for nothing. The command lines run are remembered
+in the cache (``finish``); the child looks its own up before it imports anything and
+leaves if it is there, and this process dismisses it once the search is settled if so, or
+if the search reads Rust alone. Handed nothing (no hit for LibCST's scopes, every hit
+stored), or not ready in time (``take``), it is dismissed too.
 """
 
 from __future__ import annotations
@@ -35,20 +36,21 @@ _NAMESPACE = "standby-searches"
 _standing: Standby | None = None
 _command: str | None = None  # the command line a standby was forked for (``finish``)
 _dismissed: list[Standby] = []  # killed mid-search, reaped by ``finish``
+_insisted = False  # CQ_STANDBY=on: waited for even when starved of a core
 
 
-def hold(standby: Standby, command: str) -> None:
-    """Keep the standby forked for ``command`` for this search's enrichment."""
-    global _standing, _command
-    _standing, _command = standby, command
+def hold(standby: Standby, command: str, *, insisted: bool = False) -> None:
+    """Keep the standby forked for ``command`` for this search's enrichment; ``insisted``:
+    asked for by ``CQ_STANDBY=on``."""
+    global _standing, _command, _insisted
+    _standing, _command, _insisted = standby, command, insisted
 
 
 def settled(settings: Settings) -> None:
     """The search is settled: dismiss the standby when it cannot pay off (above)."""
     if _standing is None or _command is None:
         return
-    off = not settings.tuning.enrich.standby or settings.scope.lang == "rust"
-    if off or (settings.scope.use_cache and made_before(_command)):
+    if settings.scope.lang == "rust" or (settings.scope.use_cache and made_before(_command)):
         take(False)
 
 
@@ -58,7 +60,9 @@ def take(wanted: bool, wait_ms: int = 0) -> Standby | None:
     dismissed."""
     global _standing
     standby, _standing = _standing, None
-    if standby is not None and not (wanted and standby.wait_ready(wait_ms / 1000)):
+    if standby is None:
+        return None
+    if not (wanted and standby.wait_ready(wait_ms / 1000, starved=not _insisted)):
         standby.dismiss(wait=False)
         _dismissed.append(standby)
         return None

@@ -142,24 +142,15 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             " from twice the size whose half pays for the fork"
         ),
     ] = 128 * 1024
-    standby: Annotated[
-        bool,
-        _why(
-            "measured: a one-shot search forks the enrichment's standby (cq/enrich/standby.py)"
-            " for a search it has not made, to import LibCST while it classifies: a first"
-            " 'TextIOWrapper' search of the stdlib enriched in 0.36-0.38 s instead of 0.49;"
-            " false leaves the second core to classification and rg alone"
-        ),
-    ] = True
     standby_wait_ms: Annotated[
         int,
         _why(
-            "how long the enrichment waits for a standby still importing before it computes"
-            " the hits itself: about LibCST's import in this process (0.14 s, python -X"
-            " importtime -c 'import libcst'), beyond which waiting loses more than it saves"
-            " (with every core busy a lowered import can take seconds)"
+            "the longest the enrichment waits for a standby still importing (as long as it"
+            " gets a core: cq.forked.Standby.wait_ready) before it computes the hits itself:"
+            " the standby's whole import on one core (0.2 s, python -X importtime of"
+            " what cq/enrich/standby.py's ready imports), twice over"
         ),
-    ] = 150
+    ] = 400
 
 
 class RewriteTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
