@@ -145,10 +145,10 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     standby_wait_ms: Annotated[
         int,
         _why(
-            "the longest the enrichment waits for a standby still importing (as long as it"
+            "hand-set: the longest the enrichment waits for a standby still importing (while it"
             " gets a core: cq.forked.Standby.wait_ready) before it computes the hits itself:"
-            " the standby's whole import on one core (0.2 s, python -X importtime of"
-            " what cq/enrich/standby.py's ready imports), twice over"
+            " twice the standby's whole import on one core (0.2 s, python -X importtime of"
+            " what cq/enrich/standby.py's ready imports)"
         ),
     ] = 400
 
