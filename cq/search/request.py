@@ -152,18 +152,17 @@ def output_format(args: argparse.Namespace) -> str:
 def run_search_command(args: argparse.Namespace) -> int:
     from functools import partial
 
+    from cq.assemble import fit_answer
     from cq.enrich import standby
+    from cq.pipeline import run_search
+    from cq.report import colour_markdown, render_json, render_markdown
 
     request, settings = search_from_args(args)
-    standby.settled(settings)
+    standby.settled(settings)  # the one-shot CLI's (cq.cli.dispatch), if it forked one
+    fmt = output_format(args)
+    render = render_json if fmt == "json" else partial(render_markdown, verbose=request.explain)
+    report = settings.tuning.report
     try:
-        from cq.assemble import fit_answer
-        from cq.pipeline import run_search
-        from cq.report import colour_markdown, render_json, render_markdown
-
-        fmt = output_format(args)
-        render = render_json if fmt == "json" else partial(render_markdown, verbose=request.explain)
-        report = settings.tuning.report
         result = run_search(request, settings=settings)
     except BaseException:
         standby.finish(settings, searched=False)
