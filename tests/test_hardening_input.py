@@ -303,7 +303,7 @@ def test_mcp_reports_an_unreadable_root_as_a_tool_error(repo: Path, tmp_path: Pa
                 assert result.is_error
                 assert text_of(result).endswith(
                     f"root is not readable: {locked} (Permission denied)"
-                )
+                ), errlog_path.read_text()[-3000:]
 
     locked.chmod(0o000)
     try:
