@@ -213,3 +213,46 @@ def test_the_standby_is_asked_for_every_hit_libcst_reads(tmp_path: Path) -> None
     assert [t for t, r in zip(told, read, strict=True) if r and not t] == []
     assert sum(read) >= 4  # the imported receivers and the bare call
     assert told[:4] == [False, False, False, False]  # definitions, self, a local
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def _settles_in(pid: int, stopped: bool) -> bool:
+    """Whether the process is (or is not) stopped within 10 s: a signal is delivered when
+    the kernel next schedules it."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while (_state(pid) == "T") != stopped:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def _slow_ready() -> None:
+    import time
+
+    time.sleep(60)  # readying until dismissed
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="needs /proc")
+def test_rg_runs_with_the_standbys_still_readying_stopped() -> None:
+    """``held_still`` (around rg's runs) stops a standby still importing, and lets it go on
+    after; a ready one, waiting on its pipe, is left alone."""
+    from cq.forked import held_still
+
+    readying = Standby.start(_slow_ready, _echo)
+    ready = Standby.start(_ready, _echo)
+    assert readying is not None and ready is not None
+    try:
+        assert ready.wait_ready(60)
+        with held_still():
+            assert _settles_in(readying.helper.pid, stopped=True)
+            assert _state(ready.helper.pid) != "T"
+        assert _settles_in(readying.helper.pid, stopped=False)
+    finally:
+        readying.dismiss()
+        ready.dismiss()

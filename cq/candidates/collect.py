@@ -17,6 +17,7 @@ from cq.candidates.patterns import pattern_regex
 from cq.candidates.rg_errors import glob_error, regex_error
 from cq.candidates.rg_events import Begin, Match, Summary, decode_event, strip_terminator
 from cq.errors import PatternError, SearchFailedError, UsageError
+from cq.forked import held_still
 from cq.model import Language, Pattern, RawMatch, Scope, SearchStats
 from cq.model.language import language_of, languages_for
 from cq.model.tuning import ReportTuning
@@ -130,6 +131,10 @@ class _RgRun:
         self._attributed: dict[str, tuple[int, ...]] = {}  # match text -> its patterns
 
     def execute(self) -> None:
+        with held_still():  # rg keeps every core busy: a standby readying waits (cq.forked)
+            self._execute()
+
+    def _execute(self) -> None:
         argv = build_rg_argv(self.scope, self.patterns, self.sort)
         proc = subprocess.Popen(
             argv,

@@ -25,6 +25,7 @@ import msgspec
 
 from cq.cache.digests import stat_fingerprint
 from cq.cache.payloads import PayloadCache
+from cq.forked import held_still
 from cq.model import Scope
 from cq.parse import Listing, list_tree, python_syntax, rust_syntax
 from cq.parse.listing import PYTHON_RUST
@@ -241,14 +242,15 @@ def _rg(root: Path, args: list[str], timeout: float = 30.0) -> str | None:
     """rg's output; None when it ran out of ``timeout`` seconds."""
     argv = [find_rg(), "--no-config", "--no-messages", *args, "--", "."]
     try:
-        proc = subprocess.run(
-            argv,
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            env=rg_env(),
-        )
+        with held_still():  # rg keeps every core busy: a standby readying waits (cq.forked)
+            proc = subprocess.run(
+                argv,
+                cwd=root,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+                env=rg_env(),
+            )
     except subprocess.TimeoutExpired:
         return None
     except OSError:
