@@ -1,4 +1,4 @@
-"""The enrichment's standby (``cq/enrich/standby.py``, ``cq.forked.Standby``): a one-shot
+"""The enrichment's standby (``cq/enrich/standby.py``, ``cq.prefork.Standby``): a one-shot
 search of a query it has not made forks a child that imports LibCST while the search
 classifies, and hands it the shown hits to compute. The answer is the one the search gives
 without it; a search made before forks none; a child that fails costs time, never the
@@ -13,9 +13,10 @@ from pathlib import Path
 import msgspec
 import pytest
 from conftest import run_cq
+from test_enrich_helper import _children
 
 from cq.enrich.python import may_resolve
-from cq.forked import Standby
+from cq.prefork import Standby
 from tests.enrich_hits import enrich, finding_at
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="cq forks helpers on Linux only")
@@ -135,14 +136,6 @@ def test_a_standby_readies_lowered_then_answers_its_one_request() -> None:
     assert _READY not in os.environ  # readied in the child only
 
 
-def _children() -> set[int]:
-    found: set[int] = set()
-    for task in os.listdir(f"/proc/{os.getpid()}/task"):
-        with open(f"/proc/{os.getpid()}/task/{task}/children") as fh:
-            found |= {int(p) for p in fh.read().split()}
-    return found
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
 def test_a_dismissed_standby_is_gone() -> None:
     before = _children()
@@ -242,7 +235,7 @@ def _slow_ready() -> None:
 def test_rg_runs_with_the_standbys_still_readying_stopped() -> None:
     """``held_still`` (around rg's runs) stops a standby still importing, and lets it go on
     after; a ready one, waiting on its pipe, is left alone."""
-    from cq.forked import held_still
+    from cq.prefork import held_still
 
     readying = Standby.start(_slow_ready, _echo)
     ready = Standby.start(_ready, _echo)

@@ -40,6 +40,7 @@ BASE = (
     "settings",
     "workers",
     "forked",
+    "prefork",
 )
 # What each base module may import of cq: the base modules listed before it.
 BASE_ALLOWED = {
@@ -57,6 +58,7 @@ BASE_ALLOWED = {
     "settings": {"model", "errors", "env", "profiles", "confine", "llm_settings"},
     "workers": set(),
     "forked": set(),
+    "prefork": {"forked"},
     "cancel": {"errors"},
     "parse": {"model", "cache", "rooted", "tools"},
 }

@@ -17,11 +17,11 @@ from cq.candidates.patterns import pattern_regex
 from cq.candidates.rg_errors import glob_error, regex_error
 from cq.candidates.rg_events import Begin, Match, Summary, decode_event, strip_terminator
 from cq.errors import PatternError, SearchFailedError, UsageError
-from cq.forked import held_still
 from cq.model import Language, Pattern, RawMatch, Scope, SearchStats
 from cq.model.language import language_of, languages_for
 from cq.model.tuning import ReportTuning
 from cq.parse import Corpus
+from cq.prefork import held_still
 from cq.terminal import visible, warn
 from cq.tools import find_rg, rg_env, rg_types
 
@@ -131,7 +131,7 @@ class _RgRun:
         self._attributed: dict[str, tuple[int, ...]] = {}  # match text -> its patterns
 
     def execute(self) -> None:
-        with held_still():  # rg keeps every core busy: a standby readying waits (cq.forked)
+        with held_still():  # rg keeps every core busy: a standby readying waits (cq.prefork)
             self._execute()
 
     def _execute(self) -> None:

@@ -106,14 +106,14 @@ def _stand_by(argv: list[str]) -> None:
     """Fork the enrichment's standby (``cq.enrich.standby``) before anything else is
     imported: its own imports then run beside this process's, on a core that is idle
     (``CQ_STANDBY``: auto, on, off; a bad value is reported by the search, which counts it
-    as auto here). Only ``cq.forked`` is imported here; the child imports the rest, and this
+    as auto here). Only ``cq.prefork`` is imported here; the child imports the rest, and this
     process hands the standby to the enrichment once it has forked it."""
-    from cq import forked
+    from cq import forked, prefork
 
     wanted = os.environ.get("CQ_STANDBY", "").strip().lower()
     if wanted == "off" or "libcst" in sys.modules or not forked.possible():
         return
-    if wanted != "on" and not forked.idle_core():
+    if wanted != "on" and not prefork.idle_core():
         return
     import hashlib
     from functools import partial
@@ -124,8 +124,8 @@ def _stand_by(argv: list[str]) -> None:
         return
     command = hashlib.blake2b(words, digest_size=16).hexdigest()
     # asked for (on): not lowered, and waited for however slow a busy machine makes it
-    nice = 0 if wanted == "on" else forked.Standby.NICE
-    child = forked.Standby.start(partial(_standby_ready, command), _standby_serve, nice=nice)
+    nice = 0 if wanted == "on" else prefork.Standby.NICE
+    child = prefork.Standby.start(partial(_standby_ready, command), _standby_serve, nice=nice)
     if child is not None:
         from cq.enrich.standby import hold
 

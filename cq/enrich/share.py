@@ -36,6 +36,8 @@ from cq.parse import SourceFile
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
+    from cq.prefork import Standby
+
 
 class Shared(msgspec.Struct, frozen=True, array_like=True):
     """What the helper sends back: its hits, and its files' symbol tables by digest."""
@@ -99,7 +101,8 @@ class Share:
         *,
         by_standby: bool = False,
     ) -> None:
-        self.helper, self.request, self.paths = helper, request, paths
+        self.helper = helper
+        self.paths = paths  # the files taken in turns, or those of the helper's side
         self.hits = {i: key for i, _, key in request.hits}  # the helper's, booked by finish
         self.digests = {d for d, _ in request.tables}
         self.work = request.work
@@ -113,7 +116,7 @@ class Share:
         store: EnrichmentStore,
         bindings: Bindings,
         settings: EnrichSettings,
-        standing: Callable[[bool, int], forked.Standby | None],
+        standing: Callable[[bool, int], Standby | None],
     ) -> Share | None:
         """The share started, or None: this process computes every hit. ``standing(wanted,
         wait_ms)`` gives the enrichment's standby (``cq.enrich.standby.take``) if ``wanted``
@@ -165,8 +168,10 @@ class Share:
             turns = take_turns(everything)
             return None if turns is None else cls(turns[0], everything, turns[1])
         pooled = helper_pool()
+        if pooled is None:
+            return None
         theirs = request(split_by_size(sizes))
-        started = None if pooled is None else Pooled.submit(pooled, theirs)
+        started = Pooled.submit(pooled, theirs)
         return None if started is None else cls(started, theirs, sorted(theirs.sizes()))
 
     def finish(self, check: Check) -> tuple[Shared, int]:
@@ -241,9 +246,10 @@ def serve_request(blob: bytes) -> bytes:
     """In the standby: a pickled ``ShareRequest`` computed, by turns with a child forked
     here (it inherits LibCST), encoded as ``Shared``."""
     request: ShareRequest = pickle.loads(blob)
-    turns = take_turns(request) if len(request.sizes()) > 1 else None
+    paths = sorted(request.sizes())
+    turns = take_turns(request) if len(paths) > 1 else None
     if turns is None:
-        shared = request.work(sorted(request.sizes()))
+        shared = request.work(paths)
     else:
         shared, _ = Share(turns[0], request, turns[1]).finish(never)
     return msgspec.msgpack.encode(shared)

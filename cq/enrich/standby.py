@@ -1,5 +1,5 @@
 """The enrichment's standby: a child the one-shot CLI forks first thing for a search
-(``cq.cli.dispatch``, with ``cq.forked.Standby``). While this process reads its command
+(``cq.cli.dispatch``, with ``cq.prefork.Standby``). While this process reads its command
 line, imports the pipeline, runs rg and classifies, the child imports LibCST and the
 enrichment's stages; the shown hits to compute from their files are then handed to it whole
 (``cq.enrich.share``), and it takes turns at their files with a helper it forks itself,
@@ -10,7 +10,7 @@ cold search with a hit for LibCST's scopes paid it on its path, in each of the t
 computing the hits. Forked before this process's own imports, the child does most of its
 import on the core those leave idle (bench/results/2026-11-30-speed13).
 
-Only where it can pay off: a core idle when the search starts (``cq.forked.idle_core``;
+Only where it can pay off: a core idle when the search starts (``cq.prefork.idle_core``;
 ``CQ_STANDBY`` says on or off instead), a process that may fork (``cq.forked.possible``)
 and has not imported LibCST (cq's server and ``cq mcp`` import it as they warm up), and a
 command line not run before with this cache: a repeat finds its hits in the enrichment
@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cq.forked import Standby
+    from cq.prefork import Standby
     from cq.settings import Settings
 
 # The cache's namespace of the command lines run (a hash of their directory and words),

@@ -146,7 +146,7 @@ class EnrichTuning(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         int,
         _why(
             "hand-set: the longest the enrichment waits for a standby still importing (while it"
-            " gets a core: cq.forked.Standby.wait_ready) before it computes the hits itself:"
+            " gets a core: cq.prefork.Standby.wait_ready) before it computes the hits itself:"
             " twice the standby's whole import on one core (0.2 s, python -X importtime of"
             " what cq/enrich/standby.py's ready imports)"
         ),

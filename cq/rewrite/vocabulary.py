@@ -25,10 +25,10 @@ import msgspec
 
 from cq.cache.digests import stat_fingerprint
 from cq.cache.payloads import PayloadCache
-from cq.forked import held_still
 from cq.model import Scope
 from cq.parse import Listing, list_tree, python_syntax, rust_syntax
 from cq.parse.listing import PYTHON_RUST
+from cq.prefork import held_still
 from cq.rewrite.names_by_word import NameWords
 from cq.tools import find_rg, rg_env
 
@@ -242,7 +242,7 @@ def _rg(root: Path, args: list[str], timeout: float = 30.0) -> str | None:
     """rg's output; None when it ran out of ``timeout`` seconds."""
     argv = [find_rg(), "--no-config", "--no-messages", *args, "--", "."]
     try:
-        with held_still():  # rg keeps every core busy: a standby readying waits (cq.forked)
+        with held_still():  # rg keeps every core busy: a standby readying waits (cq.prefork)
             proc = subprocess.run(
                 argv,
                 cwd=root,
