@@ -329,6 +329,11 @@ def isolate(monkeypatch: pytest.MonkeyPatch, cache: Path, config: Path) -> None:
     # No search goes to a per-user server (a daemon outliving the run, shared across tests
     # with their own cache dirs); tests/test_server.py turns it on with a runtime dir of its own.
     monkeypatch.setenv("CQ_SERVER", "0")
+    # No enrichment standby unless a test asks for one (tests/test_enrich_standby.py): by
+    # default one is forked only while a core is idle, which on a shared machine changes
+    # from one instant to the next, and with it the processes, counters and cache entries
+    # a search leaves.
+    monkeypatch.setenv("CQ_STANDBY", "off")
 
 
 @pytest.fixture(autouse=True)

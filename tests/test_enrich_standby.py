@@ -44,14 +44,14 @@ def _tree(root: Path, files: int = 3) -> None:
         (root / f"pkg/mod{n}.py").write_text(_MODULE.format(n=n))
 
 
-def _search(root: Path, query: str, *extra: str, standby: bool = True, cache: Path) -> dict:
-    """``cq search QUERY`` in a fresh process with its own cache dir; without the standby
-    when ``standby`` is false (``CQ_STANDBY``)."""
+def _search(root: Path, query: str, *extra: str, standby: str = "on", cache: Path) -> dict:
+    """``cq search QUERY`` in a fresh process with its own cache dir, ``standby`` the
+    ``CQ_STANDBY`` setting (on: forked whether a core is idle or not, as the suite keeps
+    them busy)."""
     profile = root / "wait.toml"
     # waited for as long as it takes: the tree is small, the machine may be busy
     profile.write_text("[enrich]\nstandby_wait_ms = 600000\n")
-    # on: a core idle or not (the suite keeps them busy)
-    env = {"CQ_CACHE_DIR": str(cache), "CQ_SERVER": "0", "CQ_STANDBY": "on" if standby else "off"}
+    env = {"CQ_CACHE_DIR": str(cache), "CQ_SERVER": "0", "CQ_STANDBY": standby}
     argv = ["search", query, "--root", str(root), "--format", "json", *extra]
     run = run_cq(*argv, "--profile", str(profile), env=env)
     assert run.returncode == 0, run.stderr
@@ -63,7 +63,7 @@ def test_the_standby_computes_a_first_search_and_changes_nothing(tmp_path: Path)
     root.mkdir()
     _tree(root)
     stood = _search(root, "OrderedDict", cache=tmp_path / "a")
-    alone = _search(root, "OrderedDict", standby=False, cache=tmp_path / "b")
+    alone = _search(root, "OrderedDict", standby="off", cache=tmp_path / "b")
     counters = stood["run"]["counters"]
     # every hit computed from its file was the standby's, and only there was one
     assert counters["enrich.standby"] == counters["enrich.computed"] > 0
@@ -73,6 +73,19 @@ def test_the_standby_computes_a_first_search_and_changes_nothing(tmp_path: Path)
     # LibCST's scopes ran in the standby: the imported name's uses are resolved
     resolved = [f for f in stood["findings"] if (f.get("enrichment") or {}).get("resolution")]
     assert resolved
+
+
+def test_the_default_gives_the_same_answer_with_a_core_idle_or_not(tmp_path: Path) -> None:
+    """``auto`` forks a standby only while a core is idle, which the suite's load makes
+    change from run to run: either way, the answer is the one without a standby."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    _tree(root)
+    alone = _search(root, "OrderedDict", standby="off", cache=tmp_path / "off")
+    for run in range(3):
+        auto = _search(root, "OrderedDict", standby="auto", cache=tmp_path / f"auto{run}")
+        assert auto["findings"] == alone["findings"]
+        assert auto["summary"]["telemetry"] == alone["summary"]["telemetry"]
 
 
 def test_a_search_run_before_forks_no_standby(tmp_path: Path) -> None:
