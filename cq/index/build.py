@@ -123,7 +123,7 @@ def update_index(
     if persist and not manifest:
         drop_other_versions(root)
     changes = Changes(root, remember=persist, listing=listing, deadline=deadline)
-    state = changes.list()
+    state = changes.list(recall=bool(manifest))
     # New files only: indexed ones are re-read when their stat is not trusted (written in the
     # last 2 s), and that costs a read, not a build.
     moved = sum(n for rel, n in changes.to_read(state, manifest).items() if rel not in manifest)

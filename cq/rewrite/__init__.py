@@ -101,12 +101,13 @@ def rewrite_query(
     listing: Listing | None = None,
     model: CallerModel | None = None,
     llm: LlmEnv | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> Rewrite:
     """``run.rewrite_query``, imported on first use (the LLM client, TOML and the vocabulary
     cost ~15 ms to import, wasted on a search that does not rewrite)."""
     from cq.rewrite.run import rewrite_query as run
 
-    return run(question, scope, trigger, tuning, listing, model, llm)
+    return run(question, scope, trigger, tuning, listing, model, llm, vocabulary)
 
 
 def defined_names(scope: Scope, listing: Listing | None = None) -> Vocabulary:
