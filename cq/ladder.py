@@ -30,6 +30,7 @@ later stage once.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from typing import Literal
 
@@ -427,11 +428,10 @@ class Ladder:
         """A question's rewrite, the index brought up to date meanwhile (``cq.index.evidence``)
         and kept only when the rewritten search consults it."""
         listing = self.corpus.listing
-        with timed(self.timings, "rewrite"):
-            # The tree's names before the index starts: their rg keeps both cores busy, and
-            # a first question's, beside the index's listing and stat-ing of the tree, took
-            # 0.18 s instead of 0.09 on the stdlib (bench/results/2026-11-30-speed14).
-            vocabulary = defined_names(self.scope, listing)
+        # The index lists the tree once the rewrite's scan of its names is done: both rg
+        # runs keep every core busy, and side by side a first question's scan took 0.18 s
+        # instead of 0.09 on the stdlib (bench/results/2026-11-30-speed14).
+        scanned = threading.Event()
         self._index = IndexRun.start(
             self.scope,
             self.switches.use_index,
@@ -441,8 +441,13 @@ class Ladder:
             None,
             listing,
             self.deadline,
+            after=scanned,
         )
         with timed(self.timings, "rewrite"):
+            try:
+                vocabulary = defined_names(self.scope, listing, scanned=scanned.set)
+            finally:
+                scanned.set()
             rewrite = rewrite_query(
                 self.question,
                 self.scope,

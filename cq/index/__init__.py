@@ -25,6 +25,7 @@ once and kept current file by file instead of re-ranking every file on every que
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -103,12 +104,15 @@ class IndexRun:
         tuning: Tuning,
         listing: Listing | None = None,
         deadline: float | None = None,
+        after: threading.Event | None = None,
     ) -> None:
         from cq.index.evidence import IndexUpdateRun
 
         self.question = question
         self.tuning = tuning
-        self.update = IndexUpdateRun.start(scope, progress, tuning.index, listing, deadline)
+        self.update = IndexUpdateRun.start(
+            scope, progress, tuning.index, listing, deadline, after=after
+        )
         self.consulted = False
 
     @classmethod
@@ -122,6 +126,8 @@ class IndexRun:
         rewrite: RewriteSummary | None = None,
         listing: Listing | None = None,
         deadline: float | None = None,
+        *,
+        after: threading.Event | None = None,
     ) -> IndexRun | None:
         """Start the update of a search that will consult the index: one being rewritten
         (``rewrite`` None: started beside the rewrite, see ``kept``) or rewritten (None when
@@ -129,10 +135,10 @@ class IndexRun:
         of the tree's files (its ``Corpus``'s); ``deadline``: when the search's --timeout
         runs out (``time.monotonic``): the search answers without an index not ready by
         then, or by ``index.question_wait_s`` from its start when that is later
-        (``evidence.py``)."""
+        (``evidence.py``); ``after``: the update lists the tree once it is set."""
         if not use_index or (rewrite is not None and not consults_index(question, rewrite)):
             return None
-        return cls(scope, question, progress, tuning, listing, deadline)
+        return cls(scope, question, progress, tuning, listing, deadline, after)
 
     def kept(self, rewrite: RewriteSummary) -> IndexRun | None:
         """This run if the rewritten search consults the index; else it stops (``close``)."""

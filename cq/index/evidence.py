@@ -4,7 +4,9 @@ The update runs in a thread of its own from the moment the search knows it is a 
 question (``IndexUpdateRun.start``), while rg, classification and enrichment run; the search
 waits for it only when it fuses (``IndexUpdateRun.consult``). Listing and stat-ing the tree,
 reading what changed and tantivy's commit wait on the disk or run outside the GIL, and a
-first build's rows come from worker processes, so the two overlap instead of adding up.
+first build's rows come from worker processes, so the two overlap instead of adding up. It
+lists the tree only once the rewrite's rg scan of the tree's names is over (``after``): two
+such scans side by side each take about twice as long, and the rewrite waits for its own.
 
 The index is an aid, never a reason to fail, and never a reason for a different report. A
 damaged index is rebuilt before it is read (``opening.py``); a failure of tantivy while it
@@ -110,9 +112,11 @@ class IndexUpdateRun:
         tuning: IndexTuning,
         listing: Listing | None = None,
         deadline: float | None = None,
+        after: threading.Event | None = None,
     ) -> None:
         self.scope = scope  # which files (the search's --in, globs, language) and its caps
         self.listing = listing  # the search's list of the tree's files
+        self.after = after  # set when the update may list the tree (``start``)
         self.progress = progress
         self.tuning = tuning
         # How long the question waits for its index from the search's start, and
@@ -146,13 +150,19 @@ class IndexUpdateRun:
         tuning: IndexTuning,
         listing: Listing | None = None,
         deadline: float | None = None,
+        *,
+        after: threading.Event | None = None,
     ) -> IndexUpdateRun:
-        run = cls(scope, progress, tuning, listing, deadline)
+        """The update, running; it lists the tree once ``after`` is set (the caller sets it
+        whatever happens), so that another scan of the tree does not run beside it."""
+        run = cls(scope, progress, tuning, listing, deadline, after)
         run.thread.start()
         return run
 
     def _run(self) -> None:
         try:
+            if self.after is not None:
+                self.after.wait()
             self.outcome = self._next_way()
         except BaseException as exc:  # a cancelled search: re-raised in the search's thread
             self.outcome = exc

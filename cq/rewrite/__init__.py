@@ -18,6 +18,7 @@ that does not rewrite never loads ``run.py``, the vocabulary or the LLM client.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -110,12 +111,15 @@ def rewrite_query(
     return run(question, scope, trigger, tuning, listing, model, llm, vocabulary)
 
 
-def defined_names(scope: Scope, listing: Listing | None = None) -> Vocabulary:
+def defined_names(
+    scope: Scope, listing: Listing | None = None, scanned: Callable[[], None] | None = None
+) -> Vocabulary:
     """The tree's defined names and the files defining each (``vocabulary.py``: one rg run,
-    cached as the rewriter caches it), imported on first use like ``rewrite_query``."""
+    cached as the rewriter caches it), imported on first use like ``rewrite_query``;
+    ``scanned`` is called once that rg run is over (if there is one)."""
     from cq.rewrite.vocabulary import vocabulary_for
 
-    return vocabulary_for(scope, listing)
+    return vocabulary_for(scope, listing, scanned)
 
 
 def name_words(vocabulary: Vocabulary) -> NameWords:

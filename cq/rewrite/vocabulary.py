@@ -69,8 +69,11 @@ class Vocabulary(msgspec.Struct, frozen=True):
 _loaded: dict[str, Vocabulary] = {}  # one entry at most
 
 
-def vocabulary_for(scope: Scope, listing: Listing | None = None) -> Vocabulary:
-    """The vocabulary of the search's tree under its --include/--exclude globs."""
+def vocabulary_for(
+    scope: Scope, listing: Listing | None = None, scanned: Callable[[], None] | None = None
+) -> Vocabulary:
+    """The vocabulary of the search's tree under its --include/--exclude globs; ``scanned``
+    is called once its rg run is over (none when it was cached)."""
     globs = (*scope.include, *("!" + g for g in scope.exclude))
     return load_vocabulary(
         Path(scope.root),
@@ -78,6 +81,7 @@ def vocabulary_for(scope: Scope, listing: Listing | None = None) -> Vocabulary:
         use_cache=scope.use_cache,
         listing=listing,
         timeout=scope.limits.timeout_seconds,
+        scanned=scanned,
     )
 
 
@@ -111,6 +115,7 @@ def load_vocabulary(
     use_cache: bool = True,
     listing: Listing | None = None,
     timeout: float = 30.0,
+    scanned: Callable[[], None] | None = None,
 ) -> Vocabulary:
     """The vocabulary of ``root`` (Python and Rust files), from the cache when unchanged.
 
@@ -134,7 +139,9 @@ def load_vocabulary(
     if cached is not None:
         _remember(remembered, cached)
         return cached
-    vocabulary = _without_collections(lambda: _extract(root, files, fingerprint, filters, timeout))
+    vocabulary = _without_collections(
+        lambda: _extract(root, files, fingerprint, filters, timeout, scanned)
+    )
     if vocabulary is None:
         return Vocabulary(names={}, files=files, digest=fingerprint)
     store.add(key, vocabulary)
@@ -183,12 +190,19 @@ def _fingerprint(root: Path, files: tuple[str, ...]) -> str:
 
 
 def _extract(
-    root: Path, files: tuple[str, ...], fingerprint: str, filters: list[str], timeout: float
+    root: Path,
+    files: tuple[str, ...],
+    fingerprint: str,
+    filters: list[str],
+    timeout: float,
+    scanned: Callable[[], None] | None = None,
 ) -> Vocabulary | None:
     """The vocabulary rg finds; None when the scan ran out of ``timeout``."""
     argv = ["--heading", "--with-filename", "--null", "--no-line-number", "--only-matching"]
     argv += ["--replace", "${1}${2}${3}", *PYTHON_RUST, *filters, "-e", _EXTRACT]
     found = _rg(root, argv, timeout)
+    if scanned is not None:
+        scanned()
     if found is None:
         return None
     names: dict[str, list[str]] = {}
