@@ -14,7 +14,7 @@ from cq.parse.corpus import Corpus, CorpusStats, searched_digests
 from cq.parse.listing import Listing, list_tree
 from cq.parse.python_trees import CstMetadata, cst_metadata, imported_names, py_ast
 from cq.parse.source import SourceFile, split_lines
-from cq.parse.trees import cache_stats, sg_root, ts_tree
+from cq.parse.trees import cache_stats, sg_root, sg_statement, ts_tree
 
 __all__ = [
     "Corpus",
@@ -29,6 +29,7 @@ __all__ = [
     "py_ast",
     "searched_digests",
     "sg_root",
+    "sg_statement",
     "split_lines",
     "ts_tree",
 ]

@@ -67,6 +67,19 @@ def sg_root(source: SourceFile) -> SgRoot | None:
     return root
 
 
+def sg_statement(source: SourceFile, start: int, end: int) -> SgRoot:
+    """The ast-grep root of the bytes ``start:end`` of a UTF-8 file, whole lines (one
+    top-level statement: ``cq.enrich.nodes.statement_of``)."""
+    key = f"{source.language}:{source.digest}:{start}:{end}"
+    root = _sg_cache.get(key)
+    if root is None:
+        from ast_grep_py import SgRoot
+
+        root = SgRoot(source.data[start:end].decode("utf-8"), source.language)
+        _sg_cache.put(key, root)
+    return root
+
+
 def ts_tree(source: SourceFile) -> Any:
     """The tree-sitter tree of the file's bytes (works for non-UTF-8 too)."""
     key = f"{source.language}:{source.digest}"
