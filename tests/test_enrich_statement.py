@@ -13,7 +13,7 @@ import pytest
 
 from cq.enrich.nodes import HitSpan, statement_of
 from cq.model import Enrichment
-from cq.parse.trees import ts_parser
+from cq.parse.trees import statements_alone, ts_parser
 from tests.enrich_hits import enrich
 
 _SHAPES = '''"""A module docstring with def fake(): inside."""
@@ -120,6 +120,7 @@ def _enriched(root: Path, rel: str, hits: list[tuple[int, int, int, str, str]]) 
 
 
 def _compare(tmp_path: Path, text: str) -> int:
+    assert statements_alone()  # a process that searches once: the pytest process
     (tmp_path / "sliced.py").write_text(text)
     (tmp_path / "whole.py").write_text(text + "def broken(:\n")
     hits = _hits(text)

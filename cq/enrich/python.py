@@ -33,7 +33,15 @@ from cq.enrich.py_structure import structural_facts
 from cq.enrich.stages import QUOTA, Limited, Skip, StageRunner
 from cq.model import CODE_CATEGORIES, CallFacts, Enrichment, Finding, ParseQuality, ResolutionFacts
 from cq.model.tuning import EnrichTuning, ParseTuning
-from cq.parse import SourceFile, imported_names, py_ast, sg_root, sg_statement, ts_tree
+from cq.parse import (
+    SourceFile,
+    imported_names,
+    py_ast,
+    sg_root,
+    sg_statement,
+    statements_alone,
+    ts_tree,
+)
 
 
 class PythonHit:
@@ -121,10 +129,12 @@ def _ast_grep(hit: PythonHit) -> tuple[StructuralFacts, SgView]:
 def _statement(hit: PythonHit) -> tuple[int, int, HitSpan] | None:
     """Where ast-grep parses only the top-level statement holding the hit: in a UTF-8 file
     that stage 5 parses whole (its tree, cached, says there is no syntax error and where
-    the statement is). Both parsers cost about the same per byte, so this saves most of one
-    of the two whole-file parses."""
+    the statement is), in a process that searches once (``statements_alone``). Both parsers
+    cost about the same per byte, so this saves most of one of the two whole-file parses."""
     source = hit.source
-    if source.text is None or len(source.data) > hit.caps.max_parse_bytes:
+    if not statements_alone() or source.text is None:
+        return None
+    if len(source.data) > hit.caps.max_parse_bytes:
         return None
     return statement_of(ts_tree(source), source.data, hit.span)
 

@@ -14,7 +14,14 @@ from cq.parse.corpus import Corpus, CorpusStats, searched_digests
 from cq.parse.listing import Listing, list_tree
 from cq.parse.python_trees import CstMetadata, cst_metadata, imported_names, py_ast
 from cq.parse.source import SourceFile, split_lines
-from cq.parse.trees import cache_stats, sg_root, sg_statement, ts_tree
+from cq.parse.trees import (
+    cache_stats,
+    searches_again,
+    sg_root,
+    sg_statement,
+    statements_alone,
+    ts_tree,
+)
 
 __all__ = [
     "Corpus",
@@ -28,8 +35,10 @@ __all__ = [
     "list_tree",
     "py_ast",
     "searched_digests",
+    "searches_again",
     "sg_root",
     "sg_statement",
     "split_lines",
+    "statements_alone",
     "ts_tree",
 ]

@@ -67,6 +67,23 @@ def sg_root(source: SourceFile) -> SgRoot | None:
     return root
 
 
+_searches_again = False  # ``searches_again``
+
+
+def searches_again() -> None:
+    """This process serves search after search (the server's search processes, ``cq mcp``'s:
+    ``cq.server.warm``): the enrichment's ast-grep trees are of whole files, which its later
+    searches reuse for other hits of the same files, not of the statement holding a hit
+    (``cq.enrich.python``), which a one-shot search parses instead."""
+    global _searches_again
+    _searches_again = True
+
+
+def statements_alone() -> bool:
+    """Whether ast-grep parses a hit's top-level statement rather than its file."""
+    return not _searches_again
+
+
 def sg_statement(source: SourceFile, start: int, end: int) -> SgRoot:
     """The ast-grep root of the bytes ``start:end`` of a UTF-8 file, whole lines (one
     top-level statement: ``cq.enrich.nodes.statement_of``)."""

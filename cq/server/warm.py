@@ -29,9 +29,11 @@ def warm_process(searching: threading.Event) -> None:
     threading.Thread(target=_warm_up, args=(searching,), name="cq-warm", daemon=True).start()
     import cq.pipeline
     import cq.report  # noqa: F401
+    from cq.parse import searches_again
     from cq.semantic import keep_servers_warm
 
     keep_servers_warm()
+    searches_again()
     gc.freeze()  # what start-up made is kept for life: later collections need not walk it
 
 
