@@ -18,6 +18,8 @@ from tests.enrich_hits import enrich
 
 _SHAPES = '''"""A module docstring with def fake(): inside."""
 import os; import sys  # two statements on one line
+from os import path; from sys import \\
+    argv, version  # a statement after another, going on to the next line
 from collections import (
     OrderedDict,
 )
