@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cq.enrich.nodes import HitSpan, statement_of
-from cq.model import Enrichment
+from cq.model import Enrichment, Finding
 from cq.parse.trees import statements_alone, ts_parser
 from tests.enrich_hits import enrich
 
@@ -101,8 +101,6 @@ def _hits(text: str) -> list[tuple[int, int, int, str, str]]:
 
 
 def _enriched(root: Path, rel: str, hits: list[tuple[int, int, int, str, str]]) -> list[tuple]:
-    from cq.model import Finding
-
     findings = [
         Finding(
             file=rel,
