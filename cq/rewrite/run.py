@@ -106,7 +106,8 @@ def _with_llm(
             deadline = deadline_of(config)
             if model is None:
                 # first: with no server there (the usual case), a refused connect costs less
-                # than the prompt's names (~0.03 s of sorting on the stdlib's 44,687)
+                # than the prompt's names (_prompt_vocabulary: 22-29 ms for the stdlib's
+                # 44,687 once the offline rewrite has mapped the words, 52 ms before)
                 probe(config, deadline)
             words = _prompt_vocabulary(text, vocabulary, t)
             if model is not None:
