@@ -26,6 +26,7 @@ STAGES = (
 BASE = (
     "model",
     "parse",
+    "forked",
     "cache",
     "errors",
     "cancel",
@@ -39,14 +40,13 @@ BASE = (
     "tables",
     "settings",
     "workers",
-    "forked",
     "prefork",
 )
 # What each base module may import of cq: the base modules listed before it.
 BASE_ALLOWED = {
     "errors": set(),
     "model": {"errors"},
-    "cache": set(),
+    "cache": {"forked"},  # a one-shot search's writes stored by a child (cq.cache.handoff)
     "tools": {"errors"},
     "terminal": set(),
     "rooted": set(),

@@ -55,6 +55,7 @@ _MAIN = (
     "CREATE INDEX usage_used ON usage(used)",
     f"PRAGMA user_version = {_FORMAT}",
 )
+_INCREMENTAL = 2  # ``PRAGMA auto_vacuum``'s value for INCREMENTAL
 _KEYS = "CREATE TABLE IF NOT EXISTS k.keys (hash INTEGER PRIMARY KEY, id INTEGER NOT NULL)"
 
 
@@ -77,7 +78,10 @@ def connect(path: Path, wal_bytes: int) -> sqlite3.Connection:
         db.execute("ATTACH DATABASE ? AS k", (str(path.with_name(KEYS_NAME)),))
         db.execute(f"PRAGMA k.page_size = {_KEYS_PAGE}")  # new files only, as below
         for schema in ("main", "k"):
-            db.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")  # new files only
+            # New files only; asked first, as setting it takes the write lock even where it
+            # changes nothing (a search opening the store waited out another's write).
+            if db.execute(f"PRAGMA {schema}.auto_vacuum").fetchone()[0] != _INCREMENTAL:
+                db.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")
             _write_ahead(db, schema)
             db.execute(f"PRAGMA {schema}.synchronous = NORMAL")
             db.execute(f"PRAGMA {schema}.journal_size_limit = {wal_bytes}").fetchall()

@@ -28,10 +28,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 LOCK_NAME = "cq-v2.lock"
+WRITER_LOCK_NAME = "cq-v2.writer.lock"  # held by a one-shot cq's writer (``cq.cache.handoff``)
 # An opener waits this long for a removal to finish (renames and unlinks: milliseconds); a
 # lock still held exclusively after it costs this search its cache (hand-set).
 _WAIT_S = 2.0
 _PAUSE_S = 0.01
+# An opener waits this long for the writer a one-shot cq left (tens of milliseconds; a
+# loaded machine's scheduler may hold it back for more): hand-set
+_WRITER_WAIT_S = 5.0
 
 
 class Busy(OSError):
@@ -40,6 +44,50 @@ class Busy(OSError):
 
 def lock_path(database: Path) -> Path:
     return database.with_name(LOCK_NAME)
+
+
+def hold_writer(database: Path) -> int | None:
+    """A descriptor holding ``WRITER_LOCK_NAME`` exclusively, for the child a one-shot cq
+    hands its writes to (``cq.cache.handoff``): every store opened meanwhile waits for its
+    end (``wait_for_writer``). None when another writer holds it (the caller writes itself)."""
+    try:
+        fd = os.open(
+            database.with_name(WRITER_LOCK_NAME),
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def wait_for_writer(database: Path) -> None:
+    """Wait (up to ``_WRITER_WAIT_S``) until no child is storing the writes a cq that has
+    ended handed it: what that cq found is then in the store for this one. No lock file (a
+    new cache dir), or none held: at once."""
+    try:
+        fd = os.open(database.with_name(WRITER_LOCK_NAME), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        deadline = time.monotonic() + _WRITER_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return  # a writer that slow: go on, its entries are missed
+                time.sleep(_PAUSE_S / 2)
+            except OSError:
+                return
+    finally:
+        os.close(fd)
 
 
 def hold(database: Path) -> int:

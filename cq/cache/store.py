@@ -89,7 +89,16 @@ class Store:
     """Namespaced blobs in one sqlite file, its files within ``max_bytes`` (``open_store``
     gives it the database's share of the cache dir's bound). Every failure is a miss."""
 
-    def __init__(self, path: Path, max_bytes: int = DEFAULT_MAX_BYTES, *, warn: bool = True):
+    def __init__(
+        self,
+        path: Path,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        *,
+        warn: bool = True,
+        after_writer: bool = True,
+    ):
+        """``after_writer``: first wait for the writes another cq handed to a child as it
+        ended (``cq.cache.handoff``), so what it stored is seen; its writer does not."""
         self.path = path
         self.max_bytes = max_bytes
         self.fault: str | None = None  # why the store is off
@@ -104,6 +113,11 @@ class Store:
         self._budget = bound.Budget()
         self._lock = threading.Lock()
         self._retry = faults.Backoff()  # when a store that went off may be reopened
+        # Writes kept for the end of this process (``keep_writes``): (namespace, key) -> value
+        self._deferred: dict[tuple[str, str], bytes] = {}
+        self._deferred_bytes = 0
+        if after_writer:
+            sharing.wait_for_writer(path)
         self._open()
 
     @property
@@ -225,9 +239,19 @@ class Store:
         """The stored blobs among ``keys``; missing and damaged ones are absent (the keys of
         damaged ones, dropped from the store, are added to ``damaged``)."""
         assert self._db is not None
-        hashes = {_key_hash(namespace, key): key for key in dict.fromkeys(keys) if storable(key)}
-        wanted = list(hashes)
         found: dict[str, bytes] = {}
+        if self._deferred:  # written by this process, not yet stored
+            keys = list(keys)
+            for key in keys:
+                value = self._deferred.get((namespace, key))
+                if value is not None:
+                    found[key] = value
+        hashes = {
+            _key_hash(namespace, key): key
+            for key in dict.fromkeys(keys)
+            if storable(key) and key not in found
+        }
+        wanted = list(hashes)
         stale: list[int] = []
         broken: list[int] = []
         refresh_before = time.time() - _TOUCH_AFTER_SECONDS
@@ -282,10 +306,31 @@ class Store:
     @_guarded(lambda: None)
     def put_many(self, namespace: str, items: dict[str, bytes]) -> None:
         """Store blobs (replacing old ones), after evicting the least recently used entries
-        worth what is written, once the file is at its bound."""
-        assert self._db is not None
+        worth what is written, once the file is at its bound; in a process that keeps its
+        writes for its end (``keep_writes``), kept while they fit ``_DEFER_MAX_BYTES``."""
         if not items:
             return
+        if _closing is not None:
+            size = sum(len(value) for value in items.values())
+            if self._deferred_bytes + size <= _DEFER_MAX_BYTES:
+                for key, value in items.items():
+                    self._deferred[(namespace, key)] = value
+                self._deferred_bytes += size
+                return
+        self._write_deferred()
+        self._write(namespace, items)
+
+    def _write_deferred(self) -> None:
+        """Store the writes kept so far, in the order they were made."""
+        by_namespace: dict[str, dict[str, bytes]] = {}
+        for (namespace, key), value in self._deferred.items():
+            by_namespace.setdefault(namespace, {})[key] = value
+        self._deferred, self._deferred_bytes = {}, 0
+        for namespace, items in by_namespace.items():
+            self._write(namespace, items)
+
+    def _write(self, namespace: str, items: dict[str, bytes]) -> None:
+        assert self._db is not None
         now = int(time.time())
         rows = []
         for key, value in items.items():
@@ -318,6 +363,8 @@ class Store:
     @_guarded(lambda: None)
     def delete(self, namespace: str, key: str) -> None:
         assert self._db is not None
+        if self._deferred.pop((namespace, key), None) is not None:
+            self._deferred_bytes = sum(len(value) for value in self._deferred.values())
         self._db.execute("BEGIN IMMEDIATE")
         self._forget_keys([_key_hash(namespace, key)])
         self._db.execute("COMMIT")
@@ -389,7 +436,28 @@ class Store:
         self._db.executescript("PRAGMA main.incremental_vacuum; PRAGMA k.incremental_vacuum;")
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
+    @_guarded(lambda: None)
+    def write_deferred(self) -> None:
+        """Store the writes this process kept for its end (``keep_writes``) now."""
+        self._write_deferred()
+
+    def take_deferred(self) -> dict[tuple[str, str], bytes]:
+        """The writes kept for the end, taken away (``cq.cache.handoff`` writes them)."""
+        with self._lock:
+            taken, self._deferred, self._deferred_bytes = self._deferred, {}, 0
+            return taken
+
+    def put_taken(self, taken: dict[tuple[str, str], bytes]) -> None:
+        """Store what ``take_deferred`` took (in the writer a store's last process hands
+        them to)."""
+        with self._lock:
+            self._deferred.update(taken)
+        self.write_deferred()
+
     def close(self) -> None:
+        """Store the writes kept for the end, then close."""
+        if self._deferred:
+            self.write_deferred()
         with self._lock:
             self._close()
 
@@ -424,6 +492,26 @@ def close_stores() -> None:
     back into the database and removes it and its shared memory. Left to the interpreter's
     exit, a connection held in a reference cycle is never closed once the CLI has frozen its
     objects (``cq.cli.dispatch.entry``), and every one-shot cq left both files behind,
-    beside the sizes ``cq cache info`` counts."""
-    while _open_stores:
-        _open_stores.popitem()[1].close()
+    beside the sizes ``cq cache info`` counts. A process that keeps its writes for its end
+    closes them the way ``keep_writes`` was told (``cq.cache.handoff``)."""
+    stores = list(_open_stores.values())
+    _open_stores.clear()
+    if _closing is not None:
+        _closing(stores)
+        return
+    for store in stores:
+        store.close()
+
+
+def keep_writes(closing: Callable[[list[Store]], None]) -> None:
+    """Keep this process's cache writes for its end, where ``closing`` gets its stores
+    (``cq.cache.handoff.defer_writes``: the one-shot CLI's search)."""
+    global _closing
+    _closing = closing
+
+
+_closing: Callable[[list[Store]], None] | None = None  # set: writes are kept for the end
+# What a process keeps for its end at most (the rest is written as it comes): an audit
+# search's records would otherwise all stay in memory (``ScaleTuning.corpus_keep_bytes``'s
+# measurement: 163 MB peak); a cold 'get' on the stdlib keeps 1.3 MB (hand-set above it).
+_DEFER_MAX_BYTES = 16 * 1024 * 1024

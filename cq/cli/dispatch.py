@@ -97,6 +97,9 @@ def entry() -> None:
         if sys.argv[1:2] == ["search"]:
             _stand_by(sys.argv[1:])
             _settle_imports()
+            from cq.cache.handoff import defer_writes
+
+            defer_writes()  # stored as cq exits, by a child once it has gone (cq.cache.handoff)
         code = main()
         start_wanted(code)
     sys.stdout.flush()
