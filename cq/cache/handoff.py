@@ -24,7 +24,6 @@ Why a later cq still finds them, and nothing breaks:
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import signal
@@ -107,9 +106,17 @@ def _writer(writes: list[tuple[Path, int, Writes]]) -> None:  # pragma: no cover
 
 def _store(writes: list[tuple[Path, int, Writes]]) -> None:
     """Store ``writes`` through connections of their own (the writer lock is held: no
-    waiting for it)."""
+    waiting for it). A store that fails is a later miss, and its warning, which nobody
+    reads here, is left for the next cq to print (``sharing.leave_notice``)."""
     for path, max_bytes, taken in writes:
-        with contextlib.suppress(Exception):  # a store that fails is a later miss
+        try:
             store = Store(path, max_bytes, warn=False, after_writer=False)
             store.put_taken(taken)
             store.close()
+            notice = store.notice
+            if store.fault is not None:
+                notice = f"the last search's results were not all stored: {store.fault}"
+        except Exception as exc:
+            notice = f"the last search's results were not stored: {exc}"
+        if notice is not None:
+            sharing.leave_notice(path, notice)

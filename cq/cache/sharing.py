@@ -29,6 +29,7 @@ from pathlib import Path
 
 LOCK_NAME = "cq-v2.lock"
 WRITER_LOCK_NAME = "cq-v2.writer.lock"  # held by a one-shot cq's writer (``cq.cache.handoff``)
+NOTICE_NAME = "cq-v2.writer.notice"  # a writer's warning, for the next cq to print
 # An opener waits this long for a removal to finish (renames and unlinks: milliseconds); a
 # lock still held exclusively after it costs this search its cache (hand-set).
 _WAIT_S = 2.0
@@ -64,6 +65,23 @@ def hold_writer(database: Path) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+def leave_notice(database: Path, message: str) -> None:
+    """Leave the warning of a writer, which has no stderr, for the next cq to print."""
+    with contextlib.suppress(OSError):
+        database.with_name(NOTICE_NAME).write_text(message + "\n", encoding="utf-8")
+
+
+def take_notice(database: Path) -> str | None:
+    """The warning a writer left (``leave_notice``), removed: printed once."""
+    path = database.with_name(NOTICE_NAME)
+    try:
+        message = path.read_text(encoding="utf-8", errors="replace").strip()
+        path.unlink()
+    except OSError:
+        return None
+    return message or None
 
 
 def wait_for_writer(database: Path) -> None:

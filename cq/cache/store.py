@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from cq import forked
 from cq.cache import bound, codec, faults, schema, sharing
 from cq.cache.keys import storable
 from cq.cache.place import DEFAULT_MAX_BYTES, cache_dir, max_bytes_from_env
@@ -119,6 +120,10 @@ class Store:
         if after_writer:
             sharing.wait_for_writer(path)
         self._open()
+        if after_writer and warn and not forked.in_child():  # a child's stderr goes nowhere
+            left = sharing.take_notice(path)
+            if left is not None:
+                self._say(left)
 
     @property
     def available(self) -> bool:
