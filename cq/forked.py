@@ -51,14 +51,6 @@ def possible() -> bool:
     return all(t.name == PROGRESS_THREAD for t in others)
 
 
-def in_child() -> bool:
-    """Whether this process is a ``Forked`` child (its stderr goes nowhere)."""
-    return _in_child
-
-
-_in_child = False
-
-
 class Forked:
     """A forked child computing ``work()``; ``result()`` reaps it."""
 
@@ -248,8 +240,6 @@ def _child(
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-        global _in_child
-        _in_child = True
         warnings.simplefilter("ignore")  # the parent's stderr lock may be held by its thread
         gc.disable()  # a short life: a collection would only copy the parent's pages
         payload = memoryview(work())

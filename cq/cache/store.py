@@ -34,7 +34,6 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from cq import forked
 from cq.cache import bound, codec, faults, schema, sharing
 from cq.cache.keys import storable
 from cq.cache.place import DEFAULT_MAX_BYTES, cache_dir, max_bytes_from_env
@@ -120,7 +119,9 @@ class Store:
         if after_writer:
             sharing.wait_for_writer(path)
         self._open()
-        if after_writer and warn and not forked.in_child():  # a child's stderr goes nowhere
+        # Printed by the one-shot CLI (which hands off its own writes), not a child it forked
+        # before (its stderr goes nowhere) nor a long-lived process (it may have none).
+        if after_writer and warn and _closing is not None:
             left = sharing.take_notice(path)
             if left is not None:
                 self._say(left)
