@@ -55,26 +55,21 @@ class Standby:
     unasked. What a fork of the asking moment would inherit (this process's later state)
     travels in the request.
 
-    ``ready`` runs in a thread of the child lowered by ``nice`` (``SCHED_IDLE`` where the
-    kernel allows, else a nice value ``nice`` above its own; a Linux thread has its own):
-    beside this process's work it takes a core's idle time rather than half of a busy one.
-    Only that thread is lowered, and it has ended before ``work`` runs, so the work runs at
-    this process's priority (a nice value, once raised, cannot be lowered again without
-    privilege)."""
+    ``ready`` runs in a thread of the child whose nice value is ``nice`` above its own (a
+    Linux thread has its own): beside this process's work it takes a core's idle time
+    rather than half of a busy one. Only that thread is lowered, and it has ended before
+    ``work`` runs, so the work runs at this process's priority (a nice value, once raised,
+    cannot be lowered again without privilege)."""
 
     def __init__(self, helper: Forked, requests: int, readiness: int) -> None:
         self.helper, self.requests, self.readiness = helper, requests, readiness
         self.asked = False
         self.ready = False
 
-    # How much lower ``ready`` runs where ``SCHED_IDLE`` is refused: a tenth of a core this
-    # process keeps busy (CFS weights 110 against 1024), all of an idle one. Measured with
-    # bench.first_search on the stdlib with one core kept busy
-    # (bench/results/2026-11-30-speed13): 'register' took 0.65 s beside an enrichment
-    # standby importing at this process's priority, 0.49 s without one. ``SCHED_IDLE``
-    # (weight 3) took back most of what the tenth still cost a cold search that keeps both
-    # cores busy: 'get' 0.782 -> 0.769 s against 0.761 without a standby, the question
-    # 0.689 -> 0.662 (medians of 8, bench/results/2026-11-30-speed15).
+    # How much lower ``ready`` runs: a tenth of a core this process keeps busy (CFS weights
+    # 110 against 1024), all of an idle one. Measured with bench.first_search on the stdlib
+    # with one core kept busy (bench/results/2026-11-30-speed13): 'register' took 0.65 s
+    # beside an enrichment standby importing at this process's priority, 0.49 s without one.
     NICE = 10
     # The window over which a child still readying must have run half the time to be waited
     # for: five scheduler ticks at 100 Hz, long enough to tell a child that has a core from
@@ -116,10 +111,9 @@ class Standby:
     def wait_ready(self, seconds: float, *, starved: bool = True) -> bool:
         """Whether the child is ready, waiting for it up to ``seconds`` while it gets a core:
         lowered, it runs at full speed once this process waits, unless every core is busy
-        with other work, when it gets next to nothing (a tenth of one where only its nice
-        value lowers it). Then it is given up (with ``starved``) as soon as a ``STARVED_S``
-        window passes in which it ran less than half the time (False: not ready, starved,
-        or failed)."""
+        with other work, when it gets a tenth of one. Then it is given up (with ``starved``)
+        as soon as a ``STARVED_S`` window passes in which it ran less than half the time
+        (False: not ready, starved, or failed)."""
         if self.ready or self.asked:
             return self.ready
         import select
@@ -202,10 +196,6 @@ def _ready_lowered(ready: Callable[[], object], nice: int) -> None:  # pragma: n
                 with contextlib.suppress(OSError):
                     own = os.getpriority(os.PRIO_PROCESS, tid)
                     os.setpriority(os.PRIO_PROCESS, tid, min(19, own + nice))
-                # Lower still where the kernel allows: idle time only (the nice value
-                # stays for a kernel that does not).
-                with contextlib.suppress(OSError, AttributeError):
-                    os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
             ready()
         except BaseException as exc:  # the child's main thread ends on it
             failed.append(exc)
