@@ -77,10 +77,11 @@ def _hand_off(writes: list[tuple[Path, int, Writes]], stores: list[Store]) -> bo
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
     except OSError:
-        _store(writes)  # under the writer lock still held here
-        pid = 1
+        pid = None
     if pid == 0:  # pragma: no cover - runs in the child (tests see what it stored)
         _writer(writes)
+    if pid is None:  # no child: stored here, under the writer lock still held here
+        _store(writes)
     for fd in locks:
         os.close(fd)  # the child's copies hold the lock until it ends
     return True

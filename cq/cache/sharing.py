@@ -43,20 +43,12 @@ class Busy(OSError):
     """The store's files are being removed or renamed by another process right now."""
 
 
-def lock_path(database: Path) -> Path:
-    return database.with_name(LOCK_NAME)
-
-
 def hold_writer(database: Path) -> int | None:
     """A descriptor holding ``WRITER_LOCK_NAME`` exclusively, for the child a one-shot cq
     hands its writes to (``cq.cache.handoff``): every store opened meanwhile waits for its
     end (``wait_for_writer``). None when another writer holds it (the caller writes itself)."""
     try:
-        fd = os.open(
-            database.with_name(WRITER_LOCK_NAME),
-            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-            0o600,
-        )
+        fd = _open(database, WRITER_LOCK_NAME)
     except OSError:
         return None
     try:
@@ -87,23 +79,14 @@ def take_notice(database: Path) -> str | None:
 def wait_for_writer(database: Path) -> None:
     """Wait (up to ``_WRITER_WAIT_S``) until no child is storing the writes a cq that has
     ended handed it: what that cq found is then in the store for this one. No lock file (a
-    new cache dir), or none held: at once."""
+    new cache dir), none held, or a writer that slow (its entries are missed): at once."""
     try:
         fd = os.open(database.with_name(WRITER_LOCK_NAME), os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return
     try:
-        deadline = time.monotonic() + _WRITER_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return  # a writer that slow: go on, its entries are missed
-                time.sleep(_PAUSE_S / 2)
-            except OSError:
-                return
+        with contextlib.suppress(OSError):
+            _shared_within(fd, _WRITER_WAIT_S)
     finally:
         os.close(fd)
 
@@ -112,19 +95,27 @@ def hold(database: Path) -> int:
     """A descriptor holding the shared lock for the store at ``database`` (release it with
     ``let_go`` after closing the connection); ``Busy`` when a removal holds it too long."""
     fd = _open(database)
-    deadline = time.monotonic() + _WAIT_S
+    try:
+        if not _shared_within(fd, _WAIT_S):
+            raise Busy(16, "another cq process is removing the cache database")
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _shared_within(fd: int, seconds: float) -> bool:
+    """Whether ``fd``'s shared flock was had within ``seconds`` (polled: a lock held
+    exclusively is waited for, never queued behind)."""
+    deadline = time.monotonic() + seconds
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            return fd
+            return True
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                os.close(fd)
-                raise Busy(16, "another cq process is removing the cache database") from None
+                return False
             time.sleep(_PAUSE_S)
-        except OSError:
-            os.close(fd)
-            raise
 
 
 def let_go(fd: int | None) -> None:
@@ -162,7 +153,7 @@ def exclusive(fd: int) -> Iterator[bool]:
         os.close(fd)
 
 
-def _open(database: Path) -> int:
+def _open(database: Path, name: str = LOCK_NAME) -> int:
     return os.open(
-        lock_path(database), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        database.with_name(name), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
     )

@@ -320,8 +320,9 @@ class Store:
             size = sum(len(value) for value in items.values())
             if self._deferred_bytes + size <= _DEFER_MAX_BYTES:
                 for key, value in items.items():
+                    replaced = self._deferred.get((namespace, key), b"")
                     self._deferred[(namespace, key)] = value
-                self._deferred_bytes += size
+                    self._deferred_bytes += len(value) - len(replaced)
                 return
         self._write_deferred()
         self._write(namespace, items)
@@ -369,8 +370,7 @@ class Store:
     @_guarded(lambda: None)
     def delete(self, namespace: str, key: str) -> None:
         assert self._db is not None
-        if self._deferred.pop((namespace, key), None) is not None:
-            self._deferred_bytes = sum(len(value) for value in self._deferred.values())
+        self._deferred_bytes -= len(self._deferred.pop((namespace, key), b""))
         self._db.execute("BEGIN IMMEDIATE")
         self._forget_keys([_key_hash(namespace, key)])
         self._db.execute("COMMIT")

@@ -174,10 +174,11 @@ class Analyzer:
         """Hand the pending tasks to a forked helper taking turns with this process
         (``cq.forked.Turns``) when their work is worth one; this process takes its turns
         in ``drain``. Started while files are still being read, the helper analyses the
-        files read so far on the core that would otherwise wait for this process to read
-        the rest (the stdlib's cold ``get`` reads, hashes and plans 21 MB before its last
-        chunk, ~0.09 s alone: bench/results/2026-11-30-speed15); a new round starts only once
-        the last one's helper has finished, so at most one helper runs beside the reads."""
+        files read so far on a core that would otherwise wait for this process to read
+        the rest (the stdlib's cold ``get``: reading, hashing, looking up and planning its
+        567 files took 66 ms before a helper forked at the last chunk could start,
+        bench/results/2026-11-30-speed15); a new round starts only once the last one's
+        helper has finished, so at most one helper runs beside the reads."""
         tasks = self.pending
         sizes = [self._work(t) for t in tasks]
         if len(tasks) < 2 or sum(sizes) < self.scale.helper_min_bytes:
