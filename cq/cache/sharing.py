@@ -30,6 +30,7 @@ from pathlib import Path
 LOCK_NAME = "cq-v2.lock"
 WRITER_LOCK_NAME = "cq-v2.writer.lock"  # held by a one-shot cq's writer (``cq.cache.handoff``)
 NOTICE_NAME = "cq-v2.writer.notice"  # a writer's warning, for the next cq to print
+_NOTICE_CHARS = 500  # a warning is one line: an error's text and a path (hand-set)
 # An opener waits this long for a removal to finish (renames and unlinks: milliseconds); a
 # lock still held exclusively after it costs this search its cache (hand-set).
 _WAIT_S = 2.0
@@ -60,19 +61,26 @@ def hold_writer(database: Path) -> int | None:
 
 
 def leave_notice(database: Path, message: str) -> None:
-    """Leave the warning of a writer, which has no stderr, for the next cq to print."""
+    """Leave the warning of a writer, which has no stderr, for the next cq to print (never
+    through a link: only cq's own file is written)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
     with contextlib.suppress(OSError):
-        database.with_name(NOTICE_NAME).write_text(message + "\n", encoding="utf-8")
+        fd = os.open(database.with_name(NOTICE_NAME), flags, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(message[:_NOTICE_CHARS] + "\n")
 
 
 def take_notice(database: Path) -> str | None:
-    """The warning a writer left (``leave_notice``), removed: printed once."""
+    """The warning a writer left (``leave_notice``), removed: printed once, its first line."""
     path = database.with_name(NOTICE_NAME)
     try:
-        message = path.read_text(encoding="utf-8", errors="replace").strip()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as notice:
+            raw = notice.read(_NOTICE_CHARS * 4)
         path.unlink()
     except OSError:
         return None
+    message = raw.decode("utf-8", "replace").strip().split("\n", 1)[0]
     return message or None
 
 
@@ -81,7 +89,8 @@ def wait_for_writer(database: Path) -> None:
     ended handed it: what that cq found is then in the store for this one. No lock file (a
     new cache dir), none held, or a writer that slow (its entries are missed): at once."""
     try:
-        fd = os.open(database.with_name(WRITER_LOCK_NAME), os.O_RDONLY | os.O_CLOEXEC)
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(database.with_name(WRITER_LOCK_NAME), flags)
     except OSError:
         return
     try:
