@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import select
 import signal
 import sys
 import threading
@@ -86,14 +85,6 @@ class Forked:
         finally:
             status = self._reap()
         return b"".join(chunks) if status == 0 else None
-
-    def finished(self) -> bool:
-        """Whether the child is done computing: its answer, or its end, is waiting in the
-        pipe (it writes only once ``work`` has returned)."""
-        if self.reaped:
-            return True
-        readable, _, _ = select.select([self.reader], [], [], 0)
-        return bool(readable)
 
     def kill(self, *, wait: bool = True) -> None:
         """End the child now (a cancelled search, ^C): its work is of no more use. Without

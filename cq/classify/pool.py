@@ -92,7 +92,6 @@ class Analyzer:
         self.batch_bytes = scale.batch_bytes
         self.failures = 0
         self.helped = 0  # files a forked helper analysed (``_turns``)
-        self.rounds: deque[_Round] = deque()  # tasks shared with a helper, oldest first
 
     def feed(self, tasks: list[FileTask], expected_bytes: int) -> Iterator[Done]:
         """Take ``tasks``; yield the analyses finished meanwhile. ``expected_bytes`` guesses
@@ -131,19 +130,11 @@ class Analyzer:
             yield from self._collect(block=False)
         elif self.failures:
             yield from self._run_pending()
-        elif expected_bytes > 0 and not (self.rounds and self.rounds[-1].busy()):
-            self._start_round()
 
     def drain(self) -> Iterator[Done]:
-        """Everything not yet yielded: the rounds' analyses, then the rest."""
+        """Everything not yet yielded, in order."""
         if self.pool is not None:
             yield from self._submit_pending()
-        elif self.failures == 0:
-            self._start_round()
-        while self.rounds:
-            yield from self._finish_round(self.rounds[0])
-            self.rounds.popleft()
-        if self.pool is not None:
             yield from self._collect(block=True)
         yield from self._run_pending()
 
@@ -164,60 +155,35 @@ class Analyzer:
         return len(task.data) * self.sampled_work // max(1, self.sampled_bytes)
 
     def _run_pending(self) -> Iterator[Done]:
-        """The pending tasks analysed here."""
+        """The pending tasks analysed here, with a forked helper taking turns when their
+        work is worth one (``cq.forked.Turns``)."""
         tasks, self.pending, self.pending_bytes = self.pending, [], 0
-        for task in tasks:
-            self.check()
-            yield task, analyze_file(task, self.caps)
-
-    def _start_round(self) -> None:
-        """Hand the pending tasks to a forked helper taking turns with this process
-        (``cq.forked.Turns``) when their work is worth one; this process takes its turns
-        in ``drain``. Started while files are still being read, the helper analyses the
-        files read so far on a core that would otherwise wait for this process to read
-        the rest (the stdlib's cold ``get``: reading, hashing, looking up and planning its
-        567 files took 66 ms before a helper forked at the last chunk could start,
-        bench/results/2026-11-30-speed15); a new round starts only once the last one's
-        helper has finished, so at most one helper runs beside the reads."""
-        tasks = self.pending
         sizes = [self._work(t) for t in tasks]
-        if len(tasks) < 2 or sum(sizes) < self.scale.helper_min_bytes:
-            return
         groups = _groups(sorted(range(len(tasks)), key=lambda n: (-sizes[n], n)))
-        turns = _turns(tasks, groups, self.caps)
-        if turns is None:
-            return
-        self.rounds.append(_Round(tasks, groups, turns))
-        self.pending, self.pending_bytes = [], 0
-
-    def _finish_round(self, round_: _Round) -> Iterator[Done]:
-        """A round's tasks: the turns this process takes, then the helper's analyses (the
-        items of a helper that failed are done here)."""
-        tasks, groups, turns = round_.tasks, round_.groups, round_.turns
+        turns = None
+        if self.failures == 0 and len(tasks) >= 2 and sum(sizes) >= self.scale.helper_min_bytes:
+            turns = _turns(tasks, groups, self.caps)
         done: dict[int, FileAnalysis] = {}
         try:
-            while (k := turns.take()) is not None:
+            while turns is not None and (k := turns.take()) is not None:
                 for n in groups[k]:
                     self.check()
                     done[n] = analyze_file(tasks[n], self.caps)
-            for k, blob in (turns.finish() or {}).items():
+            theirs = turns.finish() if turns is not None else None
+            for k, blob in (theirs or {}).items():
                 analyses = _batch_decoder.decode(blob)
                 done.update(zip(groups[k], analyses, strict=True))
                 self.helped += len(analyses)
-            for n, task in enumerate(tasks):
+            for n, task in enumerate(tasks):  # all of them when no helper took turns
                 if n not in done:
                     self.check()
                     done[n] = analyze_file(task, self.caps)
         except BaseException:
-            self._abandon_rounds()
+            if turns is not None:
+                turns.abandon()
             raise
         for n, task in enumerate(tasks):
             yield task, done[n]
-
-    def _abandon_rounds(self) -> None:
-        for round_ in self.rounds:
-            round_.turns.abandon()
-        self.rounds.clear()
 
     def _start(self, workers: int) -> None:
         try:
@@ -296,22 +262,10 @@ class Analyzer:
         shutdown_pool()
 
     def cancel(self) -> None:
-        """Drop the batches not yet started and end the helpers (a cancelled search)."""
+        """Drop the batches not yet started (a cancelled search)."""
         for _, _, future in self.flight:
             future.cancel()
         self.flight.clear()
-        self._abandon_rounds()
-
-
-class _Round(msgspec.Struct, frozen=True):
-    """Tasks shared with one forked helper: ``turns``' item ``k`` is ``groups[k]``."""
-
-    tasks: list[FileTask]
-    groups: list[list[int]]
-    turns: forked.Turns
-
-    def busy(self) -> bool:
-        return not self.turns.helper.finished()
 
 
 def _groups(order: list[int]) -> list[list[int]]:
