@@ -175,9 +175,8 @@ def test_failing_stages_degrade_alone(root: Path) -> None:
     assert e.degrade_reasons[0].startswith("libcst: SyntaxError")
     assert e.construct == "call" and e.call is not None and e.call.target == "register"
     assert e.scope_chain == ("good",)
-    assert e.parse_quality is not None
-    assert e.parse_quality.error_nodes + e.parse_quality.missing_nodes >= 1
-    assert e.parse_quality.hit_in_error is False
+    # its own statement parses: the file's syntax errors elsewhere do not touch it, unsaid
+    assert e.parse_quality is None
     assert e.resolution is None and e.agreement is not None
     assert e.agreement.sources == ("ast_grep", "tree_sitter")
 
@@ -186,7 +185,15 @@ def test_failing_stages_degrade_alone(root: Path) -> None:
     assert good.stages is not None and good.stages.python_ast == "applied"
     assert good.function is not None and good.function.returns_value is True
 
+    # a hit whose statement does not parse: read in the file's tree, its quality said
+    inside = enrich_one(root, "pkg/broken.py", "x", "return x +")
+    assert inside.parse_quality is not None and inside.parse_quality.hit_in_error is True
+    assert inside.parse_quality.error_nodes + inside.parse_quality.missing_nodes >= 1
+    assert inside.scope_chain == ("bad",)
+
     definition = enrich_one(root, "pkg/broken.py", "bad", "def bad")
+    assert definition.parse_quality is not None
+    assert definition.parse_quality.hit_in_error is False
     assert definition.stages is not None and definition.stages.python_ast == "degraded"
     assert definition.degrade_reasons[0].startswith("python_ast: SyntaxError")
     assert definition.signature is not None and definition.signature.startswith("def bad(x):")

@@ -18,5 +18,6 @@ records nor files.
 
 from cq.classify.engine import ClassifyOutcome, classify_all
 from cq.classify.pool import helper_pool
+from cq.classify.slices import TopLevel
 
-__all__ = ["ClassifyOutcome", "classify_all", "helper_pool"]
+__all__ = ["ClassifyOutcome", "TopLevel", "classify_all", "helper_pool"]

@@ -94,6 +94,41 @@ def python_slices(data: bytes, hits: list[tuple[int, int]], caps: ParseTuning) -
     return joined(slices, owners)
 
 
+class TopLevel:
+    """A Python file's top-level statements as the slices' scan reads them, before a slice
+    is cut down to a body's statement: ``run`` gives the whole top-level statements holding
+    a byte (one or more: a run the scan cannot split surely). What the scan gets wrong, a
+    parse of the run shows as a syntax error (``cq.enrich.python`` then reads the file)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._scan = _Scan(data)
+
+    def run(self, hit: int) -> tuple[int, int]:
+        """``[start, end)`` of the run holding byte ``hit``: whole lines."""
+        scan = self._scan
+        found, _ = scan.top_run(scan.data.rfind(b"\n", 0, hit) + 1)
+        return self._decorators_above(found.start), found.end
+
+    def _decorators_above(self, start: int) -> int:
+        """Where the statement at ``start`` begins with its decorators: a decorator whose
+        arguments go on over lines at column 0 (``@deprecated("...",\nsince="1.13")``) is
+        no adjacent header to the scan, which starts the slice at the ``def`` (parsed alone,
+        the ``def`` reads the same there but without its decorators). Back over the lines
+        above that surely start no statement, to the first ``@`` of the run above it."""
+        scan = self._scan
+        if scan.data.startswith(b"@", start) or not _HEADER.match(scan.data, start):
+            return start
+        above = bisect_left(scan.tops, start) - 1
+        while above >= 0:
+            pos = scan.tops[above]
+            if scan.data.startswith(b"@", pos):
+                start = pos
+            elif _HEADER.match(scan.data, pos) or scan._plain_start_at(pos):
+                break
+            above -= 1
+        return start
+
+
 class _Scan:
     """One file's strings that span lines and its top-level statement lines (headers among
     them); a class's member lines are found when a hit needs them."""
@@ -145,18 +180,26 @@ class _Scan:
 
     def slice_for(self, hit: int) -> Slice | None:
         line = self.data.rfind(b"\n", 0, hit) + 1
+        whole, past = self.top_run(line)
+        if past is None:
+            return whole
+        return self._in_body(whole, past, b"", line)
+
+    def top_run(self, line: int) -> tuple[Slice, int | None]:
+        """The whole top-level statements holding the line starting at ``line``, and the
+        ``def``/``class`` line of the one it is in, when it is in a def, class or decorator
+        (None: in an ordinary statement)."""
         anchor = bisect_right(self.headers, line) - 1  # the nearest header at or above
         floor = self.headers[anchor] if anchor >= 0 else 0
         later = self._plain_start(floor, line)
         if later is not None:  # the hit is in an ordinary top-level statement
-            return Slice(later, self._end(line))
+            return Slice(later, self._end(line)), None
         if anchor < 0:
-            return Slice(0, self._end(line))  # module-level code above every def: the top
+            return Slice(0, self._end(line)), None  # module-level code above every def
         if not self._top_between(floor, line):  # the hit is in this def, class or decorator
             past = self._past(floor)
-            whole = Slice(self._decorated_from(anchor), self._end(max(line, past)))
-            return self._in_body(whole, past, b"", line)
-        return Slice(self._decorated_from(anchor), self._end(line))
+            return Slice(self._decorated_from(anchor), self._end(max(line, past))), past
+        return Slice(self._decorated_from(anchor), self._end(line)), None
 
     def _end(self, line: int) -> int:
         """Where the top-level statement holding ``line`` ends: the next one's line."""

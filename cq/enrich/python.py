@@ -1,8 +1,8 @@
 """The five Python stages for one hit, in order, each fail-open, merged by gap-fill.
 
-1. ast-grep (cached ``SgRoot`` of the top-level statement holding the hit, where stage 5's
-   tree of the file has no syntax error; else of the file): signature, decorators, class,
-   call target, scope chain, structural context;
+1. ast-grep (cached ``SgRoot`` of the top-level statement holding the hit, where the
+   statements around it parse alone without a syntax error; else of the file): signature,
+   decorators, class, call target, scope chain, structural context;
 2. ``ast``: async/generator/awaits/yields/returns of the function the hit defines (only
    when ast-grep read a ``def``, whose source alone is parsed; the whole file only when
    ast-grep could not read the hit);
@@ -13,7 +13,8 @@
    cannot: not for the name of a ``def``/``class`` (its scope chain already is its qualified
    name), not in strings or comments, and for ``a.b.method(...)`` calls only when ``a`` is
    bound by an import (``self.x.y()``, ``Local.register()`` resolve to nothing new);
-5. tree-sitter: last gap-fill, and parse quality.
+5. tree-sitter, on those statements parsed alone (else the file): last gap-fill, and
+   parse quality (the file's, where the statements holding the hit do not parse alone).
 Then agreement across 1, 4 and 5 (see ``agreement``). Open ``enrich_python`` first.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from cq.classify import TopLevel
 from cq.enrich.agreement import build_agreement, crosscheck_reason
 from cq.enrich.facts import StructuralFacts, produced
 from cq.enrich.nodes import HitSpan, SgView, sg_locate, statement_of, ts_locate
@@ -40,8 +42,10 @@ from cq.parse import (
     sg_root,
     sg_statement,
     statements_alone,
+    ts_span,
     ts_tree,
 )
+from cq.parse.trees import Lru
 
 
 class PythonHit:
@@ -60,6 +64,29 @@ class PythonHit:
     ) -> None:
         self.source, self.span, self.text, self.lines = source, span, text, lines
         self.tuning, self.caps = tuning, caps
+        self._run: _Run | None = None
+        self._run_looked_for = False
+
+    def run(self) -> _Run | None:
+        """The top-level statements holding the hit parsed alone (``_statement_run``),
+        looked for once."""
+        if not self._run_looked_for:
+            self._run, self._run_looked_for = _statement_run(self), True
+        return self._run
+
+
+class _Run:
+    """Whole top-level statements of a file holding a hit, parsed alone by tree-sitter
+    without a syntax error: where they are in the file (``offset`` to ``end``), their
+    ``tree``, and the hit's ``span`` in them."""
+
+    def __init__(self, offset: int, end: int, tree: Any, span: HitSpan) -> None:
+        self.offset, self.end, self.tree, self.span = offset, end, tree, span
+
+
+# A file's top-level statements as the slices' line scan reads them (``cq.classify``), for
+# the shown hits of the file (a few to a few dozen), the last few files' kept.
+_top_levels = Lru(8, "top_level")
 
 
 _NOT_RESOLVABLE = frozenset({"function_def", "class_def", "comment", "string"})
@@ -128,15 +155,52 @@ def _ast_grep(hit: PythonHit) -> tuple[StructuralFacts, SgView]:
 
 def _statement(hit: PythonHit) -> tuple[int, int, HitSpan] | None:
     """Where ast-grep parses only the top-level statement holding the hit: in a UTF-8 file
-    that stage 5 parses whole (its tree, cached, says there is no syntax error and where
-    the statement is), in a process that searches once (``statements_alone``). Both parsers
-    cost about the same per byte, so this saves most of one of the two whole-file parses."""
-    source = hit.source
-    if not statements_alone() or source.text is None:
+    whose statements around the hit parse alone without a syntax error (``PythonHit.run``),
+    in a process that searches once (``statements_alone``; a long-lived one keeps whole
+    files' trees for its later searches' other hits)."""
+    if not statements_alone() or hit.source.text is None:
         return None
+    run = hit.run()
+    if run is None:
+        return None
+    found = statement_of(run.tree, hit.source.data[run.offset : run.end], run.span)
+    if found is None:
+        return None
+    start, end, within = found
+    return start + run.offset, end + run.offset, within
+
+
+def _statement_run(hit: PythonHit) -> _Run | None:
+    """The whole top-level statements holding the hit (``cq.classify.TopLevel``) parsed
+    alone by tree-sitter, when they parse without a syntax error. Parsed alone, whole
+    top-level statements are the same subtrees as in their file
+    (``cq.enrich.nodes.statement_of``), so stages 1 and 5 read there what they would read in
+    the file's tree, for a share of its bytes: ``get``'s shown hits on the stdlib are in 21
+    files of 917 KB, 107 CPU-ms of tree-sitter parsing whole
+    (bench/results/2026-11-30-speed16). None when they do not parse: the hit is then read
+    in the file's tree, and the parse quality is the file's."""
+    source = hit.source
     if len(source.data) > hit.caps.max_parse_bytes:
         return None
-    return statement_of(ts_tree(source), source.data, hit.span)
+    top = _top_levels.get(source.digest)
+    if top is None:
+        top = TopLevel(source.data)
+        _top_levels.put(source.digest, top)
+    start, end = top.run(hit.span.byte_start)
+    if not (start <= hit.span.byte_start and hit.span.byte_end <= end):
+        return None
+    tree = ts_span(source, start, end)
+    if tree.root_node.has_error:
+        return None
+    span = hit.span
+    within = HitSpan(
+        row=span.row - source.data.count(b"\n", 0, start),
+        col=span.col,
+        end_col=span.end_col,
+        byte_start=span.byte_start - start,
+        byte_end=span.byte_end - start,
+    )
+    return _Run(start, end, tree, within)
 
 
 def _python_ast(hit: PythonHit, first: tuple[StructuralFacts, SgView] | None) -> Any:
@@ -235,8 +299,9 @@ def _resolvable(facts: StructuralFacts, hit: PythonHit) -> bool:
 def _tree_sitter(hit: PythonHit) -> tuple[StructuralFacts, ParseQuality]:
     if len(hit.source.data) > hit.caps.max_parse_bytes:
         raise Limited(f"file over {_size(hit.caps.max_parse_bytes)}")
-    tree = ts_tree(hit.source)
-    node = ts_locate(tree, hit.span)
+    run = hit.run()
+    tree, span = (run.tree, run.span) if run is not None else (ts_tree(hit.source), hit.span)
+    node = ts_locate(tree, span)
     return structural_facts(node, with_receiver=True), parse_quality(tree, node, "python")
 
 

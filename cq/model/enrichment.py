@@ -98,7 +98,9 @@ class RustFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class ParseQuality(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """Tree-sitter's error recovery in the hit's file."""
+    """Tree-sitter's error recovery in the hit's file. For Python, said where the top-level
+    statements holding the hit do not parse alone: a syntax error elsewhere in the file
+    does not touch how the hit is read, and goes unsaid."""
 
     error_nodes: int = 0
     missing_nodes: int = 0

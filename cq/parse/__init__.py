@@ -20,6 +20,7 @@ from cq.parse.trees import (
     sg_root,
     sg_statement,
     statements_alone,
+    ts_span,
     ts_tree,
 )
 
@@ -40,5 +41,6 @@ __all__ = [
     "sg_statement",
     "split_lines",
     "statements_alone",
+    "ts_span",
     "ts_tree",
 ]

@@ -107,6 +107,17 @@ def ts_tree(source: SourceFile) -> Any:
     return tree
 
 
+def ts_span(source: SourceFile, start: int, end: int) -> Any:
+    """The tree-sitter tree of the bytes ``start:end`` of the file, whole lines (top-level
+    statements: ``cq.enrich.python``), parsed alone."""
+    key = f"{source.language}:{source.digest}:{start}:{end}"
+    tree = _ts_cache.get(key)
+    if tree is None:
+        tree = ts_parser(source.language).parse(source.data[start:end])
+        _ts_cache.put(key, tree)
+    return tree
+
+
 _parsers: dict[str, Any] = {}
 
 
