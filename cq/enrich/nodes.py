@@ -11,7 +11,10 @@ from typing import Any, Protocol
 
 import msgspec
 
+from cq.classify import TopLevel
+from cq.parse import SourceFile
 from cq.parse.syntax import parents
+from cq.parse.trees import Lru
 
 
 class HitSpan(msgspec.Struct, frozen=True):
@@ -177,3 +180,18 @@ def _parent(node: NodeView) -> NodeView | None:
 
 def same(a: NodeView | None, b: NodeView | None) -> bool:
     return a is not None and b is not None and a.key() == b.key()
+
+
+# The shown files' top-level statements as the slices' line scan reads them: the symbol
+# tables' statements (``bindings``) and the stages' (``python``) of the same hits; a search
+# shows hits of up to a few dozen files.
+_top_levels = Lru(64, "top_level")
+
+
+def top_level(source: SourceFile) -> TopLevel:
+    """``source``'s top-level statements (``cq.classify.TopLevel``), read once a file."""
+    top = _top_levels.get(source.digest)
+    if top is None:
+        top = TopLevel(source.data)
+        _top_levels.put(source.digest, top)
+    return top

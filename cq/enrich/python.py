@@ -23,10 +23,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cq.classify import TopLevel
 from cq.enrich.agreement import build_agreement, crosscheck_reason
 from cq.enrich.facts import StructuralFacts, produced
-from cq.enrich.nodes import HitSpan, SgView, sg_locate, statement_of, ts_locate
+from cq.enrich.nodes import HitSpan, SgView, sg_locate, statement_of, top_level, ts_locate
 from cq.enrich.parse_quality import parse_quality
 from cq.enrich.py_ast_stage import facts_of_def, function_facts
 from cq.enrich.py_import_stage import import_facts
@@ -45,7 +44,6 @@ from cq.parse import (
     ts_span,
     ts_tree,
 )
-from cq.parse.trees import Lru
 
 
 class PythonHit:
@@ -82,11 +80,6 @@ class _Run:
 
     def __init__(self, offset: int, end: int, tree: Any, span: HitSpan) -> None:
         self.offset, self.end, self.tree, self.span = offset, end, tree, span
-
-
-# A file's top-level statements as the slices' line scan reads them (``cq.classify``), for
-# the shown hits of the file (a few to a few dozen), the last few files' kept.
-_top_levels = Lru(8, "top_level")
 
 
 _NOT_RESOLVABLE = frozenset({"function_def", "class_def", "comment", "string"})
@@ -182,11 +175,7 @@ def _statement_run(hit: PythonHit) -> _Run | None:
     source = hit.source
     if len(source.data) > hit.caps.max_parse_bytes:
         return None
-    top = _top_levels.get(source.digest)
-    if top is None:
-        top = TopLevel(source.data)
-        _top_levels.put(source.digest, top)
-    start, end = top.run(hit.span.byte_start)
+    start, end = top_level(source).run(hit.span.byte_start)
     if not (start <= hit.span.byte_start and hit.span.byte_end <= end):
         return None
     tree = ts_span(source, start, end)
