@@ -146,6 +146,24 @@ def run_hooked(hook: str, *args: str, env: dict[str, str] | None = None) -> CqRu
     return CqRun(proc)
 
 
+def cache_settled(cache: Path) -> None:
+    """Wait until the writer a one-shot cq left (``cq.cache.handoff``: it stores the search's
+    cache after cq has exited) is done with ``cache``: what a test reads of the cache dir
+    itself, rather than through another cq (which waits for it too), is then final."""
+    import fcntl
+
+    from cq.cache.sharing import WRITER_LOCK_NAME
+
+    try:
+        fd = os.open(cache / WRITER_LOCK_NAME, os.O_RDONLY)
+    except FileNotFoundError:
+        return  # no cq has written there
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    finally:
+        os.close(fd)
+
+
 def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     """Create files (text or bytes) under root; returns root."""
     for rel, content in files.items():

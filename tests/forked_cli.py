@@ -243,9 +243,13 @@ _clearable_at = 0  # the number of modules imported when ``_clearable`` was foun
 _PURE = {
     ("cq.cache.payloads", "namespace"),
     ("cq.cache.payloads", "_source"),
-    ("cq.cache.payloads", "_path"),
+    ("cq.cache.payloads", "_module_files"),
     ("cq.cache.payloads", "_package_files"),
     ("cq.cache.payloads", "_module_imports"),
+    ("cq.cache.payloads", "_cq_imports"),
+    ("cq.cache.payloads", "_outside_imports"),
+    ("cq.cache.payloads", "_source_digest"),
+    ("cq.cache.payloads", "_code_stamp"),
     ("cq.cache.dists", "_installed"),
     ("cq.classify.python_records", "_query"),
     ("cq.classify.rust_records", "_query"),
@@ -261,7 +265,10 @@ def _warm_pure() -> None:
     for path in payloads._package_files():
         module = os.path.relpath(path[: -len(".py")], os.path.dirname(payloads._PACKAGE))
         module = module.replace(os.sep, ".").removesuffix(".__init__")
-        payloads._module_imports(module)  # and its _source, _path
+        payloads._cq_imports(module)  # and its _module_imports, _source
+        payloads._outside_imports(module)
+        payloads._source_digest(module)
+    payloads._code_stamp()
     dists._installed()
     python_records._query()
     rust_records._query()

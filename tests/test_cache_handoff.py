@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cq, write_tree
+from conftest import cache_settled, run_cq, write_tree
 
 from cq.cache import store as store_module
 from cq.cache.sharing import WRITER_LOCK_NAME
@@ -67,6 +67,7 @@ def test_cq_answers_while_its_writes_wait_and_the_next_search_finds_them(tmp_pat
     root, cache = _tree(tmp_path / "tree"), tmp_path / "cache"
     other = write_tree(tmp_path / "other", {"a.py": "target = 1\n"})
     _search(other, cache)  # the database exists (a first connection writes its schema)
+    cache_settled(cache)  # that search's writer is done: the lock below holds the next one's
     held = _held_write_lock(cache)
     try:
         first = _search(root, cache)  # answered: its writes are the writer's now
@@ -88,6 +89,7 @@ def test_cache_clear_right_after_a_search_leaves_it_empty(tmp_path: Path) -> Non
     writes of the search before it land."""
     root, cache = _tree(tmp_path / "tree"), tmp_path / "cache"
     _search(write_tree(tmp_path / "other", {"a.py": "target = 1\n"}), cache)
+    cache_settled(cache)  # that search's writer is done: the lock below holds the next one's
     held = _held_write_lock(cache)
     env = {**os.environ, "CQ_CACHE_DIR": str(cache)}
     try:

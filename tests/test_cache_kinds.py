@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cq, word_tree, write_tree
+from conftest import cache_settled, run_cq, word_tree, write_tree
 
 from cq.cache.schema import FILE_NAME
 from cq.embed.store import Store, UnitRef, store_path
@@ -158,6 +158,7 @@ def test_a_cq_that_has_exited_leaves_no_log_beside_the_database(
     for argv in (("search", "target", "--root", str(root)), ("cache", "info")):
         run = run_cq(*argv)
         assert run.returncode == 0 and run.stderr == "", run.stderr
+        cache_settled(_isolated_cache)  # a search's writer stores its cache after it exits
         left = sorted(p.name for p in _isolated_cache.glob("*-[ws][ah][lm]"))
         assert left == [], (argv, left)
 

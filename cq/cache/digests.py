@@ -137,7 +137,7 @@ class DigestMemory:
 
     def __init__(self, kind: str, builders: tuple[str, ...], *, enabled: bool = True) -> None:
         """``builders``: the modules that compute the digest (their code keys the entries)."""
-        self.namespace = namespace(f"digests-{kind}", builders)
+        self.namespace = namespace(f"digests-{kind}", builders, recorded=enabled)
         self.store = open_store() if enabled else None
         self.encoder = msgspec.msgpack.Encoder()
         self.decoder = msgspec.msgpack.Decoder(Remembered)

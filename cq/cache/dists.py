@@ -36,6 +36,11 @@ def _installed() -> dict[str, str]:
     return found
 
 
+def installed_versions() -> dict[str, str]:
+    """Every installed wheel's version, by normalised name."""
+    return dict(_installed())
+
+
 def dist_version(dist: str) -> str:
     """The installed version of ``dist``, or ``?`` when it is not installed as a wheel."""
     return _installed().get(_normalized(dist), "?")

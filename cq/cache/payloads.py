@@ -16,17 +16,19 @@ it). A disabled cache (``--no-cache``) finds nothing and stores nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterable
 from functools import cache
 from typing import Generic, TypeVar
 
 import msgspec
 
-from cq.cache.dists import dist_version
+from cq.cache.dists import dist_version, installed_versions
 from cq.cache.store import open_store
 
 T = TypeVar("T")
@@ -55,7 +57,7 @@ class PayloadCache(Generic[T]):
     ) -> None:
         """``settings`` (any msgspec-encodable value: the tuned caps that shape the payload)
         joins the code in the namespace."""
-        self.namespace = namespace(name, builders)
+        self.namespace = namespace(name, builders, recorded=enabled)
         if settings is not None:
             tuned = hashlib.blake2b(msgspec.msgpack.encode(settings), digest_size=4).hexdigest()
             self.namespace += f"-{tuned}"
@@ -106,15 +108,78 @@ class PayloadCache(Generic[T]):
 
 
 @cache
-def namespace(name: str, builders: tuple[str, ...]) -> str:
-    """``<name>-<hash>`` of the builders' code (with what it imports) and its environment."""
+def namespace(name: str, builders: tuple[str, ...], *, recorded: bool = True) -> str:
+    """``<name>-<hash>`` of the builders' code (with what it imports) and its environment:
+    as the store last recorded it for this code and environment (``_recorded``), or worked
+    out (``derived_namespace``) and recorded; ``recorded`` False (a cache that is off) works
+    it out without the store. Working it out reads and hashes the sources of the builders'
+    import closure: 28 ms of a cold one-shot 'get' on the stdlib and 47 ms of a question,
+    for the namespaces a search asks for (bench/results/2026-11-30-speed16)."""
+    if not recorded:
+        return derived_namespace(name, builders)
+    key = f"{name}\0{','.join(builders)}"
+    with _recording:
+        recorded = _recorded()
+        found = recorded.get(key)
+        if found is None:
+            found = recorded[key] = derived_namespace(name, builders)
+            _record(recorded)
+    return found
+
+
+# The namespaces of this code and environment as the store holds them (``_recorded``), under
+# ``_code_stamp``: one lookup per process instead of reading and hashing the closures.
+_NAMESPACES = "payload-namespaces"
+_recording = threading.Lock()
+_loaded: list[dict[str, str]] = []  # this process's, once read
+
+
+def _recorded() -> dict[str, str]:
+    if not _loaded:
+        found: dict[str, str] = {}
+        store = open_store()
+        if store.available:
+            blob = store.get_many(_NAMESPACES, [_code_stamp()]).get(_code_stamp())
+            if blob is not None:
+                with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+                    found = msgspec.msgpack.decode(blob, type=dict[str, str])
+        _loaded.append(found)
+    return _loaded[0]
+
+
+def _record(recorded: dict[str, str]) -> None:
+    store = open_store()
+    if store.available:
+        store.put_many(_NAMESPACES, {_code_stamp(): msgspec.msgpack.encode(recorded)})
+
+
+@cache
+def _code_stamp() -> str:
+    """What every namespace depends on, told without reading a source: the Python version,
+    each of cq's files by path, size and modification time (a changed module has another
+    stamp, so its namespaces are worked out again), and the installed wheels' versions."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"py{sys.version_info[0]}.{sys.version_info[1]};".encode())
+    for path in sorted(_package_files()):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode(errors="replace"))
+    for dist, version in sorted(installed_versions().items()):
+        digest.update(f"{dist}={version};".encode())
+    return digest.hexdigest()
+
+
+def derived_namespace(name: str, builders: tuple[str, ...]) -> str:
+    """``namespace`` worked out from the sources of the builders' import closure."""
     modules = code_closure(builders)
     digest = hashlib.blake2b(digest_size=6)
     digest.update(f"py{sys.version_info[0]}.{sys.version_info[1]};".encode())
     outside: set[str] = set()
     for module in sorted(modules):
-        digest.update(f"{module}\0".encode() + _source(module))
-        outside.update(_third_party(_module_imports(module)))
+        digest.update(f"{module}\0".encode() + _source_digest(module))
+        outside |= _outside_imports(module)
     for package in sorted(outside):
         digest.update(f"{package}={dist_version(package)};".encode())
     return f"{name}-{digest.hexdigest()}"
@@ -124,14 +189,33 @@ def code_closure(roots: tuple[str, ...]) -> frozenset[str]:
     """The cq modules ``roots`` import, directly or not. A package's ``__init__`` counts when
     it is imported itself (its re-exports), not as the parent of an imported submodule."""
     seen: set[str] = set()
-    todo = list(roots)
+    todo = [m for m in roots if _path(m) is not None]
     while todo:
         module = todo.pop()
-        if module in seen or _path(module) is None:
-            continue
-        seen.add(module)
-        todo += [m for m in _module_imports(module) if m.split(".")[0] == "cq"]
+        if module not in seen:
+            seen.add(module)
+            todo += _cq_imports(module)
     return frozenset(seen)
+
+
+@cache
+def _cq_imports(module: str) -> tuple[str, ...]:
+    """The cq modules a cq module's import statements name (read once per process: the
+    namespaces a search asks for walk the same modules, ~800 visits for a question)."""
+    return tuple(m for m in _module_imports(module) if _path(m) is not None)
+
+
+@cache
+def _outside_imports(module: str) -> frozenset[str]:
+    """The third-party packages a cq module imports."""
+    return frozenset(_third_party(_module_imports(module)))
+
+
+@cache
+def _source_digest(module: str) -> bytes:
+    """A module's source, hashed once per process: the namespaces a search asks for share
+    most of their modules (hashing each closure's sources whole cost 10-20 ms a search)."""
+    return hashlib.blake2b(_source(module), digest_size=16).digest()
 
 
 @cache
@@ -143,18 +227,22 @@ def _source(module: str) -> bytes:
         return fh.read()
 
 
-@cache
 def _path(module: str) -> str | None:
     """The file of a cq module (None for anything else)."""
-    parts = module.split(".")
-    if parts[0] != "cq":
-        return None
-    base = os.path.join(_PACKAGE, *parts[1:])
-    files = _package_files()
-    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-        if candidate in files:
-            return candidate
-    return None
+    return _module_files().get(module)
+
+
+@cache
+def _module_files() -> dict[str, str]:
+    """Each cq module's file by the module's name (a package's ``__init__.py`` under the
+    package's name, a module file winning over a package of the same name): import
+    statements name ~1,100 candidates a search, most of them no module."""
+    parent = os.path.dirname(_PACKAGE)
+    named: dict[str, str] = {}
+    for path in sorted(_package_files(), key=lambda p: not p.endswith("__init__.py")):
+        module = os.path.relpath(path[: -len(".py")], parent).replace(os.sep, ".")
+        named[module.removesuffix(".__init__")] = path
+    return named
 
 
 @cache
