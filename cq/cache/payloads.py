@@ -21,7 +21,6 @@ import hashlib
 import os
 import re
 import sys
-import threading
 from collections.abc import Iterable
 from functools import cache
 from typing import Generic, TypeVar
@@ -118,20 +117,21 @@ def namespace(name: str, builders: tuple[str, ...], *, recorded: bool = True) ->
     if not recorded:
         return derived_namespace(name, builders)
     key = f"{name}\0{','.join(builders)}"
-    with _recording:
-        recorded = _recorded()
-        found = recorded.get(key)
-        if found is None:
-            found = recorded[key] = derived_namespace(name, builders)
-            _record(recorded)
+    recorded = _recorded()
+    found = recorded.get(key)
+    if found is None:
+        found = recorded[key] = derived_namespace(name, builders)
+        _record(recorded)
     return found
 
 
 # The namespaces of this code and environment as the store holds them (``_recorded``), under
 # ``_code_stamp``: one lookup per process instead of reading and hashing the closures.
 _NAMESPACES = "payload-namespaces"
-_recording = threading.Lock()
-_loaded: list[dict[str, str]] = []  # this process's, once read
+# This process's, once read. No lock: two threads naming a cache at once at worst both read
+# or both record (the same values), and a lock held by a thread as the process forks would
+# stay held in the child.
+_loaded: list[dict[str, str]] = []
 
 
 def _recorded() -> dict[str, str]:
@@ -150,7 +150,7 @@ def _recorded() -> dict[str, str]:
 def _record(recorded: dict[str, str]) -> None:
     store = open_store()
     if store.available:
-        store.put_many(_NAMESPACES, {_code_stamp(): msgspec.msgpack.encode(recorded)})
+        store.put_many(_NAMESPACES, {_code_stamp(): msgspec.msgpack.encode(dict(recorded))})
 
 
 @cache
