@@ -12,6 +12,10 @@ entries of old namespaces age out of the store's LRU.
 then ``flush`` in one transaction). A payload that fails its checksum or does not decode
 counts as ``corrupt`` and is a miss (the caller rebuilds it, and the fresh one overwrites
 it). A disabled cache (``--no-cache``) finds nothing and stores nothing.
+
+Working a namespace out reads the sources of its builders' import closure; the store keeps
+the namespaces it has named under a stamp of cq's files (path, size, modification time) and
+the environment, so a later process with the same code names its caches in one lookup.
 """
 
 from __future__ import annotations
@@ -117,11 +121,11 @@ def namespace(name: str, builders: tuple[str, ...], *, recorded: bool = True) ->
     if not recorded:
         return derived_namespace(name, builders)
     key = f"{name}\0{','.join(builders)}"
-    recorded = _recorded()
-    found = recorded.get(key)
+    known = _recorded()
+    found = known.get(key)
     if found is None:
-        found = recorded[key] = derived_namespace(name, builders)
-        _record(recorded)
+        found = known[key] = derived_namespace(name, builders)
+        _record(known)
     return found
 
 
@@ -135,6 +139,8 @@ _loaded: list[dict[str, str]] = []
 
 
 def _recorded() -> dict[str, str]:
+    """The namespaces the store holds for this code and environment (none when it holds
+    none, or an entry that does not decode), by name and builders; read once a process."""
     if not _loaded:
         found: dict[str, str] = {}
         store = open_store()
@@ -147,10 +153,11 @@ def _recorded() -> dict[str, str]:
     return _loaded[0]
 
 
-def _record(recorded: dict[str, str]) -> None:
+def _record(known: dict[str, str]) -> None:
+    """Store ``known`` (every namespace this process has named) under the code's stamp."""
     store = open_store()
     if store.available:
-        store.put_many(_NAMESPACES, {_code_stamp(): msgspec.msgpack.encode(dict(recorded))})
+        store.put_many(_NAMESPACES, {_code_stamp(): msgspec.msgpack.encode(dict(known))})
 
 
 @cache

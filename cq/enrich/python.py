@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
+
 from cq.enrich.agreement import build_agreement, crosscheck_reason
 from cq.enrich.facts import StructuralFacts, produced
 from cq.enrich.nodes import HitSpan, SgView, sg_locate, statement_of, top_level, ts_locate
@@ -73,13 +75,15 @@ class PythonHit:
         return self._run
 
 
-class _Run:
+class _Run(msgspec.Struct, frozen=True):
     """Whole top-level statements of a file holding a hit, parsed alone by tree-sitter
     without a syntax error: where they are in the file (``offset`` to ``end``), their
     ``tree``, and the hit's ``span`` in them."""
 
-    def __init__(self, offset: int, end: int, tree: Any, span: HitSpan) -> None:
-        self.offset, self.end, self.tree, self.span = offset, end, tree, span
+    offset: int
+    end: int
+    tree: Any
+    span: HitSpan
 
 
 _NOT_RESOLVABLE = frozenset({"function_def", "class_def", "comment", "string"})
