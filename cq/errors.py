@@ -28,5 +28,10 @@ class SearchFailedError(CqError):
     """rg or another stage failed in a way a user must hear about."""
 
 
+class OutputError(CqError):
+    """Standard output refused the report (a full disk, an I/O error); a reader gone is not
+    one (``BrokenPipeError``: exit 0, as rg)."""
+
+
 class SearchCancelledError(CqError):
     """The caller cancelled the search (MCP ``notifications/cancelled``)."""

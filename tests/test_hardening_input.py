@@ -99,6 +99,18 @@ def test_a_query_from_a_closed_stdin_is_one_line(repo: Path) -> None:
     assert run.stderr == b"cq: the query is '-' but there is no stdin to read it from\n"
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="a device that is always full")
+@pytest.mark.parametrize("listing", [(), ("-l",), ("-c",)], ids=["report", "files", "counts"])
+def test_a_report_stdout_refuses_is_one_line(repo: Path, listing: tuple[str, ...]) -> None:
+    """A full disk under the report (``> /dev/full``) is said, not an internal error."""
+    cmd = [sys.executable, "-m", "cq", "search", "deserialize", *listing, "--root", str(repo)]
+    with open("/dev/full", "w") as full:
+        run = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE)
+    assert run.returncode == 2
+    said = "cq: cannot write the report to standard output: No space left on device\n"
+    assert run.stderr.decode() == said
+
+
 @pytest.mark.parametrize(
     "unit",
     ["a-", "x/C:", "a.", "\n", "`", "aB", 'File "', "E: Error: 'x' ", "x.py:", "'\""],

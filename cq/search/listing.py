@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from cq.errors import UsageError
 from cq.model import SearchRequest
@@ -17,6 +16,7 @@ _PRINTS = {"paths": "file names", "counts": "file names with counts", "files": "
 def run_listing(args: argparse.Namespace) -> int:
     """Print the files; exit 0 when there are some, 1 when none (as rg)."""
     from cq.report import colour_path
+    from cq.search.command import write_out
     from cq.search.request import colour_wanted, request_from_args, search_from_args
     from cq.terminal import visible
 
@@ -35,10 +35,11 @@ def run_listing(args: argparse.Namespace) -> int:
         files = result.files or ()
         lines = [(fc.file, f":{fc.count}" if counted else "") for fc in files]
     colour = colour_wanted(args)
+    out = []
     for path, tail in lines:
         shown = colour_path(visible(path)) if colour else visible(path)
-        sys.stdout.write(f"{shown}{tail}\n")
-    sys.stdout.flush()
+        out.append(f"{shown}{tail}\n")
+    write_out("".join(out))
     return 0 if lines else 1
 
 

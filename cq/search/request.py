@@ -156,6 +156,7 @@ def run_search_command(args: argparse.Namespace) -> int:
     from cq.enrich import standby
     from cq.pipeline import run_search
     from cq.report import colour_markdown, render_json, render_markdown
+    from cq.search.command import write_out
 
     request, settings = search_from_args(args)
     standby.settled(settings)  # the one-shot CLI's (cq.cli.dispatch), if it forked one
@@ -170,8 +171,7 @@ def run_search_command(args: argparse.Namespace) -> int:
     standby.finish(settings, searched=True)
     answer = fit_answer(settings.echo, result, render, is_json=fmt == "json", report=report)
     text = colour_markdown(answer.text) if fmt == "md" and colour_wanted(args) else answer.text
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    write_out(text)
     return 0 if answer.result.summary.total_findings else 1  # found, even if cut to budget
 
 
