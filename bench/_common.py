@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,28 @@ EVAL_TREES = "CQ_BENCH_EVAL_TREES"  # trees at the issues' base commits (prepare
 HEAD_TREES = "CQ_BENCH_TREES"  # the tuning repositories at a recent commit, DIR/<name>
 MIRRORS = "CQ_BENCH_MIRRORS"  # bare mirrors, DIR/<owner>+<name>/repo
 INDEX_TREE = "CQ_BENCH_INDEX_TREE"  # the ~2,500-file tree of index_speed.py
+
+
+@contextlib.contextmanager
+def scratch_dir(**kwargs: Any) -> Iterator[str]:
+    """``tempfile.TemporaryDirectory``'s directory, removed once the cq runs that used it
+    (as their cache dir, or one under it) are done with it: a one-shot cq hands its cache
+    writes to a child that stores them after cq has exited (``cq.cache.handoff``), and a
+    directory removed under it fails ("Directory not empty") or is written again."""
+    with tempfile.TemporaryDirectory(**kwargs) as scratch:
+        try:
+            yield scratch
+        finally:
+            settled(scratch)
+
+
+def settled(directory: str) -> None:
+    """Wait for every cq cache writer still storing under ``directory``."""
+    from cq.cache.schema import FILE_NAME
+    from cq.cache.sharing import WRITER_LOCK_NAME, wait_for_writer
+
+    for lock in Path(directory).rglob(WRITER_LOCK_NAME):
+        wait_for_writer(lock.with_name(FILE_NAME))
 
 
 def dir_argument(parser: Any, flag: str, env: str, help: str) -> None:

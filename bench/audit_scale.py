@@ -31,11 +31,18 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from bench._common import median, rg_binary, served_env, stdlib_dir, time_command, time_cq
+from bench._common import (
+    median,
+    rg_binary,
+    scratch_dir,
+    served_env,
+    stdlib_dir,
+    time_command,
+    time_cq,
+)
 
 
 def make_tree(target: Path) -> None:
@@ -61,7 +68,7 @@ def run_served(argv: list[str], src: str | None) -> tuple[float, float]:
     of the client and the server's processes."""
     from bench.background import _family, _tree_cpu
 
-    with tempfile.TemporaryDirectory(prefix="cqau", ignore_cleanup_errors=True) as scratch:
+    with scratch_dir(prefix="cqau", ignore_cleanup_errors=True) as scratch:
         env = {**os.environ, **served_env(scratch)}
         if src:
             env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
@@ -101,10 +108,10 @@ def main() -> None:
     argv += ["--format", "json"]
     cold, cold_rss, cold_cpu, warm, warm_rss, warm_cpu, rg = [], [], [], [], [], [], []
     served, served_cpu = [], []
-    with tempfile.TemporaryDirectory() as warm_cache:
+    with scratch_dir() as warm_cache:
         *_, data = run_cq(argv, warm_cache, args.cq_src)  # fill the warm cache
         for _ in range(args.runs):
-            with tempfile.TemporaryDirectory() as cold_cache:
+            with scratch_dir() as cold_cache:
                 seconds, rss, cpu, _ = run_cq(argv, cold_cache, args.cq_src)
             cold.append(seconds)
             cold_rss.append(rss)

@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._common import cq_command, median, rg_binary, served_env, time_command
+from bench._common import cq_command, median, rg_binary, served_env, settled, time_command
 
 QUIET_CPU_S = 0.05  # the server's processes used less CPU than this over QUIET_WINDOW_S
 QUIET_WINDOW_S = 1.0
@@ -125,6 +125,7 @@ class _Server:
         deadline = time.monotonic() + QUIET_LIMIT_S
         while any(os.path.exists(f"/proc/{p}") for p in family) and time.monotonic() < deadline:
             time.sleep(0.1)
+        settled(self.scratch.name)
         self.scratch.cleanup()
 
     def cq(self, *argv: str) -> subprocess.CompletedProcess[str]:

@@ -21,11 +21,10 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from bench._common import cq_command
+from bench._common import cq_command, scratch_dir
 
 _QUESTION = "where is the {word} record validated before it is saved"
 
@@ -63,7 +62,7 @@ def main() -> int:
     parser.add_argument("--modules", type=int, default=12, help="modules per tree (index size)")
     args = parser.parse_args()
     bound = int(args.bound_mb * 1024 * 1024)
-    with tempfile.TemporaryDirectory(prefix="cq-roots-") as tmp:
+    with scratch_dir(prefix="cq-roots-") as tmp:
         base = Path(tmp)
         cache = base / "cache"
         env = {

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 from bench import _common, _loc
-from bench._common import cq_command, median, rg_binary
+from bench._common import cq_command, median, rg_binary, scratch_dir
 from bench.golden import burners
 
 TREES = {  # folder -> (repository, the tuning issue whose base commit it holds)
@@ -153,7 +153,7 @@ def main() -> int:
         os.environ["PYTHONPATH"] = args.cq_checkout
         CHECKOUT.append(args.cq_checkout)
     # Compiled bytecode and the page cache, so the first issue is not colder than the rest.
-    with tempfile.TemporaryDirectory() as warmup:
+    with scratch_dir() as warmup:
         run(search, b"warm up", {"CQ_CACHE_DIR": warmup, "CQ_SERVER": "0", "CQ_LLM": "off"})
     print(f"tree: {root} ({files} files)  issues: {len(rows)}  busy: {args.busy}  via: {args.via}")
     print(f"load average at start: {os.getloadavg()[0]:.1f}")

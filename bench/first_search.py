@@ -32,13 +32,18 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-from bench._common import cq_command, median, rg_binary, served_env, stdlib_dir, time_command
-from cq.cache.schema import FILE_NAME
-from cq.cache.sharing import wait_for_writer
+from bench._common import (
+    cq_command,
+    median,
+    rg_binary,
+    scratch_dir,
+    served_env,
+    settled,
+    stdlib_dir,
+    time_command,
+)
 
 # Rare to common: few hits and a short answer, an imported class whose uses LibCST resolves,
 # then names with hundreds to thousands of hits (``__init__``: 3,672 in 699 files).
@@ -101,22 +106,22 @@ def _measure(
         against_argv = [os.path.join(against, ".venv", "bin", "python"), "-m", "cq", *cq_argv[3:]]
     cpus: dict[str, list[float]] = {"server": [], "oneshot": []}
     for _ in range(runs):
-        with tempfile.TemporaryDirectory() as scratch:
+        with scratch_dir() as scratch:
             env = served_env(scratch)
             timing = time_command(cq_argv, env=env)
             _check(timing.returncode, "server")
             walls["server"].append(timing.seconds)
             cpus["server"].append(timing.cpu_seconds)
             _stop_server({**os.environ, **env})
-            _settled(env["CQ_CACHE_DIR"])
-        with tempfile.TemporaryDirectory() as cache:
+            settled(env["CQ_CACHE_DIR"])
+        with scratch_dir() as cache:
             timing = time_command(cq_argv, env={"CQ_SERVER": "0", "CQ_CACHE_DIR": cache})
             _check(timing.returncode, "one-shot")
             walls["oneshot"].append(timing.seconds)
             cpus["oneshot"].append(timing.cpu_seconds)
-            _settled(cache)
+            settled(cache)
         if against is not None:
-            with tempfile.TemporaryDirectory() as cache:
+            with scratch_dir() as cache:
                 env = {"CQ_SERVER": "0", "CQ_CACHE_DIR": cache}
                 timing = time_command(against_argv, env=env, cwd=against)
                 _check(timing.returncode, "other checkout's")
@@ -127,13 +132,6 @@ def _measure(
     row = {name: median(values) for name, values in walls.items()}
     row |= {f"{name}_cpu": median(values) for name, values in cpus.items()}
     return row
-
-
-def _settled(cache: str) -> None:
-    """Wait for the child a one-shot cq left storing its cache writes (``cq.cache.handoff``):
-    it runs after cq has answered, off the user's clock, and must not land in the next
-    timed run instead."""
-    wait_for_writer(Path(cache) / FILE_NAME)
 
 
 def _check(returncode: int, what: str) -> None:

@@ -38,12 +38,12 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench import _common, _everyday
+from bench._common import scratch_dir
 
 REPO = Path(__file__).resolve().parent.parent
 BASELINES = REPO / "bench" / "baselines"
@@ -167,7 +167,7 @@ def localization(args: argparse.Namespace) -> tuple[dict, Callable[[dict], Outco
     if missing:
         return Outcome("N/A", f"{len(missing)} of {len(wanted)} trees missing under {args.trees}")
     instances = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch_dir() as tmp:
         for data, ids in LOCALIZATION_SAMPLE.items():
             out = Path(tmp) / f"{data}.json"
             argv = [sys.executable, "-m", "bench.localization", "--data", str(args.eval / data)]
@@ -199,7 +199,7 @@ def everyday(args: argparse.Namespace) -> tuple[dict, Callable[[dict], Outcome]]
     if not args.everyday_trees:
         return Outcome("N/A", f"no trees: --everyday-trees DIR or ${_common.HEAD_TREES}")
     baseline = BASELINES / "everyday.json.gz"
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch_dir() as tmp:
         out = Path(tmp) / "everyday.json.gz"
         argv = [sys.executable, "-m", "bench.everyday", "--json-out", str(out), "--jobs", "2"]
         argv += ["--cache", EVERYDAY_CACHE, "--trees", args.everyday_trees]

@@ -27,10 +27,9 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from bench._common import cq_command, stdlib_dir
+from bench._common import cq_command, scratch_dir, stdlib_dir
 from cq.tools import cq_argv
 
 # Key names whose values are clocks or cache state, not search results.
@@ -92,7 +91,7 @@ def _run(root: str, args: tuple[str, ...], cache: str, stdin: str | None = None)
 
 def collect(trees: dict[str, str]) -> dict[str, object]:
     out: dict[str, object] = {}
-    with tempfile.TemporaryDirectory() as cache:
+    with scratch_dir() as cache:
         for name, root in trees.items():
             rust = any(Path(root).rglob("*.rs")) and not any(Path(root).glob("*.py"))
             queries = _RUST_QUERIES if rust else _PYTHON_QUERIES

@@ -37,11 +37,10 @@ import math
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 from bench import _common
-from bench._common import median, rg_binary, time_command, time_cq
+from bench._common import median, rg_binary, scratch_dir, time_command, time_cq
 
 QUESTIONS = (
     "how is the learning rate scheduler stepped after every epoch?",
@@ -129,7 +128,7 @@ def main() -> int:
     rss_no, child_rss = [], []
     base_cold: dict[str, list[float]] = {k: [] for k in ("index", "wait", "wall", "cpu", "added")}
     for _ in range(args.runs):
-        with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
+        with scratch_dir() as c1, scratch_dir() as c2:
             s, r, data = cq(py, here, *ask, q0, env={"CQ_CACHE_DIR": c1, **cold_env})
             cpu_with.append(CPU[-1])
             child_rss.append(CHILD_RSS[-1])
@@ -170,7 +169,7 @@ def main() -> int:
         f"a pool worker), apart: max {max(child_rss):.0f} MB"
     )
 
-    with tempfile.TemporaryDirectory() as cache:
+    with scratch_dir() as cache:
         env = {"CQ_CACHE_DIR": cache}
         out = time_command([py, "-m", "cq", "index", "--root", args.root], env=env, cwd=here)
         text = out.stdout.decode()
@@ -233,7 +232,7 @@ def _cold_pair(
     """A cold search of ``checkout``'s cq with its index built inside and one ``--no-index``
     (each with an empty cache, ``env`` added): the index's own time, the wait, wall, CPU,
     CPU added."""
-    with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
+    with scratch_dir() as c1, scratch_dir() as c2:
         seconds, _, data = cq(py, checkout, *argv, env={"CQ_CACHE_DIR": c1, **env})
         with_index = CPU[-1]
         cq(py, checkout, *argv, "--no-index", env={"CQ_CACHE_DIR": c2, **env})
@@ -253,7 +252,7 @@ def _large_trees(trees: dict[str, str], runs: int) -> int:
         build, build_cpu, cold, cold_cpu, rg, fused, unused = [], [], [], [], [], 0, []
         for run in range(runs):
             q = questions[run % len(questions)]
-            with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2:
+            with scratch_dir() as c1, scratch_dir() as c2:
                 t = time_command(
                     [sys.executable, "-m", "cq", "index", "--root", root],
                     env={"CQ_CACHE_DIR": c1},

@@ -21,9 +21,16 @@ root so globs mean the same. Extra cq-only arguments go after ``--``.
 from __future__ import annotations
 
 import argparse
-import tempfile
 
-from bench._common import cq_command, median, rg_binary, stdlib_dir, time_command, time_cq
+from bench._common import (
+    cq_command,
+    median,
+    rg_binary,
+    scratch_dir,
+    stdlib_dir,
+    time_command,
+    time_cq,
+)
 
 
 def main() -> None:
@@ -75,7 +82,7 @@ def measure(
     cq_argv = [*cq_command(), "search", query, "--root", root, *cq_excludes, *extra]
     rg_argv = [rg_binary(), "--json", "-w", *rg_excludes, "-e", query, "."]
     base_env = {"PYTHONPATH": base} if base else {}
-    with tempfile.TemporaryDirectory() as warm_cache, tempfile.TemporaryDirectory() as base_warm:
+    with scratch_dir() as warm_cache, scratch_dir() as base_warm:
         if not cold:
             time_command(cq_argv, env={"CQ_CACHE_DIR": warm_cache})  # fill the cache
             if base:
@@ -84,11 +91,11 @@ def measure(
         base_times, base_cpu = [], []
         lines = 0
         for _ in range(runs):
-            with tempfile.TemporaryDirectory() as cold_cache:
+            with scratch_dir() as cold_cache:
                 env = {"CQ_CACHE_DIR": cold_cache if cold else warm_cache}
                 cq = time_cq(cq_argv[len(cq_command()) :], env=env)
             if base:
-                with tempfile.TemporaryDirectory() as cold_cache:
+                with scratch_dir() as cold_cache:
                     env = {"CQ_CACHE_DIR": cold_cache if cold else base_warm, **base_env}
                     other = time_command(cq_argv, env=env, cwd=base)
                 base_times.append(other.seconds)

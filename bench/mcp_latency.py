@@ -24,10 +24,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
-from bench._common import cq_command, median, rg_binary, stdlib_dir, time_command
+from bench._common import cq_command, median, rg_binary, scratch_dir, stdlib_dir, time_command
 
 
 class RawSession:
@@ -89,7 +88,7 @@ def main() -> None:
     if args.cancel:
         measure_cancel(args)
         return
-    with tempfile.TemporaryDirectory() as cache:
+    with scratch_dir() as cache:
         env = {"CQ_CACHE_DIR": cache}  # a fresh cache dir, as for a new user
         if args.filled_cache:
             time_command([*cq_command(), "search", args.query, "--root", args.root], env)
@@ -113,7 +112,7 @@ def measure_cancel(args: argparse.Namespace) -> None:
     print(f"cancelled {args.cancel_after} s after the call")
     stops = []
     for n in range(1, args.cancel + 1):
-        with tempfile.TemporaryDirectory() as cache:
+        with scratch_dir() as cache:
             session = start(args, {"CQ_CACHE_DIR": cache})
             arguments = {"query": args.query, "limit": args.limit}
             call = {"name": "search", "arguments": arguments}

@@ -27,11 +27,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from bench._common import cq_command
+from bench._common import cq_command, scratch_dir
 from bench.golden import _PYTHON_QUERIES, _RUST_QUERIES, _STDIN_ISSUE, burners
 
 Seen = tuple[object, tuple[tuple[str, int, str], ...]]
@@ -64,7 +63,7 @@ def check(
             jobs.append(("- (issue text)", ("-",), _STDIN_ISSUE))
         jobs = [*(jobs if golden else []), *((q, (q,), None) for q in also)]
         for label, args, stdin in jobs:
-            with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
+            with scratch_dir() as one, scratch_dir() as two:
                 runs = [_seen(root, args, one, stdin)]  # fresh
                 time.sleep(settle)  # what it left to the background finishes meanwhile
                 runs.append(_seen(root, args, one, stdin))  # after it, in its cache

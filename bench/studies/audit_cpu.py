@@ -19,10 +19,9 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
-from bench._common import median, rg_binary
+from bench._common import median, rg_binary, scratch_dir
 
 _WRAPPER = """
 import atexit, functools, resource, runpy, sys, time
@@ -89,7 +88,7 @@ def main() -> None:
 
 
 def _run_cq(argv: list[str], checkout: str) -> tuple[float, float, float, str]:
-    with tempfile.TemporaryDirectory() as cache:
+    with scratch_dir() as cache:
         env = {**os.environ, "CQ_SERVER": "0", "CQ_CACHE_DIR": cache, "PYTHONPATH": checkout}
         proc = subprocess.run(
             [sys.executable, "-c", _WRAPPER, *argv],

@@ -22,11 +22,10 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
-from bench._common import cq_command, served_env
+from bench._common import cq_command, scratch_dir, served_env
 from bench.background import _family
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -50,7 +49,7 @@ def _threads(pids: set[int]) -> dict[tuple[int, int], tuple[float, int, str]]:
 
 
 def _one(root: str, others: list[str], identifier: str, question: str) -> None:
-    with tempfile.TemporaryDirectory(prefix="cqbw", ignore_cleanup_errors=True) as scratch:
+    with scratch_dir(prefix="cqbw", ignore_cleanup_errors=True) as scratch:
         env = {**os.environ, **served_env(scratch)}
         cq = cq_command()
         started = subprocess.run([*cq, "server", "start"], env=env, capture_output=True, text=True)

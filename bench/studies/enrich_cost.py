@@ -27,9 +27,8 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 
-from bench._common import cq_command, median, stdlib_dir, time_command
+from bench._common import cq_command, median, scratch_dir, stdlib_dir, time_command
 
 _STAGES_SCRIPT = """
 import json, sys
@@ -104,12 +103,12 @@ def wall(query: str, root: str, runs: int, extra: list[str]) -> None:
     argv = [*cq_command(), "search", query, "--root", root, "--format", "json", *extra]
     for mode in ("warm", "cold"):
         on, off, inner = [], [], []
-        with tempfile.TemporaryDirectory() as warm_cache:
+        with scratch_dir() as warm_cache:
             if mode == "warm":
                 time_command(argv, env={"CQ_CACHE_DIR": warm_cache})
             for _ in range(runs):
                 for enabled in (True, False):
-                    with tempfile.TemporaryDirectory() as cold_cache:
+                    with scratch_dir() as cold_cache:
                         env = {"CQ_CACHE_DIR": warm_cache if mode == "warm" else cold_cache}
                         if not enabled:
                             env["CQ_ENRICH_BUDGET_MS"] = "0"
@@ -125,7 +124,7 @@ def wall(query: str, root: str, runs: int, extra: list[str]) -> None:
 
 def size(query: str, root: str, extra: list[str]) -> None:
     argv = [*cq_command(), "search", query, "--root", root, "--format", "json", *extra]
-    with tempfile.TemporaryDirectory() as cache:
+    with scratch_dir() as cache:
         out = time_command(argv, env={"CQ_CACHE_DIR": cache}).stdout
     data = json.loads(out)
     payloads = [
@@ -142,7 +141,7 @@ def size(query: str, root: str, extra: list[str]) -> None:
 
 def stages(query: str, root: str, extra: list[str]) -> None:
     excludes = [extra[i + 1] for i, a in enumerate(extra) if a == "--exclude"]
-    with tempfile.TemporaryDirectory() as cache:
+    with scratch_dir() as cache:
         proc = subprocess.run(
             [sys.executable, "-c", _STAGES_SCRIPT, root, query, *excludes],
             capture_output=True,

@@ -27,10 +27,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from bench import _everyday, everyday
+from bench._common import scratch_dir
 from cq.index.function_signals import owner
 from cq.model.index_tuning import SignalWeights
 from cq.rewrite import name_stems, understand
@@ -50,7 +50,7 @@ CANDIDATES: tuple[dict[str, float], ...] = (
 def capture(out: Path, trees: Path, data: str) -> None:
     """Each question's JSON report against a warm index, 30 Relevant Functions listed."""
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as scratch:
+    with scratch_dir() as scratch:
         config = Path(scratch) / "config"
         (config / "cq" / "profiles").mkdir(parents=True)
         (config / "cq" / "profiles" / "pool.toml").write_text("[index]\nfunctions = 30\n")

@@ -15,10 +15,9 @@ import argparse
 import os
 import statistics
 import subprocess
-import tempfile
 import time
 
-from bench._common import cq_command, served_env, stdlib_dir, time_command
+from bench._common import cq_command, scratch_dir, served_env, stdlib_dir, time_command
 
 
 def main() -> None:
@@ -36,7 +35,7 @@ def main() -> None:
     walls: tuple[list[float], list[float]] = ([], [])
     print(f"load: {os.getloadavg()[0]:.1f}; gap {args.gap:g} s")
     for _ in range(args.runs):
-        with tempfile.TemporaryDirectory() as scratch:
+        with scratch_dir() as scratch:
             env = served_env(scratch)
             walls[0].append(time_command(first, env=env).seconds)
             time.sleep(args.gap)

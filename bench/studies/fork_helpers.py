@@ -17,10 +17,9 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from bench._common import median, stdlib_dir
+from bench._common import median, scratch_dir, stdlib_dir
 
 # Runs the CLI in this interpreter and prints, at exit, wall s, own CPU s, children's CPU s.
 _WRAPPER = """
@@ -48,7 +47,7 @@ def main() -> None:
 
     print(f"load: {os.getloadavg()[0]:.1f}")
     print(f"{'query':<14}{'helpers':>8}{'wall s':>8}{'own cpu':>9}{'children cpu':>14}")
-    with tempfile.TemporaryDirectory() as config:
+    with scratch_dir() as config:
         profiles = Path(config) / "cq" / "profiles"
         profiles.mkdir(parents=True)
         shipped = (profiles_dir() / "interactive.toml").read_text()
@@ -70,7 +69,7 @@ def main() -> None:
 
 
 def _run(argv: list[str], config: str) -> tuple[float, ...]:
-    with tempfile.TemporaryDirectory() as cache:
+    with scratch_dir() as cache:
         env = {**os.environ, "CQ_SERVER": "0", "CQ_CACHE_DIR": cache, "XDG_CONFIG_HOME": config}
         proc = subprocess.run(
             [sys.executable, "-c", _WRAPPER, *argv], env=env, capture_output=True, check=False

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 
-from bench._common import cq_command, median, stdlib_dir, time_command
+from bench._common import cq_command, median, scratch_dir, stdlib_dir, time_command
 
 QUERIES = ("sched", "getpass", "register", "warn", "__init__")
 
@@ -30,7 +29,7 @@ def main() -> None:
         serial, pooled, files, size, workers = [], [], 0, 0.0, 0
         for _ in range(args.runs):
             for label, threshold in (("serial", "999999999999"), ("pool", "1")):
-                with tempfile.TemporaryDirectory() as cache:
+                with scratch_dir() as cache:
                     argv = [
                         *cq_command(),
                         "search",

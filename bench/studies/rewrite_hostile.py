@@ -27,10 +27,9 @@ import pkgutil
 import re
 import subprocess
 import sys
-import tempfile
 import time
 
-from bench._common import stdlib_dir
+from bench._common import scratch_dir, stdlib_dir
 
 _ISSUE = (
     "Traceback (most recent call last):\n"
@@ -82,7 +81,7 @@ def main() -> None:
         return
     print(f"vocabulary: {args.root}  cap: {args.cap:g} s per item  (CPU seconds)")
     print(f"{'shape':<12}{'size':>9}  " + "".join(f"{s:>11}" for s in _STAGES) + "  worst regex")
-    with tempfile.TemporaryDirectory() as cache:
+    with scratch_dir() as cache:
         for shape in args.shape or SHAPES:
             for size in args.sizes:
                 times = _measure(shape, size, args, cache)
