@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 
-from cq.errors import CqError, OutputError, UsageError
+from cq.errors import CqError, UsageError
 
 SEARCH_HELP = (
     "Search Python and Rust code with ripgrep, then classify, rank and report every hit. "
@@ -174,20 +174,6 @@ def run_search_args(args: argparse.Namespace) -> int:
     from cq.search.request import run_search_command
 
     return run_search_command(args)
-
-
-def write_out(text: str) -> None:
-    """``text`` on stdout, flushed: a stream that refuses it (a full disk, an I/O error) is
-    said in one line (``OutputError``); a reader gone is left to ``exit_code``."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        raise OutputError(
-            f"cannot write the report to standard output: {exc.strerror or exc}"
-        ) from None
 
 
 def exit_code(run: Callable[[], int]) -> int:

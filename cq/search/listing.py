@@ -16,7 +16,7 @@ _PRINTS = {"paths": "file names", "counts": "file names with counts", "files": "
 def run_listing(args: argparse.Namespace) -> int:
     """Print the files; exit 0 when there are some, 1 when none (as rg)."""
     from cq.report import colour_path
-    from cq.search.command import write_out
+    from cq.search.output import write_out
     from cq.search.request import colour_wanted, request_from_args, search_from_args
     from cq.terminal import visible
 

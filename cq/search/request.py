@@ -156,7 +156,7 @@ def run_search_command(args: argparse.Namespace) -> int:
     from cq.enrich import standby
     from cq.pipeline import run_search
     from cq.report import colour_markdown, render_json, render_markdown
-    from cq.search.command import write_out
+    from cq.search.output import write_out
 
     request, settings = search_from_args(args)
     standby.settled(settings)  # the one-shot CLI's (cq.cli.dispatch), if it forked one
