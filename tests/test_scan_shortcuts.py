@@ -1,6 +1,6 @@
 """The shortcuts a cold search takes over a file's text find what the plain way finds.
 
-- ``cq.classify.slices._multiline_strings`` skips to the lines that may open a string
+- ``cq.classify.strings.multiline_strings`` skips to the lines that may open a string
   spanning lines and over triple-quoted bodies with ``bytes.find``: the spans are the ones
   ``_MULTILINE`` matched over the whole file gives (the definition it shortcuts).
 - ``cq.parse.imported_names`` walks statements only: the names are those every import in the
@@ -16,7 +16,7 @@ import ast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cq.classify.slices import _MULTILINE, _multiline_strings
+from cq.classify.strings import _MULTILINE, multiline_strings
 from cq.parse import imported_names
 from cq.parse.source import SourceFile
 from tests.conftest import fuzz_examples
@@ -32,7 +32,7 @@ def _spans_over_the_whole_file(data: bytes) -> list[tuple[int, int]]:
 @settings(max_examples=fuzz_examples(1500), derandomize=True, database=None, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=60).map(b"".join))
 def test_multiline_spans_are_the_whole_file_matches(data: bytes) -> None:
-    assert _multiline_strings(data) == _spans_over_the_whole_file(data)
+    assert multiline_strings(data) == _spans_over_the_whole_file(data)
 
 
 def test_multiline_spans_of_docstrings_escapes_and_unclosed_strings() -> None:
@@ -43,8 +43,8 @@ def test_multiline_spans_of_docstrings_escapes_and_unclosed_strings() -> None:
         b'    s = \'"""\'  # a triple quote inside a one-line string\n'
         b"    return '''open\n"  # never closed
     )
-    assert _multiline_strings(data) == _spans_over_the_whole_file(data)
-    assert data[slice(*_multiline_strings(data)[2])] == b'"""Says \\""" and \\\\"""'
+    assert multiline_strings(data) == _spans_over_the_whole_file(data)
+    assert data[slice(*multiline_strings(data)[2])] == b'"""Says \\""" and \\\\"""'
 
 
 def test_imported_names_are_found_in_every_kind_of_block() -> None:

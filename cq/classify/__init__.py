@@ -11,7 +11,10 @@ and kept in the persistent cache, so a repeat search parses nothing). ``pool.py`
 ``analyze.py`` in worker processes when the work is large enough (``cq/workers.py`` ties their
 life to cq's), fed file by file as the search's ``Corpus`` reads them; a long-lived process
 keeps its pool, which a later stage may hand a share of pure work (``helper_pool``).
-``verdicts.py``: a file's finished classifications, cached by content hash and hit spans, so
+``analyze.py`` parses a file whole or as the slices around its hits (``slices.py``, whose
+line scan first finds where the file's strings span lines: ``strings.py``; its
+``TopLevel`` also gives the enrichment a hit's top-level statements). ``verdicts.py``: a
+file's finished classifications, cached by content hash and hit spans, so
 a repeat search over unchanged files (their digests recalled by the ``Corpus``) needs neither
 records nor files.
 """
