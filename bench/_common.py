@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -48,6 +49,24 @@ def settled(directory: str) -> None:
 
     for lock in Path(directory).rglob(WRITER_LOCK_NAME):
         wait_for_writer(lock.with_name(FILE_NAME))
+
+
+def sample_arguments(parser: Any, *, places: bool) -> None:
+    """A study's sample: ``--root`` (the stdlib), ``--files``, ``--places`` a file, ``--seed``."""
+    parser.add_argument("--root", default=stdlib_dir())
+    parser.add_argument("--files", type=int, default=600, help="files sampled")
+    if places:
+        parser.add_argument("--places", type=int, default=40, help="places sampled a file")
+    parser.add_argument("--seed", type=int, default=1)
+
+
+def sampled_python_files(root: str, count: int, seed: int) -> tuple[list[str], random.Random]:
+    """``count`` of ``root``'s Python files (rg's list, sorted, then sampled by ``seed``), and
+    the generator that sampled them, for the places in each."""
+    listed = subprocess.run([rg_binary(), "--files", "-t", "py", root], capture_output=True)
+    files = sorted(listed.stdout.decode(errors="replace").splitlines())
+    rng = random.Random(seed)
+    return rng.sample(files, min(count, len(files))), rng
 
 
 def dir_argument(parser: Any, flag: str, env: str, help: str) -> None:

@@ -13,20 +13,15 @@ structural facts and import facts at the place both ways and counts the places t
 from __future__ import annotations
 
 import argparse
-import random
 import re
-import subprocess
 from pathlib import Path
 
-from bench._common import rg_binary, stdlib_dir
+from bench._common import sample_arguments, sampled_python_files
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default=stdlib_dir())
-    parser.add_argument("--files", type=int, default=600, help="files sampled")
-    parser.add_argument("--places", type=int, default=40, help="places sampled a file")
-    parser.add_argument("--seed", type=int, default=1)
+    sample_arguments(parser, places=True)
     args = parser.parse_args()
 
     from ast_grep_py import SgRoot
@@ -36,12 +31,7 @@ def main() -> None:
     from cq.enrich.py_structure import structural_facts
     from cq.parse.trees import ts_parser
 
-    listed = subprocess.run(
-        [rg_binary(), "--files", "-t", "py", args.root], capture_output=True, check=True
-    )
-    files = sorted(listed.stdout.decode(errors="replace").splitlines())
-    rng = random.Random(args.seed)
-    files = rng.sample(files, min(args.files, len(files)))
+    files, rng = sampled_python_files(args.root, args.files, args.seed)
     parse = ts_parser("python").parse
     places = same = with_errors = whole_bytes = statement_bytes = 0
     differ: list[str] = []

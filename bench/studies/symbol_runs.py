@@ -17,29 +17,22 @@ from __future__ import annotations
 
 import argparse
 import ast
-import random
-import subprocess
+import hashlib
 from pathlib import Path
 
-from bench._common import rg_binary, stdlib_dir
+from bench._common import sample_arguments, sampled_python_files
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default=stdlib_dir())
-    parser.add_argument("--files", type=int, default=600, help="files sampled")
-    parser.add_argument("--seed", type=int, default=1)
+    sample_arguments(parser, places=False)
     args = parser.parse_args()
 
     from cq.enrich.bindings import _statements, compile_tables, table_key
     from cq.enrich.symbols import python_symbols
     from cq.parse import SourceFile
 
-    listed = subprocess.run(
-        [rg_binary(), "--files", "-t", "py", args.root], capture_output=True, check=True
-    )
-    files = sorted(listed.stdout.decode(errors="replace").splitlines())
-    files = random.Random(args.seed).sample(files, min(args.files, len(files)))
+    files, _ = sampled_python_files(args.root, args.files, args.seed)
     statements = scopes = same = shared = 0  # shared: scopes left to the whole file
     differ: list[str] = []
     for path in files:
@@ -52,7 +45,9 @@ def main() -> None:
         whole = python_symbols(text, path)
         if not whole:
             continue
-        source = SourceFile(path, "python", data, text, "study")
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()  # a file's statements are
+        source = SourceFile(path, "python", data, text, digest)  # kept by its digest
+
         for node in tree.body:
             if not any(
                 isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -61,7 +56,7 @@ def main() -> None:
                 continue
             statements += 1
             runs, own = _statements(source, [node.lineno])
-            key = table_key("study", runs)
+            key = table_key(digest, runs)
             part = compile_tables([(key, source)])[key]
             for scope, table in part.items():
                 if not scope:
