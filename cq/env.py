@@ -92,7 +92,7 @@ ENVIRONMENT: dict[str, str] = {
     "CQ_POOL_MIN_BYTES": "uncached source bytes from which classification uses worker "
     "processes (default 3 MiB)",
     "CQ_INDEX_AUTO_BYTES": "new source bytes up to which a search builds the repository index "
-    "itself (default 64 MiB; beyond, cq index does)",
+    "itself (default 128 MiB; beyond, cq index does)",
     "CQ_LLM": "no: never ask an LLM to rewrite a question; yes: ask even where a repository "
     "opts out",
     "CQ_LLM_URL": "the rewrite model's server (over the user config's [rewrite] url)",

@@ -302,12 +302,39 @@ def test_no_cache_builds_in_memory(repo: Path, _isolated_cache: Path) -> None:
 def test_a_tree_too_large_for_a_search_is_indexed_by_cq_index(repo: Path) -> None:
     small = {"CQ_INDEX_AUTO_BYTES": "100"}
     data = search(repo, env=small)
-    assert data["summary"]["telemetry"]["index"]["skipped_source_bytes"] > 100
+    assert data["summary"]["telemetry"]["index"]["skipped_over_bytes"] == 100
     assert "app/conf/global_settings.py" not in {f["file"] for f in data["findings"]}
     assert search(repo, env=small)["summary"] == data["summary"]  # remembered, same answer
     assert counts(run_cq("index", "--root", str(repo)))["updated"] == "3 files, removed: 0"
     data = search(repo, env=small)  # built: kept current by the search from now on
     assert relevant_files(data)[0] == "app/conf/global_settings.py"
+
+
+def test_a_first_question_over_the_limit_answers_alike_whatever_order_rg_lists_in(
+    tmp_path: Path,
+) -> None:
+    """Counting a first build's source stops at ``CQ_INDEX_AUTO_BYTES``: the rest of a large
+    tree is neither listed nor stat'ed. Where it stops follows the order rg's threads list
+    the files in, so the report names the limit passed, never a count: two first questions,
+    each with an empty cache, answer alike."""
+    tree = {
+        f"pkg{d}/handlers_{i}.py": f"def handle_{d}_{i}(request):\n    return request\n"
+        for d in range(8)
+        for i in range(40)
+    }
+    root = write_tree(tmp_path / "repo", tree)
+    runs = [
+        run_cq(
+            *("search", "how is a request handled?", "--root", str(root), "--format", "json"),
+            env={"CQ_INDEX_AUTO_BYTES": "2000", "CQ_CACHE_DIR": str(tmp_path / f"cache{n}")},
+        )
+        for n in range(2)
+    ]
+    first, second = (run.json() for run in runs)
+    assert runs[0].stderr == runs[1].stderr and first["summary"] == second["summary"]
+    assert first["findings"] == second["findings"] and first["sections"] == second["sections"]
+    index = first["summary"]["telemetry"]["index"]
+    assert index["skipped_over_bytes"] == 2000 and "more than 0.0 MB" in index["unused"]
 
 
 MUSL_ISSUE = (

@@ -114,10 +114,10 @@ def test_raising_cq_index_auto_bytes_lets_the_next_question_build_the_index(
     root = write_tree(tmp_path / "repo", TREE)
     question = ("search", "how is a bucket fetched from the store?", "--root", str(root))
     low = run_cq(*question, "--format", "json", env={"CQ_INDEX_AUTO_BYTES": "10"}).json()
-    assert low["summary"]["telemetry"]["index"]["skipped_source_bytes"] > 10
-    run = run_cq(*question, "--format", "json")  # the default bound, 64 MiB
+    assert low["summary"]["telemetry"]["index"]["skipped_over_bytes"] == 10
+    run = run_cq(*question, "--format", "json")  # the default bound, 128 MiB
     index = run.json()["summary"]["telemetry"]["index"]
-    assert run.stderr == "" and index.get("skipped_source_bytes") is None, run.stderr
+    assert run.stderr == "" and index.get("skipped_over_bytes") is None, run.stderr
     assert index["files"] == len(TREE)
 
 

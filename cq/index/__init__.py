@@ -184,7 +184,7 @@ class IndexRun:
         if evidence is None:
             return IndexFusion(findings=ranked, telemetry=Telemetry(index=IndexHeld(unused=unused)))
         if isinstance(evidence, Skipped):  # `cq index` builds it; then every search keeps it
-            skipped = IndexHeld(skipped_source_bytes=evidence.source_bytes, unused=unused)
+            skipped = IndexHeld(skipped_over_bytes=evidence.limit, unused=unused)
             return IndexFusion(findings=ranked, telemetry=Telemetry(index=skipped))
         if isinstance(evidence, Building):  # a first build goes on behind the search
             building = IndexHeld(building_source_bytes=evidence.source_bytes, unused=unused)

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from cq.cache import footprint
-from cq.index.changes import Changes
+from cq.index.changes import Changes, Over
 from cq.index.integrity import Damage, read_regular, seal
 from cq.index.keys import path_key, readable
 from cq.index.location import drop_other_versions, index_dir
@@ -84,11 +84,13 @@ class Deferred(Exception):
 
 
 class TooLarge(Exception):
-    """More source to index than a search builds on its own (``cq index`` builds it)."""
+    """More source to index than a search builds on its own (``cq index`` builds it): more
+    than ``limit`` bytes. Not how much more: counting stops at the limit (``changes.Over``),
+    where rg's order of listing, which its threads vary, left it."""
 
-    def __init__(self, source_bytes: int) -> None:
-        super().__init__(f"{source_bytes} bytes to index")
-        self.source_bytes = source_bytes
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit} bytes to index")
+        self.limit = limit
 
 
 def update_index(
@@ -123,14 +125,18 @@ def update_index(
     if persist and not manifest:
         drop_other_versions(root)
     changes = Changes(root, remember=persist, listing=listing, deadline=deadline)
-    state = changes.list(recall=bool(manifest))
-    # New files only: indexed ones are re-read when their stat is not trusted (written in the
-    # last 2 s), and that costs a read, not a build.
-    moved = sum(n for rel, n in changes.to_read(state, manifest).items() if rel not in manifest)
+    try:
+        state = changes.list(recall=bool(manifest), limit=build_limit)
+    except Over as over:
+        moved = over.counted
+    else:
+        # New files only: indexed ones are re-read when their stat is not trusted (written in
+        # the last 2 s), and that costs a read, not a build.
+        moved = sum(n for rel, n in changes.to_read(state, manifest).items() if rel not in manifest)
     if build_limit and moved > build_limit:
         if persist:
             _write_marker(marker, root, moved)
-        raise TooLarge(moved)
+        raise TooLarge(build_limit)
     if sized is not None and sized(moved):
         raise Deferred(moved)
     opened = open_index(directory, _wait(tuning, deadline)) if persist else None
@@ -204,7 +210,7 @@ def _check_marker(marker: Path, root: Path, keep_s: float, build_limit: int) -> 
     except (OSError, ValueError, Damage):
         return
     if same and time.time() - float(when) < keep_s and int(size) > build_limit:
-        raise TooLarge(int(size))
+        raise TooLarge(build_limit)
 
 
 def _write_marker(marker: Path, root: Path, size: int) -> None:

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import msgspec
 
-from cq.cache.digests import DigestMemory, Recalled, stat_file
+from cq.cache.digests import DigestMemory, Recalled, file_size, stat_file
 from cq.index.manifest import Entry, Manifest
 from cq.model.language import language_of
-from cq.parse import Listing, list_tree, searched_digests
+from cq.parse import Listing, list_tree, list_tree_until, searched_digests
 from cq.parse.source import load_source
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # the search's default max_file_size_bytes
@@ -41,6 +41,14 @@ class TreeState(msgspec.Struct, frozen=True, kw_only=True):
 
 class Late(Exception):
     """The deadline came while the tree was being listed: nothing was read yet."""
+
+
+class Over(Exception):
+    """The files listed so far hold more source than the limit: the rest were not listed."""
+
+    def __init__(self, counted: int) -> None:
+        super().__init__(f"more than {counted} bytes")
+        self.counted = counted  # bytes of the files listed before it stopped (rg's order)
 
 
 class Changes:
@@ -64,14 +72,18 @@ class Changes:
         self.files_read = 0  # files read and hashed (the rest were known by their stat)
         self.cut = False  # the deadline came before every file was read
 
-    def list(self, *, recall: bool = True) -> TreeState:
+    def list(self, *, recall: bool = True, limit: int = 0) -> TreeState:
         """Every listed file up to ``MAX_FILE_BYTES``, known by its digest when its stat has
         not moved; without ``recall``, every file is unknown: a first build reads them all
         whatever their digests, and only needs their sizes (the lookups cost ~75 ms on the
-        stdlib with its site-packages, 19,215 files, while the search's rewrite runs)."""
+        stdlib with its site-packages, 19,215 files, while the search's rewrite runs), and
+        ``limit`` (bytes, 0: none) raises ``Over`` as soon as the files listed so far hold
+        more than that, without listing the rest."""
+        if not recall:
+            return self._sizes(limit)
         paths = {f"{self.base}/{rel}": rel for rel in self._listed()}
         recalled: dict[str, Recalled] = {}
-        every = list(paths) if recall else []
+        every = list(paths)
         for start in range(0, len(every), _RECALL_BATCH):  # a deadline is seen between batches
             if self._past():
                 raise Late
@@ -90,6 +102,33 @@ class Changes:
                 if st is not None and st.size <= MAX_FILE_BYTES:
                     unknown[rel] = st.size
         return TreeState(known=known, unknown=unknown)
+
+    def _sizes(self, limit: int) -> TreeState:
+        """Every listed file's size, stat'ed as rg lists it; ``Over`` past ``limit``."""
+        sizes: dict[str, int] = {}
+        total = seen = 0
+
+        def enough(rel: str) -> bool:
+            nonlocal total, seen
+            seen += 1
+            if seen % 512 == 1 and self._past():
+                raise Late
+            size = file_size(f"{self.base}/{rel}")
+            if size is not None and size <= MAX_FILE_BYTES:
+                sizes[rel] = size
+                total += size
+            return 0 < limit < total
+
+        try:
+            if self.listing is not None:
+                listed = self.listing.files_until(enough)
+            else:
+                listed = list_tree_until(self.root, enough)
+        except OSError:
+            listed = ()
+        if listed is None:
+            raise Over(total)
+        return TreeState(known={}, unknown={rel: sizes[rel] for rel in listed if rel in sizes})
 
     def _listed(self) -> tuple[str, ...]:
         """The tree's files (none when rg cannot run: as before, the index then empties)."""

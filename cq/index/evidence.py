@@ -70,9 +70,9 @@ _LATE = (
 # Said on every such question: without it a user of a large tree never learns why its
 # questions lack the index (the README's `cq index`).
 _TOO_LARGE = (
-    "the repository index of this tree is not built: {mb:.1f} MB of new source is more than a "
-    "search indexes itself (CQ_INDEX_AUTO_BYTES); answered without it (`cq index` builds it, "
-    "then every search keeps it current)"
+    "the repository index of this tree is not built: it has more than {mb:.1f} MB of new "
+    "source, more than a search indexes itself (CQ_INDEX_AUTO_BYTES); answered without it "
+    "(`cq index` builds it, then every search keeps it current)"
 )
 
 
@@ -84,7 +84,9 @@ _BUILDING = (
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
-    source_bytes: int
+    """More new source than a search indexes itself: more than ``limit`` bytes."""
+
+    limit: int
 
 
 class Building(msgspec.Struct, frozen=True, kw_only=True):
@@ -200,8 +202,8 @@ class IndexUpdateRun:
                     discard(index_dir(Path(self.scope.root)), self.tuning.lock_wait_s)
                 outcome = self._update(persist=way != "memory")
             except TooLarge as exc:
-                self.notice = _TOO_LARGE.format(mb=exc.source_bytes / 1e6)
-                return Skipped(source_bytes=exc.source_bytes)
+                self.notice = _TOO_LARGE.format(mb=exc.limit / 1e6)
+                return Skipped(limit=exc.limit)
             except Deferred:
                 return None
             except Late:

@@ -30,7 +30,9 @@ class IndexHeld(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     documents: int | None = None
     files: int | None = None
     stale: int = 0  # 1: another process held its writer, answered as last committed
-    skipped_source_bytes: int | None = None  # too big to build during a search (`cq index`)
+    # more new source than this (``index.auto_build_bytes``) to build during a search: not how
+    # much more, counting stops there (`cq index` builds it)
+    skipped_over_bytes: int | None = None
     building_source_bytes: int | None = None  # a first build going on behind the search
     # why this answer went without the index the search meant to consult (one line, also the
     # report's): not built yet, not ready within --timeout, or failing; None: it was consulted

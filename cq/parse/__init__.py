@@ -11,7 +11,7 @@ the tree's file list (``listing.py``), listed once for every part of the search 
 """
 
 from cq.parse.corpus import Corpus, CorpusStats, searched_digests
-from cq.parse.listing import Listing, list_tree
+from cq.parse.listing import Listing, list_tree, list_tree_until
 from cq.parse.python_trees import CstMetadata, cst_metadata, imported_names, py_ast
 from cq.parse.source import SourceFile, split_lines
 from cq.parse.trees import (
@@ -34,6 +34,7 @@ __all__ = [
     "cst_metadata",
     "imported_names",
     "list_tree",
+    "list_tree_until",
     "py_ast",
     "searched_digests",
     "searches_again",

@@ -8,6 +8,12 @@ first (the index's thread and the rewrite ask at once: the second waits for the 
 rg's rules decide what is listed: ignore files respected, hidden files as rg's defaults. A
 part that lists with other options (the search's --include/--exclude, --hidden,
 --no-ignore) runs ``list_tree`` with them itself.
+
+The index of a root cq has not indexed yet only needs to know whether its files hold more
+source than a search indexes itself; it reads rg's list as rg writes it
+(``Listing.files_until``) and stops rg once they do, instead of walking the rest of a large
+tree (the stdlib with its site-packages: 19,215 files, ~190 CPU-ms listed and stat'ed, most
+of it beside the question's own work on two cores).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from cq.tools import find_rg, rg_types
@@ -45,6 +52,53 @@ def list_tree(root: Path, options: tuple[str, ...] = ()) -> tuple[str, ...]:
     return tuple(sorted(_relative(n) for n in names if n))
 
 
+def list_tree_until(root: Path, enough: Callable[[str], bool]) -> tuple[str, ...] | None:
+    """``list_tree(root)``, handing ``enough`` each file as rg writes it (in rg's order,
+    which its threads vary); the first time it answers True, rg is stopped and the answer is
+    None. An exception from ``enough`` stops rg too. Raises ``OSError`` as ``list_tree``."""
+    argv = [find_rg(), "--no-config", "--no-messages", "--files", "--null", *PYTHON_RUST]
+    try:
+        rg = subprocess.Popen(
+            [*argv, "--", "."],
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise OSError(f"rg --files: {exc}") from exc
+    assert rg.stdout is not None
+    timed_out = threading.Event()
+
+    def stop() -> None:
+        timed_out.set()
+        rg.kill()
+
+    watchdog = threading.Timer(_TIMEOUT_S, stop)
+    watchdog.daemon = True
+    watchdog.start()
+    names: list[str] = []
+    rest = b""
+    try:
+        while chunk := rg.stdout.read1(1 << 16):
+            *whole, rest = (rest + chunk).split(b"\0")
+            for raw in whole:
+                if raw:
+                    name = _relative(os.fsdecode(raw))
+                    names.append(name)
+                    if enough(name):
+                        return None
+    finally:
+        watchdog.cancel()
+        if rg.poll() is None:
+            rg.kill()
+        rg.stdout.close()
+        rg.wait()
+    if timed_out.is_set():
+        raise OSError(f"rg --files: timed out after {_TIMEOUT_S:.0f} s")
+    return tuple(sorted(names))
+
+
 def _relative(path: str) -> str:
     path = path.replace(os.sep, "/")
     return path[2:] if path.startswith("./") else path
@@ -70,3 +124,22 @@ class Listing:
             if self._error is not None:
                 raise self._error
             return self._files  # type: ignore[return-value]
+
+    def files_until(self, enough: Callable[[str], bool]) -> tuple[str, ...] | None:
+        """``files()``, handing ``enough`` each file (as rg lists them when nobody has yet);
+        None once it answers True. A listing stopped that way is not kept: a later ``files()``
+        lists the tree again. Raises ``OSError`` as ``files()``."""
+        with self._lock:
+            if self._files is None and self._error is None:
+                try:
+                    listed = list_tree_until(self.root, enough)
+                except OSError as exc:
+                    self._error = exc
+                    raise
+                if listed is not None:
+                    self._files = listed
+                return listed
+            if self._error is not None:
+                raise self._error
+            files: tuple[str, ...] = self._files  # type: ignore[assignment]
+            return None if any(enough(name) for name in files) else files
