@@ -22,6 +22,13 @@ import threading
 # imports what it needs itself (a second thread importing LibCST only slowed the first
 # search: bench/results/2026-11-29-figures-from-cq.md).
 _HEAVY_MODULES = ("ast_grep_py", "tree_sitter_python", "tree_sitter_rust", "libcst")
+# Imported only once the process has had no search for _QUIET_S: LibCST's import holds the
+# interpreter ~133 ms (``python -X importtime``), and a search that came meanwhile (an
+# audit, ``cq server start`` then the search at once: it needs no LibCST) shared it with the
+# import: bench.audit_scale --server, 2.81 s against 2.73 s with LibCST left out of the
+# warm-up, 2.79 s when the search came 3 s after the start (bench/results/2026-12-01-speed17).
+_QUIET_MODULES = ("libcst",)
+_QUIET_S = 0.5
 
 
 def warm_process(searching: threading.Event) -> None:
@@ -71,7 +78,7 @@ def _warm_up(searching: threading.Event) -> None:
     with contextlib.suppress(OSError):  # without it the pool starts one itself
         start_fork_server()
     for name in _HEAVY_MODULES:  # a missing one is reported by the stage that needs it
-        if searching.is_set():
+        if searching.is_set() or (name in _QUIET_MODULES and searching.wait(_QUIET_S)):
             return
         with contextlib.suppress(ImportError):
             importlib.import_module(name)

@@ -1,0 +1,49 @@
+"""A search process's warm-up: the parsers a search may need are imported before it comes, and
+LibCST, whose import holds the interpreter longest, only once no search has come for a while
+(a search that came at once would share the interpreter with it). Run in a fresh interpreter:
+this one has imported them all already."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+WARM_UP = """
+import sys, threading, time
+from cq.server import warm
+
+warm._QUIET_S = float(sys.argv[1])
+searching = threading.Event()
+thread = threading.Thread(target=warm._warm_up, args=(searching,))
+thread.start()
+if sys.argv[2] == "search":
+    while "tree_sitter_rust" not in sys.modules and thread.is_alive():
+        time.sleep(0.001)
+    searching.set()
+thread.join()
+print(" ".join(m for m in warm._HEAVY_MODULES if m in sys.modules))
+"""
+
+
+def _warmed(quiet_s: float, event: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", WARM_UP, str(quiet_s), event],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout.split()
+
+
+def test_an_idle_search_process_has_every_parser_imported() -> None:
+    assert _warmed(0.01, "idle") == [
+        "ast_grep_py",
+        "tree_sitter_python",
+        "tree_sitter_rust",
+        "libcst",
+    ]
+
+
+def test_a_search_that_comes_at_once_leaves_libcst_to_a_quiet_moment() -> None:
+    assert _warmed(60.0, "search") == ["ast_grep_py", "tree_sitter_python", "tree_sitter_rust"]
