@@ -146,3 +146,21 @@ def test_vocabulary_scan_stops_at_its_timeout_and_caches_nothing(tmp_path: Path)
     repo = _tree(tmp_path / "repo", 40)
     assert load_vocabulary(repo, timeout=1e-6).names == {}
     assert load_vocabulary(repo).defines("UploadHandler7")  # scanned again, not cached empty
+
+
+def test_a_long_lived_process_keeps_the_vocabularies_of_its_last_three_roots(
+    tmp_path: Path,
+) -> None:
+    """The server's search process switching between a few roots (an agent's repository and
+    two it looks into) reads and decodes none of their vocabularies again, nor builds their
+    lookups by word again; a fourth root makes room by dropping the one used longest ago."""
+    from cq.rewrite.vocabulary import name_words
+
+    roots = [_tree(tmp_path / f"repo{n}", 3) for n in range(4)]
+    first = [load_vocabulary(root) for root in roots[:3]]
+    words = [name_words(vocabulary) for vocabulary in first]
+    again = [load_vocabulary(root) for root in roots[:3]]
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    assert all(name_words(v) is w for v, w in zip(again, words, strict=True))
+    load_vocabulary(roots[3])  # roots[0] was used longest ago
+    assert load_vocabulary(roots[1]) is first[1] and load_vocabulary(roots[0]) is not first[0]

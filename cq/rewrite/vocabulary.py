@@ -18,8 +18,10 @@ import hashlib
 import os
 import re
 import subprocess
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 
@@ -62,11 +64,19 @@ class Vocabulary(msgspec.Struct, frozen=True):
         return name in self.names
 
 
-# The last vocabulary this process loaded, under its store key (the listing's stat
+# The last vocabularies this process loaded, under their store keys (the listing's stat
 # fingerprint): a long-lived cq (the server's search processes) asking again for an unchanged
 # tree skips reading and decoding it (``python -m bench.cold_questions``; figures:
-# bench/results/2026-11-29-figures-from-cq.md).
-_loaded: dict[str, Vocabulary] = {}  # one entry at most
+# bench/results/2026-11-29-figures-from-cq.md), and so do their lookups by word
+# (``name_words``). Three trees: a warm question on moto after searches on two other roots
+# had its rewrite take 94-100 ms instead of 30 with one kept (decoding moto's 22,214 names
+# again, 45 ms, and its words' lookups, 34 ms: bench.background's busy warm question,
+# bench/results/2026-12-01-speed17). A vocabulary holds 1-54 MB (sqlfluff, moto 12, the
+# stdlib with its site-packages); a search process past its memory bound retires
+# (cq.server.memory).
+_KEPT = 3
+_V = TypeVar("_V")
+_loaded: OrderedDict[str, Vocabulary] = OrderedDict()
 
 
 def vocabulary_for(
@@ -134,6 +144,7 @@ def load_vocabulary(
     )
     remembered = f"{store.namespace}:{key}"
     if use_cache and remembered in _loaded:
+        _loaded.move_to_end(remembered)
         return _loaded[remembered]
     cached = store.get_many([key]).get(key)
     if cached is not None:
@@ -165,8 +176,16 @@ def _without_collections(build: Callable[[], Vocabulary | None]) -> Vocabulary |
 
 
 def _remember(key: str, vocabulary: Vocabulary) -> None:
-    _loaded.clear()
-    _loaded[key] = vocabulary
+    _kept(_loaded, key, vocabulary)
+
+
+def _kept(memory: OrderedDict[str, _V], key: str, value: _V) -> _V:
+    """``value`` kept under ``key`` as the latest of ``_KEPT`` entries (the oldest dropped)."""
+    memory[key] = value
+    memory.move_to_end(key)
+    while len(memory) > _KEPT:
+        memory.popitem(last=False)
+    return value
 
 
 def _list_files(root: Path, filters: list[str], listing: Listing | None) -> tuple[str, ...]:
@@ -240,7 +259,7 @@ def _by_file(output: str) -> Iterator[tuple[str, list[str]]]:
         path = path_after
 
 
-_words: dict[str, NameWords] = {}  # the last vocabulary's, under its digest
+_words: OrderedDict[str, NameWords] = OrderedDict()  # the last vocabularies', by digest
 
 
 def name_words(vocabulary: Vocabulary) -> NameWords:
@@ -248,9 +267,8 @@ def name_words(vocabulary: Vocabulary) -> NameWords:
     what it found stays found for the next search of a long-lived process."""
     found = _words.get(vocabulary.digest)
     if found is None:
-        _words.clear()
-        found = _words[vocabulary.digest] = NameWords(list(vocabulary.names))
-    return found
+        found = NameWords(list(vocabulary.names))
+    return _kept(_words, vocabulary.digest, found)
 
 
 def _rg(root: Path, args: list[str], timeout: float = 30.0) -> str | None:
