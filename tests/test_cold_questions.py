@@ -153,7 +153,8 @@ def test_a_long_lived_process_keeps_the_vocabularies_of_its_last_three_roots(
 ) -> None:
     """The server's search process switching between a few roots (an agent's repository and
     two it looks into) reads and decodes none of their vocabularies again, nor builds their
-    lookups by word again; a fourth root makes room by dropping the one used longest ago."""
+    lookups by word again; an edited root's new vocabulary takes its own place, and a fourth
+    root makes room by dropping the one used longest ago."""
     from cq.rewrite.vocabulary import name_words
 
     roots = [_tree(tmp_path / f"repo{n}", 3) for n in range(4)]
@@ -162,5 +163,9 @@ def test_a_long_lived_process_keeps_the_vocabularies_of_its_last_three_roots(
     again = [load_vocabulary(root) for root in roots[:3]]
     assert all(a is b for a, b in zip(first, again, strict=True))
     assert all(name_words(v) is w for v, w in zip(again, words, strict=True))
+    (roots[2] / "pkg" / "edited.py").write_text("class EditedHandler:\n    pass\n")
+    assert load_vocabulary(roots[2]).defines("EditedHandler")
+    assert all(load_vocabulary(r) is v for r, v in zip(roots[:2], first, strict=False))
+    load_vocabulary(roots[2])
     load_vocabulary(roots[3])  # roots[0] was used longest ago
     assert load_vocabulary(roots[1]) is first[1] and load_vocabulary(roots[0]) is not first[0]

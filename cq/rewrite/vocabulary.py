@@ -64,16 +64,16 @@ class Vocabulary(msgspec.Struct, frozen=True):
         return name in self.names
 
 
-# The last vocabularies this process loaded, under their store keys (the listing's stat
-# fingerprint): a long-lived cq (the server's search processes) asking again for an unchanged
-# tree skips reading and decoding it (``python -m bench.cold_questions``; figures:
-# bench/results/2026-11-29-figures-from-cq.md), and so do their lookups by word
-# (``name_words``). Three trees: a warm question on moto after searches on two other roots
-# had its rewrite take 94-100 ms instead of 30 with one kept (decoding moto's 22,214 names
-# again, 45 ms, and its words' lookups, 34 ms: bench.background's busy warm question,
-# bench/results/2026-12-01-speed17). A vocabulary holds 1-54 MB (sqlfluff, moto 12, the
-# stdlib with its site-packages); a search process past its memory bound retires
-# (cq.server.memory).
+# The last vocabularies this process loaded, one per tree (its root and the search's globs;
+# each knows its listing's stat fingerprint, ``digest``): a long-lived cq (the server's search
+# processes) asking again for an unchanged tree skips reading and decoding it (``python -m
+# bench.cold_questions``; figures: bench/results/2026-11-29-figures-from-cq.md), and so do
+# their lookups by word (``name_words``). Three trees: a warm question on moto after searches
+# on two other roots had its rewrite take 94-100 ms instead of 30 with one kept (decoding
+# moto's 22,214 names again, 45 ms, and its words' lookups, 34 ms: bench.background's busy
+# warm question, bench/results/2026-12-01-speed17). A vocabulary holds 1-54 MB (sqlfluff,
+# moto 12, the stdlib with its site-packages); a search process past its memory bound
+# retires (cq.server.memory).
 _KEPT = 3
 _V = TypeVar("_V")
 _loaded: OrderedDict[str, Vocabulary] = OrderedDict()
@@ -142,13 +142,14 @@ def load_vocabulary(
     store = PayloadCache(
         "rewrite-vocabulary", Vocabulary, ("cq.rewrite.vocabulary",), enabled=use_cache
     )
-    remembered = f"{store.namespace}:{key}"
-    if use_cache and remembered in _loaded:
-        _loaded.move_to_end(remembered)
-        return _loaded[remembered]
+    slot = f"{store.namespace}:{root}:{chr(0).join(globs)}"  # the tree as this search filters it
+    held = _loaded.get(slot) if use_cache else None
+    if held is not None and held.digest == fingerprint:
+        _loaded.move_to_end(slot)
+        return held
     cached = store.get_many([key]).get(key)
     if cached is not None:
-        _remember(remembered, cached)
+        _remember(slot, cached)
         return cached
     vocabulary = _without_collections(
         lambda: _extract(root, files, fingerprint, filters, timeout, scanned)
@@ -157,7 +158,7 @@ def load_vocabulary(
         return Vocabulary(names={}, files=files, digest=fingerprint)
     store.add(key, vocabulary)
     store.flush()
-    _remember(remembered, vocabulary)
+    _remember(slot, vocabulary)
     return vocabulary
 
 
@@ -175,8 +176,13 @@ def _without_collections(build: Callable[[], Vocabulary | None]) -> Vocabulary |
             gc.enable()
 
 
-def _remember(key: str, vocabulary: Vocabulary) -> None:
-    _kept(_loaded, key, vocabulary)
+def _remember(slot: str, vocabulary: Vocabulary) -> None:
+    """Keep ``vocabulary`` for its tree: an edited tree's earlier one goes, with its lookups
+    by word, instead of taking the place of another tree's."""
+    earlier = _loaded.get(slot)
+    if earlier is not None and earlier.digest != vocabulary.digest:
+        _words.pop(earlier.digest, None)
+    _kept(_loaded, slot, vocabulary)
 
 
 def _kept(memory: OrderedDict[str, _V], key: str, value: _V) -> _V:
