@@ -70,17 +70,22 @@ _LATE = (
 # Said on every such question: without it a user of a large tree never learns why its
 # questions lack the index (the README's `cq index`).
 _TOO_LARGE = (
-    "the repository index of this tree is not built: it has more than {mb:.1f} MB of new "
+    "the repository index of this tree is not built: it has more than {amount} of new "
     "source, more than a search indexes itself (CQ_INDEX_AUTO_BYTES); answered without it "
     "(`cq index` builds it, then every search keeps it current)"
 )
 
 
 _BUILDING = (
-    "the repository index of this tree is being built ({mb:.1f} MB of source to index); "
+    "the repository index of this tree is being built ({amount} of source to index); "
     "answered without it: later questions use it once it is built (`cq index` builds it "
     "at once)"
 )
+
+
+def _amount(size: int) -> str:
+    """Megabytes, as the limits are set; a limit set lower (a few kB) in bytes, not "0.0 MB"."""
+    return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size:,} bytes"
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):
@@ -202,7 +207,7 @@ class IndexUpdateRun:
                     discard(index_dir(Path(self.scope.root)), self.tuning.lock_wait_s)
                 outcome = self._update(persist=way != "memory")
             except TooLarge as exc:
-                self.notice = _TOO_LARGE.format(mb=exc.limit / 1e6)
+                self.notice = _TOO_LARGE.format(amount=_amount(exc.limit))
                 return Skipped(limit=exc.limit)
             except Deferred:
                 return None
@@ -271,7 +276,7 @@ class IndexUpdateRun:
         left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
         self.sized.wait(left)
         if self.background:
-            self.notice = _BUILDING.format(mb=self.new_bytes / 1e6)
+            self.notice = _BUILDING.format(amount=_amount(self.new_bytes))
             return Building(source_bytes=self.new_bytes)
         left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
         self.thread.join(left)
