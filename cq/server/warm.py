@@ -29,10 +29,21 @@ _HEAVY_MODULES = ("ast_grep_py", "tree_sitter_python", "tree_sitter_rust", "libc
 # warm-up, 2.79 s when the search came 3 s after the start (bench/results/2026-12-01-speed17).
 _QUIET_MODULES = ("libcst",)
 _QUIET_S = 0.5
+# No full collection while a search runs: one walks every object the process keeps between
+# searches (vocabularies, indexes, parse caches) and is set off by whatever search comes when
+# enough of them have piled up: 51 ms of a 205 ms warm question on moto right after searches
+# on two other roots (gc.callbacks in the search process; bench.background's busy warm
+# question, bench/results/2026-12-01-speed17). Automatic collections stop at the middle
+# generation; the full one runs once the process has had no search for _QUIET_S
+# (``_when_quiet``). A burst that never pauses leaves its cyclic garbage uncollected until
+# then, or until the process retires past its memory bound (cq.server.memory).
+_NO_FULL_COLLECTIONS = 1 << 30
 
 
 def warm_process(searching: threading.Event) -> None:
     """Import the search path and keep Pyrefly warm; heavy parsers load until ``searching``."""
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, _NO_FULL_COLLECTIONS)
     threading.Thread(target=_warm_up, args=(searching,), name="cq-warm", daemon=True).start()
     import cq.pipeline
     import cq.report  # noqa: F401
@@ -58,18 +69,32 @@ def search_begins(searching: threading.Event) -> None:
 
 
 def warm_between(searching: threading.Event) -> None:
-    """A search is done: queued Pyrefly batches run, and the heavy parsers the warm-up has
-    not reached (a search that came at once stopped it) are imported until the next search
-    starts. Without this the first question that needs LibCST paid its import on top of
-    LibCST's own work."""
+    """A search is done: queued Pyrefly batches run, and once no other search has come for
+    ``_QUIET_S`` the heavy parsers the warm-up has not reached (a search that came at once
+    stopped it) are imported and the garbage collected (``_when_quiet``). Without the
+    imports the first question that needs LibCST paid its import on top of LibCST's own
+    work."""
     from cq.semantic.later import later
     from cq.semantic.pool import pool
 
     pool().release()
     later().release()
     searching.clear()
-    if any(name not in sys.modules for name in _HEAVY_MODULES):
-        threading.Thread(target=_warm_up, args=(searching,), name="cq-warm", daemon=True).start()
+    threading.Thread(target=_when_quiet, args=(searching,), name="cq-quiet", daemon=True).start()
+
+
+def _when_quiet(searching: threading.Event) -> None:
+    """What waits for a pause between searches; a search that starts stops it between steps."""
+    if searching.wait(_QUIET_S):
+        return
+    for name in _HEAVY_MODULES:
+        if searching.is_set():
+            return
+        if name not in sys.modules:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+    if not searching.is_set():
+        gc.collect()
 
 
 def _warm_up(searching: threading.Event) -> None:
