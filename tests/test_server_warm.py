@@ -25,15 +25,20 @@ print(" ".join(m for m in warm._HEAVY_MODULES if m in sys.modules))
 """
 
 
-def _warmed(quiet_s: float, event: str) -> list[str]:
+def _printed(script: str, quiet_s: float, event: str) -> str:
+    """What ``script`` prints in a fresh interpreter, given the quiet time and the event."""
     done = subprocess.run(
-        [sys.executable, "-c", WARM_UP, str(quiet_s), event],
+        [sys.executable, "-c", script, str(quiet_s), event],
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
-    return done.stdout.split()
+    return done.stdout.strip()
+
+
+def _warmed(quiet_s: float, event: str) -> list[str]:
+    return _printed(WARM_UP, quiet_s, event).split()
 
 
 def test_an_idle_search_process_has_every_parser_imported() -> None:
@@ -72,14 +77,7 @@ print("freed" if gone() is None else "kept")
 
 
 def _quiet(quiet_s: float, event: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", QUIET, str(quiet_s), event],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return done.stdout.strip()
+    return _printed(QUIET, quiet_s, event)
 
 
 def test_a_pause_between_searches_collects_what_they_left() -> None:
