@@ -2,7 +2,8 @@
 
 Flags cost a compile (more than a tree-sitter parse of the same text), and nothing ranks by
 them, so they are detail of the shown hits: computed only for shown Python findings of code
-categories with confidence >= 0.7, and kept in the persistent cache per content hash.
+categories at ``EnrichTuning.symtable_min_confidence`` or above, and kept in the persistent
+cache per content hash.
 
 A hit inside a def or class needs only the tables of the scopes around it, and those are
 the same compiled from the top-level statements holding the hits (with the file's

@@ -83,9 +83,12 @@ _BUILDING = (
 )
 
 
+_SAID_IN_MB = 100_000  # bytes from which megabytes with one decimal read more than "0.0 MB"
+
+
 def _amount(size: int) -> str:
-    """Megabytes, as the limits are set; a limit set lower (a few kB) in bytes, not "0.0 MB"."""
-    return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size:,} bytes"
+    """Megabytes, as the limits are set; a limit set lower (a few kB) in bytes."""
+    return f"{size / 1e6:.1f} MB" if size >= _SAID_IN_MB else f"{size:,} bytes"
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):

@@ -71,7 +71,7 @@ class Vocabulary(msgspec.Struct, frozen=True):
 # their lookups by word (``name_words``). Three trees: a warm question on moto after searches
 # on two other roots had its rewrite take 94-100 ms instead of 30 with one kept (decoding
 # moto's 22,214 names again, 45 ms, and its words' lookups, 34 ms: bench.background's busy
-# warm question, bench/results/2026-12-01-speed17). A vocabulary holds 1-54 MB (sqlfluff,
+# warm question, bench/results/2026-12-01-speed17). A vocabulary holds 0.6-54 MB (sqlfluff,
 # moto 12, the stdlib with its site-packages); a search process past its memory bound
 # retires (cq.server.memory).
 _KEPT = 3
